@@ -1,0 +1,41 @@
+//! The Coordinator's decisions: one holder per key, waiters served in order.
+//!
+//! This module owns *what happens* to a key: who holds it, who waits, who is
+//! superseded, when a dead holder is replaced and whom to wake. It does no
+//! I/O, reads no clock and draws no randomness. The Durable Object shell
+//! (`shell::coordinator_object`) loads nothing up front: it hands the core a
+//! [`KeyStore`] backed by the object's SQLite tables, so each decision touches
+//! only the rows it needs and its cost does not grow with the queue.
+//!
+//! # The two-phase protocol
+//! A decision that needs to know whether some instance is dead cannot ask
+//! the Workflow binding while holding the object's gate (that call opens the
+//! gate anyway, and would let a second request act on a state the first one
+//! already read). So a decision either finishes, or returns a `Check*` step
+//! naming the instance to ask about. The shell asks outside the gate, then
+//! re-enters with the answer through the matching `*_after_check` function,
+//! which decides on the state *as it is then*: a dead holder loses the key
+//! only if it still holds it.
+//!
+//! Handing the key on and waking the new holder are also split: the core
+//! writes the new holder and returns its id as a wake; the shell checks that
+//! instance's status and sends the turn event, and reports a dead one back
+//! through [`holder_found_dead`], which hands the key on again.
+//!
+//! # What survives a crash
+//! Every decision's writes are committed together (the shell runs them in one
+//! synchronous turn). A crash between phases loses only the second phase,
+//! which the caller's retry redoes; a lost wake is recovered by the waiter's
+//! own timeout re-check, or by the holder-check alarm for a holder that was
+//! handed the key but never confirmed it ([`HolderState::Handed`]).
+
+mod decide;
+mod memory;
+pub mod schema;
+mod sql_store;
+mod state;
+
+pub use decide::*;
+pub use memory::MemoryKeyStore;
+pub use sql_store::{migrate, SqlExec, SqlKeyStore, SqlValue};
+pub use state::*;

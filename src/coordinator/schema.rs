@@ -1,0 +1,59 @@
+//! The Coordinator's SQLite schema and its upgrade ladder.
+//!
+//! Each Durable Object carries its own database. An object written by an
+//! older release is upgraded in place the first time a newer release touches
+//! it: [`MIGRATIONS`] lists every step from an empty database, and the
+//! version reached is recorded in `baton_schema`. Steps only add: a column an
+//! older row lacks takes its default on read (see `sql_store`).
+
+/// Tracks how far the ladder has been climbed; created before anything else.
+pub const CREATE_VERSION_TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS baton_schema (name TEXT PRIMARY KEY, version INTEGER NOT NULL)";
+pub const READ_VERSION: &str =
+    "SELECT version FROM baton_schema WHERE name = 'coordinator' LIMIT 1";
+pub const WRITE_VERSION: &str =
+    "INSERT INTO baton_schema (name, version) VALUES ('coordinator', ?1) \
+     ON CONFLICT(name) DO UPDATE SET version = excluded.version";
+
+/// Schema version `n` is reached by running `MIGRATIONS[n - 1]`.
+pub const MIGRATIONS: &[&[&str]] = &[
+    // v1: a holder per key and a row per waiter, ordered by `seq`.
+    &[
+        "CREATE TABLE coordinator_keys (
+            key TEXT PRIMARY KEY,
+            holder_id TEXT,
+            holder_since_ms INTEGER
+        )",
+        "CREATE TABLE coordinator_waiters (
+            key TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            since_ms INTEGER NOT NULL,
+            PRIMARY KEY (key, id)
+        )",
+        "CREATE UNIQUE INDEX coordinator_waiters_order ON coordinator_waiters (key, seq)",
+    ],
+    // v2: input hashes for coalescing, a remembered set of superseded ids,
+    // hand-over confirmation, and a waiter count kept beside the holder so
+    // that no decision has to count the queue.
+    &[
+        // NULL (every v1 holder) reads as 'holding': v1 only ever stored granted holders.
+        "ALTER TABLE coordinator_keys ADD COLUMN holder_state TEXT",
+        "ALTER TABLE coordinator_keys ADD COLUMN waiter_count INTEGER NOT NULL DEFAULT 0",
+        "INSERT OR IGNORE INTO coordinator_keys (key) SELECT DISTINCT key FROM coordinator_waiters",
+        "UPDATE coordinator_keys SET waiter_count = \
+            (SELECT COUNT(*) FROM coordinator_waiters w WHERE w.key = coordinator_keys.key)",
+        "ALTER TABLE coordinator_waiters ADD COLUMN input_hash TEXT",
+        "CREATE INDEX coordinator_waiters_hash ON coordinator_waiters (key, input_hash, seq)",
+        "CREATE TABLE coordinator_superseded (
+            key TEXT NOT NULL,
+            id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (key, id)
+        )",
+        "CREATE UNIQUE INDEX coordinator_superseded_order ON coordinator_superseded (key, seq)",
+    ],
+];
+
+/// The version this release writes.
+pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,0 +1,19 @@
+//! Baton: the coordination layer for Cloudflare Workflows.
+//!
+//! The crate is a pure core and a thin shell. The core (everything not under
+//! `shell`) compiles and runs natively: no I/O, clock or randomness, so
+//! `cargo test` can drive every interleaving. The shell exists only on wasm32
+//! and connects the core to Durable Objects, D1 and the Workflow binding.
+//!
+//! - [`limits`]: every bound, with its reason.
+//! - [`error`]: the typed `BatonError` callers see.
+//! - [`ident`]: validated keys, groups, revisions, instance ids, input hashes.
+//! - [`coordinator`]: one holder per key, FIFO waiters (contract §1).
+
+pub mod coordinator;
+pub mod error;
+pub mod ident;
+pub mod limits;
+
+#[cfg(target_arch = "wasm32")]
+mod shell;

@@ -1,0 +1,59 @@
+//! Every bound Baton enforces, in one place, each with the reason for its value.
+//!
+//! A bound that is not here is a bug: loops, queues, retries and records all
+//! have one, so that no caller can make an object do unbounded work.
+
+/// Longest `key`, `group` or `revision`, in UTF-8 bytes: the public contract's
+/// limit, large enough for a repo/branch/label triple, small enough that a
+/// row per waiter stays far below the Durable Object's 2 MB per value.
+pub const IDENT_BYTES_MAX: usize = 512;
+
+/// Longest Workflow instance id, in characters: the Workflows platform's own limit.
+pub const INSTANCE_ID_CHARS_MAX: usize = 100;
+
+/// Longest `inputHash`, in characters: the contract's limit; room for a hex
+/// SHA-512 digest, which is the longest hash a caller is likely to send.
+pub const INPUT_HASH_CHARS_MAX: usize = 128;
+
+/// Most waiters one key holds. The contract promises 10,000; twice that leaves
+/// room for bursts above the promise while bounding a superseding enqueue's
+/// work (and its reply: 20,000 ids of 100 characters is 2 MB, under the RPC
+/// limit). Beyond it a key is being used as a work queue, and enqueue says so.
+pub const WAITERS_PER_KEY_MAX: u32 = 20_000;
+
+/// Most superseded ids a key remembers so that a late starter still learns it
+/// was superseded. As many as a full queue, so one supersede of a full queue is
+/// remembered whole; the oldest are forgotten first.
+pub const SUPERSEDED_REMEMBERED_MAX: u32 = 20_000;
+
+/// Most waiters one `release` (or alarm) skips as dead before it stops and
+/// leaves the rest to the holder-check alarm. Each skip costs a Workflow
+/// status call, and a Durable Object invocation has a subrequest budget;
+/// 32 keeps one call well inside it while clearing any realistic run of
+/// crashed waiters.
+pub const WAKE_ATTEMPTS_PER_CALL_MAX: u32 = 32;
+
+/// Most superseded instances one enqueue terminates itself. Termination is
+/// best effort (the superseded record already stops them from running), so
+/// the object spends at most this many subrequests; the caller gets every id.
+pub const TERMINATIONS_PER_CALL_MAX: usize = 256;
+
+/// Most keys one holder-check alarm examines. One object normally serves one
+/// key; the bound keeps an object that was handed many keys from spending its
+/// whole alarm budget on status calls.
+pub const KEYS_CHECKED_PER_ALARM_MAX: u32 = 64;
+
+/// Default period of the holder-check alarm, in milliseconds (contract default).
+pub const HOLDER_CHECK_MS_DEFAULT: u64 = 5_000;
+
+/// Shortest holder-check period accepted from configuration, in milliseconds:
+/// below this the alarm would spend the object's time on status calls.
+pub const HOLDER_CHECK_MS_MIN: u64 = 100;
+
+/// Longest holder-check period accepted from configuration (one day): longer
+/// would leave a dead holder blocking its key for longer than any Workflow
+/// step timeout.
+pub const HOLDER_CHECK_MS_MAX: u64 = 86_400_000;
+
+/// Largest integer that survives a trip through a JS number (2^53 - 1).
+pub const JS_SAFE_INTEGER_MAX: u64 = (1 << 53) - 1;

@@ -1,0 +1,1 @@
+//! The Worker shell (wasm32 only): see the submodules.
