@@ -1,1 +1,17 @@
-//! The Worker shell (wasm32 only): see the submodules.
+//! The Worker shell (wasm32 only): everything that touches the runtime.
+//!
+//! - [`args`]: JS arguments → typed values, or `BatonError`.
+//! - [`config`]: the Worker's variables, with defaults.
+//! - [`gate`]: running a synchronous decision under the object's input gate.
+//! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
+//! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
+//! - [`coordinator_object`]: the `Coordinator` Durable Object's logic.
+//! - [`entry`]: the Worker's fetch handler.
+
+pub mod args;
+pub mod config;
+pub mod coordinator_object;
+pub mod entry;
+pub mod gate;
+pub mod sqlite;
+pub mod workflow;

@@ -1,0 +1,2 @@
+// The npm package's entry: helpers for Workflow code.
+export { withKey, TURN_EVENT_TYPE } from "./with-key.mjs";

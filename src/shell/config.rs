@@ -1,0 +1,58 @@
+//! The Worker's variables, read once per object with their defaults.
+
+use crate::limits::{HOLDER_CHECK_MS_DEFAULT, HOLDER_CHECK_MS_MAX, HOLDER_CHECK_MS_MIN};
+use worker::Env;
+
+/// A misconfigured deployment is the operator's error, not the caller's, so
+/// it is reported as such (not as `BatonError:`), naming the variable.
+#[derive(Debug, Clone)]
+pub struct CoordinatorConfig {
+    pub workflow_binding: String,
+    pub turn_event_type: String,
+    pub holder_check_ms: u64,
+}
+
+fn var(env: &Env, name: &str) -> Option<String> {
+    env.var(name).ok().map(|v| v.to_string())
+}
+
+impl CoordinatorConfig {
+    pub fn from_env(env: &Env) -> Result<CoordinatorConfig, String> {
+        let workflow_binding = var(env, "WORKFLOW_BINDING").unwrap_or_else(|| "WORKFLOW".into());
+        let turn_event_type = var(env, "TURN_EVENT_TYPE").unwrap_or_else(|| "baton-turn".into());
+        if !is_event_type(&turn_event_type) {
+            return Err(format!(
+                "Baton configuration: TURN_EVENT_TYPE {turn_event_type:?} is not a valid Workflow event type"
+            ));
+        }
+        let holder_check_ms = match var(env, "HOLDER_CHECK_MS") {
+            None => HOLDER_CHECK_MS_DEFAULT,
+            Some(text) => text
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| (HOLDER_CHECK_MS_MIN..=HOLDER_CHECK_MS_MAX).contains(ms))
+                .ok_or_else(|| {
+                    format!(
+                        "Baton configuration: HOLDER_CHECK_MS must be an integer from \
+                         {HOLDER_CHECK_MS_MIN} to {HOLDER_CHECK_MS_MAX} (got {text:?})"
+                    )
+                })?,
+        };
+        Ok(CoordinatorConfig {
+            workflow_binding,
+            turn_event_type,
+            holder_check_ms,
+        })
+    }
+}
+
+/// The platform's rule for event types: `^[a-zA-Z0-9_][a-zA-Z0-9-_]*$`, at most 100.
+fn is_event_type(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 100
+        && !value.starts_with('-')
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}

@@ -1,0 +1,423 @@
+//! The `Coordinator` Durable Object: the shell around `crate::coordinator`.
+//!
+//! Every entry point runs in the same order: parse the arguments, then a
+//! decision under the gate (read, decide and write in one synchronous turn),
+//! then the alarm, then whatever the decision asked for outside the gate (a
+//! status check, a turn event, terminations), whose result re-enters through
+//! the next decision. Nothing is awaited between a read and the write that
+//! depends on it, and no state lives in memory: the tables are the truth.
+//!
+//! JS callers reach these methods through the `Coordinator` class in
+//! `js/worker.mjs`, which extends `DurableObject` (workerd refuses RPC to a
+//! class that does not) and only delegates here.
+
+use super::args;
+use super::config::CoordinatorConfig;
+use super::gate::under_gate;
+use super::sqlite::ObjectSql;
+use super::workflow::Workflow;
+use crate::coordinator::{
+    self, migrate, AcquireReply, AcquireStep, EnqueueRequest, EnqueueStep, KeyStore, Liveness,
+    SqlKeyStore, TickStep,
+};
+use crate::error::BatonError;
+use crate::ident::{Ident, InstanceId};
+use crate::limits::{
+    KEYS_CHECKED_PER_ALARM_MAX, TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
+};
+use js_sys::{Array, Promise};
+use serde_json::{json, Value};
+use std::cell::Cell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use worker::durable::State;
+use worker::worker_sys::DurableObjectState;
+use worker::Env;
+
+/// The Rust half of the `Coordinator` Durable Object.
+#[wasm_bindgen]
+pub struct CoordinatorCore {
+    object: Rc<Object>,
+}
+
+struct Object {
+    raw_state: DurableObjectState,
+    state: State,
+    env: Env,
+    sql: ObjectSql,
+    config: Result<CoordinatorConfig, String>,
+    /// A cache of "the schema is current", not state: losing it only means
+    /// the (idempotent) migration check runs again.
+    schema_checked: Cell<bool>,
+    /// Storage statements run since the object started, for the benchmark.
+    reads: Cell<u64>,
+    writes: Cell<u64>,
+}
+
+type Store<'a> = SqlKeyStore<'a, ObjectSql>;
+
+fn now_ms() -> u64 {
+    js_sys::Date::now() as u64
+}
+
+fn to_js(value: &Value) -> JsValue {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .expect("JSON values always convert")
+}
+
+use serde::Serialize;
+
+#[wasm_bindgen]
+impl CoordinatorCore {
+    #[wasm_bindgen(constructor)]
+    pub fn new(raw_state: DurableObjectState, env: Env) -> CoordinatorCore {
+        console_error_panic_hook::set_once();
+        let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
+        let sql = ObjectSql(state.storage().sql());
+        let config = CoordinatorConfig::from_env(&env);
+        CoordinatorCore {
+            object: Rc::new(Object {
+                raw_state,
+                state,
+                env,
+                sql,
+                config,
+                schema_checked: Cell::new(false),
+                reads: Cell::new(0),
+                writes: Cell::new(0),
+            }),
+        }
+    }
+
+    pub fn enqueue(
+        &self,
+        key: JsValue,
+        supersedes: JsValue,
+        instance_id: JsValue,
+        input_hash: JsValue,
+    ) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            let key = args::ident("key", &key).map_err(|e| args::to_js_error(&e))?;
+            let request = parse_enqueue(&supersedes, &instance_id, &input_hash)
+                .map_err(|e| args::to_js_error(&e))?;
+            object.enqueue(key, request).await
+        })
+    }
+
+    pub fn acquire(&self, key: JsValue, instance_id: JsValue) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            let (key, id) = parse_key_and_id(&key, &instance_id)?;
+            object.acquire(key, id).await
+        })
+    }
+
+    pub fn release(&self, key: JsValue, instance_id: JsValue) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            let (key, id) = parse_key_and_id(&key, &instance_id)?;
+            object.release(key, id).await
+        })
+    }
+
+    pub fn inspect(&self, key: JsValue) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            let key = args::ident("key", &key).map_err(|e| args::to_js_error(&e))?;
+            object.inspect(key).await
+        })
+    }
+
+    pub fn alarm(&self) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            object.alarm().await?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Storage statements run since the object started: `{ reads, writes }`.
+    #[wasm_bindgen(js_name = storageWork)]
+    pub fn storage_work(&self) -> JsValue {
+        to_js(&json!({ "reads": self.object.reads.get(), "writes": self.object.writes.get() }))
+    }
+}
+
+fn parse_key_and_id(key: &JsValue, instance_id: &JsValue) -> Result<(Ident, InstanceId), JsValue> {
+    let key = args::ident("key", key).map_err(|e| args::to_js_error(&e))?;
+    let id = args::instance_id("instanceId", instance_id).map_err(|e| args::to_js_error(&e))?;
+    Ok((key, id))
+}
+
+fn parse_enqueue(
+    supersedes: &JsValue,
+    instance_id: &JsValue,
+    input_hash: &JsValue,
+) -> Result<EnqueueRequest, BatonError> {
+    Ok(EnqueueRequest {
+        supersedes: args::boolean("supersedes", supersedes)?,
+        id: args::instance_id("instanceId", instance_id)?,
+        input_hash: args::input_hash("inputHash", input_hash)?,
+    })
+}
+
+impl Object {
+    fn config(&self) -> Result<&CoordinatorConfig, JsValue> {
+        self.config
+            .as_ref()
+            .map_err(|message| js_sys::Error::new(message).into())
+    }
+
+    fn workflow(&self) -> Result<Workflow, JsValue> {
+        Workflow::from_env(&self.env, &self.config()?.workflow_binding)
+    }
+
+    /// Runs one decision for `key` under the gate, then arms the holder-check
+    /// alarm if the key now needs it.
+    async fn decide<T: 'static>(
+        self: &Rc<Self>,
+        key: &Ident,
+        decision: impl FnOnce(&mut Store<'_>, u64) -> T + 'static,
+    ) -> Result<T, JsValue> {
+        let object = self.clone();
+        let key = key.clone();
+        let (value, needs_check) = under_gate(&self.raw_state, move || {
+            object.ensure_schema();
+            let mut store = SqlKeyStore::new(&object.sql, key.as_str());
+            let value = decision(&mut store, now_ms());
+            if cfg!(debug_assertions) {
+                coordinator::assert_invariants(&store);
+            }
+            let needs_check = coordinator::needs_holder_check(&store);
+            let (reads, writes) = store.work();
+            object.reads.set(object.reads.get() + u64::from(reads));
+            object.writes.set(object.writes.get() + u64::from(writes));
+            (value, needs_check)
+        })
+        .await?;
+        if needs_check {
+            self.ensure_alarm().await?;
+        }
+        Ok(value)
+    }
+
+    fn ensure_schema(&self) {
+        if !self.schema_checked.get() {
+            migrate(&self.sql);
+            self.schema_checked.set(true);
+        }
+    }
+
+    async fn ensure_alarm(&self) -> Result<(), JsValue> {
+        let storage = self.state.storage();
+        if storage.get_alarm().await?.is_none() {
+            let period = self.config()?.holder_check_ms;
+            storage.set_alarm((now_ms() + period) as i64).await?;
+        }
+        Ok(())
+    }
+
+    async fn enqueue(
+        self: &Rc<Self>,
+        key: Ident,
+        request: EnqueueRequest,
+    ) -> Result<JsValue, JsValue> {
+        let workflow = self.workflow()?;
+        let first = {
+            let request = request.clone();
+            self.decide(&key, move |store, now| {
+                coordinator::enqueue(store, now, &request)
+            })
+            .await?
+        };
+        let reply = match first.map_err(|e| args::to_js_error(&e))? {
+            EnqueueStep::Done(reply) => reply,
+            EnqueueStep::CheckCandidate(candidate) => {
+                let liveness = workflow.liveness(candidate.as_str()).await;
+                self.decide(&key, move |store, now| {
+                    coordinator::enqueue_after_check(store, now, &request, &candidate, liveness)
+                })
+                .await?
+                .map_err(|e| args::to_js_error(&e))?
+            }
+        };
+        terminate_all(&workflow, &reply.terminated).await;
+        let mut out = json!({
+            "terminated": reply.terminated.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
+        });
+        if let Some(into) = reply.coalesced_into {
+            out["coalescedInto"] = Value::String(into.to_string());
+        }
+        Ok(to_js(&out))
+    }
+
+    async fn acquire(self: &Rc<Self>, key: Ident, id: InstanceId) -> Result<JsValue, JsValue> {
+        let workflow = self.workflow()?;
+        let first = {
+            let id = id.clone();
+            self.decide(&key, move |store, now| {
+                coordinator::acquire(store, now, &id)
+            })
+            .await?
+            .map_err(|e| args::to_js_error(&e))?
+        };
+        let reply = match first {
+            AcquireStep::Done(reply) => reply,
+            AcquireStep::CheckHolder(holder) => {
+                let liveness = workflow.liveness(holder.as_str()).await;
+                let decided = self
+                    .decide(&key, move |store, now| {
+                        coordinator::acquire_after_check(store, now, &id, &holder, liveness)
+                    })
+                    .await?;
+                self.wake_chain(&workflow, &key, decided.wake).await?;
+                decided.reply
+            }
+        };
+        Ok(JsValue::from_str(match reply {
+            AcquireReply::Granted => "granted",
+            AcquireReply::Pending => "pending",
+            AcquireReply::Superseded => "superseded",
+        }))
+    }
+
+    async fn release(self: &Rc<Self>, key: Ident, id: InstanceId) -> Result<JsValue, JsValue> {
+        let workflow = self.workflow()?;
+        let decided = self
+            .decide(&key, move |store, now| {
+                coordinator::release(store, now, &id)
+            })
+            .await?;
+        let next = self.wake_chain(&workflow, &key, decided.wake).await?;
+        Ok(to_js(&json!({ "next": next.map(|id| id.to_string()) })))
+    }
+
+    async fn inspect(self: &Rc<Self>, key: Ident) -> Result<JsValue, JsValue> {
+        let name = key.to_string();
+        let view = self
+            .decide(&key, move |store, _now| {
+                let holder = store
+                    .holder()
+                    .map(|h| json!({ "id": h.id.as_str(), "since": h.since_ms }));
+                let waiting: Vec<Value> = store
+                    .waiters()
+                    .into_iter()
+                    .map(|w| {
+                        let mut entry = json!({ "id": w.id.as_str(), "since": w.since_ms });
+                        if let Some(hash) = w.input_hash {
+                            entry["inputHash"] = Value::String(hash.to_string());
+                        }
+                        entry
+                    })
+                    .collect();
+                json!({
+                    "key": name,
+                    "holder": holder,
+                    "waiting": waiting,
+                    "superseded": store.superseded_count(),
+                })
+            })
+            .await?;
+        Ok(to_js(&view))
+    }
+
+    /// The holder-check alarm: for each key with someone behind its holder
+    /// (or a hand-over not yet confirmed), check the holder and act on it.
+    async fn alarm(self: &Rc<Self>) -> Result<(), JsValue> {
+        let workflow = self.workflow()?;
+        let object = self.clone();
+        let keys = under_gate(&self.raw_state, move || {
+            object.ensure_schema();
+            Store::keys_needing_check(&object.sql, KEYS_CHECKED_PER_ALARM_MAX)
+        })
+        .await?;
+        for key in keys {
+            // Keys were stored after validation; one that no longer parses is skipped, not fatal.
+            let Ok(key) = Ident::parse("key", &key) else {
+                continue;
+            };
+            let step = self
+                .decide(&key, |store, _now| coordinator::tick(store))
+                .await?;
+            if let TickStep::CheckHolder(holder) = step {
+                let liveness = workflow.liveness(holder.as_str()).await;
+                let wake = self
+                    .decide(&key, move |store, now| {
+                        coordinator::tick_after_check(store, now, &holder, liveness)
+                    })
+                    .await?;
+                self.wake_chain(&workflow, &key, wake).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Wakes the instance just handed `key`. One found dead is reported back
+    /// (the key moves on to the next waiter) and the next is tried, up to
+    /// the bound; past it the holder-check alarm carries on. Returns the
+    /// instance left holding the key by this chain, if any.
+    async fn wake_chain(
+        self: &Rc<Self>,
+        workflow: &Workflow,
+        key: &Ident,
+        mut next: Option<InstanceId>,
+    ) -> Result<Option<InstanceId>, JsValue> {
+        for _ in 0..WAKE_ATTEMPTS_PER_CALL_MAX {
+            let Some(id) = next else { return Ok(None) };
+            // Decided by status, not by sendEvent failing: locally, an event
+            // sent to a finished instance does not fail.
+            match workflow.liveness(id.as_str()).await {
+                Liveness::Dead => {
+                    next = self
+                        .decide(key, move |store, now| {
+                            coordinator::holder_found_dead(store, now, &id)
+                        })
+                        .await?;
+                }
+                Liveness::Alive | Liveness::Unknown => {
+                    self.send_turn(workflow, key, &id).await;
+                    return Ok(Some(id));
+                }
+            }
+        }
+        Ok(next)
+    }
+
+    /// Sends the turn event. A failure is not fatal: the instance re-checks
+    /// with `acquire` when its wait times out, and the alarm re-sends the
+    /// event while the hand-over is unconfirmed.
+    async fn send_turn(&self, workflow: &Workflow, key: &Ident, id: &InstanceId) {
+        let Ok(config) = self.config() else { return };
+        let payload = to_js(&json!({ "key": key.as_str() }));
+        let sent = async {
+            let instance = workflow.instance(id.as_str()).await?;
+            instance.send(&config.turn_event_type, &payload).await
+        };
+        if let Err(error) = sent.await {
+            worker::console_warn!("baton: turn event to {id} failed: {error:?}");
+        }
+    }
+}
+
+/// Terminates superseded instances, best effort and concurrently: they are
+/// already recorded as superseded, so one that survives still gets
+/// `"superseded"` from `acquire` and never runs.
+async fn terminate_all(workflow: &Workflow, ids: &[InstanceId]) {
+    if ids.is_empty() {
+        return;
+    }
+    let pending = Array::new();
+    for id in ids.iter().take(TERMINATIONS_PER_CALL_MAX) {
+        let workflow: Workflow = JsValue::clone(workflow.as_ref()).unchecked_into();
+        let id = id.to_string();
+        pending.push(&future_to_promise(async move {
+            workflow.instance(&id).await?.stop().await?;
+            Ok(JsValue::UNDEFINED)
+        }));
+    }
+    // allSettled never rejects; individual failures are the best effort's cost.
+    let _ = JsFuture::from(Promise::all_settled(&pending)).await;
+}

@@ -1,0 +1,154 @@
+//! Typed bindings for the Workflow binding, which workers-rs 0.8 lacks.
+//!
+//! Only what Baton needs: `get`, `create`, and on an instance `status`,
+//! `sendEvent` and `terminate`. Every call returns a Promise in the runtime;
+//! these wrappers await it and map failures to `JsValue` errors.
+
+use crate::coordinator::Liveness;
+use js_sys::{Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use worker::Env;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `env.<binding>`: a Workflow.
+    #[wasm_bindgen(extends = Object)]
+    pub type Workflow;
+    #[wasm_bindgen(method, catch)]
+    fn get(this: &Workflow, id: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn create(this: &Workflow, options: &JsValue) -> Result<Promise, JsValue>;
+
+    /// A handle on one instance.
+    #[wasm_bindgen(extends = Object)]
+    pub type WorkflowInstance;
+    #[wasm_bindgen(method, catch)]
+    fn status(this: &WorkflowInstance) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = sendEvent)]
+    fn send_event(this: &WorkflowInstance, event: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn terminate(this: &WorkflowInstance) -> Result<Promise, JsValue>;
+}
+
+/// The statuses the platform reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstanceStatus {
+    Queued,
+    Running,
+    Paused,
+    Waiting,
+    WaitingForPause,
+    Complete,
+    Errored,
+    Terminated,
+    /// A status this code does not know: treated as alive, the cautious reading.
+    Unknown,
+}
+
+impl InstanceStatus {
+    pub fn parse(text: &str) -> InstanceStatus {
+        match text {
+            "queued" => InstanceStatus::Queued,
+            "running" => InstanceStatus::Running,
+            "paused" => InstanceStatus::Paused,
+            "waiting" => InstanceStatus::Waiting,
+            "waitingForPause" => InstanceStatus::WaitingForPause,
+            "complete" => InstanceStatus::Complete,
+            "errored" => InstanceStatus::Errored,
+            "terminated" => InstanceStatus::Terminated,
+            _ => InstanceStatus::Unknown,
+        }
+    }
+
+    /// The contract's "dead": finished one way or another.
+    pub fn is_dead(self) -> bool {
+        matches!(
+            self,
+            InstanceStatus::Complete | InstanceStatus::Errored | InstanceStatus::Terminated
+        )
+    }
+}
+
+impl Workflow {
+    /// The Workflow bound as `name`, or an error naming the missing binding.
+    pub fn from_env(env: &Env, name: &str) -> Result<Workflow, JsValue> {
+        let binding = Reflect::get(env.as_ref(), &JsValue::from_str(name))?;
+        if binding.is_undefined() || binding.is_null() {
+            return Err(js_sys::Error::new(&format!(
+                "Baton configuration: no Workflow binding named {name:?} (set WORKFLOW_BINDING)"
+            ))
+            .into());
+        }
+        Ok(binding.unchecked_into())
+    }
+
+    pub async fn instance(&self, id: &str) -> Result<WorkflowInstance, JsValue> {
+        Ok(JsFuture::from(self.get(id)?).await?.unchecked_into())
+    }
+
+    /// Creates an instance with `id` and `params` (any JSON value).
+    pub async fn create_instance(
+        &self,
+        id: &str,
+        params: &JsValue,
+    ) -> Result<WorkflowInstance, JsValue> {
+        let options = Object::new();
+        Reflect::set(&options, &"id".into(), &id.into())?;
+        Reflect::set(&options, &"params".into(), params)?;
+        Ok(JsFuture::from(self.create(&options)?)
+            .await?
+            .unchecked_into())
+    }
+
+    /// Whether instance `id` is alive, by its status. Not found is dead (the
+    /// contract's rule); any other failure is `Unknown`.
+    pub async fn liveness(&self, id: &str) -> Liveness {
+        let status = async {
+            let instance = self.instance(id).await?;
+            instance.current_status().await
+        };
+        match status.await {
+            Ok(status) if status.is_dead() => Liveness::Dead,
+            Ok(_) => Liveness::Alive,
+            Err(error) if is_not_found(&error) => Liveness::Dead,
+            Err(_) => Liveness::Unknown,
+        }
+    }
+}
+
+impl WorkflowInstance {
+    pub async fn current_status(&self) -> Result<InstanceStatus, JsValue> {
+        let details = JsFuture::from(self.status()?).await?;
+        let status = Reflect::get(&details, &"status".into())?;
+        Ok(InstanceStatus::parse(
+            &status.as_string().unwrap_or_default(),
+        ))
+    }
+
+    /// Sends an event of `event_type` with `payload`.
+    pub async fn send(&self, event_type: &str, payload: &JsValue) -> Result<(), JsValue> {
+        let event = Object::new();
+        Reflect::set(&event, &"type".into(), &event_type.into())?;
+        Reflect::set(&event, &"payload".into(), payload)?;
+        JsFuture::from(self.send_event(&event)?).await?;
+        Ok(())
+    }
+
+    pub async fn stop(&self) -> Result<(), JsValue> {
+        JsFuture::from(self.terminate()?).await?;
+        Ok(())
+    }
+}
+
+/// The runtime reports an unknown id as an error whose message says
+/// `instance.not_found` (production words it "not found").
+fn is_not_found(error: &JsValue) -> bool {
+    let message = Reflect::get(error, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| error.as_string())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    message.contains("not_found") || message.contains("not found")
+}

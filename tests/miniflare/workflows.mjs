@@ -1,0 +1,89 @@
+// The test Worker: a Workflow that takes a key through `withKey`, a
+// Recorder that logs when bodies enter and exit, and a small HTTP control
+// surface the Node tests drive.
+import { DurableObject, WorkflowEntrypoint } from "cloudflare:workers";
+import { withKey } from "../../js/with-key.mjs";
+
+const NO_RETRY = { retries: { limit: 0, delay: 0 } };
+
+export class TestWorkflow extends WorkflowEntrypoint {
+  async run(event, step) {
+    const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
+    const id = event.instanceId;
+    const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
+    return withKey(
+      step,
+      this.env.COORDINATOR,
+      key,
+      id,
+      async () => {
+        await step.do("enter", NO_RETRY, () => recorder.append("enter", id));
+        if (waitForFinish) {
+          await step.waitForEvent("finish", { type: "finish", timeout: "1 hour" });
+        } else if (holdMs > 0) {
+          await step.sleep("hold", holdMs);
+        }
+        await step.do("exit", NO_RETRY, () => recorder.append("exit", id));
+        return "done";
+      },
+      { turnTimeout, stepRetries: { limit: 2, delay: "100 milliseconds" } },
+    );
+  }
+}
+
+export class Recorder extends DurableObject {
+  async append(kind, id) {
+    const log = (await this.ctx.storage.get("log")) ?? [];
+    log.push({ kind, id, at: Date.now() });
+    await this.ctx.storage.put("log", log);
+  }
+
+  async entries() {
+    return (await this.ctx.storage.get("log")) ?? [];
+  }
+}
+
+const json = (value, status = 200) =>
+  new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const body = request.method === "POST" ? await request.json() : undefined;
+    switch (url.pathname) {
+      case "/rpc": {
+        const stub = env.COORDINATOR.get(env.COORDINATOR.idFromName(body.key));
+        try {
+          return json({ value: await stub[body.method](...body.args) });
+        } catch (error) {
+          return json({ error: String(error?.message ?? error) });
+        }
+      }
+      case "/create": {
+        await env.TEST_WF.create({ id: body.id, params: body.params });
+        return json({ created: body.id });
+      }
+      case "/status": {
+        try {
+          const instance = await env.TEST_WF.get(url.searchParams.get("id"));
+          return json(await instance.status());
+        } catch (error) {
+          return json({ status: "not_found", error: String(error?.message ?? error) });
+        }
+      }
+      case "/terminate": {
+        await (await env.TEST_WF.get(body.id)).terminate();
+        return json({ terminated: body.id });
+      }
+      case "/event": {
+        await (await env.TEST_WF.get(body.id)).sendEvent({ type: body.type, payload: body.payload });
+        return json({ sent: body.id });
+      }
+      case "/log": {
+        return json(await env.RECORDER.get(env.RECORDER.idFromName("log")).entries());
+      }
+      default:
+        return json({ error: "no such route" }, 404);
+    }
+  },
+};
