@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Serves Baton and the example Workflow locally with `wrangler dev`:
+# local Durable Objects, local D1, local Workflows, nothing remote.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+if compgen -G "migrations/*.sql" >/dev/null; then
+  wrangler d1 migrations apply DB --local
+fi
+# The first config is the one served on the port (the example, which has the
+# HTTP routes); Baton runs beside it and both share the local state.
+exec wrangler dev -c example/wrangler.toml -c wrangler.toml --port "${PORT:-8787}"
