@@ -18,6 +18,19 @@ const DEFAULTS = {
   stepRetries: { limit: 5, delay: "1 second", backoff: "exponential" },
 };
 
+// Step names carry the key so a Workflow's history reads well; a long key is
+// shortened (with a hash, so two long keys still differ) to keep names small.
+const STEP_KEY_CHARS_MAX = 64;
+
+function stepTag(key) {
+  if (key.length <= STEP_KEY_CHARS_MAX) return key;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  }
+  return `${key.slice(0, 32)}~${(hash >>> 0).toString(36)}`;
+}
+
 /**
  * Acquires `key` for `instanceId`, runs `body`, and releases the key on
  * every exit (also when `body` throws).
@@ -27,6 +40,7 @@ const DEFAULTS = {
 export async function withKey(step, coordinator, key, instanceId, body, options = {}) {
   const settings = { ...DEFAULTS, ...options };
   const stub = coordinator.get(coordinator.idFromName(key));
+  const tag = stepTag(String(key));
   const stepConfig = { retries: settings.stepRetries, timeout: "1 minute" };
   const call = (name, method) =>
     step.do(name, stepConfig, async () => {
@@ -41,7 +55,7 @@ export async function withKey(step, coordinator, key, instanceId, body, options 
       }
     });
 
-  let outcome = await call(`baton acquire ${key}`, () => stub.acquire(key, instanceId));
+  let outcome = await call(`baton acquire ${tag}`, () => stub.acquire(key, instanceId));
   for (let wait = 1; outcome === "pending"; wait++) {
     if (wait > settings.maxWaits) {
       throw new NonRetryableError(
@@ -49,14 +63,14 @@ export async function withKey(step, coordinator, key, instanceId, body, options 
       );
     }
     try {
-      await step.waitForEvent(`baton turn ${key} #${wait}`, {
+      await step.waitForEvent(`baton turn ${tag} #${wait}`, {
         type: settings.turnEventType,
         timeout: settings.turnTimeout,
       });
     } catch {
       // Timed out: fall through to the re-check, which is what decides.
     }
-    outcome = await call(`baton acquire ${key} #${wait}`, () => stub.acquire(key, instanceId));
+    outcome = await call(`baton acquire ${tag} #${wait}`, () => stub.acquire(key, instanceId));
   }
   if (outcome === "superseded") {
     return { superseded: true };
@@ -67,6 +81,6 @@ export async function withKey(step, coordinator, key, instanceId, body, options 
   try {
     return { superseded: false, value: await body() };
   } finally {
-    await call(`baton release ${key}`, () => stub.release(key, instanceId));
+    await call(`baton release ${tag}`, () => stub.release(key, instanceId));
   }
 }
