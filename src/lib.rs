@@ -9,11 +9,13 @@
 //! - [`error`]: the typed `BatonError` callers see.
 //! - [`ident`]: validated keys, groups, revisions, instance ids, input hashes.
 //! - [`coordinator`]: one holder per key, FIFO waiters (contract §1).
+//! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
 
 pub mod coordinator;
 pub mod error;
 pub mod ident;
 pub mod limits;
+pub mod serial_queue;
 
 #[cfg(target_arch = "wasm32")]
 mod shell;
