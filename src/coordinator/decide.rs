@@ -181,8 +181,9 @@ pub fn acquire(
         Some(holder) => holder,
         None => match store.first_waiter() {
             Some(first) if first.id != *id => hand_to(store, now_ms, first),
-            _ => {
-                grant(store, now_ms, id);
+            first => {
+                // Either the caller is first in the queue, or the queue is empty.
+                grant(store, now_ms, id, first.is_some());
                 return Ok(AcquireStep::Done(AcquireReply::Granted));
             }
         },
@@ -211,7 +212,7 @@ pub fn acquire_after_check(
     let reply = match settled_acquire(store, id) {
         Some(reply) => reply,
         None if store.holder().is_none() && store.first_waiter().is_none_or(|w| w.id == *id) => {
-            grant(store, now_ms, id);
+            grant(store, now_ms, id, true);
             AcquireReply::Granted
         }
         None => {
@@ -249,8 +250,12 @@ fn settled_acquire(store: &mut impl KeyStore, id: &InstanceId) -> Option<Acquire
     None
 }
 
-fn grant(store: &mut impl KeyStore, now_ms: u64, id: &InstanceId) {
-    store.remove_waiter(id);
+/// `waiting`: whether `id` may be in the queue; a caller known not to be
+/// skips the delete, so an uncontended acquire writes only the holder.
+fn grant(store: &mut impl KeyStore, now_ms: u64, id: &InstanceId, waiting: bool) {
+    if waiting {
+        store.remove_waiter(id);
+    }
     store.set_holder(Some(&Holder {
         id: id.clone(),
         since_ms: now_ms,
