@@ -65,3 +65,64 @@ export function withKey<T>(
 ): Promise<WithKeyResult<T>>;
 
 export const TURN_EVENT_TYPE: "baton-turn";
+
+export interface SerialSpec {
+  group: string;
+  revision: string;
+  /** The revision that should run now (for a deploy, the branch head); omit if unknown. */
+  current?: string;
+}
+
+/** The service binding to Baton's Worker (contract §2). */
+export interface BatonService {
+  serialEnqueue(input: { group: string; instanceId: string; revision: string; current?: string }): Promise<
+    | { status: "waiting"; superseded: string[] }
+    | { status: "skipped"; reason: "not_current"; current: string }
+  >;
+  serialClaim(input: { group: string; instanceId: string }): Promise<
+    | { status: "holding" }
+    | { status: "waiting"; holder: string | null }
+    | { status: "skipped"; supersededBy: { instanceId: string; revision: string } }
+    | { status: "timed_out" }
+  >;
+  serialHeartbeat(input: { group: string; instanceId: string }): Promise<{ holding: boolean }>;
+  serialRelease(input: { group: string; instanceId: string }): Promise<{ next: string | null }>;
+  serialInspect(input: { group: string }): Promise<{
+    holder: { instanceId: string; revision: string; heartbeatAt: number } | null;
+    waiting: { instanceId: string; revision: string; enqueuedAt: number }[];
+    recent: {
+      instanceId: string;
+      revision: string;
+      outcome: "superseded" | "timed_out" | "released" | "abandoned";
+      finishedAt: number;
+      supersededBy?: { instanceId: string; revision: string };
+    }[];
+  }>;
+}
+
+export interface SerializeOptions {
+  /** Fallback poll while waiting for the push, in ms (default 30000). */
+  pollInterval?: number;
+  /** Heartbeat period while `body` runs, in ms (default 150000: four per default expiry). */
+  heartbeatInterval?: number;
+  /** Most claims before giving up with SerialQueueTimedOut (default 240). */
+  maxPolls?: number;
+  turnEventType?: string;
+  stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
+}
+
+/** Thrown (non-retryable) when a newer revision won; `revision` names it. */
+export class RunSkipped extends Error {
+  revision: string;
+}
+/** Thrown (non-retryable) after waiting past SERIAL_WAITER_TIMEOUT_MS behind a live holder. */
+export class SerialQueueTimedOut extends Error {}
+
+export function serialize<T>(
+  step: WorkflowStepLike & { sleep(name: string, duration: string | number): Promise<void> },
+  baton: BatonService,
+  spec: SerialSpec,
+  instanceId: string,
+  body: () => Promise<T>,
+  options?: SerializeOptions,
+): Promise<T>;

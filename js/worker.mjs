@@ -1,9 +1,10 @@
 // The Worker's entry module: the Rust build (build/index.js) plus the one
 // thing Rust cannot declare, a Durable Object class that extends
-// `DurableObject` (workerd refuses JS RPC to any other). Each method only
-// delegates to the Rust `CoordinatorCore`; no logic lives here.
-import { DurableObject } from "cloudflare:workers";
-import RustWorker, { CoordinatorCore } from "../build/index.js";
+// `DurableObject` (workerd refuses JS RPC to any other), and a default
+// entrypoint that carries the serial queue's RPC methods. Each method only
+// delegates to Rust (`CoordinatorCore`, `SerialQueue`); no logic lives here.
+import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
+import RustWorker, { CoordinatorCore, SerialQueue } from "../build/index.js";
 
 export class Coordinator extends DurableObject {
   #core;
@@ -39,4 +40,39 @@ export class Coordinator extends DurableObject {
   }
 }
 
-export default RustWorker;
+/**
+ * The default entrypoint: the Rust fetch handler, and the serial queue's
+ * RPC methods for callers with a service binding (contract §2).
+ */
+export default class Baton extends WorkerEntrypoint {
+  #serial;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#serial = new SerialQueue(env);
+  }
+
+  fetch(request) {
+    return RustWorker.prototype.fetch.call(this, request);
+  }
+
+  serialEnqueue(input) {
+    return this.#serial.serialEnqueue(input);
+  }
+
+  serialClaim(input) {
+    return this.#serial.serialClaim(input);
+  }
+
+  serialHeartbeat(input) {
+    return this.#serial.serialHeartbeat(input);
+  }
+
+  serialRelease(input) {
+    return this.#serial.serialRelease(input);
+  }
+
+  serialInspect(input) {
+    return this.#serial.serialInspect(input);
+  }
+}

@@ -57,3 +57,23 @@ pub const HOLDER_CHECK_MS_MAX: u64 = 86_400_000;
 
 /// Largest integer that survives a trip through a JS number (2^53 - 1).
 pub const JS_SAFE_INTEGER_MAX: u64 = (1 << 53) - 1;
+
+/// Default `SERIAL_WAITER_TIMEOUT_MS`: a deploy waiting an hour behind a live
+/// one is stuck, not queued (ADR-0004's 60 minutes).
+pub const SERIAL_WAITER_TIMEOUT_MS_DEFAULT: u64 = 3_600_000;
+
+/// Default `SERIAL_HEARTBEAT_EXPIRY_MS`: a holder silent for 10 minutes is
+/// taken to be dead, long enough to ride out a slow step between heartbeats.
+pub const SERIAL_HEARTBEAT_EXPIRY_MS_DEFAULT: u64 = 600_000;
+
+/// Finished executions kept per group for `serialInspect`'s `recent`; older
+/// rows are deleted as new ones arrive, so a group's rows stay bounded.
+pub const SERIAL_RECENT_PER_GROUP_MAX: u32 = 50;
+
+/// Most waiters one group holds. With newest-wins there is normally one; only
+/// many arrivals at the same current revision pile up, and past this many a
+/// group is misused as a work queue.
+pub const SERIAL_WAITERS_PER_GROUP_MAX: u32 = 1_000;
+
+/// Most waiters `serialInspect` lists.
+pub const SERIAL_INSPECT_WAITING_MAX: u32 = 100;

@@ -56,3 +56,51 @@ fn is_event_type(value: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
+
+/// The serial queue's variables.
+#[derive(Debug, Clone)]
+pub struct SerialConfig {
+    pub timeouts: crate::serial_queue::SerialTimeouts,
+    pub workflow_binding: String,
+    pub turn_event_type: String,
+    /// `SERIAL_PUSH = "off"` disables push wake-ups (poll only): the
+    /// benchmark's baseline, never a production setting.
+    pub push: bool,
+}
+
+fn millis_var(env: &Env, name: &str, default: u64) -> Result<u64, String> {
+    match var(env, name) {
+        None => Ok(default),
+        Some(text) => text
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|ms| (1..=crate::limits::JS_SAFE_INTEGER_MAX).contains(ms))
+            .ok_or_else(|| {
+                format!("Baton configuration: {name} must be a positive integer of milliseconds (got {text:?})")
+            }),
+    }
+}
+
+impl SerialConfig {
+    pub fn from_env(env: &Env) -> Result<SerialConfig, String> {
+        let coordinator = CoordinatorConfig::from_env(env)?;
+        Ok(SerialConfig {
+            timeouts: crate::serial_queue::SerialTimeouts {
+                waiter_timeout_ms: millis_var(
+                    env,
+                    "SERIAL_WAITER_TIMEOUT_MS",
+                    crate::limits::SERIAL_WAITER_TIMEOUT_MS_DEFAULT,
+                )?,
+                heartbeat_expiry_ms: millis_var(
+                    env,
+                    "SERIAL_HEARTBEAT_EXPIRY_MS",
+                    crate::limits::SERIAL_HEARTBEAT_EXPIRY_MS_DEFAULT,
+                )?,
+            },
+            workflow_binding: coordinator.workflow_binding,
+            turn_event_type: coordinator.turn_event_type,
+            push: var(env, "SERIAL_PUSH").as_deref() != Some("off"),
+        })
+    }
+}

@@ -6,6 +6,7 @@
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
 //! - [`coordinator_object`]: the `Coordinator` Durable Object's logic.
+//! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
 //! - [`entry`]: the Worker's fetch handler.
 
 pub mod args;
@@ -13,5 +14,6 @@ pub mod config;
 pub mod coordinator_object;
 pub mod entry;
 pub mod gate;
+pub mod serial_queue_d1;
 pub mod sqlite;
 pub mod workflow;

@@ -2,6 +2,7 @@
 // the real Coordinator Durable Object (SQLite-backed) and the built WASM.
 import { Miniflare } from "miniflare";
 import { fileURLToPath } from "node:url";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -19,6 +20,7 @@ export async function startBaton(options = {}) {
         modules: [
           { type: "ESModule", path: path.join(ROOT, "tests/miniflare/workflows.mjs") },
           { type: "ESModule", path: path.join(ROOT, "js/with-key.mjs") },
+          { type: "ESModule", path: path.join(ROOT, "js/serialize.mjs") },
         ],
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
@@ -27,6 +29,7 @@ export async function startBaton(options = {}) {
         workflows: {
           TEST_WF: { name: "test-workflow", className: "TestWorkflow" },
         },
+        serviceBindings: { BATON: "baton" },
       },
       {
         name: "baton",
@@ -40,6 +43,7 @@ export async function startBaton(options = {}) {
         durableObjects: {
           COORDINATOR: { className: "Coordinator", useSQLite: true },
         },
+        d1Databases: ["DB"],
         workflows: {
           WORKFLOW: { name: "test-workflow", className: "TestWorkflow", scriptName: "test-workflows" },
         },
@@ -51,7 +55,19 @@ export async function startBaton(options = {}) {
     ],
   });
   await mf.ready;
+  await applyMigrations(await mf.getD1Database("DB", "baton"));
   return new Harness(mf);
+}
+
+/** Applies migrations/*.sql in name order, as `wrangler d1 migrations apply` does. */
+async function applyMigrations(db) {
+  const dir = path.join(ROOT, "migrations");
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
+    const text = readFileSync(path.join(dir, file), "utf8").replace(/^--.*$/gm, "");
+    for (const statement of text.split(";").map((s) => s.trim()).filter(Boolean)) {
+      await db.prepare(statement).run();
+    }
+  }
 }
 
 class Harness {
@@ -67,6 +83,11 @@ class Harness {
     const text = await response.text();
     if (!response.ok) throw new Error(`${route}: ${response.status} ${text}`);
     return JSON.parse(text);
+  }
+
+  /** Calls a serial-queue method through the service binding; returns { value } or { error }. */
+  serial(method, ...args) {
+    return this.call("/serial", { method, args });
   }
 
   /** Calls a Coordinator method through a DO stub; returns { value } or { error }. */
@@ -88,8 +109,13 @@ class Harness {
     return this.call("/create", { id, params });
   }
 
+  /** The instance's status details (`status`, `output`, ...); `not_found` if unknown. */
+  details(id) {
+    return this.call(`/status?id=${encodeURIComponent(id)}`);
+  }
+
   async status(id) {
-    return (await this.call(`/status?id=${encodeURIComponent(id)}`)).status;
+    return (await this.details(id)).status;
   }
 
   terminate(id) {
@@ -115,12 +141,28 @@ class Harness {
     }
   }
 
-  untilStatus(id, wanted) {
+  untilStatus(id, wanted, timeoutMs) {
     const set = new Set([wanted].flat());
-    return this.until(`${id} to be ${[...set]}`, async () => {
-      const status = await this.status(id);
-      return set.has(status) ? status : null;
-    });
+    return this.until(
+      `${id} to be ${[...set]}`,
+      async () => {
+        const status = await this.status(id);
+        return set.has(status) ? status : null;
+      },
+      timeoutMs,
+    );
+  }
+
+  /** Polls `inspect(key)` until `predicate` holds for it; returns that view. */
+  untilInspect(key, what, predicate, timeoutMs) {
+    return this.until(
+      `${key}: ${what}`,
+      async () => {
+        const view = await this.inspect(key);
+        return predicate(view) ? view : null;
+      },
+      timeoutMs,
+    );
   }
 
   dispose() {

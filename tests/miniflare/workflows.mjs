@@ -3,11 +3,14 @@
 // surface the Node tests drive.
 import { DurableObject, WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../../js/with-key.mjs";
+import { serialize } from "../../js/serialize.mjs";
 
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
 
 export class TestWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
+    // One class for both helpers: Baton wakes instances through one Workflow binding.
+    if (event.payload.mode === "serial") return this.runSerial(event, step);
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
@@ -28,6 +31,39 @@ export class TestWorkflow extends WorkflowEntrypoint {
       },
       { turnTimeout, stepRetries: { limit: 2, delay: "100 milliseconds" } },
     );
+  }
+
+  /** A deploy-like run through `serialize`: payload { group, revision, current?, holdMs?, waitForFinish?, options? }. */
+  async runSerial(event, step) {
+    const { group, revision, current, holdMs = 0, waitForFinish = false, options = {} } = event.payload;
+    const id = event.instanceId;
+    const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
+    try {
+      const value = await serialize(
+        step,
+        this.env.BATON,
+        current === undefined ? { group, revision } : { group, revision, current },
+        id,
+        async () => {
+          await step.do("enter", NO_RETRY, () => recorder.append("enter", id));
+          if (waitForFinish) {
+            await step.waitForEvent("finish", { type: "finish", timeout: "1 hour" });
+          } else if (holdMs > 0) {
+            await step.sleep("hold", holdMs);
+          }
+          await step.do("exit", NO_RETRY, () => recorder.append("exit", id));
+          return "deployed";
+        },
+        { stepRetries: { limit: 2, delay: "100 milliseconds" }, ...options },
+      );
+      return { ran: true, value };
+    } catch (error) {
+      // Surface the helper's outcome as output so tests can read it.
+      if (error?.name === "RunSkipped" || error?.name === "SerialQueueTimedOut") {
+        return { ran: false, error: error.name, message: error.message, revision: error.revision };
+      }
+      throw error;
+    }
   }
 }
 
@@ -55,6 +91,13 @@ export default {
         const stub = env.COORDINATOR.get(env.COORDINATOR.idFromName(body.key));
         try {
           return json({ value: await stub[body.method](...body.args) });
+        } catch (error) {
+          return json({ error: String(error?.message ?? error) });
+        }
+      }
+      case "/serial": {
+        try {
+          return json({ value: await env.BATON[body.method](...body.args) });
         } catch (error) {
           return json({ error: String(error?.message ?? error) });
         }

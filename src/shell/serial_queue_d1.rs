@@ -1,0 +1,577 @@
+//! The serial queue's shell: D1 statements, turn events, RPC arguments.
+//!
+//! Each method: parse the input object, read what the decision needs, decide
+//! (`crate::serial_queue`), write in one D1 batch, reply, then wake whoever
+//! must learn the outcome now rather than at its next poll. Wakes are
+//! status-checked like the Coordinator's: locally, sendEvent to a finished
+//! instance does not fail, so a dead waiter is found by its status.
+
+use super::args;
+use super::config::SerialConfig;
+use super::workflow::Workflow;
+use crate::coordinator::Liveness;
+use crate::error::BatonError;
+use crate::ident::{Ident, InstanceId};
+use crate::limits::{
+    SERIAL_INSPECT_WAITING_MAX, SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX,
+    WAKE_ATTEMPTS_PER_CALL_MAX,
+};
+use crate::serial_queue::{
+    self, sql, ClaimReply, ClaimStep, EnqueuePlan, Entry, EntryState, SerialEnqueue, Supersede,
+};
+use js_sys::{Promise, Reflect};
+use serde::Deserialize;
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+use worker::{D1Database, D1PreparedStatement, Env};
+
+/// The Rust half of the Worker's serial-queue RPC methods (see js/worker.mjs).
+#[wasm_bindgen]
+pub struct SerialQueue {
+    shell: Rc<Shell>,
+}
+
+struct Shell {
+    env: Env,
+}
+
+fn now_ms() -> u64 {
+    js_sys::Date::now() as u64
+}
+
+fn to_js(value: &Value) -> JsValue {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .expect("JSON values always convert")
+}
+
+fn refuse(error: BatonError) -> JsValue {
+    args::to_js_error(&error)
+}
+
+fn internal(error: worker::Error) -> JsValue {
+    js_sys::Error::new(&format!("Baton: D1 failed: {error}")).into()
+}
+
+#[wasm_bindgen]
+impl SerialQueue {
+    #[wasm_bindgen(constructor)]
+    pub fn new(env: Env) -> SerialQueue {
+        console_error_panic_hook::set_once();
+        SerialQueue {
+            shell: Rc::new(Shell { env }),
+        }
+    }
+
+    #[wasm_bindgen(js_name = serialEnqueue)]
+    pub fn serial_enqueue(&self, input: JsValue) -> Promise {
+        let shell = self.shell.clone();
+        future_to_promise(async move { shell.enqueue(&input).await })
+    }
+
+    #[wasm_bindgen(js_name = serialClaim)]
+    pub fn serial_claim(&self, input: JsValue) -> Promise {
+        let shell = self.shell.clone();
+        future_to_promise(async move { shell.claim(&input).await })
+    }
+
+    #[wasm_bindgen(js_name = serialHeartbeat)]
+    pub fn serial_heartbeat(&self, input: JsValue) -> Promise {
+        let shell = self.shell.clone();
+        future_to_promise(async move { shell.heartbeat(&input).await })
+    }
+
+    #[wasm_bindgen(js_name = serialRelease)]
+    pub fn serial_release(&self, input: JsValue) -> Promise {
+        let shell = self.shell.clone();
+        future_to_promise(async move { shell.release(&input).await })
+    }
+
+    #[wasm_bindgen(js_name = serialInspect)]
+    pub fn serial_inspect(&self, input: JsValue) -> Promise {
+        let shell = self.shell.clone();
+        future_to_promise(async move { shell.inspect(&input).await })
+    }
+}
+
+/// The input object's fields, each checked and named on refusal.
+struct Input<'a>(&'a JsValue);
+
+impl Input<'_> {
+    fn parse(value: &JsValue) -> Result<Input<'_>, BatonError> {
+        if value.is_undefined() || value.is_null() {
+            return Err(BatonError::Missing { field: "input" });
+        }
+        if !value.is_object() || js_sys::Array::is_array(value) {
+            return Err(BatonError::WrongType {
+                field: "input",
+                expected: "an object",
+            });
+        }
+        Ok(Input(value))
+    }
+
+    fn field(&self, name: &'static str) -> JsValue {
+        Reflect::get(self.0, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    fn ident(&self, name: &'static str) -> Result<Ident, BatonError> {
+        args::ident(name, &self.field(name))
+    }
+
+    fn optional_ident(&self, name: &'static str) -> Result<Option<Ident>, BatonError> {
+        let value = self.field(name);
+        if value.is_undefined() || value.is_null() {
+            return Ok(None);
+        }
+        args::ident(name, &value).map(Some)
+    }
+
+    fn instance_id(&self) -> Result<InstanceId, BatonError> {
+        args::instance_id("instanceId", &self.field("instanceId"))
+    }
+}
+
+fn group_and_id(input: &JsValue) -> Result<(Ident, InstanceId), BatonError> {
+    let input = Input::parse(input)?;
+    Ok((input.ident("group")?, input.instance_id()?))
+}
+
+/// A row as D1 returns it.
+#[derive(Deserialize)]
+struct Row {
+    instance_id: String,
+    revision: String,
+    enqueued_at: f64,
+    state: String,
+    heartbeat_at: Option<f64>,
+    superseded_by: Option<String>,
+    superseded_by_revision: Option<String>,
+    finished_at: Option<f64>,
+}
+
+impl Row {
+    /// Rows hold only values that were validated before they were written.
+    fn entry(&self) -> Entry {
+        let stored_id =
+            |s: &str| InstanceId::parse("stored instanceId", s).expect("valid stored id");
+        let stored_ident =
+            |s: &str| Ident::parse("stored revision", s).expect("valid stored revision");
+        let state = match self.state.as_str() {
+            "waiting" => EntryState::Waiting,
+            "holding" => EntryState::Holding {
+                heartbeat_at_ms: self.heartbeat_at.unwrap_or(0.0) as u64,
+            },
+            "superseded" => EntryState::Superseded {
+                by: stored_id(self.superseded_by.as_deref().unwrap_or_default()),
+                by_revision: stored_ident(
+                    self.superseded_by_revision.as_deref().unwrap_or_default(),
+                ),
+            },
+            "timed_out" => EntryState::TimedOut,
+            "released" => EntryState::Released,
+            _ => EntryState::Abandoned,
+        };
+        Entry {
+            instance_id: stored_id(&self.instance_id),
+            revision: stored_ident(&self.revision),
+            enqueued_at_ms: self.enqueued_at as u64,
+            state,
+        }
+    }
+}
+
+fn text(value: &str) -> JsValue {
+    JsValue::from_str(value)
+}
+
+fn number(value: u64) -> JsValue {
+    JsValue::from_f64(value as f64)
+}
+
+impl Shell {
+    fn db(&self) -> Result<D1Database, JsValue> {
+        self.env.d1("DB").map_err(|_| {
+            js_sys::Error::new("Baton configuration: no D1 binding named \"DB\"").into()
+        })
+    }
+
+    fn config(&self) -> Result<SerialConfig, JsValue> {
+        SerialConfig::from_env(&self.env).map_err(|m| js_sys::Error::new(&m).into())
+    }
+
+    fn statement(
+        &self,
+        db: &D1Database,
+        query: &str,
+        params: &[JsValue],
+    ) -> Result<D1PreparedStatement, JsValue> {
+        db.prepare(query).bind(params).map_err(internal)
+    }
+
+    async fn rows(
+        &self,
+        db: &D1Database,
+        query: &str,
+        params: &[JsValue],
+    ) -> Result<Vec<Row>, JsValue> {
+        self.statement(db, query, params)?
+            .all()
+            .await
+            .map_err(internal)?
+            .results::<Row>()
+            .map_err(internal)
+    }
+
+    async fn entry(
+        &self,
+        db: &D1Database,
+        group: &Ident,
+        id: &InstanceId,
+    ) -> Result<Option<Entry>, JsValue> {
+        let rows = self
+            .rows(
+                db,
+                sql::READ_ENTRY,
+                &[text(group.as_str()), text(id.as_str())],
+            )
+            .await?;
+        Ok(rows.first().map(Row::entry))
+    }
+
+    async fn holder(&self, db: &D1Database, group: &Ident) -> Result<Option<Entry>, JsValue> {
+        let rows = self
+            .rows(db, sql::READ_HOLDER, &[text(group.as_str())])
+            .await?;
+        Ok(rows.first().map(Row::entry))
+    }
+
+    async fn enqueue(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+        let request = parse_enqueue(input).map_err(refuse)?;
+        let config = self.config()?;
+        let supersede = match serial_queue::plan_enqueue(&request) {
+            EnqueuePlan::Skip { current } => {
+                return Ok(to_js(&json!({
+                    "status": "skipped", "reason": "not_current", "current": current.as_str(),
+                })))
+            }
+            EnqueuePlan::Insert { supersede } => supersede,
+        };
+        let db = self.db()?;
+        let group = text(request.group.as_str());
+        let count: Vec<Value> = self
+            .statement(
+                &db,
+                sql::COUNT_WAITING,
+                &[
+                    group.clone(),
+                    number(u64::from(SERIAL_WAITERS_PER_GROUP_MAX) + 1),
+                ],
+            )?
+            .raw::<Value>()
+            .await
+            .map_err(internal)?
+            .into_iter()
+            .flatten()
+            .collect();
+        let waiting = count.first().and_then(Value::as_u64).unwrap_or(0);
+        let already = self
+            .entry(&db, &request.group, &request.instance_id)
+            .await?
+            .is_some();
+        if !already && waiting >= u64::from(SERIAL_WAITERS_PER_GROUP_MAX) {
+            return Err(refuse(BatonError::LimitExceeded {
+                field: "group",
+                reason: format!(
+                    "already has {SERIAL_WAITERS_PER_GROUP_MAX} waiters, the most one group holds"
+                ),
+            }));
+        }
+        let now = number(now_ms());
+        let row = [
+            group.clone(),
+            text(request.instance_id.as_str()),
+            text(request.revision.as_str()),
+            now,
+        ];
+        let supersede_query = match supersede {
+            Supersede::OlderWaiters => sql::SUPERSEDE_OLDER,
+            Supersede::WaitersNotAt(_) => sql::SUPERSEDE_NOT_CURRENT,
+        };
+        let results = db
+            .batch(vec![
+                self.statement(&db, sql::INSERT_ENTRY, &row)?,
+                self.statement(&db, supersede_query, &row)?,
+                self.statement(
+                    &db,
+                    sql::PRUNE_FINISHED,
+                    &[group, number(u64::from(SERIAL_RECENT_PER_GROUP_MAX))],
+                )?,
+            ])
+            .await
+            .map_err(internal)?;
+        #[derive(Deserialize)]
+        struct Superseded {
+            instance_id: String,
+        }
+        let superseded: Vec<String> = results
+            .get(1)
+            .map(|r| r.results::<Superseded>())
+            .transpose()
+            .map_err(internal)?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| s.instance_id)
+            .collect();
+        // Superseded waiters learn at once: their next claim says `skipped`.
+        if config.push {
+            let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
+            for id in superseded.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
+                send_turn(
+                    &workflow,
+                    &config.turn_event_type,
+                    id,
+                    request.group.as_str(),
+                )
+                .await;
+            }
+        }
+        Ok(to_js(
+            &json!({ "status": "waiting", "superseded": superseded }),
+        ))
+    }
+
+    async fn claim(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+        let (group, id) = group_and_id(input).map_err(refuse)?;
+        let config = self.config()?;
+        let db = self.db()?;
+        let now = now_ms();
+        let me = self.entry(&db, &group, &id).await?;
+        let holder = self.holder(&db, &group).await?;
+        let step = serial_queue::decide_claim(me.as_ref(), holder.as_ref(), now, config.timeouts)
+            .map_err(refuse)?;
+        let reply = match step {
+            ClaimStep::Reply(reply) => reply,
+            ClaimStep::TimeOut => {
+                self.statement(
+                    &db,
+                    sql::TIME_OUT,
+                    &[text(group.as_str()), text(id.as_str()), number(now)],
+                )?
+                .run()
+                .await
+                .map_err(internal)?;
+                ClaimReply::TimedOut
+            }
+            ClaimStep::Attempt => {
+                let oldest_live = serial_queue::oldest_live_heartbeat_ms(now, config.timeouts);
+                let results = db
+                    .batch(vec![
+                        self.statement(
+                            &db,
+                            sql::ABANDON_STALE_HOLDER,
+                            &[text(group.as_str()), number(now), number(oldest_live)],
+                        )?,
+                        self.statement(
+                            &db,
+                            sql::CLAIM,
+                            &[text(group.as_str()), text(id.as_str()), number(now)],
+                        )?,
+                    ])
+                    .await
+                    .map_err(internal)?;
+                let won = results
+                    .get(1)
+                    .and_then(|r| r.meta().ok().flatten())
+                    .and_then(|m| m.changes)
+                    .unwrap_or(0)
+                    == 1;
+                let holder = if won {
+                    None
+                } else {
+                    self.holder(&db, &group).await?
+                };
+                serial_queue::after_claim(won, holder.as_ref())
+            }
+        };
+        Ok(to_js(&match reply {
+            ClaimReply::Holding => json!({ "status": "holding" }),
+            ClaimReply::Waiting { holder } => {
+                json!({ "status": "waiting", "holder": holder.map(|h| h.to_string()) })
+            }
+            ClaimReply::Skipped { by, by_revision } => json!({
+                "status": "skipped",
+                "supersededBy": { "instanceId": by.as_str(), "revision": by_revision.as_str() },
+            }),
+            ClaimReply::TimedOut => json!({ "status": "timed_out" }),
+        }))
+    }
+
+    async fn heartbeat(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+        let (group, id) = group_and_id(input).map_err(refuse)?;
+        let db = self.db()?;
+        let result = self
+            .statement(
+                &db,
+                sql::HEARTBEAT,
+                &[text(group.as_str()), text(id.as_str()), number(now_ms())],
+            )?
+            .run()
+            .await
+            .map_err(internal)?;
+        let changes = result
+            .meta()
+            .map_err(internal)?
+            .and_then(|m| m.changes)
+            .unwrap_or(0);
+        Ok(to_js(&json!({ "holding": changes == 1 })))
+    }
+
+    async fn release(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+        let (group, id) = group_and_id(input).map_err(refuse)?;
+        let config = self.config()?;
+        let db = self.db()?;
+        let was_holding = matches!(
+            self.entry(&db, &group, &id).await?.map(|e| e.state),
+            Some(EntryState::Holding { .. })
+        );
+        let released = self
+            .statement(
+                &db,
+                sql::RELEASE,
+                &[text(group.as_str()), text(id.as_str()), number(now_ms())],
+            )?
+            .all()
+            .await
+            .map_err(internal)?
+            .results::<Value>()
+            .map_err(internal)?;
+        if !was_holding || released.is_empty() || !config.push {
+            return Ok(to_js(&json!({ "next": null })));
+        }
+        let next = self.wake_next(&db, &config, &group).await?;
+        Ok(to_js(&json!({ "next": next })))
+    }
+
+    /// Wakes the earliest live waiter of a freed group; waiters found dead
+    /// are marked abandoned so they never block it. Bounded per call.
+    async fn wake_next(
+        &self,
+        db: &D1Database,
+        config: &SerialConfig,
+        group: &Ident,
+    ) -> Result<Option<String>, JsValue> {
+        let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
+        let waiting = self
+            .rows(
+                db,
+                sql::READ_WAITING,
+                &[
+                    text(group.as_str()),
+                    number(u64::from(WAKE_ATTEMPTS_PER_CALL_MAX)),
+                ],
+            )
+            .await?;
+        for row in waiting {
+            match workflow.liveness(&row.instance_id).await {
+                Liveness::Dead => {
+                    self.statement(
+                        db,
+                        sql::ABANDON_WAITER,
+                        &[
+                            text(group.as_str()),
+                            text(&row.instance_id),
+                            number(now_ms()),
+                        ],
+                    )?
+                    .run()
+                    .await
+                    .map_err(internal)?;
+                }
+                Liveness::Alive | Liveness::Unknown => {
+                    send_turn(
+                        &workflow,
+                        &config.turn_event_type,
+                        &row.instance_id,
+                        group.as_str(),
+                    )
+                    .await;
+                    return Ok(Some(row.instance_id));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    async fn inspect(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+        let group = Input::parse(input)
+            .and_then(|i| i.ident("group"))
+            .map_err(refuse)?;
+        let db = self.db()?;
+        let g = text(group.as_str());
+        let holder = self.rows(&db, sql::READ_HOLDER, &[g.clone()]).await?;
+        let waiting = self
+            .rows(
+                &db,
+                sql::READ_WAITING,
+                &[g.clone(), number(u64::from(SERIAL_INSPECT_WAITING_MAX))],
+            )
+            .await?;
+        let recent = self
+            .rows(
+                &db,
+                sql::READ_RECENT,
+                &[g, number(u64::from(SERIAL_RECENT_PER_GROUP_MAX))],
+            )
+            .await?;
+        Ok(to_js(&json!({
+            "holder": holder.first().map(|h| json!({
+                "instanceId": h.instance_id, "revision": h.revision, "heartbeatAt": h.heartbeat_at,
+            })),
+            "waiting": waiting.iter().map(|w| json!({
+                "instanceId": w.instance_id, "revision": w.revision, "enqueuedAt": w.enqueued_at,
+            })).collect::<Vec<_>>(),
+            "recent": recent.iter().map(|r| {
+                let mut entry = json!({
+                    "instanceId": r.instance_id, "revision": r.revision,
+                    "outcome": r.state, "finishedAt": r.finished_at,
+                });
+                if let (Some(by), Some(rev)) = (&r.superseded_by, &r.superseded_by_revision) {
+                    entry["supersededBy"] = json!({ "instanceId": by, "revision": rev });
+                }
+                entry
+            }).collect::<Vec<_>>(),
+        })))
+    }
+}
+
+fn parse_enqueue(input: &JsValue) -> Result<SerialEnqueue, BatonError> {
+    let input = Input::parse(input)?;
+    Ok(SerialEnqueue {
+        group: input.ident("group")?,
+        instance_id: input.instance_id()?,
+        revision: input.ident("revision")?,
+        current: input.optional_ident("current")?,
+    })
+}
+
+/// The turn event, status-checked: a dead instance is not sent anything.
+async fn send_turn(workflow: &Workflow, event_type: &str, id: &str, group: &str) {
+    if workflow.liveness(id).await == Liveness::Dead {
+        return;
+    }
+    let payload = to_js(&json!({ "group": group }));
+    let sent = async {
+        workflow
+            .instance(id)
+            .await?
+            .send(event_type, &payload)
+            .await
+    };
+    if let Err(error) = sent.await {
+        worker::console_warn!("baton: turn event to {id} failed: {error:?}");
+    }
+}
