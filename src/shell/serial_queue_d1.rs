@@ -512,7 +512,9 @@ impl Shell {
             .map_err(refuse)?;
         let db = self.db()?;
         let g = text(group.as_str());
-        let holder = self.rows(&db, sql::READ_HOLDER, &[g.clone()]).await?;
+        let holder = self
+            .rows(&db, sql::READ_HOLDER, std::slice::from_ref(&g))
+            .await?;
         let waiting = self
             .rows(
                 &db,
