@@ -1,16 +1,41 @@
-// An example Workflow that serialises on a key with Baton, and a small
-// HTTP surface to start instances and watch the key being handed on.
+// Example Workflows using Baton, and a small HTTP surface to start
+// instances and watch keys being handed on and deploys being serialized.
+//
+// One Workflow class carries both examples because Baton wakes instances
+// through one Workflow binding (WORKFLOW_BINDING).
 import { WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../js/with-key.mjs";
+import { serialize } from "../js/serialize.mjs";
 
 export class ExampleWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
+    if (event.payload.deploy) return this.deploy(event, step);
     const { key, holdSeconds = 5 } = event.payload;
     return withKey(step, this.env.COORDINATOR, key, event.instanceId, async () => {
       // Stands in for the work that must not run twice at once for this key.
       await step.sleep("work", `${holdSeconds} seconds`);
       return { key, finishedAt: await step.do("finish", async () => new Date().toISOString()) };
     }, { turnTimeout: "1 minute" });
+  }
+
+  /**
+   * A deploy on every push: one in flight per repo/branch/check label, the
+   * newest push wins, and a push that is no longer the branch head skips.
+   * `head` is the branch head the dispatcher read when the push arrived.
+   */
+  async deploy(event, step) {
+    const { repo, branch, label = "deploy", sha, head, holdSeconds = 5 } = event.payload.deploy;
+    return serialize(
+      step,
+      this.env.BATON,
+      { group: `${repo}:${branch}:${label}`, revision: sha, current: head },
+      event.instanceId,
+      async () => {
+        // Stands in for publishing the Workers at `sha`.
+        await step.sleep("publish", `${holdSeconds} seconds`);
+        return { deployed: sha };
+      },
+    );
   }
 }
 
@@ -35,6 +60,16 @@ export default {
         }
         return json({ started: ids });
       }
+      if (request.method === "POST" && url.pathname === "/deploy") {
+        const p = Object.fromEntries(url.searchParams);
+        const deploy = { repo: p.repo ?? "acme/site", branch: p.branch ?? "main", sha: p.sha, head: p.head, holdSeconds: Number(p.hold ?? 5) };
+        const instance = await env.EXAMPLE.create({ params: { deploy } });
+        return json({ started: instance.id, deploy });
+      }
+      if (request.method === "GET" && url.pathname === "/group") {
+        const group = url.searchParams.get("group") ?? "acme/site:main:deploy";
+        return json(await env.BATON.serialInspect({ group }));
+      }
       if (request.method === "GET" && url.pathname === "/inspect") {
         const stub = env.COORDINATOR.get(env.COORDINATOR.idFromName(key));
         return json(await stub.inspect(key));
@@ -43,7 +78,7 @@ export default {
         const instance = await env.EXAMPLE.get(url.searchParams.get("id"));
         return json(await instance.status());
       }
-      return json({ routes: ["POST /start?key=&count=&hold=", "GET /inspect?key=", "GET /status?id="] }, 404);
+      return json({ routes: ["POST /start?key=&count=&hold=", "GET /inspect?key=", "POST /deploy?sha=&head=&hold=", "GET /group?group=", "GET /status?id="] }, 404);
     } catch (error) {
       return json({ error: String(error?.message ?? error) }, 400);
     }

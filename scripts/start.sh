@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-if compgen -G "migrations/*.sql" >/dev/null; then
-  wrangler d1 migrations apply DB --local
-fi
+# One local state directory for both commands, so the dev session sees the
+# tables the migrations created. CI=true: apply without asking.
+state=.wrangler/state
+CI=true wrangler d1 migrations apply DB --local --persist-to "$state"
 # The first config is the one served on the port (the example, which has the
 # HTTP routes); Baton runs beside it and both share the local state.
-exec wrangler dev -c example/wrangler.toml -c wrangler.toml --port "${PORT:-8787}"
+exec wrangler dev -c example/wrangler.toml -c wrangler.toml --persist-to "$state" --port "${PORT:-8787}"

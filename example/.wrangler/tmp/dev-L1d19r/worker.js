@@ -15,9 +15,20 @@ var DEFAULTS = {
   turnEventType: TURN_EVENT_TYPE,
   stepRetries: { limit: 5, delay: "1 second", backoff: "exponential" }
 };
+var STEP_KEY_CHARS_MAX = 64;
+function stepTag(key) {
+  if (key.length <= STEP_KEY_CHARS_MAX) return key;
+  let hash = 2166136261;
+  for (let i = 0; i < key.length; i++) {
+    hash = Math.imul(hash ^ key.charCodeAt(i), 16777619);
+  }
+  return `${key.slice(0, 32)}~${(hash >>> 0).toString(36)}`;
+}
+__name(stepTag, "stepTag");
 async function withKey(step, coordinator, key, instanceId, body, options = {}) {
   const settings = { ...DEFAULTS, ...options };
   const stub = coordinator.get(coordinator.idFromName(key));
+  const tag = stepTag(String(key));
   const stepConfig = { retries: settings.stepRetries, timeout: "1 minute" };
   const call = /* @__PURE__ */ __name((name, method) => step.do(name, stepConfig, async () => {
     try {
@@ -29,7 +40,7 @@ async function withKey(step, coordinator, key, instanceId, body, options = {}) {
       throw error;
     }
   }), "call");
-  let outcome = await call(`baton acquire ${key}`, () => stub.acquire(key, instanceId));
+  let outcome = await call(`baton acquire ${tag}`, () => stub.acquire(key, instanceId));
   for (let wait = 1; outcome === "pending"; wait++) {
     if (wait > settings.maxWaits) {
       throw new NonRetryableError(
@@ -37,13 +48,13 @@ async function withKey(step, coordinator, key, instanceId, body, options = {}) {
       );
     }
     try {
-      await step.waitForEvent(`baton turn ${key} #${wait}`, {
+      await step.waitForEvent(`baton turn ${tag} #${wait}`, {
         type: settings.turnEventType,
         timeout: settings.turnTimeout
       });
     } catch {
     }
-    outcome = await call(`baton acquire ${key} #${wait}`, () => stub.acquire(key, instanceId));
+    outcome = await call(`baton acquire ${tag} #${wait}`, () => stub.acquire(key, instanceId));
   }
   if (outcome === "superseded") {
     return { superseded: true };
@@ -54,10 +65,107 @@ async function withKey(step, coordinator, key, instanceId, body, options = {}) {
   try {
     return { superseded: false, value: await body() };
   } finally {
-    await call(`baton release ${key}`, () => stub.release(key, instanceId));
+    await call(`baton release ${tag}`, () => stub.release(key, instanceId));
   }
 }
 __name(withKey, "withKey");
+
+// ../js/serialize.mjs
+import { NonRetryableError as NonRetryableError2 } from "cloudflare:workflows";
+var RunSkipped = class extends NonRetryableError2 {
+  static {
+    __name(this, "RunSkipped");
+  }
+  constructor(message, revision) {
+    super(message, "RunSkipped");
+    this.name = "RunSkipped";
+    this.revision = revision;
+  }
+};
+var SerialQueueTimedOut = class extends NonRetryableError2 {
+  static {
+    __name(this, "SerialQueueTimedOut");
+  }
+  constructor(message) {
+    super(message, "SerialQueueTimedOut");
+    this.name = "SerialQueueTimedOut";
+  }
+};
+var DEFAULTS2 = {
+  pollInterval: 3e4,
+  // Three per default expiry (600 s) would be 200 s; four leaves a margin
+  // for a slow heartbeat step.
+  heartbeatInterval: 15e4,
+  // 30 s x 240 polls is two hours, past the default waiter timeout: the
+  // queue's own timeout ends the wait first; this only bounds the loop.
+  maxPolls: 240,
+  turnEventType: "baton-turn",
+  stepRetries: { limit: 5, delay: "1 second", backoff: "exponential" }
+};
+async function serialize(step, baton, spec, instanceId, body, options = {}) {
+  const settings = { ...DEFAULTS2, ...options };
+  const { group, revision, current } = spec;
+  const stepConfig = { retries: settings.stepRetries, timeout: "1 minute" };
+  const call = /* @__PURE__ */ __name((name, method) => step.do(name, stepConfig, async () => {
+    try {
+      return await method();
+    } catch (error) {
+      if (String(error?.message).startsWith("BatonError:")) {
+        throw new NonRetryableError2(error.message);
+      }
+      throw error;
+    }
+  }), "call");
+  const who = { group, instanceId };
+  const enqueued = await call(
+    "baton serial enqueue",
+    () => baton.serialEnqueue(current === void 0 ? { group, instanceId, revision } : { group, instanceId, revision, current })
+  );
+  if (enqueued.status === "skipped") {
+    throw new RunSkipped(`revision ${revision} is not current (current is ${enqueued.current})`, enqueued.current);
+  }
+  for (let poll = 0; ; poll++) {
+    const claim = await call(`baton serial claim #${poll}`, () => baton.serialClaim(who));
+    if (claim.status === "holding") break;
+    if (claim.status === "skipped") {
+      const by = claim.supersededBy;
+      throw new RunSkipped(`superseded by revision ${by.revision} (instance ${by.instanceId})`, by.revision);
+    }
+    if (claim.status === "timed_out") {
+      throw new SerialQueueTimedOut(`waited too long behind the holder of group ${group}`);
+    }
+    if (poll + 1 >= settings.maxPolls) {
+      throw new SerialQueueTimedOut(`gave up after ${settings.maxPolls} polls of group ${group}`);
+    }
+    try {
+      await step.waitForEvent(`baton serial turn #${poll + 1}`, {
+        type: settings.turnEventType,
+        timeout: settings.pollInterval
+      });
+    } catch {
+    }
+  }
+  try {
+    const outcome = Promise.resolve().then(body).then(
+      (value) => ({ done: true, value }),
+      (error) => ({ done: true, error })
+    );
+    for (let beat = 1; ; beat++) {
+      const next = await Promise.race([
+        outcome,
+        step.sleep(`baton serial heartbeat wait #${beat}`, settings.heartbeatInterval).then(() => ({ done: false }))
+      ]);
+      if (next.done) {
+        if ("error" in next) throw next.error;
+        return next.value;
+      }
+      await call(`baton serial heartbeat #${beat}`, () => baton.serialHeartbeat(who));
+    }
+  } finally {
+    await call("baton serial release", () => baton.serialRelease(who));
+  }
+}
+__name(serialize, "serialize");
 
 // worker.mjs
 var ExampleWorkflow = class extends WorkflowEntrypoint {
@@ -65,11 +173,30 @@ var ExampleWorkflow = class extends WorkflowEntrypoint {
     __name(this, "ExampleWorkflow");
   }
   async run(event, step) {
+    if (event.payload.deploy) return this.deploy(event, step);
     const { key, holdSeconds = 5 } = event.payload;
     return withKey(step, this.env.COORDINATOR, key, event.instanceId, async () => {
       await step.sleep("work", `${holdSeconds} seconds`);
       return { key, finishedAt: await step.do("finish", async () => (/* @__PURE__ */ new Date()).toISOString()) };
     }, { turnTimeout: "1 minute" });
+  }
+  /**
+   * A deploy on every push: one in flight per repo/branch/check label, the
+   * newest push wins, and a push that is no longer the branch head skips.
+   * `head` is the branch head the dispatcher read when the push arrived.
+   */
+  async deploy(event, step) {
+    const { repo, branch, label = "deploy", sha, head, holdSeconds = 5 } = event.payload.deploy;
+    return serialize(
+      step,
+      this.env.BATON,
+      { group: `${repo}:${branch}:${label}`, revision: sha, current: head },
+      event.instanceId,
+      async () => {
+        await step.sleep("publish", `${holdSeconds} seconds`);
+        return { deployed: sha };
+      }
+    );
   }
 };
 var json = /* @__PURE__ */ __name((value, status = 200) => new Response(JSON.stringify(value, null, 2) + "\n", {
@@ -91,6 +218,16 @@ var worker_default = {
         }
         return json({ started: ids });
       }
+      if (request.method === "POST" && url.pathname === "/deploy") {
+        const p = Object.fromEntries(url.searchParams);
+        const deploy = { repo: p.repo ?? "acme/site", branch: p.branch ?? "main", sha: p.sha, head: p.head, holdSeconds: Number(p.hold ?? 5) };
+        const instance = await env.EXAMPLE.create({ params: { deploy } });
+        return json({ started: instance.id, deploy });
+      }
+      if (request.method === "GET" && url.pathname === "/group") {
+        const group = url.searchParams.get("group") ?? "acme/site:main:deploy";
+        return json(await env.BATON.serialInspect({ group }));
+      }
       if (request.method === "GET" && url.pathname === "/inspect") {
         const stub = env.COORDINATOR.get(env.COORDINATOR.idFromName(key));
         return json(await stub.inspect(key));
@@ -99,7 +236,7 @@ var worker_default = {
         const instance = await env.EXAMPLE.get(url.searchParams.get("id"));
         return json(await instance.status());
       }
-      return json({ routes: ["POST /start?key=&count=&hold=", "GET /inspect?key=", "GET /status?id="] }, 404);
+      return json({ routes: ["POST /start?key=&count=&hold=", "GET /inspect?key=", "POST /deploy?sha=&head=&hold=", "GET /group?group=", "GET /status?id="] }, 404);
     } catch (error) {
       return json({ error: String(error?.message ?? error) }, 400);
     }
@@ -169,7 +306,7 @@ var passthrough = /* @__PURE__ */ __name((request, env, _ctx, middlewareCtx) => 
 }, "passthrough");
 var middleware_patch_console_prefix_default = passthrough;
 
-// .wrangler/tmp/bundle-Ri70xj/middleware-insertion-facade.js
+// .wrangler/tmp/bundle-cqVhTx/middleware-insertion-facade.js
 var __INTERNAL_WRANGLER_MIDDLEWARE__ = [
   middleware_ensure_req_body_drained_default,
   middleware_miniflare3_json_error_default,
@@ -202,7 +339,7 @@ function __facade_invoke__(request, env, ctx, dispatch, finalMiddleware) {
 }
 __name(__facade_invoke__, "__facade_invoke__");
 
-// .wrangler/tmp/bundle-Ri70xj/middleware-loader.entry.ts
+// .wrangler/tmp/bundle-cqVhTx/middleware-loader.entry.ts
 var __Facade_ScheduledController__ = class ___Facade_ScheduledController__ {
   constructor(scheduledTime, cron, noRetry) {
     this.scheduledTime = scheduledTime;
