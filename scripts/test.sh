@@ -14,4 +14,4 @@ cargo test --quiet
 echo "== build"
 bash scripts/build.sh
 echo "== miniflare suite (node $(node --version))"
-node --test --test-concurrency=1 tests/miniflare/
+node --test --test-concurrency=1 'tests/miniflare/*.test.mjs'

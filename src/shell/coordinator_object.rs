@@ -214,8 +214,10 @@ impl Object {
     async fn ensure_alarm(&self) -> Result<(), JsValue> {
         let storage = self.state.storage();
         if storage.get_alarm().await?.is_none() {
-            let period = self.config()?.holder_check_ms;
-            storage.set_alarm((now_ms() + period) as i64).await?;
+            // workers-rs reads a bare integer as an offset from now, not a
+            // time since the epoch; a Duration says so in the type.
+            let period = std::time::Duration::from_millis(self.config()?.holder_check_ms);
+            storage.set_alarm(period).await?;
         }
         Ok(())
     }
