@@ -253,6 +253,39 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
   });
 });
 
+describe("Coordinator with 10,000 waiters on one key", () => {
+  let h;
+  before(async () => {
+    h = await startBaton({ holderCheckMs: 3_600_000 });
+  });
+  after(() => h?.dispose());
+
+  test("a key takes 10,000 waiters and still hands on in order", async () => {
+    const key = "big";
+    await h.create("big-h", { key, waitForFinish: true });
+    await untilHolder(h, key, "big-h");
+    await h.call("/bulk-enqueue", { key, count: 10_000, prefix: "big-w" });
+    const view = await h.inspect(key);
+    assert.equal(view.waiting.length, 10_000);
+    assert.equal(view.waiting[0].id, "big-w0");
+    assert.equal(view.waiting[9_999].id, "big-w9999");
+    // A real instance joins behind all of them.
+    await h.create("big-last", { key, turnTimeout: "1 hour" });
+    await untilQueued(h, key, "big-last");
+    assert.equal((await h.inspect(key)).waiting.at(-1).id, "big-last");
+    // A waiter leaving from the middle, and a stranger's release, change only that.
+    assert.deepEqual(await h.ok(key, "release", key, "big-w5000"), { next: null });
+    const after = await h.inspect(key);
+    assert.equal(after.waiting.length, 10_000);
+    assert.ok(!after.waiting.some((w) => w.id === "big-w5000"));
+    // The holder's release hands the key to the first waiter (never created,
+    // so found dead and skipped, as are the next ones, up to the per-call bound).
+    const { next } = await h.ok(key, "release", key, "big-h");
+    assert.notEqual(next, "big-h");
+    await h.terminate("big-h");
+  });
+});
+
 describe("Coordinator with real Workflows (holder-check alarm every 300 ms)", () => {
   let h;
   before(async () => {

@@ -95,6 +95,15 @@ export default {
           return json({ error: String(error?.message ?? error) });
         }
       }
+      case "/bulk-enqueue": {
+        // Many enqueues from inside the Worker, as callers would send them,
+        // without a Node round trip each.
+        const stub = env.COORDINATOR.get(env.COORDINATOR.idFromName(body.key));
+        for (let i = 0; i < body.count; i++) {
+          await stub.enqueue(body.key, false, `${body.prefix}${i}`);
+        }
+        return json({ enqueued: body.count });
+      }
       case "/serial": {
         try {
           return json({ value: await env.BATON[body.method](...body.args) });
