@@ -34,8 +34,16 @@ pub struct SerialQueue {
     shell: Rc<Shell>,
 }
 
-struct Shell {
+/// The serial queue's operations on one Worker `env`; the RPC class and the
+/// HTTP API both call these with the caller's input object.
+pub(crate) struct Shell {
     env: Env,
+}
+
+impl Shell {
+    pub(crate) fn new(env: Env) -> Shell {
+        Shell { env }
+    }
 }
 
 fn now_ms() -> u64 {
@@ -62,7 +70,7 @@ impl SerialQueue {
     pub fn new(env: Env) -> SerialQueue {
         console_error_panic_hook::set_once();
         SerialQueue {
-            shell: Rc::new(Shell { env }),
+            shell: Rc::new(Shell::new(env)),
         }
     }
 
@@ -249,7 +257,7 @@ impl Shell {
         Ok(rows.first().map(Row::entry))
     }
 
-    async fn enqueue(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+    pub(crate) async fn enqueue(&self, input: &JsValue) -> Result<JsValue, JsValue> {
         let request = parse_enqueue(input).map_err(refuse)?;
         let config = self.config()?;
         let supersede = match serial_queue::plan_enqueue(&request) {
@@ -344,7 +352,7 @@ impl Shell {
         ))
     }
 
-    async fn claim(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+    pub(crate) async fn claim(&self, input: &JsValue) -> Result<JsValue, JsValue> {
         let (group, id) = group_and_id(input).map_err(refuse)?;
         let config = self.config()?;
         let db = self.db()?;
@@ -410,7 +418,7 @@ impl Shell {
         }))
     }
 
-    async fn heartbeat(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+    pub(crate) async fn heartbeat(&self, input: &JsValue) -> Result<JsValue, JsValue> {
         let (group, id) = group_and_id(input).map_err(refuse)?;
         let db = self.db()?;
         let result = self
@@ -430,7 +438,7 @@ impl Shell {
         Ok(to_js(&json!({ "holding": changes == 1 })))
     }
 
-    async fn release(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+    pub(crate) async fn release(&self, input: &JsValue) -> Result<JsValue, JsValue> {
         let (group, id) = group_and_id(input).map_err(refuse)?;
         let config = self.config()?;
         let db = self.db()?;
@@ -506,7 +514,7 @@ impl Shell {
         Ok(None)
     }
 
-    async fn inspect(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+    pub(crate) async fn inspect(&self, input: &JsValue) -> Result<JsValue, JsValue> {
         let group = Input::parse(input)
             .and_then(|i| i.ident("group"))
             .map_err(refuse)?;
