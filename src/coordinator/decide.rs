@@ -44,8 +44,8 @@ pub enum AcquireReply {
 pub enum AcquireStep {
     Done(AcquireReply),
     /// The key is held by this instance: find out whether it is dead, then
-    /// call [`acquire_after_check`].
-    CheckHolder(InstanceId),
+    /// call [`acquire_after_check`] with this snapshot.
+    CheckHolder(Holder),
 }
 
 /// A finished decision: its reply, and the instance (if any) that was just
@@ -60,7 +60,7 @@ pub struct Decided<R> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TickStep {
     Idle,
-    CheckHolder(InstanceId),
+    CheckHolder(Holder),
 }
 
 /// First phase of `enqueue`.
@@ -195,7 +195,7 @@ pub fn acquire(
             input_hash: None,
         });
     }
-    Ok(AcquireStep::CheckHolder(holder.id))
+    Ok(AcquireStep::CheckHolder(holder))
 }
 
 /// Second phase of `acquire`, once `checked`'s liveness is known. Decides on
@@ -205,7 +205,7 @@ pub fn acquire_after_check(
     store: &mut impl KeyStore,
     now_ms: u64,
     id: &InstanceId,
-    checked: &InstanceId,
+    checked: &Holder,
     liveness: Liveness,
 ) -> Decided<AcquireReply> {
     let wake = after_holder_check(store, now_ms, checked, liveness).filter(|next| next != id);
@@ -317,7 +317,10 @@ pub fn holder_found_dead(
     now_ms: u64,
     dead: &InstanceId,
 ) -> Option<InstanceId> {
-    if store.holder().is_some_and(|h| h.id == *dead) {
+    if store
+        .holder()
+        .is_some_and(|h| h.id == *dead && h.state == HolderState::Handed)
+    {
         hand_on(store, now_ms)
     } else {
         None
@@ -337,7 +340,7 @@ pub fn needs_holder_check(store: &impl KeyStore) -> bool {
 /// First phase of the holder-check alarm for one key.
 pub fn tick(store: &impl KeyStore) -> TickStep {
     match store.holder() {
-        Some(holder) if needs_holder_check(store) => TickStep::CheckHolder(holder.id),
+        Some(holder) if needs_holder_check(store) => TickStep::CheckHolder(holder),
         _ => TickStep::Idle,
     }
 }
@@ -346,7 +349,7 @@ pub fn tick(store: &impl KeyStore) -> TickStep {
 pub fn tick_after_check(
     store: &mut impl KeyStore,
     now_ms: u64,
-    checked: &InstanceId,
+    checked: &Holder,
     liveness: Liveness,
 ) -> Option<InstanceId> {
     after_holder_check(store, now_ms, checked, liveness)
@@ -359,13 +362,13 @@ pub fn tick_after_check(
 fn after_holder_check(
     store: &mut impl KeyStore,
     now_ms: u64,
-    checked: &InstanceId,
+    checked: &Holder,
     liveness: Liveness,
 ) -> Option<InstanceId> {
-    let holder = store.holder().filter(|h| h.id == *checked)?;
+    let holder = store.holder().filter(|h| h.id == checked.id)?;
     match liveness {
-        Liveness::Dead => hand_on(store, now_ms),
-        Liveness::Alive | Liveness::Unknown => {
+        Liveness::Dead if holder == *checked => hand_on(store, now_ms),
+        Liveness::Dead | Liveness::Alive | Liveness::Unknown => {
             (holder.state == HolderState::Handed).then_some(holder.id)
         }
     }

@@ -269,7 +269,7 @@ impl Object {
         let reply = match first {
             AcquireStep::Done(reply) => reply,
             AcquireStep::CheckHolder(holder) => {
-                let liveness = workflow.liveness(holder.as_str()).await;
+                let liveness = workflow.liveness(holder.id.as_str()).await;
                 let decided = self
                     .decide(&key, move |store, now| {
                         coordinator::acquire_after_check(store, now, &id, &holder, liveness)
@@ -345,7 +345,7 @@ impl Object {
                 .decide(&key, |store, _now| coordinator::tick(store))
                 .await?;
             if let TickStep::CheckHolder(holder) = step {
-                let liveness = workflow.liveness(holder.as_str()).await;
+                let liveness = workflow.liveness(holder.id.as_str()).await;
                 let wake = self
                     .decide(&key, move |store, now| {
                         coordinator::tick_after_check(store, now, &holder, liveness)
