@@ -13,6 +13,7 @@
 
 use super::args;
 use super::config::CoordinatorConfig;
+use super::decision_log::{self, Scope};
 use super::gate::under_gate;
 use super::sqlite::ObjectSql;
 use super::workflow::Workflow;
@@ -228,6 +229,7 @@ impl Object {
         request: EnqueueRequest,
     ) -> Result<JsValue, JsValue> {
         let workflow = self.workflow()?;
+        let logged_request = request.clone();
         let first = {
             let request = request.clone();
             self.decide(&key, move |store, now| {
@@ -246,6 +248,24 @@ impl Object {
                 .map_err(|e| args::to_js_error(&e))?
             }
         };
+        let (decision, reason) = match &reply.coalesced_into {
+            Some(into) => (
+                "coalesced",
+                format!("a live waiter with the same input: {into}"),
+            ),
+            None if reply.terminated.is_empty() => ("enqueued", "joined the queue".to_string()),
+            None => (
+                "enqueued",
+                format!("superseded {} waiter(s)", reply.terminated.len()),
+            ),
+        };
+        decision_log::decision(
+            Scope::Key(key.as_str()),
+            logged_request.id.as_str(),
+            decision,
+            &reason,
+            None,
+        );
         terminate_all(&workflow, &reply.terminated).await;
         let mut out = json!({
             "terminated": reply.terminated.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
@@ -266,34 +286,64 @@ impl Object {
             .await?
             .map_err(|e| args::to_js_error(&e))?
         };
-        let reply = match first {
-            AcquireStep::Done(reply) => reply,
+        let (reply, reason, waited_ms) = match first {
+            AcquireStep::Done(reply) => (reply, "decided without a check".to_string(), None),
             AcquireStep::CheckHolder(holder) => {
                 let liveness = workflow.liveness(holder.id.as_str()).await;
-                let decided = self
+                let caller = id.clone();
+                let checked = holder.clone();
+                let (decided, waited_ms) = self
                     .decide(&key, move |store, now| {
-                        coordinator::acquire_after_check(store, now, &id, &holder, liveness)
+                        let decided = coordinator::acquire_after_check(
+                            store, now, &caller, &checked, liveness,
+                        );
+                        let waited = store
+                            .waiter(&caller)
+                            .map(|w| now.saturating_sub(w.since_ms));
+                        (decided, waited)
                     })
                     .await?;
                 self.wake_chain(&workflow, &key, decided.wake).await?;
-                decided.reply
+                let reason = format!("holder {} checked: {liveness:?}", holder.id);
+                (decided.reply, reason, waited_ms)
             }
         };
-        Ok(JsValue::from_str(match reply {
+        let name = match reply {
             AcquireReply::Granted => "granted",
             AcquireReply::Pending => "pending",
             AcquireReply::Superseded => "superseded",
-        }))
+        };
+        decision_log::decision(
+            Scope::Key(key.as_str()),
+            id.as_str(),
+            name,
+            &reason,
+            waited_ms,
+        );
+        Ok(JsValue::from_str(name))
     }
 
     async fn release(self: &Rc<Self>, key: Ident, id: InstanceId) -> Result<JsValue, JsValue> {
         let workflow = self.workflow()?;
+        let caller = id.clone();
         let decided = self
             .decide(&key, move |store, now| {
-                coordinator::release(store, now, &id)
+                coordinator::release(store, now, &caller)
             })
             .await?;
         let next = self.wake_chain(&workflow, &key, decided.wake).await?;
+        let reason = match (&decided.reply, &next) {
+            (None, _) => "released as a waiter, or held nothing".to_string(),
+            (Some(_), Some(next)) => format!("handed the key to {next}"),
+            (Some(_), None) => "freed the key: no live waiter".to_string(),
+        };
+        decision_log::decision(
+            Scope::Key(key.as_str()),
+            id.as_str(),
+            "released",
+            &reason,
+            None,
+        );
         Ok(to_js(&json!({ "next": next.map(|id| id.to_string()) })))
     }
 
@@ -346,6 +396,14 @@ impl Object {
                 .await?;
             if let TickStep::CheckHolder(holder) = step {
                 let liveness = workflow.liveness(holder.id.as_str()).await;
+                let reason = format!("holder check: {liveness:?}");
+                decision_log::decision(
+                    Scope::Key(key.as_str()),
+                    holder.id.as_str(),
+                    "checked",
+                    &reason,
+                    None,
+                );
                 let wake = self
                     .decide(&key, move |store, now| {
                         coordinator::tick_after_check(store, now, &holder, liveness)
@@ -373,6 +431,13 @@ impl Object {
             // sent to a finished instance does not fail.
             match workflow.liveness(id.as_str()).await {
                 Liveness::Dead => {
+                    decision_log::decision(
+                        Scope::Key(key.as_str()),
+                        id.as_str(),
+                        "skipped",
+                        "handed the key but dead",
+                        None,
+                    );
                     next = self
                         .decide(key, move |store, now| {
                             coordinator::holder_found_dead(store, now, &id)
@@ -380,6 +445,13 @@ impl Object {
                         .await?;
                 }
                 Liveness::Alive | Liveness::Unknown => {
+                    decision_log::decision(
+                        Scope::Key(key.as_str()),
+                        id.as_str(),
+                        "woken",
+                        "handed the key",
+                        None,
+                    );
                     self.send_turn(workflow, key, &id).await;
                     return Ok(Some(id));
                 }

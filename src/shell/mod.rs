@@ -6,12 +6,14 @@
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
 //! - [`coordinator_object`]: the `Coordinator` Durable Object's logic.
+//! - [`decision_log`]: one structured log line per decision.
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
 //! - [`entry`]: the Worker's fetch handler.
 
 pub mod args;
 pub mod config;
 pub mod coordinator_object;
+pub mod decision_log;
 pub mod entry;
 pub mod gate;
 pub mod serial_queue_d1;

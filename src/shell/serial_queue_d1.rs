@@ -8,6 +8,7 @@
 
 use super::args;
 use super::config::SerialConfig;
+use super::decision_log::{self, Scope};
 use super::workflow::Workflow;
 use crate::coordinator::Liveness;
 use crate::error::BatonError;
@@ -262,9 +263,17 @@ impl Shell {
         let config = self.config()?;
         let supersede = match serial_queue::plan_enqueue(&request) {
             EnqueuePlan::Skip { current } => {
+                let reason = format!("revision {} is not current ({current})", request.revision);
+                decision_log::decision(
+                    Scope::Group(request.group.as_str()),
+                    request.instance_id.as_str(),
+                    "skipped",
+                    &reason,
+                    None,
+                );
                 return Ok(to_js(&json!({
                     "status": "skipped", "reason": "not_current", "current": current.as_str(),
-                })))
+                })));
             }
             EnqueuePlan::Insert { supersede } => supersede,
         };
@@ -334,6 +343,14 @@ impl Shell {
             .into_iter()
             .map(|s| s.instance_id)
             .collect();
+        let reason = format!("superseded {} waiter(s)", superseded.len());
+        decision_log::decision(
+            Scope::Group(request.group.as_str()),
+            request.instance_id.as_str(),
+            "waiting",
+            &reason,
+            None,
+        );
         // Superseded waiters learn at once: their next claim says `skipped`.
         if config.push {
             let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
@@ -405,6 +422,28 @@ impl Shell {
                 serial_queue::after_claim(won, holder.as_ref())
             }
         };
+        let (name, reason) = match &reply {
+            ClaimReply::Holding => ("holding", "no live holder".to_string()),
+            ClaimReply::Waiting { holder } => (
+                "waiting",
+                format!(
+                    "behind {}",
+                    holder.as_ref().map_or("a holder", |h| h.as_str())
+                ),
+            ),
+            ClaimReply::Skipped { by, by_revision } => {
+                ("skipped", format!("superseded by {by} at {by_revision}"))
+            }
+            ClaimReply::TimedOut => ("timed_out", "waited past the waiter timeout".to_string()),
+        };
+        let waited_ms = me.as_ref().map(|e| now.saturating_sub(e.enqueued_at_ms));
+        decision_log::decision(
+            Scope::Group(group.as_str()),
+            id.as_str(),
+            name,
+            &reason,
+            waited_ms,
+        );
         Ok(to_js(&match reply {
             ClaimReply::Holding => json!({ "status": "holding" }),
             ClaimReply::Waiting { holder } => {
@@ -457,6 +496,20 @@ impl Shell {
             .map_err(internal)?
             .results::<Value>()
             .map_err(internal)?;
+        let left = if released.is_empty() {
+            "held nothing"
+        } else if was_holding {
+            "freed the group"
+        } else {
+            "left the queue"
+        };
+        decision_log::decision(
+            Scope::Group(group.as_str()),
+            id.as_str(),
+            "released",
+            left,
+            None,
+        );
         if !was_holding || released.is_empty() || !config.push {
             return Ok(to_js(&json!({ "next": null })));
         }
@@ -486,6 +539,14 @@ impl Shell {
         for row in waiting {
             match workflow.liveness(&row.instance_id).await {
                 Liveness::Dead => {
+                    let scope = Scope::Group(group.as_str());
+                    decision_log::decision(
+                        scope,
+                        &row.instance_id,
+                        "abandoned",
+                        "woken but dead",
+                        None,
+                    );
                     self.statement(
                         db,
                         sql::ABANDON_WAITER,
@@ -500,6 +561,14 @@ impl Shell {
                     .map_err(internal)?;
                 }
                 Liveness::Alive | Liveness::Unknown => {
+                    let scope = Scope::Group(group.as_str());
+                    decision_log::decision(
+                        scope,
+                        &row.instance_id,
+                        "woken",
+                        "the group is free",
+                        None,
+                    );
                     send_turn(
                         &workflow,
                         &config.turn_event_type,

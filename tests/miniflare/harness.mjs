@@ -11,7 +11,21 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
  * @param {{ holderCheckMs?: number, vars?: Record<string, string> }} options
  */
 export async function startBaton(options = {}) {
+  // Everything the Workers runtime prints, line by line (decision logs among it).
+  const runtimeLines = [];
+  const collect = (stream) => {
+    let rest = "";
+    stream.on("data", (chunk) => {
+      const lines = (rest + chunk).split("\n");
+      rest = lines.pop();
+      runtimeLines.push(...lines);
+    });
+  };
   const mf = new Miniflare({
+    handleRuntimeStdio(stdout, stderr) {
+      collect(stdout);
+      collect(stderr);
+    },
     workers: [
       {
         name: "test-workflows",
@@ -56,7 +70,9 @@ export async function startBaton(options = {}) {
   });
   await mf.ready;
   await applyMigrations(await mf.getD1Database("DB", "baton"));
-  return new Harness(mf);
+  const harness = new Harness(mf);
+  harness.runtimeLines = runtimeLines;
+  return harness;
 }
 
 /** Applies migrations/*.sql in name order, as `wrangler d1 migrations apply` does. */
