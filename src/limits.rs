@@ -77,3 +77,21 @@ pub const SERIAL_WAITERS_PER_GROUP_MAX: u32 = 1_000;
 
 /// Most waiters `serialInspect` lists.
 pub const SERIAL_INSPECT_WAITING_MAX: u32 = 100;
+
+/// Largest HTTP request body the API reads, in bytes (64 KiB, the operator
+/// surface's promise). The biggest legitimate body is an enqueue: three
+/// identifiers of at most 512 bytes and an instance id, well under 4 KiB,
+/// so anything near this bound is a mistake or an attack, and refusing it
+/// before parsing bounds the work one request can cause.
+pub const HTTP_BODY_BYTES_MAX: usize = 64 * 1024;
+
+/// Fewest bytes a bearer-token comparison walks, whatever the lengths: the
+/// comparison's time then does not depend on the configured token's length
+/// for any token up to this size (a 256-bit token in hex is 64 bytes; this
+/// leaves room for any generator's output).
+pub const TOKEN_COMPARE_BYTES_MIN: usize = 256;
+
+/// Most characters of a caller's own text (an unknown field's name, an
+/// unknown method) echoed back in an error message: enough to recognise
+/// it, not enough to turn an error reply into an amplifier.
+pub const HTTP_ECHO_CHARS_MAX: usize = 64;

@@ -8,6 +8,7 @@
 //! - [`coordinator_object`]: the `Coordinator` Durable Object's logic.
 //! - [`decision_log`]: one structured log line per decision.
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
+//! - [`http`]: the HTTP API, the status page's files and the OpenAPI document.
 //! - [`entry`]: the Worker's fetch handler.
 
 pub mod args;
@@ -16,6 +17,7 @@ pub mod coordinator_object;
 pub mod decision_log;
 pub mod entry;
 pub mod gate;
+pub mod http;
 pub mod serial_queue_d1;
 pub mod sqlite;
 pub mod workflow;

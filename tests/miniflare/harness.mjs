@@ -8,7 +8,8 @@ import path from "node:path";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
- * @param {{ holderCheckMs?: number, vars?: Record<string, string> }} options
+ * @param {{ holderCheckMs?: number, vars?: Record<string, string>, listen?: boolean }} options
+ * `listen`: Baton also gets a real HTTP port on 127.0.0.1 (for a browser), see `batonUrl()`.
  */
 export async function startBaton(options = {}) {
   // Everything the Workers runtime prints, line by line (decision logs among it).
@@ -65,6 +66,8 @@ export async function startBaton(options = {}) {
           HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000),
           ...options.vars,
         },
+        // Port 0: the OS picks a free one; batonUrl() reads it back.
+        ...(options.listen ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
       },
     ],
   });
@@ -179,6 +182,20 @@ class Harness {
       },
       timeoutMs,
     );
+  }
+
+  /**
+   * Sends a request to Baton's own fetch handler (the HTTP API), not to the
+   * test Worker that `dispatchFetch` reaches. Returns the Response.
+   */
+  async fetchBaton(route, init = {}) {
+    this.batonWorker ??= await this.mf.getWorker("baton");
+    return this.batonWorker.fetch(`http://baton${route}`, init);
+  }
+
+  /** Baton's own address on a real port (a URL ending in "/"); needs startBaton({ listen: true }). */
+  async batonUrl() {
+    return (await this.mf.unsafeGetDirectURL("baton")).href;
   }
 
   dispose() {

@@ -1,0 +1,444 @@
+//! The route table and the router.
+//!
+//! [`ROUTES`] is the only list of routes: the router walks it, and a test
+//! checks `static/openapi.json` against it path by path and method by
+//! method. A path template's segments are literals, matched exactly, or
+//! one `{key}` / `{group}` parameter, which takes one raw (still
+//! percent-encoded) segment; decoding it is part of parsing the command,
+//! after authentication.
+
+use super::error::HttpError;
+
+/// The methods the API serves. Any other (HEAD, OPTIONS, PUT...) is a 405
+/// on a known path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        }
+    }
+}
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// The status page's files and the OpenAPI document: static, no data.
+    Public,
+    /// `Authorization: Bearer <BATON_TOKEN>`.
+    Bearer,
+}
+
+/// The static files the Worker serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asset {
+    StatusPage,
+    StatusScript,
+    StatusStyle,
+    OpenApi,
+}
+
+/// The API's operations: one per Coordinator and serial-queue method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    KeyEnqueue,
+    KeyAcquire,
+    KeyRelease,
+    KeyInspect,
+    GroupEnqueue,
+    GroupClaim,
+    GroupHeartbeat,
+    GroupRelease,
+    GroupInspect,
+}
+
+impl Operation {
+    /// Every operation, for tests that check each is routed exactly once.
+    pub const ALL: [Operation; 9] = [
+        Operation::KeyEnqueue,
+        Operation::KeyAcquire,
+        Operation::KeyRelease,
+        Operation::KeyInspect,
+        Operation::GroupEnqueue,
+        Operation::GroupClaim,
+        Operation::GroupHeartbeat,
+        Operation::GroupRelease,
+        Operation::GroupInspect,
+    ];
+
+    /// Whether the request carries a JSON body: every change is a POST with
+    /// one; inspection is a GET without one (a GET's body is never read).
+    pub fn has_body(self) -> bool {
+        match self {
+            Operation::KeyInspect | Operation::GroupInspect => false,
+            Operation::KeyEnqueue
+            | Operation::KeyAcquire
+            | Operation::KeyRelease
+            | Operation::GroupEnqueue
+            | Operation::GroupClaim
+            | Operation::GroupHeartbeat
+            | Operation::GroupRelease => true,
+        }
+    }
+
+    /// The reply as HTTP callers get it: always a JSON object. Only
+    /// `acquire` answers with a bare string over RPC; here it is
+    /// `{ "status": "granted" | "pending" | "superseded" }`.
+    pub fn reply(self, value: serde_json::Value) -> serde_json::Value {
+        match (self, value) {
+            (Operation::KeyAcquire, serde_json::Value::String(status)) => {
+                serde_json::json!({ "status": status })
+            }
+            (_, value) => value,
+        }
+    }
+}
+
+/// What a route leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Asset(Asset),
+    Api(Operation),
+}
+
+/// One row of the route table.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteSpec {
+    pub method: Method,
+    /// The path template, as written in the OpenAPI document.
+    pub path: &'static str,
+    pub endpoint: Endpoint,
+    pub auth: Auth,
+}
+
+const fn api(method: Method, path: &'static str, operation: Operation) -> RouteSpec {
+    RouteSpec {
+        method,
+        path,
+        endpoint: Endpoint::Api(operation),
+        auth: Auth::Bearer,
+    }
+}
+
+const fn asset(path: &'static str, asset: Asset) -> RouteSpec {
+    RouteSpec {
+        method: Method::Get,
+        path,
+        endpoint: Endpoint::Asset(asset),
+        auth: Auth::Public,
+    }
+}
+
+/// Every route the Worker answers. Changes here must be mirrored in
+/// `static/openapi.json`; a test fails until they are.
+pub const ROUTES: &[RouteSpec] = &[
+    asset("/", Asset::StatusPage),
+    asset("/app.js", Asset::StatusScript),
+    asset("/style.css", Asset::StatusStyle),
+    asset("/openapi.json", Asset::OpenApi),
+    api(
+        Method::Post,
+        "/v1/keys/{key}/enqueue",
+        Operation::KeyEnqueue,
+    ),
+    api(
+        Method::Post,
+        "/v1/keys/{key}/acquire",
+        Operation::KeyAcquire,
+    ),
+    api(
+        Method::Post,
+        "/v1/keys/{key}/release",
+        Operation::KeyRelease,
+    ),
+    api(Method::Get, "/v1/keys/{key}", Operation::KeyInspect),
+    api(
+        Method::Post,
+        "/v1/groups/{group}/enqueue",
+        Operation::GroupEnqueue,
+    ),
+    api(
+        Method::Post,
+        "/v1/groups/{group}/claim",
+        Operation::GroupClaim,
+    ),
+    api(
+        Method::Post,
+        "/v1/groups/{group}/heartbeat",
+        Operation::GroupHeartbeat,
+    ),
+    api(
+        Method::Post,
+        "/v1/groups/{group}/release",
+        Operation::GroupRelease,
+    ),
+    api(Method::Get, "/v1/groups/{group}", Operation::GroupInspect),
+];
+
+/// A routed request: what it leads to, and the raw path parameter if the
+/// template has one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Matched<'a> {
+    pub endpoint: Endpoint,
+    pub auth: Auth,
+    /// The `{key}` or `{group}` segment, still percent-encoded.
+    pub param: Option<&'a str>,
+}
+
+/// Matches a template against a raw path; on a match, the parameter segment.
+/// `None` means no match; `Some(None)` a match without a parameter.
+fn match_template<'a>(template: &str, path: &'a str) -> Option<Option<&'a str>> {
+    let template = template.strip_prefix('/')?;
+    let path = path.strip_prefix('/')?;
+    let mut param = None;
+    let mut path_segments = path.split('/');
+    for expected in template.split('/') {
+        let actual = path_segments.next()?;
+        if expected.starts_with('{') && expected.ends_with('}') {
+            param = Some(actual);
+        } else if expected != actual {
+            return None;
+        }
+    }
+    match path_segments.next() {
+        Some(_) => None,
+        None => Some(param),
+    }
+}
+
+/// The route for `method` and the raw (percent-encoded) `path`: 404 when no
+/// route has the path, 405 (naming the allowed methods) when the path exists
+/// for other methods. Methods are matched exactly, as HTTP defines them.
+pub fn route<'a>(method: &str, path: &'a str) -> Result<Matched<'a>, HttpError> {
+    let mut allow = Vec::new();
+    for spec in ROUTES {
+        let Some(param) = match_template(spec.path, path) else {
+            continue;
+        };
+        if spec.method.as_str() == method {
+            return Ok(Matched {
+                endpoint: spec.endpoint,
+                auth: spec.auth,
+                param,
+            });
+        }
+        allow.push(spec.method.as_str());
+    }
+    if allow.is_empty() {
+        Err(HttpError::NotFound)
+    } else {
+        Err(HttpError::MethodNotAllowed { allow })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api_route(method: &str, path: &str) -> (Operation, Option<String>) {
+        let matched = route(method, path).unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        assert_eq!(matched.auth, Auth::Bearer);
+        match matched.endpoint {
+            Endpoint::Api(op) => (op, matched.param.map(str::to_owned)),
+            other => panic!("{method} {path}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn api_routes_take_the_key_or_group_from_the_path() {
+        let cases = [
+            ("POST", "/v1/keys/k1/enqueue", Operation::KeyEnqueue, "k1"),
+            ("POST", "/v1/keys/k1/acquire", Operation::KeyAcquire, "k1"),
+            ("POST", "/v1/keys/k1/release", Operation::KeyRelease, "k1"),
+            ("GET", "/v1/keys/k1", Operation::KeyInspect, "k1"),
+            ("POST", "/v1/groups/g/enqueue", Operation::GroupEnqueue, "g"),
+            ("POST", "/v1/groups/g/claim", Operation::GroupClaim, "g"),
+            (
+                "POST",
+                "/v1/groups/g/heartbeat",
+                Operation::GroupHeartbeat,
+                "g",
+            ),
+            ("POST", "/v1/groups/g/release", Operation::GroupRelease, "g"),
+            ("GET", "/v1/groups/g", Operation::GroupInspect, "g"),
+            // Parameters stay encoded until they are parsed.
+            ("GET", "/v1/keys/a%2Fb", Operation::KeyInspect, "a%2Fb"),
+            // A literal-looking parameter is still a parameter.
+            ("GET", "/v1/keys/enqueue", Operation::KeyInspect, "enqueue"),
+        ];
+        for (method, path, op, param) in cases {
+            assert_eq!(
+                api_route(method, path),
+                (op, Some(param.to_owned())),
+                "{method} {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_empty_parameter_routes_and_is_refused_as_input() {
+        // `/v1/keys//acquire` names the empty key: a 400 from parsing, not a 404.
+        assert_eq!(
+            api_route("POST", "/v1/keys//acquire"),
+            (Operation::KeyAcquire, Some(String::new()))
+        );
+        assert_eq!(
+            api_route("GET", "/v1/groups/"),
+            (Operation::GroupInspect, Some(String::new()))
+        );
+    }
+
+    #[test]
+    fn static_files_are_public() {
+        for (path, asset) in [
+            ("/", Asset::StatusPage),
+            ("/app.js", Asset::StatusScript),
+            ("/style.css", Asset::StatusStyle),
+            ("/openapi.json", Asset::OpenApi),
+        ] {
+            let matched = route("GET", path).unwrap();
+            assert_eq!(matched.endpoint, Endpoint::Asset(asset));
+            assert_eq!(matched.auth, Auth::Public);
+        }
+    }
+
+    #[test]
+    fn unknown_paths_are_404() {
+        for path in [
+            "",
+            "/v1",
+            "/v1/keys",
+            "/v1/keys/k/",
+            "/v1/keys/k/enqueue/",
+            "/v1/keys/k/unknown",
+            "/v1/keys/k/enqueue/extra",
+            "/v2/keys/k",
+            "/V1/keys/k",
+            "/v1/Keys/k",
+            "/v1/keys/k/Enqueue",
+            "/v1/group/g",
+            "/v1/groups",
+            "/index.html",
+            "/openapi.yaml",
+            "//",
+            "/v1//k",
+            "x/v1/keys/k",
+            "/v1/keys/k/enqueue?x",
+        ] {
+            assert_eq!(route("GET", path), Err(HttpError::NotFound), "GET {path:?}");
+            assert_eq!(
+                route("POST", path),
+                Err(HttpError::NotFound),
+                "POST {path:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn known_paths_with_other_methods_are_405() {
+        let cases = [
+            ("GET", "/v1/keys/k/enqueue", vec!["POST"]),
+            ("PUT", "/v1/keys/k/acquire", vec!["POST"]),
+            ("POST", "/v1/keys/k", vec!["GET"]),
+            ("DELETE", "/v1/groups/g", vec!["GET"]),
+            ("HEAD", "/v1/groups/g", vec!["GET"]),
+            ("get", "/v1/groups/g", vec!["GET"]),
+            ("GET", "/v1/groups/g/claim", vec!["POST"]),
+            ("POST", "/", vec!["GET"]),
+            ("OPTIONS", "/openapi.json", vec!["GET"]),
+        ];
+        for (method, path, allow) in cases {
+            assert_eq!(
+                route(method, path),
+                Err(HttpError::MethodNotAllowed { allow }),
+                "{method} {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_operation_is_routed_once_and_every_route_is_distinct() {
+        for op in Operation::ALL {
+            let count = ROUTES
+                .iter()
+                .filter(|r| r.endpoint == Endpoint::Api(op))
+                .count();
+            assert_eq!(count, 1, "{op:?}");
+        }
+        for (i, a) in ROUTES.iter().enumerate() {
+            for b in &ROUTES[i + 1..] {
+                assert!(
+                    !(a.path == b.path && a.method == b.method),
+                    "{} {} twice",
+                    a.method.as_str(),
+                    a.path
+                );
+            }
+            let public = matches!(a.endpoint, Endpoint::Asset(_));
+            assert_eq!(a.auth == Auth::Public, public, "{}", a.path);
+            if let Endpoint::Api(op) = a.endpoint {
+                assert_eq!(op.has_body(), a.method == Method::Post, "{}", a.path);
+            }
+        }
+    }
+
+    #[test]
+    fn acquire_replies_become_objects() {
+        use serde_json::json;
+        assert_eq!(
+            Operation::KeyAcquire.reply(json!("granted")),
+            json!({ "status": "granted" })
+        );
+        assert_eq!(
+            Operation::KeyRelease.reply(json!({ "next": null })),
+            json!({ "next": null })
+        );
+    }
+
+    /// The OpenAPI document describes exactly the routes in the table.
+    #[test]
+    fn openapi_document_matches_the_route_table() {
+        let doc: serde_json::Value =
+            serde_json::from_str(include_str!("../../static/openapi.json")).unwrap();
+        let version = doc["openapi"].as_str().unwrap();
+        assert!(version.starts_with("3.1."), "{version}");
+        let mut documented = Vec::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                if method == "parameters" {
+                    continue;
+                }
+                let public = operation
+                    .get("security")
+                    .and_then(|s| s.as_array())
+                    .is_some_and(|s| s.is_empty());
+                documented.push((method.to_uppercase(), path.clone(), public));
+            }
+        }
+        let mut routed: Vec<_> = ROUTES
+            .iter()
+            .map(|r| {
+                (
+                    r.method.as_str().to_owned(),
+                    r.path.to_owned(),
+                    r.auth == Auth::Public,
+                )
+            })
+            .collect();
+        documented.sort();
+        routed.sort();
+        assert_eq!(documented, routed);
+        // Authenticated unless an operation opts out.
+        assert_eq!(doc["security"], serde_json::json!([{ "bearer": [] }]));
+        assert_eq!(
+            doc["components"]["securitySchemes"]["bearer"]["scheme"],
+            "bearer"
+        );
+    }
+}
