@@ -13,5 +13,7 @@ echo "== cargo test (native)"
 cargo test --quiet
 echo "== build"
 bash scripts/build.sh
+echo "== chromium (for the status page test)"
+bash scripts/chromium.sh
 echo "== miniflare suite (node $(node --version))"
 node --test --test-concurrency=1 'tests/miniflare/*.test.mjs'

@@ -1,0 +1,320 @@
+// Baton's status page: polls the authenticated JSON API for one key or group
+// and draws what it answers. No framework and no build step, so the Worker
+// can serve this file as it is.
+//
+// Every piece of data reaches the page through `textContent` (never
+// innerHTML): keys, groups, revisions and ids are caller-chosen strings.
+"use strict";
+
+const POLL_MS = 1000;
+// Inspecting a key can list up to 20,000 waiters; redrawing that many rows
+// every second would make the page the bottleneck. The rest is counted.
+const MAX_ROWS = 500;
+// sessionStorage, not localStorage: the token lives as long as this tab, and
+// is never written to the URL (so not to history, logs or a Referer).
+const TOKEN_STORE = "baton.token";
+const WATCH_STORE = "baton.watch";
+
+const $ = (id) => document.getElementById(id);
+const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
+let watch = null; // { kind: "key" | "group", name }
+let data = null; // the last good answer for `watch`
+let updatedAt = null; // when `data` arrived (browser clock)
+let error = null; // the last poll's error message, or null
+// Bumped on every new watch, so an answer to an older one is dropped
+// instead of being drawn under the new name.
+let generation = 0;
+let timer = null;
+
+// --- formatting ----------------------------------------------------------
+
+/** "45 s", "3 min 2 s", "5 h 10 min", "2 d 3 h". */
+function duration(ms) {
+  // The times are stamped by the Worker's clock; a browser clock running a
+  // little behind must not show a negative wait.
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h} h ${m % 60} min`;
+  return `${Math.floor(h / 24)} d ${h % 24} h`;
+}
+
+/** A <time> showing "x ago" and the absolute time, both visible. */
+function timeElement(ms, { ago = true } = {}) {
+  const el = document.createElement("time");
+  if (typeof ms !== "number") {
+    el.textContent = "—";
+    return el;
+  }
+  const date = new Date(ms);
+  el.dateTime = date.toISOString();
+  el.textContent = ago
+    ? `${duration(Date.now() - ms)} ago (${absolute.format(date)})`
+    : absolute.format(date);
+  return el;
+}
+
+const OUTCOMES = {
+  released: "released",
+  superseded: "superseded (skipped)",
+  timed_out: "timed out",
+  abandoned: "abandoned",
+};
+
+// --- the two API shapes, made one ------------------------------------------
+
+/**
+ * Key (Coordinator inspect) and group (serialInspect) answers differ in
+ * names; the drawing code sees one shape. A group's holder has no "since",
+ * only its last heartbeat, so that is what its row is labelled.
+ */
+function normalize(kind, body) {
+  if (kind === "key") {
+    return {
+      holder: body.holder && { id: body.holder.id, at: body.holder.since, atLabel: "Holding since" },
+      waiting: (body.waiting ?? []).map((w) => ({ id: w.id, since: w.since, detail: w.inputHash ?? "" })),
+      superseded: body.superseded ?? 0,
+      recent: [],
+    };
+  }
+  return {
+    holder: body.holder && {
+      id: body.holder.instanceId,
+      revision: body.holder.revision,
+      at: body.holder.heartbeatAt,
+      atLabel: "Last heartbeat",
+    },
+    waiting: (body.waiting ?? []).map((w) => ({ id: w.instanceId, since: w.enqueuedAt, detail: w.revision })),
+    superseded: null,
+    recent: body.recent ?? [],
+  };
+}
+
+// --- fetching --------------------------------------------------------------
+
+/** What a failed call means to the person at the page. */
+function describe(status, message) {
+  const detail = message ? `: ${message}` : "";
+  switch (status) {
+    case 401:
+      return "Token rejected (401): check the API token.";
+    case 503:
+      return "API not configured (503): the Worker has no BATON_TOKEN secret set.";
+    case 400:
+      return `Bad request (400)${detail}`;
+    case 404:
+      return `Not found (404)${detail}. Is this Worker's HTTP API deployed?`;
+    default:
+      return `The API answered ${status}${detail}`;
+  }
+}
+
+async function fetchView({ kind, name }, token) {
+  // Relative to the page, so a Worker mounted under a path still works. The
+  // name is one path segment: encodeURIComponent also escapes "/" and "?".
+  const path = `${kind === "key" ? "v1/keys/" : "v1/groups/"}${encodeURIComponent(name)}`;
+  let response;
+  try {
+    response = await fetch(path, {
+      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+      cache: "no-store",
+      // A hung request must not freeze the page: the next poll starts after
+      // this one ends.
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (e) {
+    throw new Error(`Cannot reach the API (${e.message}).`);
+  }
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    // Not JSON: described by status alone below.
+  }
+  if (response.ok && body && typeof body === "object") return body;
+  throw new Error(describe(response.status, typeof body?.error === "string" ? body.error : ""));
+}
+
+async function poll() {
+  clearTimeout(timer);
+  timer = null;
+  if (!watch) return;
+  // Poll only while someone can see the page; visibilitychange resumes it.
+  if (document.visibilityState !== "visible") return;
+  const mine = generation;
+  const token = $("token").value;
+  let next = null;
+  let failure = null;
+  if (!token) {
+    failure = "Type the API token to start.";
+  } else {
+    try {
+      next = normalize(watch.kind, await fetchView(watch, token));
+    } catch (e) {
+      failure = e.message;
+    }
+  }
+  if (mine !== generation) return; // a newer watch took over meanwhile
+  if (next) {
+    data = next;
+    updatedAt = Date.now();
+  }
+  error = failure;
+  render();
+  timer = setTimeout(poll, POLL_MS);
+}
+
+// --- drawing ---------------------------------------------------------------
+
+/** Appends a cell; `classes` is a space-separated class list ("mono" for ids). */
+function cell(row, content, { header = false, classes = "" } = {}) {
+  const td = document.createElement(header ? "th" : "td");
+  if (header) td.scope = "row";
+  if (classes) td.className = classes;
+  if (content instanceof Node) td.append(content);
+  else td.textContent = content;
+  row.append(td);
+  return td;
+}
+
+/** Fills a tbody with at most MAX_ROWS rows, then one "and n more" row. */
+function fillRows(tbody, items, columns, draw) {
+  const rows = items.slice(0, MAX_ROWS).map((item, i) => {
+    const tr = document.createElement("tr");
+    draw(tr, item, i);
+    return tr;
+  });
+  if (items.length > MAX_ROWS) {
+    const tr = document.createElement("tr");
+    const td = cell(tr, `… and ${items.length - MAX_ROWS} more`);
+    td.colSpan = columns;
+    rows.push(tr);
+  }
+  tbody.replaceChildren(...rows);
+}
+
+function renderStatus() {
+  // Rewrite the alert only when its text changes, so a screen reader
+  // announces an error once, not every second.
+  const box = $("error");
+  const text = error ?? "";
+  if (box.textContent !== text) box.textContent = text;
+  box.hidden = !error;
+
+  const updated = $("updated");
+  updated.classList.toggle("stale", Boolean(error));
+  if (!watch) {
+    updated.textContent = "Type a token and a key or group, then Watch.";
+  } else if (updatedAt === null) {
+    updated.textContent = error ? "No data yet." : "Loading…";
+  } else {
+    const ago = duration(Date.now() - updatedAt);
+    const when = absolute.format(new Date(updatedAt));
+    updated.textContent = `${error ? "Last good update" : "Updated"} ${when} (${ago} ago).`;
+  }
+}
+
+function render() {
+  renderStatus();
+  const view = $("view");
+  if (!watch || !data) {
+    view.hidden = true;
+    return;
+  }
+  view.hidden = false;
+  const group = watch.kind === "group";
+  // CSS shows the key-only or group-only parts from this.
+  view.dataset.kind = watch.kind;
+  $("view-title").textContent = `${group ? "Group" : "Key"} “${watch.name}”`;
+
+  const { holder } = data;
+  $("holder").hidden = !holder;
+  $("holder-none").hidden = Boolean(holder);
+  if (holder) {
+    $("holder-id").textContent = holder.id;
+    $("holder-revision-label").hidden = $("holder-revision").hidden = !group;
+    $("holder-revision").textContent = holder.revision ?? "";
+    $("holder-since-label").textContent = holder.atLabel;
+    $("holder-since").replaceChildren(timeElement(holder.at));
+  }
+
+  const now = Date.now();
+  fillRows($("waiting").tBodies[0], data.waiting, 5, (tr, w, i) => {
+    cell(tr, String(i + 1), { header: true });
+    cell(tr, w.id, { classes: "mono" });
+    cell(tr, w.detail, { classes: `mono ${group ? "group-only" : "key-only"}` });
+    cell(tr, timeElement(w.since, { ago: false }));
+    cell(tr, duration(now - w.since));
+  });
+  $("waiting").hidden = data.waiting.length === 0;
+  $("waiting-none").hidden = data.waiting.length > 0;
+
+  $("superseded-count").textContent = String(data.superseded ?? 0);
+
+  fillRows($("recent").tBodies[0], data.recent, 5, (tr, r) => {
+    cell(tr, r.instanceId, { header: true });
+    cell(tr, r.revision, { classes: "mono" });
+    cell(tr, OUTCOMES[r.outcome] ?? r.outcome, { classes: `outcome ${r.outcome}` });
+    const by = r.supersededBy;
+    cell(tr, by ? `${by.instanceId} (revision ${by.revision})` : "", { classes: "mono" });
+    cell(tr, timeElement(r.finishedAt));
+  });
+  $("recent").hidden = data.recent.length === 0;
+  $("recent-none").hidden = !group || data.recent.length > 0;
+}
+
+// --- wiring ----------------------------------------------------------------
+
+function labelName() {
+  $("name-label").textContent = $("kind").value === "group" ? "Group" : "Key";
+}
+
+function start(next) {
+  watch = next;
+  data = null;
+  updatedAt = null;
+  error = null;
+  generation += 1;
+  sessionStorage.setItem(WATCH_STORE, JSON.stringify(watch));
+  render();
+  poll();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const token = $("token");
+  token.value = sessionStorage.getItem(TOKEN_STORE) ?? "";
+  token.addEventListener("input", () => {
+    if (token.value) sessionStorage.setItem(TOKEN_STORE, token.value);
+    else sessionStorage.removeItem(TOKEN_STORE);
+  });
+
+  $("kind").addEventListener("change", labelName);
+  $("watch-form").addEventListener("submit", (event) => {
+    event.preventDefault(); // never a navigation: nothing typed goes into a URL
+    const name = $("name").value;
+    if (name) start({ kind: $("kind").value, name });
+  });
+
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") poll();
+  });
+
+  // A reload in the same tab keeps watching what it watched.
+  let saved = null;
+  try {
+    saved = JSON.parse(sessionStorage.getItem(WATCH_STORE));
+  } catch {
+    // Unreadable: start empty.
+  }
+  if (saved && (saved.kind === "key" || saved.kind === "group") && typeof saved.name === "string") {
+    $("kind").value = saved.kind;
+    $("name").value = saved.name;
+    labelName();
+    start(saved);
+  } else {
+    render();
+  }
+});

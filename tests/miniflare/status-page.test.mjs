@@ -1,0 +1,242 @@
+// The status page (static/) in Debian's headless Chromium, served by the real
+// Baton Worker on a real port and reading its authenticated API, while real
+// Workflow instances hold and wait on a key and a serial-queue group.
+// `bash scripts/chromium.sh` installs the browser (scripts/test.sh runs it).
+// No assertion is about timing: every wait polls the page for a state.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+import { startBaton, ROOT } from "./harness.mjs";
+
+const CHROMIUM = "/usr/bin/chromium";
+const TOKEN = "status-page-test-token";
+const OUT = path.join(ROOT, "tests/miniflare/.out");
+
+/** Polls `probe(page)` until it returns a truthy value; fails naming the last value seen. */
+async function untilPage(page, what, probe, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await probe(page);
+    if (last) return last;
+    if (Date.now() > deadline) {
+      const shown = await page.locator("main").innerText();
+      throw new Error(`timed out waiting for the page to show ${what}; the page shows:\n${shown}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** A table's body rows as the visible text of each cell (hidden columns left out). */
+function rows(page, table) {
+  return page.$$eval(`${table} tbody tr`, (trs) =>
+    trs.map((tr) => [...tr.cells].filter((c) => c.checkVisibility()).map((c) => c.innerText.trim())),
+  );
+}
+
+const text = (page, selector) => page.locator(selector).innerText();
+
+/** Types the token and a key or group into the page and starts watching it. */
+async function watch(page, kind, name) {
+  await page.fill("#token", TOKEN);
+  await page.selectOption("#kind", kind);
+  await page.fill("#name", name);
+  await page.click("#watch-form button[type=submit]");
+}
+
+const serial = (group, revision, extra = {}) => ({ mode: "serial", group, revision, ...extra });
+
+describe("status page in headless Chromium", () => {
+  let h;
+  let context;
+  let page;
+  let userData;
+  const pageErrors = [];
+
+  before(async () => {
+    assert.ok(
+      existsSync(CHROMIUM),
+      `${CHROMIUM} is missing: run \`bash scripts/chromium.sh\` (Debian's chromium package)`,
+    );
+    // An hour between holder checks: the key's holder changes only when it releases.
+    h = await startBaton({ holderCheckMs: 3_600_000, listen: true, vars: { BATON_TOKEN: TOKEN } });
+    // A fresh profile each run: no cookies, storage or cache from an earlier one.
+    userData = mkdtempSync(path.join(os.tmpdir(), "baton-chromium-"));
+    context = await chromium.launchPersistentContext(userData, {
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+      viewport: { width: 1100, height: 800 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on("pageerror", (error) => pageErrors.push(String(error)));
+    await page.goto(await h.batonUrl());
+    mkdirSync(OUT, { recursive: true });
+  });
+
+  after(async () => {
+    await context?.close();
+    await h?.dispose();
+    if (userData) rmSync(userData, { recursive: true, force: true });
+  });
+
+  test("a key: holder, then waiters in order, updating live as the key is handed on", async (t) => {
+    // A "/" and a space: the page must send the key as one encoded path segment.
+    const key = "page/key one";
+    await h.create("page-h", { key, waitForFinish: true });
+    await h.untilInspect(key, "page-h holding", (view) => view.holder?.id === "page-h");
+    for (const id of ["page-w1", "page-w2"]) {
+      await h.create(id, { key, waitForFinish: true });
+      await h.untilInspect(key, `${id} waiting`, (view) => view.waiting.some((w) => w.id === id));
+    }
+
+    // A wrong token first: the page says so in words, not a bare status.
+    await page.fill("#token", "not-the-token");
+    await page.selectOption("#kind", "key");
+    await page.fill("#name", key);
+    await page.click("#watch-form button[type=submit]");
+    await untilPage(page, "the token rejected", async (p) => (await text(p, "#error")).includes("Token rejected"));
+    assert.equal(await page.isVisible("#view"), false, "no data is shown for a rejected token");
+
+    await watch(page, "key", key);
+    await untilPage(page, "page-h holding", async (p) => (await text(p, "#holder-id")) === "page-h");
+    assert.equal(await page.isVisible("#error"), false, "the error is gone once the token is right");
+    assert.equal(await text(page, "#view-title"), `Key “${key}”`);
+    assert.match(await text(page, "#holder-since"), /^\d+ (s|min).* ago \(.+\)$/, "relative and absolute");
+    assert.match(await text(page, "#updated"), /^Updated /);
+
+    const waiting = await rows(page, "#waiting");
+    assert.deepEqual(
+      waiting.map(([position, id]) => [position, id]),
+      [
+        ["1", "page-w1"],
+        ["2", "page-w2"],
+      ],
+    );
+    for (const row of waiting) assert.match(row.at(-1), /^\d+ (s|min)/, `how long ${row[1]} has waited`);
+    assert.equal(await text(page, "#superseded-count"), "0");
+    assert.equal(await page.isVisible("#recent"), false, "recent outcomes are a group's");
+
+    // The token stays in this tab's session storage: not in localStorage, not in the URL.
+    const storage = await page.evaluate(() => ({
+      session: sessionStorage.getItem("baton.token"),
+      local: Object.keys(localStorage).length,
+      url: location.href,
+    }));
+    assert.equal(storage.session, TOKEN);
+    assert.equal(storage.local, 0);
+    assert.ok(!storage.url.includes(TOKEN), storage.url);
+
+    const shot = path.join(OUT, "status-page.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, shot)}`);
+    console.log(`status page screenshot (key): ${shot}`);
+
+    // Live: the holder finishes, the key moves on, the page follows without a reload.
+    await h.sendEvent("page-h", "finish", {});
+    await untilPage(page, "page-w1 holding", async (p) => (await text(p, "#holder-id")) === "page-w1");
+    await untilPage(page, "page-w2 alone in the queue", async (p) =>
+      JSON.stringify((await rows(p, "#waiting")).map((r) => r.slice(0, 2))) === JSON.stringify([["1", "page-w2"]]),
+    );
+    await h.sendEvent("page-w1", "finish", {});
+    await untilPage(page, "page-w2 holding", async (p) => (await text(p, "#holder-id")) === "page-w2");
+    await h.sendEvent("page-w2", "finish", {});
+    await untilPage(page, "the key free", (p) => p.isVisible("#holder-none"));
+    assert.equal(await page.isVisible("#waiting-none"), true);
+  });
+
+  test("a group: holder, the newest waiter, and the superseded run naming what replaced it", async (t) => {
+    const group = "page/deploy main";
+    const options = { pollInterval: 1000 };
+    await h.create("page-A", serial(group, "r1", { waitForFinish: true }));
+    await h.until("page-A holding", async () => (await inspectGroup(h, group)).holder?.instanceId === "page-A");
+    await h.create("page-B", serial(group, "r2", { options }));
+    await h.until("page-B waiting", async () =>
+      (await inspectGroup(h, group)).waiting.some((w) => w.instanceId === "page-B"),
+    );
+    await h.create("page-C", serial(group, "r3", { options }));
+    await h.until("page-B superseded", async () =>
+      (await inspectGroup(h, group)).recent.some((r) => r.instanceId === "page-B"),
+    );
+
+    await watch(page, "group", group);
+    await untilPage(page, "page-A holding", async (p) => (await text(p, "#holder-id")) === "page-A");
+    assert.equal(await text(page, "#view-title"), `Group “${group}”`);
+    assert.equal(await text(page, "#holder-revision"), "r1");
+    assert.equal(await text(page, "#holder-since-label"), "Last heartbeat");
+    assert.deepEqual(
+      (await rows(page, "#waiting")).map((r) => r.slice(0, 3)),
+      [["1", "page-C", "r3"]],
+    );
+    const recent = await rows(page, "#recent");
+    const b = recent.find((r) => r[0] === "page-B");
+    assert.ok(b, `page-B in recent outcomes: ${JSON.stringify(recent)}`);
+    assert.deepEqual(b.slice(0, 4), ["page-B", "r2", "superseded (skipped)", "page-C (revision r3)"]);
+    assert.match(b[4], / ago \(.+\)$/);
+    assert.equal(await page.isVisible("#superseded"), false, "the superseded count is a key's");
+
+    const shot = path.join(OUT, "status-page-group.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, shot)}`);
+    console.log(`status page screenshot (group): ${shot}`);
+
+    // Live: A releases, C takes the group, A shows as released.
+    await h.sendEvent("page-A", "finish", {});
+    await untilPage(page, "page-A released", async (p) =>
+      (await rows(p, "#recent")).some((r) => r[0] === "page-A" && r[2] === "released"),
+    );
+    await untilPage(page, "page-C holding or done", async (p) =>
+      (await rows(p, "#recent")).some((r) => r[0] === "page-C") || (await text(p, "#holder-id")) === "page-C",
+    );
+  });
+
+  test("a Worker with no token configured: the page says the API is not configured", async () => {
+    // A second Baton without BATON_TOKEN: its API answers 503, never open.
+    const bare = await startBaton({ listen: true });
+    const other = await context.newPage();
+    other.on("pageerror", (error) => pageErrors.push(String(error)));
+    try {
+      await other.goto(await bare.batonUrl());
+      await watch(other, "key", "anything");
+      await untilPage(other, "API not configured", async (p) =>
+        (await text(p, "#error")).includes("API not configured (503)"),
+      );
+      assert.equal(await other.isVisible("#view"), false);
+    } finally {
+      await other.close();
+      await bare.dispose();
+    }
+  });
+
+  test("an unreachable API: the error shows, the last data stays marked stale, then recovers", async () => {
+    // Still watching the group from above; the browser plays the outage.
+    await page.route("**/v1/**", (route) => route.abort("connectionrefused"));
+    await untilPage(page, "API unreachable", async (p) => (await text(p, "#error")).includes("Cannot reach the API"));
+    assert.match(await text(page, "#updated"), /^Last good update /);
+    assert.equal(await page.isVisible("#view"), true, "the last data is still shown");
+    await page.unroute("**/v1/**");
+    await untilPage(page, "recovery", async (p) => !(await p.isVisible("#error")));
+    assert.match(await text(page, "#updated"), /^Updated /);
+  });
+
+  test("no script errors on the page", () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
+
+async function inspectGroup(h, group) {
+  const result = await h.serial("serialInspect", { group });
+  if ("error" in result) throw new Error(result.error);
+  return result.value;
+}
