@@ -78,7 +78,10 @@ export default {
         const instance = await env.EXAMPLE.get(url.searchParams.get("id"));
         return json(await instance.status());
       }
-      return json({ routes: ["POST /start?key=&count=&hold=", "GET /inspect?key=", "POST /deploy?sha=&head=&hold=", "GET /group?group=", "GET /status?id="] }, 404);
+      // Everything else is Baton's own: the status page at /, the HTTP API
+      // under /v1, /openapi.json. Under `npm start` only this Worker has the
+      // port, so it passes those on through its service binding.
+      return env.BATON.fetch(request);
     } catch (error) {
       return json({ error: String(error?.message ?? error) }, 400);
     }

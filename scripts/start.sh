@@ -4,6 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# A token for the local HTTP API and status page, made once per checkout and
+# kept out of git (.dev.vars is ignored).
+if ! grep -qs '^BATON_TOKEN=' .dev.vars; then
+  echo "BATON_TOKEN=local-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >> .dev.vars
+fi
+echo "Status page: http://localhost:${PORT:-8787}/  (token: $(sed -n 's/^BATON_TOKEN=//p' .dev.vars))"
 # One local state directory for both commands, so the dev session sees the
 # tables the migrations created. CI=true: apply without asking.
 state=.wrangler/state
