@@ -1,0 +1,145 @@
+// P1 and P2: hand-off latency between real Workflow instances, from the
+// holder's release call to the next holder starting its next step, both
+// read with Date.now() inside workerd (see bench/worker.mjs), so one clock.
+import { summary } from "./stats.mjs";
+
+/** P1: chains of waiters on a key; each round's waiters all queue, then hand on one by one. */
+export const P1_ROUNDS = 4;
+export const P1_WAITERS_PER_ROUND = 20;
+/** Engine floor: a bare event wake-up followed by one Coordinator call, sequentially. */
+export const FLOOR_SAMPLES = 20;
+/** P2 with push: one hand-off per group, sequentially. */
+export const P2_PUSH_SAMPLES = 30;
+/** P2 baseline (push off): one hand-off per group, all groups at once; each waits up to a poll. */
+export const P2_BASELINE_SAMPLES = 8;
+/** serialize's default poll interval (js/serialize.mjs), which the baseline waits out. */
+export const SERIAL_POLL_MS = 30_000;
+
+/** Lets waiters that reached the Coordinator also reach their `waitForEvent`. */
+const SETTLE_MS = 300;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One hand-off from the outputs of the releasing instance and the next holder. */
+const handoffRecord = (out, next) => ({
+  totalMs: next.enterAt - out.releaseAt,
+  releaseCallMs: out.releaseDone - out.releaseAt,
+  wakeMs: next.grantCallAt - out.releaseAt,
+  grantToStepMs: next.enterAt - next.grantCallAt,
+});
+
+/** Hand-off records from a chain's outputs, paired by the `next` each release returned. */
+function handoffs(outputs) {
+  return Object.values(outputs)
+    .filter((out) => out.next && outputs[out.next])
+    .map((out) => handoffRecord(out, outputs[out.next]));
+}
+
+/** Summaries of each field of the hand-off records. */
+function summarize(records) {
+  const pick = (field) => summary(records.map((r) => r[field]));
+  return {
+    total: pick("totalMs"),
+    releaseCall: pick("releaseCallMs"),
+    wake: pick("wakeMs"),
+    grantToStep: pick("grantToStepMs"),
+  };
+}
+
+/** P1: `P1_ROUNDS` chains of `P1_WAITERS_PER_ROUND` hand-offs; also the storage work per join and per hand-off. */
+export async function coordinatorHandoff(b) {
+  const records = [];
+  const perRoundP50 = [];
+  const work = { joins: 0, joinReads: 0, joinWrites: 0, handoffs: 0, handoffReads: 0, handoffWrites: 0 };
+  for (let round = 0; round < P1_ROUNDS; round++) {
+    const key = `p1-${round}`;
+    const holder = `p1-${round}-h`;
+    await b.create(holder, { mode: "key", key, waitForFinish: true });
+    await b.until(`${holder} to hold`, async () => (await b.rpc(key, "inspect", key)).holder?.id === holder);
+    const w0 = await b.rpc(key, "storageWork");
+    const waiters = Array.from({ length: P1_WAITERS_PER_ROUND }, (_, i) => `p1-${round}-w${i}`);
+    for (const id of waiters) await b.create(id, { mode: "key", key });
+    await b.until(
+      `${key}: all waiters queued`,
+      async () => (await b.rpc(key, "inspect", key)).waiting.length === waiters.length,
+    );
+    await sleep(SETTLE_MS);
+    const w1 = await b.rpc(key, "storageWork");
+    await b.sendEvent(holder, "finish");
+    const outputs = {};
+    for (const id of [holder, ...waiters]) outputs[id] = await b.output(id);
+    const w2 = await b.rpc(key, "storageWork");
+    const round_ = handoffs(outputs);
+    records.push(...round_);
+    perRoundP50.push(summary(round_.map((r) => r.totalMs)).p50);
+    work.joins += waiters.length;
+    work.joinReads += w1.reads - w0.reads;
+    work.joinWrites += w1.writes - w0.writes;
+    work.handoffs += round_.length;
+    work.handoffReads += w2.reads - w1.reads;
+    work.handoffWrites += w2.writes - w1.writes;
+  }
+  return { ...summarize(records), perRoundP50, work, samples: records.map((r) => r.totalMs) };
+}
+
+/** The engine's floor: ping a parked instance, time to its call step and to the step after. */
+export async function engineFloor(b) {
+  const records = [];
+  for (let i = 0; i < FLOOR_SAMPLES; i++) {
+    const id = `floor-${i}`;
+    await b.create(id, { mode: "floor", key: "floor" });
+    await b.until(`${id} running`, async () => (await b.details(id)).status === "running");
+    await sleep(SETTLE_MS);
+    const { sendAt, sendDone } = await b.call("/bench/ping", { id });
+    const out = await b.output(id);
+    records.push(handoffRecord({ releaseAt: sendAt, releaseDone: sendDone }, out));
+  }
+  return summarize(records);
+}
+
+const stepOutputs = async (b, id) => (await b.details(id)).__LOCAL_DEV_STEP_OUTPUTS ?? [];
+
+/**
+ * One serial-queue hand-off in its own group: H holds, W claims and parks
+ * in its wait, then (after `delayMs`) H finishes and releases. Returns the
+ * hand-off record.
+ */
+async function serialHandoff(b, name, delayMs = 0) {
+  const group = `p2-${name}`;
+  const holder = `${group}-h`;
+  const waiter = `${group}-w`;
+  await b.create(holder, { mode: "serial", group, revision: "r1", waitForFinish: true });
+  await b.until(
+    `${holder} to hold`,
+    async () => (await b.serial("serialInspect", { group })).holder?.instanceId === holder,
+  );
+  await b.create(waiter, { mode: "serial", group, revision: "r2" });
+  await b.until(`${waiter} to park`, async () =>
+    (await stepOutputs(b, waiter)).some((o) => o?.status === "waiting"),
+  );
+  await sleep(Math.max(SETTLE_MS, delayMs));
+  await b.sendEvent(holder, "finish");
+  // Paired by construction: without push, the release names no one.
+  return handoffRecord(await b.output(holder), await b.output(waiter, 2 * SERIAL_POLL_MS));
+}
+
+/** P2 with push on: `P2_PUSH_SAMPLES` hand-offs one after another. */
+export async function serialPush(b) {
+  const records = [];
+  for (let i = 0; i < P2_PUSH_SAMPLES; i++) records.push(await serialHandoff(b, `push-${i}`));
+  return summarize(records);
+}
+
+/**
+ * P2 baseline (Baton started with SERIAL_PUSH = "off"): the waiter only
+ * learns at its next poll. Releases are spread evenly over the poll
+ * interval (release k at (k + 0.5)/n of it after the waiter parks), which
+ * samples a uniformly random release time; all groups run at once.
+ */
+export async function serialBaseline(b) {
+  const records = await Promise.all(
+    Array.from({ length: P2_BASELINE_SAMPLES }, (_, k) =>
+      serialHandoff(b, `poll-${k}`, ((k + 0.5) / P2_BASELINE_SAMPLES) * SERIAL_POLL_MS),
+    ),
+  );
+  return summarize(records);
+}

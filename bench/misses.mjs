@@ -1,0 +1,67 @@
+// For every missed target: the measured reason (where the time or the work
+// goes, from the splits the bench takes) and what would fix it.
+import { fmt } from "./stats.mjs";
+import { P4_LARGE, P4_SMALL } from "./calls.mjs";
+
+const KIB = 1024;
+
+/** Text per figure, keyed by id and a word of its name. */
+const EXPLAIN = {
+  "P1 hand-off": ({ p1, floor, io }) =>
+    `Median ${fmt(p1.total.p50)} ms. Split (medians): ${fmt(p1.wake.p50)} ms from the release call until the woken ` +
+    `waiter's acquire starts, of which the release call itself takes ${fmt(p1.releaseCall.p50)} ms (the decision, ` +
+    `then one after the other a Workflow status check, about ${fmt(io.statusMs)} ms, and the turn event, about ` +
+    `${fmt(io.sendEventMs)} ms, as timed from a Worker); then ${fmt(p1.grantToStep.p50)} ms from that acquire to the ` +
+    `next step. The Workflow engine's floor for the same path without Baton (an event to a parked instance, a step ` +
+    `making one Coordinator call, the next step) is ${fmt(floor.total.p50)} ms here: the engine's event delivery ` +
+    `and step persistence make most of the hand-off; what Baton adds beyond that floor (the difference of the ` +
+    `medians) is ${fmt(p1.total.p50 - floor.total.p50)} ms. What would fix it: send the turn event before the ` +
+    `status check, or alongside it (an event to a dead instance is harmless; the check still decides whether to ` +
+    `move on), which takes the status call off the path; and to go below the engine's floor, let the turn event ` +
+    `carry the grant so the woken waiter need not spend a step on acquire before its body (confirming the ` +
+    `hand-over in its first step instead). Miniflare's engine is not production's: the same split on Cloudflare ` +
+    `would say which part dominates there.`,
+  "P2 baseline": ({ p2push, p2base }) =>
+    `The baseline mean is ${fmt(p2base.total.mean)} ms (a release at a uniformly random moment waits half the ` +
+    `30 s poll on average); the push mean is ${fmt(p2push.total.mean)} ms (median ${fmt(p2push.total.p50)} ms, ` +
+    `p99 ${fmt(p2push.total.p99)} ms): the mean is pulled up by its tail. What would fix it: the push hand-off's ` +
+    `own costs, as in the row above.`,
+  "P2 push": ({ p2push, io }) =>
+    `Median ${fmt(p2push.total.p50)} ms. Split (medians): the serialRelease call takes ${fmt(p2push.releaseCall.p50)} ms ` +
+    `(three D1 statements one after another: read the entry, RELEASE, read the waiters; then the waiter's status ` +
+    `twice, once in wake_next and again in send_turn; then the event), the waiter's claim starts ` +
+    `${fmt(p2push.wake.p50)} ms after the release call, and the claim to the next step takes ` +
+    `${fmt(p2push.grantToStep.p50)} ms (three D1 round trips: entry, holder, the claim batch). Here a D1 statement ` +
+    `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. What would fix it: fold the ` +
+    `release's entry read into RELEASE ... RETURNING, drop send_turn's second status check when wake_next has just ` +
+    `made it, send the event before the status check, and read the claim's entry and holder in one statement.`,
+  "P4 enqueue": ({ p4 }) =>
+    `Ratio ${fmt(p4.ratio)}. Per call, ${P4_LARGE} over ${P4_SMALL} waiters: enqueue ${fmt(p4.opRatios.enqueueMs)}×, ` +
+    `acquire ${fmt(p4.opRatios.acquireMs)}×, release ${fmt(p4.opRatios.releaseMs)}×. The call whose ratio stands ` +
+    `out runs a statement whose cost grows with the queue: look for a scan (COUNT, ORDER BY without a covering ` +
+    `index) in its decision in src/coordinator/sql_store.rs, and keep a counter or an index instead.`,
+  "P5 uncontended": ({ p3 }) =>
+    `${fmt(p3.pairWrites)} writes per pair: an uncontended acquire should write only the holder and its release ` +
+    `only clear it; count the statements per decision in src/coordinator/sql_store.rs to find the extra one.`,
+  "P6 built": ({ sizes }) =>
+    `${fmt(sizes.built.gzip / KIB)} KiB gzipped as built, ${fmt(sizes.optimized.gzip / KIB)} KiB after wasm-opt -Oz: ` +
+    `run wasm-opt in the build (WASM_OPT_BIN to node_modules/.bin/wasm-opt) and look for large dependencies ` +
+    `with twiggy.`,
+  "P6 -Oz": ({ sizes }) =>
+    `${fmt(sizes.optimized.gzip / KIB)} KiB gzipped after wasm-opt -Oz: look for large dependencies with twiggy ` +
+    `(serde_json's formatting, panics with messages, workers-rs features that are not used).`,
+};
+
+/** `{ id, name, text }` for every figure with `met === false`. */
+export function explainMisses(results, figures) {
+  return figures
+    .filter((f) => f.met === false)
+    .map((f) => {
+      const key = Object.keys(EXPLAIN).find((k) => {
+        const [id, word] = k.split(" ");
+        return id === f.id && f.name.includes(word);
+      });
+      const text = key ? EXPLAIN[key](results) : "No split recorded for this figure.";
+      return { id: f.id, name: f.name, text };
+    });
+}

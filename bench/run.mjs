@@ -1,0 +1,315 @@
+// `npm run bench`: measures P1–P6 (issue 4) against the release build in
+// Miniflare, prints each figure against its target, and writes BENCHMARKS.md
+// (and the raw numbers to bench-out/results.json). Run through
+// scripts/bench.sh, which sets up and builds first.
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { ROOT, runtimeStderrTail, startBench } from "./miniflare.mjs";
+import * as handoff from "./handoff.mjs";
+import * as calls from "./calls.mjs";
+import * as size from "./size.mjs";
+import { environment, markdown, printFigure } from "./report.mjs";
+import { fmt, spread } from "./stats.mjs";
+import { explainMisses } from "./misses.mjs";
+
+const OUT_DIR = path.join(ROOT, "bench-out");
+const KIB = 1024;
+
+/** Targets from issue 4. */
+const TARGET = {
+  p1HandoffP50Ms: 10,
+  p2HandoffP50Ms: 50,
+  p2SpeedupMin: 300,
+  p4RatioMax: 1.5,
+  p5WritesPerPairMax: 2,
+  p6GzipKibMax: 250,
+};
+
+let phaseStarted = performance.now();
+/** Prints the start of a phase, with the seconds the previous one took. */
+function phase(what) {
+  const now = performance.now();
+  console.log(`   (${((now - phaseStarted) / 1000).toFixed(1)} s)\n== ${what}`);
+  phaseStarted = now;
+}
+
+async function main() {
+  const started = performance.now();
+  const env = environment();
+  console.log(`bench: ${env.cpu}, ${env.cpus} CPUs; node ${env.node}; miniflare ${env.miniflare}`);
+
+  phase("P6: wasm-opt, sizes");
+  const sizes = size.wasmSizes(OUT_DIR);
+  phase(`P6: cold starts (${size.COLD_RUNS} per module)`);
+  const cold = await size.coldStarts(sizes.optimizedBytes);
+
+  phase("P3, P5: uncontended pairs (one Miniflare for P1-P5, push on)");
+  const b = await startBench();
+  let p1, floor, p2push, p3, p4, io;
+  try {
+    p3 = await calls.throughput(b);
+    phase("P1: engine floor");
+    floor = await handoff.engineFloor(b);
+    phase("P1, P5: coordinator hand-off chains");
+    p1 = await handoff.coordinatorHandoff(b);
+    phase("P2: serial hand-offs with push");
+    p2push = await handoff.serialPush(b);
+    phase("P4: flat cost (fills a queue of 10,000)");
+    p4 = await calls.flatCost(b);
+    io = await calls.ioCost(b, p4.holders[0]);
+  } finally {
+    await b.dispose();
+  }
+
+  phase(`P2 baseline in its own Miniflare (SERIAL_PUSH = "off"; ${handoff.P2_BASELINE_SAMPLES} groups, about ${handoff.SERIAL_POLL_MS / 1000} s)`);
+  const poll = await startBench({ vars: { SERIAL_PUSH: "off" } });
+  let p2base;
+  try {
+    p2base = await handoff.serialBaseline(poll);
+  } finally {
+    await poll.dispose();
+  }
+
+  const speedup = p2base.total.mean / p2push.total.mean;
+  const contended = {
+    joinReads: p1.work.joinReads / p1.work.joins,
+    joinWrites: p1.work.joinWrites / p1.work.joins,
+    handoffReads: p1.work.handoffReads / p1.work.handoffs,
+    handoffWrites: p1.work.handoffWrites / p1.work.handoffs,
+  };
+  const figures = [
+    {
+      id: "P1",
+      name: "coordinator hand-off, release → next step",
+      measured: `p50 ${fmt(p1.total.p50)} ms, p99 ${fmt(p1.total.p99)} ms (n=${p1.total.n})`,
+      target: `p50 ≤ ${TARGET.p1HandoffP50Ms} ms`,
+      met: p1.total.p50 <= TARGET.p1HandoffP50Ms,
+      used: p1.total.p50 / TARGET.p1HandoffP50Ms,
+    },
+    {
+      id: "P2",
+      name: "serial-queue hand-off with push",
+      measured: `p50 ${fmt(p2push.total.p50)} ms, p99 ${fmt(p2push.total.p99)} ms (n=${p2push.total.n})`,
+      target: `p50 ≤ ${TARGET.p2HandoffP50Ms} ms`,
+      met: p2push.total.p50 <= TARGET.p2HandoffP50Ms,
+      used: p2push.total.p50 / TARGET.p2HandoffP50Ms,
+    },
+    {
+      id: "P2",
+      name: "push vs poll-only baseline (mean / mean)",
+      measured: `${fmt(speedup)}× (baseline mean ${fmt(p2base.total.mean / 1000)} s, n=${p2base.total.n}; push mean ${fmt(p2push.total.mean)} ms)`,
+      target: `≥ ${TARGET.p2SpeedupMin}×`,
+      met: speedup >= TARGET.p2SpeedupMin,
+      used: TARGET.p2SpeedupMin / speedup,
+    },
+    {
+      id: "P3",
+      name: "uncontended acquire+release, one key",
+      measured: `${fmt(p3.oneKey.p50)} pairs/s (min ${fmt(p3.oneKey.min)}, max ${fmt(p3.oneKey.max)}, ${calls.P3_RUNS} runs)`,
+      target: "",
+      met: null,
+    },
+    {
+      id: "P3",
+      name: `${calls.P3_KEYS} keys on ${calls.P3_KEYS} objects at once`,
+      measured: `${fmt(p3.tenKeys.p50)} pairs/s in total (min ${fmt(p3.tenKeys.min)}, max ${fmt(p3.tenKeys.max)}, ${calls.P3_RUNS} runs)`,
+      target: "",
+      met: null,
+    },
+    {
+      id: "P4",
+      name: `enqueue+acquire+release behind ${calls.P4_LARGE.toLocaleString("en")} / behind ${calls.P4_SMALL}`,
+      measured: `${fmt(p4.ratio)} (${fmt(p4.per[calls.P4_LARGE].sumMs.p50)} ms / ${fmt(p4.per[calls.P4_SMALL].sumMs.p50)} ms)`,
+      target: `≤ ${TARGET.p4RatioMax}`,
+      met: p4.ratio <= TARGET.p4RatioMax,
+      used: p4.ratio / TARGET.p4RatioMax,
+    },
+    {
+      id: "P5",
+      name: "storage per uncontended acquire+release pair",
+      measured: `${fmt(p3.pairWrites)} writes, ${fmt(p3.pairReads)} reads`,
+      target: `≤ ${TARGET.p5WritesPerPairMax} writes`,
+      met: p3.pairWrites <= TARGET.p5WritesPerPairMax,
+      used: p3.pairWrites / TARGET.p5WritesPerPairMax,
+    },
+    {
+      id: "P5",
+      name: "storage per contended hand-off (release + woken acquire)",
+      measured: `${fmt(contended.handoffWrites)} writes, ${fmt(contended.handoffReads)} reads`,
+      target: "",
+      met: null,
+    },
+    {
+      id: "P6",
+      name: "gzipped WASM as built (deployed: --no-opt)",
+      measured: `${fmt(sizes.built.gzip / KIB)} KiB (${fmt(sizes.built.bytes / KIB)} KiB raw)`,
+      target: `≤ ${TARGET.p6GzipKibMax} KiB`,
+      met: sizes.built.gzip / KIB <= TARGET.p6GzipKibMax,
+      used: sizes.built.gzip / KIB / TARGET.p6GzipKibMax,
+    },
+    {
+      id: "P6",
+      name: "gzipped WASM after wasm-opt -Oz",
+      measured: `${fmt(sizes.optimized.gzip / KIB)} KiB (${fmt(sizes.optimized.bytes / KIB)} KiB raw)`,
+      target: `≤ ${TARGET.p6GzipKibMax} KiB`,
+      met: sizes.optimized.gzip / KIB <= TARGET.p6GzipKibMax,
+      used: sizes.optimized.gzip / KIB / TARGET.p6GzipKibMax,
+    },
+    {
+      id: "P6",
+      name: "cold start: new Miniflare → ready → first response (fresh object)",
+      measured: `${fmt(cold.built.totalMs.p50)} ms as built, ${fmt(cold.optimized.totalMs.p50)} ms -Oz (first response alone ${fmt(cold.built.firstResponseMs.p50)} / ${fmt(cold.optimized.firstResponseMs.p50)} ms; ${size.COLD_RUNS} runs each)`,
+      target: "",
+      met: null,
+    },
+  ];
+  phase("figures");
+  for (const f of figures) printFigure(f);
+
+  const results = { env, sizes: { ...sizes, optimizedBytes: undefined }, cold, p1, floor, p2push, p2base, speedup, p3, p4, io, contended };
+  const sections = describe(results);
+  const missed = explainMisses(results, figures, TARGET);
+  const wallMs = performance.now() - started;
+  mkdirSync(OUT_DIR, { recursive: true });
+  writeFileSync(path.join(OUT_DIR, "results.json"), JSON.stringify(results, null, 2));
+  writeFileSync(path.join(ROOT, "BENCHMARKS.md"), markdown({ env, figures, sections, missed, wallMs }));
+  console.log(`\nwrote BENCHMARKS.md and bench-out/results.json (${(wallMs / 1000).toFixed(0)} s)`);
+}
+
+/** Method and spread of each figure, for BENCHMARKS.md. */
+function describe(r) {
+  const { p1, floor, p2push, p2base, p3, p4, sizes, cold, io, contended } = r;
+  const split = (s) =>
+    [
+      `- release call → next holder's next step (the figure): ${spread(s.total)}`,
+      `- release call → the woken waiter's granting acquire/claim call starts: ${spread(s.wake)}`,
+      `- that call → the next step starts: ${spread(s.grantToStep)}`,
+      `- the release call itself, until it returns (it wakes the waiter before returning): ${spread(s.releaseCall)}`,
+    ].join("\n");
+  const cold_ = (c) =>
+    `ready ${spread(c.readyMs)}; first response ${spread(c.firstResponseMs)}; ` +
+    `a second fresh object ${spread(c.freshObjectMs)}; a warm call ${spread(c.warmMs)}`;
+  return [
+    {
+      title: "P1: coordinator hand-off",
+      text: [
+        `${handoff.P1_ROUNDS} rounds; in each, one instance holds a fresh key (waiting for a "finish" event) while ` +
+          `${handoff.P1_WAITERS_PER_ROUND} instances queue behind it through \`withKey\`; then the holder finishes and ` +
+          `the key passes down the chain, ${handoff.P1_WAITERS_PER_ROUND} hand-offs per round (the last waiter's ` +
+          `release frees the key). Measured: from the moment the holder's release step calls \`release\` on the stub ` +
+          `to the moment the next holder's first step after the grant starts, both read with Date.now() inside workerd ` +
+          `(one process, one clock; it advances across I/O, so each reading is the start of that call or step; 1 ms resolution). ` +
+          `Per-round medians: ${p1.perRoundP50.map(fmt).join(", ")} ms.`,
+        "",
+        split(p1),
+        "",
+        `Engine floor, without Baton (${handoff.FLOOR_SAMPLES} samples): a parked instance is sent an event from a ` +
+          `Worker; from the send to its next step making one Coordinator call, then to the step after (read ` +
+          `"release call" as the Worker's sendEvent):`,
+        "",
+        split(floor),
+        "",
+        `The I/O a hand-off makes, timed from the Worker (${calls.IO_REPS} calls each, mean): Workflow binding ` +
+          `get + status ${fmt(io.statusMs)} ms, get + sendEvent ${fmt(io.sendEventMs)} ms; one D1 statement ` +
+          `(the serial queue's store) ${fmt(io.statementMs)} ms.`,
+      ].join("\n"),
+    },
+    {
+      title: "P2: serial-queue hand-off",
+      text: [
+        `Each sample is its own group: A holds (until a "finish" event), B enqueues and claims, gets "waiting" and ` +
+          `parks in \`step.waitForEvent\` (the poll interval, ${handoff.SERIAL_POLL_MS / 1000} s, as timeout); then A ` +
+          `finishes and releases. Measured from A's \`serialRelease\` call to B's first step after its claim returned ` +
+          `"holding" (Date.now() in workerd, as P1). With push: ${handoff.P2_PUSH_SAMPLES} samples, one after another:`,
+        "",
+        split(p2push),
+        "",
+        `Baseline: a second Miniflare with \`SERIAL_PUSH = "off"\` (poll only, default interval), in the same run. ` +
+          `Each hand-off waits for the waiter's next poll, so only ${handoff.P2_BASELINE_SAMPLES} samples, run at once ` +
+          `in ${handoff.P2_BASELINE_SAMPLES} groups; release k comes (k + 0.5)/${handoff.P2_BASELINE_SAMPLES} of the ` +
+          `interval after the waiter parked, an even sampling of a release at a random moment of the poll:`,
+        "",
+        split(p2base),
+        "",
+        `Baseline mean ${fmt(p2base.total.mean)} ms over push mean ${fmt(p2push.total.mean)} ms: ${fmt(r.speedup)}× ` +
+          `(over the push median: ${fmt(p2base.total.mean / p2push.total.p50)}×).`,
+      ].join("\n"),
+    },
+    {
+      title: "P3: throughput",
+      text: [
+        `A Worker route loops acquire then release through the stub, awaiting each, and times the loop with ` +
+          `Date.now(). One key: ${calls.P3_PAIRS_ONE_KEY} pairs per run. Ten keys, each on its own object, looped ` +
+          `concurrently (Promise.all) from one request: ${calls.P3_PAIRS_PER_KEY} pairs per key per run. ` +
+          `One untimed warm-up, then ${calls.P3_RUNS} runs.`,
+        "",
+        `- one key: ${spread(p3.oneKey, "pairs/s")}`,
+        `- ten keys: ${spread(p3.tenKeys, "pairs/s")}`,
+        "",
+        `All objects of one Miniflare run in one workerd process (one thread here), so ten keys share a CPU; in ` +
+          `production each object is scheduled on its own.`,
+      ].join("\n"),
+    },
+    {
+      title: "P4: flat cost",
+      text: [
+        `Two keys, each held by a live instance: one with ${calls.P4_SMALL} made-up waiters, one with ` +
+          `${calls.P4_LARGE.toLocaleString("en")} (filled from the Worker in ${fmt(p4.fillMs / 1000)} s; the large ` +
+          `queue held ${p4.largeQueueLength} at the end). A round, per key: a Worker route enqueues ${calls.P4_BATCH} ` +
+          `new ids, then each acquires (pending; the object checks the holder with the Workflow binding), then each ` +
+          `releases (a waiter leaving), each phase timed as a whole and divided by ${calls.P4_BATCH}. ` +
+          `While a batch runs its queue is ${calls.P4_BATCH} longer at most. ${calls.P4_ROUNDS} rounds after one ` +
+          `warm-up, which key goes first alternating; the figure is the ratio of the medians of the three-call sums.`,
+        "",
+        `| per call | behind ${calls.P4_SMALL} | behind ${calls.P4_LARGE.toLocaleString("en")} | ratio of medians |`,
+        "|---|---|---|---|",
+        ...["enqueueMs", "acquireMs", "releaseMs", "sumMs"].map(
+          (op) =>
+            `| ${op.replace("Ms", "")} | ${spread(p4.per[calls.P4_SMALL][op])} | ${spread(p4.per[calls.P4_LARGE][op])} | ` +
+            `${fmt(op === "sumMs" ? p4.ratio : p4.opRatios[op])} |`,
+        ),
+      ].join("\n"),
+    },
+    {
+      title: "P5: storage work",
+      text: [
+        `The object's own counters (\`storageWork()\`: SQL statements its key store ran; the alarm API and the ` +
+          `schema check are not counted), read before and after.`,
+        "",
+        `- uncontended acquire+release pair (P3's one-key runs): ${fmt(p3.pairWrites)} writes, ${fmt(p3.pairReads)} reads ` +
+          `(same in every run: writes ${fmt(p3.pairWorkSpread.writes.min)}–${fmt(p3.pairWorkSpread.writes.max)})`,
+        `- a waiter joining (its pending acquire, with the holder check), P1's queues: ${fmt(contended.joinWrites)} writes, ` +
+          `${fmt(contended.joinReads)} reads`,
+        `- a contended hand-off (the holder's release, the woken waiter's granted acquire, and any holder-check ` +
+          `alarm meanwhile), P1's chains: ${fmt(contended.handoffWrites)} writes, ${fmt(contended.handoffReads)} reads`,
+      ].join("\n"),
+    },
+    {
+      title: "P6: size and cold start",
+      text: [
+        `\`build/index_bg.wasm\` as \`scripts/build.sh\` builds it (release, worker-build --no-opt): ` +
+          `${sizes.built.bytes} bytes, ${sizes.built.gzip} gzipped (gzip -9). After \`wasm-opt -Oz ` +
+          `${size.WASM_OPT_FEATURES.join(" ")}\` (binaryen from npm, ${fmt(sizes.optimized.optMs / 1000)} s): ` +
+          `${sizes.optimized.bytes} bytes, ${sizes.optimized.gzip} gzipped. The feature flags are worker-build's own ` +
+          `list; without exception handling binaryen rejects the module (wasm-bindgen's catch wrappers use ` +
+          `\`try_table\`). Unlike worker-build, no \`--debuginfo\`: the name section is dropped. The JS glue ` +
+          `(build/index.js) adds ${sizes.glue.gzip} bytes gzipped.`,
+        "",
+        `Cold start, ${size.COLD_RUNS} runs per module, alternating: \`new Miniflare(...)\` until \`ready\`, then the ` +
+          `first response (the bench Worker calls \`inspect\` on a fresh Coordinator: both Workers' first request, ` +
+          `WASM instantiation, a new object and its schema), a second fresh object, and a warm call. Each run also ` +
+          `checks the module works (an acquire granted, its release frees the key).`,
+        "",
+        `- as built: ${cold_(cold.built)}`,
+        `- -Oz: ${cold_(cold.optimized)}`,
+        `- new Miniflare → first response: as built ${spread(cold.built.totalMs)}; -Oz ${spread(cold.optimized.totalMs)}`,
+      ].join("\n"),
+    },
+  ];
+}
+
+main().catch((error) => {
+  console.error(error);
+  console.error(`workerd's last stderr lines:\n${runtimeStderrTail() || "(none)"}`);
+  process.exit(1);
+});

@@ -1,0 +1,237 @@
+// The bench Worker: a Workflow that takes a Baton key (withKey) or a serial
+// group (serialize) and reports, as its output, when its hand-off steps ran;
+// and routes that time Coordinator calls from inside the Worker.
+//
+// Every timestamp is Date.now() inside workerd. It advances only across I/O,
+// so it reads the time the current step or call was started by the runtime:
+// the right clock for hand-offs between steps, all in one workerd process.
+import { WorkflowEntrypoint } from "cloudflare:workers";
+import { withKey } from "../js/with-key.mjs";
+import { serialize } from "../js/serialize.mjs";
+
+const NO_RETRY = { retries: { limit: 0, delay: 0 } };
+const STEP_RETRIES = { limit: 2, delay: "100 milliseconds" };
+
+/**
+ * A Coordinator namespace whose stubs note, in `times`, when the granting
+ * acquire and the release were called and when the release returned.
+ */
+function timedCoordinator(namespace, times) {
+  return {
+    idFromName: (name) => namespace.idFromName(name),
+    get(objectId) {
+      const stub = namespace.get(objectId);
+      return {
+        async acquire(key, id) {
+          const at = Date.now();
+          const outcome = await stub.acquire(key, id);
+          if (outcome === "granted") times.grantCallAt = at;
+          return outcome;
+        },
+        async release(key, id) {
+          times.releaseAt = Date.now();
+          const reply = await stub.release(key, id);
+          times.releaseDone = Date.now();
+          times.next = reply.next;
+          return reply;
+        },
+      };
+    },
+  };
+}
+
+/** The serial queue's service binding, timed the same way. */
+function timedSerial(baton, times) {
+  return {
+    serialEnqueue: (input) => baton.serialEnqueue(input),
+    serialHeartbeat: (input) => baton.serialHeartbeat(input),
+    async serialClaim(input) {
+      const at = Date.now();
+      const claim = await baton.serialClaim(input);
+      if (claim.status === "holding") times.grantCallAt = at;
+      return claim;
+    },
+    async serialRelease(input) {
+      times.releaseAt = Date.now();
+      const reply = await baton.serialRelease(input);
+      times.releaseDone = Date.now();
+      times.next = reply.next;
+      return reply;
+    },
+  };
+}
+
+/**
+ * payload: { mode: "key", key } or { mode: "serial", group, revision }, and
+ * `waitForFinish` to hold until a "finish" event. Output: the times above
+ * plus `enterAt`, the start of the first step after the grant.
+ *
+ * { mode: "floor", key }: the Workflow engine's own floor for a hand-off, no
+ * Baton decision in it: wait for a "ping" event, then a step making one
+ * Coordinator call (as the woken acquire does), then the next step.
+ */
+export class BenchWorkflow extends WorkflowEntrypoint {
+  async run(event, step) {
+    const { mode, waitForFinish = false } = event.payload;
+    const times = {};
+    const body = async () => {
+      times.enterAt = await step.do("enter", NO_RETRY, async () => Date.now());
+      if (waitForFinish) await step.waitForEvent("finish", { type: "finish", timeout: "1 hour" });
+    };
+    const options = { stepRetries: STEP_RETRIES };
+    if (mode === "key") {
+      const coordinator = timedCoordinator(this.env.COORDINATOR, times);
+      await withKey(step, coordinator, event.payload.key, event.instanceId, body, options);
+    } else if (mode === "serial") {
+      const { group, revision } = event.payload;
+      await serialize(step, timedSerial(this.env.BATON, times), { group, revision }, event.instanceId, body, options);
+    } else if (mode === "floor") {
+      const stub = this.env.COORDINATOR.get(this.env.COORDINATOR.idFromName(event.payload.key));
+      await step.waitForEvent("ping", { type: "ping", timeout: "1 hour" });
+      times.grantCallAt = await step.do("call", NO_RETRY, async () => {
+        const at = Date.now();
+        await stub.inspect(event.payload.key);
+        return at;
+      });
+      times.enterAt = await step.do("enter", NO_RETRY, async () => Date.now());
+    } else {
+      throw new Error(`unknown mode ${mode}`);
+    }
+    return times;
+  }
+}
+
+const json = (value, status = 200) =>
+  new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
+
+const coordinator = (env, key) => env.COORDINATOR.get(env.COORDINATOR.idFromName(key));
+
+/** Difference of two storageWork() readings. */
+const workDelta = (before, after) => ({ reads: after.reads - before.reads, writes: after.writes - before.writes });
+
+/** `pairs` uncontended acquire+release pairs on each key, all keys concurrently. */
+async function pairs(env, { keys, pairs: count }) {
+  const stubs = keys.map((key) => coordinator(env, key));
+  const before = await Promise.all(stubs.map((stub) => stub.storageWork()));
+  const start = Date.now();
+  const outcomes = await Promise.all(
+    keys.map(async (key, k) => {
+      let notGranted = 0;
+      for (let i = 0; i < count; i++) {
+        if ((await stubs[k].acquire(key, "bench-pair")) !== "granted") notGranted++;
+        await stubs[k].release(key, "bench-pair");
+      }
+      return notGranted;
+    }),
+  );
+  const elapsedMs = Date.now() - start;
+  const after = await Promise.all(stubs.map((stub) => stub.storageWork()));
+  return {
+    elapsedMs,
+    pairs: count * keys.length,
+    notGranted: outcomes.reduce((a, b) => a + b, 0),
+    work: before.map((b, k) => workDelta(b, after[k])),
+  };
+}
+
+/**
+ * A batch of `batch` new waiters behind the queue of `key`: their enqueues,
+ * then their acquires (pending: the holder is alive), then their releases
+ * (leaving the queue), each phase timed as a whole.
+ */
+async function flatBatch(env, { key, prefix, batch }) {
+  const stub = coordinator(env, key);
+  const ids = Array.from({ length: batch }, (_, i) => `${prefix}${i}`);
+  const t0 = Date.now();
+  for (const id of ids) await stub.enqueue(key, false, id);
+  const t1 = Date.now();
+  const outcomes = [];
+  for (const id of ids) outcomes.push(await stub.acquire(key, id));
+  const t2 = Date.now();
+  for (const id of ids) await stub.release(key, id);
+  const t3 = Date.now();
+  return {
+    enqueueMs: (t1 - t0) / batch,
+    acquireMs: (t2 - t1) / batch,
+    releaseMs: (t3 - t2) / batch,
+    notPending: outcomes.filter((o) => o !== "pending").length,
+  };
+}
+
+/** Times the Workflow binding calls a hand-off makes: get+status, and get+sendEvent. */
+async function workflowCalls(env, { id, reps }) {
+  const t0 = Date.now();
+  for (let i = 0; i < reps; i++) await (await env.BENCH_WF.get(id)).status();
+  const t1 = Date.now();
+  for (let i = 0; i < reps; i++) {
+    await (await env.BENCH_WF.get(id)).sendEvent({ type: "bench-noop", payload: {} });
+  }
+  const t2 = Date.now();
+  return { statusMs: (t1 - t0) / reps, sendEventMs: (t2 - t1) / reps };
+}
+
+/** Per-statement round trip of D1 (the serial queue's store), a trivial query. */
+async function d1RoundTrip(env, { reps }) {
+  const t0 = Date.now();
+  for (let i = 0; i < reps; i++) await env.DB.prepare("SELECT 1").first();
+  return { statementMs: (Date.now() - t0) / reps };
+}
+
+/** Sends a "ping" event to `id`, noting when (the floor's "release"). */
+async function ping(env, { id }) {
+  const instance = await env.BENCH_WF.get(id);
+  const sendAt = Date.now();
+  await instance.sendEvent({ type: "ping", payload: {} });
+  return { sendAt, sendDone: Date.now() };
+}
+
+/** Enqueues `count` made-up waiters, from inside the Worker. */
+async function bulkEnqueue(env, { key, count, prefix }) {
+  const stub = coordinator(env, key);
+  for (let i = 0; i < count; i++) await stub.enqueue(key, false, `${prefix}${i}`);
+  return { enqueued: count };
+}
+
+const ROUTES = {
+  "/bench/pairs": pairs,
+  "/bench/flat": flatBatch,
+  "/bench/workflow-calls": workflowCalls,
+  "/bench/ping": ping,
+  "/bench/d1": d1RoundTrip,
+  "/bench/bulk-enqueue": bulkEnqueue,
+};
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const body = request.method === "POST" ? await request.json() : undefined;
+    try {
+      if (ROUTES[url.pathname]) return json(await ROUTES[url.pathname](env, body));
+      switch (url.pathname) {
+        case "/rpc":
+          return json({ value: await coordinator(env, body.key)[body.method](...body.args) });
+        case "/serial":
+          return json({ value: await env.BATON[body.method](...body.args) });
+        case "/create":
+          await env.BENCH_WF.create({ id: body.id, params: body.params });
+          return json({ created: body.id });
+        case "/status":
+          try {
+            return json(await (await env.BENCH_WF.get(url.searchParams.get("id"))).status());
+          } catch (error) {
+            return json({ status: "not_found", error: String(error?.message ?? error) });
+          }
+        case "/event":
+          await (await env.BENCH_WF.get(body.id)).sendEvent({ type: body.type, payload: body.payload });
+          return json({ sent: body.id });
+        case "/terminate":
+          await (await env.BENCH_WF.get(body.id)).terminate();
+          return json({ terminated: body.id });
+        default:
+          return json({ error: "no such route" }, 404);
+      }
+    } catch (error) {
+      return json({ error: String(error?.message ?? error) }, 500);
+    }
+  },
+};
