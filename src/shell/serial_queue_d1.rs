@@ -355,7 +355,7 @@ impl Shell {
         if config.push {
             let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
             for id in superseded.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
-                send_turn(
+                send_turn_if_alive(
                     &workflow,
                     &config.turn_event_type,
                     id,
@@ -637,11 +637,16 @@ fn parse_enqueue(input: &JsValue) -> Result<SerialEnqueue, BatonError> {
     })
 }
 
-/// The turn event, status-checked: a dead instance is not sent anything.
-async fn send_turn(workflow: &Workflow, event_type: &str, id: &str, group: &str) {
-    if workflow.liveness(id).await == Liveness::Dead {
-        return;
+/// The turn event to a superseded waiter, status-checked: a dead instance
+/// is not sent anything.
+async fn send_turn_if_alive(workflow: &Workflow, event_type: &str, id: &str, group: &str) {
+    if workflow.liveness(id).await != Liveness::Dead {
+        send_turn(workflow, event_type, id, group).await;
     }
+}
+
+/// The turn event, to an instance whose status was just checked.
+async fn send_turn(workflow: &Workflow, event_type: &str, id: &str, group: &str) {
     let payload = to_js(&json!({ "group": group }));
     let sent = async {
         workflow
