@@ -1,5 +1,5 @@
-//! Parsing RPC arguments at the edge: a `JsValue` becomes a typed value or a
-//! `BatonError` naming the argument, before anything is read or written.
+//! The JS edge: RPC arguments become typed values or a `BatonError` naming
+//! the argument, before anything is read or written; replies become JS values.
 
 use crate::error::BatonError;
 use crate::ident::{Ident, InputHash, InstanceId};
@@ -39,6 +39,19 @@ pub fn boolean(field: &'static str, value: &JsValue) -> Result<bool, BatonError>
         field,
         expected: "a boolean",
     })
+}
+
+/// A JSON value as the plain JS object RPC callers receive.
+pub fn to_js(value: &serde_json::Value) -> JsValue {
+    use serde::Serialize;
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .expect("JSON values always convert")
+}
+
+/// The shell's clock, in ms since the epoch; the core only ever gets it as an argument.
+pub fn now_ms() -> u64 {
+    js_sys::Date::now() as u64
 }
 
 /// The JS `Error` a refusal becomes.

@@ -11,7 +11,7 @@
 //! `js/worker.mjs`, which extends `DurableObject` (workerd refuses RPC to a
 //! class that does not) and only delegates here.
 
-use super::args;
+use super::args::{self, now_ms, to_js};
 use super::config::CoordinatorConfig;
 use super::decision_log::{self, Scope};
 use super::gate::under_gate;
@@ -57,18 +57,6 @@ struct Object {
 }
 
 type Store<'a> = SqlKeyStore<'a, ObjectSql>;
-
-fn now_ms() -> u64 {
-    js_sys::Date::now() as u64
-}
-
-fn to_js(value: &Value) -> JsValue {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .expect("JSON values always convert")
-}
-
-use serde::Serialize;
 
 #[wasm_bindgen]
 impl CoordinatorCore {

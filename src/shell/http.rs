@@ -11,13 +11,13 @@
 //! changes nothing. Replies are JSON; refusals are `{ "error": message }`
 //! with the status `HttpError::status` gives.
 
+use super::args::to_js;
 use super::serial_queue_d1::Shell;
 use crate::http_api::{
     self, Asset, Command, Endpoint, GroupAction, HttpError, KeyAction, Operation,
 };
 use futures_util::StreamExt;
 use js_sys::Promise;
-use serde::Serialize;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -190,12 +190,6 @@ fn thrown(error: JsValue) -> HttpError {
         .or_else(|| error.as_string())
         .unwrap_or_else(|| format!("Baton: {error:?}"));
     HttpError::from_thrown(message)
-}
-
-fn to_js(value: &Value) -> JsValue {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .expect("JSON values always convert")
 }
 
 fn json_response(status: u16, value: &Value) -> worker::Result<Response> {

@@ -6,7 +6,7 @@
 //! status-checked like the Coordinator's: locally, sendEvent to a finished
 //! instance does not fail, so a dead waiter is found by its status.
 
-use super::args;
+use super::args::{self, now_ms, to_js};
 use super::config::SerialConfig;
 use super::decision_log::{self, Scope};
 use super::workflow::Workflow;
@@ -22,7 +22,6 @@ use crate::serial_queue::{
 };
 use js_sys::{Promise, Reflect};
 use serde::Deserialize;
-use serde::Serialize;
 use serde_json::{json, Value};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -45,16 +44,6 @@ impl Shell {
     pub(crate) fn new(env: Env) -> Shell {
         Shell { env }
     }
-}
-
-fn now_ms() -> u64 {
-    js_sys::Date::now() as u64
-}
-
-fn to_js(value: &Value) -> JsValue {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .expect("JSON values always convert")
 }
 
 fn refuse(error: BatonError) -> JsValue {
