@@ -40,6 +40,7 @@ export function benchOptions({ vars = {}, wasm } = {}) {
           { type: "ESModule", path: path.join(ROOT, "bench/worker.mjs") },
           { type: "ESModule", path: path.join(ROOT, "js/with-key.mjs") },
           { type: "ESModule", path: path.join(ROOT, "js/serialize.mjs") },
+          { type: "ESModule", path: path.join(ROOT, "js/steps.mjs") },
         ],
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },

@@ -7,6 +7,7 @@
 // event. Heartbeats are their own durable steps, interleaved with the body,
 // so a long body keeps the group without any single step running long.
 import { NonRetryableError } from "cloudflare:workflows";
+import { batonSteps } from "./steps.mjs";
 
 /** A newer revision won: this execution must not run. Never retried. */
 export class RunSkipped extends NonRetryableError {
@@ -43,18 +44,7 @@ const DEFAULTS = {
 export async function serialize(step, baton, spec, instanceId, body, options = {}) {
   const settings = { ...DEFAULTS, ...options };
   const { group, revision, current } = spec;
-  const stepConfig = { retries: settings.stepRetries, timeout: "1 minute" };
-  const call = (name, method) =>
-    step.do(name, stepConfig, async () => {
-      try {
-        return await method();
-      } catch (error) {
-        if (String(error?.message).startsWith("BatonError:")) {
-          throw new NonRetryableError(error.message);
-        }
-        throw error;
-      }
-    });
+  const call = batonSteps(step, settings.stepRetries);
   const who = { group, instanceId };
 
   const enqueued = await call("baton serial enqueue", () =>

@@ -5,6 +5,7 @@
 // same path. The turn event is only a hint: after each wake-up (or timeout)
 // the instance asks `acquire` again, so a lost event costs one timeout.
 import { NonRetryableError } from "cloudflare:workflows";
+import { batonSteps } from "./steps.mjs";
 
 /** Default event type Baton sends to the instance it hands a key to. */
 export const TURN_EVENT_TYPE = "baton-turn";
@@ -41,19 +42,7 @@ export async function withKey(step, coordinator, key, instanceId, body, options 
   const settings = { ...DEFAULTS, ...options };
   const stub = coordinator.get(coordinator.idFromName(key));
   const tag = stepTag(String(key));
-  const stepConfig = { retries: settings.stepRetries, timeout: "1 minute" };
-  const call = (name, method) =>
-    step.do(name, stepConfig, async () => {
-      try {
-        return await method();
-      } catch (error) {
-        // Bad input will be bad on every retry.
-        if (String(error?.message).startsWith("BatonError:")) {
-          throw new NonRetryableError(error.message);
-        }
-        throw error;
-      }
-    });
+  const call = batonSteps(step, settings.stepRetries);
 
   let outcome = await call(`baton acquire ${tag}`, () => stub.acquire(key, instanceId));
   for (let wait = 1; outcome === "pending"; wait++) {

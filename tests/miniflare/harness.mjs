@@ -36,6 +36,7 @@ export async function startBaton(options = {}) {
           { type: "ESModule", path: path.join(ROOT, "tests/miniflare/workflows.mjs") },
           { type: "ESModule", path: path.join(ROOT, "js/with-key.mjs") },
           { type: "ESModule", path: path.join(ROOT, "js/serialize.mjs") },
+          { type: "ESModule", path: path.join(ROOT, "js/steps.mjs") },
         ],
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
