@@ -2,11 +2,9 @@
 // as the miniflare tests do: real Workflow engine, real Coordinator Durable
 // Object, the built WASM (or other WASM bytes, for the size benchmark).
 import { Miniflare } from "miniflare";
-import { fileURLToPath } from "node:url";
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
+import { applyMigrations, batonWorker, callerModules, ROOT } from "../tests/miniflare/harness.mjs";
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export { ROOT };
 
 /** The runtime's last stderr lines (all Miniflares of this process), for a failure report. */
 const STDERR_TAIL_LINES = 40;
@@ -19,8 +17,6 @@ export const runtimeStderrTail = () => stderrTail.join("\n");
  * `wasm`: bytes to load instead of build/index_bg.wasm.
  */
 export function benchOptions({ vars = {}, wasm } = {}) {
-  const wasmModule = { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm") };
-  if (wasm) wasmModule.contents = wasm;
   return {
     // Baton logs every decision; the bench prints only its own figures,
     // and the runtime's last error lines if it fails.
@@ -36,12 +32,7 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         name: "bench",
         compatibilityDate: "2026-07-01",
         modulesRoot: ROOT,
-        modules: [
-          { type: "ESModule", path: path.join(ROOT, "bench/worker.mjs") },
-          { type: "ESModule", path: path.join(ROOT, "js/with-key.mjs") },
-          { type: "ESModule", path: path.join(ROOT, "js/serialize.mjs") },
-          { type: "ESModule", path: path.join(ROOT, "js/steps.mjs") },
-        ],
+        modules: callerModules("bench/worker.mjs"),
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
         },
@@ -50,22 +41,11 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         // Only to time a D1 round trip; the serial queue's tables live in Baton's.
         d1Databases: ["DB"],
       },
-      {
-        name: "baton",
-        compatibilityDate: "2026-07-01",
-        modulesRoot: ROOT,
-        modules: [
-          { type: "ESModule", path: path.join(ROOT, "js/worker.mjs") },
-          { type: "ESModule", path: path.join(ROOT, "build/index.js") },
-          wasmModule,
-        ],
-        durableObjects: { COORDINATOR: { className: "Coordinator", useSQLite: true } },
-        d1Databases: ["DB"],
-        workflows: {
-          WORKFLOW: { name: "bench-workflow", className: "BenchWorkflow", scriptName: "bench" },
-        },
-        bindings: vars,
-      },
+      batonWorker({
+        workflow: { name: "bench-workflow", className: "BenchWorkflow", scriptName: "bench" },
+        vars,
+        wasm,
+      }),
     ],
   };
 }
@@ -76,17 +56,6 @@ export async function startBench(options = {}) {
   await mf.ready;
   await applyMigrations(await mf.getD1Database("DB", "baton"));
   return new Bench(mf);
-}
-
-/** Applies migrations/*.sql in name order, as `wrangler d1 migrations apply` does. */
-async function applyMigrations(db) {
-  const dir = path.join(ROOT, "migrations");
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
-    const text = readFileSync(path.join(dir, file), "utf8").replace(/^--.*$/gm, "");
-    for (const statement of text.split(";").map((s) => s.trim()).filter(Boolean)) {
-      await db.prepare(statement).run();
-    }
-  }
 }
 
 export class Bench {

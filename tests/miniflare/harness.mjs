@@ -32,12 +32,7 @@ export async function startBaton(options = {}) {
         name: "test-workflows",
         compatibilityDate: "2026-07-01",
         modulesRoot: ROOT,
-        modules: [
-          { type: "ESModule", path: path.join(ROOT, "tests/miniflare/workflows.mjs") },
-          { type: "ESModule", path: path.join(ROOT, "js/with-key.mjs") },
-          { type: "ESModule", path: path.join(ROOT, "js/serialize.mjs") },
-          { type: "ESModule", path: path.join(ROOT, "js/steps.mjs") },
-        ],
+        modules: callerModules("tests/miniflare/workflows.mjs"),
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
           RECORDER: { className: "Recorder", useSQLite: true },
@@ -48,25 +43,10 @@ export async function startBaton(options = {}) {
         serviceBindings: { BATON: "baton" },
       },
       {
-        name: "baton",
-        compatibilityDate: "2026-07-01",
-        modulesRoot: ROOT,
-        modules: [
-          { type: "ESModule", path: path.join(ROOT, "js/worker.mjs") },
-          { type: "ESModule", path: path.join(ROOT, "build/index.js") },
-          { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm") },
-        ],
-        durableObjects: {
-          COORDINATOR: { className: "Coordinator", useSQLite: true },
-        },
-        d1Databases: ["DB"],
-        workflows: {
-          WORKFLOW: { name: "test-workflow", className: "TestWorkflow", scriptName: "test-workflows" },
-        },
-        bindings: {
-          HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000),
-          ...options.vars,
-        },
+        ...batonWorker({
+          workflow: { name: "test-workflow", className: "TestWorkflow", scriptName: "test-workflows" },
+          vars: { HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000), ...options.vars },
+        }),
         // Port 0: the OS picks a free one; batonUrl() reads it back.
         ...(options.listen ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
       },
@@ -79,8 +59,41 @@ export async function startBaton(options = {}) {
   return harness;
 }
 
+/**
+ * Miniflare options for Baton's own Worker, as wrangler.toml declares it:
+ * the entry module and the built WASM, the Coordinator, D1, and the Workflow
+ * it coordinates (`workflow`: its name, class and defining script).
+ * `wasm`: other module bytes to load instead of build/index_bg.wasm.
+ */
+export function batonWorker({ workflow, vars = {}, wasm }) {
+  const wasmModule = { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm") };
+  if (wasm) wasmModule.contents = wasm;
+  return {
+    name: "baton",
+    compatibilityDate: "2026-07-01",
+    modulesRoot: ROOT,
+    modules: [
+      { type: "ESModule", path: path.join(ROOT, "js/worker.mjs") },
+      { type: "ESModule", path: path.join(ROOT, "build/index.js") },
+      wasmModule,
+    ],
+    durableObjects: { COORDINATOR: { className: "Coordinator", useSQLite: true } },
+    d1Databases: ["DB"],
+    workflows: { WORKFLOW: workflow },
+    bindings: vars,
+  };
+}
+
+/** A calling Worker's modules: its entry plus the npm package's helpers. */
+export function callerModules(entry) {
+  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/steps.mjs"].map((file) => ({
+    type: "ESModule",
+    path: path.join(ROOT, file),
+  }));
+}
+
 /** Applies migrations/*.sql in name order, as `wrangler d1 migrations apply` does. */
-async function applyMigrations(db) {
+export async function applyMigrations(db) {
   const dir = path.join(ROOT, "migrations");
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
     const text = readFileSync(path.join(dir, file), "utf8").replace(/^--.*$/gm, "");
