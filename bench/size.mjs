@@ -1,6 +1,6 @@
-// P6: the deployed WASM's gzipped size, as built (worker-build --no-opt) and
-// after wasm-opt -Oz from the npm package `binaryen`; and the cold start of
-// Baton in Miniflare on each module.
+// P6: the deployed WASM's gzipped size, as scripts/build.sh builds it (already
+// through wasm-opt -Oz) and after a second -Oz pass (to show nothing is left
+// on the table); and the cold start of Baton in Miniflare on each module.
 import { Miniflare } from "miniflare";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";

@@ -415,9 +415,16 @@ impl Object {
     ) -> Result<Option<InstanceId>, JsValue> {
         for _ in 0..WAKE_ATTEMPTS_PER_CALL_MAX {
             let Some(id) = next else { return Ok(None) };
-            // Decided by status, not by sendEvent failing: locally, an event
-            // sent to a finished instance does not fail.
-            match workflow.liveness(id.as_str()).await {
+            // Dead or alive is decided by status, not by sendEvent failing:
+            // locally, an event sent to a finished instance does not fail.
+            // The event goes out while the status is asked, so a live
+            // instance wakes a round trip sooner; a dead one ignores it.
+            let (liveness, ()) = futures_util::future::join(
+                workflow.liveness(id.as_str()),
+                self.send_turn(workflow, key, &id),
+            )
+            .await;
+            match liveness {
                 Liveness::Dead => {
                     decision_log::decision(
                         Scope::Key(key.as_str()),
@@ -440,7 +447,6 @@ impl Object {
                         "handed the key",
                         None,
                     );
-                    self.send_turn(workflow, key, &id).await;
                     return Ok(Some(id));
                 }
             }

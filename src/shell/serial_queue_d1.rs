@@ -526,7 +526,19 @@ impl Shell {
             )
             .await?;
         for row in waiting {
-            match workflow.liveness(&row.instance_id).await {
+            // The event goes out while the status is asked (a dead instance
+            // ignores it), so a live waiter wakes a round trip sooner.
+            let (liveness, ()) = futures_util::future::join(
+                workflow.liveness(&row.instance_id),
+                send_turn(
+                    &workflow,
+                    &config.turn_event_type,
+                    &row.instance_id,
+                    group.as_str(),
+                ),
+            )
+            .await;
+            match liveness {
                 Liveness::Dead => {
                     let scope = Scope::Group(group.as_str());
                     decision_log::decision(
@@ -558,13 +570,6 @@ impl Shell {
                         "the group is free",
                         None,
                     );
-                    send_turn(
-                        &workflow,
-                        &config.turn_event_type,
-                        &row.instance_id,
-                        group.as_str(),
-                    )
-                    .await;
                     return Ok(Some(row.instance_id));
                 }
             }
@@ -634,7 +639,7 @@ async fn send_turn_if_alive(workflow: &Workflow, event_type: &str, id: &str, gro
     }
 }
 
-/// The turn event, to an instance whose status was just checked.
+/// The turn event, sent as its status is checked (see `wake_next`).
 async fn send_turn(workflow: &Workflow, event_type: &str, id: &str, group: &str) {
     let payload = to_js(&json!({ "group": group }));
     let sent = async {
