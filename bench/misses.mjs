@@ -10,14 +10,13 @@ const EXPLAIN = {
   "P1 hand-off": ({ p1, floor, io }) =>
     `Median ${fmt(p1.total.p50)} ms. Split (medians): ${fmt(p1.wake.p50)} ms from the release call until the woken ` +
     `waiter's acquire starts, of which the release call itself takes ${fmt(p1.releaseCall.p50)} ms (the decision, ` +
-    `then one after the other a Workflow status check, about ${fmt(io.statusMs)} ms, and the turn event, about ` +
+    `then, side by side, a Workflow status check, about ${fmt(io.statusMs)} ms, and the turn event, about ` +
     `${fmt(io.sendEventMs)} ms, as timed from a Worker); then ${fmt(p1.grantToStep.p50)} ms from that acquire to the ` +
     `next step. The Workflow engine's floor for the same path without Baton (an event to a parked instance, a step ` +
     `making one Coordinator call, the next step) is ${fmt(floor.total.p50)} ms here: the engine's event delivery ` +
     `and step persistence make most of the hand-off; what Baton adds beyond that floor (the difference of the ` +
-    `medians) is ${fmt(p1.total.p50 - floor.total.p50)} ms. What would fix it: send the turn event before the ` +
-    `status check, or alongside it (an event to a dead instance is harmless; the check still decides whether to ` +
-    `move on), which takes the status call off the path; and to go below the engine's floor, let the turn event ` +
+    `medians) is ${fmt(p1.total.p50 - floor.total.p50)} ms. What would fix it: check the build first (a ` +
+    `wasm-opt -Oz module measured about 4 ms slower per hand-off than -O2); to go below the engine's floor, let the turn event ` +
     `carry the grant so the woken waiter need not spend a step on acquire before its body (confirming the ` +
     `hand-over in its first step instead). Miniflare's engine is not production's: the same split on Cloudflare ` +
     `would say which part dominates there.`,
@@ -29,12 +28,11 @@ const EXPLAIN = {
   "P2 push": ({ p2push, io }) =>
     `Median ${fmt(p2push.total.p50)} ms. Split (medians): the serialRelease call takes ${fmt(p2push.releaseCall.p50)} ms ` +
     `(three D1 statements one after another: read the entry, RELEASE, read the waiters; then the waiter's status ` +
-    `twice, once in wake_next and again in send_turn; then the event), the waiter's claim starts ` +
+    `check and the event, side by side), the waiter's claim starts ` +
     `${fmt(p2push.wake.p50)} ms after the release call, and the claim to the next step takes ` +
     `${fmt(p2push.grantToStep.p50)} ms (three D1 round trips: entry, holder, the claim batch). Here a D1 statement ` +
     `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. What would fix it: fold the ` +
-    `release's entry read into RELEASE ... RETURNING, drop send_turn's second status check when wake_next has just ` +
-    `made it, send the event before the status check, and read the claim's entry and holder in one statement.`,
+    `release's entry read into RELEASE ... RETURNING, and read the claim's entry and holder in one statement.`,
   "P4 enqueue": ({ p4 }) =>
     `Ratio ${fmt(p4.ratio)}. Per call, ${P4_LARGE} over ${P4_SMALL} waiters: enqueue ${fmt(p4.opRatios.enqueueMs)}×, ` +
     `acquire ${fmt(p4.opRatios.acquireMs)}×, release ${fmt(p4.opRatios.releaseMs)}×. The call whose ratio stands ` +

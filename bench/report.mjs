@@ -71,7 +71,7 @@ export function markdown({ env, figures, sections, missed, wallMs }) {
     `- Tools: ${env.rustc}; worker-build ${env.workerBuild}; wasm-bindgen-cli ${env.wasmBindgen};` +
       ` Node ${env.node}; miniflare ${env.miniflare}; workerd ${env.workerd}; wrangler ${env.wrangler};` +
       ` ${env.wasmOpt} (npm binaryen)`,
-    `- Build: \`scripts/build.sh\` (cargo release profile: opt-level "z", LTO; worker-build --no-opt, then wasm-opt -Oz from the npm package binaryen)`,
+    `- Build: \`scripts/build.sh\` (cargo release profile: opt-level "z", LTO; worker-build --no-opt, then wasm-opt -O2 from the npm package binaryen)`,
     `- Wall time of the bench: ${(wallMs / 1000).toFixed(0)} s`,
     "",
     "| | figure | measured | target | |",

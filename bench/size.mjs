@@ -1,6 +1,6 @@
 // P6: the deployed WASM's gzipped size, as scripts/build.sh builds it (already
-// through wasm-opt -Oz) and after a second -Oz pass (to show nothing is left
-// on the table); and the cold start of Baton in Miniflare on each module.
+// through wasm-opt -O2) and after a further -Oz pass (what size alone would
+// still gain); and the cold start of Baton in Miniflare on each module.
 import { Miniflare } from "miniflare";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
