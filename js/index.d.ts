@@ -117,6 +117,8 @@ export class RunSkipped extends Error {
 }
 /** Thrown (non-retryable) after waiting past SERIAL_WAITER_TIMEOUT_MS behind a live holder. */
 export class SerialQueueTimedOut extends Error {}
+/** Thrown (non-retryable) when a heartbeat finds the group taken: the body runs no further step. */
+export class SerialQueueLostHold extends Error {}
 
 export function serialize<T>(
   step: WorkflowStepLike & { sleep(name: string, duration: string | number): Promise<void> },

@@ -1,3 +1,3 @@
 // The npm package's entry: helpers for Workflow code.
 export { withKey, TURN_EVENT_TYPE } from "./with-key.mjs";
-export { serialize, RunSkipped, SerialQueueTimedOut } from "./serialize.mjs";
+export { serialize, RunSkipped, SerialQueueTimedOut, SerialQueueLostHold } from "./serialize.mjs";

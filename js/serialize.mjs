@@ -26,6 +26,18 @@ export class SerialQueueTimedOut extends NonRetryableError {
   }
 }
 
+/**
+ * The holder's heartbeat went stale and another execution took the group.
+ * Thrown as soon as a heartbeat learns it, so the body runs no further
+ * step. Never retried.
+ */
+export class SerialQueueLostHold extends NonRetryableError {
+  constructor(message) {
+    super(message, "SerialQueueLostHold");
+    this.name = "SerialQueueLostHold";
+  }
+}
+
 const DEFAULTS = {
   pollInterval: 30_000,
   // Three per default expiry (600 s) would be 200 s; four leaves a margin
@@ -91,7 +103,12 @@ export async function serialize(step, baton, spec, instanceId, body, options = {
         if ("error" in next) throw next.error;
         return next.value;
       }
-      await call(`baton serial heartbeat #${beat}`, () => baton.serialHeartbeat(who));
+      const { holding } = await call(`baton serial heartbeat #${beat}`, () => baton.serialHeartbeat(who));
+      if (!holding) {
+        // The heartbeat went stale and another execution took the group:
+        // stop here, so the body runs no further step beside the new holder.
+        throw new SerialQueueLostHold(`lost group ${group}: a heartbeat was later than SERIAL_HEARTBEAT_EXPIRY_MS`);
+      }
     }
   } finally {
     await call("baton serial release", () => baton.serialRelease(who));

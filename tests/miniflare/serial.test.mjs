@@ -431,6 +431,30 @@ describe("serial queue timeouts", () => {
       await h.dispose();
     }
   });
+
+  test("a holder that learns from a heartbeat it lost the group stops with SerialQueueLostHold", async () => {
+    const h = await startBaton({ vars: { SERIAL_HEARTBEAT_EXPIRY_MS: "1000" } });
+    try {
+      const group = "lost";
+      // Its heartbeats come every 3 s against a 1 s expiry: between two of
+      // them the waiter, polling every 200 ms, takes the group.
+      await h.create("lost-H", serial(group, "r1", { waitForFinish: true, options: { heartbeatInterval: 3000 } }));
+      await untilHolder(h, group, "lost-H");
+      await h.create("lost-W", serial(group, "r2", { waitForFinish: true, options: { pollInterval: 200 } }));
+      await untilHolder(h, group, "lost-W");
+
+      const output = await untilOutput(h, "lost-H", 30_000);
+      assert.equal(output.error, "SerialQueueLostHold", JSON.stringify(output));
+      // It stopped at the heartbeat: its body never reached "exit", while the
+      // new holder runs on undisturbed.
+      assert.deepEqual(await logOf(h, ["lost-H", "lost-W"]), ["enter lost-H", "enter lost-W"]);
+      assert.equal((await inspect(h, group)).holder.instanceId, "lost-W");
+      await h.sendEvent("lost-W", "finish", {});
+      assert.deepEqual(await untilOutput(h, "lost-W", 20_000), RAN);
+    } finally {
+      await h.dispose();
+    }
+  });
 });
 
 describe("serial queue input checks", () => {

@@ -59,7 +59,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
       return { ran: true, value };
     } catch (error) {
       // Surface the helper's outcome as output so tests can read it.
-      if (error?.name === "RunSkipped" || error?.name === "SerialQueueTimedOut") {
+      if (["RunSkipped", "SerialQueueTimedOut", "SerialQueueLostHold"].includes(error?.name)) {
         return { ran: false, error: error.name, message: error.message, revision: error.revision };
       }
       throw error;
