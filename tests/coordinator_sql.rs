@@ -19,6 +19,7 @@ use baton::coordinator::{
     Waiter,
 };
 use baton::ident::{InputHash, InstanceId};
+use baton::limits::SUPERSEDED_REMEMBERED_MAX;
 use rusqlite::types::{Null, ValueRef};
 use rusqlite::{Connection, StatementStatus};
 use std::cell::{Cell, RefCell};
@@ -284,8 +285,11 @@ fn storage_ops(seed: u64) {
         let (mem, sq) = (&mut memory[k], &mut sql[k]);
         let op = match rng.below(100) {
             0..35 => {
-                let free: Vec<&InstanceId> =
-                    ids.iter().filter(|i| mem.waiter(i).is_none()).collect();
+                // The store's precondition: a superseded id never waits again.
+                let free: Vec<&InstanceId> = ids
+                    .iter()
+                    .filter(|i| mem.waiter(i).is_none() && !mem.is_superseded(i))
+                    .collect();
                 if free.is_empty() {
                     "push: queue full".to_owned()
                 } else {
@@ -1242,4 +1246,38 @@ fn every_statement_searches_by_key() {
     }
     println!("{}", report.join("\n"));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Remembered superseded ids are one gap-free run of seqs per key, so
+/// counting them and forgetting beyond the bound touch only its two ends:
+/// the same SQLite work with 10 or 10,000 ids remembered (the bound is
+/// 20,000, so nothing is forgotten here; what is deleted when something is
+/// costs in proportion to it).
+#[test]
+fn counting_and_forgetting_superseded_ids_is_flat_in_how_many_are_remembered() {
+    let db = Db::migrated();
+    for (key, n) in [("few", 10), ("many", 10_000)] {
+        fill(&db, key, n);
+        db.conn.execute_batch("BEGIN").expect("begin");
+        let mut store = SqlKeyStore::new(&db, key);
+        assert_eq!(store.supersede_waiters_except(&id("nobody")).len(), n);
+        db.conn.execute_batch("COMMIT").expect("commit");
+        assert_eq!(store.superseded_count() as usize, n);
+    }
+    let cost = |key: &str| {
+        measure(&db, key, |s| {
+            s.forget_superseded_beyond(SUPERSEDED_REMEMBERED_MAX);
+            s.superseded_count()
+        })
+    };
+    let ((few_count, few), (many_count, many)) = (cost("few"), cost("many"));
+    assert_eq!((few_count, many_count), (10, 10_000));
+    for (f, m) in few.ran.iter().zip(&many.ran) {
+        assert_eq!(f.vm_steps, m.vm_steps, "VM steps of {:?}", f.sql);
+    }
+    // Forgetting keeps the newest, and the count follows.
+    measure(&db, "many", |s| s.forget_superseded_beyond(3));
+    let store = SqlKeyStore::new(&db, "many");
+    assert_eq!(store.superseded_count(), 3);
+    assert!(store.is_superseded(&id("w9999")) && !store.is_superseded(&id("w9996")));
 }

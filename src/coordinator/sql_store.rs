@@ -307,12 +307,15 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
         if dropped.is_empty() {
             return dropped;
         }
-        // Remembered in queue order after the newest remembered id, so the
-        // oldest are forgotten first.
+        // Remembered in queue order right after the newest remembered id,
+        // with no gaps: the remembered seqs of a key are always one run, so
+        // counting them and forgetting the oldest need only its two ends.
+        // (A superseded id is never a waiter, so the insert cannot collide.)
         self.write(
-            "INSERT OR REPLACE INTO coordinator_superseded (key, id, seq) \
-             SELECT key, id, seq + (SELECT COALESCE(MAX(seq), 0) FROM coordinator_superseded \
-             WHERE key = ?1) FROM coordinator_waiters WHERE key = ?1 AND id <> ?2",
+            "INSERT INTO coordinator_superseded (key, id, seq) \
+             SELECT key, id, (SELECT COALESCE(MAX(seq), 0) FROM coordinator_superseded \
+             WHERE key = ?1) + ROW_NUMBER() OVER (ORDER BY seq) \
+             FROM coordinator_waiters WHERE key = ?1 AND id <> ?2",
             &[self.key(), keep_value.clone()],
         );
         self.write(
@@ -334,7 +337,8 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
 
     fn superseded_count(&self) -> u32 {
         self.read(
-            "SELECT COUNT(*) FROM coordinator_superseded WHERE key = ?1",
+            "SELECT COALESCE((SELECT MAX(seq) FROM coordinator_superseded WHERE key = ?1) \
+             - (SELECT MIN(seq) FROM coordinator_superseded WHERE key = ?1) + 1, 0)",
             &[self.key()],
         )
         .first()
@@ -345,8 +349,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     fn forget_superseded_beyond(&mut self, keep: u32) {
         self.write(
             "DELETE FROM coordinator_superseded WHERE key = ?1 AND seq <= \
-             (SELECT seq FROM coordinator_superseded WHERE key = ?1 \
-              ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
+             (SELECT MAX(seq) FROM coordinator_superseded WHERE key = ?1) - ?2",
             &[self.key(), SqlValue::Integer(i64::from(keep))],
         );
     }

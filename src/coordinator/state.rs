@@ -56,7 +56,8 @@ pub trait KeyStore {
     /// The earliest waiter registered with `hash`.
     fn first_waiter_with_hash(&self, hash: &InputHash) -> Option<Waiter>;
     fn waiter_count(&self) -> u32;
-    /// Appends `waiter` behind every current waiter.
+    /// Appends `waiter` behind every current waiter. The id is neither
+    /// waiting nor superseded (superseded is final for an id).
     fn push_waiter(&mut self, waiter: &Waiter);
     fn remove_waiter(&mut self, id: &InstanceId);
     /// Removes every waiter but `keep`, records each as superseded, and
