@@ -340,6 +340,7 @@ fn every_statement_uses_an_index() {
     let conn = db();
     for statement in [
         sql::READ_ENTRY,
+        sql::READ_ENTRY_AND_HOLDER,
         sql::READ_HOLDER,
         sql::READ_WAITING,
         sql::READ_RECENT,
@@ -371,4 +372,38 @@ fn every_statement_uses_an_index() {
             );
         }
     }
+}
+
+#[test]
+fn release_says_whether_the_caller_held_the_group() {
+    let mut conn = db();
+    enqueue(&mut conn, "g", "h", "r1", Some("r1"), 0).unwrap();
+    assert!(claim_batch(&mut conn, "g", "h", 0));
+    enqueue(&mut conn, "g", "w", "r1", Some("r1"), 1).unwrap();
+    let release = |conn: &Connection, who: &str| {
+        run(conn, sql::RELEASE, vec![text("g"), text(who), int(2)]).0
+    };
+    assert_eq!(
+        release(&conn, "w"),
+        vec![vec![Value::Integer(0)]],
+        "a waiter leaves"
+    );
+    assert_eq!(
+        release(&conn, "h"),
+        vec![vec![Value::Integer(1)]],
+        "the holder frees the group"
+    );
+    assert!(release(&conn, "h").is_empty(), "twice is a no-op");
+    // One read finds both the caller's row and the holder's.
+    enqueue(&mut conn, "g", "x", "r2", None, 3).unwrap();
+    assert!(claim_batch(&mut conn, "g", "x", 3));
+    enqueue(&mut conn, "g", "y", "r3", None, 4).unwrap();
+    let (rows, _) = run(
+        &conn,
+        sql::READ_ENTRY_AND_HOLDER,
+        vec![text("g"), text("y")],
+    );
+    let mut ids: Vec<_> = rows.iter().map(|r| r[0].clone()).collect();
+    ids.sort_by_key(|v| format!("{v:?}"));
+    assert_eq!(ids, vec![text("x"), text("y")]);
 }

@@ -18,6 +18,12 @@ pub const READ_HOLDER: &str = "SELECT instance_id, revision, enqueued_at, state,
      superseded_by, superseded_by_revision, finished_at FROM serial_queue \
      WHERE group_name = ?1 AND state = 'holding' LIMIT 1";
 
+/// ?1 group, ?2 instance id: the caller's row and the holder's, in one
+/// round trip (one row when the caller holds).
+pub const READ_ENTRY_AND_HOLDER: &str = "SELECT instance_id, revision, enqueued_at, state, \
+     heartbeat_at, superseded_by, superseded_by_revision, finished_at FROM serial_queue \
+     WHERE group_name = ?1 AND (instance_id = ?2 OR state = 'holding') LIMIT 2";
+
 /// ?1 group, ?2 limit.
 pub const READ_WAITING: &str = "SELECT instance_id, revision, enqueued_at, state, heartbeat_at, \
      superseded_by, superseded_by_revision, finished_at FROM serial_queue \
@@ -86,10 +92,12 @@ pub const CLAIM: &str = "UPDATE serial_queue SET state = 'holding', heartbeat_at
 pub const HEARTBEAT: &str = "UPDATE serial_queue SET heartbeat_at = ?3 \
      WHERE group_name = ?1 AND instance_id = ?2 AND state = 'holding'";
 
-/// ?1 group, ?2 instance id, ?3 now. From the holder or a waiter.
+/// ?1 group, ?2 instance id, ?3 now. From the holder or a waiter; returns a
+/// row if it left, saying whether it held the group (only a claim sets
+/// `heartbeat_at`, and releasing leaves it as it was).
 pub const RELEASE: &str = "UPDATE serial_queue SET state = 'released', finished_at = ?3 \
      WHERE group_name = ?1 AND instance_id = ?2 AND state IN ('holding', 'waiting') \
-     RETURNING instance_id";
+     RETURNING heartbeat_at IS NOT NULL AS was_holding";
 
 /// ?1 group, ?2 instance id, ?3 now: a waiter found dead when woken.
 pub const ABANDON_WAITER: &str = "UPDATE serial_queue SET state = 'abandoned', finished_at = ?3 \

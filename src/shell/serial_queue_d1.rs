@@ -363,8 +363,18 @@ impl Shell {
         let config = self.config()?;
         let db = self.db()?;
         let now = now_ms();
-        let me = self.entry(&db, &group, &id).await?;
-        let holder = self.holder(&db, &group).await?;
+        let rows = self
+            .rows(
+                &db,
+                sql::READ_ENTRY_AND_HOLDER,
+                &[text(group.as_str()), text(id.as_str())],
+            )
+            .await?;
+        let me = rows
+            .iter()
+            .find(|r| r.instance_id == id.as_str())
+            .map(Row::entry);
+        let holder = rows.iter().find(|r| r.state == "holding").map(Row::entry);
         let step = serial_queue::decide_claim(me.as_ref(), holder.as_ref(), now, config.timeouts)
             .map_err(refuse)?;
         let reply = match step {
@@ -470,10 +480,6 @@ impl Shell {
         let (group, id) = group_and_id(input).map_err(refuse)?;
         let config = self.config()?;
         let db = self.db()?;
-        let was_holding = matches!(
-            self.entry(&db, &group, &id).await?.map(|e| e.state),
-            Some(EntryState::Holding { .. })
-        );
         let released = self
             .statement(
                 &db,
@@ -485,6 +491,10 @@ impl Shell {
             .map_err(internal)?
             .results::<Value>()
             .map_err(internal)?;
+        let was_holding = released
+            .first()
+            .and_then(|row| row.get("was_holding"))
+            .is_some_and(|v| v.as_i64() == Some(1) || v.as_bool() == Some(true));
         let left = if released.is_empty() {
             "held nothing"
         } else if was_holding {
