@@ -27,12 +27,12 @@ const EXPLAIN = {
     `own costs, as in the row above.`,
   "P2 push": ({ p2push, io }) =>
     `Median ${fmt(p2push.total.p50)} ms. Split (medians): the serialRelease call takes ${fmt(p2push.releaseCall.p50)} ms ` +
-    `(three D1 statements one after another: read the entry, RELEASE, read the waiters; then the waiter's status ` +
+    `(two D1 statements one after another: RELEASE, read the waiters; then the waiter's status ` +
     `check and the event, side by side), the waiter's claim starts ` +
     `${fmt(p2push.wake.p50)} ms after the release call, and the claim to the next step takes ` +
-    `${fmt(p2push.grantToStep.p50)} ms (three D1 round trips: entry, holder, the claim batch). Here a D1 statement ` +
+    `${fmt(p2push.grantToStep.p50)} ms (two D1 round trips: the caller's and the holder's rows, the claim batch). Here a D1 statement ` +
     `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. What would fix it: fold the ` +
-    `release's entry read into RELEASE ... RETURNING, and read the claim's entry and holder in one statement.`,
+    `claim's read into its batch (one round trip), and find the next waiter inside RELEASE's statement.`,
   "P4 enqueue": ({ p4 }) =>
     `Ratio ${fmt(p4.ratio)}. Per call, ${P4_LARGE} over ${P4_SMALL} waiters: enqueue ${fmt(p4.opRatios.enqueueMs)}×, ` +
     `acquire ${fmt(p4.opRatios.acquireMs)}×, release ${fmt(p4.opRatios.releaseMs)}×. The call whose ratio stands ` +
