@@ -2,7 +2,13 @@
 // as the miniflare tests do: real Workflow engine, real Coordinator Durable
 // Object, the built WASM (or other WASM bytes, for the size benchmark).
 import { Miniflare } from "miniflare";
-import { applyMigrations, batonWorker, callerModules, ROOT } from "../tests/miniflare/harness.mjs";
+import {
+  applyMigrations,
+  batonWorker,
+  callerModules,
+  Harness,
+  ROOT,
+} from "../tests/miniflare/harness.mjs";
 
 export { ROOT };
 
@@ -58,57 +64,22 @@ export async function startBench(options = {}) {
   return new Bench(mf);
 }
 
-export class Bench {
+/** The test harness's controls; `rpc` and `serial` answer with the value alone. */
+export class Bench extends Harness {
   constructor(mf) {
-    this.mf = mf;
-  }
-
-  /** POSTs `body` (or GETs) a bench Worker route; returns the parsed JSON. */
-  async call(route, body) {
-    const response = await this.mf.dispatchFetch(`http://bench${route}`, {
-      method: body === undefined ? "GET" : "POST",
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${route}: ${response.status} ${text}`);
-    return JSON.parse(text);
+    super(mf);
+    // Finer than the tests' polling: waits here bound measurements' wall time.
+    this.pollMs = 20;
   }
 
   /** A Coordinator method through a stub (from the Worker). */
   async rpc(key, method, ...args) {
-    return (await this.call("/rpc", { key, method, args })).value;
+    return (await super.rpc(key, method, ...args)).value;
   }
 
   /** A serial-queue method through the service binding. */
   async serial(method, input) {
-    return (await this.call("/serial", { method, args: [input] })).value;
-  }
-
-  create(id, params) {
-    return this.call("/create", { id, params });
-  }
-
-  details(id) {
-    return this.call(`/status?id=${encodeURIComponent(id)}`);
-  }
-
-  sendEvent(id, type, payload = {}) {
-    return this.call("/event", { id, type, payload });
-  }
-
-  terminate(id) {
-    return this.call("/terminate", { id });
-  }
-
-  /** Polls `probe` until it returns a truthy value (bounded by `timeoutMs`). */
-  async until(what, probe, timeoutMs = 60_000) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    return (await super.serial(method, input)).value;
   }
 
   /** Waits for instance `id` to finish and returns its output (throws unless complete). */
@@ -123,9 +94,5 @@ export class Bench {
     );
     if (details.status !== "complete") throw new Error(`${id} ended ${JSON.stringify(details)}`);
     return details.output;
-  }
-
-  dispose() {
-    return this.mf.dispose();
   }
 }

@@ -103,9 +103,11 @@ export async function applyMigrations(db) {
   }
 }
 
-class Harness {
+export class Harness {
   constructor(mf) {
     this.mf = mf;
+    /** How often `until` polls. */
+    this.pollMs = 50;
   }
 
   async call(route, body) {
@@ -128,8 +130,9 @@ class Harness {
     return this.call("/rpc", { key, method, args });
   }
 
+  /** Calls a Coordinator method; returns its value, throws its error. */
   async ok(key, method, ...args) {
-    const result = await this.rpc(key, method, ...args);
+    const result = await this.call("/rpc", { key, method, args });
     if ("error" in result) throw new Error(`${method}: ${result.error}`);
     return result.value;
   }
@@ -170,7 +173,7 @@ class Harness {
       const value = await probe();
       if (value) return value;
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await new Promise((resolve) => setTimeout(resolve, this.pollMs));
     }
   }
 
