@@ -198,9 +198,9 @@ pub fn acquire(
     Ok(AcquireStep::CheckHolder(holder))
 }
 
-/// Second phase of `acquire`, once `checked`'s liveness is known. Decides on
-/// the state as it is now: the key is taken from `checked` only if it is dead
-/// and still holds it.
+/// Second phase of `acquire`, once the liveness of the holder `checked` (as
+/// the first phase saw it) is known. Decides on the state as it is now: the
+/// key is taken only if the check said dead and the holder is unchanged.
 pub fn acquire_after_check(
     store: &mut impl KeyStore,
     now_ms: u64,
@@ -310,8 +310,11 @@ pub fn release(
     }
 }
 
-/// `dead` was found dead (while being woken, or by the alarm). If it still
-/// holds the key, the key goes to the next waiter, which is returned to be woken.
+/// `dead` was found dead while being woken. If it still holds the key by a
+/// hand-over it has not confirmed, the key goes to the next waiter, which is
+/// returned to be woken. Once it has acquired, a "dead" from before that may
+/// only mean "not created yet", so it keeps the key; the alarm and later
+/// checks, which carry a holder snapshot, judge it from then on.
 pub fn holder_found_dead(
     store: &mut impl KeyStore,
     now_ms: u64,
@@ -355,10 +358,13 @@ pub fn tick_after_check(
     after_holder_check(store, now_ms, checked, liveness)
 }
 
-/// Acts on a holder check, if `checked` still holds the key. Returns the
-/// instance to wake: the next holder if `checked` was dead, or `checked`
-/// itself if it is alive but has not yet confirmed a hand-over, so that a
-/// lost turn event is sent again (a duplicate only makes it re-check).
+/// Acts on a holder check, if `checked`'s instance still holds the key.
+/// "Dead" counts only if the holder is exactly as checked: an instance that
+/// was not found because it did not exist yet may have been created and
+/// acquired since. Returns the instance to wake: the next holder if the
+/// holder was dead, or the holder itself if it has not yet confirmed a
+/// hand-over, so that a lost turn event is sent again (a duplicate only
+/// makes it re-check).
 fn after_holder_check(
     store: &mut impl KeyStore,
     now_ms: u64,
