@@ -413,17 +413,25 @@ impl Object {
         key: &Ident,
         mut next: Option<InstanceId>,
     ) -> Result<Option<InstanceId>, JsValue> {
+        let event_type = self.config()?.turn_event_type.clone();
+        let payload = to_js(&json!({ "key": key.as_str() }));
         for _ in 0..WAKE_ATTEMPTS_PER_CALL_MAX {
             let Some(id) = next else { return Ok(None) };
             // Dead or alive is decided by status, not by sendEvent failing:
             // locally, an event sent to a finished instance does not fail.
             // The event goes out while the status is asked, so a live
             // instance wakes a round trip sooner; a dead one ignores it.
-            let (liveness, ()) = futures_util::future::join(
+            let (liveness, sent) = futures_util::future::join(
                 workflow.liveness(id.as_str()),
-                self.send_turn(workflow, key, &id),
+                workflow.send_to(id.as_str(), &event_type, &payload),
             )
             .await;
+            // A failed send to a live instance is not fatal: it re-checks
+            // with `acquire` when its wait times out, and the alarm re-sends
+            // the event while the hand-over is unconfirmed.
+            if let (Err(error), Liveness::Alive | Liveness::Unknown) = (sent, liveness) {
+                worker::console_warn!("baton: turn event to {id} failed: {error:?}");
+            }
             match liveness {
                 Liveness::Dead => {
                     decision_log::decision(
@@ -452,21 +460,6 @@ impl Object {
             }
         }
         Ok(next)
-    }
-
-    /// Sends the turn event. A failure is not fatal: the instance re-checks
-    /// with `acquire` when its wait times out, and the alarm re-sends the
-    /// event while the hand-over is unconfirmed.
-    async fn send_turn(&self, workflow: &Workflow, key: &Ident, id: &InstanceId) {
-        let Ok(config) = self.config() else { return };
-        let payload = to_js(&json!({ "key": key.as_str() }));
-        let sent = async {
-            let instance = workflow.instance(id.as_str()).await?;
-            instance.send(&config.turn_event_type, &payload).await
-        };
-        if let Err(error) = sent.await {
-            worker::console_warn!("baton: turn event to {id} failed: {error:?}");
-        }
     }
 }
 

@@ -535,19 +535,19 @@ impl Shell {
                 ],
             )
             .await?;
+        let payload = to_js(&json!({ "group": group.as_str() }));
         for row in waiting {
             // The event goes out while the status is asked (a dead instance
             // ignores it), so a live waiter wakes a round trip sooner.
-            let (liveness, ()) = futures_util::future::join(
+            let (liveness, sent) = futures_util::future::join(
                 workflow.liveness(&row.instance_id),
-                send_turn(
-                    &workflow,
-                    &config.turn_event_type,
-                    &row.instance_id,
-                    group.as_str(),
-                ),
+                workflow.send_to(&row.instance_id, &config.turn_event_type, &payload),
             )
             .await;
+            // A live waiter that missed the event claims at its next poll.
+            if let (Err(error), Liveness::Alive | Liveness::Unknown) = (sent, liveness) {
+                worker::console_warn!("baton: turn event to {} failed: {error:?}", row.instance_id);
+            }
             match liveness {
                 Liveness::Dead => {
                     let scope = Scope::Group(group.as_str());
@@ -645,21 +645,9 @@ fn parse_enqueue(input: &JsValue) -> Result<SerialEnqueue, BatonError> {
 /// is not sent anything.
 async fn send_turn_if_alive(workflow: &Workflow, event_type: &str, id: &str, group: &str) {
     if workflow.liveness(id).await != Liveness::Dead {
-        send_turn(workflow, event_type, id, group).await;
-    }
-}
-
-/// The turn event, sent as its status is checked (see `wake_next`).
-async fn send_turn(workflow: &Workflow, event_type: &str, id: &str, group: &str) {
-    let payload = to_js(&json!({ "group": group }));
-    let sent = async {
-        workflow
-            .instance(id)
-            .await?
-            .send(event_type, &payload)
-            .await
-    };
-    if let Err(error) = sent.await {
-        worker::console_warn!("baton: turn event to {id} failed: {error:?}");
+        let payload = to_js(&json!({ "group": group }));
+        if let Err(error) = workflow.send_to(id, event_type, &payload).await {
+            worker::console_warn!("baton: turn event to {id} failed: {error:?}");
+        }
     }
 }

@@ -101,6 +101,16 @@ impl Workflow {
             .unchecked_into())
     }
 
+    /// Sends an event of `event_type` with `payload` to instance `id`.
+    pub async fn send_to(
+        &self,
+        id: &str,
+        event_type: &str,
+        payload: &JsValue,
+    ) -> Result<(), JsValue> {
+        self.instance(id).await?.send(event_type, payload).await
+    }
+
     /// Whether instance `id` is alive, by its status. Not found is dead (the
     /// contract's rule); any other failure is `Unknown`.
     pub async fn liveness(&self, id: &str) -> Liveness {
