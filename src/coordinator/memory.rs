@@ -92,9 +92,9 @@ impl KeyStore for MemoryKeyStore {
             self.remove_waiter(id);
             let seq = self.take_seq();
             self.superseded.insert(seq, id.clone());
-            if let Some(old) = self.superseded_seq.insert(id.clone(), seq) {
-                self.superseded.remove(&old);
-            }
+            // push_waiter refuses superseded ids, so none is remembered twice.
+            let earlier = self.superseded_seq.insert(id.clone(), seq);
+            assert!(earlier.is_none(), "{id} superseded twice");
         }
         dropped
     }
