@@ -33,6 +33,10 @@
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 1,000,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
 
+mod common;
+
+use common::Rng;
+
 use baton::coordinator::{
     acquire, acquire_after_check, assert_invariants, enqueue, enqueue_after_check,
     holder_found_dead, needs_holder_check, release, tick, tick_after_check, AcquireReply,
@@ -58,36 +62,6 @@ const RPC_ATTEMPTS_MAX: u32 = 6;
 const ALARM_RETRY_MS: u64 = 1_000;
 /// Weight of an ordinary ready action (faults are weighted against this).
 const W: u64 = 100;
-
-// ---------------------------------------------------------------------------
-// A tiny PRNG, so that a seed reproduces a run exactly.
-
-/// splitmix64: small, fast, and good enough to pick interleavings.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (the modulo bias is irrelevant here).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-
-    fn percent(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-}
 
 // ---------------------------------------------------------------------------
 // The model: instances, in-flight work, and how a seed behaves.

@@ -19,7 +19,10 @@ use baton::coordinator::{
     Waiter,
 };
 use baton::ident::{InputHash, InstanceId};
+mod common;
+
 use baton::limits::SUPERSEDED_REMEMBERED_MAX;
+use common::Rng;
 use rusqlite::types::{Null, ValueRef};
 use rusqlite::{Connection, StatementStatus};
 use std::cell::{Cell, RefCell};
@@ -157,33 +160,9 @@ fn hash(s: &str) -> InputHash {
     InputHash::parse("inputHash", s).expect("valid test hash")
 }
 
-/// A tiny deterministic PRNG (SplitMix64): no dependency, same on every platform.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-
-    fn liveness(&mut self) -> Liveness {
-        *self.pick(&[Liveness::Alive, Liveness::Dead, Liveness::Unknown])
-    }
+/// A random liveness answer, as a status check might give.
+fn random_liveness(rng: &mut Rng) -> Liveness {
+    *rng.pick(&[Liveness::Alive, Liveness::Dead, Liveness::Unknown])
 }
 
 /// Runs `run(seed)` for `count` seeds (or only `$BATON_SEED`), naming the
@@ -296,7 +275,7 @@ fn storage_ops(seed: u64) {
                     let waiter = Waiter {
                         id: (*rng.pick(&free)).clone(),
                         since_ms: rng.below(1 << 50),
-                        input_hash: rng.chance(70).then(|| rng.pick(&hashes).clone()),
+                        input_hash: rng.percent(70).then(|| rng.pick(&hashes).clone()),
                     };
                     mem.push_waiter(&waiter);
                     sq.push_waiter(&waiter);
@@ -310,7 +289,7 @@ fn storage_ops(seed: u64) {
                 format!("remove_waiter({who})")
             }
             50..65 => {
-                let holder = rng.chance(75).then(|| Holder {
+                let holder = rng.percent(75).then(|| Holder {
                     id: rng.pick(&ids).clone(),
                     since_ms: rng.below(1 << 50),
                     state: *rng.pick(&[HolderState::Handed, HolderState::Holding]),
@@ -435,17 +414,17 @@ fn decisions(seed: u64) {
 
     for step in 0..400 {
         now_ms += rng.below(2_000);
-        if rng.chance(15) {
+        if rng.percent(15) {
             ids.push(id(&format!("run-{}", ids.len())));
         }
         let live = &ids[ids.len() - LIVE..];
         let k = rng.below(2) as usize;
         let action = match rng.below(100) {
-            _ if !pending[k].is_empty() && rng.chance(30) => Action::Resume,
+            _ if !pending[k].is_empty() && rng.percent(30) => Action::Resume,
             0..35 => Action::Enqueue(EnqueueRequest {
-                supersedes: rng.chance(30),
+                supersedes: rng.percent(30),
                 id: rng.pick(live).clone(),
-                input_hash: rng.chance(70).then(|| rng.pick(&hashes).clone()),
+                input_hash: rng.percent(70).then(|| rng.pick(&hashes).clone()),
             }),
             35..65 => Action::Acquire(rng.pick(live).clone()),
             65..85 => Action::Release(rng.pick(live).clone()),
@@ -459,7 +438,7 @@ fn decisions(seed: u64) {
             }
             _ => None,
         };
-        let liveness = rng.liveness();
+        let liveness = random_liveness(&mut rng);
         let from_memory = decide(&mut memory[k], now_ms, &action, resumed.as_ref(), liveness);
         let from_sql = decide(&mut sql[k], now_ms, &action, resumed.as_ref(), liveness);
         history.push(format!(
