@@ -81,18 +81,4 @@ export class Bench extends Harness {
   async serial(method, input) {
     return (await super.serial(method, input)).value;
   }
-
-  /** Waits for instance `id` to finish and returns its output (throws unless complete). */
-  async output(id, timeoutMs) {
-    const details = await this.until(
-      `${id} to finish`,
-      async () => {
-        const d = await this.details(id);
-        return ["complete", "errored", "terminated"].includes(d.status) ? d : null;
-      },
-      timeoutMs,
-    );
-    if (details.status !== "complete") throw new Error(`${id} ended ${JSON.stringify(details)}`);
-    return details.output;
-  }
 }

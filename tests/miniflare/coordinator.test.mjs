@@ -20,18 +20,7 @@ function untilHolder(h, key, id) {
   return h.untilInspect(key, `${id} holding`, (view) => view.holder?.id === id);
 }
 
-async function untilOutput(h, id, timeoutMs) {
-  await h.untilStatus(id, ["complete", "errored", "terminated"], timeoutMs);
-  const details = await h.details(id);
-  assert.equal(details.status, "complete", `${id} should complete: ${JSON.stringify(details)}`);
-  return details.output;
-}
 
-/** The Recorder's log, restricted to `ids`, as "enter id" / "exit id" lines. */
-async function logOf(h, ids) {
-  const wanted = new Set(ids);
-  return (await h.log()).filter((e) => wanted.has(e.id)).map((e) => `${e.kind} ${e.id}`);
-}
 
 const ids = (view) => view.waiting.map((w) => w.id);
 
@@ -58,10 +47,10 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
       await h.create(id, { key, holdMs: 300 });
       await untilQueued(h, key, id);
     }
-    const outputs = await Promise.all(order.map((id) => untilOutput(h, id)));
+    const outputs = await Promise.all(order.map((id) => h.output(id)));
     for (const [i, output] of outputs.entries()) assert.deepEqual(output, DONE, order[i]);
 
-    const log = await logOf(h, order);
+    const log = await h.logOf(order);
     // Strict alternation: every enter is followed by the same id's exit.
     for (let i = 0; i < log.length; i += 2) {
       const [kind, id] = log[i].split(" ");
@@ -85,9 +74,9 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
     assert.deepEqual(ids(await h.inspect(key)), ["recheck-w"]);
 
     await h.terminate("recheck-h");
-    assert.deepEqual(await untilOutput(h, "recheck-w"), DONE);
+    assert.deepEqual(await h.output("recheck-w"), DONE);
     assert.equal(await h.status("recheck-h"), "terminated");
-    assert.deepEqual(await logOf(h, ["recheck-h", "recheck-w"]), [
+    assert.deepEqual(await h.logOf(["recheck-h", "recheck-w"]), [
       "enter recheck-h",
       "enter recheck-w",
       "exit recheck-w",
@@ -116,9 +105,9 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
     await h.create("sup-w3", { key });
     await untilQueued(h, key, "sup-w3");
     await h.sendEvent("sup-h", "finish", {});
-    assert.deepEqual(await untilOutput(h, "sup-h"), DONE);
-    assert.deepEqual(await untilOutput(h, "sup-w3"), DONE);
-    assert.deepEqual(await logOf(h, ["sup-h", "sup-w1", "sup-w2", "sup-w3"]), [
+    assert.deepEqual(await h.output("sup-h"), DONE);
+    assert.deepEqual(await h.output("sup-w3"), DONE);
+    assert.deepEqual(await h.logOf(["sup-h", "sup-w1", "sup-w2", "sup-w3"]), [
       "enter sup-h",
       "exit sup-h",
       "enter sup-w3",
@@ -155,8 +144,8 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
 
     await h.create("coal-c", { key });
     await h.sendEvent("coal-h", "finish", {});
-    assert.deepEqual(await untilOutput(h, "coal-c"), DONE);
-    assert.deepEqual(await logOf(h, ["coal-h", "coal-a", "coal-b", "coal-c"]), [
+    assert.deepEqual(await h.output("coal-c"), DONE);
+    assert.deepEqual(await h.logOf(["coal-h", "coal-a", "coal-b", "coal-c"]), [
       "enter coal-h",
       "exit coal-h",
       "enter coal-c",
@@ -172,13 +161,13 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
       terminated: ["early-x"],
     });
     await h.create("early-x", { key });
-    assert.deepEqual(await untilOutput(h, "early-x"), { superseded: true });
+    assert.deepEqual(await h.output("early-x"), { superseded: true });
     assert.ok((await h.inspect(key)).superseded >= 1);
 
     // The superseding id still gets its turn.
     await h.create("early-y", { key });
-    assert.deepEqual(await untilOutput(h, "early-y"), DONE);
-    assert.deepEqual(await logOf(h, ["early-x", "early-y"]), ["enter early-y", "exit early-y"]);
+    assert.deepEqual(await h.output("early-y"), DONE);
+    assert.deepEqual(await h.logOf(["early-x", "early-y"]), ["enter early-y", "exit early-y"]);
     await assertIdle(h, key);
   });
 
@@ -302,8 +291,8 @@ describe("Coordinator with real Workflows (holder-check alarm every 300 ms)", ()
     await untilQueued(h, key, "alarm-w");
 
     await h.terminate("alarm-h");
-    assert.deepEqual(await untilOutput(h, "alarm-w", 30_000), DONE);
-    assert.deepEqual(await logOf(h, ["alarm-h", "alarm-w"]), [
+    assert.deepEqual(await h.output("alarm-w", 30_000), DONE);
+    assert.deepEqual(await h.logOf(["alarm-h", "alarm-w"]), [
       "enter alarm-h",
       "enter alarm-w",
       "exit alarm-w",

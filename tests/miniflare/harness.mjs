@@ -166,6 +166,22 @@ export class Harness {
     return this.call("/log");
   }
 
+  /** The Recorder's log restricted to `ids`, as "enter id" / "exit id" lines. */
+  async logOf(ids) {
+    const wanted = new Set(ids);
+    return (await this.log()).filter((e) => wanted.has(e.id)).map((e) => `${e.kind} ${e.id}`);
+  }
+
+  /** Waits for instance `id` to finish and returns its output; throws unless it completed. */
+  async output(id, timeoutMs) {
+    await this.untilStatus(id, ["complete", "errored", "terminated"], timeoutMs);
+    const details = await this.details(id);
+    if (details.status !== "complete") {
+      throw new Error(`${id} should complete: ${JSON.stringify(details)}`);
+    }
+    return details.output;
+  }
+
   /** Polls `probe` until it returns a truthy value (bounded by `timeoutMs`). */
   async until(what, probe, timeoutMs = 60_000) {
     const deadline = Date.now() + timeoutMs;

@@ -60,20 +60,7 @@ function untilParked(h, id, timeoutMs) {
   );
 }
 
-async function untilOutput(h, id, timeoutMs) {
-  await h.untilStatus(id, ["complete", "errored", "terminated"], timeoutMs);
-  const details = await h.details(id);
-  assert.equal(details.status, "complete", `${id} should complete: ${JSON.stringify(details)}`);
-  return details.output;
-}
 
-/** The Recorder's enter/exit lines for `ids`, in order. */
-async function logOf(h, ids) {
-  const wanted = new Set(ids);
-  return (await h.log())
-    .filter((e) => wanted.has(e.id) && (e.kind === "enter" || e.kind === "exit"))
-    .map((e) => `${e.kind} ${e.id}`);
-}
 
 /** Makes `id` the group's holder without a Workflow (a made-up id). */
 async function holdDirectly(h, group, id, revision = "r0") {
@@ -104,7 +91,7 @@ describe("serial queue with default settings", () => {
     assert.deepEqual(waitingIds(view), ["burst-B"]);
 
     await h.create("burst-C", serial(group, "r3", { options }));
-    const outputB = await untilOutput(h, "burst-B", 20_000);
+    const outputB = await h.output("burst-B", 20_000);
     assert.equal(outputB.ran, false);
     assert.equal(outputB.error, "RunSkipped");
     assert.equal(outputB.revision, "r3");
@@ -117,12 +104,12 @@ describe("serial queue with default settings", () => {
     assert.deepEqual(waitingIds(view), ["burst-C"]);
     assert.equal(recentOf(view, "burst-B").outcome, "superseded");
     assert.deepEqual(recentOf(view, "burst-B").supersededBy, { instanceId: "burst-C", revision: "r3" });
-    assert.deepEqual(await logOf(h, ["burst-A", "burst-B", "burst-C"]), ["enter burst-A"]);
+    assert.deepEqual(await h.logOf(["burst-A", "burst-B", "burst-C"]), ["enter burst-A"]);
 
     await h.sendEvent("burst-A", "finish", {});
-    assert.deepEqual(await untilOutput(h, "burst-A", 20_000), RAN);
-    assert.deepEqual(await untilOutput(h, "burst-C", 20_000), RAN);
-    assert.deepEqual(await logOf(h, ["burst-A", "burst-B", "burst-C"]), [
+    assert.deepEqual(await h.output("burst-A", 20_000), RAN);
+    assert.deepEqual(await h.output("burst-C", 20_000), RAN);
+    assert.deepEqual(await h.logOf(["burst-A", "burst-B", "burst-C"]), [
       "enter burst-A",
       "exit burst-A",
       "enter burst-C",
@@ -156,11 +143,11 @@ describe("serial queue with default settings", () => {
 
     // Through a Workflow: RunSkipped naming the current revision, body never entered.
     await h.create("stale-wf", serial(group, "r0", { current: "r9" }));
-    const output = await untilOutput(h, "stale-wf", 20_000);
+    const output = await h.output("stale-wf", 20_000);
     assert.equal(output.ran, false);
     assert.equal(output.error, "RunSkipped");
     assert.equal(output.revision, "r9");
-    assert.deepEqual(await logOf(h, ["stale-wf"]), []);
+    assert.deepEqual(await h.logOf(["stale-wf"]), []);
     assert.deepEqual(await inspect(h, group), before);
   });
 
@@ -239,7 +226,7 @@ describe("serial queue with default settings", () => {
 
     await h.create("curwf-Z", serial(group, "r6", { current: "r6", options }));
     for (const id of ["curwf-X", "curwf-Y"]) {
-      const output = await untilOutput(h, id, 20_000);
+      const output = await h.output(id, 20_000);
       assert.equal(output.error, "RunSkipped", `${id}: ${JSON.stringify(output)}`);
       assert.equal(output.revision, "r6");
     }
@@ -247,8 +234,8 @@ describe("serial queue with default settings", () => {
     assert.equal((await inspect(h, group)).holder.instanceId, "curwf-H");
 
     await h.sendEvent("curwf-H", "finish", {});
-    assert.deepEqual(await untilOutput(h, "curwf-Z", 20_000), RAN);
-    assert.deepEqual(await logOf(h, ["curwf-H", "curwf-X", "curwf-Y", "curwf-Z"]), [
+    assert.deepEqual(await h.output("curwf-Z", 20_000), RAN);
+    assert.deepEqual(await h.logOf(["curwf-H", "curwf-X", "curwf-Y", "curwf-Z"]), [
       "enter curwf-H",
       "exit curwf-H",
       "enter curwf-Z",
@@ -301,14 +288,14 @@ describe("serial queue with default settings", () => {
     await h.sendEvent("push-A", "finish", {});
     // A bound on the wait, not a timing assertion: the waiter parked in a
     // 30 s wait can only finish inside 20 s if the turn event woke it.
-    assert.deepEqual(await untilOutput(h, "push-W", 20_000), RAN);
+    assert.deepEqual(await h.output("push-W", 20_000), RAN);
     const outputsA = await stepOutputs(h, "push-A");
     assert.deepEqual(outputsA.at(-1), { next: "push-W" }, "A's release names the waiter it woke");
     assert.ok(
       (await stepOutputs(h, "push-W")).some((o) => o?.group === group && !("status" in o)),
       "the waiter's wait ended with the turn event",
     );
-    assert.deepEqual(await logOf(h, ["push-A", "push-W"]), [
+    assert.deepEqual(await h.logOf(["push-A", "push-W"]), [
       "enter push-A",
       "exit push-A",
       "enter push-W",
@@ -326,7 +313,7 @@ describe("serial queue with default settings", () => {
       superseded: ["pushs-B"],
     });
     // A wait bound, as above: B is parked in a 30 s wait.
-    const output = await untilOutput(h, "pushs-B", 20_000);
+    const output = await h.output("pushs-B", 20_000);
     assert.equal(output.error, "RunSkipped");
     assert.equal(output.revision, "r3");
     assert.ok(
@@ -342,7 +329,7 @@ describe("serial queue with default settings", () => {
     await h.create("pushd-W", serial(group, "r2"));
     await untilParked(h, "pushd-W");
     assert.deepEqual(await ok(h, "serialRelease", { group, instanceId: "pushd-H" }), { next: "pushd-W" });
-    assert.deepEqual(await untilOutput(h, "pushd-W", 20_000), RAN);
+    assert.deepEqual(await h.output("pushd-W", 20_000), RAN);
   });
 });
 
@@ -359,7 +346,7 @@ describe("serial queue with SERIAL_PUSH off", () => {
     await h.create("nopush-W", serial(group, "r2", { options: { pollInterval: 300 } }));
     await untilParked(h, "nopush-W");
     assert.deepEqual(await ok(h, "serialRelease", { group, instanceId: "nopush-H" }), { next: null });
-    assert.deepEqual(await untilOutput(h, "nopush-W", 20_000), RAN);
+    assert.deepEqual(await h.output("nopush-W", 20_000), RAN);
     assert.ok(
       !(await stepOutputs(h, "nopush-W")).some((o) => o?.group === group && !("status" in o)),
       "no turn event reached the waiter",
@@ -379,7 +366,7 @@ describe("serial queue timeouts", () => {
       const first = await untilHolder(h, group, "to-H");
       await h.create("to-W", serial(group, "r2", { options: { pollInterval: 300 } }));
 
-      const output = await untilOutput(h, "to-W", 20_000);
+      const output = await h.output("to-W", 20_000);
       assert.equal(output.ran, false);
       assert.equal(output.error, "SerialQueueTimedOut", JSON.stringify(output));
       let view = await inspect(h, group);
@@ -399,8 +386,8 @@ describe("serial queue timeouts", () => {
       assert.equal(await h.status("to-H"), "running");
 
       await h.sendEvent("to-H", "finish", {});
-      assert.deepEqual(await untilOutput(h, "to-H", 20_000), RAN);
-      assert.deepEqual(await logOf(h, ["to-H", "to-W"]), ["enter to-H", "exit to-H"]);
+      assert.deepEqual(await h.output("to-H", 20_000), RAN);
+      assert.deepEqual(await h.logOf(["to-H", "to-W"]), ["enter to-H", "exit to-H"]);
       assert.equal(recentOf(await inspect(h, group), "to-H").outcome, "released");
     } finally {
       await h.dispose();
@@ -421,12 +408,12 @@ describe("serial queue timeouts", () => {
       await h.terminate("ab-H");
       await h.untilStatus("ab-H", "terminated", 20_000);
 
-      assert.deepEqual(await untilOutput(h, "ab-W", 20_000), RAN);
+      assert.deepEqual(await h.output("ab-W", 20_000), RAN);
       const view = await inspect(h, group);
       assert.equal(view.holder, null);
       assert.equal(recentOf(view, "ab-H").outcome, "abandoned");
       assert.equal(recentOf(view, "ab-W").outcome, "released");
-      assert.deepEqual(await logOf(h, ["ab-H", "ab-W"]), ["enter ab-H", "enter ab-W", "exit ab-W"]);
+      assert.deepEqual(await h.logOf(["ab-H", "ab-W"]), ["enter ab-H", "enter ab-W", "exit ab-W"]);
     } finally {
       await h.dispose();
     }
@@ -443,14 +430,14 @@ describe("serial queue timeouts", () => {
       await h.create("lost-W", serial(group, "r2", { waitForFinish: true, options: { pollInterval: 200 } }));
       await untilHolder(h, group, "lost-W");
 
-      const output = await untilOutput(h, "lost-H", 30_000);
+      const output = await h.output("lost-H", 30_000);
       assert.equal(output.error, "SerialQueueLostHold", JSON.stringify(output));
       // It stopped at the heartbeat: its body never reached "exit", while the
       // new holder runs on undisturbed.
-      assert.deepEqual(await logOf(h, ["lost-H", "lost-W"]), ["enter lost-H", "enter lost-W"]);
+      assert.deepEqual(await h.logOf(["lost-H", "lost-W"]), ["enter lost-H", "enter lost-W"]);
       assert.equal((await inspect(h, group)).holder.instanceId, "lost-W");
       await h.sendEvent("lost-W", "finish", {});
-      assert.deepEqual(await untilOutput(h, "lost-W", 20_000), RAN);
+      assert.deepEqual(await h.output("lost-W", 20_000), RAN);
     } finally {
       await h.dispose();
     }

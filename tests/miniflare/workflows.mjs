@@ -7,6 +7,21 @@ import { serialize } from "../../js/serialize.mjs";
 
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
 
+/**
+ * What both modes run while they hold: log the entry, hold (until a "finish"
+ * event, or for `holdMs`), log the exit, and return `result`.
+ */
+async function recordedBody(step, recorder, id, { waitForFinish, holdMs }, result) {
+  await step.do("enter", NO_RETRY, () => recorder.append("enter", id));
+  if (waitForFinish) {
+    await step.waitForEvent("finish", { type: "finish", timeout: "1 hour" });
+  } else if (holdMs > 0) {
+    await step.sleep("hold", holdMs);
+  }
+  await step.do("exit", NO_RETRY, () => recorder.append("exit", id));
+  return result;
+}
+
 export class TestWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
     // One class for both helpers: Baton wakes instances through one Workflow binding.
@@ -19,16 +34,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
       this.env.COORDINATOR,
       key,
       id,
-      async () => {
-        await step.do("enter", NO_RETRY, () => recorder.append("enter", id));
-        if (waitForFinish) {
-          await step.waitForEvent("finish", { type: "finish", timeout: "1 hour" });
-        } else if (holdMs > 0) {
-          await step.sleep("hold", holdMs);
-        }
-        await step.do("exit", NO_RETRY, () => recorder.append("exit", id));
-        return "done";
-      },
+      () => recordedBody(step, recorder, id, { waitForFinish, holdMs }, "done"),
       { turnTimeout, stepRetries: { limit: 2, delay: "100 milliseconds" } },
     );
   }
@@ -44,16 +50,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
         this.env.BATON,
         current === undefined ? { group, revision } : { group, revision, current },
         id,
-        async () => {
-          await step.do("enter", NO_RETRY, () => recorder.append("enter", id));
-          if (waitForFinish) {
-            await step.waitForEvent("finish", { type: "finish", timeout: "1 hour" });
-          } else if (holdMs > 0) {
-            await step.sleep("hold", holdMs);
-          }
-          await step.do("exit", NO_RETRY, () => recorder.append("exit", id));
-          return "deployed";
-        },
+        () => recordedBody(step, recorder, id, { waitForFinish, holdMs }, "deployed"),
         { stepRetries: { limit: 2, delay: "100 milliseconds" }, ...options },
       );
       return { ran: true, value };
