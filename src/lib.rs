@@ -9,6 +9,7 @@
 //! - [`error`]: the typed `BatonError` callers see.
 //! - [`ident`]: validated keys, groups, revisions, instance ids, input hashes.
 //! - [`coordinator`]: one holder per key, FIFO waiters (contract §1).
+//! - [`rate_limit`]: an exact sliding window per rule, per bucket (contract §5).
 //! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
 //! - [`http_api`]: the HTTP API's routes, auth and body rules, without HTTP.
 
@@ -17,6 +18,7 @@ pub mod error;
 pub mod http_api;
 pub mod ident;
 pub mod limits;
+pub mod rate_limit;
 pub mod serial_queue;
 
 #[cfg(target_arch = "wasm32")]

@@ -95,3 +95,49 @@ pub const TOKEN_COMPARE_BYTES_MIN: usize = 256;
 /// unknown method) echoed back in an error message: enough to recognise
 /// it, not enough to turn an error reply into an amplifier.
 pub const HTTP_ECHO_CHARS_MAX: usize = 64;
+
+// --- rate limits ---
+
+/// Most rules one `acquire` names: the contract's bound. Eight covers every
+/// provider's stacked limits (per second, minute, hour, day, and a few
+/// per-endpoint ones) and keeps a grant row's rule set a small bit mask.
+pub const RATE_RULES_PER_CALL_MAX: usize = 8;
+
+/// Longest rule `id`, in characters: the contract's bound.
+pub const RATE_RULE_ID_CHARS_MAX: usize = 64;
+
+/// Largest rule `limit`: the contract's bound.
+pub const RATE_LIMIT_MAX: u32 = 100_000;
+
+/// Longest rule `windowMs` (one day): the contract's bound. It is also how
+/// long grants are kept at most, so it bounds a bucket's rows by its traffic
+/// over a day.
+pub const RATE_WINDOW_MS_MAX: u64 = 86_400_000;
+
+/// Most permits one `acquire` or `refund` asks for: the contract's bound.
+pub const RATE_PERMITS_MAX: u32 = 10_000;
+
+/// Longest `cooldownMs` of a penalty (one day): the contract's bound, the
+/// longest Retry-After any provider is known to send.
+pub const RATE_COOLDOWN_MS_MAX: u64 = 86_400_000;
+
+/// Rule ids one bucket remembers: twice a call's eight, so a bucket can
+/// move to a whole new rule set while the old one's grants age out. A grant
+/// row carries one running count per slot, so this is also its width. A
+/// slot is reused only once no kept grant counts for its rule; a call that
+/// needs a slot when none can be reused is refused.
+pub const RATE_RULE_SLOTS: usize = 16;
+
+/// Aged grant rows one call deletes at most. Each call adds at most one row,
+/// so deleting up to four keeps the table at the live rows plus a backlog
+/// that only shrinks, without letting one call's cost depend on how long
+/// the bucket sat idle.
+pub const RATE_PRUNE_ROWS_PER_CALL: u32 = 4;
+
+/// Grant rows one `refund` walks at most, newest first. A refund of the
+/// largest `permits` touches at most this many live rows; past it the call
+/// refunds what it reached and says how many in `refunded`.
+pub const RATE_REFUND_ROWS_VISITED_MAX: u32 = 10_000;
+
+/// Grant rows read per page while a refund walks back.
+pub const RATE_REFUND_PAGE_ROWS: u32 = 64;
