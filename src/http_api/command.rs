@@ -1,173 +1,32 @@
 //! A routed, authorised request becomes a typed command: the key or group
-//! from the path (percent-decoded), the rest from the JSON body, every
-//! value validated and every unknown field refused by name.
+//! from the path (percent-decoded), the rest from the JSON body, decoded by
+//! `crate::edge` into the same request types RPC callers' objects become.
 //!
 //! Bodies, per operation (`?` marks an optional field; `null` counts as
-//! absent for optional fields and as missing for required ones):
+//! absent):
 //!
 //! | operation | body |
 //! |---|---|
-//! | key enqueue | `{ instanceId, supersedes?: boolean (false), inputHash? }` |
-//! | key acquire, release | `{ instanceId }` |
+//! | key enqueue | `{ supersedes?: boolean (false), instanceId, inputHash?, options? }` |
+//! | key acquire | `{ instanceId, options? }` |
+//! | key release | `{ instanceId }` |
 //! | group enqueue | `{ instanceId, revision, current? }` |
 //! | group claim, heartbeat, release | `{ instanceId }` |
 //! | key / group inspect | none (GET) |
 
 use super::error::HttpError;
 use super::routes::Operation;
+use crate::edge::{decode_http, CoordinatorCall, SerialCall};
 use crate::error::BatonError;
-use crate::ident::{Ident, InputHash, InstanceId};
-use crate::limits::HTTP_ECHO_CHARS_MAX;
-use serde_json::{json, Map, Value};
+use crate::ident::Ident;
+use serde_json::{Map, Value};
 
-/// What an API request asks for, in validated values: an action on one
-/// key's Coordinator or on one serial-queue group.
+/// What an API request asks for, in validated values: a Coordinator method
+/// on one key, or a serial-queue method on one group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    Key { key: Ident, action: KeyAction },
-    Group { group: Ident, action: GroupAction },
-}
-
-/// A Coordinator method (contract §1), minus the key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KeyAction {
-    Enqueue {
-        supersedes: bool,
-        instance_id: InstanceId,
-        input_hash: Option<InputHash>,
-    },
-    Acquire {
-        instance_id: InstanceId,
-    },
-    Release {
-        instance_id: InstanceId,
-    },
-    Inspect,
-}
-
-/// A serial-queue method (contract §2), minus the group.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GroupAction {
-    Enqueue {
-        instance_id: InstanceId,
-        revision: Ident,
-        current: Option<Ident>,
-    },
-    Claim {
-        instance_id: InstanceId,
-    },
-    Heartbeat {
-        instance_id: InstanceId,
-    },
-    Release {
-        instance_id: InstanceId,
-    },
-    Inspect,
-}
-
-/// The body fields each operation accepts, in the order they are checked.
-fn allowed_fields(operation: Operation) -> &'static [&'static str] {
-    match operation {
-        Operation::KeyEnqueue => &["instanceId", "supersedes", "inputHash"],
-        Operation::GroupEnqueue => &["instanceId", "revision", "current"],
-        Operation::KeyAcquire
-        | Operation::KeyRelease
-        | Operation::GroupClaim
-        | Operation::GroupHeartbeat
-        | Operation::GroupRelease => &["instanceId"],
-        Operation::KeyInspect | Operation::GroupInspect => &[],
-    }
-}
-
-/// A JSON body's fields, read by name with the `BatonError` for each way a
-/// field can be wrong.
-struct Fields(Map<String, Value>);
-
-impl Fields {
-    /// Refuses the first unknown field (in name order, so the message is
-    /// deterministic), naming it and the fields that are accepted.
-    fn new(fields: Map<String, Value>, allowed: &[&str]) -> Result<Fields, BatonError> {
-        if let Some(unknown) = fields.keys().find(|k| !allowed.contains(&k.as_str())) {
-            let hint = match unknown.as_str() {
-                "key" | "group" => format!(" (the {unknown} comes from the path)"),
-                _ => String::new(),
-            };
-            let allowed = if allowed.is_empty() {
-                "none".to_owned()
-            } else {
-                allowed.join(", ")
-            };
-            return Err(BatonError::Invalid {
-                field: "body",
-                reason: format!(
-                    "has an unknown field {:?}{hint}; accepted fields: {allowed}",
-                    echo(unknown)
-                ),
-            });
-        }
-        Ok(Fields(fields))
-    }
-
-    /// A present, non-null value, if any.
-    fn get(&self, name: &str) -> Option<&Value> {
-        self.0.get(name).filter(|v| !v.is_null())
-    }
-
-    fn required_str(&self, name: &'static str) -> Result<&str, BatonError> {
-        match self.get(name) {
-            None => Err(BatonError::Missing { field: name }),
-            Some(value) => value.as_str().ok_or(BatonError::WrongType {
-                field: name,
-                expected: "a string",
-            }),
-        }
-    }
-
-    fn optional_str(&self, name: &'static str) -> Result<Option<&str>, BatonError> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(_) => self.required_str(name).map(Some),
-        }
-    }
-
-    fn instance_id(&self) -> Result<InstanceId, BatonError> {
-        InstanceId::parse("instanceId", self.required_str("instanceId")?)
-    }
-
-    fn ident(&self, name: &'static str) -> Result<Ident, BatonError> {
-        Ident::parse(name, self.required_str(name)?)
-    }
-
-    fn optional_ident(&self, name: &'static str) -> Result<Option<Ident>, BatonError> {
-        self.optional_str(name)?
-            .map(|v| Ident::parse(name, v))
-            .transpose()
-    }
-
-    fn optional_input_hash(&self) -> Result<Option<InputHash>, BatonError> {
-        self.optional_str("inputHash")?
-            .map(|v| InputHash::parse("inputHash", v))
-            .transpose()
-    }
-
-    /// `supersedes` defaults to `false` over HTTP (RPC callers must pass it).
-    fn supersedes(&self) -> Result<bool, BatonError> {
-        match self.get("supersedes") {
-            None => Ok(false),
-            Some(value) => value.as_bool().ok_or(BatonError::WrongType {
-                field: "supersedes",
-                expected: "a boolean",
-            }),
-        }
-    }
-}
-
-/// A caller's text, cut to [`HTTP_ECHO_CHARS_MAX`] characters for a message.
-fn echo(text: &str) -> String {
-    match text.char_indices().nth(HTTP_ECHO_CHARS_MAX) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}…", &text[..end]),
-    }
+    Coordinator(CoordinatorCall),
+    Serial(SerialCall),
 }
 
 /// Decodes one percent-encoded path segment into UTF-8 text. `+` stays `+`
@@ -198,12 +57,6 @@ pub fn decode_segment(field: &'static str, raw: &str) -> Result<String, BatonErr
     String::from_utf8(decoded).map_err(|_| invalid())
 }
 
-fn path_ident(field: &'static str, raw: Option<&str>) -> Result<Ident, BatonError> {
-    // The router only yields operations whose template has a parameter.
-    let raw = raw.ok_or(BatonError::Missing { field })?;
-    Ident::parse(field, &decode_segment(field, raw)?)
-}
-
 impl Command {
     /// Parses a routed request: `param` is the raw `{key}` / `{group}`
     /// segment, `body` the JSON object of a POST (`None` for a GET). The
@@ -213,107 +66,39 @@ impl Command {
         param: Option<&str>,
         body: Option<Map<String, Value>>,
     ) -> Result<Command, HttpError> {
-        let is_key = matches!(
-            operation,
-            Operation::KeyEnqueue
-                | Operation::KeyAcquire
-                | Operation::KeyRelease
-                | Operation::KeyInspect
-        );
-        let id = path_ident(if is_key { "key" } else { "group" }, param)?;
-        let fields = Fields::new(body.unwrap_or_default(), allowed_fields(operation))?;
-        let command = match operation {
-            Operation::KeyEnqueue => Command::Key {
-                key: id,
-                action: KeyAction::Enqueue {
-                    instance_id: fields.instance_id()?,
-                    supersedes: fields.supersedes()?,
-                    input_hash: fields.optional_input_hash()?,
-                },
-            },
-            Operation::KeyAcquire => Command::Key {
-                key: id,
-                action: KeyAction::Acquire {
-                    instance_id: fields.instance_id()?,
-                },
-            },
-            Operation::KeyRelease => Command::Key {
-                key: id,
-                action: KeyAction::Release {
-                    instance_id: fields.instance_id()?,
-                },
-            },
-            Operation::KeyInspect => Command::Key {
-                key: id,
-                action: KeyAction::Inspect,
-            },
-            Operation::GroupEnqueue => Command::Group {
-                group: id,
-                action: GroupAction::Enqueue {
-                    instance_id: fields.instance_id()?,
-                    revision: fields.ident("revision")?,
-                    current: fields.optional_ident("current")?,
-                },
-            },
-            Operation::GroupClaim => Command::Group {
-                group: id,
-                action: GroupAction::Claim {
-                    instance_id: fields.instance_id()?,
-                },
-            },
-            Operation::GroupHeartbeat => Command::Group {
-                group: id,
-                action: GroupAction::Heartbeat {
-                    instance_id: fields.instance_id()?,
-                },
-            },
-            Operation::GroupRelease => Command::Group {
-                group: id,
-                action: GroupAction::Release {
-                    instance_id: fields.instance_id()?,
-                },
-            },
-            Operation::GroupInspect => Command::Group {
-                group: id,
-                action: GroupAction::Inspect,
-            },
+        use Operation::*;
+        let field = match operation {
+            KeyEnqueue | KeyAcquire | KeyRelease | KeyInspect => "key",
+            GroupEnqueue | GroupClaim | GroupHeartbeat | GroupRelease | GroupInspect => "group",
         };
-        Ok(command)
-    }
-}
-
-impl GroupAction {
-    /// The input object the serial queue's RPC method takes for this action
-    /// on `group` (`serialEnqueue({ group, instanceId, revision, current? })`...).
-    pub fn serial_input(&self, group: &Ident) -> Value {
-        let mut input = json!({ "group": group.as_str() });
-        match self {
-            GroupAction::Enqueue {
-                instance_id,
-                revision,
-                current,
-            } => {
-                input["instanceId"] = json!(instance_id.as_str());
-                input["revision"] = json!(revision.as_str());
-                if let Some(current) = current {
-                    input["current"] = json!(current.as_str());
-                }
-            }
-            GroupAction::Claim { instance_id }
-            | GroupAction::Heartbeat { instance_id }
-            | GroupAction::Release { instance_id } => {
-                input["instanceId"] = json!(instance_id.as_str());
-            }
-            GroupAction::Inspect => {}
-        }
-        input
+        // The router only yields operations whose template has a parameter.
+        let raw = param.ok_or(BatonError::Missing { field })?;
+        let value = decode_segment(field, raw)?;
+        Ident::parse(field, &value)?;
+        let body = body.unwrap_or_default();
+        let (v, b) = (value.as_str(), body);
+        Ok(match operation {
+            KeyEnqueue => Command::Coordinator(CoordinatorCall::Enqueue(decode_http(field, v, b)?)),
+            KeyAcquire => Command::Coordinator(CoordinatorCall::Acquire(decode_http(field, v, b)?)),
+            KeyRelease => Command::Coordinator(CoordinatorCall::Release(decode_http(field, v, b)?)),
+            KeyInspect => Command::Coordinator(CoordinatorCall::Inspect(decode_http(field, v, b)?)),
+            GroupEnqueue => Command::Serial(SerialCall::Enqueue(decode_http(field, v, b)?)),
+            GroupClaim => Command::Serial(SerialCall::Claim(decode_http(field, v, b)?)),
+            GroupHeartbeat => Command::Serial(SerialCall::Heartbeat(decode_http(field, v, b)?)),
+            GroupRelease => Command::Serial(SerialCall::Release(decode_http(field, v, b)?)),
+            GroupInspect => Command::Serial(SerialCall::Inspect(decode_http(field, v, b)?)),
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edge::coordinator::Enqueue;
+    use crate::edge::serial::SerialEnqueue;
+    use crate::ident::InstanceId;
     use crate::limits::IDENT_BYTES_MAX;
+    use serde_json::json;
 
     fn body(value: Value) -> Option<Map<String, Value>> {
         match value {
@@ -338,14 +123,13 @@ mod tests {
         .unwrap();
         assert_eq!(
             command,
-            Command::Key {
+            Command::Coordinator(CoordinatorCall::Enqueue(Enqueue {
                 key: Ident::parse("key", "deploy:acme/site").unwrap(),
-                action: KeyAction::Enqueue {
-                    supersedes: false,
-                    instance_id: InstanceId::parse("instanceId", "run-1").unwrap(),
-                    input_hash: None,
-                },
-            }
+                supersedes: false,
+                instance_id: InstanceId::parse("instanceId", "run-1").unwrap(),
+                input_hash: None,
+                options: None,
+            }))
         );
         let command = Command::parse(
             Operation::KeyEnqueue,
@@ -355,10 +139,11 @@ mod tests {
         .unwrap();
         assert!(matches!(
             command,
-            Command::Key {
-                action: KeyAction::Enqueue { supersedes: true, input_hash: Some(ref h), .. },
+            Command::Coordinator(CoordinatorCall::Enqueue(Enqueue {
+                supersedes: true,
+                input_hash: Some(ref h),
                 ..
-            } if h.as_str() == "h1"
+            })) if h.as_str() == "h1"
         ));
         // null is "absent" for optional fields.
         assert!(Command::parse(
@@ -373,68 +158,113 @@ mod tests {
     fn every_operation_parses_to_its_action() {
         let id = json!({ "instanceId": "a" });
         let cases = [
-            (Operation::KeyAcquire, Some(id.clone()), "Key Acquire"),
-            (Operation::KeyRelease, Some(id.clone()), "Key Release"),
-            (Operation::KeyInspect, None, "Key Inspect"),
-            (Operation::GroupClaim, Some(id.clone()), "Group Claim"),
+            (
+                Operation::KeyAcquire,
+                Some(id.clone()),
+                "Coordinator(Acquire",
+            ),
+            (
+                Operation::KeyRelease,
+                Some(id.clone()),
+                "Coordinator(Release",
+            ),
+            (Operation::KeyInspect, None, "Coordinator(Inspect"),
+            (Operation::GroupClaim, Some(id.clone()), "Serial(Claim"),
             (
                 Operation::GroupHeartbeat,
                 Some(id.clone()),
-                "Group Heartbeat",
+                "Serial(Heartbeat",
             ),
-            (Operation::GroupRelease, Some(id.clone()), "Group Release"),
-            (Operation::GroupInspect, None, "Group Inspect"),
+            (Operation::GroupRelease, Some(id.clone()), "Serial(Release"),
+            (Operation::GroupInspect, None, "Serial(Inspect"),
         ];
         for (operation, value, expected) in cases {
             let command = Command::parse(operation, Some("x"), value.and_then(body)).unwrap();
-            let (kind, action) = match &command {
-                Command::Key { action, .. } => ("Key", format!("{action:?}")),
-                Command::Group { action, .. } => ("Group", format!("{action:?}")),
-            };
-            let name = action.split([' ', '{']).next().unwrap();
-            assert_eq!(format!("{kind} {name}"), expected, "{operation:?}");
-        }
-    }
-
-    fn group_input(value: Option<Value>, operation: Operation, raw_group: &str) -> Value {
-        match Command::parse(operation, Some(raw_group), value.and_then(body)).unwrap() {
-            Command::Group { group, action } => action.serial_input(&group),
-            other => panic!("{other:?}"),
+            let debug = format!("{command:?}");
+            assert!(debug.starts_with(expected), "{operation:?}: {debug}");
         }
     }
 
     #[test]
-    fn group_actions_build_the_serial_input() {
-        assert_eq!(
-            group_input(
-                Some(json!({ "instanceId": "b", "revision": "r2", "current": "r2" })),
-                Operation::GroupEnqueue,
-                "acme%2Fsite%3Amain"
-            ),
-            json!({ "group": "acme/site:main", "instanceId": "b", "revision": "r2", "current": "r2" })
-        );
-        assert_eq!(
-            group_input(
-                Some(json!({ "instanceId": "b", "revision": "r2", "current": null })),
-                Operation::GroupEnqueue,
-                "g"
-            ),
-            json!({ "group": "g", "instanceId": "b", "revision": "r2" })
-        );
+    fn group_requests_take_the_group_from_the_path() {
+        let command = Command::parse(
+            Operation::GroupEnqueue,
+            Some("acme%2Fsite%3Amain"),
+            body(json!({ "instanceId": "b", "revision": "r2", "current": "r2" })),
+        )
+        .unwrap();
+        let Command::Serial(SerialCall::Enqueue(request)) = command else {
+            panic!("{command:?}");
+        };
+        assert_eq!(request.group.as_str(), "acme/site:main");
+        assert_eq!(request.instance_id.as_str(), "b");
+        assert_eq!(request.revision.as_str(), "r2");
+        assert_eq!(request.current.as_ref().map(Ident::as_str), Some("r2"));
+        let command = Command::parse(
+            Operation::GroupEnqueue,
+            Some("g"),
+            body(json!({ "instanceId": "b", "revision": "r2", "current": null })),
+        )
+        .unwrap();
+        assert!(matches!(
+            command,
+            Command::Serial(SerialCall::Enqueue(SerialEnqueue { current: None, .. }))
+        ));
         for operation in [
             Operation::GroupClaim,
             Operation::GroupHeartbeat,
             Operation::GroupRelease,
         ] {
+            let command =
+                Command::parse(operation, Some("g"), body(json!({ "instanceId": "b" }))).unwrap();
+            let (Command::Serial(SerialCall::Claim(member))
+            | Command::Serial(SerialCall::Heartbeat(member))
+            | Command::Serial(SerialCall::Release(member))) = command
+            else {
+                panic!("{command:?}");
+            };
             assert_eq!(
-                group_input(Some(json!({ "instanceId": "b" })), operation, "g"),
-                json!({ "group": "g", "instanceId": "b" })
+                (member.group.as_str(), member.instance_id.as_str()),
+                ("g", "b")
             );
         }
-        assert_eq!(
-            group_input(None, Operation::GroupInspect, "g"),
-            json!({ "group": "g" })
-        );
+    }
+
+    #[test]
+    fn key_options_are_parsed_and_refused_by_name() {
+        let command = Command::parse(
+            Operation::KeyAcquire,
+            Some("k"),
+            body(json!({ "instanceId": "a", "options": { "workflow": "DEPLOY", "limit": 3 } })),
+        )
+        .unwrap();
+        let Command::Coordinator(CoordinatorCall::Acquire(acquire)) = command else {
+            panic!("{command:?}");
+        };
+        let options = acquire.options.unwrap();
+        assert_eq!(options.workflow.unwrap().as_str(), "DEPLOY");
+        assert_eq!(options.limit.unwrap().get(), 3);
+        let cases = [
+            (json!({ "extra": 1 }), "BatonError: options has an unknown field \"extra\"; accepted fields: workflow, limit"),
+            (json!({ "limit": 0 }), "BatonError: limit must be an integer from 1 to 1000 (got 0)"),
+            (json!({ "limit": 1001 }), "BatonError: limit must be an integer from 1 to 1000 (got 1001)"),
+            (json!({ "limit": 1.5 }), "BatonError: limit must be an integer from 1 to 1000 (got 1.5)"),
+            (json!({ "limit": "3" }), "BatonError: limit must be a number"),
+            (json!({ "workflow": 3 }), "BatonError: workflow must be a string"),
+            (json!({ "workflow": "" }), "BatonError: workflow must not be empty"),
+            (json!("fast"), "BatonError: options must be an object"),
+            (json!([1]), "BatonError: options must be an object"),
+        ];
+        for (options, expected) in cases {
+            for operation in [Operation::KeyAcquire, Operation::KeyEnqueue] {
+                let message = refusal(
+                    operation,
+                    "k",
+                    json!({ "instanceId": "a", "options": options.clone() }),
+                );
+                assert_eq!(message, expected, "{operation:?} {options}");
+            }
+        }
     }
 
     #[test]
@@ -445,7 +275,7 @@ mod tests {
                 "k",
                 json!({ "instanceId": "a", "extra": 1 })
             ),
-            "BatonError: body has an unknown field \"extra\"; accepted fields: instanceId"
+            "BatonError: body has an unknown field \"extra\"; accepted fields: instanceId, options"
         );
         let message = refusal(
             Operation::KeyAcquire,
@@ -552,7 +382,7 @@ mod tests {
     #[test]
     fn path_parameters_are_decoded_and_validated() {
         let ok = |raw: &str| match Command::parse(Operation::KeyInspect, Some(raw), None).unwrap() {
-            Command::Key { key, .. } => key.as_str().to_owned(),
+            Command::Coordinator(CoordinatorCall::Inspect(inspect)) => inspect.key.to_string(),
             other => panic!("{other:?}"),
         };
         assert_eq!(ok("a%2Fb"), "a/b");

@@ -86,18 +86,6 @@ impl Operation {
             | Operation::GroupRelease => true,
         }
     }
-
-    /// The reply as HTTP callers get it: always a JSON object. Only
-    /// `acquire` answers with a bare string over RPC; here it is
-    /// `{ "status": "granted" | "pending" | "superseded" }`.
-    pub fn reply(self, value: serde_json::Value) -> serde_json::Value {
-        match (self, value) {
-            (Operation::KeyAcquire, serde_json::Value::String(status)) => {
-                serde_json::json!({ "status": status })
-            }
-            (_, value) => value,
-        }
-    }
 }
 
 /// What a route leads to.
@@ -386,19 +374,6 @@ mod tests {
                 assert_eq!(op.has_body(), a.method == Method::Post, "{}", a.path);
             }
         }
-    }
-
-    #[test]
-    fn acquire_replies_become_objects() {
-        use serde_json::json;
-        assert_eq!(
-            Operation::KeyAcquire.reply(json!("granted")),
-            json!({ "status": "granted" })
-        );
-        assert_eq!(
-            Operation::KeyRelease.reply(json!({ "next": null })),
-            json!({ "next": null })
-        );
     }
 
     /// The OpenAPI document describes exactly the routes in the table.
