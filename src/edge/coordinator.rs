@@ -17,14 +17,16 @@ use std::fmt;
 /// `enqueue(key, supersedes, instanceId, inputHash?, options?)`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorEnqueue")]
 pub struct Enqueue {
     pub key: Ident,
-    /// Drop every other waiting id (never the holder). Absent means `false`;
-    /// the Durable Object's positional method always passes it, so there it
-    /// is required.
+    /// Drop (and terminate) every other waiting id; the holder is never
+    /// touched. Absent means `false` (the Durable Object's positional
+    /// `enqueue` takes it as a required argument).
     #[serde(default)]
     pub supersedes: bool,
     pub instance_id: InstanceId,
+    /// With `supersedes`: coalesce into a live waiter with the same hash.
     pub input_hash: Option<InputHash>,
     pub options: Option<KeyOptions>,
 }
@@ -32,6 +34,7 @@ pub struct Enqueue {
 /// `acquire(key, instanceId, options?)`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorAcquire")]
 pub struct Acquire {
     pub key: Ident,
     pub instance_id: InstanceId,
@@ -41,6 +44,7 @@ pub struct Acquire {
 /// `release(key, instanceId)`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorRelease")]
 pub struct Release {
     pub key: Ident,
     pub instance_id: InstanceId,
@@ -49,20 +53,22 @@ pub struct Release {
 /// `inspect(key)`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorInspect")]
 pub struct Inspect {
     pub key: Ident,
 }
 
-/// §1a's options of `enqueue` and `acquire`. Parsed here; what they mean is
-/// the Coordinator core's (and, for `workflow`, the configuration's) business.
+/// The options of `enqueue` and `acquire` (contract §1a). Unknown fields are
+/// refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct KeyOptions {
-    /// The Workflow binding of the instance being registered (default
-    /// `WORKFLOW_BINDING`).
+    /// The Workflow binding of the instance being registered, one of
+    /// `WORKFLOW_BINDINGS` (default `WORKFLOW_BINDING`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workflow: Option<WorkflowName>,
-    /// How many instances may hold the key at once (default 1).
+    /// How many instances may hold the key at once (default 1); the key
+    /// keeps the limit of the latest call that named one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<HolderLimit>,
 }
@@ -132,6 +138,7 @@ impl Enqueue {
 /// `enqueue`'s reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorEnqueueReply")]
 pub struct EnqueueReply {
     /// The waiting ids this call dropped, in queue order.
     pub terminated: Vec<InstanceId>,
@@ -195,6 +202,7 @@ pub struct ReleaseReply {
 /// `inspect`'s reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorInspection")]
 pub struct Inspection {
     pub key: Ident,
     pub holder: Option<HolderView>,

@@ -173,7 +173,11 @@ impl Node<'_> {
             .copied()
             .filter(|f| Some(*f) != path_field)
             .collect();
-        let unknown = fields.keys().find(|k| !accepted.contains(&k.as_str()))?;
+        // The first in name order, whatever order the caller wrote them in.
+        let unknown = fields
+            .keys()
+            .filter(|k| !accepted.contains(&k.as_str()))
+            .min()?;
         let hint = match path_field {
             Some(field) if field == unknown => format!(" (the {field} comes from the path)"),
             _ => String::new(),
@@ -509,5 +513,186 @@ impl<'a> de::SeqAccess<'a> for Items<'a> {
 
     fn size_hint(&self) -> Option<usize> {
         Some(self.items.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edge::coordinator::{Acquire, Enqueue, Inspect};
+    use crate::edge::serial::SerialEnqueue;
+    use serde_json::json;
+
+    fn refusal<T: DeserializeOwned + fmt::Debug>(input: Value) -> String {
+        decode::<T, _>(input).unwrap_err().message()
+    }
+
+    #[test]
+    fn the_whole_input_is_named_input() {
+        assert_eq!(
+            refusal::<Inspect>(Value::Null),
+            "BatonError: input is required"
+        );
+        for bad in [json!("k"), json!(7), json!(true), json!(["k"])] {
+            assert_eq!(
+                refusal::<Inspect>(bad),
+                "BatonError: input must be an object"
+            );
+        }
+    }
+
+    #[test]
+    fn absent_and_null_are_the_same_for_a_field() {
+        let ok: Acquire =
+            decode(json!({ "key": "k", "instanceId": "a", "options": null })).unwrap();
+        assert_eq!(ok.options, None);
+        let ok: Enqueue = decode(json!({ "key": "k", "instanceId": "a" })).unwrap();
+        assert!(!ok.supersedes, "a default applies when the field is absent");
+        for input in [
+            json!({ "key": "k" }),
+            json!({ "key": "k", "instanceId": null }),
+        ] {
+            assert_eq!(
+                refusal::<Acquire>(input),
+                "BatonError: instanceId is required"
+            );
+        }
+        // An explicit null for a defaulted field is a missing argument (the
+        // positional `enqueue(key, undefined, id)` passes one).
+        assert_eq!(
+            refusal::<Enqueue>(json!({ "key": "k", "supersedes": null, "instanceId": "a" })),
+            "BatonError: supersedes is required"
+        );
+    }
+
+    #[test]
+    fn fields_are_checked_in_the_order_the_type_declares_them() {
+        // The contract's argument order: key, supersedes, instanceId.
+        let input = json!({ "instanceId": 5, "supersedes": "yes", "key": "" });
+        assert_eq!(
+            refusal::<Enqueue>(input),
+            "BatonError: key must not be empty"
+        );
+        let input = json!({ "instanceId": 5, "supersedes": "yes", "key": "k" });
+        assert_eq!(
+            refusal::<Enqueue>(input),
+            "BatonError: supersedes must be a boolean"
+        );
+        let input = json!({ "key": "k", "supersedes": null, "instanceId": null });
+        assert_eq!(
+            refusal::<Enqueue>(input),
+            "BatonError: supersedes is required"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_named_before_any_field_is_read() {
+        assert_eq!(
+            refusal::<SerialEnqueue>(json!({ "zeta": 1, "group": 5, "alpha": 2 })),
+            "BatonError: input has an unknown field \"alpha\"; accepted fields: group, instanceId, revision, current"
+        );
+        assert_eq!(
+            refusal::<Acquire>(json!({ "key": "k", "instanceId": "a", "options": { "limt": 2 } })),
+            "BatonError: options has an unknown field \"limt\"; accepted fields: workflow, limit"
+        );
+    }
+
+    #[test]
+    fn wrong_types_say_what_was_expected() {
+        let cases = [
+            (json!({ "key": 42 }), "BatonError: key must be a string"),
+            (
+                json!({ "key": { "key": "k" } }),
+                "BatonError: key must be a string",
+            ),
+            (json!({ "key": ["k"] }), "BatonError: key must be a string"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(refusal::<Inspect>(input), expected);
+        }
+        let input = json!({ "key": "k", "instanceId": "a", "options": [] });
+        assert_eq!(
+            refusal::<Acquire>(input),
+            "BatonError: options must be an object"
+        );
+    }
+
+    #[test]
+    fn http_bodies_take_the_path_field_and_drop_nulls() {
+        let body = json!({ "instanceId": "a", "options": null });
+        let Value::Object(body) = body else {
+            unreachable!()
+        };
+        let acquire: Acquire = decode_http("key", "deploy:acme", body).unwrap();
+        assert_eq!(acquire.key.as_str(), "deploy:acme");
+        let Value::Object(body) = json!({ "key": "k", "instanceId": "a" }) else {
+            unreachable!()
+        };
+        assert_eq!(
+            decode_http::<Acquire>("key", "k", body).unwrap_err().message(),
+            "BatonError: body has an unknown field \"key\" (the key comes from the path); accepted fields: instanceId, options"
+        );
+    }
+
+    /// Enums and integers, as later concepts' requests will use them.
+    #[test]
+    fn enums_and_integers_are_named_too() {
+        #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        enum Edge {
+            Leading,
+            Trailing,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct Debounce {
+            edge: Option<Edge>,
+            delay_ms: u32,
+            rules: Vec<Rule>,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Rule {
+            id: String,
+        }
+        let cases = [
+            (
+                json!({ "edge": "both", "delayMs": 1, "rules": [] }),
+                "BatonError: edge must be one of \"leading\", \"trailing\"",
+            ),
+            (
+                json!({ "edge": 1, "delayMs": 1, "rules": [] }),
+                "BatonError: edge must be a string",
+            ),
+            (
+                json!({ "delayMs": 1.5, "rules": [] }),
+                "BatonError: delayMs must be an integer from 0 to 4294967295",
+            ),
+            (
+                json!({ "delayMs": "1", "rules": [] }),
+                "BatonError: delayMs must be a number",
+            ),
+            (
+                json!({ "delayMs": 1, "rules": [{ "id": 5 }] }),
+                "BatonError: id must be a string",
+            ),
+            (
+                json!({ "delayMs": 1, "rules": [{ "id": "a", "x": 1 }] }),
+                "BatonError: rules has an unknown field \"x\"; accepted fields: id",
+            ),
+            (
+                json!({ "delayMs": 1, "rules": {} }),
+                "BatonError: rules must be an array",
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(refusal::<Debounce>(input.clone()), expected, "{input}");
+        }
+        let ok: Debounce =
+            decode(json!({ "edge": "leading", "delayMs": 2.0, "rules": [] })).unwrap();
+        assert!(matches!(ok.edge, Some(Edge::Leading)));
+        assert_eq!(ok.delay_ms, 2);
     }
 }

@@ -9,6 +9,11 @@
 //! - One module per concept with its request types (`Deserialize`, unknown
 //!   fields refused, the contract's field names) and reply types
 //!   (`Serialize`, one shape per concept, the same for RPC and HTTP).
+//! - [`http`]: the HTTP API without HTTP: the route table, the token check,
+//!   the body rules, and every refusal's status.
+//! - [`methods`]: the list of RPC methods with their request and reply
+//!   types, from which [`schema`] generates the OpenAPI document's schemas
+//!   and the TypeScript declarations (a test fails when they drift).
 //!
 //! What it does not do: decide anything (the cores do), or touch JS values
 //! (the shell converts at the boundary with serde-wasm-bindgen).
@@ -16,6 +21,9 @@
 mod decode;
 
 pub mod coordinator;
+pub mod http;
+pub mod methods;
+pub mod schema;
 pub mod serial;
 
 pub use decode::{decode, decode_http, decode_value};

@@ -1,4 +1,4 @@
-//! The HTTP API's shell: reads the request, asks `crate::http_api` each
+//! The HTTP API's shell: reads the request, asks `crate::edge::http` each
 //! question in its fixed order (route, token, body, command), runs the
 //! command through the same methods RPC callers use, and writes the reply.
 //!
@@ -14,8 +14,8 @@
 use super::coordinator_service::{self, CallError};
 use super::serial_queue_d1::Shell;
 use crate::edge::coordinator::{AcquireOutcome, AcquireStatus};
+use crate::edge::http::{self, Asset, Command, Endpoint, HttpError, Operation};
 use crate::edge::{CoordinatorCall, SerialCall};
-use crate::http_api::{self, Asset, Command, Endpoint, HttpError, Operation};
 use futures_util::StreamExt;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -30,12 +30,12 @@ const OPENAPI: &str = include_str!("../../static/openapi.json");
 pub async fn handle(request: Request, env: Env) -> worker::Result<Response> {
     let method = request.inner().method();
     let path = request.path();
-    let matched = match http_api::route(&method, &path) {
+    let matched = match http::route(&method, &path) {
         Ok(matched) => matched,
         Err(error) => return error_response(&error),
     };
     // Assets are public and API routes need the token, by the route table's
-    // construction (tested in `http_api`): the endpoint says which.
+    // construction (tested in `edge::http`): the endpoint says which.
     match matched.endpoint {
         Endpoint::Asset(asset) => asset_response(asset),
         Endpoint::Api(operation) => match api(request, &env, operation, matched.param).await {
@@ -53,15 +53,15 @@ async fn api(
     param: Option<&str>,
 ) -> Result<String, HttpError> {
     let header = |name: &str| request.headers().get(name).ok().flatten();
-    http_api::authorize(
+    http::authorize(
         configured_token(env).as_deref(),
         header("authorization").as_deref(),
     )?;
     let body = if operation.has_body() {
-        http_api::check_declared_length(header("content-length").as_deref())?;
-        http_api::check_content_type(header("content-type").as_deref())?;
+        http::check_declared_length(header("content-length").as_deref())?;
+        http::check_content_type(header("content-type").as_deref())?;
         let bytes = read_body(&mut request).await?;
-        Some(http_api::parse_json_object(&bytes)?)
+        Some(http::parse_json_object(&bytes)?)
     } else {
         None
     };
@@ -88,7 +88,7 @@ async fn read_body(request: &mut Request) -> Result<Vec<u8>, HttpError> {
     let mut body = Vec::new();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(internal)?;
-        http_api::check_body_length(body.len() + chunk.len())?;
+        http::check_body_length(body.len() + chunk.len())?;
         body.extend_from_slice(&chunk);
     }
     Ok(body)
@@ -173,14 +173,7 @@ fn error_response(error: &HttpError) -> worker::Result<Response> {
     if let HttpError::Internal(message) = error {
         worker::console_error!("baton: HTTP API failed: {message}");
     }
-    #[derive(Serialize)]
-    struct ErrorReply {
-        error: String,
-    }
-    let reply = ErrorReply {
-        error: error.message(),
-    };
-    let body = serde_json::to_string(&reply).expect("a string always serializes");
+    let body = serde_json::to_string(&error.reply()).expect("a string always serializes");
     let mut response = json_response(error.status(), body)?;
     match error {
         HttpError::MethodNotAllowed { allow } => {

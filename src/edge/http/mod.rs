@@ -36,5 +36,5 @@ mod routes;
 pub use auth::{authorize, tokens_equal};
 pub use body::{check_body_length, check_content_type, check_declared_length, parse_json_object};
 pub use command::{decode_segment, Command};
-pub use error::HttpError;
+pub use error::{ErrorReply, HttpError};
 pub use routes::{route, Asset, Auth, Endpoint, Matched, Method, Operation, RouteSpec, ROUTES};

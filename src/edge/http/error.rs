@@ -3,7 +3,17 @@
 
 use crate::error::BatonError;
 use crate::limits::HTTP_BODY_BYTES_MAX;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::fmt;
+
+/// The body of every refusal: `{ "error": message }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(rename = "Error")]
+pub struct ErrorReply {
+    /// For bad input (400), the `BatonError:` message an RPC caller gets.
+    pub error: String,
+}
 
 /// Why an HTTP request was not carried out. None of these changes state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +80,13 @@ impl HttpError {
             }
             HttpError::BadInput(error) => error.message(),
             HttpError::Rejected(message) | HttpError::Internal(message) => message.clone(),
+        }
+    }
+
+    /// The refusal's body.
+    pub fn reply(&self) -> ErrorReply {
+        ErrorReply {
+            error: self.message(),
         }
     }
 
