@@ -88,37 +88,25 @@ impl CoordinatorCore {
     /// `enqueue`: `request` is `{ key, supersedes, instanceId, inputHash?, options? }`.
     pub fn enqueue(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let reply = object.enqueue(js::request(request)?).await?;
-            Ok(to_js(&reply))
-        })
+        js::serve(request, move |r| async move { object.enqueue(r).await })
     }
 
     /// `acquire`: `request` is `{ key, instanceId, options? }`.
     pub fn acquire(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let reply = object.acquire(js::request(request)?).await?;
-            Ok(to_js(&reply))
-        })
+        js::serve(request, move |r| async move { object.acquire(r).await })
     }
 
     /// `release`: `request` is `{ key, instanceId }`.
     pub fn release(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let reply = object.release(js::request(request)?).await?;
-            Ok(to_js(&reply))
-        })
+        js::serve(request, move |r| async move { object.release(r).await })
     }
 
     /// `inspect`: `request` is `{ key }`.
     pub fn inspect(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let reply = object.inspect(js::request(request)?).await?;
-            Ok(to_js(&reply))
-        })
+        js::serve(request, move |r| async move { object.inspect(r).await })
     }
 
     pub fn alarm(&self) -> Promise {

@@ -12,6 +12,7 @@
 //! with the status `HttpError::status` gives.
 
 use super::coordinator_service::{self, CallError};
+use super::js::Thrown;
 use super::serial_queue_d1::Shell;
 use crate::edge::coordinator::{AcquireOutcome, AcquireStatus};
 use crate::edge::http::{self, Asset, Command, Endpoint, HttpError, Operation};
@@ -146,14 +147,13 @@ fn json(reply: &impl Serialize) -> Result<String, HttpError> {
     serde_json::to_string(reply).map_err(internal)
 }
 
-/// The message of whatever a method threw.
+/// Whatever a method threw: its refusals are the caller's fault (400, the
+/// same message), anything else is Baton's (500).
 fn thrown(error: JsValue) -> HttpError {
-    let message = error
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| error.as_string())
-        .unwrap_or_else(|| format!("Baton: {error:?}"));
-    HttpError::from_thrown(message)
+    match Thrown::of(&error) {
+        Thrown::Refused(message) => HttpError::Rejected(message),
+        Thrown::Failed(message) => HttpError::Internal(message),
+    }
 }
 
 fn json_response(status: u16, body: String) -> worker::Result<Response> {

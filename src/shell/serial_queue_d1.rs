@@ -34,7 +34,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use worker::{D1Database, D1PreparedStatement, Env};
 
 /// The Rust half of the Worker's serial-queue RPC methods (see js/worker.mjs).
@@ -77,31 +76,31 @@ impl SerialQueue {
     #[wasm_bindgen(js_name = serialEnqueue)]
     pub fn serial_enqueue(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { Ok(to_js(&shell.enqueue(js::request(input)?).await?)) })
+        js::serve(input, move |r| async move { shell.enqueue(r).await })
     }
 
     #[wasm_bindgen(js_name = serialClaim)]
     pub fn serial_claim(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { Ok(to_js(&shell.claim(js::request(input)?).await?)) })
+        js::serve(input, move |r| async move { shell.claim(r).await })
     }
 
     #[wasm_bindgen(js_name = serialHeartbeat)]
     pub fn serial_heartbeat(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { Ok(to_js(&shell.heartbeat(js::request(input)?).await?)) })
+        js::serve(input, move |r| async move { shell.heartbeat(r).await })
     }
 
     #[wasm_bindgen(js_name = serialRelease)]
     pub fn serial_release(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { Ok(to_js(&shell.release(js::request(input)?).await?)) })
+        js::serve(input, move |r| async move { shell.release(r).await })
     }
 
     #[wasm_bindgen(js_name = serialInspect)]
     pub fn serial_inspect(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { Ok(to_js(&shell.inspect(js::request(input)?).await?)) })
+        js::serve(input, move |r| async move { shell.inspect(r).await })
     }
 }
 

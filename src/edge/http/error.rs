@@ -34,7 +34,8 @@ pub enum HttpError {
     /// Bad input, found while parsing the request.
     BadInput(BatonError),
     /// Bad input, found by the method the command ran (its `BatonError:`
-    /// message, passed through).
+    /// message, passed through: the method's JS `Error` carries the refusal
+    /// mark, see `shell::js`).
     Rejected(String),
     /// Baton itself failed (configuration, storage, a binding).
     Internal(String),
@@ -89,16 +90,6 @@ impl HttpError {
             error: self.message(),
         }
     }
-
-    /// Classifies an error thrown by a Baton method: its own refusals start
-    /// `BatonError:` and are the caller's fault; anything else is Baton's.
-    pub fn from_thrown(message: String) -> HttpError {
-        if message.starts_with("BatonError:") {
-            HttpError::Rejected(message)
-        } else {
-            HttpError::Internal(message)
-        }
-    }
 }
 
 impl From<BatonError> for HttpError {
@@ -149,18 +140,6 @@ mod tests {
         }
         .into();
         assert_eq!(error.message(), "BatonError: instanceId is required");
-    }
-
-    #[test]
-    fn thrown_errors_are_classified_by_prefix() {
-        assert_eq!(
-            HttpError::from_thrown("BatonError: key must not be empty".into()).status(),
-            400
-        );
-        assert_eq!(
-            HttpError::from_thrown("Baton configuration: HOLDER_CHECK_MS".into()).status(),
-            500
-        );
     }
 
     #[test]
