@@ -17,6 +17,27 @@
 //!
 //! What it does not do: decide anything (the cores do), or touch JS values
 //! (the shell converts at the boundary with serde-wasm-bindgen).
+//!
+//! # Adding a concept's methods
+//! 1. `edge/<concept>.rs`: one request struct per method (`Deserialize`,
+//!    `JsonSchema`, `#[serde(deny_unknown_fields, rename_all = "camelCase")]`,
+//!    fields in the contract's argument order, identifiers typed: a new
+//!    string identifier is one `string_type!` line in `crate::ident`, a
+//!    bounded number a newtype like [`coordinator::HolderLimit`]), and one
+//!    reply type per shape (`Serialize`, `JsonSchema`). `#[schemars(rename)]`
+//!    a type whose name would be ambiguous among all concepts' types.
+//! 2. One line per method in [`methods::METHODS`]: its name on the default
+//!    entrypoint, its request and reply types, its HTTP operation.
+//! 3. HTTP: an [`http::Operation`] variant, its row in [`http::ROUTES`], and
+//!    its arm in [`http::Command::parse`].
+//! 4. The shell: the Rust method serving the request
+//!    (`shell::js::serve(input, |request: T| ...)`); for a Durable Object,
+//!    its positional method in `js/worker.mjs` builds the request object,
+//!    and the default entrypoint's method reaches it with
+//!    `shell::coordinator_service::call_object`.
+//! 5. `BATON_BLESS=1 cargo test --lib edge::schema` regenerates the OpenAPI
+//!    schemas (with a skeleton for a new route, whose prose is written by
+//!    hand) and `js/index.d.ts`'s wire types; review the diff.
 
 mod decode;
 

@@ -4,49 +4,18 @@
 //! routes. Both decode the request here (`crate::edge`), refuse options the
 //! configuration cannot honour, and call the key's Durable Object through
 //! its stub with JS RPC, exactly as a Workflow's `withKey` would; the reply
-//! is the object's, untouched.
+//! is the object's, untouched. [`call_object`] is that stub call, for any
+//! Durable Object class.
 
 use super::config::CoordinatorConfig;
 use super::js::{self, to_js};
 use crate::edge::coordinator::KeyOptions;
 use crate::edge::CoordinatorCall;
 use crate::error::BatonError;
-use js_sys::Promise;
+use js_sys::{Array, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use worker::Env;
-
-#[wasm_bindgen]
-extern "C" {
-    /// A `Coordinator` stub's JS RPC methods (`js/worker.mjs`, contract §1).
-    /// Each call returns a promise that rejects with the object's error.
-    #[wasm_bindgen(extends = js_sys::Object)]
-    type CoordinatorRpc;
-
-    #[wasm_bindgen(method, catch)]
-    fn enqueue(
-        this: &CoordinatorRpc,
-        key: &str,
-        supersedes: bool,
-        instance_id: &str,
-        input_hash: Option<String>,
-        options: JsValue,
-    ) -> Result<Promise, JsValue>;
-
-    #[wasm_bindgen(method, catch)]
-    fn acquire(
-        this: &CoordinatorRpc,
-        key: &str,
-        instance_id: &str,
-        options: JsValue,
-    ) -> Result<Promise, JsValue>;
-
-    #[wasm_bindgen(method, catch)]
-    fn release(this: &CoordinatorRpc, key: &str, instance_id: &str) -> Result<Promise, JsValue>;
-
-    #[wasm_bindgen(method, catch)]
-    fn inspect(this: &CoordinatorRpc, key: &str) -> Result<Promise, JsValue>;
-}
 
 /// Why a call through the stub failed.
 pub enum CallError {
@@ -80,13 +49,6 @@ impl CallError {
 /// Runs one Coordinator request on its key's object; the reply as the
 /// object gave it.
 pub async fn call(env: &Env, request: CoordinatorCall) -> Result<JsValue, CallError> {
-    let key = match &request {
-        CoordinatorCall::Enqueue(r) => &r.key,
-        CoordinatorCall::Acquire(r) => &r.key,
-        CoordinatorCall::Release(r) => &r.key,
-        CoordinatorCall::Inspect(r) => &r.key,
-    };
-    let stub = stub(env, key.as_str())?;
     let options = |options: &Option<KeyOptions>| -> Result<JsValue, CallError> {
         if let Some(options) = options {
             let config = CoordinatorConfig::from_env(env)
@@ -95,35 +57,70 @@ pub async fn call(env: &Env, request: CoordinatorCall) -> Result<JsValue, CallEr
         }
         Ok(options.as_ref().map_or(JsValue::UNDEFINED, to_js))
     };
-    let pending = match &request {
-        CoordinatorCall::Enqueue(r) => stub.enqueue(
-            r.key.as_str(),
-            r.supersedes,
-            r.instance_id.as_str(),
-            r.input_hash.as_ref().map(|h| h.to_string()),
-            options(&r.options)?,
+    let text = |value: &str| JsValue::from_str(value);
+    // The object's positional methods (contract §1), as `withKey` calls them.
+    let (key, method, args) = match &request {
+        CoordinatorCall::Enqueue(r) => (
+            &r.key,
+            "enqueue",
+            vec![
+                text(r.key.as_str()),
+                JsValue::from_bool(r.supersedes),
+                text(r.instance_id.as_str()),
+                r.input_hash
+                    .as_ref()
+                    .map_or(JsValue::UNDEFINED, |h| text(h.as_str())),
+                options(&r.options)?,
+            ],
         ),
-        CoordinatorCall::Acquire(r) => {
-            stub.acquire(r.key.as_str(), r.instance_id.as_str(), options(&r.options)?)
-        }
-        CoordinatorCall::Release(r) => stub.release(r.key.as_str(), r.instance_id.as_str()),
-        CoordinatorCall::Inspect(r) => stub.inspect(r.key.as_str()),
-    }?;
-    Ok(JsFuture::from(pending).await?)
+        CoordinatorCall::Acquire(r) => (
+            &r.key,
+            "acquire",
+            vec![
+                text(r.key.as_str()),
+                text(r.instance_id.as_str()),
+                options(&r.options)?,
+            ],
+        ),
+        CoordinatorCall::Release(r) => (
+            &r.key,
+            "release",
+            vec![text(r.key.as_str()), text(r.instance_id.as_str())],
+        ),
+        CoordinatorCall::Inspect(r) => (&r.key, "inspect", vec![text(r.key.as_str())]),
+    };
+    call_object(env, "COORDINATOR", key.as_str(), method, &args).await
 }
 
-/// The key's Coordinator stub, as a Workflow would address it (contract §1).
-fn stub(env: &Env, key: &str) -> Result<CoordinatorRpc, CallError> {
+/// Calls `method` with `args` on the Durable Object named `name` in the
+/// namespace bound as `binding`, with JS RPC through its stub, as a
+/// Workflow would; what it answers, or what it threw.
+pub async fn call_object(
+    env: &Env,
+    binding: &str,
+    name: &str,
+    method: &str,
+    args: &[JsValue],
+) -> Result<JsValue, CallError> {
     let stub = env
-        .durable_object("COORDINATOR")
-        .and_then(|namespace| namespace.id_from_name(key)?.get_stub())
+        .durable_object(binding)
+        .and_then(|namespace| namespace.id_from_name(name)?.get_stub())
         .map_err(|error| {
             let message = format!(
-                "Baton configuration: no usable Durable Object binding named \"COORDINATOR\": {error}"
+                "Baton configuration: no usable Durable Object binding named {binding:?}: {error}"
             );
             CallError::Thrown(js_sys::Error::new(&message).into())
-        })?;
-    Ok(stub.into_rpc::<CoordinatorRpc>())
+        })?
+        .into_rpc::<js_sys::Object>();
+    // A stub's method is a callable proxy: only `Reflect.apply` calls it
+    // (`method.apply(...)` would ask the object for a method "apply"), and
+    // the call answers a thenable (an `RpcPromise`), not a `Promise`.
+    let function: js_sys::Function =
+        Reflect::get(&stub, &JsValue::from_str(method))?.unchecked_into();
+    let args: Array = args.iter().collect();
+    let answer: JsValue = Reflect::apply(&function, &stub, &args)?;
+    let pending = Promise::resolve(&answer);
+    Ok(JsFuture::from(pending).await?)
 }
 
 /// The Rust half of the default entrypoint's `coordinator*` methods (see
