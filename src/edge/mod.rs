@@ -34,7 +34,7 @@
 //!    (`shell::js::serve(input, |request: T| ...)`); for a Durable Object,
 //!    its positional method in `js/worker.mjs` builds the request object,
 //!    and the default entrypoint's method reaches it with
-//!    `shell::coordinator_service::call_object`.
+//!    `shell::stub::call_object`.
 //! 5. `BATON_BLESS=1 cargo test --lib edge::schema` regenerates the OpenAPI
 //!    schemas (with a skeleton for a new route, whose prose is written by
 //!    hand) and `js/index.d.ts`'s wire types; review the diff.

@@ -4,47 +4,17 @@
 //! routes. Both decode the request here (`crate::edge`), refuse options the
 //! configuration cannot honour, and call the key's Durable Object through
 //! its stub with JS RPC, exactly as a Workflow's `withKey` would; the reply
-//! is the object's, untouched. [`call_object`] is that stub call, for any
-//! Durable Object class.
+//! is the object's, untouched.
 
 use super::config::CoordinatorConfig;
 use super::js::{self, to_js};
+use super::stub::{call_object, CallError};
 use crate::edge::coordinator::KeyOptions;
 use crate::edge::CoordinatorCall;
-use crate::error::BatonError;
-use js_sys::{Array, Promise, Reflect};
+use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::future_to_promise;
 use worker::Env;
-
-/// Why a call through the stub failed.
-pub enum CallError {
-    /// Refused here, before the object was called.
-    Refused(BatonError),
-    /// Whatever the object (or the runtime) threw.
-    Thrown(JsValue),
-}
-
-impl From<BatonError> for CallError {
-    fn from(error: BatonError) -> CallError {
-        CallError::Refused(error)
-    }
-}
-
-impl From<JsValue> for CallError {
-    fn from(error: JsValue) -> CallError {
-        CallError::Thrown(error)
-    }
-}
-
-impl CallError {
-    fn into_js(self) -> JsValue {
-        match self {
-            CallError::Refused(error) => js::to_js_error(&error),
-            CallError::Thrown(error) => error,
-        }
-    }
-}
 
 /// Runs one Coordinator request on its key's object; the reply as the
 /// object gave it.
@@ -90,37 +60,6 @@ pub async fn call(env: &Env, request: CoordinatorCall) -> Result<JsValue, CallEr
         CoordinatorCall::Inspect(r) => (&r.key, "inspect", vec![text(r.key.as_str())]),
     };
     call_object(env, "COORDINATOR", key.as_str(), method, &args).await
-}
-
-/// Calls `method` with `args` on the Durable Object named `name` in the
-/// namespace bound as `binding`, with JS RPC through its stub, as a
-/// Workflow would; what it answers, or what it threw.
-pub async fn call_object(
-    env: &Env,
-    binding: &str,
-    name: &str,
-    method: &str,
-    args: &[JsValue],
-) -> Result<JsValue, CallError> {
-    let stub = env
-        .durable_object(binding)
-        .and_then(|namespace| namespace.id_from_name(name)?.get_stub())
-        .map_err(|error| {
-            let message = format!(
-                "Baton configuration: no usable Durable Object binding named {binding:?}: {error}"
-            );
-            CallError::Thrown(js_sys::Error::new(&message).into())
-        })?
-        .into_rpc::<js_sys::Object>();
-    // A stub's method is a callable proxy: only `Reflect.apply` calls it
-    // (`method.apply(...)` would ask the object for a method "apply"), and
-    // the call answers a thenable (an `RpcPromise`), not a `Promise`.
-    let function: js_sys::Function =
-        Reflect::get(&stub, &JsValue::from_str(method))?.unchecked_into();
-    let args: Array = args.iter().collect();
-    let answer: JsValue = Reflect::apply(&function, &stub, &args)?;
-    let pending = Promise::resolve(&answer);
-    Ok(JsFuture::from(pending).await?)
 }
 
 /// The Rust half of the default entrypoint's `coordinator*` methods (see

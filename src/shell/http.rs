@@ -11,9 +11,10 @@
 //! changes nothing. Replies are JSON; refusals are `{ "error": message }`
 //! with the status `HttpError::status` gives.
 
-use super::coordinator_service::{self, CallError};
+use super::coordinator_service;
 use super::js::Thrown;
 use super::serial_queue_d1::Shell;
+use super::stub::CallError;
 use crate::edge::coordinator::{AcquireOutcome, AcquireStatus};
 use crate::edge::http::{self, Asset, Command, Endpoint, HttpError, Operation};
 use crate::edge::{CoordinatorCall, SerialCall};

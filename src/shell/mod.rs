@@ -7,6 +7,7 @@
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
 //! - [`coordinator_object`]: the `Coordinator` Durable Object's logic.
+//! - [`stub`]: calling a Durable Object's method through its stub.
 //! - [`coordinator_service`]: the Coordinator through the Worker (contract
 //!   §7, and the HTTP API's key routes), by the key's stub.
 //! - [`decision_log`]: one structured log line per decision.
@@ -24,4 +25,5 @@ pub mod http;
 pub mod js;
 pub mod serial_queue_d1;
 pub mod sqlite;
+pub mod stub;
 pub mod workflow;
