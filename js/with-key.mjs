@@ -5,7 +5,7 @@
 // same path. The turn event is only a hint: after each wake-up (or timeout)
 // the instance asks `acquire` again, so a lost event costs one timeout.
 import { NonRetryableError } from "cloudflare:workflows";
-import { batonSteps } from "./steps.mjs";
+import { batonSteps, stepTag } from "./steps.mjs";
 
 /** Default event type Baton sends to the instance it hands a key to. */
 export const TURN_EVENT_TYPE = "baton-turn";
@@ -18,19 +18,6 @@ const DEFAULTS = {
   turnEventType: TURN_EVENT_TYPE,
   stepRetries: { limit: 5, delay: "1 second", backoff: "exponential" },
 };
-
-// Step names carry the key so a Workflow's history reads well; a long key is
-// shortened (with a hash, so two long keys still differ) to keep names small.
-const STEP_KEY_CHARS_MAX = 64;
-
-function stepTag(key) {
-  if (key.length <= STEP_KEY_CHARS_MAX) return key;
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
-  }
-  return `${key.slice(0, 32)}~${(hash >>> 0).toString(36)}`;
-}
 
 /**
  * Acquires `key` for `instanceId`, runs `body`, and releases the key on

@@ -8,7 +8,13 @@
 // to Rust (`CoordinatorCore`), which decodes and checks it; the entrypoint's
 // methods hand their one object argument on as is.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import RustWorker, { CoordinatorCore, CoordinatorService, SerialQueue } from "../build/index.js";
+import RustWorker, {
+  CoordinatorCore,
+  CoordinatorService,
+  RateLimiterCore,
+  RateService,
+  SerialQueue,
+} from "../build/index.js";
 
 export class Coordinator extends DurableObject {
   #core;
@@ -45,6 +51,41 @@ export class Coordinator extends DurableObject {
 }
 
 /**
+ * One bucket's exact sliding-window rate limits (contract §5). Each method
+ * hands its positional arguments to Rust (`RateLimiterCore`), which merges
+ * them into the request object (`{ bucket, rules, permits? }`) and decodes it.
+ */
+export class RateLimiter extends DurableObject {
+  #core;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new RateLimiterCore(ctx, env);
+  }
+
+  acquire(bucket, options) {
+    return this.#core.acquire(bucket, options);
+  }
+
+  penalize(bucket, options) {
+    return this.#core.penalize(bucket, options);
+  }
+
+  refund(bucket, options) {
+    return this.#core.refund(bucket, options);
+  }
+
+  inspect(bucket) {
+    return this.#core.inspect(bucket);
+  }
+
+  /** Storage statements run since the object started (for the benchmark). */
+  storageWork() {
+    return this.#core.storageWork();
+  }
+}
+
+/**
  * The default entrypoint: the Rust fetch handler, and every method for
  * callers with a service binding (contract §2 and §7), each taking one
  * object whose fields are the arguments by name.
@@ -52,10 +93,12 @@ export class Coordinator extends DurableObject {
 export default class Baton extends WorkerEntrypoint {
   #coordinator;
   #serial;
+  #rate;
 
   constructor(ctx, env) {
     super(ctx, env);
     this.#coordinator = new CoordinatorService(env);
+    this.#rate = new RateService(env);
     this.#serial = new SerialQueue(env);
   }
 
@@ -97,5 +140,21 @@ export default class Baton extends WorkerEntrypoint {
 
   serialInspect(input) {
     return this.#serial.serialInspect(input);
+  }
+
+  rateAcquire(input) {
+    return this.#rate.rateAcquire(input);
+  }
+
+  ratePenalize(input) {
+    return this.#rate.ratePenalize(input);
+  }
+
+  rateRefund(input) {
+    return this.#rate.rateRefund(input);
+  }
+
+  rateInspect(input) {
+    return this.#rate.rateInspect(input);
   }
 }

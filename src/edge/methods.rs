@@ -7,6 +7,7 @@
 
 use super::coordinator;
 use super::http::Operation;
+use super::rate;
 use super::serial;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
@@ -49,6 +50,7 @@ impl Method {
 }
 
 use coordinator as c;
+use rate as r;
 use serial as s;
 use Operation::*;
 
@@ -65,4 +67,8 @@ pub const METHODS: &[Method] = &[
     method::<s::GroupMember, s::HeartbeatReply>("serialHeartbeat", Some(GroupHeartbeat)),
     method::<s::GroupMember, s::SerialReleaseReply>("serialRelease", Some(GroupRelease)),
     method::<s::SerialInspect, s::SerialInspection>("serialInspect", Some(GroupInspect)),
+    method::<r::RateAcquire, r::RateAcquireReply>("rateAcquire", None),
+    method::<r::RatePenalize, r::RatePenalizeReply>("ratePenalize", None),
+    method::<r::RateRefund, r::RateRefundReply>("rateRefund", None),
+    method::<r::RateInspect, r::RateInspection>("rateInspect", None),
 ];

@@ -44,6 +44,7 @@ mod decode;
 pub mod coordinator;
 pub mod http;
 pub mod methods;
+pub mod rate;
 pub mod schema;
 pub mod serial;
 

@@ -10,6 +10,8 @@
 //! - [`stub`]: calling a Durable Object's method through its stub.
 //! - [`coordinator_service`]: the Coordinator through the Worker (contract
 //!   §7, and the HTTP API's key routes), by the key's stub.
+//! - [`rate_limiter_object`]: the `RateLimiter` Durable Object (one phase, no alarm).
+//! - [`rate_service`]: the rate limiter through the Worker (contract §7), by the bucket's stub.
 //! - [`decision_log`]: one structured log line per decision.
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
 //! - [`http`]: the HTTP API, the status page's files and the OpenAPI document.
@@ -23,6 +25,8 @@ pub mod entry;
 pub mod gate;
 pub mod http;
 pub mod js;
+pub mod rate_limiter_object;
+pub mod rate_service;
 pub mod serial_queue_d1;
 pub mod sqlite;
 pub mod stub;

@@ -8,8 +8,10 @@ import path from "node:path";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
- * @param {{ holderCheckMs?: number, vars?: Record<string, string>, listen?: boolean }} options
+ * @param {{ holderCheckMs?: number, vars?: Record<string, string>, listen?: boolean, persistRoot?: string }} options
  * `listen`: Baton also gets a real HTTP port on 127.0.0.1 (for a browser), see `batonUrl()`.
+ * `persistRoot`: keep every object's, Workflow's and D1's storage in this
+ * directory, so a later `startBaton` on it is the same deployment restarted.
  */
 export async function startBaton(options = {}) {
   // Everything the Workers runtime prints, line by line (decision logs among it).
@@ -23,6 +25,7 @@ export async function startBaton(options = {}) {
     });
   };
   const mf = new Miniflare({
+    ...(options.persistRoot ? { defaultPersistRoot: options.persistRoot } : {}),
     handleRuntimeStdio(stdout, stderr) {
       collect(stdout);
       collect(stderr);
@@ -36,6 +39,7 @@ export async function startBaton(options = {}) {
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
           RECORDER: { className: "Recorder", useSQLite: true },
+          RATE_LIMITER: { className: "RateLimiter", scriptName: "baton", useSQLite: true },
         },
         workflows: {
           TEST_WF: { name: "test-workflow", className: "TestWorkflow" },
@@ -77,7 +81,10 @@ export function batonWorker({ workflow, vars = {}, wasm }) {
       { type: "ESModule", path: path.join(ROOT, "build/index.js") },
       wasmModule,
     ],
-    durableObjects: { COORDINATOR: { className: "Coordinator", useSQLite: true } },
+    durableObjects: {
+      COORDINATOR: { className: "Coordinator", useSQLite: true },
+      RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+    },
     d1Databases: ["DB"],
     workflows: { WORKFLOW: workflow },
     bindings: vars,
@@ -86,20 +93,29 @@ export function batonWorker({ workflow, vars = {}, wasm }) {
 
 /** A calling Worker's modules: its entry plus the npm package's helpers. */
 export function callerModules(entry) {
-  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/steps.mjs"].map((file) => ({
+  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/rate-limit.mjs", "js/steps.mjs"].map((file) => ({
     type: "ESModule",
     path: path.join(ROOT, file),
   }));
 }
 
-/** Applies migrations/*.sql in name order, as `wrangler d1 migrations apply` does. */
+/**
+ * Applies migrations/*.sql in name order, as `wrangler d1 migrations apply`
+ * does, recording each in wrangler's `d1_migrations` table so that a
+ * restart on persisted storage applies only what is new.
+ */
 export async function applyMigrations(db) {
   const dir = path.join(ROOT, "migrations");
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
+  await db
+    .prepare("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TEXT)")
+    .run();
+  const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all()).results.map((r) => r.name));
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql") && !applied.has(f)).sort()) {
     const text = readFileSync(path.join(dir, file), "utf8").replace(/^--.*$/gm, "");
     for (const statement of text.split(";").map((s) => s.trim()).filter(Boolean)) {
       await db.prepare(statement).run();
     }
+    await db.prepare("INSERT INTO d1_migrations (name, applied_at) VALUES (?, datetime('now'))").bind(file).run();
   }
 }
 
@@ -123,6 +139,18 @@ export class Harness {
   /** Calls a serial-queue method through the service binding; returns { value } or { error }. */
   serial(method, ...args) {
     return this.call("/serial", { method, args });
+  }
+
+  /** Calls a RateLimiter method through the bucket's DO stub; returns { value } or { error }. */
+  rate(bucket, method, ...args) {
+    return this.call("/rate", { bucket, method, args });
+  }
+
+  /** Calls a RateLimiter method; returns its value, throws its error. */
+  async rateOk(bucket, method, ...args) {
+    const result = await this.rate(bucket, method, ...args);
+    if ("error" in result) throw new Error(`${method}: ${result.error}`);
+    return result.value;
   }
 
   /** Calls a Coordinator method through a DO stub; returns { value } or { error }. */

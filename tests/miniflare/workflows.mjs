@@ -4,6 +4,7 @@
 import { DurableObject, WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../../js/with-key.mjs";
 import { serialize } from "../../js/serialize.mjs";
+import { withRateLimit, PermitPool } from "../../js/rate-limit.mjs";
 
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
 
@@ -26,6 +27,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
     // One class for both helpers: Baton wakes instances through one Workflow binding.
     if (event.payload.mode === "serial") return this.runSerial(event, step);
+    if (event.payload.mode === "rate") return this.runRate(event, step);
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
@@ -37,6 +39,32 @@ export class TestWorkflow extends WorkflowEntrypoint {
       () => recordedBody(step, recorder, id, { waitForFinish, holdMs }, "done"),
       { turnTimeout, stepRetries: { limit: 2, delay: "100 milliseconds" } },
     );
+  }
+
+  /**
+   * Calls a rate-limited "upstream" `calls` times through `withRateLimit`:
+   * payload { bucket, rules, calls?, permits? }. Each call is recorded as
+   * "spend" in the Recorder; the output counts them.
+   */
+  async runRate(event, step) {
+    const { bucket, rules, calls = 1, permits = 1 } = event.payload;
+    const id = event.instanceId;
+    const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
+    let spent = 0;
+    for (let i = 0; i < calls; i++) {
+      spent += await withRateLimit(
+        step,
+        this.env.RATE_LIMITER,
+        bucket,
+        rules,
+        () => step.do(`spend ${i}`, NO_RETRY, async () => {
+          await recorder.append("spend", id);
+          return permits;
+        }),
+        { permits, stepRetries: { limit: 2, delay: "100 milliseconds" } },
+      );
+    }
+    return { spent };
   }
 
   /** A deploy-like run through `serialize`: payload { group, revision, current?, holdMs?, waitForFinish?, options? }. */
@@ -91,6 +119,34 @@ export default {
         } catch (error) {
           return json({ error: String(error?.message ?? error) });
         }
+      }
+      case "/rate": {
+        const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(body.bucket));
+        try {
+          return json({ value: await stub[body.method](...body.args) });
+        } catch (error) {
+          return json({ error: String(error?.message ?? error) });
+        }
+      }
+      case "/rate-pool": {
+        // A Worker spending `take` permits through one PermitPool, then
+        // closing it: { bucket, rules, take, block, maxWaitMs? }.
+        const pool = new PermitPool(env.RATE_LIMITER, body.bucket, body.rules, {
+          block: body.block,
+          maxWaitMs: body.maxWaitMs ?? 0,
+          // Leases never go stale during a test: what is refunded is decided by `close`.
+          holdMs: 3_600_000,
+        });
+        let taken = 0;
+        let error = null;
+        try {
+          for (; taken < body.take; taken++) await pool.take();
+        } catch (e) {
+          error = e?.name ?? String(e);
+        }
+        const available = pool.available;
+        const refunded = await pool.close();
+        return json({ taken, available, refunded, error });
       }
       case "/bulk-enqueue": {
         // Many enqueues from inside the Worker, as callers would send them,
