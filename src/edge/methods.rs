@@ -67,8 +67,8 @@ pub const METHODS: &[Method] = &[
     method::<s::GroupMember, s::HeartbeatReply>("serialHeartbeat", Some(GroupHeartbeat)),
     method::<s::GroupMember, s::SerialReleaseReply>("serialRelease", Some(GroupRelease)),
     method::<s::SerialInspect, s::SerialInspection>("serialInspect", Some(GroupInspect)),
-    method::<r::RateAcquire, r::RateAcquireReply>("rateAcquire", None),
-    method::<r::RatePenalize, r::RatePenalizeReply>("ratePenalize", None),
-    method::<r::RateRefund, r::RateRefundReply>("rateRefund", None),
-    method::<r::RateInspect, r::RateInspection>("rateInspect", None),
+    method::<r::RateAcquire, r::RateAcquireReply>("rateAcquire", Some(BucketAcquire)),
+    method::<r::RatePenalize, r::RatePenalizeReply>("ratePenalize", Some(BucketPenalize)),
+    method::<r::RateRefund, r::RateRefundReply>("rateRefund", Some(BucketRefund)),
+    method::<r::RateInspect, r::RateInspection>("rateInspect", Some(BucketInspect)),
 ];

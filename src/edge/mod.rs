@@ -70,6 +70,15 @@ pub enum CoordinatorCall {
     Inspect(coordinator::Inspect),
 }
 
+/// A rate-limit request, whichever method it is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RateCall {
+    Acquire(rate::RateAcquire),
+    Penalize(rate::RatePenalize),
+    Refund(rate::RateRefund),
+    Inspect(rate::RateInspect),
+}
+
 /// A serial-queue request, whichever method it is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SerialCall {

@@ -285,6 +285,48 @@ impl RateInspection {
     }
 }
 
+impl super::RateCall {
+    pub fn bucket(&self) -> &Ident {
+        match self {
+            super::RateCall::Acquire(r) => &r.bucket,
+            super::RateCall::Penalize(r) => &r.bucket,
+            super::RateCall::Refund(r) => &r.bucket,
+            super::RateCall::Inspect(r) => &r.bucket,
+        }
+    }
+
+    /// The Durable Object method serving it, and its second positional
+    /// argument (the request without `bucket`), if it takes one.
+    pub fn positional(&self) -> (&'static str, Option<Value>) {
+        let rules = |rules: &Rules| -> Value {
+            rules
+                .0
+                .rules()
+                .iter()
+                .map(|r| serde_json::json!({ "id": r.id.as_str(), "limit": r.limit, "windowMs": r.window_ms }))
+                .collect()
+        };
+        match self {
+            super::RateCall::Acquire(r) => {
+                let mut options = serde_json::json!({ "rules": rules(&r.rules) });
+                if let Some(permits) = r.permits {
+                    options["permits"] = permits.0.into();
+                }
+                ("acquire", Some(options))
+            }
+            super::RateCall::Penalize(r) => (
+                "penalize",
+                Some(serde_json::json!({ "cooldownMs": r.cooldown_ms.0 })),
+            ),
+            super::RateCall::Refund(r) => (
+                "refund",
+                Some(serde_json::json!({ "permits": r.permits.0 })),
+            ),
+            super::RateCall::Inspect(_) => ("inspect", None),
+        }
+    }
+}
+
 /// The request object of a positional Durable Object call: `options` (absent
 /// for `inspect`) with `bucket` added. An `options` that is not an object,
 /// or that carries its own `bucket`, is refused naming `options`.
@@ -407,6 +449,21 @@ mod tests {
                 assert!(e.message().contains("cooldownMs"), "{e}");
             }
         }
+    }
+
+    #[test]
+    fn a_call_becomes_the_positional_arguments_it_was_decoded_from() {
+        let input = json!({
+            "bucket": "b",
+            "rules": [{ "id": "s", "limit": 5, "windowMs": 1000 }],
+            "permits": 3,
+        });
+        let call = crate::edge::RateCall::Acquire(decode_value(&input).unwrap());
+        let (method, options) = call.positional();
+        assert_eq!(method, "acquire");
+        assert_eq!(with_bucket(json!("b"), options).unwrap(), input);
+        let call = crate::edge::RateCall::Inspect(decode_value(&json!({ "bucket": "b" })).unwrap());
+        assert_eq!(call.positional(), ("inspect", None));
     }
 
     #[test]

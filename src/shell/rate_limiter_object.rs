@@ -56,7 +56,7 @@ struct Object {
 type Store<'a> = SqlRateStore<'a, ObjectSql>;
 
 /// A JS argument as JSON, or a refusal naming it.
-pub fn json_argument(field: &'static str, value: JsValue) -> Result<Option<Value>, BatonError> {
+fn json_argument(field: &'static str, value: JsValue) -> Result<Option<Value>, BatonError> {
     if value.is_undefined() {
         return Ok(None);
     }

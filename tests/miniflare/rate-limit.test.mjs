@@ -225,6 +225,60 @@ describe("RateLimiter", () => {
   });
 });
 
+describe("RateLimiter over HTTP", () => {
+  const TOKEN = "rate-test-token";
+  let h;
+  before(async () => {
+    h = await startBaton({ vars: { BATON_TOKEN: TOKEN } });
+  });
+  after(() => h?.dispose());
+
+  async function http(method, route, body) {
+    const init = { method, headers: { authorization: `Bearer ${TOKEN}` } };
+    if (body !== undefined) {
+      init.headers["content-type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const response = await h.fetchBaton(route, init);
+    return { status: response.status, body: await response.json() };
+  }
+
+  test("the bucket routes answer what RPC answers, and refuse bad input with 400", async () => {
+    const route = `/v1/buckets/${encodeURIComponent("api:acme/eu")}`;
+    const rules = [rule("second", 5, 600_000), rule("minute", 100)];
+    assert.deepEqual(await http("POST", `${route}/acquire`, { rules, permits: 7 }), {
+      status: 200,
+      body: { granted: 5, waitMs: 0 },
+    });
+    const refused = await http("POST", `${route}/acquire`, { rules });
+    assert.equal(refused.status, 200);
+    assert.equal(refused.body.granted, 0);
+    assert.deepEqual(await http("POST", `${route}/refund`, { permits: 2 }), { status: 200, body: { refunded: 2 } });
+    const penalized = await http("POST", `${route}/penalize`, { cooldownMs: 60_000 });
+    assert.equal(penalized.status, 200);
+    const view = await http("GET", route);
+    assert.equal(view.status, 200);
+    assert.equal(view.body.bucket, "api:acme/eu");
+    assert.equal(view.body.cooldownUntil, penalized.body.until);
+    assert.deepEqual(view.body.rules.map((r) => [r.id, r.used]), [["second", 3], ["minute", 3]]);
+    assert.deepEqual(stable(view.body), stable(await h.rateOk("api:acme/eu", "inspect", "api:acme/eu")));
+
+    for (const [body, field] of [
+      [{ rules: [] }, "rules"],
+      [{ rules, permits: 0 }, "permits"],
+      [{ rules, bucket: "x" }, "bucket"],
+      [{ rules: [rule("r", 1, 0)] }, "windowMs"],
+    ]) {
+      const reply = await http("POST", `${route}/acquire`, body);
+      assert.equal(reply.status, 400, JSON.stringify(reply));
+      assert.match(reply.body.error, /^BatonError: /);
+      assert.ok(reply.body.error.includes(field), `${reply.body.error} should name ${field}`);
+    }
+    assert.equal((await http("POST", `${route}/penalize`, { cooldownMs: 0 })).status, 400);
+    assert.deepEqual(stable((await http("GET", route)).body), stable(view.body), "refusals changed nothing");
+  });
+});
+
 describe("RateLimiter across a restart", () => {
   test("grants survive the runtime being disposed and booted again on the same storage", async () => {
     const root = mkdtempSync(path.join(tmpdir(), "baton-rate-"));

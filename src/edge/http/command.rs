@@ -12,11 +12,14 @@
 //! | key release | `{ instanceId }` |
 //! | group enqueue | `{ instanceId, revision, current? }` |
 //! | group claim, heartbeat, release | `{ instanceId }` |
-//! | key / group inspect | none (GET) |
+//! | bucket acquire | `{ rules: [{ id, limit, windowMs }], permits? }` |
+//! | bucket penalize | `{ cooldownMs }` |
+//! | bucket refund | `{ permits }` |
+//! | key / group / bucket inspect | none (GET) |
 
 use super::error::HttpError;
 use super::routes::Operation;
-use crate::edge::{decode_http, CoordinatorCall, SerialCall};
+use crate::edge::{decode_http, CoordinatorCall, RateCall, SerialCall};
 use crate::error::BatonError;
 use crate::ident::Ident;
 use serde_json::{Map, Value};
@@ -27,6 +30,7 @@ use serde_json::{Map, Value};
 pub enum Command {
     Coordinator(CoordinatorCall),
     Serial(SerialCall),
+    Rate(RateCall),
 }
 
 /// Decodes one percent-encoded path segment into UTF-8 text. `+` stays `+`
@@ -70,6 +74,7 @@ impl Command {
         let field = match operation {
             KeyEnqueue | KeyAcquire | KeyRelease | KeyInspect => "key",
             GroupEnqueue | GroupClaim | GroupHeartbeat | GroupRelease | GroupInspect => "group",
+            BucketAcquire | BucketPenalize | BucketRefund | BucketInspect => "bucket",
         };
         // The router only yields operations whose template has a parameter.
         let raw = param.ok_or(BatonError::Missing { field })?;
@@ -87,6 +92,10 @@ impl Command {
             GroupHeartbeat => Command::Serial(SerialCall::Heartbeat(decode_http(field, v, b)?)),
             GroupRelease => Command::Serial(SerialCall::Release(decode_http(field, v, b)?)),
             GroupInspect => Command::Serial(SerialCall::Inspect(decode_http(field, v, b)?)),
+            BucketAcquire => Command::Rate(RateCall::Acquire(decode_http(field, v, b)?)),
+            BucketPenalize => Command::Rate(RateCall::Penalize(decode_http(field, v, b)?)),
+            BucketRefund => Command::Rate(RateCall::Refund(decode_http(field, v, b)?)),
+            BucketInspect => Command::Rate(RateCall::Inspect(decode_http(field, v, b)?)),
         })
     }
 }

@@ -56,11 +56,15 @@ pub enum Operation {
     GroupHeartbeat,
     GroupRelease,
     GroupInspect,
+    BucketAcquire,
+    BucketPenalize,
+    BucketRefund,
+    BucketInspect,
 }
 
 impl Operation {
     /// Every operation, for tests that check each is routed exactly once.
-    pub const ALL: [Operation; 9] = [
+    pub const ALL: [Operation; 13] = [
         Operation::KeyEnqueue,
         Operation::KeyAcquire,
         Operation::KeyRelease,
@@ -70,20 +74,27 @@ impl Operation {
         Operation::GroupHeartbeat,
         Operation::GroupRelease,
         Operation::GroupInspect,
+        Operation::BucketAcquire,
+        Operation::BucketPenalize,
+        Operation::BucketRefund,
+        Operation::BucketInspect,
     ];
 
     /// Whether the request carries a JSON body: every change is a POST with
     /// one; inspection is a GET without one (a GET's body is never read).
     pub fn has_body(self) -> bool {
         match self {
-            Operation::KeyInspect | Operation::GroupInspect => false,
+            Operation::KeyInspect | Operation::GroupInspect | Operation::BucketInspect => false,
             Operation::KeyEnqueue
             | Operation::KeyAcquire
             | Operation::KeyRelease
             | Operation::GroupEnqueue
             | Operation::GroupClaim
             | Operation::GroupHeartbeat
-            | Operation::GroupRelease => true,
+            | Operation::GroupRelease
+            | Operation::BucketAcquire
+            | Operation::BucketPenalize
+            | Operation::BucketRefund => true,
         }
     }
 }
@@ -169,6 +180,26 @@ pub const ROUTES: &[RouteSpec] = &[
         Operation::GroupRelease,
     ),
     api(Method::Get, "/v1/groups/{group}", Operation::GroupInspect),
+    api(
+        Method::Post,
+        "/v1/buckets/{bucket}/acquire",
+        Operation::BucketAcquire,
+    ),
+    api(
+        Method::Post,
+        "/v1/buckets/{bucket}/penalize",
+        Operation::BucketPenalize,
+    ),
+    api(
+        Method::Post,
+        "/v1/buckets/{bucket}/refund",
+        Operation::BucketRefund,
+    ),
+    api(
+        Method::Get,
+        "/v1/buckets/{bucket}",
+        Operation::BucketInspect,
+    ),
 ];
 
 /// A routed request: what it leads to, and the raw path parameter if the
