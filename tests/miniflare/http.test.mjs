@@ -51,10 +51,18 @@ const API_ROUTES = [
   ["POST", "/v1/groups/{group}/heartbeat", { instanceId: "probe" }],
   ["POST", "/v1/groups/{group}/release", { instanceId: "probe" }],
   ["GET", "/v1/groups/{group}", undefined],
+  ["POST", "/v1/buckets/{bucket}/acquire", { rules: [{ id: "r", limit: 5, windowMs: 1000 }] }],
+  ["POST", "/v1/buckets/{bucket}/penalize", { cooldownMs: 1 }],
+  ["POST", "/v1/buckets/{bucket}/refund", { permits: 1 }],
+  ["GET", "/v1/buckets/{bucket}", undefined],
 ];
 
+// A bucket route takes the group's name: both are identifiers of the same rules.
 const fill = (template, key, group) =>
-  template.replace("{key}", encodeURIComponent(key)).replace("{group}", encodeURIComponent(group));
+  template
+    .replace("{key}", encodeURIComponent(key))
+    .replace("{group}", encodeURIComponent(group))
+    .replace("{bucket}", encodeURIComponent(group));
 
 /** Both sides of the state a request could touch, read through RPC (not HTTP). */
 async function snapshot(h, key, group) {
