@@ -2,6 +2,7 @@
 // as the miniflare tests do: real Workflow engine, real Coordinator Durable
 // Object, the built WASM (or other WASM bytes, for the size benchmark).
 import { Miniflare } from "miniflare";
+import path from "node:path";
 import {
   applyMigrations,
   batonWorker,
@@ -38,9 +39,15 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         name: "bench",
         compatibilityDate: "2026-07-01",
         modulesRoot: ROOT,
-        modules: callerModules("bench/worker.mjs"),
+        modules: [
+          ...callerModules("bench/worker.mjs"),
+          { type: "ESModule", path: path.join(ROOT, "bench/rate-baselines.mjs") },
+        ],
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
+          RATE_LIMITER: { className: "RateLimiter", scriptName: "baton", useSQLite: true },
+          JS_RATE_LIMITER: { className: "JsExactRateLimiter", useSQLite: true },
+          FIXED_RATE_LIMITER: { className: "FixedWindowRateLimiter", useSQLite: true },
         },
         workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow" } },
         serviceBindings: { BATON: "baton" },

@@ -8,6 +8,7 @@
 import { WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../js/with-key.mjs";
 import { serialize } from "../js/serialize.mjs";
+export { JsExactRateLimiter, FixedWindowRateLimiter } from "./rate-baselines.mjs";
 
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
 const STEP_RETRIES = { limit: 2, delay: "100 milliseconds" };
@@ -192,7 +193,26 @@ async function bulkEnqueue(env, { key, count, prefix }) {
   return { enqueued: count };
 }
 
+/** The rate limiters the bench compares, by name: Baton's and the two baselines. */
+const RATE_TARGETS = { baton: "RATE_LIMITER", js: "JS_RATE_LIMITER", fixed: "FIXED_RATE_LIMITER" };
+
+/**
+ * `calls` acquires of `permits` on `bucket` under `rules`, one after another
+ * through the stub of `target`'s object, timed as a whole.
+ */
+async function rateAcquires(env, { target, bucket, rules, calls, permits = 1 }) {
+  const namespace = env[RATE_TARGETS[target]];
+  const stub = namespace.get(namespace.idFromName(bucket));
+  let granted = 0;
+  const started = Date.now();
+  for (let i = 0; i < calls; i++) granted += (await stub.acquire(bucket, { rules, permits })).granted;
+  const elapsedMs = Date.now() - started;
+  const work = target === "baton" ? await stub.storageWork() : null;
+  return { elapsedMs, calls, granted, work };
+}
+
 const ROUTES = {
+  "/bench/rate-acquires": rateAcquires,
   "/bench/pairs": pairs,
   "/bench/flat": flatBatch,
   "/bench/workflow-calls": workflowCalls,

@@ -282,10 +282,12 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
     }
 
     fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> u32 {
-        // Times rise with seq, so the oldest rows are the ones aged out.
+        // Times rise with seq, so the oldest rows are the ones aged out. The
+        // time index bounds the search to them: ordered by seq alone, SQLite
+        // would walk every kept row to find that none has aged out.
         let doomed = self.read(
-            "SELECT seq FROM rate_grants WHERE bucket = ?1 AND seq < ?2 AND at_ms < ?3 \
-             ORDER BY seq LIMIT ?4",
+            "SELECT seq FROM rate_grants WHERE bucket = ?1 AND at_ms < ?3 AND seq < ?2 \
+             ORDER BY at_ms, seq LIMIT ?4",
             &[
                 self.bucket(),
                 value(keep_seq),
