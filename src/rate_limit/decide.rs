@@ -60,7 +60,8 @@ pub fn acquire(
 ) -> Result<AcquireReply, BatonError> {
     let newest = store.newest_grant();
     let now = clamp_now(now_ms, newest.as_ref());
-    let meta = store.meta();
+    let stored_meta = store.meta();
+    let meta = stored_meta;
     let call_window_max = rules.rules().iter().map(|r| r.window_ms).max().unwrap_or(0);
     let max_window_ms = meta.max_window_ms.max(call_window_max);
     let mut horizon_ms = meta.horizon_ms;
@@ -76,7 +77,8 @@ pub fn acquire(
     let kept_from = kept_from(&meta, now);
 
     // Every refusal comes before the first write.
-    let rows = assign_slots(&store.rules(), rules, now, kept_from)?;
+    let assigned = assign_slots(store, newest.as_ref(), rules, kept_from)?;
+    let rows: Vec<RuleRow> = assigned.iter().map(|(row, _)| row.clone()).collect();
 
     let uses: Vec<WindowUse> = rows
         .iter()
@@ -95,13 +97,8 @@ pub fn acquire(
         free.min(u64::from(permits)) as u32
     };
 
-    let mut rows = rows;
     let wait_ms = if granted > 0 {
-        let mut mask = 0u16;
-        for row in &mut rows {
-            mask |= 1 << row.slot;
-            row.last_grant_ms = Some(now);
-        }
+        let mask = rows.iter().fold(0u16, |mask, row| mask | 1 << row.slot);
         let mut totals = newest.as_ref().map_or([0; RATE_RULE_SLOTS], |n| n.totals);
         for (slot, total) in totals.iter_mut().enumerate() {
             if mask & (1 << slot) != 0 {
@@ -123,10 +120,16 @@ pub fn acquire(
         }
         free_at - now
     };
-    for row in &rows {
-        store.put_rule(row);
+    // Only what changed is written: a refusal on a bucket whose rules and
+    // windows are as before writes nothing, a grant one row.
+    for (row, changed) in &assigned {
+        if *changed {
+            store.put_rule(row);
+        }
     }
-    store.set_meta(&meta);
+    if meta != stored_meta {
+        store.set_meta(&meta);
+    }
     prune(store, &meta, now);
     Ok(AcquireReply { granted, wait_ms })
 }
@@ -259,56 +262,77 @@ fn kept_from(meta: &Meta, now: u64) -> u64 {
     meta.horizon_ms.max(window_from(now, meta.max_window_ms))
 }
 
-/// The call's rules as rows in their slots: a remembered id keeps its slot
-/// and takes the new values; a new id takes a free slot, or reuses the
-/// least recently named one that no kept grant counts for.
+/// The call's rules as rows in their slots, each with whether it must be
+/// written: a remembered id keeps its slot and takes the new values; a new
+/// id takes a free slot, or reuses the lowest one whose rule no kept grant
+/// counts for (its running total has not moved since `kept_from`).
 fn assign_slots(
-    remembered: &[RuleRow],
+    store: &impl RateStore,
+    newest: Option<&GrantRow>,
     rules: &RuleSet,
-    now: u64,
     kept_from: u64,
-) -> Result<Vec<RuleRow>, BatonError> {
+) -> Result<Vec<(RuleRow, bool)>, BatonError> {
+    let remembered = store.rules();
     let named = |row: &RuleRow| rules.rules().iter().any(|r| r.id == row.id);
-    let mut free: Vec<u8> = (0..RATE_RULE_SLOTS as u8)
-        .filter(|slot| remembered.iter().all(|r| r.slot != *slot))
-        .collect();
-    let mut reusable: Vec<&RuleRow> = remembered
-        .iter()
-        .filter(|r| !named(r) && r.last_grant_ms.is_none_or(|t| t < kept_from))
-        .collect();
-    reusable.sort_by_key(|r| (r.named_ms, r.slot));
-    let mut reusable = reusable.into_iter().map(|r| r.slot);
-    let mut free = free.drain(..);
+    let mut free =
+        (0..RATE_RULE_SLOTS as u8).filter(|slot| remembered.iter().all(|r| r.slot != *slot));
+    // Totals at the start of what is kept, read only if a slot must be reused.
+    let mut kept_base: Option<Totals> = None;
+    let mut reusable = remembered.iter().filter(|r| !named(r)).map(|r| r.slot);
+    let newest_totals = newest.map_or([0; RATE_RULE_SLOTS], |n| n.totals);
+    let mut next_reusable = || {
+        let base = *kept_base.get_or_insert_with(|| totals_before(store, kept_from));
+        reusable.find(|&slot| newest_totals[usize::from(slot)] == base[usize::from(slot)])
+    };
 
-    rules
-        .rules()
-        .iter()
-        .map(|rule| {
-            let (slot, last_grant_ms) = match remembered.iter().find(|r| r.id == rule.id) {
-                Some(known) => (known.slot, known.last_grant_ms),
-                None => {
-                    let slot = free.next().or_else(|| reusable.next()).ok_or_else(|| {
-                        BatonError::LimitExceeded {
-                            field: "rules",
-                            reason: format!(
-                                "would make the bucket track more than {RATE_RULE_SLOTS} rule ids \
-                                 (a rule id is forgotten once its grants have aged out)"
-                            ),
-                        }
-                    })?;
-                    (slot, None)
-                }
-            };
-            Ok(RuleRow {
-                slot,
-                id: rule.id.clone(),
-                limit: rule.limit,
-                window_ms: rule.window_ms,
-                named_ms: now,
-                last_grant_ms,
-            })
-        })
-        .collect()
+    let mut assigned = Vec::with_capacity(rules.rules().len());
+    for rule in rules.rules() {
+        let (slot, changed) = match remembered.iter().find(|r| r.id == rule.id) {
+            Some(known) => (
+                known.slot,
+                known.limit != rule.limit || known.window_ms != rule.window_ms,
+            ),
+            None => {
+                let slot = match free.next() {
+                    Some(slot) => slot,
+                    None => next_reusable().ok_or_else(|| BatonError::LimitExceeded {
+                        field: "rules",
+                        reason: format!(
+                            "would make the bucket track more than {RATE_RULE_SLOTS} rule ids \
+                             (a rule id is forgotten once its grants have aged out)"
+                        ),
+                    })?,
+                };
+                (slot, true)
+            }
+        };
+        let row = RuleRow {
+            slot,
+            id: rule.id.clone(),
+            limit: rule.limit,
+            window_ms: rule.window_ms,
+        };
+        assigned.push((row, changed));
+    }
+    Ok(assigned)
+}
+
+/// Every slot's running total just before `t`: the last row before it, or
+/// just before the oldest row kept.
+fn totals_before(store: &impl RateStore, t: u64) -> Totals {
+    let before = t
+        .checked_sub(1)
+        .and_then(|t| store.last_grant_at_or_before(t));
+    match before {
+        Some(row) => row.totals,
+        None => store.oldest_grant().map_or([0; RATE_RULE_SLOTS], |oldest| {
+            let mut totals = oldest.totals;
+            for (slot, total) in totals.iter_mut().enumerate() {
+                *total = oldest.total_before(slot);
+            }
+            totals
+        }),
+    }
 }
 
 /// A rule's use of its window at `now`, and where the window starts in the

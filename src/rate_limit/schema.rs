@@ -43,8 +43,6 @@ pub fn migrations() -> Vec<Vec<String>> {
                 id TEXT NOT NULL,
                 rule_limit INTEGER NOT NULL,
                 window_ms INTEGER NOT NULL,
-                named_ms INTEGER NOT NULL,
-                last_grant_ms INTEGER,
                 PRIMARY KEY (bucket, slot)
             )"
             .to_owned(),

@@ -176,7 +176,7 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
 
     fn rules(&self) -> Vec<RuleRow> {
         self.read(
-            "SELECT slot, id, rule_limit, window_ms, named_ms, last_grant_ms FROM rate_rules \
+            "SELECT slot, id, rule_limit, window_ms FROM rate_rules \
              WHERE bucket = ?1 ORDER BY slot LIMIT ?2",
             &[self.bucket(), value(RATE_RULE_SLOTS as u64)],
         )
@@ -191,29 +191,21 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
             },
             limit: u32::try_from(count(&row[2])).expect("stored limit fits u32"),
             window_ms: count(&row[3]),
-            named_ms: count(&row[4]),
-            last_grant_ms: match &row[5] {
-                SqlValue::Null => None,
-                other => Some(count(other)),
-            },
         })
         .collect()
     }
 
     fn put_rule(&mut self, rule: &RuleRow) {
         self.write(
-            "INSERT INTO rate_rules (bucket, slot, id, rule_limit, window_ms, named_ms, last_grant_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(bucket, slot) DO UPDATE SET \
-             id = excluded.id, rule_limit = excluded.rule_limit, window_ms = excluded.window_ms, \
-             named_ms = excluded.named_ms, last_grant_ms = excluded.last_grant_ms",
+            "INSERT INTO rate_rules (bucket, slot, id, rule_limit, window_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(bucket, slot) DO UPDATE SET \
+             id = excluded.id, rule_limit = excluded.rule_limit, window_ms = excluded.window_ms",
             &[
                 self.bucket(),
                 value(u64::from(rule.slot)),
                 SqlValue::Text(rule.id.to_string()),
                 value(u64::from(rule.limit)),
                 value(rule.window_ms),
-                value(rule.named_ms),
-                rule.last_grant_ms.map_or(SqlValue::Null, value),
             ],
         );
     }

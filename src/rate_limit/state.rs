@@ -54,11 +54,6 @@ pub struct RuleRow {
     pub id: RuleId,
     pub limit: u32,
     pub window_ms: u64,
-    /// When a call last named the rule (the least recently named reusable
-    /// slot is the one reused).
-    pub named_ms: u64,
-    /// When a grant last counted for it; `None` if none ever did.
-    pub last_grant_ms: Option<u64>,
 }
 
 /// The bucket's scalars.
