@@ -2,6 +2,7 @@
 // goes, from the splits the bench takes) and what would fix it.
 import { fmt } from "./stats.mjs";
 import { P4_LARGE, P4_SMALL } from "./calls.mjs";
+import { explainRate, explainRateCost } from "./rate.mjs";
 
 const KIB = 1024;
 
@@ -45,6 +46,8 @@ const EXPLAIN = {
     `${fmt(sizes.built.gzip / KIB)} KiB gzipped as built, ${fmt(sizes.optimized.gzip / KIB)} KiB after wasm-opt -Oz: ` +
     `run wasm-opt in the build (WASM_OPT_BIN to node_modules/.bin/wasm-opt) and look for large dependencies ` +
     `with twiggy.`,
+  "R1 rate": ({ rate }) => explainRate(rate),
+  "R3 acquire": ({ rateCost }) => explainRateCost(rateCost),
   "P6 -Oz": ({ sizes }) =>
     `${fmt(sizes.optimized.gzip / KIB)} KiB gzipped after wasm-opt -Oz: look for large dependencies with twiggy ` +
     `(serde_json's formatting, panics with messages, workers-rs features that are not used).`,

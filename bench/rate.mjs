@@ -144,6 +144,34 @@ export function section(rate, rateCost) {
   };
 }
 
+/** Why R1 missed, from what the runs measured. */
+export function explainRate(rate) {
+  const lines = Object.keys(CONFIGS).map((c) => {
+    const s = rate.summaries[c];
+    return `${c}: Baton ${fmt(s.baton.p50)}, plain JS ${fmt(s.js.p50)}, fixed window ${fmt(s.fixed.p50)} calls/s`;
+  });
+  return (
+    `${lines.join("; ")}. Baton's acquire is a constant number of indexed statements (about 7 reads, and ` +
+    `no write on a refusal, one on a grant: see R3's storage counts), plus decoding the request in WASM and a ` +
+    `turn under blockConcurrencyWhile. The plain JS limiter's cost grows with the grants in its windows (it sums ` +
+    `them): it is cheap when a window holds few grants (the README's limits, where most calls are refused and ` +
+    `each SUM reads at most 100 rows) and slows as windows fill. Where Baton is behind, the gap is its fixed ` +
+    `per-call cost. What would fix it: fewer statements per acquire (the bucket row, its rules and the newest ` +
+    `grant in one query; the per-rule window lookups in one), and a cheaper request decode (the options object ` +
+    `read straight into the request type, not through a JSON tree).`
+  );
+}
+
+/** Why R3 missed. */
+export function explainRateCost(rateCost) {
+  return (
+    `Storage statements per acquire: ${fmt(rateCost.work[COST_SMALL].reads)} reads with ${COST_SMALL} grants, ` +
+    `${fmt(rateCost.work[COST_LARGE].reads)} with ${COST_LARGE}. Equal counts with unequal times mean a ` +
+    `statement whose cost grows with the rows: tests/rate_limit_props.rs counts SQLite's instructions per ` +
+    `acquire and fails on such a statement; run it.`
+  );
+}
+
 /** The figures for the table. */
 export function figures(rate, rateCost, target) {
   return [

@@ -8,6 +8,7 @@ import { ROOT, runtimeStderrTail, startBench } from "./miniflare.mjs";
 import * as handoff from "./handoff.mjs";
 import * as calls from "./calls.mjs";
 import * as size from "./size.mjs";
+import * as rateBench from "./rate.mjs";
 import { environment, markdown, printFigure } from "./report.mjs";
 import { fmt, spread } from "./stats.mjs";
 import { explainMisses } from "./misses.mjs";
@@ -23,6 +24,9 @@ const TARGET = {
   p4RatioMax: 1.5,
   p5WritesPerPairMax: 2,
   p6GzipKibMax: 250,
+  // Issue 11's rate-limit figures.
+  rateVsJsMin: 1.0,
+  rateCostRatioMax: 1.5,
 };
 
 let phaseStarted = performance.now();
@@ -45,7 +49,7 @@ async function main() {
 
   phase("P3, P5: uncontended pairs (one Miniflare for P1-P5, push on)");
   const b = await startBench();
-  let p1, floor, p2push, p3, p4, io;
+  let p1, floor, p2push, p3, p4, io, rate, rateCost;
   try {
     p3 = await calls.throughput(b);
     phase("P1: engine floor");
@@ -57,6 +61,10 @@ async function main() {
     phase("P4: flat cost (fills a queue of 10,000)");
     p4 = await calls.flatCost(b);
     io = await calls.ioCost(b, p4.holders[0]);
+    phase("R1, R2: rate acquire against two baselines");
+    rate = await rateBench.throughput(b);
+    phase("R3: rate acquire cost (fills a bucket with 10,000 grants)");
+    rateCost = await rateBench.cost(b);
   } finally {
     await b.dispose();
   }
@@ -162,12 +170,13 @@ async function main() {
       target: "",
       met: null,
     },
+    ...rateBench.figures(rate, rateCost, TARGET),
   ];
   phase("figures");
   for (const f of figures) printFigure(f);
 
-  const results = { env, sizes: { ...sizes, optimizedBytes: undefined }, cold, p1, floor, p2push, p2base, speedup, p3, p4, io, contended };
-  const sections = describe(results);
+  const results = { env, sizes: { ...sizes, optimizedBytes: undefined }, cold, p1, floor, p2push, p2base, speedup, p3, p4, io, contended, rate, rateCost };
+  const sections = [...describe(results), rateBench.section(rate, rateCost)];
   const missed = explainMisses(results, figures, TARGET);
   const wallMs = performance.now() - started;
   mkdirSync(OUT_DIR, { recursive: true });

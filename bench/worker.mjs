@@ -211,8 +211,18 @@ async function rateAcquires(env, { target, bucket, rules, calls, permits = 1 }) 
   return { elapsedMs, calls, granted, work };
 }
 
+/** `calls` calls of `method(...args)` on `target`'s object for `bucket`, timed as a whole. */
+async function rateCalls(env, { target, bucket, method, args, calls }) {
+  const namespace = env[RATE_TARGETS[target] ?? target];
+  const stub = namespace.get(namespace.idFromName(bucket));
+  const started = Date.now();
+  for (let i = 0; i < calls; i++) await stub[method](...args);
+  return { elapsedMs: Date.now() - started, calls };
+}
+
 const ROUTES = {
   "/bench/rate-acquires": rateAcquires,
+  "/bench/rate-calls": rateCalls,
   "/bench/pairs": pairs,
   "/bench/flat": flatBatch,
   "/bench/workflow-calls": workflowCalls,

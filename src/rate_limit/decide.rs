@@ -60,7 +60,7 @@ pub fn acquire(
 ) -> Result<AcquireReply, BatonError> {
     let newest = store.newest_grant();
     let now = clamp_now(now_ms, newest.as_ref());
-    let stored_meta = store.meta();
+    let (stored_meta, remembered) = store.meta_and_rules();
     let meta = stored_meta;
     let call_window_max = rules.rules().iter().map(|r| r.window_ms).max().unwrap_or(0);
     let max_window_ms = meta.max_window_ms.max(call_window_max);
@@ -77,7 +77,7 @@ pub fn acquire(
     let kept_from = kept_from(&meta, now);
 
     // Every refusal comes before the first write.
-    let assigned = assign_slots(store, newest.as_ref(), rules, kept_from)?;
+    let assigned = assign_slots(store, newest.as_ref(), remembered, rules, kept_from)?;
     let rows: Vec<RuleRow> = assigned.iter().map(|(row, _)| row.clone()).collect();
 
     let uses: Vec<WindowUse> = rows
@@ -150,10 +150,10 @@ pub fn penalize(store: &mut impl RateStore, now_ms: u64, cooldown_ms: u64) -> u6
 pub fn refund(store: &mut impl RateStore, now_ms: u64, permits: u32) -> u32 {
     let newest = store.newest_grant();
     let now = clamp_now(now_ms, newest.as_ref());
-    let meta = store.meta();
+    let (meta, rules) = store.meta_and_rules();
     let kept_from = kept_from(&meta, now);
     let mut windows: [Option<u64>; RATE_RULE_SLOTS] = [None; RATE_RULE_SLOTS];
-    for rule in store.rules() {
+    for rule in rules {
         windows[usize::from(rule.slot)] = Some(rule.window_ms);
     }
     let live = |row: &GrantRow| {
@@ -224,9 +224,8 @@ pub fn refund(store: &mut impl RateStore, now_ms: u64, permits: u32) -> u32 {
 pub fn inspect(store: &impl RateStore, now_ms: u64) -> Inspection {
     let newest = store.newest_grant();
     let now = clamp_now(now_ms, newest.as_ref());
-    let meta = store.meta();
-    let rules = store
-        .rules()
+    let (meta, rules) = store.meta_and_rules();
+    let rules = rules
         .into_iter()
         .map(|row| {
             let used = window_use(store, newest.as_ref(), &row, &meta, now);
@@ -269,10 +268,10 @@ fn kept_from(meta: &Meta, now: u64) -> u64 {
 fn assign_slots(
     store: &impl RateStore,
     newest: Option<&GrantRow>,
+    remembered: Vec<RuleRow>,
     rules: &RuleSet,
     kept_from: u64,
 ) -> Result<Vec<(RuleRow, bool)>, BatonError> {
-    let remembered = store.rules();
     let named = |row: &RuleRow| rules.rules().iter().any(|r| r.id == row.id);
     let mut free =
         (0..RATE_RULE_SLOTS as u8).filter(|slot| remembered.iter().all(|r| r.slot != *slot));
@@ -439,6 +438,7 @@ fn prune(store: &mut impl RateStore, meta: &Meta, now: u64) {
 pub fn assert_invariants(store: &impl RateStore) {
     let rules = store.rules();
     assert!(rules.len() <= RATE_RULE_SLOTS);
+    assert_eq!(store.meta_and_rules(), (store.meta(), rules.clone()));
     for (i, rule) in rules.iter().enumerate() {
         assert!(usize::from(rule.slot) < RATE_RULE_SLOTS);
         for other in &rules[..i] {

@@ -119,6 +119,20 @@ fn value(n: u64) -> SqlValue {
     SqlValue::Integer(n as i64)
 }
 
+fn rule_from_row(row: &[SqlValue]) -> RuleRow {
+    RuleRow {
+        slot: u8::try_from(count(&row[0])).expect("stored slot fits u8"),
+        id: match &row[1] {
+            SqlValue::Text(id) => {
+                RuleId::parse("stored rule id", id).expect("stored rule id is valid")
+            }
+            other => panic!("expected a text rule id, found {other:?}"),
+        },
+        limit: u32::try_from(count(&row[2])).expect("stored limit fits u32"),
+        window_ms: count(&row[3]),
+    }
+}
+
 fn grant_from_row(row: &[SqlValue]) -> GrantRow {
     let mut totals: Totals = [0; RATE_RULE_SLOTS];
     for (slot, total) in totals.iter_mut().enumerate() {
@@ -181,18 +195,34 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
             &[self.bucket(), value(RATE_RULE_SLOTS as u64)],
         )
         .iter()
-        .map(|row| RuleRow {
-            slot: u8::try_from(count(&row[0])).expect("stored slot fits u8"),
-            id: match &row[1] {
-                SqlValue::Text(id) => {
-                    RuleId::parse("stored rule id", id).expect("stored rule id is valid")
-                }
-                other => panic!("expected a text rule id, found {other:?}"),
-            },
-            limit: u32::try_from(count(&row[2])).expect("stored limit fits u32"),
-            window_ms: count(&row[3]),
-        })
+        .map(|row| rule_from_row(row))
         .collect()
+    }
+
+    /// One statement for both: the bucket's row joined with its rules.
+    fn meta_and_rules(&self) -> (Meta, Vec<RuleRow>) {
+        let rows = self.read(
+            "SELECT b.cooldown_until_ms, b.max_window_ms, b.horizon_ms, \
+             r.slot, r.id, r.rule_limit, r.window_ms \
+             FROM rate_buckets b LEFT JOIN rate_rules r ON r.bucket = b.bucket \
+             WHERE b.bucket = ?1 ORDER BY r.slot LIMIT ?2",
+            &[self.bucket(), value(RATE_RULE_SLOTS as u64)],
+        );
+        let Some(first) = rows.first() else {
+            // No row yet; rules are only ever written with (after) the bucket's row.
+            return (Meta::default(), Vec::new());
+        };
+        let meta = Meta {
+            cooldown_until_ms: count(&first[0]),
+            max_window_ms: count(&first[1]),
+            horizon_ms: count(&first[2]),
+        };
+        let rules = rows
+            .iter()
+            .filter(|row| row[3] != SqlValue::Null)
+            .map(|row| rule_from_row(&row[3..]))
+            .collect();
+        (meta, rules)
     }
 
     fn put_rule(&mut self, rule: &RuleRow) {
@@ -277,9 +307,11 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         // Times rise with seq, so the oldest rows are the ones aged out. The
         // time index bounds the search to them: ordered by seq alone, SQLite
         // would walk every kept row to find that none has aged out.
-        let doomed = self.read(
-            "SELECT seq FROM rate_grants WHERE bucket = ?1 AND at_ms < ?3 AND seq < ?2 \
-             ORDER BY at_ms, seq LIMIT ?4",
+        self.writes.set(self.writes.get() + 1);
+        let deleted = self.exec.run(
+            "DELETE FROM rate_grants WHERE bucket = ?1 AND seq IN (SELECT seq FROM rate_grants \
+             WHERE bucket = ?1 AND at_ms < ?3 AND seq < ?2 ORDER BY at_ms, seq LIMIT ?4) \
+             RETURNING seq",
             &[
                 self.bucket(),
                 value(keep_seq),
@@ -287,11 +319,6 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
                 value(u64::from(limit)),
             ],
         );
-        let Some(last) = doomed.last() else { return 0 };
-        self.write(
-            "DELETE FROM rate_grants WHERE bucket = ?1 AND seq <= ?2",
-            &[self.bucket(), SqlValue::Integer(integer(&last[0]))],
-        );
-        doomed.len() as u32
+        deleted.len() as u32
     }
 }

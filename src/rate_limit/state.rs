@@ -81,6 +81,10 @@ pub trait RateStore {
 
     /// Every remembered rule, by slot (at most [`RATE_RULE_SLOTS`]).
     fn rules(&self) -> Vec<RuleRow>;
+    /// `meta()` and `rules()` together (one statement in SQL).
+    fn meta_and_rules(&self) -> (Meta, Vec<RuleRow>) {
+        (self.meta(), self.rules())
+    }
     /// Writes `rule` into its slot, replacing whatever rule was there.
     fn put_rule(&mut self, rule: &RuleRow);
 
