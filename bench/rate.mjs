@@ -151,13 +151,13 @@ export function explainRate(rate) {
     return `${c}: Baton ${fmt(s.baton.p50)}, plain JS ${fmt(s.js.p50)}, fixed window ${fmt(s.fixed.p50)} calls/s`;
   });
   return (
-    `${lines.join("; ")}. Baton's acquire is a constant number of indexed statements (about 7 reads, and ` +
-    `no write on a refusal, one on a grant: see R3's storage counts), plus decoding the request in WASM and a ` +
+    `${lines.join("; ")}. Baton's acquire is a constant number of indexed statements (R3 counts them for a ` +
+    `grant; a refusal writes nothing), plus decoding the request in WASM and a ` +
     `turn under blockConcurrencyWhile. The plain JS limiter's cost grows with the grants in its windows (it sums ` +
     `them): it is cheap when a window holds few grants (the README's limits, where most calls are refused and ` +
     `each SUM reads at most 100 rows) and slows as windows fill. Where Baton is behind, the gap is its fixed ` +
     `per-call cost. What would fix it: fewer statements per acquire (the bucket row, its rules and the newest ` +
-    `grant in one query; the per-rule window lookups in one), and a cheaper request decode (the options object ` +
+    `grant in one query; the per-rule window lookups in one), reading only the running total a lookup needs (a grant row carries 16, and each value crosses the WASM boundary), and a cheaper request decode (the options object ` +
     `read straight into the request type, not through a JSON tree).`
   );
 }
