@@ -40,10 +40,10 @@ use baton::ident::{Ident, InstanceId};
 use baton::limits::{RUN_EVENTS_KEPT, RUN_OPEN_WAITS_MAX, RUN_WAIT_MS_MAX};
 use baton::runs::{
     alarm_at, append, assert_invariants, await_run, claim, claim_after_check, complete, events,
-    expire, read_events, run_view, AppendRequest, Claim, ClaimReply, ClaimRequest, ClaimStep,
-    ClaimantStatus, CompleteRequest, EventLimit, EventType, EventsReply, EventsRequest, JsonText,
-    MemoryRunStore, Outcome, Poll, Run, RunStore, RunView, RunsConfig, Wait, WaitFor, WaitId,
-    WaitMs, Waits, Wake,
+    expire, read_events, run_view, After, AppendRequest, Claim, ClaimReply, ClaimRequest,
+    ClaimStep, ClaimantStatus, CompleteRequest, EventLimit, EventType, EventsReply, EventsRequest,
+    JsonText, MemoryRunStore, Outcome, Poll, Run, RunStore, RunView, RunsConfig, Wait, WaitFor,
+    WaitId, WaitMs, Waits, Wake,
 };
 use common::Rng;
 use std::collections::HashMap;
@@ -511,9 +511,9 @@ impl Sim {
                     self.rng.range(1, 500)
                 };
                 let request = EventsRequest {
-                    after: self.readers[key],
+                    after: After::parse("after", self.readers[key] as f64).unwrap(),
                     timeout: self.draw_timeout(),
-                    limit: EventLimit::parse("limit", limit as i64).unwrap(),
+                    limit: EventLimit::parse("limit", limit as f64).unwrap(),
                 };
                 self.calls.push(Call::Events {
                     key,
@@ -583,7 +583,7 @@ impl Sim {
 
     fn draw_timeout(&mut self) -> WaitMs {
         let ms = *self.rng.pick(&[0, 1, 500, 5_000, RUN_WAIT_MS_MAX]);
-        WaitMs::parse("timeoutMs", ms as i64).unwrap()
+        WaitMs::parse("timeoutMs", ms as f64).unwrap()
     }
 
     fn add_inst(&mut self, key: usize) -> usize {
@@ -689,20 +689,20 @@ impl Sim {
                 reader,
                 request,
             } => match events(&self.stores[key], self.now_ms, &request, self.waits.open()) {
-                Poll::Answer(reply) => self.reader_got(key, reader, request.after, &reply),
+                Poll::Answer(reply) => self.reader_got(key, reader, request.after.get(), &reply),
                 Poll::Park { deadline_ms } => {
                     assert_eq!(deadline_ms, self.now_ms + request.timeout.ms());
                     self.park(
                         key,
                         WaitFor::Events {
-                            after: request.after,
+                            after: request.after.get(),
                             limit: request.limit,
                         },
                         deadline_ms,
                         Parked::Events {
                             key,
                             reader,
-                            after: request.after,
+                            after: request.after.get(),
                         },
                     );
                 }
@@ -1223,7 +1223,7 @@ fn open_waits_are_bounded() {
     let store = MemoryRunStore::default();
     let key = Ident::parse("key", "k").unwrap();
     let mut waits = Waits::default();
-    let timeout = WaitMs::parse("timeoutMs", 1_000).unwrap();
+    let timeout = WaitMs::parse("timeoutMs", 1_000.0).unwrap();
     for _ in 0..RUN_OPEN_WAITS_MAX {
         match await_run(&store, 5, timeout, waits.open()) {
             Poll::Park { deadline_ms } => {
@@ -1241,7 +1241,7 @@ fn open_waits_are_bounded() {
         Poll::Answer(None)
     );
     let request = EventsRequest {
-        after: 0,
+        after: After::default(),
         timeout,
         limit: EventLimit::DEFAULT,
     };

@@ -302,7 +302,7 @@ pub fn events(
     request: &EventsRequest,
     open_waits: u32,
 ) -> Poll<EventsReply> {
-    let reply = read_events(store, request.after, request.limit.get());
+    let reply = read_events(store, request.after.get(), request.limit.get());
     if !reply.events.is_empty() || !may_park(request.timeout, open_waits) {
         return Poll::Answer(reply);
     }

@@ -4,7 +4,7 @@
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::{
-    RUN_EVENTS_LIMIT_DEFAULT, RUN_EVENTS_LIMIT_MAX, RUN_EVENT_DATA_BYTES_MAX,
+    JS_SAFE_INTEGER_MAX, RUN_EVENTS_LIMIT_DEFAULT, RUN_EVENTS_LIMIT_MAX, RUN_EVENT_DATA_BYTES_MAX,
     RUN_EVENT_TYPE_CHARS_MAX, RUN_OUTCOME_BYTES_MAX, RUN_WAIT_MS_MAX,
 };
 use std::fmt;
@@ -87,19 +87,28 @@ pub struct WaitMs(u64);
 impl WaitMs {
     pub const ZERO: WaitMs = WaitMs(0);
 
-    pub fn parse(field: &'static str, value: i64) -> Result<Self, BatonError> {
-        match u64::try_from(value) {
-            Ok(ms) if ms <= RUN_WAIT_MS_MAX => Ok(WaitMs(ms)),
-            _ => Err(BatonError::Invalid {
-                field,
-                reason: format!("must be 0 to {RUN_WAIT_MS_MAX} (got {value})"),
-            }),
-        }
+    /// The value as a wait, or why it is not one (the field is the caller's to name).
+    pub fn new(value: f64) -> Result<Self, String> {
+        whole(value, 0, RUN_WAIT_MS_MAX).map(WaitMs)
+    }
+
+    pub fn parse(field: &'static str, value: f64) -> Result<Self, BatonError> {
+        Self::new(value).map_err(|reason| BatonError::Invalid { field, reason })
     }
 
     pub fn ms(self) -> u64 {
         self.0
     }
+}
+
+/// A JS number that must be a whole number from `min` to `max`.
+fn whole(value: f64, min: u64, max: u64) -> Result<u64, String> {
+    if value.fract() != 0.0 || !(min as f64..=max as f64).contains(&value) {
+        return Err(format!(
+            "must be an integer from {min} to {max} (got {value})"
+        ));
+    }
+    Ok(value as u64)
 }
 
 /// `events`' `limit`: 1 to [`RUN_EVENTS_LIMIT_MAX`], default
@@ -110,14 +119,12 @@ pub struct EventLimit(u32);
 impl EventLimit {
     pub const DEFAULT: EventLimit = EventLimit(RUN_EVENTS_LIMIT_DEFAULT);
 
-    pub fn parse(field: &'static str, value: i64) -> Result<Self, BatonError> {
-        match u32::try_from(value) {
-            Ok(n) if (1..=RUN_EVENTS_LIMIT_MAX).contains(&n) => Ok(EventLimit(n)),
-            _ => Err(BatonError::Invalid {
-                field,
-                reason: format!("must be 1 to {RUN_EVENTS_LIMIT_MAX} (got {value})"),
-            }),
-        }
+    pub fn new(value: f64) -> Result<Self, String> {
+        whole(value, 1, u64::from(RUN_EVENTS_LIMIT_MAX)).map(|n| EventLimit(n as u32))
+    }
+
+    pub fn parse(field: &'static str, value: f64) -> Result<Self, BatonError> {
+        Self::new(value).map_err(|reason| BatonError::Invalid { field, reason })
     }
 
     pub fn get(self) -> u32 {
@@ -126,11 +133,24 @@ impl EventLimit {
 }
 
 /// `events`' `after`: a sequence number, never negative.
-pub fn parse_after(field: &'static str, value: i64) -> Result<u64, BatonError> {
-    u64::try_from(value).map_err(|_| BatonError::Invalid {
-        field,
-        reason: format!("must not be negative (got {value})"),
-    })
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct After(u64);
+
+impl After {
+    pub fn new(value: f64) -> Result<Self, String> {
+        if value < 0.0 {
+            return Err(format!("must not be negative (got {value})"));
+        }
+        whole(value, 0, JS_SAFE_INTEGER_MAX).map(After)
+    }
+
+    pub fn parse(field: &'static str, value: f64) -> Result<Self, BatonError> {
+        Self::new(value).map_err(|reason| BatonError::Invalid { field, reason })
+    }
+
+    pub fn get(self) -> u64 {
+        self.0
+    }
 }
 
 /// An event's `type`: 1 to [`RUN_EVENT_TYPE_CHARS_MAX`] characters.
@@ -138,15 +158,18 @@ pub fn parse_after(field: &'static str, value: i64) -> Result<u64, BatonError> {
 pub struct EventType(String);
 
 impl EventType {
-    pub fn parse(field: &'static str, value: &str) -> Result<Self, BatonError> {
+    pub fn new(value: String) -> Result<Self, String> {
         let chars = value.chars().count();
         if !(1..=RUN_EVENT_TYPE_CHARS_MAX).contains(&chars) {
-            return Err(BatonError::Invalid {
-                field,
-                reason: format!("must be 1 to {RUN_EVENT_TYPE_CHARS_MAX} characters (got {chars})"),
-            });
+            return Err(format!(
+                "must be 1 to {RUN_EVENT_TYPE_CHARS_MAX} characters (got {chars})"
+            ));
         }
-        Ok(EventType(value.to_owned()))
+        Ok(EventType(value))
+    }
+
+    pub fn parse(field: &'static str, value: &str) -> Result<Self, BatonError> {
+        Self::new(value.to_owned()).map_err(|reason| BatonError::Invalid { field, reason })
     }
 
     pub fn as_str(&self) -> &str {
@@ -187,7 +210,7 @@ pub struct AppendRequest {
 /// `events(key, { after?, timeoutMs?, limit? })`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventsRequest {
-    pub after: u64,
+    pub after: After,
     pub timeout: WaitMs,
     pub limit: EventLimit,
 }
@@ -198,9 +221,9 @@ mod tests {
 
     #[test]
     fn wait_ms_bounds() {
-        assert_eq!(WaitMs::parse("timeoutMs", 0).unwrap().ms(), 0);
-        assert_eq!(WaitMs::parse("timeoutMs", 30_000).unwrap().ms(), 30_000);
-        for bad in [-1, 30_001, i64::MAX, i64::MIN] {
+        assert_eq!(WaitMs::parse("timeoutMs", 0.0).unwrap().ms(), 0);
+        assert_eq!(WaitMs::parse("timeoutMs", 30_000.0).unwrap().ms(), 30_000);
+        for bad in [-1.0, 30_001.0, 0.5, f64::NAN, f64::INFINITY, -0.5] {
             let err = WaitMs::parse("timeoutMs", bad).unwrap_err();
             assert_eq!(err.field(), "timeoutMs");
             assert!(err.message().starts_with("BatonError: timeoutMs "));
@@ -209,16 +232,21 @@ mod tests {
 
     #[test]
     fn limit_and_after_bounds() {
-        assert!(EventLimit::parse("limit", 1).is_ok());
-        assert!(EventLimit::parse("limit", 500).is_ok());
-        for bad in [0, -1, 501, i64::MAX] {
+        assert!(EventLimit::parse("limit", 1.0).is_ok());
+        assert!(EventLimit::parse("limit", 500.0).is_ok());
+        for bad in [0.0, -1.0, 501.0, 1.5, f64::NAN] {
             assert_eq!(
                 EventLimit::parse("limit", bad).unwrap_err().field(),
                 "limit"
             );
         }
-        assert_eq!(parse_after("after", 0).unwrap(), 0);
-        assert_eq!(parse_after("after", -1).unwrap_err().field(), "after");
+        assert_eq!(After::parse("after", 0.0).unwrap().get(), 0);
+        let negative = After::parse("after", -1.0).unwrap_err();
+        assert_eq!(
+            negative.message(),
+            "BatonError: after must not be negative (got -1)"
+        );
+        assert!(After::parse("after", 2.5).is_err());
     }
 
     #[test]
