@@ -128,3 +128,128 @@ export function serialize<T>(
   body: () => Promise<T>,
   options?: SerializeOptions,
 ): Promise<T>;
+
+// --- Idempotent runs (contract §6) ---
+
+export type RunState = "none" | "running" | "complete" | "failed";
+
+/** `await`'s reply: the run as it is. */
+export interface RunView {
+  state: RunState;
+  /** The claimant, unless `state` is `"none"`. */
+  instanceId?: string;
+  /** With `state: "complete"`, the result the claimant recorded (if any). */
+  result?: unknown;
+  /** With `state: "failed"`, the claimant's error. */
+  error?: string;
+}
+
+export type RunClaim =
+  | { claimed: true }
+  | {
+      claimed: false;
+      instanceId: string;
+      state: "running" | "complete" | "failed";
+      result?: unknown;
+      error?: string;
+    };
+
+export interface RunEvent {
+  /** Counts from 1 per run key, with no gaps. */
+  seq: number;
+  /** When it was appended, in ms since the epoch. */
+  at: number;
+  type: string;
+  data: unknown;
+}
+
+export interface RunEvents {
+  events: RunEvent[];
+  latestSeq: number;
+  /** The oldest event kept (`latestSeq + 1` when none is). */
+  firstSeq: number;
+}
+
+/** RPC methods of the `Runs` Durable Object. */
+export interface RunsRpc {
+  claim(key: string, options: { instanceId: string; workflow?: string }): Promise<RunClaim>;
+  complete(
+    key: string,
+    options: { instanceId: string; result?: unknown; error?: string },
+  ): Promise<{ recorded: boolean }>;
+  await(key: string, options: { timeoutMs: number }): Promise<RunView>;
+  append(key: string, options: { instanceId: string; type: string; data?: unknown }): Promise<{ seq: number }>;
+  events(key: string, options?: { after?: number; timeoutMs?: number; limit?: number }): Promise<RunEvents>;
+}
+
+/** The `RUNS` Durable Object namespace binding. */
+export interface RunsNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): RunsRpc;
+}
+
+/** The part of a Workflow binding `startOnce` uses. */
+export interface WorkflowBindingLike<P> {
+  create(options: { id: string; params?: P }): Promise<unknown>;
+}
+
+export interface StartOnceOptions {
+  /** The id to claim with (default: `idPrefix` + a random UUID). Pass the same one when retrying. */
+  instanceId?: string;
+  /** Prefix of a generated id (default "run-"). */
+  idPrefix?: string;
+  /** The Workflow's binding name on Baton's Worker (one of WORKFLOW_BINDINGS), if not the default. */
+  workflow?: string;
+}
+
+/**
+ * Claims `key` and creates the Workflow instance if this call won the
+ * claim. `started: false` means another caller's instance holds it:
+ * `instanceId` is that one.
+ */
+export function startOnce<P>(
+  runs: RunsNamespace,
+  workflow: WorkflowBindingLike<P>,
+  key: string,
+  params: P,
+  options?: StartOnceOptions,
+): Promise<{ instanceId: string; started: boolean }>;
+
+/** Long-polls `key` until its run has an outcome or `timeoutMs` (default 60000) passes. */
+export function awaitRun(runs: RunsNamespace, key: string, options?: { timeoutMs?: number }): Promise<RunView>;
+
+export interface RunReporter {
+  /** Appends a progress event in a step; resolves to its seq. Await each before the next. */
+  event(type: string, data?: unknown): Promise<number>;
+  /** Records `complete` in a step; true if this call recorded it. */
+  complete(result?: unknown): Promise<boolean>;
+  /** Records `failed` in a step; true if this call recorded it. */
+  fail(error: string): Promise<boolean>;
+}
+
+export interface RunReporterOptions {
+  /** Retry policy of the reporting steps. */
+  stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
+}
+
+/** The claimant's reporter for the run under `key`, for Workflow code. */
+export function runReporter(
+  step: WorkflowStepLike,
+  runs: RunsNamespace,
+  key: string,
+  instanceId: string,
+  options?: RunReporterOptions,
+): RunReporter;
+
+/**
+ * Runs `body` as the claimant and records its outcome: the return value as
+ * `result`, or a thrown error's message as `error` (and rethrows it).
+ */
+export function reportRun<T>(
+  step: WorkflowStepLike,
+  runs: RunsNamespace,
+  key: string,
+  instanceId: string,
+  body: (report: RunReporter) => Promise<T>,
+  options?: RunReporterOptions,
+): Promise<T>;
