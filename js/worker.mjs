@@ -4,7 +4,7 @@
 // entrypoint that carries the serial queue's RPC methods. Each method only
 // delegates to Rust (`CoordinatorCore`, `SerialQueue`); no logic lives here.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import RustWorker, { CoordinatorCore, SerialQueue } from "../build/index.js";
+import RustWorker, { CoordinatorCore, RunsCore, SerialQueue } from "../build/index.js";
 
 export class Coordinator extends DurableObject {
   #core;
@@ -35,6 +35,49 @@ export class Coordinator extends DurableObject {
   }
 
   /** Storage statements run since the object started (for the benchmark). */
+  storageWork() {
+    return this.#core.storageWork();
+  }
+}
+
+/**
+ * Idempotent runs (contract §6): one object per run key. `await` is a
+ * method name JS allows (reserved words are valid property names), so
+ * callers write `stub.await(key, { timeoutMs })` as the contract says.
+ */
+export class Runs extends DurableObject {
+  #core;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new RunsCore(ctx, env);
+  }
+
+  claim(key, options) {
+    return this.#core.claim(key, options);
+  }
+
+  complete(key, options) {
+    return this.#core.complete(key, options);
+  }
+
+  await(key, options) {
+    return this.#core.awaitRun(key, options);
+  }
+
+  append(key, options) {
+    return this.#core.append(key, options);
+  }
+
+  events(key, options) {
+    return this.#core.events(key, options);
+  }
+
+  alarm() {
+    return this.#core.alarm();
+  }
+
+  /** Storage statements run since the object started, and open waits (for the benchmark). */
   storageWork() {
     return this.#core.storageWork();
   }

@@ -104,3 +104,69 @@ impl SerialConfig {
         })
     }
 }
+
+/// The Runs object's variables.
+#[derive(Debug, Clone)]
+pub struct RunsShellConfig {
+    pub decide: crate::runs::RunsConfig,
+    /// The binding a claim without `workflow` belongs to (`WORKFLOW_BINDING`).
+    pub workflow_binding: String,
+    /// Every binding a claim's `workflow` may name (`WORKFLOW_BINDINGS`,
+    /// default: `WORKFLOW_BINDING` alone).
+    pub workflow_bindings: Vec<String>,
+}
+
+impl RunsShellConfig {
+    pub fn from_env(env: &Env) -> Result<RunsShellConfig, String> {
+        use crate::limits::{
+            RUN_CLAIM_GRACE_MS_DEFAULT, RUN_RETENTION_MS_DEFAULT, RUN_RETENTION_MS_MAX,
+            RUN_RETENTION_MS_MIN,
+        };
+        let retention_ms = match var(env, "RUN_RETENTION_MS") {
+            None => RUN_RETENTION_MS_DEFAULT,
+            Some(text) => text
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| (RUN_RETENTION_MS_MIN..=RUN_RETENTION_MS_MAX).contains(ms))
+                .ok_or_else(|| {
+                    format!(
+                        "Baton configuration: RUN_RETENTION_MS must be an integer from \
+                         {RUN_RETENTION_MS_MIN} to {RUN_RETENTION_MS_MAX} (got {text:?})"
+                    )
+                })?,
+        };
+        let claim_grace_ms = match var(env, "ENQUEUE_GRACE_MS") {
+            None => RUN_CLAIM_GRACE_MS_DEFAULT,
+            Some(text) => text
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| *ms <= crate::limits::JS_SAFE_INTEGER_MAX)
+                .ok_or_else(|| {
+                    format!(
+                        "Baton configuration: ENQUEUE_GRACE_MS must be a non-negative integer \
+                         of milliseconds (got {text:?})"
+                    )
+                })?,
+        };
+        let workflow_binding = var(env, "WORKFLOW_BINDING").unwrap_or_else(|| "WORKFLOW".into());
+        let workflow_bindings = match var(env, "WORKFLOW_BINDINGS") {
+            None => vec![workflow_binding.clone()],
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        };
+        Ok(RunsShellConfig {
+            decide: crate::runs::RunsConfig {
+                retention_ms,
+                claim_grace_ms,
+            },
+            workflow_binding,
+            workflow_bindings,
+        })
+    }
+}

@@ -6,6 +6,7 @@
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
 //! - [`coordinator_object`]: the `Coordinator` Durable Object's logic.
+//! - [`runs_object`]: the `Runs` Durable Object's logic (contract §6).
 //! - [`decision_log`]: one structured log line per decision.
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
 //! - [`http`]: the HTTP API, the status page's files and the OpenAPI document.
@@ -18,6 +19,7 @@ pub mod decision_log;
 pub mod entry;
 pub mod gate;
 pub mod http;
+pub mod runs_object;
 pub mod serial_queue_d1;
 pub mod sqlite;
 pub mod workflow;

@@ -1,0 +1,643 @@
+//! The `Runs` Durable Object: the shell around `crate::runs` (contract §6).
+//!
+//! Every entry point runs in the Coordinator's order: parse, then a
+//! decision under the gate (read, decide and write in one synchronous
+//! turn, which also registers or answers long-polls and arms the retention
+//! alarm), then whatever the decision asked for outside the gate (the
+//! claimant's status), whose answer re-enters through the next decision.
+//!
+//! Long-polls are promises. A parked `await` or `events` is a resolver in
+//! `resolvers`, registered in the core's [`Waits`] with a timer at its
+//! deadline; the decision that records an outcome or an event answers the
+//! waits it wakes in the same turn, and the timer answers the rest with
+//! the state as it then is. Nothing polls storage. Waits live in memory
+//! only: a restart drops their RPCs, and callers retry.
+//!
+//! JS callers reach these methods through the `Runs` class in
+//! `js/worker.mjs`, which extends `DurableObject` and only delegates here.
+
+use super::args::{self, now_ms};
+use super::config::RunsShellConfig;
+use super::decision_log::{self, Scope};
+use super::gate::under_gate;
+use super::sqlite::ObjectSql;
+use super::workflow::{Lookup, Workflow};
+use crate::error::BatonError;
+use crate::ident::{Ident, InstanceId};
+use crate::limits::RUN_DELETIONS_PER_ALARM_MAX;
+use crate::runs::{
+    self, wire, After, AppendRequest, ClaimReply, ClaimRequest, ClaimStep, ClaimantStatus,
+    CompleteRequest, EventLimit, EventType, EventsRequest, JsonText, Outcome, Poll, SqlRunStore,
+    Wait, WaitFor, WaitId, WaitMs, Waits, Wake,
+};
+use js_sys::{Function, Promise};
+use serde_json::{json, Map, Value};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use worker::durable::State;
+use worker::worker_sys::DurableObjectState;
+use worker::Env;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &JsValue, timeout_ms: f64) -> JsValue;
+}
+
+/// The Rust half of the `Runs` Durable Object.
+#[wasm_bindgen]
+pub struct RunsCore {
+    object: Rc<Object>,
+}
+
+struct Object {
+    raw_state: DurableObjectState,
+    env: Env,
+    sql: ObjectSql,
+    config: Result<RunsShellConfig, String>,
+    /// A cache of "the schema is current", not state.
+    schema_checked: Cell<bool>,
+    /// The open long-polls, as the core decides them...
+    waits: RefCell<Waits>,
+    /// ...and the resolver of each one's promise.
+    resolvers: RefCell<HashMap<WaitId, Function>>,
+    /// Storage statements run since the object started, for the benchmark.
+    reads: Cell<u64>,
+    writes: Cell<u64>,
+}
+
+type Store<'a> = SqlRunStore<'a, ObjectSql>;
+
+#[wasm_bindgen]
+impl RunsCore {
+    #[wasm_bindgen(constructor)]
+    pub fn new(raw_state: DurableObjectState, env: Env) -> RunsCore {
+        console_error_panic_hook::set_once();
+        let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
+        let sql = ObjectSql(state.storage().sql());
+        let config = RunsShellConfig::from_env(&env);
+        RunsCore {
+            object: Rc::new(Object {
+                raw_state,
+                env,
+                sql,
+                config,
+                schema_checked: Cell::new(false),
+                waits: RefCell::new(Waits::default()),
+                resolvers: RefCell::new(HashMap::new()),
+                reads: Cell::new(0),
+                writes: Cell::new(0),
+            }),
+        }
+    }
+
+    pub fn claim(&self, key: JsValue, options: JsValue) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            let (key, request) = object
+                .parse_claim(&key, &options)
+                .map_err(|e| args::to_js_error(&e))?;
+            object.claim(key, request).await
+        })
+    }
+
+    pub fn complete(&self, key: JsValue, options: JsValue) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            let (key, request) =
+                parse_complete(&key, &options).map_err(|e| args::to_js_error(&e))?;
+            object.complete(key, request).await
+        })
+    }
+
+    #[wasm_bindgen(js_name = awaitRun)]
+    pub fn await_run(&self, key: JsValue, options: JsValue) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            let (key, timeout) = parse_await(&key, &options).map_err(|e| args::to_js_error(&e))?;
+            object.await_run(key, timeout).await
+        })
+    }
+
+    pub fn append(&self, key: JsValue, options: JsValue) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            let (key, request) = parse_append(&key, &options).map_err(|e| args::to_js_error(&e))?;
+            object.append(key, request).await
+        })
+    }
+
+    pub fn events(&self, key: JsValue, options: JsValue) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            let (key, request) = parse_events(&key, &options).map_err(|e| args::to_js_error(&e))?;
+            object.events(key, request).await
+        })
+    }
+
+    pub fn alarm(&self) -> Promise {
+        let object = self.object.clone();
+        future_to_promise(async move {
+            object.alarm().await?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Storage statements run since the object started: `{ reads, writes }`.
+    #[wasm_bindgen(js_name = storageWork)]
+    pub fn storage_work(&self) -> JsValue {
+        args::to_js(&json!({
+            "reads": self.object.reads.get(),
+            "writes": self.object.writes.get(),
+            "openWaits": self.object.waits.borrow().open(),
+        }))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Parsing: the positional `(key, options)` of contract §6.
+
+/// The options object's fields; absent options are none.
+fn fields(options: &JsValue, accepted: &[&str]) -> Result<Map<String, Value>, BatonError> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(Map::new());
+    }
+    if !options.is_object() || js_sys::Array::is_array(options) {
+        return Err(BatonError::WrongType {
+            field: "options",
+            expected: "an object",
+        });
+    }
+    let map: Map<String, Value> =
+        serde_wasm_bindgen::from_value(options.clone()).map_err(|_| BatonError::WrongType {
+            field: "options",
+            expected: "plain JSON data",
+        })?;
+    if let Some(unknown) = map.keys().find(|k| !accepted.contains(&k.as_str())) {
+        let name: String = unknown.chars().take(64).collect();
+        return Err(BatonError::Invalid {
+            field: "options",
+            reason: format!(
+                "has an unknown field {name:?}; accepted fields: {}",
+                accepted.join(", ")
+            ),
+        });
+    }
+    // `null` is an absent field, as for every Baton method.
+    Ok(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
+}
+
+fn string<'a>(
+    map: &'a Map<String, Value>,
+    field: &'static str,
+) -> Result<Option<&'a str>, BatonError> {
+    match map.get(field) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(BatonError::WrongType {
+            field,
+            expected: "a string",
+        }),
+    }
+}
+
+fn number(map: &Map<String, Value>, field: &'static str) -> Result<Option<f64>, BatonError> {
+    match map.get(field) {
+        None => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(_) => Err(BatonError::WrongType {
+            field,
+            expected: "a number",
+        }),
+    }
+}
+
+fn required<T>(value: Option<T>, field: &'static str) -> Result<T, BatonError> {
+    value.ok_or(BatonError::Missing { field })
+}
+
+fn instance_id(map: &Map<String, Value>) -> Result<InstanceId, BatonError> {
+    InstanceId::parse(
+        "instanceId",
+        required(string(map, "instanceId")?, "instanceId")?,
+    )
+}
+
+fn key(value: &JsValue) -> Result<Ident, BatonError> {
+    args::ident("key", value)
+}
+
+fn json_text(value: Option<&Value>) -> Option<String> {
+    value.map(Value::to_string)
+}
+
+impl Object {
+    fn parse_claim(
+        &self,
+        key_value: &JsValue,
+        options: &JsValue,
+    ) -> Result<(Ident, ClaimRequest), BatonError> {
+        let key = key(key_value)?;
+        let map = fields(options, &["instanceId", "workflow"])?;
+        let id = instance_id(&map)?;
+        let workflow = string(&map, "workflow")?.map(str::to_owned);
+        if let (Some(name), Ok(config)) = (&workflow, &self.config) {
+            if !config.workflow_bindings.iter().any(|b| b == name) {
+                return Err(BatonError::Invalid {
+                    field: "workflow",
+                    reason: format!(
+                        "must name one of WORKFLOW_BINDINGS ({})",
+                        config.workflow_bindings.join(", ")
+                    ),
+                });
+            }
+        }
+        Ok((key, ClaimRequest { id, workflow }))
+    }
+}
+
+fn parse_complete(
+    key_value: &JsValue,
+    options: &JsValue,
+) -> Result<(Ident, CompleteRequest), BatonError> {
+    let key = key(key_value)?;
+    let map = fields(options, &["instanceId", "result", "error"])?;
+    let id = instance_id(&map)?;
+    let result = json_text(map.get("result"))
+        .map(JsonText::result)
+        .transpose()?;
+    let error = string(&map, "error")?.map(str::to_owned);
+    let outcome = Outcome::parse(result, error)?;
+    Ok((key, CompleteRequest { id, outcome }))
+}
+
+fn parse_await(key_value: &JsValue, options: &JsValue) -> Result<(Ident, WaitMs), BatonError> {
+    let key = key(key_value)?;
+    let map = fields(options, &["timeoutMs"])?;
+    let timeout = WaitMs::parse(
+        "timeoutMs",
+        required(number(&map, "timeoutMs")?, "timeoutMs")?,
+    )?;
+    Ok((key, timeout))
+}
+
+fn parse_append(
+    key_value: &JsValue,
+    options: &JsValue,
+) -> Result<(Ident, AppendRequest), BatonError> {
+    let key = key(key_value)?;
+    let map = fields(options, &["instanceId", "type", "data"])?;
+    let id = instance_id(&map)?;
+    let kind = EventType::parse("type", required(string(&map, "type")?, "type")?)?;
+    let data = json_text(map.get("data"))
+        .map(JsonText::event_data)
+        .transpose()?;
+    Ok((key, AppendRequest { id, kind, data }))
+}
+
+fn parse_events(
+    key_value: &JsValue,
+    options: &JsValue,
+) -> Result<(Ident, EventsRequest), BatonError> {
+    let key = key(key_value)?;
+    let map = fields(options, &["after", "timeoutMs", "limit"])?;
+    let after = number(&map, "after")?
+        .map(|n| After::parse("after", n))
+        .transpose()?;
+    let timeout = number(&map, "timeoutMs")?
+        .map(|n| WaitMs::parse("timeoutMs", n))
+        .transpose()?;
+    let limit = number(&map, "limit")?
+        .map(|n| EventLimit::parse("limit", n))
+        .transpose()?;
+    Ok((
+        key,
+        EventsRequest {
+            after: after.unwrap_or_default(),
+            timeout: timeout.unwrap_or(WaitMs::ZERO),
+            limit: limit.unwrap_or(EventLimit::DEFAULT),
+        },
+    ))
+}
+
+// ---------------------------------------------------------------------------
+// The object.
+
+/// A reply as the plain JS object RPC callers receive, from its JSON text.
+fn reply(text: &str) -> Result<JsValue, JsValue> {
+    js_sys::JSON::parse(text)
+}
+
+impl Object {
+    fn config(&self) -> Result<&RunsShellConfig, JsValue> {
+        self.config
+            .as_ref()
+            .map_err(|message| js_sys::Error::new(message).into())
+    }
+
+    fn ensure_schema(&self) {
+        if !self.schema_checked.get() {
+            runs::migrate(&self.sql);
+            self.schema_checked.set(true);
+        }
+    }
+
+    /// Runs one decision for `key` under the gate. `decision` gets the
+    /// object too, to answer waits and arm the alarm in the same turn.
+    async fn decide<T: 'static>(
+        self: &Rc<Self>,
+        key: &Ident,
+        decision: impl FnOnce(&Rc<Object>, &mut Store<'_>, u64) -> T + 'static,
+    ) -> Result<T, JsValue> {
+        let object = self.clone();
+        let key = key.clone();
+        under_gate(&self.raw_state, move || {
+            object.ensure_schema();
+            let mut store = SqlRunStore::new(&object.sql, key.as_str());
+            let value = decision(&object, &mut store, now_ms());
+            if cfg!(debug_assertions) {
+                runs::assert_invariants(&store);
+            }
+            object.count(&store);
+            value
+        })
+        .await
+    }
+
+    fn count(&self, store: &Store<'_>) {
+        let (reads, writes) = store.work();
+        self.reads.set(self.reads.get() + u64::from(reads));
+        self.writes.set(self.writes.get() + u64::from(writes));
+    }
+
+    /// Sets the retention alarm to the earliest deletion of any key (or
+    /// none), in the turn of the write that changed it, so that a crash
+    /// cannot separate the two. Returns the storage call to await.
+    fn arm_retention(&self) -> Option<Promise> {
+        let storage = self.raw_state.storage().ok()?;
+        let call = match runs::next_deletion_ms(&self.sql) {
+            Some(at) => storage.set_alarm(
+                js_sys::Date::new(&JsValue::from_f64(at as f64)),
+                js_sys::Object::new(),
+            ),
+            None => storage.delete_alarm(js_sys::Object::new()),
+        };
+        call.ok()
+    }
+
+    fn workflow(&self, name: Option<&str>) -> Result<Workflow, JsValue> {
+        let config = self.config()?;
+        Workflow::from_env(&self.env, name.unwrap_or(&config.workflow_binding))
+    }
+
+    async fn claim(self: &Rc<Self>, key: Ident, request: ClaimRequest) -> Result<JsValue, JsValue> {
+        let grace = self.config()?.decide;
+        let first = {
+            let request = request.clone();
+            self.decide(&key, move |_, store, now| runs::claim(store, now, &request))
+                .await?
+        };
+        let (answer, reason) = match first {
+            ClaimStep::Done(answer) => (answer, "decided without a check".to_string()),
+            ClaimStep::CheckClaimant(checked) => {
+                let status = match self.workflow(checked.workflow.as_deref()) {
+                    Ok(workflow) => claimant_status(workflow.lookup(checked.id.as_str()).await),
+                    Err(_) => ClaimantStatus::Unknown,
+                };
+                let claimed_by = checked.id.clone();
+                let decided = {
+                    let request = request.clone();
+                    self.decide(&key, move |_, store, now| {
+                        runs::claim_after_check(store, now, &grace, &request, &checked, status)
+                    })
+                    .await?
+                };
+                let reason = match &decided.replaced {
+                    Some(dead) => format!("claimant {dead} checked: {status:?}; replaced"),
+                    None => format!("claimant {claimed_by} checked: {status:?}"),
+                };
+                (decided.reply, reason)
+            }
+        };
+        let name = match &answer {
+            ClaimReply::Claimed => "claimed",
+            ClaimReply::Taken(_) => "taken",
+        };
+        decision_log::decision(
+            Scope::Run(key.as_str()),
+            request.id.as_str(),
+            name,
+            &reason,
+            None,
+        );
+        reply(&wire::claim_reply(&answer))
+    }
+
+    async fn complete(
+        self: &Rc<Self>,
+        key: Ident,
+        request: CompleteRequest,
+    ) -> Result<JsValue, JsValue> {
+        let config = self.config()?.decide;
+        let id = request.id.clone();
+        let wake_key = key.clone();
+        let (recorded, alarm) = self
+            .decide(&key, move |object, store, now| {
+                let decided = runs::complete(store, now, &config, &request);
+                object.wake(&wake_key, store, &decided.wake);
+                let alarm = decided.alarm_at_ms.and_then(|_| object.arm_retention());
+                (decided.reply, alarm)
+            })
+            .await?;
+        if let Some(alarm) = alarm {
+            JsFuture::from(alarm).await?;
+        }
+        let reason = if recorded {
+            "outcome recorded"
+        } else {
+            "not the claimant of an unfinished run"
+        };
+        decision_log::decision(
+            Scope::Run(key.as_str()),
+            id.as_str(),
+            if recorded { "completed" } else { "ignored" },
+            reason,
+            None,
+        );
+        reply(&wire::complete_reply(recorded))
+    }
+
+    async fn await_run(self: &Rc<Self>, key: Ident, timeout: WaitMs) -> Result<JsValue, JsValue> {
+        let wait_key = key.clone();
+        let answer = self
+            .decide(&key, move |object, store, now| {
+                let open = object.waits.borrow().open();
+                match runs::await_run(store, now, timeout, open) {
+                    Poll::Answer(view) => Ok(wire::await_reply(view.as_ref())),
+                    Poll::Park { deadline_ms } => {
+                        Err(object.park(wait_key, WaitFor::Outcome, now, deadline_ms))
+                    }
+                }
+            })
+            .await?;
+        match answer {
+            Ok(text) => reply(&text),
+            Err(parked) => JsFuture::from(parked).await,
+        }
+    }
+
+    async fn append(
+        self: &Rc<Self>,
+        key: Ident,
+        request: AppendRequest,
+    ) -> Result<JsValue, JsValue> {
+        let wake_key = key.clone();
+        let decided = self
+            .decide(&key, move |object, store, now| {
+                let decided = runs::append(store, now, &request)?;
+                object.wake(&wake_key, store, &decided.wake);
+                Ok(decided.reply)
+            })
+            .await?;
+        let seq = decided.map_err(|e: BatonError| args::to_js_error(&e))?;
+        reply(&wire::append_reply(seq))
+    }
+
+    async fn events(
+        self: &Rc<Self>,
+        key: Ident,
+        request: EventsRequest,
+    ) -> Result<JsValue, JsValue> {
+        let wait_key = key.clone();
+        let answer = self
+            .decide(&key, move |object, store, now| {
+                let open = object.waits.borrow().open();
+                match runs::events(store, now, &request, open) {
+                    Poll::Answer(events) => Ok(wire::events_reply(&events)),
+                    Poll::Park { deadline_ms } => {
+                        let on = WaitFor::Events {
+                            after: request.after.get(),
+                            limit: request.limit,
+                        };
+                        Err(object.park(wait_key, on, now, deadline_ms))
+                    }
+                }
+            })
+            .await?;
+        match answer {
+            Ok(text) => reply(&text),
+            Err(parked) => JsFuture::from(parked).await,
+        }
+    }
+
+    /// Registers a wait and returns its promise; a timer answers it at its
+    /// deadline unless a commit answers it first.
+    fn park(self: &Rc<Self>, key: Ident, on: WaitFor, now: u64, deadline_ms: u64) -> Promise {
+        let id = self.waits.borrow_mut().park(Wait {
+            key,
+            on,
+            deadline_ms,
+        });
+        let object = self.clone();
+        let promise = Promise::new(&mut |resolve, _reject| {
+            object.resolvers.borrow_mut().insert(id, resolve);
+        });
+        let object = self.clone();
+        // Called once, then freed; a wait answered earlier makes it a no-op.
+        let timer = Closure::once_into_js(move || object.expire(id));
+        set_timeout(&timer, deadline_ms.saturating_sub(now) as f64);
+        promise
+    }
+
+    /// A wait's timer: answers it with the state as it is now.
+    fn expire(&self, id: WaitId) {
+        let Some(wait) = self.waits.borrow_mut().take(id) else {
+            return;
+        };
+        self.ensure_schema();
+        let store = SqlRunStore::new(&self.sql, wait.key.as_str());
+        let text = match wait.on {
+            WaitFor::Outcome => wire::await_reply(runs::run_view(&store).as_ref()),
+            WaitFor::Events { after, limit } => {
+                wire::events_reply(&runs::read_events(&store, after, limit.get()))
+            }
+        };
+        self.count(&store);
+        self.resolve(id, &text);
+    }
+
+    /// Answers the waits a commit wakes, in the commit's turn.
+    fn wake(&self, key: &Ident, store: &Store<'_>, wake: &Wake) {
+        match wake {
+            Wake::Nobody => {}
+            Wake::Awaiters(view) => {
+                let woken = self.waits.borrow_mut().woken_by_outcome(key);
+                if woken.is_empty() {
+                    return;
+                }
+                let text = wire::await_reply(Some(view));
+                for (id, _) in woken {
+                    self.resolve(id, &text);
+                }
+            }
+            Wake::EventReaders { seq } => {
+                let woken = self.waits.borrow_mut().woken_by_event(key, *seq);
+                for (id, wait) in woken {
+                    if let WaitFor::Events { after, limit } = wait.on {
+                        let events = runs::read_events(store, after, limit.get());
+                        self.resolve(id, &wire::events_reply(&events));
+                    }
+                }
+            }
+        }
+    }
+
+    fn resolve(&self, id: WaitId, text: &str) {
+        let Some(resolve) = self.resolvers.borrow_mut().remove(&id) else {
+            return;
+        };
+        let value = reply(text).unwrap_or_else(|error| error);
+        let _ = resolve.call1(&JsValue::UNDEFINED, &value);
+    }
+
+    /// The retention alarm: deletes every record whose time has come (at
+    /// most a bound per run; the alarm re-arms at once for the rest) and
+    /// sets the alarm to the next deletion. A late or repeated alarm finds
+    /// nothing due, by construction.
+    async fn alarm(self: &Rc<Self>) -> Result<(), JsValue> {
+        let object = self.clone();
+        let (deleted, alarm) = under_gate(&self.raw_state, move || {
+            object.ensure_schema();
+            let now = now_ms();
+            let mut deleted = Vec::new();
+            for key in runs::keys_due(&object.sql, now, RUN_DELETIONS_PER_ALARM_MAX) {
+                let mut store = SqlRunStore::new(&object.sql, &key);
+                if runs::expire(&mut store, now) {
+                    deleted.push(key);
+                }
+                object.count(&store);
+            }
+            (deleted, object.arm_retention())
+        })
+        .await?;
+        if let Some(alarm) = alarm {
+            JsFuture::from(alarm).await?;
+        }
+        for key in deleted {
+            decision_log::decision(Scope::Run(&key), "-", "deleted", "retention over", None);
+        }
+        Ok(())
+    }
+}
+
+fn claimant_status(lookup: Lookup) -> ClaimantStatus {
+    match lookup {
+        Lookup::Found(status) if status.is_dead() => ClaimantStatus::Ended,
+        Lookup::Found(_) => ClaimantStatus::Alive,
+        Lookup::NotFound => ClaimantStatus::NotFound,
+        Lookup::Failed => ClaimantStatus::Unknown,
+    }
+}

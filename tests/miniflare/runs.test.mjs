@@ -1,0 +1,218 @@
+// Idempotent runs (contract §6) against real Workflow instances: TestWorkflow
+// in "run" mode reports its events and outcome through `reportRun`, and
+// callers start it with `startOnce` and wait with `await` / `awaitRun`.
+// No assertion is about timing; every wait polls for a state.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startBaton } from "./harness.mjs";
+
+/** Polls until `storageWork().openWaits` of `key`'s object reaches `n`. */
+function untilOpenWaits(h, key, n) {
+  return h.until(`${n} open waits on ${key}`, async () => {
+    const work = await h.runsOk(key, "storageWork");
+    return work.openWaits >= n;
+  });
+}
+
+describe("Runs with real Workflows", () => {
+  let h;
+  before(async () => {
+    h = await startBaton();
+  });
+  after(() => h?.dispose());
+
+  test("many concurrent startOnce calls start one instance, and all learn its id", async () => {
+    const key = "report:2026-12";
+    const params = { mode: "run", key, result: { rows: 42 } };
+    const replies = await h.call("/start-once", { key, params, count: 10 });
+    assert.equal(replies.length, 10);
+    const started = replies.filter((r) => r.started);
+    assert.equal(started.length, 1, JSON.stringify(replies));
+    const id = started[0].instanceId;
+    for (const reply of replies) assert.equal(reply.instanceId, id);
+
+    assert.deepEqual(await h.output(id), { rows: 42 });
+    const view = await h.call("/await-run", { key, options: { timeoutMs: 30_000 } });
+    assert.deepEqual(view, { state: "complete", instanceId: id, result: { rows: 42 } });
+    // The body ran once, in the one instance created.
+    const ran = (await h.log()).filter((e) => e.kind === "run" && replies.some((r) => r.instanceId === e.id));
+    assert.deepEqual(ran.map((e) => e.id), [id]);
+    // A later claim by anyone else gets the outcome, without starting anything.
+    const late = await h.call("/start-once", { key, params, count: 1 });
+    assert.deepEqual(late, [{ instanceId: id, started: false }]);
+  });
+
+  test("awaiters that started before the outcome get it as soon as it is recorded", async () => {
+    const key = "await-early";
+    const [{ instanceId: id, started }] = await h.call("/start-once", {
+      key,
+      params: { mode: "run", key, waitForFinish: true, result: "made" },
+    });
+    assert.ok(started);
+    await h.untilStatus(id, "running");
+    const awaiting = Array.from({ length: 5 }, () => h.runsOk(key, "await", { timeoutMs: 30_000 }));
+    await untilOpenWaits(h, key, 5);
+    await h.sendEvent(id, "finish", {});
+    const views = await Promise.all(awaiting);
+    for (const view of views) {
+      assert.deepEqual(view, { state: "complete", instanceId: id, result: "made" });
+    }
+    assert.equal((await h.runsOk(key, "storageWork")).openWaits, 0);
+  });
+
+  test("a failed run answers its error; a retried complete records nothing", async () => {
+    const key = "fails";
+    const [{ instanceId: id }] = await h.call("/start-once", {
+      key,
+      params: { mode: "run", key, error: "upstream said no" },
+    });
+    assert.deepEqual(await h.output(id), { failed: "upstream said no" });
+    const view = await h.runsOk(key, "await", { timeoutMs: 0 });
+    assert.deepEqual(view, { state: "failed", instanceId: id, error: "upstream said no" });
+    assert.deepEqual(await h.runsOk(key, "complete", { instanceId: id, result: 1 }), { recorded: false });
+    assert.deepEqual(await h.runsOk(key, "await", { timeoutMs: 0 }), view);
+  });
+
+  test("events read in order, with after, and firstSeq once older ones are dropped", async () => {
+    const key = "events-real";
+    const events = [
+      { type: "fetched", data: { pages: 3 } },
+      { type: "parsed" },
+      { type: "stored", data: [1, 2] },
+    ];
+    const [{ instanceId: id }] = await h.call("/start-once", {
+      key,
+      params: { mode: "run", key, events, result: "ok" },
+    });
+    assert.equal(await h.output(id), "ok");
+    const all = await h.runsOk(key, "events", {});
+    assert.equal(all.latestSeq, 3);
+    assert.equal(all.firstSeq, 1);
+    assert.deepEqual(
+      all.events.map((e) => [e.seq, e.type, e.data]),
+      [
+        [1, "fetched", { pages: 3 }],
+        [2, "parsed", null],
+        [3, "stored", [1, 2]],
+      ],
+    );
+    assert.ok(all.events.every((e) => typeof e.at === "number"));
+    const rest = await h.runsOk(key, "events", { after: 1, limit: 1 });
+    assert.deepEqual(rest.events.map((e) => e.seq), [2]);
+
+    // 505 events by a claimant (no instance needed to append): the log
+    // keeps the newest 500, and a reader learns what it missed.
+    const many = "events-many";
+    assert.deepEqual(await h.runsOk(many, "claim", { instanceId: "writer" }), { claimed: true });
+    const seqs = await h.call("/runs-many", {
+      key: many,
+      method: "append",
+      options: Array.from({ length: 505 }, (_, i) => ({ instanceId: "writer", type: "tick", data: i })),
+    });
+    assert.deepEqual(seqs.at(-1), { seq: 505 });
+    const first = await h.runsOk(many, "events", { after: 0, limit: 3 });
+    assert.equal(first.firstSeq, 6);
+    assert.equal(first.latestSeq, 505);
+    assert.deepEqual(first.events.map((e) => [e.seq, e.data]), [[6, 5], [7, 6], [8, 7]]);
+    const tail = await h.runsOk(many, "events", { after: 500, limit: 500 });
+    assert.deepEqual(tail.events.map((e) => e.seq), [501, 502, 503, 504, 505]);
+
+    // A reader waiting at the end gets the next event when it is appended.
+    const waiting = h.runsOk(many, "events", { after: 505, timeoutMs: 30_000 });
+    await untilOpenWaits(h, many, 1);
+    assert.deepEqual(await h.runsOk(many, "append", { instanceId: "writer", type: "last" }), { seq: 506 });
+    const woken = await waiting;
+    assert.deepEqual(woken.events.map((e) => [e.seq, e.type]), [[506, "last"]]);
+    assert.equal(woken.firstSeq, 7);
+  });
+
+  test("a terminated claimant frees the key; the next claimant continues the log", async () => {
+    const key = "terminated";
+    const params = { mode: "run", key, events: [{ type: "a" }, { type: "b" }], waitForFinish: true, result: 2 };
+    const [{ instanceId: first }] = await h.call("/start-once", { key, params });
+    await h.until("two events", async () => (await h.runsOk(key, "events", {})).latestSeq === 2);
+    // While it lives, the key is its own.
+    assert.deepEqual(await h.call("/start-once", { key, params }), [{ instanceId: first, started: false }]);
+    await h.terminate(first);
+    await h.untilStatus(first, "terminated");
+    const [second] = await h.call("/start-once", { key, params });
+    assert.equal(second.started, true);
+    assert.notEqual(second.instanceId, first);
+    await h.until("four events", async () => (await h.runsOk(key, "events", {})).latestSeq === 4);
+    await h.sendEvent(second.instanceId, "finish", {});
+    assert.equal(await h.output(second.instanceId), 2);
+    const log = await h.runsOk(key, "events", {});
+    assert.deepEqual(log.events.map((e) => [e.seq, e.type]), [[1, "a"], [2, "b"], [3, "a"], [4, "b"]]);
+    // The old claimant can record nothing.
+    assert.deepEqual(await h.runsOk(key, "complete", { instanceId: first }), { recorded: false });
+    const refused = await h.runs(key, "append", { instanceId: first, type: "late" });
+    assert.match(refused.error, /^BatonError: instanceId /);
+  });
+
+  test("bad input is refused, naming the field, and changes nothing", async () => {
+    const key = "bad-input";
+    assert.deepEqual(await h.runsOk(key, "claim", { instanceId: "owner" }), { claimed: true });
+    await h.runsOk(key, "append", { instanceId: "owner", type: "one", data: 1 });
+    const before = [await h.runsOk(key, "await", { timeoutMs: 0 }), await h.runsOk(key, "events", {})];
+    const big = "x".repeat(1024 * 1024 + 1);
+    const cases = [
+      ["await", { timeoutMs: 30_001 }, "timeoutMs"],
+      ["await", { timeoutMs: -1 }, "timeoutMs"],
+      ["await", {}, "timeoutMs"],
+      ["events", { timeoutMs: 30_001 }, "timeoutMs"],
+      ["events", { limit: 0 }, "limit"],
+      ["events", { limit: 501 }, "limit"],
+      ["events", { after: -1 }, "after"],
+      ["complete", { instanceId: "owner", result: big }, "result"],
+      ["complete", { instanceId: "owner", error: big }, "error"],
+      ["complete", { instanceId: "owner", result: 1, error: "e" }, "error"],
+      ["append", { instanceId: "owner", type: "" }, "type"],
+      ["append", { instanceId: "owner", type: "t".repeat(65) }, "type"],
+      ["append", { instanceId: "owner", type: "t", data: "d".repeat(64 * 1024) }, "data"],
+      ["append", { instanceId: "intruder", type: "t" }, "instanceId"],
+      ["claim", { instanceId: "bad id" }, "instanceId"],
+      ["claim", { instanceId: "other", extra: 1 }, "extra"],
+      ["events", { after: 0, since: 3 }, "since"],
+    ];
+    for (const [method, options, field] of cases) {
+      const result = await h.runs(key, method, options);
+      assert.ok("error" in result, `${method} ${JSON.stringify(options).slice(0, 80)} was accepted`);
+      assert.match(result.error, /^BatonError: /, result.error);
+      assert.ok(result.error.includes(field), `${result.error} should name ${field}`);
+    }
+    const badKey = await h.call("/runs", { key: "k", method: "await", args: ["", { timeoutMs: 0 }] });
+    assert.match(badKey.error, /^BatonError: key /);
+    // A complete from another instance is not an error: it says it recorded nothing.
+    assert.deepEqual(await h.runsOk(key, "complete", { instanceId: "intruder", result: 1 }), { recorded: false });
+    const afterwards = [await h.runsOk(key, "await", { timeoutMs: 0 }), await h.runsOk(key, "events", {})];
+    assert.deepEqual(afterwards, before);
+  });
+});
+
+describe("Runs retention", () => {
+  let h;
+  before(async () => {
+    // A finished record lives 50 ms: retention happens while the test polls.
+    h = await startBaton({ vars: { RUN_RETENTION_MS: "50" } });
+  });
+  after(() => h?.dispose());
+
+  test("a finished run's record is deleted RUN_RETENTION_MS after its outcome", async () => {
+    const key = "short-lived";
+    const [{ instanceId: id }] = await h.call("/start-once", {
+      key,
+      params: { mode: "run", key, events: [{ type: "only" }], result: "gone soon" },
+    });
+    assert.equal(await h.output(id), "gone soon");
+    await h.until("the record deleted", async () => {
+      const view = await h.runsOk(key, "await", { timeoutMs: 0 });
+      return view.state === "none";
+    });
+    assert.deepEqual(await h.runsOk(key, "events", {}), { events: [], latestSeq: 0, firstSeq: 1 });
+    // The key is new again: the next caller starts a run.
+    const [again] = await h.call("/start-once", { key, params: { mode: "run", key, result: "again" } });
+    assert.equal(again.started, true);
+    assert.notEqual(again.instanceId, id);
+    assert.equal(await h.output(again.instanceId), "again");
+  });
+});
