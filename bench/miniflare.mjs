@@ -41,6 +41,7 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         modules: callerModules("bench/worker.mjs"),
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
+          RUNS: { className: "Runs", scriptName: "baton", useSQLite: true },
         },
         workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow" } },
         serviceBindings: { BATON: "baton" },

@@ -41,6 +41,10 @@ const EXPLAIN = {
   "P5 uncontended": ({ p3 }) =>
     `${fmt(p3.pairWrites)} writes per pair: an uncontended acquire should write only the holder and its release ` +
     `only clear it; count the statements per decision in src/coordinator/sql_store.rs to find the extra one.`,
+  "R2 append+events": ({ r2 }) =>
+    `Ratio ${fmt(r2.ratio)}: append ${fmt(r2.appendRatio)}×, events ${fmt(r2.eventsRatio)}×. The call whose ratio ` +
+    `stands out runs a statement whose cost grows with the log: check src/runs/sql_store.rs's query plans ` +
+    `(tests/runs_sql.rs prints SQLite's step counts with 10 and 500 kept).`,
   "P6 built": ({ sizes }) =>
     `${fmt(sizes.built.gzip / KIB)} KiB gzipped as built, ${fmt(sizes.optimized.gzip / KIB)} KiB after wasm-opt -Oz: ` +
     `run wasm-opt in the build (WASM_OPT_BIN to node_modules/.bin/wasm-opt) and look for large dependencies ` +
