@@ -569,7 +569,10 @@ impl Object {
         self.resolve(id, &text);
     }
 
-    /// Answers the waits a commit wakes, in the commit's turn.
+    /// Answers the waits a commit wakes, in the commit's turn. Waits that
+    /// get the same answer share one JS value (an outcome is up to 1 MiB;
+    /// readers parked at the end of the log all read the same new event):
+    /// the runtime copies it into each RPC reply.
     fn wake(&self, key: &Ident, store: &Store<'_>, wake: &Wake) {
         match wake {
             Wake::Nobody => {}
@@ -578,17 +581,24 @@ impl Object {
                 if woken.is_empty() {
                     return;
                 }
-                let text = wire::await_reply(Some(view));
+                let value = reply(&wire::await_reply(Some(view)));
                 for (id, _) in woken {
-                    self.resolve(id, &text);
+                    self.settle(id, &value);
                 }
             }
             Wake::EventReaders { seq } => {
                 let woken = self.waits.borrow_mut().woken_by_event(key, *seq);
+                let mut answers: HashMap<(u64, u32), Result<JsValue, JsValue>> = HashMap::new();
                 for (id, wait) in woken {
                     if let WaitFor::Events { after, limit } = wait.on {
-                        let events = runs::read_events(store, after, limit.get());
-                        self.resolve(id, &wire::events_reply(&events));
+                        let value = answers.entry((after, limit.get())).or_insert_with(|| {
+                            reply(&wire::events_reply(&runs::read_events(
+                                store,
+                                after,
+                                limit.get(),
+                            )))
+                        });
+                        self.settle(id, value);
                     }
                 }
             }
@@ -596,11 +606,17 @@ impl Object {
     }
 
     fn resolve(&self, id: WaitId, text: &str) {
+        self.settle(id, &reply(text));
+    }
+
+    fn settle(&self, id: WaitId, value: &Result<JsValue, JsValue>) {
         let Some(resolve) = self.resolvers.borrow_mut().remove(&id) else {
             return;
         };
-        let value = reply(text).unwrap_or_else(|error| error);
-        let _ = resolve.call1(&JsValue::UNDEFINED, &value);
+        let value = match value {
+            Ok(value) | Err(value) => value,
+        };
+        let _ = resolve.call1(&JsValue::UNDEFINED, value);
     }
 
     /// The retention alarm: deletes every record whose time has come (at
