@@ -1254,3 +1254,177 @@ fn open_waits_are_bounded() {
     assert_eq!(waits.expired(1_005).len(), RUN_OPEN_WAITS_MAX as usize);
     assert_eq!(waits.open(), 0);
 }
+
+// ---------------------------------------------------------------------------
+// The claim rules, one by one.
+
+fn claim_of(id_: &str) -> ClaimRequest {
+    ClaimRequest {
+        id: id(id_),
+        workflow: None,
+    }
+}
+
+const RULES: RunsConfig = RunsConfig {
+    retention_ms: 1_000,
+    claim_grace_ms: 60_000,
+};
+
+/// `who` asks for a key held by an unfinished run and is told to check it.
+fn checks(store: &mut MemoryRunStore, now: u64, who: &str) -> Claim {
+    match claim(store, now, &claim_of(who)) {
+        ClaimStep::CheckClaimant(claim) => claim,
+        other => panic!("{who} should have to check the claimant: {other:?}"),
+    }
+}
+
+#[test]
+fn a_dead_claimant_frees_the_key_only_past_its_grace() {
+    let mut s = MemoryRunStore::default();
+    assert_eq!(
+        claim(&mut s, 1_000, &claim_of("a")),
+        ClaimStep::Done(ClaimReply::Claimed)
+    );
+    // The claimant's own claim needs no check.
+    assert_eq!(
+        claim(&mut s, 1_001, &claim_of("a")),
+        ClaimStep::Done(ClaimReply::Claimed)
+    );
+    // Not found within the grace: not created yet, so it keeps the key.
+    let checked = checks(&mut s, 2_000, "b");
+    let decided = claim_after_check(
+        &mut s,
+        2_000,
+        &RULES,
+        &claim_of("b"),
+        &checked,
+        ClaimantStatus::NotFound,
+    );
+    assert_eq!(decided.replaced, None);
+    assert!(
+        matches!(decided.reply, ClaimReply::Taken(RunView { id: ref who, outcome: None }) if *who == checked.id)
+    );
+    // Alive or unknown: kept, whatever the time.
+    for status in [ClaimantStatus::Alive, ClaimantStatus::Unknown] {
+        let decided = claim_after_check(&mut s, 999_999, &RULES, &claim_of("b"), &checked, status);
+        assert_eq!(decided.replaced, None, "{status:?}");
+    }
+    // Not found past the grace, counted from the claim: dead.
+    let decided = claim_after_check(
+        &mut s,
+        61_000,
+        &RULES,
+        &claim_of("b"),
+        &checked,
+        ClaimantStatus::NotFound,
+    );
+    assert_eq!(decided.replaced, Some(id("a")));
+    assert_eq!(decided.reply, ClaimReply::Claimed);
+    assert_eq!(s.claimant(), Some(id("b")));
+}
+
+#[test]
+fn a_stale_check_never_takes_the_key() {
+    let mut s = MemoryRunStore::default();
+    let _ = claim(&mut s, 0, &claim_of("a"));
+    let checked = checks(&mut s, 10, "b");
+    // Meanwhile `c` found `a` ended and took the key.
+    let taken = checks(&mut s, 10, "c");
+    let decided = claim_after_check(
+        &mut s,
+        11,
+        &RULES,
+        &claim_of("c"),
+        &taken,
+        ClaimantStatus::Ended,
+    );
+    assert_eq!(decided.replaced, Some(id("a")));
+    // `b` comes back with its answer about `a`: the claim it checked is gone.
+    let decided = claim_after_check(
+        &mut s,
+        12,
+        &RULES,
+        &claim_of("b"),
+        &checked,
+        ClaimantStatus::Ended,
+    );
+    assert_eq!(decided.replaced, None);
+    assert!(
+        matches!(decided.reply, ClaimReply::Taken(RunView { id: ref who, .. }) if *who == id("c"))
+    );
+    // And a run that finished between the phases keeps its claimant.
+    let recorded = complete(
+        &mut s,
+        13,
+        &RULES,
+        &CompleteRequest {
+            id: id("c"),
+            outcome: Outcome::Complete { result: None },
+        },
+    );
+    assert!(recorded.reply);
+    let checked_c = Claim {
+        id: id("c"),
+        since_ms: 11,
+        workflow: None,
+    };
+    let decided = claim_after_check(
+        &mut s,
+        14,
+        &RULES,
+        &claim_of("d"),
+        &checked_c,
+        ClaimantStatus::Ended,
+    );
+    assert_eq!(decided.replaced, None);
+    assert_eq!(
+        decided.reply,
+        ClaimReply::Taken(RunView {
+            id: id("c"),
+            outcome: Some(Outcome::Complete { result: None })
+        })
+    );
+    // A finished run answers every claim at once, with its outcome.
+    assert!(matches!(
+        claim(&mut s, 15, &claim_of("e")),
+        ClaimStep::Done(ClaimReply::Taken(_))
+    ));
+}
+
+#[test]
+fn the_outcome_is_recorded_once_and_only_by_the_claimant() {
+    let mut s = MemoryRunStore::default();
+    let done = |who: &str| CompleteRequest {
+        id: id(who),
+        outcome: Outcome::Failed {
+            error: format!("{who} says no"),
+        },
+    };
+    assert!(
+        !complete(&mut s, 0, &RULES, &done("a")).reply,
+        "no claim yet"
+    );
+    let _ = claim(&mut s, 1, &claim_of("a"));
+    assert!(
+        !complete(&mut s, 2, &RULES, &done("b")).reply,
+        "not the claimant"
+    );
+    let first = complete(&mut s, 3, &RULES, &done("a"));
+    assert!(first.reply);
+    assert_eq!(first.alarm_at_ms, Some(3 + RULES.retention_ms));
+    assert!(
+        !complete(&mut s, 4, &RULES, &done("a")).reply,
+        "a retry records nothing"
+    );
+    assert_eq!(
+        run_view(&s).and_then(|v| v.outcome),
+        Some(Outcome::Failed {
+            error: "a says no".into()
+        })
+    );
+    // Retention: nothing before its time, the whole record at it.
+    assert!(!expire(&mut s, 3 + RULES.retention_ms - 1));
+    assert!(expire(&mut s, 3 + RULES.retention_ms));
+    assert_eq!(run_view(&s), None);
+    assert!(!expire(&mut s, 10_000), "a late alarm finds nothing");
+}

@@ -149,6 +149,18 @@ describe("Runs with real Workflows", () => {
     assert.match(refused.error, /^BatonError: instanceId /);
   });
 
+  test("a claimant not created yet keeps the key within its grace", async () => {
+    const key = "in-grace";
+    // Claimed for an instance nobody has created (yet): within the grace
+    // (60 s by default) it is starting, not dead.
+    assert.deepEqual(await h.runsOk(key, "claim", { instanceId: "not-yet" }), { claimed: true });
+    assert.deepEqual(await h.runsOk(key, "claim", { instanceId: "other" }), {
+      claimed: false,
+      instanceId: "not-yet",
+      state: "running",
+    });
+  });
+
   test("bad input is refused, naming the field, and changes nothing", async () => {
     const key = "bad-input";
     assert.deepEqual(await h.runsOk(key, "claim", { instanceId: "owner" }), { claimed: true });
@@ -189,11 +201,12 @@ describe("Runs with real Workflows", () => {
   });
 });
 
-describe("Runs retention", () => {
+describe("Runs with tiny bounds: retention and the claim grace", () => {
   let h;
   before(async () => {
-    // A finished record lives 50 ms: retention happens while the test polls.
-    h = await startBaton({ vars: { RUN_RETENTION_MS: "50" } });
+    // A finished record lives 50 ms, and a claimant not found is dead 50 ms
+    // after its claim: both happen while the tests poll.
+    h = await startBaton({ vars: { RUN_RETENTION_MS: "50", ENQUEUE_GRACE_MS: "50" } });
   });
   after(() => h?.dispose());
 
@@ -214,5 +227,18 @@ describe("Runs retention", () => {
     assert.equal(again.started, true);
     assert.notEqual(again.instanceId, id);
     assert.equal(await h.output(again.instanceId), "again");
+  });
+
+  test("a claimant never created frees the key once its grace is over", async () => {
+    const key = "never-created";
+    assert.deepEqual(await h.runsOk(key, "claim", { instanceId: "ghost" }), { claimed: true });
+    // The next startOnce takes the key as soon as the grace has passed.
+    const started = await h.until("the ghost's grace to pass", async () => {
+      const [reply] = await h.call("/start-once", { key, params: { mode: "run", key, result: "real" } });
+      return reply.started ? reply : null;
+    });
+    assert.notEqual(started.instanceId, "ghost");
+    assert.equal(await h.output(started.instanceId), "real");
+    assert.deepEqual(await h.runsOk(key, "complete", { instanceId: "ghost", result: "late" }), { recorded: false });
   });
 });
