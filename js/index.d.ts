@@ -1,4 +1,7 @@
-// Types for the helpers and for the Coordinator's RPC surface (contract §1).
+// Types for the helpers, the Coordinator's RPC surface (contract §1) and
+// the service binding's (contract §2, §7). The wire types (requests and
+// replies) are generated from the Rust types in src/edge; a test fails when
+// this file's generated section drifts from them.
 
 /** The subset of `WorkflowStep` the helpers use. */
 export interface WorkflowStepLike {
@@ -9,25 +12,20 @@ export interface WorkflowStepLike {
   ): Promise<{ payload: T; timestamp: Date; type: string }>;
 }
 
-export type AcquireOutcome = "granted" | "pending" | "superseded";
-
-export interface CoordinatorInspection {
-  key: string;
-  holder: { id: string; since: number } | null;
-  waiting: { id: string; since: number; inputHash?: string }[];
-  superseded: number;
-}
-
-/** RPC methods of the `Coordinator` Durable Object. */
+/**
+ * RPC methods of the `Coordinator` Durable Object: the fields of the
+ * service binding's `coordinator*` requests, as positional arguments.
+ */
 export interface CoordinatorRpc {
   enqueue(
     key: string,
     supersedes: boolean,
     instanceId: string,
     inputHash?: string,
-  ): Promise<{ terminated: string[]; coalescedInto?: string }>;
-  acquire(key: string, instanceId: string): Promise<AcquireOutcome>;
-  release(key: string, instanceId: string): Promise<{ next: string | null }>;
+    options?: KeyOptions,
+  ): Promise<CoordinatorEnqueueReply>;
+  acquire(key: string, instanceId: string, options?: KeyOptions): Promise<AcquireOutcome>;
+  release(key: string, instanceId: string): Promise<ReleaseReply>;
   inspect(key: string): Promise<CoordinatorInspection>;
 }
 
@@ -73,33 +71,6 @@ export interface SerialSpec {
   current?: string;
 }
 
-/** The service binding to Baton's Worker (contract §2). */
-export interface BatonService {
-  serialEnqueue(input: { group: string; instanceId: string; revision: string; current?: string }): Promise<
-    | { status: "waiting"; superseded: string[] }
-    | { status: "skipped"; reason: "not_current"; current: string }
-  >;
-  serialClaim(input: { group: string; instanceId: string }): Promise<
-    | { status: "holding" }
-    | { status: "waiting"; holder: string | null }
-    | { status: "skipped"; supersededBy: { instanceId: string; revision: string } }
-    | { status: "timed_out" }
-  >;
-  serialHeartbeat(input: { group: string; instanceId: string }): Promise<{ holding: boolean }>;
-  serialRelease(input: { group: string; instanceId: string }): Promise<{ next: string | null }>;
-  serialInspect(input: { group: string }): Promise<{
-    holder: { instanceId: string; revision: string; heartbeatAt: number } | null;
-    waiting: { instanceId: string; revision: string; enqueuedAt: number }[];
-    recent: {
-      instanceId: string;
-      revision: string;
-      outcome: "superseded" | "timed_out" | "released" | "abandoned";
-      finishedAt: number;
-      supersededBy?: { instanceId: string; revision: string };
-    }[];
-  }>;
-}
-
 export interface SerializeOptions {
   /** Fallback poll while waiting for the push, in ms (default 30000). */
   pollInterval?: number;
@@ -129,57 +100,334 @@ export function serialize<T>(
   options?: SerializeOptions,
 ): Promise<T>;
 
-// --- Idempotent runs (contract §6) ---
+// --- Wire types, generated from src/edge (BATON_BLESS=1 cargo test --lib edge::schema) ---
 
-export type RunState = "none" | "running" | "complete" | "failed";
+/** `acquire`'s reply: over RPC the bare string. */
+export type AcquireOutcome = "granted" | "pending" | "superseded";
 
-/** `await`'s reply: the run as it is. */
-export interface RunView {
-  state: RunState;
-  /** The claimant, unless `state` is `"none"`. */
-  instanceId?: string;
-  /** With `state: "complete"`, the result the claimant recorded (if any). */
+/** `acquire`'s reply over HTTP, where every reply is a JSON object. */
+export type AcquireStatus = {
+  status: AcquireOutcome;
+};
+
+/** A sequence number: events after it are read. */
+export type After = number;
+
+/** `acquire(key, instanceId, options?)`. */
+export type CoordinatorAcquire = {
+  key: Ident;
+  instanceId: InstanceId;
+  options?: KeyOptions | null;
+};
+
+/** `enqueue(key, supersedes, instanceId, inputHash?, options?)`. */
+export type CoordinatorEnqueue = {
+  key: Ident;
+  /** Drop (and terminate) every other waiting id; the holder is never touched. Absent means `false` (the Durable Object's positional `enqueue` takes it as a required argument). */
+  supersedes?: boolean;
+  instanceId: InstanceId;
+  /** With `supersedes`: coalesce into a live waiter with the same hash. */
+  inputHash?: InputHash | null;
+  options?: KeyOptions | null;
+};
+
+/** `enqueue`'s reply. */
+export type CoordinatorEnqueueReply = {
+  /** The waiting ids this call dropped, in queue order. */
+  terminated: InstanceId[];
+  /** A live waiter with the same `inputHash` took this enqueue's place: nothing was registered, and the caller must not create its instance. */
+  coalescedInto?: InstanceId;
+};
+
+/** `inspect(key)`. */
+export type CoordinatorInspect = {
+  key: Ident;
+};
+
+/** `inspect`'s reply. */
+export type CoordinatorInspection = {
+  key: Ident;
+  holder: HolderView | null;
+  /** In the order the key will be handed on. */
+  waiting: WaiterView[];
+  /** How many superseded ids the key remembers. */
+  superseded: number;
+};
+
+/** `release(key, instanceId)`. */
+export type CoordinatorRelease = {
+  key: Ident;
+  instanceId: InstanceId;
+};
+
+/** Most events one call returns (default 100). */
+export type EventLimit = number;
+
+/** An event's type: 1 to 64 characters. */
+export type EventType = string;
+
+/** `serialClaim`, `serialHeartbeat` and `serialRelease`: `{ group, instanceId }`. */
+export type GroupMember = {
+  group: Ident;
+  instanceId: InstanceId;
+};
+
+/** `serialHeartbeat`'s reply: whether the caller still holds the group. */
+export type HeartbeatReply = {
+  holding: boolean;
+};
+
+/** How many instances may hold the key at once. */
+export type HolderLimit = number;
+
+/** The holder, as `inspect` shows it. */
+export type HolderView = {
+  id: InstanceId;
+  /** When the key passed to it, in ms since the epoch. */
+  since: number;
+};
+
+/** A key, group or revision: non-empty, at most 512 UTF-8 bytes. */
+export type Ident = string;
+
+/** A caller's digest of an instance's input: 1 to 128 characters. */
+export type InputHash = string;
+
+/** A Workflow instance id: 1 to 100 letters, digits, '-' and '_', not starting with '-'. */
+export type InstanceId = string;
+
+/** The options of `enqueue` and `acquire` (contract §1a). Unknown fields are refused. */
+export type KeyOptions = {
+  /** The Workflow binding of the instance being registered, one of `WORKFLOW_BINDINGS` (default `WORKFLOW_BINDING`). */
+  workflow?: WorkflowName | null;
+  /** How many instances may hold the key at once (default 1); the key keeps the limit of the latest call that named one. */
+  limit?: HolderLimit | null;
+};
+
+/** `release`'s reply (the Coordinator's and the serial queue's): the instance left holding the key or group by this call, if any. */
+export type ReleaseReply = {
+  next: InstanceId | null;
+};
+
+/** An execution named with its revision. */
+export type Revisioned = {
+  instanceId: InstanceId;
+  revision: Ident;
+};
+
+/** `append(key, { instanceId, type, data? })`. */
+export type RunAppend = {
+  key: Ident;
+  instanceId: InstanceId;
+  type: EventType;
+  /** Any JSON value, at most 64 KiB serialized. */
+  data?: unknown;
+};
+
+/** `append`'s reply: the event's place in the log. */
+export type RunAppendReply = {
+  seq: number;
+};
+
+/** `await(key, { timeoutMs })`. */
+export type RunAwait = {
+  key: Ident;
+  timeoutMs: WaitMs;
+};
+
+/** `claim(key, { instanceId, workflow? })`. */
+export type RunClaim = {
+  key: Ident;
+  instanceId: InstanceId;
+  /** The Workflow binding the claimant belongs to (one of WORKFLOW_BINDINGS; default WORKFLOW_BINDING), through which the object checks whether it is dead. */
+  workflow?: WorkflowName | null;
+};
+
+/** `claim`'s reply: `{ claimed: true }` for the claimant, otherwise the claimant's id and the run's state (never "none"). */
+export type RunClaimReply = {
+  claimed: boolean;
+  instanceId?: InstanceId;
+  state?: RunState;
   result?: unknown;
-  /** With `state: "failed"`, the claimant's error. */
-  error?: string;
-}
+  error?: string | null;
+};
 
-export type RunClaim =
-  | { claimed: true }
-  | {
-      claimed: false;
-      instanceId: string;
-      state: "running" | "complete" | "failed";
-      result?: unknown;
-      error?: string;
-    };
+/** `complete(key, { instanceId, result?, error? })`. */
+export type RunComplete = {
+  key: Ident;
+  instanceId: InstanceId;
+  /** Any JSON value, at most 1 MiB serialized: the run is "complete". */
+  result?: unknown;
+  /** At most 1 MiB: the run is "failed". At most one of `result` and `error`. */
+  error?: string | null;
+};
 
-export interface RunEvent {
+/** `complete`'s reply: whether this call recorded the outcome. */
+export type RunCompleteReply = {
+  recorded: boolean;
+};
+
+/** One event of a run's log. */
+export type RunEvent = {
   /** Counts from 1 per run key, with no gaps. */
   seq: number;
   /** When it was appended, in ms since the epoch. */
   at: number;
   type: string;
+  /** As appended; `null` when none was given. */
   data: unknown;
-}
+};
 
-export interface RunEvents {
+/** `events(key, { after?, timeoutMs?, limit? })`. */
+export type RunEvents = {
+  key: Ident;
+  /** Events with `seq > after` (default 0). */
+  after?: After | null;
+  /** How long to wait when there are none (default 0). */
+  timeoutMs?: WaitMs | null;
+  /** At most this many (default 100). */
+  limit?: EventLimit | null;
+};
+
+/** `events`' reply. */
+export type RunEventsReply = {
   events: RunEvent[];
   latestSeq: number;
   /** The oldest event kept (`latestSeq + 1` when none is). */
   firstSeq: number;
+};
+
+/** A run's state: no claimant, claimed without an outcome, or finished. */
+export type RunState = "none" | "running" | "complete" | "failed";
+
+/** `await`'s reply. */
+export type RunView = {
+  state: RunState;
+  /** The claimant, unless `state` is "none". */
+  instanceId?: InstanceId;
+  /** With "complete": the result, if one was recorded. */
+  result?: unknown;
+  /** With "failed": the error. */
+  error?: string | null;
+};
+
+/** `serialClaim`'s reply. */
+export type SerialClaimReply = {
+  status: "holding";
+} | {
+  status: "waiting";
+  holder: InstanceId | null;
+} | {
+  status: "skipped";
+  supersededBy: Revisioned;
+} | {
+  status: "timed_out";
+};
+
+/** `serialEnqueue({ group, instanceId, revision, current? })`. */
+export type SerialEnqueue = {
+  group: Ident;
+  instanceId: InstanceId;
+  revision: Ident;
+  /** The revision that should run now; omit if unknown. */
+  current?: Ident | null;
+};
+
+/** `serialEnqueue`'s reply. */
+export type SerialEnqueueReply = {
+  status: "waiting";
+  superseded: InstanceId[];
+} | {
+  status: "skipped";
+  reason: SkipReason;
+  current: Ident;
+};
+
+export type SerialFinished = {
+  instanceId: InstanceId;
+  revision: Ident;
+  outcome: SerialOutcome;
+  /** In ms since the epoch. */
+  finishedAt: number;
+  supersededBy?: Revisioned;
+};
+
+export type SerialHolder = {
+  instanceId: InstanceId;
+  revision: Ident;
+  /** Its last heartbeat (or its claim), in ms since the epoch. */
+  heartbeatAt: number;
+};
+
+/** `serialInspect({ group })`. */
+export type SerialInspect = {
+  group: Ident;
+};
+
+/** `serialInspect`'s reply. */
+export type SerialInspection = {
+  holder: SerialHolder | null;
+  /** In the order they arrived. */
+  waiting: SerialWaiter[];
+  /** Finished executions, newest first. */
+  recent: SerialFinished[];
+};
+
+/** How a finished execution ended. */
+export type SerialOutcome = "superseded" | "timed_out" | "released" | "abandoned";
+
+export type SerialWaiter = {
+  instanceId: InstanceId;
+  revision: Ident;
+  /** In ms since the epoch. */
+  enqueuedAt: number;
+};
+
+export type SkipReason = "not_current";
+
+/** How long a long-poll may wait, in milliseconds. */
+export type WaitMs = number;
+
+/** A waiter, as `inspect` shows it. */
+export type WaiterView = {
+  id: InstanceId;
+  /** When it joined the queue, in ms since the epoch. */
+  since: number;
+  inputHash?: InputHash;
+};
+
+/** The binding name of a Workflow of Baton's Worker, one of WORKFLOW_BINDINGS. */
+export type WorkflowName = string;
+
+/** The service binding to Baton's Worker: its default entrypoint (contract §2, §7). */
+export interface BatonService {
+  coordinatorEnqueue(input: CoordinatorEnqueue): Promise<CoordinatorEnqueueReply>;
+  coordinatorAcquire(input: CoordinatorAcquire): Promise<AcquireOutcome>;
+  coordinatorRelease(input: CoordinatorRelease): Promise<ReleaseReply>;
+  coordinatorInspect(input: CoordinatorInspect): Promise<CoordinatorInspection>;
+  serialEnqueue(input: SerialEnqueue): Promise<SerialEnqueueReply>;
+  serialClaim(input: GroupMember): Promise<SerialClaimReply>;
+  serialHeartbeat(input: GroupMember): Promise<HeartbeatReply>;
+  serialRelease(input: GroupMember): Promise<ReleaseReply>;
+  serialInspect(input: SerialInspect): Promise<SerialInspection>;
+  runClaim(input: RunClaim): Promise<RunClaimReply>;
+  runComplete(input: RunComplete): Promise<RunCompleteReply>;
+  runAwait(input: RunAwait): Promise<RunView>;
+  runAppend(input: RunAppend): Promise<RunAppendReply>;
+  runEvents(input: RunEvents): Promise<RunEventsReply>;
 }
+// --- End of the generated wire types ---
+
+// --- Idempotent runs (contract §6): the object's methods and the helpers ---
+// (The request and reply shapes are the generated wire types above.)
 
 /** RPC methods of the `Runs` Durable Object. */
 export interface RunsRpc {
-  claim(key: string, options: { instanceId: string; workflow?: string }): Promise<RunClaim>;
-  complete(
-    key: string,
-    options: { instanceId: string; result?: unknown; error?: string },
-  ): Promise<{ recorded: boolean }>;
-  await(key: string, options: { timeoutMs: number }): Promise<RunView>;
-  append(key: string, options: { instanceId: string; type: string; data?: unknown }): Promise<{ seq: number }>;
-  events(key: string, options?: { after?: number; timeoutMs?: number; limit?: number }): Promise<RunEvents>;
+  claim(key: string, options: Omit<RunClaim, "key">): Promise<RunClaimReply>;
+  complete(key: string, options: Omit<RunComplete, "key">): Promise<RunCompleteReply>;
+  await(key: string, options: Omit<RunAwait, "key">): Promise<RunView>;
+  append(key: string, options: Omit<RunAppend, "key">): Promise<RunAppendReply>;
+  events(key: string, options?: Omit<RunEvents, "key">): Promise<RunEventsReply>;
 }
 
 /** The `RUNS` Durable Object namespace binding. */

@@ -11,11 +11,12 @@
 //! - [`coordinator`]: one holder per key, FIFO waiters (contract §1).
 //! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
 //! - [`runs`]: idempotent runs: claim once, await the outcome, follow the events (contract §6).
-//! - [`http_api`]: the HTTP API's routes, auth and body rules, without HTTP.
+//! - [`edge`]: every request and reply type, the one decoder of caller input,
+//!   and the HTTP API's routes, auth and body rules (without HTTP).
 
 pub mod coordinator;
+pub mod edge;
 pub mod error;
-pub mod http_api;
 pub mod ident;
 pub mod limits;
 pub mod runs;

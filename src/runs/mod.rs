@@ -36,7 +36,6 @@ pub mod schema;
 mod sql_store;
 mod state;
 mod waits;
-pub mod wire;
 
 pub use decide::*;
 pub use input::*;

@@ -1,5 +1,7 @@
 //! The Worker's variables, read once per object with their defaults.
 
+use crate::edge::coordinator::KeyOptions;
+use crate::error::BatonError;
 use crate::limits::{HOLDER_CHECK_MS_DEFAULT, HOLDER_CHECK_MS_MAX, HOLDER_CHECK_MS_MIN};
 use worker::Env;
 
@@ -8,6 +10,9 @@ use worker::Env;
 #[derive(Debug, Clone)]
 pub struct CoordinatorConfig {
     pub workflow_binding: String,
+    /// `WORKFLOW_BINDINGS`: every Workflow binding `options.workflow` may
+    /// name (default: `workflow_binding` alone).
+    pub workflow_bindings: Vec<String>,
     pub turn_event_type: String,
     pub holder_check_ms: u64,
 }
@@ -19,6 +24,15 @@ fn var(env: &Env, name: &str) -> Option<String> {
 impl CoordinatorConfig {
     pub fn from_env(env: &Env) -> Result<CoordinatorConfig, String> {
         let workflow_binding = var(env, "WORKFLOW_BINDING").unwrap_or_else(|| "WORKFLOW".into());
+        let workflow_bindings = match var(env, "WORKFLOW_BINDINGS") {
+            None => vec![workflow_binding.clone()],
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        };
         let turn_event_type = var(env, "TURN_EVENT_TYPE").unwrap_or_else(|| "baton-turn".into());
         if !is_event_type(&turn_event_type) {
             return Err(format!(
@@ -41,8 +55,29 @@ impl CoordinatorConfig {
         };
         Ok(CoordinatorConfig {
             workflow_binding,
+            workflow_bindings,
             turn_event_type,
             holder_check_ms,
+        })
+    }
+}
+
+impl CoordinatorConfig {
+    /// Refuses an `options.workflow` that names no binding in `WORKFLOW_BINDINGS`.
+    pub fn check_options(&self, options: Option<&KeyOptions>) -> Result<(), BatonError> {
+        let Some(name) = options.and_then(|o| o.workflow.as_ref()) else {
+            return Ok(());
+        };
+        if self.workflow_bindings.iter().any(|b| b == name.as_str()) {
+            return Ok(());
+        }
+        Err(BatonError::Invalid {
+            field: "workflow",
+            reason: format!(
+                "must name one of WORKFLOW_BINDINGS ({}), not {:?}",
+                self.workflow_bindings.join(", "),
+                name.as_str()
+            ),
         })
     }
 }
@@ -109,11 +144,9 @@ impl SerialConfig {
 #[derive(Debug, Clone)]
 pub struct RunsShellConfig {
     pub decide: crate::runs::RunsConfig,
-    /// The binding a claim without `workflow` belongs to (`WORKFLOW_BINDING`).
-    pub workflow_binding: String,
-    /// Every binding a claim's `workflow` may name (`WORKFLOW_BINDINGS`,
-    /// default: `WORKFLOW_BINDING` alone).
-    pub workflow_bindings: Vec<String>,
+    /// The Workflow bindings (`WORKFLOW_BINDING`, `WORKFLOW_BINDINGS`), as
+    /// the Coordinator reads them: a claim's `workflow` names one.
+    pub workflows: CoordinatorConfig,
 }
 
 impl RunsShellConfig {
@@ -150,23 +183,29 @@ impl RunsShellConfig {
                     )
                 })?,
         };
-        let workflow_binding = var(env, "WORKFLOW_BINDING").unwrap_or_else(|| "WORKFLOW".into());
-        let workflow_bindings = match var(env, "WORKFLOW_BINDINGS") {
-            None => vec![workflow_binding.clone()],
-            Some(list) => list
-                .split(',')
-                .map(str::trim)
-                .filter(|name| !name.is_empty())
-                .map(str::to_owned)
-                .collect(),
-        };
         Ok(RunsShellConfig {
             decide: crate::runs::RunsConfig {
                 retention_ms,
                 claim_grace_ms,
             },
-            workflow_binding,
-            workflow_bindings,
+            workflows: CoordinatorConfig::from_env(env)?,
         })
+    }
+
+    /// Refuses a claim's `workflow` that names no binding in `WORKFLOW_BINDINGS`.
+    pub fn check_workflow(
+        &self,
+        workflow: Option<&crate::ident::WorkflowName>,
+    ) -> Result<(), BatonError> {
+        let options = KeyOptions {
+            workflow: workflow.cloned(),
+            limit: None,
+        };
+        self.workflows.check_options(Some(&options))
+    }
+
+    /// The binding a claimant belongs to: its own, or `WORKFLOW_BINDING`.
+    pub fn workflow_binding<'a>(&'a self, workflow: Option<&'a str>) -> &'a str {
+        workflow.unwrap_or(&self.workflows.workflow_binding)
     }
 }

@@ -16,24 +16,28 @@
 //! JS callers reach these methods through the `Runs` class in
 //! `js/worker.mjs`, which extends `DurableObject` and only delegates here.
 
-use super::args::{self, now_ms};
 use super::config::RunsShellConfig;
 use super::decision_log::{self, Scope};
 use super::gate::under_gate;
+use super::js::{self, now_ms};
 use super::sqlite::ObjectSql;
 use super::workflow::{Lookup, Workflow};
+use crate::edge;
+use crate::edge::runs::{wire, RunAppend, RunAwait, RunClaim, RunComplete, RunEvents};
 use crate::error::BatonError;
-use crate::ident::{Ident, InstanceId};
+use crate::ident::Ident;
 use crate::limits::RUN_DELETIONS_PER_ALARM_MAX;
 use crate::runs::{
-    self, wire, After, AppendRequest, ClaimReply, ClaimRequest, ClaimStep, ClaimantStatus,
-    CompleteRequest, EventLimit, EventType, EventsRequest, JsonText, Outcome, Poll, SqlRunStore,
-    Wait, WaitFor, WaitId, WaitMs, Waits, Wake,
+    self, ClaimReply, ClaimStep, ClaimantStatus, Poll, SqlRunStore, Wait, WaitFor, WaitId, Waits,
+    Wake,
 };
 use js_sys::{Function, Promise};
-use serde_json::{json, Map, Value};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -96,46 +100,37 @@ impl RunsCore {
 
     pub fn claim(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let (key, request) = object
-                .parse_claim(&key, &options)
-                .map_err(|e| args::to_js_error(&e))?;
-            object.claim(key, request).await
-        })
+        serve(key, options, move |r| async move { object.claim(r).await })
     }
 
     pub fn complete(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let (key, request) =
-                parse_complete(&key, &options).map_err(|e| args::to_js_error(&e))?;
-            object.complete(key, request).await
-        })
+        serve(
+            key,
+            options,
+            move |r| async move { object.complete(r).await },
+        )
     }
 
+    /// `await` (a keyword in Rust).
     #[wasm_bindgen(js_name = awaitRun)]
     pub fn await_run(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let (key, timeout) = parse_await(&key, &options).map_err(|e| args::to_js_error(&e))?;
-            object.await_run(key, timeout).await
-        })
+        serve(
+            key,
+            options,
+            move |r| async move { object.await_run(r).await },
+        )
     }
 
     pub fn append(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let (key, request) = parse_append(&key, &options).map_err(|e| args::to_js_error(&e))?;
-            object.append(key, request).await
-        })
+        serve(key, options, move |r| async move { object.append(r).await })
     }
 
     pub fn events(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let (key, request) = parse_events(&key, &options).map_err(|e| args::to_js_error(&e))?;
-            object.events(key, request).await
-        })
+        serve(key, options, move |r| async move { object.events(r).await })
     }
 
     pub fn alarm(&self) -> Promise {
@@ -149,178 +144,67 @@ impl RunsCore {
     /// Storage statements run since the object started: `{ reads, writes }`.
     #[wasm_bindgen(js_name = storageWork)]
     pub fn storage_work(&self) -> JsValue {
-        args::to_js(&json!({
-            "reads": self.object.reads.get(),
-            "writes": self.object.writes.get(),
-            "openWaits": self.object.waits.borrow().open(),
-        }))
+        js::to_js(&StorageWork {
+            reads: self.object.reads.get(),
+            writes: self.object.writes.get(),
+            open_waits: self.object.waits.borrow().open(),
+        })
     }
+}
+
+/// Storage statements run since the object started, and the open waits
+/// (for the benchmark and tests; not part of the contract).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StorageWork {
+    reads: u64,
+    writes: u64,
+    open_waits: u32,
 }
 
 // ---------------------------------------------------------------------------
-// Parsing: the positional `(key, options)` of contract §6.
+// Requests: the positional `(key, options)` of contract §6 as the §7 object.
 
-/// The options object's fields; absent options are none.
-fn fields(options: &JsValue, accepted: &[&str]) -> Result<Map<String, Value>, BatonError> {
-    if options.is_undefined() || options.is_null() {
-        return Ok(Map::new());
-    }
-    if !options.is_object() || js_sys::Array::is_array(options) {
-        return Err(BatonError::WrongType {
-            field: "options",
-            expected: "an object",
-        });
-    }
-    let map: Map<String, Value> =
-        serde_wasm_bindgen::from_value(options.clone()).map_err(|_| BatonError::WrongType {
-            field: "options",
-            expected: "plain JSON data",
-        })?;
-    if let Some(unknown) = map.keys().find(|k| !accepted.contains(&k.as_str())) {
-        let name: String = unknown.chars().take(64).collect();
-        return Err(BatonError::Invalid {
-            field: "options",
-            reason: format!(
-                "has an unknown field {name:?}; accepted fields: {}",
-                accepted.join(", ")
-            ),
-        });
-    }
-    // `null` is an absent field, as for every Baton method.
-    Ok(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
-}
-
-fn string<'a>(
-    map: &'a Map<String, Value>,
-    field: &'static str,
-) -> Result<Option<&'a str>, BatonError> {
-    match map.get(field) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(BatonError::WrongType {
-            field,
-            expected: "a string",
-        }),
-    }
-}
-
-fn number(map: &Map<String, Value>, field: &'static str) -> Result<Option<f64>, BatonError> {
-    match map.get(field) {
-        None => Ok(None),
-        Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(_) => Err(BatonError::WrongType {
-            field,
-            expected: "a number",
-        }),
-    }
-}
-
-fn required<T>(value: Option<T>, field: &'static str) -> Result<T, BatonError> {
-    value.ok_or(BatonError::Missing { field })
-}
-
-fn instance_id(map: &Map<String, Value>) -> Result<InstanceId, BatonError> {
-    InstanceId::parse(
-        "instanceId",
-        required(string(map, "instanceId")?, "instanceId")?,
-    )
-}
-
-fn key(value: &JsValue) -> Result<Ident, BatonError> {
-    args::ident("key", value)
-}
-
-fn json_text(value: Option<&Value>) -> Option<String> {
-    value.map(Value::to_string)
-}
-
-impl Object {
-    fn parse_claim(
-        &self,
-        key_value: &JsValue,
-        options: &JsValue,
-    ) -> Result<(Ident, ClaimRequest), BatonError> {
-        let key = key(key_value)?;
-        let map = fields(options, &["instanceId", "workflow"])?;
-        let id = instance_id(&map)?;
-        let workflow = string(&map, "workflow")?.map(str::to_owned);
-        if let (Some(name), Ok(config)) = (&workflow, &self.config) {
-            if !config.workflow_bindings.iter().any(|b| b == name) {
-                return Err(BatonError::Invalid {
-                    field: "workflow",
-                    reason: format!(
-                        "must name one of WORKFLOW_BINDINGS ({})",
-                        config.workflow_bindings.join(", ")
-                    ),
-                });
+/// Builds the request object `{ key, ...options }` and decodes it
+/// (`crate::edge`). A `key` inside the options is refused, not overridden:
+/// the key is the first argument.
+fn positional<T: DeserializeOwned>(key: JsValue, options: JsValue) -> Result<T, BatonError> {
+    let mut fields = if options.is_undefined() || options.is_null() {
+        Map::new()
+    } else {
+        match Value::deserialize(serde_wasm_bindgen::Deserializer::from(options)) {
+            Ok(Value::Object(fields)) => fields,
+            _ => {
+                return Err(BatonError::WrongType {
+                    field: "options",
+                    expected: "an object",
+                })
             }
         }
-        Ok((key, ClaimRequest { id, workflow }))
+    };
+    if fields.contains_key("key") {
+        return Err(BatonError::Invalid {
+            field: "options",
+            reason: "has an unknown field \"key\" (the key is the first argument)".into(),
+        });
     }
+    let key =
+        Value::deserialize(serde_wasm_bindgen::Deserializer::from(key)).unwrap_or(Value::Null);
+    fields.insert("key".into(), key);
+    edge::decode_value(&Value::Object(fields))
 }
 
-fn parse_complete(
-    key_value: &JsValue,
-    options: &JsValue,
-) -> Result<(Ident, CompleteRequest), BatonError> {
-    let key = key(key_value)?;
-    let map = fields(options, &["instanceId", "result", "error"])?;
-    let id = instance_id(&map)?;
-    let result = json_text(map.get("result"))
-        .map(JsonText::result)
-        .transpose()?;
-    let error = string(&map, "error")?.map(str::to_owned);
-    let outcome = Outcome::parse(result, error)?;
-    Ok((key, CompleteRequest { id, outcome }))
-}
-
-fn parse_await(key_value: &JsValue, options: &JsValue) -> Result<(Ident, WaitMs), BatonError> {
-    let key = key(key_value)?;
-    let map = fields(options, &["timeoutMs"])?;
-    let timeout = WaitMs::parse(
-        "timeoutMs",
-        required(number(&map, "timeoutMs")?, "timeoutMs")?,
-    )?;
-    Ok((key, timeout))
-}
-
-fn parse_append(
-    key_value: &JsValue,
-    options: &JsValue,
-) -> Result<(Ident, AppendRequest), BatonError> {
-    let key = key(key_value)?;
-    let map = fields(options, &["instanceId", "type", "data"])?;
-    let id = instance_id(&map)?;
-    let kind = EventType::parse("type", required(string(&map, "type")?, "type")?)?;
-    let data = json_text(map.get("data"))
-        .map(JsonText::event_data)
-        .transpose()?;
-    Ok((key, AppendRequest { id, kind, data }))
-}
-
-fn parse_events(
-    key_value: &JsValue,
-    options: &JsValue,
-) -> Result<(Ident, EventsRequest), BatonError> {
-    let key = key(key_value)?;
-    let map = fields(options, &["after", "timeoutMs", "limit"])?;
-    let after = number(&map, "after")?
-        .map(|n| After::parse("after", n))
-        .transpose()?;
-    let timeout = number(&map, "timeoutMs")?
-        .map(|n| WaitMs::parse("timeoutMs", n))
-        .transpose()?;
-    let limit = number(&map, "limit")?
-        .map(|n| EventLimit::parse("limit", n))
-        .transpose()?;
-    Ok((
-        key,
-        EventsRequest {
-            after: after.unwrap_or_default(),
-            timeout: timeout.unwrap_or(WaitMs::ZERO),
-            limit: limit.unwrap_or(EventLimit::DEFAULT),
-        },
-    ))
+/// Serves one positional method: decodes, runs, answers (or rejects with
+/// the refusal's JS `Error`).
+fn serve<T: DeserializeOwned + 'static, F: Future<Output = Result<JsValue, JsValue>> + 'static>(
+    key: JsValue,
+    options: JsValue,
+    method: impl FnOnce(T) -> F + 'static,
+) -> Promise {
+    future_to_promise(async move {
+        let request = positional(key, options).map_err(|e| js::to_js_error(&e))?;
+        method(request).await
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -389,12 +273,17 @@ impl Object {
     }
 
     fn workflow(&self, name: Option<&str>) -> Result<Workflow, JsValue> {
-        let config = self.config()?;
-        Workflow::from_env(&self.env, name.unwrap_or(&config.workflow_binding))
+        Workflow::from_env(&self.env, self.config()?.workflow_binding(name))
     }
 
-    async fn claim(self: &Rc<Self>, key: Ident, request: ClaimRequest) -> Result<JsValue, JsValue> {
-        let grace = self.config()?.decide;
+    async fn claim(self: &Rc<Self>, request: RunClaim) -> Result<JsValue, JsValue> {
+        let config = self.config()?;
+        config
+            .check_workflow(request.workflow.as_ref())
+            .map_err(|e| js::to_js_error(&e))?;
+        let grace = config.decide;
+        let key = request.key.clone();
+        let request = request.core();
         let first = {
             let request = request.clone();
             self.decide(&key, move |_, store, now| runs::claim(store, now, &request))
@@ -436,12 +325,10 @@ impl Object {
         reply(&wire::claim_reply(&answer))
     }
 
-    async fn complete(
-        self: &Rc<Self>,
-        key: Ident,
-        request: CompleteRequest,
-    ) -> Result<JsValue, JsValue> {
+    async fn complete(self: &Rc<Self>, request: RunComplete) -> Result<JsValue, JsValue> {
         let config = self.config()?.decide;
+        let key = request.key.clone();
+        let request = request.core().map_err(|e| js::to_js_error(&e))?;
         let id = request.id.clone();
         let wake_key = key.clone();
         let (recorded, alarm) = self
@@ -470,7 +357,9 @@ impl Object {
         reply(&wire::complete_reply(recorded))
     }
 
-    async fn await_run(self: &Rc<Self>, key: Ident, timeout: WaitMs) -> Result<JsValue, JsValue> {
+    async fn await_run(self: &Rc<Self>, request: RunAwait) -> Result<JsValue, JsValue> {
+        let key = request.key;
+        let timeout = request.timeout_ms;
         let wait_key = key.clone();
         let answer = self
             .decide(&key, move |object, store, now| {
@@ -489,11 +378,9 @@ impl Object {
         }
     }
 
-    async fn append(
-        self: &Rc<Self>,
-        key: Ident,
-        request: AppendRequest,
-    ) -> Result<JsValue, JsValue> {
+    async fn append(self: &Rc<Self>, request: RunAppend) -> Result<JsValue, JsValue> {
+        let key = request.key.clone();
+        let request = request.core().map_err(|e| js::to_js_error(&e))?;
         let wake_key = key.clone();
         let decided = self
             .decide(&key, move |object, store, now| {
@@ -502,15 +389,13 @@ impl Object {
                 Ok(decided.reply)
             })
             .await?;
-        let seq = decided.map_err(|e: BatonError| args::to_js_error(&e))?;
+        let seq = decided.map_err(|e: BatonError| js::to_js_error(&e))?;
         reply(&wire::append_reply(seq))
     }
 
-    async fn events(
-        self: &Rc<Self>,
-        key: Ident,
-        request: EventsRequest,
-    ) -> Result<JsValue, JsValue> {
+    async fn events(self: &Rc<Self>, request: RunEvents) -> Result<JsValue, JsValue> {
+        let key = request.key.clone();
+        let request = request.core();
         let wait_key = key.clone();
         let answer = self
             .decide(&key, move |object, store, now| {

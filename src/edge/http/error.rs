@@ -2,8 +2,17 @@
 //! to its status and message.
 
 use crate::error::BatonError;
-use crate::limits::HTTP_BODY_BYTES_MAX;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::fmt;
+
+/// The body of every refusal: `{ "error": message }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(rename = "Error")]
+pub struct ErrorReply {
+    /// For bad input (400), the `BatonError:` message an RPC caller gets.
+    pub error: String,
+}
 
 /// Why an HTTP request was not carried out. None of these changes state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,13 +27,15 @@ pub enum HttpError {
     Unauthorized { reason: &'static str },
     /// The body is over the limit: by its `Content-Length` (`declared`,
     /// refused before reading) or by the bytes read.
-    PayloadTooLarge { declared: bool },
+    /// `bytes_max`: the operation's bound.
+    PayloadTooLarge { declared: bool, bytes_max: usize },
     /// The body is not a JSON object, or not declared as JSON.
     UnsupportedMediaType { reason: &'static str },
     /// Bad input, found while parsing the request.
     BadInput(BatonError),
     /// Bad input, found by the method the command ran (its `BatonError:`
-    /// message, passed through).
+    /// message, passed through: the method's JS `Error` carries the refusal
+    /// mark, see `shell::js`).
     Rejected(String),
     /// Baton itself failed (configuration, storage, a binding).
     Internal(String),
@@ -57,13 +68,16 @@ impl HttpError {
                 "not configured: set the BATON_TOKEN secret to enable the API".into()
             }
             HttpError::Unauthorized { reason } => format!("unauthorized: {reason}"),
-            HttpError::PayloadTooLarge { declared } => {
+            HttpError::PayloadTooLarge {
+                declared,
+                bytes_max,
+            } => {
                 let what = if *declared {
                     "the Content-Length is"
                 } else {
                     "the body is"
                 };
-                format!("payload too large: {what} over {HTTP_BODY_BYTES_MAX} bytes")
+                format!("payload too large: {what} over {bytes_max} bytes")
             }
             HttpError::UnsupportedMediaType { reason } => {
                 format!("unsupported media type: {reason}")
@@ -73,13 +87,10 @@ impl HttpError {
         }
     }
 
-    /// Classifies an error thrown by a Baton method: its own refusals start
-    /// `BatonError:` and are the caller's fault; anything else is Baton's.
-    pub fn from_thrown(message: String) -> HttpError {
-        if message.starts_with("BatonError:") {
-            HttpError::Rejected(message)
-        } else {
-            HttpError::Internal(message)
+    /// The refusal's body.
+    pub fn reply(&self) -> ErrorReply {
+        ErrorReply {
+            error: self.message(),
         }
     }
 }
@@ -109,7 +120,13 @@ mod tests {
             (HttpError::MethodNotAllowed { allow: vec!["GET"] }, 405),
             (HttpError::NotConfigured, 503),
             (HttpError::Unauthorized { reason: "x" }, 401),
-            (HttpError::PayloadTooLarge { declared: true }, 413),
+            (
+                HttpError::PayloadTooLarge {
+                    declared: true,
+                    bytes_max: 1,
+                },
+                413,
+            ),
             (HttpError::UnsupportedMediaType { reason: "x" }, 415),
             (
                 HttpError::BadInput(BatonError::Missing {
@@ -132,18 +149,6 @@ mod tests {
         }
         .into();
         assert_eq!(error.message(), "BatonError: instanceId is required");
-    }
-
-    #[test]
-    fn thrown_errors_are_classified_by_prefix() {
-        assert_eq!(
-            HttpError::from_thrown("BatonError: key must not be empty".into()).status(),
-            400
-        );
-        assert_eq!(
-            HttpError::from_thrown("Baton configuration: HOLDER_CHECK_MS".into()).status(),
-            500
-        );
     }
 
     #[test]

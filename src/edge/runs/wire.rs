@@ -5,8 +5,7 @@
 //! 1 MiB and goes to every awaiter), and the shell turns the text into a
 //! JS value with one `JSON.parse`.
 
-use super::decide::{ClaimReply, EventsReply, RunView};
-use super::input::Outcome;
+use crate::runs::{ClaimReply, EventsReply, Outcome, RunView};
 use serde_json::Value;
 use std::fmt::Write;
 
