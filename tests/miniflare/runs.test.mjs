@@ -242,3 +242,97 @@ describe("Runs with tiny bounds: retention and the claim grace", () => {
     assert.deepEqual(await h.runsOk(key, "complete", { instanceId: "ghost", result: "late" }), { recorded: false });
   });
 });
+
+describe("Runs through Baton's Worker: §7 methods and the HTTP API", () => {
+  const TOKEN = "runs-token-5e1d";
+  let h;
+  before(async () => {
+    h = await startBaton({ vars: { BATON_TOKEN: TOKEN } });
+  });
+  after(() => h?.dispose());
+
+  /** A `run*` method of the default entrypoint, through the service binding. */
+  const service = (method, input) => h.serial(method, input);
+  const serviceOk = async (method, input) => {
+    const result = await service(method, input);
+    if ("error" in result) throw new Error(`${method}: ${result.error}`);
+    return result.value;
+  };
+
+  async function http(method, route, body) {
+    const response = await h.fetchBaton(route, {
+      method,
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
+  test("run* methods answer exactly what the object answers", async () => {
+    const key = "svc-run";
+    assert.deepEqual(await serviceOk("runClaim", { key, instanceId: "svc-a" }), { claimed: true });
+    assert.deepEqual(await serviceOk("runClaim", { key, instanceId: "svc-b" }), {
+      claimed: false,
+      instanceId: "svc-a",
+      state: "running",
+    });
+    assert.deepEqual(await serviceOk("runAppend", { key, instanceId: "svc-a", type: "step", data: { n: 1 } }), {
+      seq: 1,
+    });
+    const viaService = await serviceOk("runEvents", { key, after: 0, limit: 10 });
+    assert.deepEqual(viaService, await h.runsOk(key, "events", { after: 0, limit: 10 }));
+    const awaiting = serviceOk("runAwait", { key, timeoutMs: 30_000 });
+    await untilOpenWaits(h, key, 1);
+    assert.deepEqual(await serviceOk("runComplete", { key, instanceId: "svc-a", result: [1, "two"] }), {
+      recorded: true,
+    });
+    const done = { state: "complete", instanceId: "svc-a", result: [1, "two"] };
+    assert.deepEqual(await awaiting, done);
+    assert.deepEqual(await h.runsOk(key, "await", { timeoutMs: 0 }), done);
+    for (const [method, input, field] of [
+      ["runAwait", { key, timeoutMs: 30_001 }, "timeoutMs"],
+      ["runClaim", { instanceId: "x" }, "key"],
+      ["runClaim", { key, instanceId: "x", extra: 1 }, "extra"],
+      ["runEvents", { key, limit: 0 }, "limit"],
+      ["runAppend", { key, instanceId: "svc-b", type: "t" }, "instanceId"],
+      ["runClaim", { key, instanceId: "x", workflow: "NOT_A_BINDING" }, "workflow"],
+    ]) {
+      const result = await service(method, input);
+      assert.match(result.error ?? "", /^BatonError: /, `${method} ${JSON.stringify(input)}`);
+      assert.ok(result.error.includes(field), `${result.error} should name ${field}`);
+    }
+    assert.deepEqual(await h.runsOk(key, "await", { timeoutMs: 0 }), done, "refusals changed nothing");
+  });
+
+  test("over HTTP: claim, append, follow the events, complete, await", async () => {
+    const key = "http run/1";
+    const route = (op) => `/v1/runs/${encodeURIComponent(key)}/${op}`;
+    assert.deepEqual(await http("POST", route("claim"), { instanceId: "web-a" }), {
+      status: 200,
+      body: { claimed: true },
+    });
+    const following = http("POST", route("events"), { after: 0, timeoutMs: 30_000 });
+    await untilOpenWaits(h, key, 1);
+    assert.deepEqual((await http("POST", route("append"), { instanceId: "web-a", type: "began" })).body, { seq: 1 });
+    const followed = await following;
+    assert.equal(followed.status, 200);
+    assert.deepEqual(followed.body.events.map((e) => [e.seq, e.type, e.data]), [[1, "began", null]]);
+    // A result above the API's usual 64 KiB body bound: complete takes up to 1 MiB.
+    const big = "r".repeat(100 * 1024);
+    assert.deepEqual((await http("POST", route("complete"), { instanceId: "web-a", result: big })).body, {
+      recorded: true,
+    });
+    const view = await http("POST", route("await"), { timeoutMs: 1_000 });
+    assert.deepEqual(view, { status: 200, body: { state: "complete", instanceId: "web-a", result: big } });
+    // Refusals: 400 naming the field, 413 past the operation's bound; nothing changes.
+    const bad = await http("POST", route("await"), { timeoutMs: 30_001 });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error, /^BatonError: timeoutMs /);
+    const intruder = await http("POST", route("append"), { instanceId: "web-b", type: "t" });
+    assert.equal(intruder.status, 400);
+    assert.match(intruder.body.error, /^BatonError: instanceId /);
+    const tooBig = await http("POST", route("append"), { instanceId: "web-a", type: "t", data: "d".repeat(200 * 1024) });
+    assert.equal(tooBig.status, 413);
+    assert.deepEqual((await http("POST", route("events"), {})).body.latestSeq, 1);
+  });
+});
