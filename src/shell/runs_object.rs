@@ -242,6 +242,9 @@ impl Object {
             object.ensure_schema();
             let mut store = SqlRunStore::new(&object.sql, key.as_str());
             let value = decision(&object, &mut store, now_ms());
+            // The whole check reads the record, an outcome of up to 1 MiB
+            // among it: debug builds run it after every decision; release
+            // builds keep the store's own assertions on every value read.
             if cfg!(debug_assertions) {
                 runs::assert_invariants(&store);
             }
