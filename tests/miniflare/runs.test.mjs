@@ -149,6 +149,32 @@ describe("Runs with real Workflows", () => {
     assert.match(refused.error, /^BatonError: instanceId /);
   });
 
+  test("retried report steps record each event and the outcome once", async () => {
+    // Every append and complete loses its first reply after the commit,
+    // so every reporting step runs twice.
+    const key = "retried-steps";
+    const events = [{ type: "one", data: 1 }, { type: "two", data: 2 }, { type: "three", data: 3 }];
+    const [{ instanceId: id }] = await h.call("/start-once", {
+      key,
+      params: { mode: "run", key, events, result: "once", flaky: true },
+    });
+    assert.equal(await h.output(id), "once");
+    const log = await h.runsOk(key, "events", {});
+    assert.deepEqual(
+      log.events.map((e) => [e.seq, e.type, e.data]),
+      [
+        [1, "one", 1],
+        [2, "two", 2],
+        [3, "three", 3],
+      ],
+    );
+    assert.deepEqual(await h.runsOk(key, "await", { timeoutMs: 0 }), {
+      state: "complete",
+      instanceId: id,
+      result: "once",
+    });
+  });
+
   test("a claimant not created yet keeps the key within its grace", async () => {
     const key = "in-grace";
     // Claimed for an instance nobody has created (yet): within the grace

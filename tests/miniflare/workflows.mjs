@@ -23,6 +23,38 @@ async function recordedBody(step, recorder, id, { waitForFinish, holdMs }, resul
   return result;
 }
 
+/**
+ * A Runs namespace whose `append` and `complete` lose their first reply
+ * after the object committed (the call throws once it has returned), as a
+ * dropped connection would: the helpers' steps are retried and must not
+ * record twice.
+ */
+function lossyReplies(namespace) {
+  const lost = new Set();
+  return {
+    idFromName: (name) => namespace.idFromName(name),
+    get(objectId) {
+      const stub = namespace.get(objectId);
+      const lossy = (method) => async (key, options) => {
+        const reply = await stub[method](key, options);
+        const call = `${method} ${JSON.stringify(options)}`;
+        if (!lost.has(call)) {
+          lost.add(call);
+          throw new Error(`reply lost after ${method} committed`);
+        }
+        return reply;
+      };
+      return {
+        claim: (key, options) => stub.claim(key, options),
+        await: (key, options) => stub.await(key, options),
+        events: (key, options) => stub.events(key, options),
+        append: lossy("append"),
+        complete: lossy("complete"),
+      };
+    },
+  };
+}
+
 export class TestWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
     // One class for both helpers: Baton wakes instances through one Workflow binding.
@@ -71,14 +103,14 @@ export class TestWorkflow extends WorkflowEntrypoint {
    * through `reportRun`; `error` makes the body throw (the run is "failed").
    */
   async runOnce(event, step) {
-    const { key, events = [], waitForFinish = false, result, error } = event.payload;
+    const { key, events = [], waitForFinish = false, result, error, flaky = false } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
     await step.do("enter", NO_RETRY, () => recorder.append("run", id));
     try {
       return await reportRun(
         step,
-        this.env.RUNS,
+        flaky ? lossyReplies(this.env.RUNS) : this.env.RUNS,
         key,
         id,
         async (report) => {
