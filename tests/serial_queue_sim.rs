@@ -13,6 +13,7 @@
 //!   commit out of time order and wakes act on reads that are stale;
 //! - the Workflow engine: instances die at any point, turn events are lost,
 //!   duplicated, delayed and buffered until the next wait.
+//!
 //! Faults: RPCs crash between any two of their steps (after the batch,
 //! before or between its wakes), then the caller retries.
 //!
@@ -284,7 +285,6 @@ enum Ended {
 
 struct Actor {
     id: String,
-    group: usize,
     request: SerialEnqueue,
     phase: Phase,
     alive: bool,
@@ -411,7 +411,6 @@ impl Sim {
         self.log(|| format!("{name} arrives in g{g} at r{revision}, current {current:?}"));
         self.actors.push(Actor {
             id: name.clone(),
-            group: g,
             request: SerialEnqueue {
                 group: ident(&Self::group_name(g)),
                 instance_id: id(&name),
