@@ -153,11 +153,11 @@ async fn run(env: &Env, command: Command) -> Result<Value, HttpError> {
             let shell = Shell::new(env.clone());
             let input = to_js(&action.serial_input(&group));
             settle(match action {
-                GroupAction::Enqueue { .. } => shell.enqueue(&input).await,
-                GroupAction::Claim { .. } => shell.claim(&input).await,
-                GroupAction::Heartbeat { .. } => shell.heartbeat(&input).await,
-                GroupAction::Release { .. } => shell.release(&input).await,
-                GroupAction::Inspect => shell.inspect(&input).await,
+                GroupAction::Enqueue { .. } => shell.enqueue_js(&input).await,
+                GroupAction::Claim { .. } => shell.claim_js(&input).await,
+                GroupAction::Heartbeat { .. } => shell.heartbeat_js(&input).await,
+                GroupAction::Release { .. } => shell.release_js(&input).await,
+                GroupAction::Inspect => shell.inspect_js(&input).await,
             })
         }
     }

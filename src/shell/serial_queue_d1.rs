@@ -1,32 +1,31 @@
-//! The serial queue's shell: D1 statements, turn events, RPC arguments.
+//! The serial queue's shell: runs `crate::serial_queue`'s batches on D1 and
+//! sends the wakes they ask for.
 //!
-//! Each method: parse the input object, read what the decision needs, decide
-//! (`crate::serial_queue`), write in one D1 batch, reply, then wake whoever
-//! must learn the outcome now rather than at its next poll. Wakes are
-//! status-checked like the Coordinator's: locally, sendEvent to a finished
-//! instance does not fail, so a dead waiter is found by its status.
+//! Every method is the same short loop: take the typed request, ask the
+//! core for its batch, run it (one D1 round trip, one transaction), let the
+//! core decide the reply and the wakes from what came back, log the
+//! decision, wake (through `shell::wake`, the Coordinator's wake path), and
+//! reply. Nothing here decides anything the core does not say.
 
 use super::args::{self, now_ms, to_js};
 use super::config::SerialConfig;
 use super::decision_log::{self, Scope};
+use super::wake::{self, TurnEvent, Wakes};
 use super::workflow::Workflow;
-use crate::coordinator::Liveness;
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
-use crate::limits::{
-    SERIAL_INSPECT_WAITING_MAX, SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX,
-    WAKE_ATTEMPTS_PER_CALL_MAX,
-};
 use crate::serial_queue::{
-    self, sql, ClaimReply, ClaimStep, EnqueuePlan, Entry, EntryState, SerialEnqueue, Supersede,
+    self as core, Batch, ClaimReply, EnqueueReply, Inspection, Outcome, Param, Plan, Released, Row,
+    SerialEnqueue, Wake,
 };
 use js_sys::{Promise, Reflect};
-use serde::Deserialize;
 use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
-use worker::{D1Database, D1PreparedStatement, Env};
+use worker::{D1Database, Env};
 
 /// The Rust half of the Worker's serial-queue RPC methods (see js/worker.mjs).
 #[wasm_bindgen]
@@ -35,15 +34,9 @@ pub struct SerialQueue {
 }
 
 /// The serial queue's operations on one Worker `env`; the RPC class and the
-/// HTTP API both call these with the caller's input object.
+/// HTTP API both call these with the decoded request.
 pub(crate) struct Shell {
     env: Env,
-}
-
-impl Shell {
-    pub(crate) fn new(env: Env) -> Shell {
-        Shell { env }
-    }
 }
 
 fn refuse(error: BatonError) -> JsValue {
@@ -67,33 +60,273 @@ impl SerialQueue {
     #[wasm_bindgen(js_name = serialEnqueue)]
     pub fn serial_enqueue(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.enqueue(&input).await })
+        future_to_promise(async move { shell.enqueue_js(&input).await })
     }
 
     #[wasm_bindgen(js_name = serialClaim)]
     pub fn serial_claim(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.claim(&input).await })
+        future_to_promise(async move { shell.claim_js(&input).await })
     }
 
     #[wasm_bindgen(js_name = serialHeartbeat)]
     pub fn serial_heartbeat(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.heartbeat(&input).await })
+        future_to_promise(async move { shell.heartbeat_js(&input).await })
     }
 
     #[wasm_bindgen(js_name = serialRelease)]
     pub fn serial_release(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.release(&input).await })
+        future_to_promise(async move { shell.release_js(&input).await })
     }
 
     #[wasm_bindgen(js_name = serialInspect)]
     pub fn serial_inspect(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.inspect(&input).await })
+        future_to_promise(async move { shell.inspect_js(&input).await })
     }
 }
+
+/// Each method with its input object parsed and its reply shaped: what the
+/// RPC methods and the HTTP API call.
+impl Shell {
+    pub(crate) async fn enqueue_js(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+        let request = parse_enqueue(input).map_err(refuse)?;
+        Ok(to_js(&enqueue_json(self.enqueue(request).await?)))
+    }
+
+    pub(crate) async fn claim_js(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+        let (group, id) = group_and_id(input).map_err(refuse)?;
+        Ok(to_js(&claim_json(self.claim(group, id).await?)))
+    }
+
+    pub(crate) async fn heartbeat_js(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+        let (group, id) = group_and_id(input).map_err(refuse)?;
+        let holding = self.heartbeat(group, id).await?;
+        Ok(to_js(&json!({ "holding": holding })))
+    }
+
+    pub(crate) async fn release_js(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+        let (group, id) = group_and_id(input).map_err(refuse)?;
+        let next = self.release(group, id).await?;
+        Ok(to_js(&json!({ "next": next.map(|id| id.to_string()) })))
+    }
+
+    pub(crate) async fn inspect_js(&self, input: &JsValue) -> Result<JsValue, JsValue> {
+        let group = Input::parse(input)
+            .and_then(|i| i.ident("group"))
+            .map_err(refuse)?;
+        Ok(to_js(&inspection_json(&self.inspect(group).await?)))
+    }
+}
+
+impl Shell {
+    pub(crate) fn new(env: Env) -> Shell {
+        Shell { env }
+    }
+
+    fn db(&self) -> Result<D1Database, JsValue> {
+        self.env.d1("DB").map_err(|_| {
+            js_sys::Error::new("Baton configuration: no D1 binding named \"DB\"").into()
+        })
+    }
+
+    fn config(&self) -> Result<SerialConfig, JsValue> {
+        SerialConfig::from_env(&self.env).map_err(|m| js_sys::Error::new(&m).into())
+    }
+
+    /// Runs one of the core's batches: one round trip, one transaction.
+    async fn run(&self, batch: &Batch) -> Result<Vec<Outcome>, JsValue> {
+        let db = self.db()?;
+        let statements = batch
+            .0
+            .iter()
+            .map(|s| {
+                let params: Vec<JsValue> = s
+                    .params
+                    .iter()
+                    .map(|p| match p {
+                        Param::Text(text) => JsValue::from_str(text),
+                        Param::Integer(n) => JsValue::from_f64(*n as f64),
+                    })
+                    .collect();
+                db.prepare(s.sql).bind(&params).map_err(internal)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let results = db.batch(statements).await.map_err(internal)?;
+        results
+            .iter()
+            .map(|result| {
+                Ok(Outcome {
+                    rows: result.results::<Row>().map_err(internal)?,
+                    changes: result
+                        .meta()
+                        .map_err(internal)?
+                        .and_then(|m| m.changes)
+                        .unwrap_or(0) as u64,
+                })
+            })
+            .collect()
+    }
+
+    /// The turn event for `group`, and whether pushes are on at all.
+    fn turn(&self, config: &SerialConfig, group: &Ident) -> TurnEvent {
+        TurnEvent {
+            event_type: config.turn_event_type.clone(),
+            payload: to_js(&json!({ "group": group.as_str() })),
+        }
+    }
+
+    pub(crate) async fn enqueue(&self, request: SerialEnqueue) -> Result<EnqueueReply, JsValue> {
+        let config = self.config()?;
+        let decided = match core::enqueue(&request, now_ms()) {
+            Plan::Done(reply) => core::Decided {
+                reply,
+                wake: Wake::Nobody,
+            },
+            Plan::Run(batch) => {
+                let outcomes = self.run(&batch).await?;
+                core::enqueue_outcome(&request, &outcomes).map_err(refuse)?
+            }
+        };
+        let (name, reason) = match &decided.reply {
+            EnqueueReply::Waiting { superseded } => (
+                "waiting",
+                format!("superseded {} waiter(s)", superseded.len()),
+            ),
+            EnqueueReply::Skipped { current } => (
+                "skipped",
+                format!("revision {} is not current ({current})", request.revision),
+            ),
+        };
+        let scope = Scope::Group(request.group.as_str());
+        decision_log::decision(scope, request.instance_id.as_str(), name, &reason, None);
+        if let (Wake::Each(ids), true) = (&decided.wake, config.push) {
+            // Superseded waiters learn at once: their next claim says `skipped`.
+            let group = GroupWakes::new(self, &config, &request.group, vec![])?;
+            wake::each(&group, &self.turn(&config, &request.group), ids).await?;
+        }
+        Ok(decided.reply)
+    }
+
+    pub(crate) async fn claim(&self, group: Ident, id: InstanceId) -> Result<ClaimReply, JsValue> {
+        let config = self.config()?;
+        let now = now_ms();
+        let outcomes = self
+            .run(&core::claim(&group, &id, now, config.timeouts))
+            .await?;
+        let claimed = core::claim_outcome(&id, &outcomes).map_err(refuse)?;
+        let scope = Scope::Group(group.as_str());
+        if let Some(stale) = &claimed.abandoned {
+            let reason = "its heartbeat went stale";
+            decision_log::decision(scope, stale.as_str(), "abandoned", reason, None);
+        }
+        let (name, reason) = match &claimed.reply {
+            ClaimReply::Holding => ("holding", "no live holder".to_string()),
+            ClaimReply::Waiting { holder } => (
+                "waiting",
+                format!(
+                    "behind {}",
+                    holder.as_ref().map_or("a holder", |h| h.as_str())
+                ),
+            ),
+            ClaimReply::Skipped { by, by_revision } => {
+                ("skipped", format!("superseded by {by} at {by_revision}"))
+            }
+            ClaimReply::TimedOut => ("timed_out", "waited past the waiter timeout".to_string()),
+        };
+        let waited_ms = now.saturating_sub(claimed.me.enqueued_at_ms);
+        decision_log::decision(scope, id.as_str(), name, &reason, Some(waited_ms));
+        Ok(claimed.reply)
+    }
+
+    pub(crate) async fn heartbeat(&self, group: Ident, id: InstanceId) -> Result<bool, JsValue> {
+        let outcomes = self.run(&core::heartbeat(&group, &id, now_ms())).await?;
+        Ok(core::heartbeat_outcome(&outcomes))
+    }
+
+    /// Returns the waiter woken, if any.
+    pub(crate) async fn release(
+        &self,
+        group: Ident,
+        id: InstanceId,
+    ) -> Result<Option<InstanceId>, JsValue> {
+        let config = self.config()?;
+        let outcomes = self.run(&core::release(&group, &id, now_ms())).await?;
+        let decided = core::release_outcome(&outcomes);
+        let left = match decided.reply {
+            Released::HeldNothing => "held nothing",
+            Released::LeftQueue => "left the queue",
+            Released::FreedGroup => "freed the group",
+        };
+        decision_log::decision(
+            Scope::Group(group.as_str()),
+            id.as_str(),
+            "released",
+            left,
+            None,
+        );
+        match decided.wake {
+            Wake::FirstAlive(candidates) if config.push => {
+                let wakes = GroupWakes::new(self, &config, &group, candidates)?;
+                let first = wakes.candidates.borrow_mut().pop_front();
+                let turn = self.turn(&config, &group);
+                wake::first_alive(&wakes, Scope::Group(group.as_str()), &turn, first).await
+            }
+            _ => Ok(None),
+        }
+    }
+
+    pub(crate) async fn inspect(&self, group: Ident) -> Result<Inspection, JsValue> {
+        let outcomes = self.run(&core::inspect(&group)).await?;
+        Ok(core::inspect_outcome(&outcomes))
+    }
+}
+
+/// A freed group's hand-on: the waiters read in the release's batch, in
+/// order; one found dead is abandoned (if it still waits) and the next tried.
+struct GroupWakes<'a> {
+    shell: &'a Shell,
+    group: &'a Ident,
+    workflow: Workflow,
+    candidates: RefCell<VecDeque<InstanceId>>,
+}
+
+impl<'a> GroupWakes<'a> {
+    fn new(
+        shell: &'a Shell,
+        config: &SerialConfig,
+        group: &'a Ident,
+        candidates: Vec<InstanceId>,
+    ) -> Result<GroupWakes<'a>, JsValue> {
+        Ok(GroupWakes {
+            shell,
+            group,
+            // The serial queue names no binding per instance: the default one.
+            workflow: Workflow::from_env(&shell.env, &config.workflow_binding)?,
+            candidates: RefCell::new(candidates.into()),
+        })
+    }
+}
+
+impl Wakes for GroupWakes<'_> {
+    const DEAD: (&'static str, &'static str) = ("abandoned", "woken but dead");
+    const WOKEN: (&'static str, &'static str) = ("woken", "the group is free");
+
+    fn workflow(&self, _id: &InstanceId) -> Result<Workflow, JsValue> {
+        Ok(JsValue::clone(self.workflow.as_ref()).unchecked_into())
+    }
+
+    async fn found_dead(&self, id: InstanceId) -> Result<Option<InstanceId>, JsValue> {
+        self.shell
+            .run(&core::waiter_dead(self.group, &id, now_ms()))
+            .await?;
+        Ok(self.candidates.borrow_mut().pop_front())
+    }
+}
+
+// --- the edge: input objects in, JSON replies out ---------------------------
 
 /// The input object's fields, each checked and named on refusal.
 struct Input<'a>(&'a JsValue);
@@ -133,505 +366,12 @@ impl Input<'_> {
     }
 }
 
-fn group_and_id(input: &JsValue) -> Result<(Ident, InstanceId), BatonError> {
+pub(crate) fn group_and_id(input: &JsValue) -> Result<(Ident, InstanceId), BatonError> {
     let input = Input::parse(input)?;
     Ok((input.ident("group")?, input.instance_id()?))
 }
 
-/// A row as D1 returns it.
-#[derive(Deserialize)]
-struct Row {
-    instance_id: String,
-    revision: String,
-    enqueued_at: f64,
-    state: String,
-    heartbeat_at: Option<f64>,
-    superseded_by: Option<String>,
-    superseded_by_revision: Option<String>,
-    finished_at: Option<f64>,
-}
-
-impl Row {
-    /// Rows hold only values that were validated before they were written.
-    fn entry(&self) -> Entry {
-        let stored_id =
-            |s: &str| InstanceId::parse("stored instanceId", s).expect("valid stored id");
-        let stored_ident =
-            |s: &str| Ident::parse("stored revision", s).expect("valid stored revision");
-        let state = match self.state.as_str() {
-            "waiting" => EntryState::Waiting,
-            "holding" => EntryState::Holding {
-                heartbeat_at_ms: self.heartbeat_at.unwrap_or(0.0) as u64,
-            },
-            "superseded" => EntryState::Superseded {
-                by: stored_id(self.superseded_by.as_deref().unwrap_or_default()),
-                by_revision: stored_ident(
-                    self.superseded_by_revision.as_deref().unwrap_or_default(),
-                ),
-            },
-            "timed_out" => EntryState::TimedOut,
-            "released" => EntryState::Released,
-            _ => EntryState::Abandoned,
-        };
-        Entry {
-            instance_id: stored_id(&self.instance_id),
-            revision: stored_ident(&self.revision),
-            enqueued_at_ms: self.enqueued_at as u64,
-            state,
-        }
-    }
-}
-
-fn text(value: &str) -> JsValue {
-    JsValue::from_str(value)
-}
-
-fn number(value: u64) -> JsValue {
-    JsValue::from_f64(value as f64)
-}
-
-impl Shell {
-    fn db(&self) -> Result<D1Database, JsValue> {
-        self.env.d1("DB").map_err(|_| {
-            js_sys::Error::new("Baton configuration: no D1 binding named \"DB\"").into()
-        })
-    }
-
-    fn config(&self) -> Result<SerialConfig, JsValue> {
-        SerialConfig::from_env(&self.env).map_err(|m| js_sys::Error::new(&m).into())
-    }
-
-    fn statement(
-        &self,
-        db: &D1Database,
-        query: &str,
-        params: &[JsValue],
-    ) -> Result<D1PreparedStatement, JsValue> {
-        db.prepare(query).bind(params).map_err(internal)
-    }
-
-    async fn rows(
-        &self,
-        db: &D1Database,
-        query: &str,
-        params: &[JsValue],
-    ) -> Result<Vec<Row>, JsValue> {
-        self.statement(db, query, params)?
-            .all()
-            .await
-            .map_err(internal)?
-            .results::<Row>()
-            .map_err(internal)
-    }
-
-    async fn entry(
-        &self,
-        db: &D1Database,
-        group: &Ident,
-        id: &InstanceId,
-    ) -> Result<Option<Entry>, JsValue> {
-        let rows = self
-            .rows(
-                db,
-                sql::READ_ENTRY,
-                &[text(group.as_str()), text(id.as_str())],
-            )
-            .await?;
-        Ok(rows.first().map(Row::entry))
-    }
-
-    async fn holder(&self, db: &D1Database, group: &Ident) -> Result<Option<Entry>, JsValue> {
-        let rows = self
-            .rows(db, sql::READ_HOLDER, &[text(group.as_str())])
-            .await?;
-        Ok(rows.first().map(Row::entry))
-    }
-
-    pub(crate) async fn enqueue(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let request = parse_enqueue(input).map_err(refuse)?;
-        let config = self.config()?;
-        let supersede = match serial_queue::plan_enqueue(&request) {
-            EnqueuePlan::Skip { current } => {
-                let reason = format!("revision {} is not current ({current})", request.revision);
-                decision_log::decision(
-                    Scope::Group(request.group.as_str()),
-                    request.instance_id.as_str(),
-                    "skipped",
-                    &reason,
-                    None,
-                );
-                return Ok(to_js(&json!({
-                    "status": "skipped", "reason": "not_current", "current": current.as_str(),
-                })));
-            }
-            EnqueuePlan::Insert { supersede } => supersede,
-        };
-        let db = self.db()?;
-        let group = text(request.group.as_str());
-        let count: Vec<Value> = self
-            .statement(
-                &db,
-                sql::COUNT_WAITING,
-                &[
-                    group.clone(),
-                    number(u64::from(SERIAL_WAITERS_PER_GROUP_MAX) + 1),
-                ],
-            )?
-            .raw::<Value>()
-            .await
-            .map_err(internal)?
-            .into_iter()
-            .flatten()
-            .collect();
-        let waiting = count.first().and_then(Value::as_u64).unwrap_or(0);
-        let already = self
-            .entry(&db, &request.group, &request.instance_id)
-            .await?
-            .is_some();
-        if !already && waiting >= u64::from(SERIAL_WAITERS_PER_GROUP_MAX) {
-            return Err(refuse(BatonError::LimitExceeded {
-                field: "group",
-                reason: format!(
-                    "already has {SERIAL_WAITERS_PER_GROUP_MAX} waiters, the most one group holds"
-                ),
-            }));
-        }
-        let now = number(now_ms());
-        let row = [
-            group.clone(),
-            text(request.instance_id.as_str()),
-            text(request.revision.as_str()),
-            now,
-        ];
-        let supersede_query = match supersede {
-            Supersede::OlderWaiters => sql::SUPERSEDE_OLDER,
-            Supersede::WaitersNotAt(_) => sql::SUPERSEDE_NOT_CURRENT,
-        };
-        let results = db
-            .batch(vec![
-                self.statement(&db, sql::INSERT_ENTRY, &row)?,
-                self.statement(&db, supersede_query, &row)?,
-                self.statement(
-                    &db,
-                    sql::PRUNE_FINISHED,
-                    &[group, number(u64::from(SERIAL_RECENT_PER_GROUP_MAX))],
-                )?,
-            ])
-            .await
-            .map_err(internal)?;
-        #[derive(Deserialize)]
-        struct Superseded {
-            instance_id: String,
-        }
-        let superseded: Vec<String> = results
-            .get(1)
-            .map(|r| r.results::<Superseded>())
-            .transpose()
-            .map_err(internal)?
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| s.instance_id)
-            .collect();
-        let reason = format!("superseded {} waiter(s)", superseded.len());
-        decision_log::decision(
-            Scope::Group(request.group.as_str()),
-            request.instance_id.as_str(),
-            "waiting",
-            &reason,
-            None,
-        );
-        // Superseded waiters learn at once: their next claim says `skipped`.
-        if config.push {
-            let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
-            for id in superseded.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
-                send_turn_if_alive(
-                    &workflow,
-                    &config.turn_event_type,
-                    id,
-                    request.group.as_str(),
-                )
-                .await;
-            }
-        }
-        Ok(to_js(
-            &json!({ "status": "waiting", "superseded": superseded }),
-        ))
-    }
-
-    pub(crate) async fn claim(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let (group, id) = group_and_id(input).map_err(refuse)?;
-        let config = self.config()?;
-        let db = self.db()?;
-        let now = now_ms();
-        let rows = self
-            .rows(
-                &db,
-                sql::READ_ENTRY_AND_HOLDER,
-                &[text(group.as_str()), text(id.as_str())],
-            )
-            .await?;
-        let me = rows
-            .iter()
-            .find(|r| r.instance_id == id.as_str())
-            .map(Row::entry);
-        let holder = rows.iter().find(|r| r.state == "holding").map(Row::entry);
-        let step = serial_queue::decide_claim(me.as_ref(), holder.as_ref(), now, config.timeouts)
-            .map_err(refuse)?;
-        let reply = match step {
-            ClaimStep::Reply(reply) => reply,
-            ClaimStep::TimeOut => {
-                self.statement(
-                    &db,
-                    sql::TIME_OUT,
-                    &[text(group.as_str()), text(id.as_str()), number(now)],
-                )?
-                .run()
-                .await
-                .map_err(internal)?;
-                ClaimReply::TimedOut
-            }
-            ClaimStep::Attempt => {
-                let oldest_live = serial_queue::oldest_live_heartbeat_ms(now, config.timeouts);
-                let results = db
-                    .batch(vec![
-                        self.statement(
-                            &db,
-                            sql::ABANDON_STALE_HOLDER,
-                            &[text(group.as_str()), number(now), number(oldest_live)],
-                        )?,
-                        self.statement(
-                            &db,
-                            sql::CLAIM,
-                            &[text(group.as_str()), text(id.as_str()), number(now)],
-                        )?,
-                    ])
-                    .await
-                    .map_err(internal)?;
-                let won = results
-                    .get(1)
-                    .and_then(|r| r.meta().ok().flatten())
-                    .and_then(|m| m.changes)
-                    .unwrap_or(0)
-                    == 1;
-                let holder = if won {
-                    None
-                } else {
-                    self.holder(&db, &group).await?
-                };
-                serial_queue::after_claim(won, holder.as_ref())
-            }
-        };
-        let (name, reason) = match &reply {
-            ClaimReply::Holding => ("holding", "no live holder".to_string()),
-            ClaimReply::Waiting { holder } => (
-                "waiting",
-                format!(
-                    "behind {}",
-                    holder.as_ref().map_or("a holder", |h| h.as_str())
-                ),
-            ),
-            ClaimReply::Skipped { by, by_revision } => {
-                ("skipped", format!("superseded by {by} at {by_revision}"))
-            }
-            ClaimReply::TimedOut => ("timed_out", "waited past the waiter timeout".to_string()),
-        };
-        let waited_ms = me.as_ref().map(|e| now.saturating_sub(e.enqueued_at_ms));
-        decision_log::decision(
-            Scope::Group(group.as_str()),
-            id.as_str(),
-            name,
-            &reason,
-            waited_ms,
-        );
-        Ok(to_js(&match reply {
-            ClaimReply::Holding => json!({ "status": "holding" }),
-            ClaimReply::Waiting { holder } => {
-                json!({ "status": "waiting", "holder": holder.map(|h| h.to_string()) })
-            }
-            ClaimReply::Skipped { by, by_revision } => json!({
-                "status": "skipped",
-                "supersededBy": { "instanceId": by.as_str(), "revision": by_revision.as_str() },
-            }),
-            ClaimReply::TimedOut => json!({ "status": "timed_out" }),
-        }))
-    }
-
-    pub(crate) async fn heartbeat(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let (group, id) = group_and_id(input).map_err(refuse)?;
-        let db = self.db()?;
-        let result = self
-            .statement(
-                &db,
-                sql::HEARTBEAT,
-                &[text(group.as_str()), text(id.as_str()), number(now_ms())],
-            )?
-            .run()
-            .await
-            .map_err(internal)?;
-        let changes = result
-            .meta()
-            .map_err(internal)?
-            .and_then(|m| m.changes)
-            .unwrap_or(0);
-        Ok(to_js(&json!({ "holding": changes == 1 })))
-    }
-
-    pub(crate) async fn release(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let (group, id) = group_and_id(input).map_err(refuse)?;
-        let config = self.config()?;
-        let db = self.db()?;
-        let released = self
-            .statement(
-                &db,
-                sql::RELEASE,
-                &[text(group.as_str()), text(id.as_str()), number(now_ms())],
-            )?
-            .all()
-            .await
-            .map_err(internal)?
-            .results::<Value>()
-            .map_err(internal)?;
-        let was_holding = released
-            .first()
-            .and_then(|row| row.get("was_holding"))
-            .is_some_and(|v| v.as_i64() == Some(1) || v.as_bool() == Some(true));
-        let left = if released.is_empty() {
-            "held nothing"
-        } else if was_holding {
-            "freed the group"
-        } else {
-            "left the queue"
-        };
-        decision_log::decision(
-            Scope::Group(group.as_str()),
-            id.as_str(),
-            "released",
-            left,
-            None,
-        );
-        if !was_holding || released.is_empty() || !config.push {
-            return Ok(to_js(&json!({ "next": null })));
-        }
-        let next = self.wake_next(&db, &config, &group).await?;
-        Ok(to_js(&json!({ "next": next })))
-    }
-
-    /// Wakes the earliest live waiter of a freed group; waiters found dead
-    /// are marked abandoned so they never block it. Bounded per call.
-    async fn wake_next(
-        &self,
-        db: &D1Database,
-        config: &SerialConfig,
-        group: &Ident,
-    ) -> Result<Option<String>, JsValue> {
-        let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
-        let waiting = self
-            .rows(
-                db,
-                sql::READ_WAITING,
-                &[
-                    text(group.as_str()),
-                    number(u64::from(WAKE_ATTEMPTS_PER_CALL_MAX)),
-                ],
-            )
-            .await?;
-        let payload = to_js(&json!({ "group": group.as_str() }));
-        for row in waiting {
-            // The event goes out while the status is asked (a dead instance
-            // ignores it), so a live waiter wakes a round trip sooner.
-            let (liveness, sent) = futures_util::future::join(
-                workflow.liveness(&row.instance_id),
-                workflow.send_to(&row.instance_id, &config.turn_event_type, &payload),
-            )
-            .await;
-            // A live waiter that missed the event claims at its next poll.
-            if let (Err(error), Liveness::Alive | Liveness::Unknown) = (sent, liveness) {
-                worker::console_warn!("baton: turn event to {} failed: {error:?}", row.instance_id);
-            }
-            match liveness {
-                Liveness::Dead => {
-                    let scope = Scope::Group(group.as_str());
-                    decision_log::decision(
-                        scope,
-                        &row.instance_id,
-                        "abandoned",
-                        "woken but dead",
-                        None,
-                    );
-                    self.statement(
-                        db,
-                        sql::ABANDON_WAITER,
-                        &[
-                            text(group.as_str()),
-                            text(&row.instance_id),
-                            number(now_ms()),
-                        ],
-                    )?
-                    .run()
-                    .await
-                    .map_err(internal)?;
-                }
-                Liveness::Alive | Liveness::Unknown => {
-                    let scope = Scope::Group(group.as_str());
-                    decision_log::decision(
-                        scope,
-                        &row.instance_id,
-                        "woken",
-                        "the group is free",
-                        None,
-                    );
-                    return Ok(Some(row.instance_id));
-                }
-            }
-        }
-        Ok(None)
-    }
-
-    pub(crate) async fn inspect(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let group = Input::parse(input)
-            .and_then(|i| i.ident("group"))
-            .map_err(refuse)?;
-        let db = self.db()?;
-        let g = text(group.as_str());
-        let holder = self
-            .rows(&db, sql::READ_HOLDER, std::slice::from_ref(&g))
-            .await?;
-        let waiting = self
-            .rows(
-                &db,
-                sql::READ_WAITING,
-                &[g.clone(), number(u64::from(SERIAL_INSPECT_WAITING_MAX))],
-            )
-            .await?;
-        let recent = self
-            .rows(
-                &db,
-                sql::READ_RECENT,
-                &[g, number(u64::from(SERIAL_RECENT_PER_GROUP_MAX))],
-            )
-            .await?;
-        Ok(to_js(&json!({
-            "holder": holder.first().map(|h| json!({
-                "instanceId": h.instance_id, "revision": h.revision, "heartbeatAt": h.heartbeat_at,
-            })),
-            "waiting": waiting.iter().map(|w| json!({
-                "instanceId": w.instance_id, "revision": w.revision, "enqueuedAt": w.enqueued_at,
-            })).collect::<Vec<_>>(),
-            "recent": recent.iter().map(|r| {
-                let mut entry = json!({
-                    "instanceId": r.instance_id, "revision": r.revision,
-                    "outcome": r.state, "finishedAt": r.finished_at,
-                });
-                if let (Some(by), Some(rev)) = (&r.superseded_by, &r.superseded_by_revision) {
-                    entry["supersededBy"] = json!({ "instanceId": by, "revision": rev });
-                }
-                entry
-            }).collect::<Vec<_>>(),
-        })))
-    }
-}
-
-fn parse_enqueue(input: &JsValue) -> Result<SerialEnqueue, BatonError> {
+pub(crate) fn parse_enqueue(input: &JsValue) -> Result<SerialEnqueue, BatonError> {
     let input = Input::parse(input)?;
     Ok(SerialEnqueue {
         group: input.ident("group")?,
@@ -641,13 +381,52 @@ fn parse_enqueue(input: &JsValue) -> Result<SerialEnqueue, BatonError> {
     })
 }
 
-/// The turn event to a superseded waiter, status-checked: a dead instance
-/// is not sent anything.
-async fn send_turn_if_alive(workflow: &Workflow, event_type: &str, id: &str, group: &str) {
-    if workflow.liveness(id).await != Liveness::Dead {
-        let payload = to_js(&json!({ "group": group }));
-        if let Err(error) = workflow.send_to(id, event_type, &payload).await {
-            worker::console_warn!("baton: turn event to {id} failed: {error:?}");
-        }
+pub(crate) fn enqueue_json(reply: EnqueueReply) -> Value {
+    match reply {
+        EnqueueReply::Waiting { superseded } => json!({
+            "status": "waiting",
+            "superseded": superseded.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
+        }),
+        EnqueueReply::Skipped { current } => json!({
+            "status": "skipped", "reason": "not_current", "current": current.as_str(),
+        }),
     }
+}
+
+pub(crate) fn claim_json(reply: ClaimReply) -> Value {
+    match reply {
+        ClaimReply::Holding => json!({ "status": "holding" }),
+        ClaimReply::Waiting { holder } => {
+            json!({ "status": "waiting", "holder": holder.map(|h| h.to_string()) })
+        }
+        ClaimReply::Skipped { by, by_revision } => json!({
+            "status": "skipped",
+            "supersededBy": { "instanceId": by.as_str(), "revision": by_revision.as_str() },
+        }),
+        ClaimReply::TimedOut => json!({ "status": "timed_out" }),
+    }
+}
+
+pub(crate) fn inspection_json(view: &Inspection) -> Value {
+    use crate::serial_queue::EntryState;
+    json!({
+        "holder": view.holder.as_ref().map(|h| json!({
+            "instanceId": h.instance_id.as_str(),
+            "revision": h.revision.as_str(),
+            "heartbeatAt": match h.state { EntryState::Holding { heartbeat_at_ms } => heartbeat_at_ms, _ => 0 },
+        })),
+        "waiting": view.waiting.iter().map(|w| json!({
+            "instanceId": w.instance_id.as_str(), "revision": w.revision.as_str(), "enqueuedAt": w.enqueued_at_ms,
+        })).collect::<Vec<_>>(),
+        "recent": view.recent.iter().map(|r| {
+            let mut entry = json!({
+                "instanceId": r.instance_id.as_str(), "revision": r.revision.as_str(),
+                "outcome": r.state.name(), "finishedAt": r.state.finished_at_ms(),
+            });
+            if let EntryState::Superseded { by, by_revision, .. } = &r.state {
+                entry["supersededBy"] = json!({ "instanceId": by.as_str(), "revision": by_revision.as_str() });
+            }
+            entry
+        }).collect::<Vec<_>>(),
+    })
 }
