@@ -7,24 +7,29 @@
 //! decision, wake (through `shell::wake`, the Coordinator's wake path), and
 //! reply. Nothing here decides anything the core does not say.
 
-use super::args::{self, now_ms, to_js};
 use super::config::SerialConfig;
 use super::decision_log::{self, Scope};
-use super::wake::{self, TurnEvent, Wakes};
+use super::js::{self, now_ms, to_js};
+use super::wake::{self, Turn, Wakes};
 use super::workflow::Workflow;
+use crate::edge::coordinator::ReleaseReply;
+use crate::edge::serial::{
+    GroupMember, HeartbeatReply, Revisioned, SerialClaimReply, SerialEnqueue, SerialEnqueueReply,
+    SerialFinished, SerialHolder, SerialInspect, SerialInspection, SerialOutcome, SerialWaiter,
+    SkipReason,
+};
+use crate::edge::TurnEvent;
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::serial_queue::{
-    self as core, Batch, ClaimReply, EnqueueReply, Inspection, Outcome, Param, Plan, Released, Row,
-    SerialEnqueue, Wake,
+    self as core, Batch, ClaimReply, EnqueueReply, Entry, EntryState, Outcome, Param, Plan,
+    Released, Row, Wake,
 };
-use js_sys::{Promise, Reflect};
-use serde_json::{json, Value};
+use js_sys::Promise;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use worker::{D1Database, Env};
 
 /// The Rust half of the Worker's serial-queue RPC methods (see js/worker.mjs).
@@ -40,7 +45,7 @@ pub(crate) struct Shell {
 }
 
 fn refuse(error: BatonError) -> JsValue {
-    args::to_js_error(&error)
+    js::to_js_error(&error)
 }
 
 fn internal(error: worker::Error) -> JsValue {
@@ -60,64 +65,31 @@ impl SerialQueue {
     #[wasm_bindgen(js_name = serialEnqueue)]
     pub fn serial_enqueue(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.enqueue_js(&input).await })
+        js::serve(input, move |r| async move { shell.enqueue(r).await })
     }
 
     #[wasm_bindgen(js_name = serialClaim)]
     pub fn serial_claim(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.claim_js(&input).await })
+        js::serve(input, move |r| async move { shell.claim(r).await })
     }
 
     #[wasm_bindgen(js_name = serialHeartbeat)]
     pub fn serial_heartbeat(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.heartbeat_js(&input).await })
+        js::serve(input, move |r| async move { shell.heartbeat(r).await })
     }
 
     #[wasm_bindgen(js_name = serialRelease)]
     pub fn serial_release(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.release_js(&input).await })
+        js::serve(input, move |r| async move { shell.release(r).await })
     }
 
     #[wasm_bindgen(js_name = serialInspect)]
     pub fn serial_inspect(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.inspect_js(&input).await })
-    }
-}
-
-/// Each method with its input object parsed and its reply shaped: what the
-/// RPC methods and the HTTP API call.
-impl Shell {
-    pub(crate) async fn enqueue_js(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let request = parse_enqueue(input).map_err(refuse)?;
-        Ok(to_js(&enqueue_json(self.enqueue(request).await?)))
-    }
-
-    pub(crate) async fn claim_js(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let (group, id) = group_and_id(input).map_err(refuse)?;
-        Ok(to_js(&claim_json(self.claim(group, id).await?)))
-    }
-
-    pub(crate) async fn heartbeat_js(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let (group, id) = group_and_id(input).map_err(refuse)?;
-        let holding = self.heartbeat(group, id).await?;
-        Ok(to_js(&json!({ "holding": holding })))
-    }
-
-    pub(crate) async fn release_js(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let (group, id) = group_and_id(input).map_err(refuse)?;
-        let next = self.release(group, id).await?;
-        Ok(to_js(&json!({ "next": next.map(|id| id.to_string()) })))
-    }
-
-    pub(crate) async fn inspect_js(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let group = Input::parse(input)
-            .and_then(|i| i.ident("group"))
-            .map_err(refuse)?;
-        Ok(to_js(&inspection_json(&self.inspect(group).await?)))
+        js::serve(input, move |r| async move { shell.inspect(r).await })
     }
 }
 
@@ -170,15 +142,19 @@ impl Shell {
             .collect()
     }
 
-    /// The turn event for `group`, and whether pushes are on at all.
-    fn turn(&self, config: &SerialConfig, group: &Ident) -> TurnEvent {
-        TurnEvent {
+    /// The turn event for `group`.
+    fn turn(&self, config: &SerialConfig, group: &Ident) -> Turn {
+        Turn {
             event_type: config.turn_event_type.clone(),
-            payload: to_js(&json!({ "group": group.as_str() })),
+            payload: to_js(&TurnEvent::Group(group.as_str())),
         }
     }
 
-    pub(crate) async fn enqueue(&self, request: SerialEnqueue) -> Result<EnqueueReply, JsValue> {
+    pub(crate) async fn enqueue(
+        &self,
+        request: SerialEnqueue,
+    ) -> Result<SerialEnqueueReply, JsValue> {
+        let request = core::SerialEnqueue::from(request);
         let config = self.config()?;
         let decided = match core::enqueue(&request, now_ms()) {
             Plan::Done(reply) => core::Decided {
@@ -207,10 +183,20 @@ impl Shell {
             let group = GroupWakes::new(self, &config, &request.group, vec![])?;
             wake::each(&group, &self.turn(&config, &request.group), ids).await?;
         }
-        Ok(decided.reply)
+        Ok(match decided.reply {
+            EnqueueReply::Waiting { superseded } => SerialEnqueueReply::Waiting { superseded },
+            EnqueueReply::Skipped { current } => SerialEnqueueReply::Skipped {
+                reason: SkipReason::NotCurrent,
+                current,
+            },
+        })
     }
 
-    pub(crate) async fn claim(&self, group: Ident, id: InstanceId) -> Result<ClaimReply, JsValue> {
+    pub(crate) async fn claim(&self, request: GroupMember) -> Result<SerialClaimReply, JsValue> {
+        let GroupMember {
+            group,
+            instance_id: id,
+        } = request;
         let config = self.config()?;
         let now = now_ms();
         let outcomes = self
@@ -238,20 +224,23 @@ impl Shell {
         };
         let waited_ms = now.saturating_sub(claimed.me.enqueued_at_ms);
         decision_log::decision(scope, id.as_str(), name, &reason, Some(waited_ms));
-        Ok(claimed.reply)
+        Ok(claimed.reply.into())
     }
 
-    pub(crate) async fn heartbeat(&self, group: Ident, id: InstanceId) -> Result<bool, JsValue> {
-        let outcomes = self.run(&core::heartbeat(&group, &id, now_ms())).await?;
-        Ok(core::heartbeat_outcome(&outcomes))
+    pub(crate) async fn heartbeat(&self, request: GroupMember) -> Result<HeartbeatReply, JsValue> {
+        let batch = core::heartbeat(&request.group, &request.instance_id, now_ms());
+        let outcomes = self.run(&batch).await?;
+        Ok(HeartbeatReply {
+            holding: core::heartbeat_outcome(&outcomes),
+        })
     }
 
-    /// Returns the waiter woken, if any.
-    pub(crate) async fn release(
-        &self,
-        group: Ident,
-        id: InstanceId,
-    ) -> Result<Option<InstanceId>, JsValue> {
+    /// `next` is the waiter woken, if any.
+    pub(crate) async fn release(&self, request: GroupMember) -> Result<ReleaseReply, JsValue> {
+        let GroupMember {
+            group,
+            instance_id: id,
+        } = request;
         let config = self.config()?;
         let outcomes = self.run(&core::release(&group, &id, now_ms())).await?;
         let decided = core::release_outcome(&outcomes);
@@ -267,20 +256,44 @@ impl Shell {
             left,
             None,
         );
-        match decided.wake {
+        let next = match decided.wake {
             Wake::FirstAlive(candidates) if config.push => {
                 let wakes = GroupWakes::new(self, &config, &group, candidates)?;
                 let first = wakes.candidates.borrow_mut().pop_front();
                 let turn = self.turn(&config, &group);
-                wake::first_alive(&wakes, Scope::Group(group.as_str()), &turn, first).await
+                wake::first_alive(&wakes, Scope::Group(group.as_str()), &turn, first).await?
             }
-            _ => Ok(None),
-        }
+            _ => None,
+        };
+        Ok(ReleaseReply { next })
     }
 
-    pub(crate) async fn inspect(&self, group: Ident) -> Result<Inspection, JsValue> {
-        let outcomes = self.run(&core::inspect(&group)).await?;
-        Ok(core::inspect_outcome(&outcomes))
+    pub(crate) async fn inspect(
+        &self,
+        request: SerialInspect,
+    ) -> Result<SerialInspection, JsValue> {
+        let outcomes = self.run(&core::inspect(&request.group)).await?;
+        let view = core::inspect_outcome(&outcomes);
+        Ok(SerialInspection {
+            holder: view.holder.and_then(|h| match h.state {
+                EntryState::Holding { heartbeat_at_ms } => Some(SerialHolder {
+                    instance_id: h.instance_id,
+                    revision: h.revision,
+                    heartbeat_at: heartbeat_at_ms,
+                }),
+                _ => None,
+            }),
+            waiting: view
+                .waiting
+                .into_iter()
+                .map(|w| SerialWaiter {
+                    instance_id: w.instance_id,
+                    revision: w.revision,
+                    enqueued_at: w.enqueued_at_ms,
+                })
+                .collect(),
+            recent: view.recent.into_iter().filter_map(finished).collect(),
+        })
     }
 }
 
@@ -326,107 +339,31 @@ impl Wakes for GroupWakes<'_> {
     }
 }
 
-// --- the edge: input objects in, JSON replies out ---------------------------
-
-/// The input object's fields, each checked and named on refusal.
-struct Input<'a>(&'a JsValue);
-
-impl Input<'_> {
-    fn parse(value: &JsValue) -> Result<Input<'_>, BatonError> {
-        if value.is_undefined() || value.is_null() {
-            return Err(BatonError::Missing { field: "input" });
-        }
-        if !value.is_object() || js_sys::Array::is_array(value) {
-            return Err(BatonError::WrongType {
-                field: "input",
-                expected: "an object",
-            });
-        }
-        Ok(Input(value))
-    }
-
-    fn field(&self, name: &'static str) -> JsValue {
-        Reflect::get(self.0, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
-    }
-
-    fn ident(&self, name: &'static str) -> Result<Ident, BatonError> {
-        args::ident(name, &self.field(name))
-    }
-
-    fn optional_ident(&self, name: &'static str) -> Result<Option<Ident>, BatonError> {
-        let value = self.field(name);
-        if value.is_undefined() || value.is_null() {
-            return Ok(None);
-        }
-        args::ident(name, &value).map(Some)
-    }
-
-    fn instance_id(&self) -> Result<InstanceId, BatonError> {
-        args::instance_id("instanceId", &self.field("instanceId"))
-    }
-}
-
-pub(crate) fn group_and_id(input: &JsValue) -> Result<(Ident, InstanceId), BatonError> {
-    let input = Input::parse(input)?;
-    Ok((input.ident("group")?, input.instance_id()?))
-}
-
-pub(crate) fn parse_enqueue(input: &JsValue) -> Result<SerialEnqueue, BatonError> {
-    let input = Input::parse(input)?;
-    Ok(SerialEnqueue {
-        group: input.ident("group")?,
-        instance_id: input.instance_id()?,
-        revision: input.ident("revision")?,
-        current: input.optional_ident("current")?,
-    })
-}
-
-pub(crate) fn enqueue_json(reply: EnqueueReply) -> Value {
-    match reply {
-        EnqueueReply::Waiting { superseded } => json!({
-            "status": "waiting",
-            "superseded": superseded.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
-        }),
-        EnqueueReply::Skipped { current } => json!({
-            "status": "skipped", "reason": "not_current", "current": current.as_str(),
-        }),
-    }
-}
-
-pub(crate) fn claim_json(reply: ClaimReply) -> Value {
-    match reply {
-        ClaimReply::Holding => json!({ "status": "holding" }),
-        ClaimReply::Waiting { holder } => {
-            json!({ "status": "waiting", "holder": holder.map(|h| h.to_string()) })
-        }
-        ClaimReply::Skipped { by, by_revision } => json!({
-            "status": "skipped",
-            "supersededBy": { "instanceId": by.as_str(), "revision": by_revision.as_str() },
-        }),
-        ClaimReply::TimedOut => json!({ "status": "timed_out" }),
-    }
-}
-
-pub(crate) fn inspection_json(view: &Inspection) -> Value {
-    use crate::serial_queue::EntryState;
-    json!({
-        "holder": view.holder.as_ref().map(|h| json!({
-            "instanceId": h.instance_id.as_str(),
-            "revision": h.revision.as_str(),
-            "heartbeatAt": match h.state { EntryState::Holding { heartbeat_at_ms } => heartbeat_at_ms, _ => 0 },
-        })),
-        "waiting": view.waiting.iter().map(|w| json!({
-            "instanceId": w.instance_id.as_str(), "revision": w.revision.as_str(), "enqueuedAt": w.enqueued_at_ms,
-        })).collect::<Vec<_>>(),
-        "recent": view.recent.iter().map(|r| {
-            let mut entry = json!({
-                "instanceId": r.instance_id.as_str(), "revision": r.revision.as_str(),
-                "outcome": r.state.name(), "finishedAt": r.state.finished_at_ms(),
-            });
-            if let EntryState::Superseded { by, by_revision, .. } = &r.state {
-                entry["supersededBy"] = json!({ "instanceId": by.as_str(), "revision": by_revision.as_str() });
-            }
-            entry
-        }).collect::<Vec<_>>(),
+/// A finished execution as `serialInspect`'s `recent` shows it.
+fn finished(entry: Entry) -> Option<SerialFinished> {
+    let (outcome, finished_at, superseded_by) = match entry.state {
+        EntryState::Waiting | EntryState::Holding { .. } => return None,
+        EntryState::Superseded {
+            by,
+            by_revision,
+            at_ms,
+        } => (
+            SerialOutcome::Superseded,
+            at_ms,
+            Some(Revisioned {
+                instance_id: by,
+                revision: by_revision,
+            }),
+        ),
+        EntryState::TimedOut { at_ms } => (SerialOutcome::TimedOut, at_ms, None),
+        EntryState::Released { at_ms, .. } => (SerialOutcome::Released, at_ms, None),
+        EntryState::Abandoned { at_ms } => (SerialOutcome::Abandoned, at_ms, None),
+    };
+    Some(SerialFinished {
+        instance_id: entry.instance_id,
+        revision: entry.revision,
+        outcome,
+        finished_at,
+        superseded_by,
     })
 }

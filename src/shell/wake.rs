@@ -21,7 +21,7 @@ use crate::limits::WAKE_ATTEMPTS_PER_CALL_MAX;
 use wasm_bindgen::JsValue;
 
 /// The turn event: its type (`TURN_EVENT_TYPE`) and payload.
-pub struct TurnEvent {
+pub struct Turn {
     pub event_type: String,
     pub payload: JsValue,
 }
@@ -41,7 +41,7 @@ pub trait Wakes {
 }
 
 /// Sends `id` the turn event while asking its status; returns its liveness.
-pub async fn send_turn(workflow: &Workflow, id: &InstanceId, event: &TurnEvent) -> Liveness {
+pub async fn send_turn(workflow: &Workflow, id: &InstanceId, event: &Turn) -> Liveness {
     let (liveness, sent) = futures_util::future::join(
         workflow.liveness(id.as_str()),
         workflow.send_to(id.as_str(), &event.event_type, &event.payload),
@@ -60,7 +60,7 @@ pub async fn send_turn(workflow: &Workflow, id: &InstanceId, event: &TurnEvent) 
 pub async fn first_alive<W: Wakes>(
     concept: &W,
     scope: Scope<'_>,
-    event: &TurnEvent,
+    event: &Turn,
     mut next: Option<InstanceId>,
 ) -> Result<Option<InstanceId>, JsValue> {
     for _ in 0..WAKE_ATTEMPTS_PER_CALL_MAX {
@@ -82,11 +82,7 @@ pub async fn first_alive<W: Wakes>(
 }
 
 /// Tells each of `ids` (up to the bound), the dead ones skipped by status.
-pub async fn each<W: Wakes>(
-    concept: &W,
-    event: &TurnEvent,
-    ids: &[InstanceId],
-) -> Result<(), JsValue> {
+pub async fn each<W: Wakes>(concept: &W, event: &Turn, ids: &[InstanceId]) -> Result<(), JsValue> {
     for id in ids.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
         send_turn(&concept.workflow(id)?, id, event).await;
     }
