@@ -1,8 +1,8 @@
 //! Waking Workflow instances with the turn event: the one wake path of the
 //! Coordinator and the serial queue.
 //!
-//! A wake is a status check and the turn event, sent together (a dead
-//! instance ignores the event, so a live one wakes a round trip sooner).
+//! A wake is the turn event, then a status check (a dead instance ignores
+//! the event, so sending it first costs nothing and wakes a live one sooner).
 //! Dead or alive is decided by the status, not by `sendEvent` failing:
 //! locally an event sent to a finished instance does not fail. A failed
 //! send to a live instance is only logged: events are hints, and the
@@ -14,7 +14,7 @@
 //! one found dead ([`Wakes::found_dead`]), which names the next to try.
 
 use super::decision_log::{self, Scope};
-use super::workflow::Workflow;
+use super::workflow::{liveness_of, Workflow};
 use crate::coordinator::Liveness;
 use crate::ident::InstanceId;
 use crate::limits::WAKE_ATTEMPTS_PER_CALL_MAX;
@@ -40,13 +40,17 @@ pub trait Wakes {
     async fn found_dead(&self, id: InstanceId) -> Result<Option<InstanceId>, JsValue>;
 }
 
-/// Sends `id` the turn event while asking its status; returns its liveness.
+/// Sends `id` the turn event, then asks its status; returns its liveness.
+/// The event goes first: it is what the woken instance waits for, and the
+/// instance's engine answers one call at a time, so a status query ahead
+/// of it would delay the wake-up. One handle serves both calls.
 pub async fn send_turn(workflow: &Workflow, id: &InstanceId, event: &Turn) -> Liveness {
-    let (liveness, sent) = futures_util::future::join(
-        workflow.liveness(id.as_str()),
-        workflow.send_to(id.as_str(), &event.event_type, &event.payload),
-    )
-    .await;
+    let instance = match workflow.instance(id.as_str()).await {
+        Ok(instance) => instance,
+        Err(error) => return liveness_of(Err(error)),
+    };
+    let sent = instance.send(&event.event_type, &event.payload).await;
+    let liveness = liveness_of(instance.current_status().await);
     if let (Err(error), Liveness::Alive | Liveness::Unknown) = (sent, liveness) {
         worker::console_warn!("baton: turn event to {id} failed: {error:?}");
     }
