@@ -41,9 +41,10 @@ pub trait Wakes {
 }
 
 /// Sends `id` the turn event, then asks its status; returns its liveness.
-/// The event goes first: it is what the woken instance waits for, and the
-/// instance's engine answers one call at a time, so a status query ahead
-/// of it would delay the wake-up. One handle serves both calls.
+/// The event goes first: it is what the woken instance waits for, and its
+/// engine answers one call at a time, so a status query ahead of the event
+/// (or beside it) would delay the wake-up; a dead instance ignores the
+/// event. One handle serves both calls.
 pub async fn send_turn(workflow: &Workflow, id: &InstanceId, event: &Turn) -> Liveness {
     let instance = match workflow.instance(id.as_str()).await {
         Ok(instance) => instance,
