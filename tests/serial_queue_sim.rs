@@ -617,8 +617,8 @@ impl Sim {
         self.actors.iter().any(|a| a.id == name && a.alive)
     }
 
-    /// A turn event, status-checked: a dead instance is not sent one. The
-    /// engine may lose it, or deliver it twice.
+    /// A turn event (the shell sends it, then checks the status): a dead
+    /// instance ignores it. The engine may lose it, or deliver it twice.
     fn send(&mut self, name: &str) {
         let Some(a) = self.actors.iter().position(|a| a.id == name) else {
             return;
