@@ -26,7 +26,7 @@
 //! and the system drains: every live instance must finish (run, skip, time
 //! out or lose its hold), and only a dead instance may still hold a group.
 //!
-//! `BATON_SIM_STEPS=n` sets the total step budget (default 300,000).
+//! `BATON_SIM_STEPS=n` sets the total step budget (default 150,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
 
 mod common;
@@ -42,13 +42,13 @@ use rusqlite::Connection;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Total scheduler steps per `cargo test` unless `BATON_SIM_STEPS` says otherwise.
-const SIM_STEPS_DEFAULT: u64 = 300_000;
+const SIM_STEPS_DEFAULT: u64 = 150_000;
 /// Steps with faults and arrivals per seed, before the drain.
 const FAULT_STEPS_PER_SEED: u64 = 3_000;
 /// A drain longer than this is a liveness failure.
 const DRAIN_STEPS_MAX: u64 = 50_000;
 const GROUPS: usize = 2;
-const INSTANCES_PER_SEED_MAX: usize = 60;
+const INSTANCES_PER_SEED_MAX: usize = 250;
 /// Short bounds, so expiries and timeouts happen within a seed.
 const TIMEOUTS: SerialTimeouts = SerialTimeouts {
     waiter_timeout_ms: 6_000,
