@@ -102,6 +102,14 @@ async function main() {
     },
     {
       id: "P2",
+      name: "serial hand-off, Baton vs a plain JS Worker over D1 with push (p50)",
+      measured: `Baton ${fmt(p2push.total.p50)} ms, JS ${fmt(p2push.js.total.p50)} ms (n=${p2push.total.n} each, alternating)`,
+      target: "Baton ≤ JS",
+      met: p2push.total.p50 <= p2push.js.total.p50,
+      used: p2push.total.p50 / p2push.js.total.p50,
+    },
+    {
+      id: "P2",
       name: "push vs poll-only baseline (mean / mean)",
       measured: `${fmt(speedup)}× (baseline mean ${fmt(p2base.total.mean / 1000)} s, n=${p2base.total.n}; push mean ${fmt(p2push.total.mean)} ms)`,
       target: `≥ ${TARGET.p2SpeedupMin}×`,
@@ -244,6 +252,14 @@ function describe(r) {
           `"holding" (Date.now() in workerd, as P1). With push: ${handoff.P2_PUSH_SAMPLES} samples, one after another:`,
         "",
         split(p2push),
+        "",
+        `The same queue written by hand as a plain JavaScript Worker over D1 with push (bench/js-queue.mjs: the ` +
+          `same table shape and replies, a conditional UPDATE per claim, one D1 batch per call, the release waking ` +
+          `the first waiter with sendEvent; without Baton's status checks, bounds and input checks), driven by the ` +
+          `same \`serialize\` through its own service binding, ${handoff.P2_PUSH_SAMPLES} samples alternating with ` +
+          `Baton's above:`,
+        "",
+        split(p2push.js),
         "",
         `Baseline: a second Miniflare with \`SERIAL_PUSH = "off"\` (poll only, default interval), in the same run. ` +
           `Each hand-off waits for the waiter's next poll, so only ${handoff.P2_BASELINE_SAMPLES} samples, run at once ` +

@@ -62,7 +62,7 @@ function timedSerial(baton, times) {
 }
 
 /**
- * payload: { mode: "key", key } or { mode: "serial", group, revision }, and
+ * payload: { mode: "key", key } or { mode: "serial", group, revision, queue? }, and
  * `waitForFinish` to hold until a "finish" event. Output: the times above
  * plus `enterAt`, the start of the first step after the grant.
  *
@@ -83,8 +83,10 @@ export class BenchWorkflow extends WorkflowEntrypoint {
       const coordinator = timedCoordinator(this.env.COORDINATOR, times);
       await withKey(step, coordinator, event.payload.key, event.instanceId, body, options);
     } else if (mode === "serial") {
-      const { group, revision } = event.payload;
-      await serialize(step, timedSerial(this.env.BATON, times), { group, revision }, event.instanceId, body, options);
+      // `queue: "js"`: P2's baseline, the same queue in a plain JS Worker.
+      const { group, revision, queue } = event.payload;
+      const service = queue === "js" ? this.env.JS_QUEUE : this.env.BATON;
+      await serialize(step, timedSerial(service, times), { group, revision }, event.instanceId, body, options);
     } else if (mode === "floor") {
       const stub = this.env.COORDINATOR.get(this.env.COORDINATOR.idFromName(event.payload.key));
       await step.waitForEvent("ping", { type: "ping", timeout: "1 hour" });
@@ -286,7 +288,7 @@ export default {
         case "/rpc":
           return json({ value: await coordinator(env, body.key)[body.method](...body.args) });
         case "/serial":
-          return json({ value: await env.BATON[body.method](...body.args) });
+          return json({ value: await env[body.binding ?? "BATON"][body.method](...body.args) });
         case "/create":
           await env.BENCH_WF.create({ id: body.id, params: body.params });
           return json({ created: body.id });

@@ -78,6 +78,7 @@ export interface SerializeOptions {
   heartbeatInterval?: number;
   /** Most claims before giving up with SerialQueueTimedOut (default 240). */
   maxPolls?: number;
+  /** The turn event's type: must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
   turnEventType?: string;
   stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
 }

@@ -6,6 +6,7 @@
 //! - [`gate`]: running a synchronous decision under the object's input gate.
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
+//! - [`wake`]: the turn event with its status check, and the skip-dead chain.
 //! - [`coordinator_object`]: the `Coordinator` Durable Object's logic.
 //! - [`stub`]: calling a Durable Object's method through its stub.
 //! - [`coordinator_service`]: the Coordinator through the Worker (contract
@@ -31,4 +32,5 @@ pub mod runs_service;
 pub mod serial_queue_d1;
 pub mod sqlite;
 pub mod stub;
+pub mod wake;
 pub mod workflow;

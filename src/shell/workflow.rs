@@ -118,12 +118,7 @@ impl Workflow {
             let instance = self.instance(id).await?;
             instance.current_status().await
         };
-        match status.await {
-            Ok(status) if status.is_dead() => Liveness::Dead,
-            Ok(_) => Liveness::Alive,
-            Err(error) if is_not_found(&error) => Liveness::Dead,
-            Err(_) => Liveness::Unknown,
-        }
+        liveness_of(status.await)
     }
 }
 
@@ -173,6 +168,17 @@ impl WorkflowInstance {
     pub async fn stop(&self) -> Result<(), JsValue> {
         JsFuture::from(self.terminate()?).await?;
         Ok(())
+    }
+}
+
+/// Alive or dead by a status query's result. Not found is dead (the
+/// contract's rule); any other failure is `Unknown`.
+pub fn liveness_of(status: Result<InstanceStatus, JsValue>) -> Liveness {
+    match status {
+        Ok(status) if status.is_dead() => Liveness::Dead,
+        Ok(_) => Liveness::Alive,
+        Err(error) if is_not_found(&error) => Liveness::Dead,
+        Err(_) => Liveness::Unknown,
     }
 }
 
