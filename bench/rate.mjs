@@ -1,4 +1,4 @@
-// R1–R3: the rate limiter's acquire, timed inside the bench Worker
+// L1–L3: the rate limiter's acquire, timed inside the bench Worker
 // (bench/worker.mjs, /bench/rate-acquires) against two baselines in the same
 // Miniflare (bench/rate-baselines.mjs), and its cost with many live grants.
 // `node bench/rate.mjs` runs these alone against the current build.
@@ -21,7 +21,7 @@ export const OPEN_RULES = [
 export const CONFIGS = { example: EXAMPLE_RULES, open: OPEN_RULES };
 export const TARGETS = ["baton", "js", "fixed"];
 
-/** R3: live grants compared, rounds (sizes interleaved), acquires per timed batch. */
+/** L3: live grants compared, rounds (sizes interleaved), acquires per timed batch. */
 export const COST_SMALL = 10;
 export const COST_LARGE = 10_000;
 export const COST_ROUNDS = 20;
@@ -33,7 +33,7 @@ const FILL_CHUNK = 2_500;
 const acquires = (b, target, bucket, rules, calls) =>
   b.call("/bench/rate-acquires", { target, bucket, rules, calls });
 
-/** R1, R2: acquire calls per second on one bucket, per rule set and limiter. */
+/** L1, L2: acquire calls per second on one bucket, per rule set and limiter. */
 export async function throughput(b) {
   const perSecond = {};
   for (const config of Object.keys(CONFIGS)) {
@@ -73,7 +73,7 @@ async function fill(b, bucket, count) {
   return performance.now() - started;
 }
 
-/** R3: per-acquire time and storage work with 10,000 live grants over with 10. */
+/** L3: per-acquire time and storage work with 10,000 live grants over with 10. */
 export async function cost(b) {
   const sizes = [COST_SMALL, COST_LARGE];
   const buckets = Object.fromEntries(sizes.map((n) => [n, `rate-cost-${n}`]));
@@ -85,7 +85,7 @@ export async function cost(b) {
   for (let round = -1; round < COST_ROUNDS; round++) {
     for (const n of round % 2 ? sizes : [...sizes].reverse()) {
       const r = await acquires(b, "baton", buckets[n], COST_RULES, COST_BATCH);
-      if (r.granted !== COST_BATCH) throw new Error(`r3: ${COST_BATCH - r.granted} acquires not granted`);
+      if (r.granted !== COST_BATCH) throw new Error(`l3: ${COST_BATCH - r.granted} acquires not granted`);
       if (round >= 0) {
         perCall[n].push(r.elapsedMs / COST_BATCH);
         work[n].reads.push((r.work.reads - last[n].reads) / COST_BATCH);
@@ -116,7 +116,7 @@ export function section(rate, rateCost) {
     );
   });
   return {
-    title: "R1–R3: rate limits",
+    title: "L1–L3: rate limits",
     text: [
       `A Worker route calls \`acquire(bucket, { rules })\` ${RATE_CALLS} times in a row through one bucket's stub, ` +
         `awaiting each, and times the loop with Date.now(); ${RATE_RUNS} runs after a warm-up, the limiters' order ` +
@@ -131,7 +131,7 @@ export function section(rate, rateCost) {
       "|---|---|---|---|---|---|",
       ...rows,
       "",
-      `R3: two buckets under one rule (100,000 a day): one filled with ${COST_SMALL} grants, one with ` +
+      `L3: two buckets under one rule (100,000 a day): one filled with ${COST_SMALL} grants, one with ` +
         `${COST_LARGE.toLocaleString("en")} (one acquire each, ${fmt(rateCost.fillMs / 1000)} s), all live. ` +
         `${COST_ROUNDS} rounds after a warm-up, sizes alternating first; per round ${COST_BATCH} granted acquires ` +
         `on each, timed as a whole. The figure is the ratio of the medians.`,
@@ -144,14 +144,14 @@ export function section(rate, rateCost) {
   };
 }
 
-/** Why R1 missed, from what the runs measured. */
+/** Why L1 missed, from what the runs measured. */
 export function explainRate(rate) {
   const lines = Object.keys(CONFIGS).map((c) => {
     const s = rate.summaries[c];
     return `${c}: Baton ${fmt(s.baton.p50)}, plain JS ${fmt(s.js.p50)}, fixed window ${fmt(s.fixed.p50)} calls/s`;
   });
   return (
-    `${lines.join("; ")}. Baton's acquire is a constant number of indexed statements (R3 counts them for a ` +
+    `${lines.join("; ")}. Baton's acquire is a constant number of indexed statements (L3 counts them for a ` +
     `grant; a refusal writes nothing), plus decoding the request in WASM and a ` +
     `turn under blockConcurrencyWhile. The plain JS limiter's cost grows with the grants in its windows (it sums ` +
     `them): it is cheap when a window holds few grants (the README's limits, where most calls are refused and ` +
@@ -162,7 +162,7 @@ export function explainRate(rate) {
   );
 }
 
-/** Why R3 missed. */
+/** Why L3 missed. */
 export function explainRateCost(rateCost) {
   return (
     `Storage statements per acquire: ${fmt(rateCost.work[COST_SMALL].reads)} reads with ${COST_SMALL} grants, ` +
@@ -176,7 +176,7 @@ export function explainRateCost(rateCost) {
 export function figures(rate, rateCost, target) {
   return [
     {
-      id: "R1",
+      id: "L1",
       name: "rate acquire calls/s on one bucket, Baton / plain JS exact window over SQLite (worse of two rule sets)",
       measured: Object.keys(CONFIGS)
         .map((c) => `${c}: ${fmt(rate.vsJs[c])}× (${fmt(rate.summaries[c].baton.p50)} vs ${fmt(rate.summaries[c].js.p50)} calls/s)`)
@@ -186,7 +186,7 @@ export function figures(rate, rateCost, target) {
       used: target.rateVsJsMin / Math.min(...Object.values(rate.vsJs)),
     },
     {
-      id: "R2",
+      id: "L2",
       name: "the same, Baton / the seed's in-memory fixed window",
       measured: Object.keys(CONFIGS)
         .map((c) => `${c}: ${fmt(rate.vsFixed[c])}× (${fmt(rate.summaries[c].fixed.p50)} calls/s)`)
@@ -195,7 +195,7 @@ export function figures(rate, rateCost, target) {
       met: null,
     },
     {
-      id: "R3",
+      id: "L3",
       name: `acquire with ${COST_LARGE.toLocaleString("en")} live grants / with ${COST_SMALL}`,
       measured: `${fmt(rateCost.ratio)} (${fmt(rateCost.per[COST_LARGE].p50)} ms / ${fmt(rateCost.per[COST_SMALL].p50)} ms)`,
       target: `≤ ${target.rateCostRatioMax}`,
@@ -205,7 +205,7 @@ export function figures(rate, rateCost, target) {
   ];
 }
 
-// Alone: `node bench/rate.mjs` (after a build) prints R1–R3.
+// Alone: `node bench/rate.mjs` (after a build) prints L1–L3.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { startBench } = await import("./miniflare.mjs");
   const { printFigure } = await import("./report.mjs");

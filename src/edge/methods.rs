@@ -8,6 +8,7 @@
 use super::coordinator;
 use super::http::Operation;
 use super::rate;
+use super::runs;
 use super::serial;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
@@ -50,7 +51,8 @@ impl Method {
 }
 
 use coordinator as c;
-use rate as r;
+use rate as rl;
+use runs as r;
 use serial as s;
 use Operation::*;
 
@@ -67,8 +69,13 @@ pub const METHODS: &[Method] = &[
     method::<s::GroupMember, s::HeartbeatReply>("serialHeartbeat", Some(GroupHeartbeat)),
     method::<s::GroupMember, s::SerialReleaseReply>("serialRelease", Some(GroupRelease)),
     method::<s::SerialInspect, s::SerialInspection>("serialInspect", Some(GroupInspect)),
-    method::<r::RateAcquire, r::RateAcquireReply>("rateAcquire", Some(BucketAcquire)),
-    method::<r::RatePenalize, r::RatePenalizeReply>("ratePenalize", Some(BucketPenalize)),
-    method::<r::RateRefund, r::RateRefundReply>("rateRefund", Some(BucketRefund)),
-    method::<r::RateInspect, r::RateInspection>("rateInspect", Some(BucketInspect)),
+    method::<rl::RateAcquire, rl::RateAcquireReply>("rateAcquire", Some(BucketAcquire)),
+    method::<rl::RatePenalize, rl::RatePenalizeReply>("ratePenalize", Some(BucketPenalize)),
+    method::<rl::RateRefund, rl::RateRefundReply>("rateRefund", Some(BucketRefund)),
+    method::<rl::RateInspect, rl::RateInspection>("rateInspect", Some(BucketInspect)),
+    method::<r::RunClaim, r::RunClaimReply>("runClaim", Some(RunClaim)),
+    method::<r::RunComplete, r::RunCompleteReply>("runComplete", Some(RunComplete)),
+    method::<r::RunAwait, r::RunView>("runAwait", Some(RunAwait)),
+    method::<r::RunAppend, r::RunAppendReply>("runAppend", Some(RunAppend)),
+    method::<r::RunEvents, r::RunEventsReply>("runEvents", Some(RunEvents)),
 ];

@@ -55,6 +55,12 @@ const API_ROUTES = [
   ["POST", "/v1/buckets/{bucket}/penalize", { cooldownMs: 1 }],
   ["POST", "/v1/buckets/{bucket}/refund", { permits: 1 }],
   ["GET", "/v1/buckets/{bucket}", undefined],
+  // In this order, so that `probe` holds the run key when it appends.
+  ["POST", "/v1/runs/{key}/claim", { instanceId: "probe" }],
+  ["POST", "/v1/runs/{key}/complete", { instanceId: "probe", result: { ok: true } }],
+  ["POST", "/v1/runs/{key}/await", { timeoutMs: 0 }],
+  ["POST", "/v1/runs/{key}/append", { instanceId: "probe", type: "probed" }],
+  ["POST", "/v1/runs/{key}/events", {}],
 ];
 
 // A bucket route takes the group's name: both are identifiers of the same rules.
