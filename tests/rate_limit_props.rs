@@ -12,7 +12,10 @@
 //! - `waitMs` is exact: the first time an acquire of one permit would pass;
 //! - penalties are never shortened;
 //! - refunds take back only permits granted, newest first, from grants still
-//!   inside some rule's window, and say how many.
+//!   inside some rule's window, and say how many;
+//! - a bucket that is named more rule ids than it has slots reuses a slot
+//!   only when no kept grant counts for its rule, and otherwise refuses the
+//!   call (`rules`) without changing anything.
 //!
 //! `BATON_SIM_SEED=<n>` replays one seed; `BATON_SIM_STEPS` makes sequences
 //! longer. A failure prints its seed.
@@ -20,6 +23,7 @@
 mod common;
 
 use baton::coordinator::{SqlExec, SqlValue};
+use baton::limits::RATE_RULE_SLOTS;
 use baton::rate_limit::{
     acquire, assert_invariants, inspect, migrate, penalize, refund, AcquireReply, Inspection,
     MemoryRateStore, Rule, RuleSet, SqlRateStore,
@@ -163,6 +167,10 @@ struct Model {
     max_window: u64,
     horizon: u64,
     cooldown_until: u64,
+    /// The rule id in each of the bucket's slots.
+    slots: Vec<Option<String>>,
+    /// Every rule id's values as last given, forgotten or not.
+    values_seen: BTreeMap<String, (u64, u64)>,
 }
 
 impl Model {
@@ -195,18 +203,64 @@ impl Model {
             .expect("every grant leaves its window")
     }
 
-    fn acquire(&mut self, now: u64, rules: &[(String, u64, u64)], permits: u64) -> AcquireReply {
+    /// `None` when the bucket has no slot for a new rule id (the refusal
+    /// changes nothing).
+    fn acquire(
+        &mut self,
+        now: u64,
+        rules: &[(String, u64, u64)],
+        permits: u64,
+    ) -> Option<AcquireReply> {
         let call_max = rules.iter().map(|r| r.2).max().unwrap();
+        let mut horizon = self.horizon;
         if call_max > self.max_window && self.max_window > 0 {
-            self.horizon = self.horizon.max((now + 1).saturating_sub(self.max_window));
+            horizon = horizon.max((now + 1).saturating_sub(self.max_window));
         }
-        self.max_window = self.max_window.max(call_max);
+        let max_window = self.max_window.max(call_max);
+        // Slots, as the store's policy assigns them: a remembered id keeps
+        // its slot; a new one takes the lowest free slot, then the lowest
+        // slot whose rule (not named in the call) has no permit granted at
+        // or after the start of what is kept.
+        let kept_from = horizon.max((now + 1).saturating_sub(max_window));
+        let mut slots = self.slots.clone();
+        let named: BTreeSet<&String> = rules.iter().map(|r| &r.0).collect();
+        let reusable: Vec<usize> = (0..slots.len())
+            .filter(|&i| {
+                slots[i].as_ref().is_some_and(|id| {
+                    !named.contains(id)
+                        && !self
+                            .grants
+                            .iter()
+                            .any(|g| g.permits > 0 && g.at >= kept_from && g.rules.contains(id))
+                })
+            })
+            .collect();
+        let free: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].is_none()).collect();
+        let mut free = free.into_iter();
+        let mut reusable = reusable.into_iter();
+        let mut forgotten = Vec::new();
+        for (id, _, _) in rules {
+            if slots.iter().any(|s| s.as_ref() == Some(id)) {
+                continue;
+            }
+            let slot = free.next().or_else(|| reusable.next())?;
+            forgotten.extend(slots[slot].replace(id.clone()));
+        }
+        // Only now that every id has a slot does anything change.
+        for old in forgotten {
+            self.rules.remove(&old);
+        }
+        self.slots = slots;
+        self.horizon = horizon;
+        self.max_window = max_window;
         for (id, limit, window) in rules {
-            if let Some(&old) = self.rules.get(id) {
+            // Against the values last seen, also for an id forgotten since.
+            if let Some(&old) = self.values_seen.get(id) {
                 if old != (*limit, *window) {
                     self.changed.insert(id.clone());
                 }
             }
+            self.values_seen.insert(id.clone(), (*limit, *window));
             self.rules.insert(id.clone(), (*limit, *window));
         }
         let cooling = now < self.cooldown_until;
@@ -226,10 +280,10 @@ impl Model {
             for (id, limit, _) in rules {
                 assert!(self.used(id, now) <= *limit, "{id} over its limit at {now}");
             }
-            return AcquireReply {
+            return Some(AcquireReply {
                 granted: granted as u32,
                 wait_ms: 0,
-            };
+            });
         }
         let mut at = if cooling { self.cooldown_until } else { now };
         for (id, _, _) in rules {
@@ -252,10 +306,10 @@ impl Model {
         for (id, limit, _) in rules {
             assert!(self.used(id, at) < *limit);
         }
-        AcquireReply {
+        Some(AcquireReply {
             granted: 0,
             wait_ms: at - now,
-        }
+        })
     }
 
     fn penalize(&mut self, now: u64, cooldown: u64) -> u64 {
@@ -273,10 +327,15 @@ impl Model {
             if remaining == 0 || g.at < kept_from {
                 break;
             }
-            let live = g.rules.iter().any(|r| {
-                let (_, window) = self.rules[r];
-                g.at >= (now + 1).saturating_sub(window).max(self.horizon)
-            });
+            // A forgotten rule's grants all lie before what is kept.
+            let live = g
+                .rules
+                .iter()
+                .filter(|r| self.rules.contains_key(*r))
+                .any(|r| {
+                    let (_, window) = self.rules[r];
+                    g.at >= (now + 1).saturating_sub(window).max(self.horizon)
+                });
             if live {
                 let take = remaining.min(g.permits);
                 g.permits -= take;
@@ -359,7 +418,13 @@ struct Pool {
 }
 
 fn pool(rng: &mut Rng) -> Pool {
-    let count = rng.range(1, 10) as usize;
+    // One sequence in four names more rule ids than a bucket remembers, so
+    // slots are reused (and calls refused when none can be).
+    let count = if rng.percent(25) {
+        rng.range(17, 24)
+    } else {
+        rng.range(1, 10)
+    } as usize;
     // Short windows and small limits so that rules fill, free and overlap.
     let long = rng.percent(20);
     let rules: Vec<(String, u64, u64)> = (0..count)
@@ -382,7 +447,11 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
     let mut pool = pool(&mut rng);
     let db = Db::migrated();
     let mut mem = MemoryRateStore::default();
-    let mut model = Model::default();
+    let mut model = Model {
+        slots: vec![None; RATE_RULE_SLOTS],
+        ..Model::default()
+    };
+    let mut refusals = 0;
     let mut now: u64 = rng.range(0, 1_000_000);
     let mut last_cooldown = 0;
     let change_values = rng.percent(25);
@@ -422,13 +491,25 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                 let permits = if rng.percent(70) { 1 } else { rng.range(1, 15) };
                 let set = rule_set(&chosen);
                 let expected = model.acquire(now, &chosen, permits);
-                let from_mem = acquire(&mut mem, now, &set, permits as u32).unwrap();
-                let from_sql = acquire(&mut sql, now, &set, permits as u32).unwrap();
-                assert_eq!(
-                    from_mem, expected,
-                    "memory store, step {step}, acquire {chosen:?} x{permits} at {now}"
-                );
-                assert_eq!(from_sql, expected, "SQL store, step {step}");
+                let before = format!("{mem:?}");
+                let from_mem = acquire(&mut mem, now, &set, permits as u32);
+                let from_sql = acquire(&mut sql, now, &set, permits as u32);
+                match expected {
+                    Some(expected) => {
+                        assert_eq!(
+                            from_mem,
+                            Ok(expected),
+                            "memory store, step {step}, acquire {chosen:?} x{permits} at {now}"
+                        );
+                        assert_eq!(from_sql, Ok(expected), "SQL store, step {step}");
+                    }
+                    None => {
+                        refusals += 1;
+                        assert_eq!(from_mem.map_err(|e| e.field()), Err("rules"), "step {step}");
+                        assert_eq!(from_sql.map_err(|e| e.field()), Err("rules"), "step {step}");
+                        assert_eq!(format!("{mem:?}"), before, "a refusal changed the store");
+                    }
+                }
             }
             70..=74 => {
                 let cooldown = rng.range(1, pool.max_window * 2);
@@ -474,6 +555,11 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
         assert_invariants(&SqlRateStore::new(&db, "bucket"));
     }
     model.check_intervals();
+    REFUSED_FOR_SLOTS.fetch_add(refusals, std::sync::atomic::Ordering::Relaxed);
+    SEQUENCES_REUSING_SLOTS.fetch_add(
+        u64::from(model.values_seen.len() > RATE_RULE_SLOTS),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     assert_eq!(
         db.scans.borrow().as_slice(),
         &[] as &[String],
@@ -481,6 +567,11 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
     );
     model.grants.len()
 }
+
+/// Acquires refused because no rule slot could be reused, over all sequences.
+static REFUSED_FOR_SLOTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Sequences that named more rule ids than a bucket has slots.
+static SEQUENCES_REUSING_SLOTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().map(|v| {
@@ -508,8 +599,11 @@ fn random_sequences_match_the_brute_force_model_on_both_stores() {
             }
         }
     }
+    let refused = REFUSED_FOR_SLOTS.load(std::sync::atomic::Ordering::Relaxed);
+    let reusing = SEQUENCES_REUSING_SLOTS.load(std::sync::atomic::Ordering::Relaxed);
     eprintln!(
-        "{} sequences of {steps} steps, {grants} grants, checked",
+        "{} sequences of {steps} steps, {grants} grants; {reusing} sequences reused rule slots, \
+         {refused} acquires refused for want of one",
         seeds.len()
     );
     assert!(
