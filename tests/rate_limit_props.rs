@@ -606,8 +606,9 @@ fn random_sequences_match_the_brute_force_model_on_both_stores() {
          {refused} acquires refused for want of one",
         seeds.len()
     );
+    // The full run must exercise grants at scale (a replayed seed is one sequence).
     assert!(
-        grants > 10_000,
+        seeds.len() == 1 || grants > 10_000,
         "the sequences should grant often ({grants})"
     );
 }
