@@ -101,6 +101,27 @@ impl InputHash {
     }
 }
 
+/// The name of a Workflow binding of Baton's Worker (`options.workflow`).
+/// Whether the Worker has such a binding is a question of configuration,
+/// answered by the shell.
+// A stand-in until the edge's validated `WorkflowName` lands on main.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkflowName(String);
+
+impl WorkflowName {
+    /// The value as a `WorkflowName`, or why it is not one.
+    pub fn new(value: String) -> Result<WorkflowName, String> {
+        if value.is_empty() {
+            return Err("must not be empty".into());
+        }
+        Ok(WorkflowName(value))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 macro_rules! display_as_str {
     ($($t:ty),*) => {$(
         impl fmt::Display for $t {
@@ -110,7 +131,7 @@ macro_rules! display_as_str {
         }
     )*};
 }
-display_as_str!(Ident, InstanceId, InputHash);
+display_as_str!(Ident, InstanceId, InputHash, WorkflowName);
 
 #[cfg(test)]
 mod tests {

@@ -95,3 +95,32 @@ pub const TOKEN_COMPARE_BYTES_MIN: usize = 256;
 /// unknown method) echoed back in an error message: enough to recognise
 /// it, not enough to turn an error reply into an amplifier.
 pub const HTTP_ECHO_CHARS_MAX: usize = 64;
+
+// --- edge ---
+
+/// Most holders one key may have at once (`options.limit`): the contract's
+/// bound. Each holder is a live Workflow instance the object checks on its
+/// alarm, so the bound also caps one alarm's status calls per key.
+pub const HOLDERS_PER_KEY_MAX: u32 = 1_000;
+
+// --- coordinator: several Workflows, N holders, late creates (§1a) ---
+
+/// Default `ENQUEUE_GRACE_MS` (contract default): how long after its enqueue
+/// an instance the Workflow binding cannot find is taken to be "not created
+/// yet" rather than dead. A minute covers a creator's `create` call with
+/// retries; it is also the longest a creator that crashed between enqueue
+/// and create can stall a key.
+pub const ENQUEUE_GRACE_MS_DEFAULT: u64 = 60_000;
+
+/// Longest `ENQUEUE_GRACE_MS` accepted from configuration (one hour): a
+/// crashed creator stalls the key for up to the grace, so a longer one
+/// trades recovery for nothing a creator needs.
+pub const ENQUEUE_GRACE_MS_MAX: u64 = 3_600_000;
+
+/// Most holders of one key the holder-check alarm asks about per run, the
+/// least recently checked first, so that every holder is reached within
+/// `limit / 15` alarms. Each is a Workflow status call (a subrequest), and
+/// 15 per key times [`KEYS_CHECKED_PER_ALARM_MAX`] keys (960) stays within
+/// one invocation's subrequest budget of 1,000 (and one object normally
+/// serves one key).
+pub const HOLDER_CHECKS_PER_TICK_MAX: u32 = 15;
