@@ -510,7 +510,7 @@ fn random_options(rng: &mut Rng) -> Options {
     Options {
         workflow: rng
             .percent(40)
-            .then(|| workflow(*rng.pick(&["WF_A", "WF_B"]))),
+            .then(|| workflow(rng.pick::<&str>(&["WF_A", "WF_B"]))),
         limit: rng.percent(20).then(|| rng.range(1, 4) as u32),
     }
 }
@@ -730,10 +730,7 @@ fn v1_database_upgrades_and_reads_back() {
     assert_eq!(stored_version(&db), schema::CURRENT_VERSION);
 
     let main = SqlKeyStore::new(&db, "repo/main");
-    assert_eq!(
-        main.holders(),
-        [v1_holder("deploy-100", 1_700_000_000_000)]
-    );
+    assert_eq!(main.holders(), [v1_holder("deploy-100", 1_700_000_000_000)]);
     assert_eq!(main.limit(), 1);
     let main_queue = vec![
         waiter("deploy-101", 1_700_000_001_000),
@@ -886,7 +883,10 @@ fn decisions_work_on_an_upgraded_v1_database() {
     // A dead v1 holder loses the key to its first waiter, who is the caller.
     let mut release_key = SqlKeyStore::new(&db, "it's/release");
     let step = acquire(&mut release_key, now, &acquiring(&id("rel_8")));
-    let Ok(AcquireStep::Check { holder: checked, .. }) = step else {
+    let Ok(AcquireStep::Check {
+        holder: checked, ..
+    }) = step
+    else {
         panic!("expected a holder check, got {step:?}");
     };
     assert_eq!(checked.id, id("rel_7"));
@@ -1090,7 +1090,10 @@ fn flat_scenarios() -> Vec<Scenario> {
             format!("{:?}", enqueue(s, T, &plain("late", false, None)))
         }),
         ("enqueue (plain, with hash)", |s| {
-            format!("{:?}", enqueue(s, T, &plain("late-hashed", false, Some("h3"))))
+            format!(
+                "{:?}",
+                enqueue(s, T, &plain("late-hashed", false, Some("h3")))
+            )
         }),
         ("enqueue (already waiting)", |s| {
             format!("{:?}", enqueue(s, T, &plain("w5", false, None)))
@@ -1177,16 +1180,19 @@ fn flat_scenarios() -> Vec<Scenario> {
                 )
             })
         }),
-        ("acquire (raises the limit: slots to the waiters ahead)", |s| {
-            let r = AcquireRequest {
-                id: id("newcomer"),
-                options: Options {
-                    workflow: None,
-                    limit: Some(4),
-                },
-            };
-            format!("{:?}", acquire(s, T + 5, &r))
-        }),
+        (
+            "acquire (raises the limit: slots to the waiters ahead)",
+            |s| {
+                let r = AcquireRequest {
+                    id: id("newcomer"),
+                    options: Options {
+                        workflow: None,
+                        limit: Some(4),
+                    },
+                };
+                format!("{:?}", acquire(s, T + 5, &r))
+            },
+        ),
     ]
 }
 
@@ -1316,9 +1322,13 @@ type Call = (&'static str, bool, fn(&mut SqlKeyStore<'_, Db>));
 
 const CALLS: &[Call] = &[
     ("member", false, |s| _ = s.member(&id("w3"))),
-    ("counts", false, |s| _ = SqlKeyStore::new(s_db(s), "k").limit()),
+    ("counts", false, |s| {
+        _ = SqlKeyStore::new(s_db(s), "k").limit()
+    }),
     ("holders", false, |s| _ = s.holders()),
-    ("holders_to_check (waiters)", false, |s| _ = s.holders_to_check(3)),
+    ("holders_to_check (waiters)", false, |s| {
+        _ = s.holders_to_check(3)
+    }),
     ("first_waiters", false, |s| _ = s.first_waiters(3)),
     ("first_waiter_with_hash", false, |s| {
         _ = s.first_waiter_with_hash(&hash("h2"))
@@ -1528,4 +1538,3 @@ fn counting_and_forgetting_superseded_ids_is_flat_in_how_many_are_remembered() {
     assert_eq!(store.superseded_count(), 3);
     assert!(store.is_superseded(&id("w9999")) && !store.is_superseded(&id("w9996")));
 }
-

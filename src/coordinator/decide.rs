@@ -20,8 +20,7 @@ use super::state::{Holder, HolderState, KeyStore, Liveness, Member, Waiter};
 use crate::error::BatonError;
 use crate::ident::{InputHash, InstanceId, WorkflowName};
 use crate::limits::{
-    HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, SUPERSEDED_REMEMBERED_MAX,
-    WAITERS_PER_KEY_MAX,
+    HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, SUPERSEDED_REMEMBERED_MAX, WAITERS_PER_KEY_MAX,
 };
 
 /// The options of `enqueue` and `acquire` (contract §1a), validated at the
@@ -87,7 +86,10 @@ pub enum AcquireStep {
     /// The caller waits: find out whether `holder` (this snapshot) is dead,
     /// then call [`acquire_after_check`]. `wake` were handed free slots
     /// ahead of the caller and must be woken meanwhile.
-    Check { holder: Holder, wake: Vec<Holder> },
+    Check {
+        holder: Holder,
+        wake: Vec<Holder>,
+    },
 }
 
 fn check_room(store: &impl KeyStore) -> Result<(), BatonError> {
@@ -281,12 +283,14 @@ pub fn acquire_after_check(
     let mut wake = Vec::new();
     apply_check(store, now_ms, grace_ms, checked, liveness, &mut wake);
     let member = store.member(&request.id);
-    let reply = take_slot(store, now_ms, request, member, &mut wake).unwrap_or_else(|| {
-        // Normally registered in the first phase; if it left the queue
-        // between phases and the key is full, it stays out and its next
-        // re-check tries again, rather than failing a call that was valid.
-        AcquireReply::Pending
-    });
+    // Normally registered in the first phase; if it left the queue between
+    // phases and the key is full, it stays out and its next re-check tries
+    // again, rather than failing a call that was valid.
+    let reply =
+        take_slot(store, now_ms, request, member, &mut wake).unwrap_or(AcquireReply::Pending);
+    // A slot freed by the check goes on even when the caller needed none
+    // (it holds one already, or was superseded).
+    fill_slots(store, now_ms, &mut wake);
     wake.retain(|h| h.id != request.id);
     Decided { reply, wake }
 }
@@ -410,7 +414,8 @@ fn apply_check(
         }
         return;
     }
-    if holder.state == HolderState::Handed && matches!(liveness, Liveness::Alive | Liveness::Unknown)
+    if holder.state == HolderState::Handed
+        && matches!(liveness, Liveness::Alive | Liveness::Unknown)
     {
         wake.push(holder);
     }

@@ -210,8 +210,7 @@ fn state_value(state: HolderState) -> SqlValue {
 }
 
 fn workflow_from(value: &SqlValue) -> Option<WorkflowName> {
-    optional_text(value)
-        .map(|name| WorkflowName::new(name).expect("stored workflow name is valid"))
+    optional_text(value).map(|name| WorkflowName::new(name).expect("stored workflow name is valid"))
 }
 
 fn workflow_value(workflow: Option<&WorkflowName>) -> SqlValue {
@@ -347,7 +346,10 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
                 "SELECT {HOLDER_COLUMNS} FROM coordinator_holders \
                  WHERE key = ?1 ORDER BY seq LIMIT ?2"
             ),
-            &[self.key(), SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX))],
+            &[
+                self.key(),
+                SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
+            ],
         )
         .iter()
         .map(|row| holder_from_row(row))
