@@ -98,6 +98,11 @@ pub const HTTP_ECHO_CHARS_MAX: usize = 64;
 
 // --- edge ---
 
+/// Longest Workflow binding name in `options.workflow`, in characters. A
+/// binding name is a JS identifier in wrangler's config; 64 is far beyond
+/// any real one and keeps a refused name short in the error and the logs.
+pub const WORKFLOW_NAME_CHARS_MAX: usize = 64;
+
 /// Most holders one key may have at once (`options.limit`): the contract's
 /// bound. Each holder is a live Workflow instance the object checks on its
 /// alarm, so the bound also caps one alarm's status calls per key.

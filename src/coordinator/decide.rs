@@ -506,8 +506,8 @@ pub fn tick_after_check(
 }
 
 /// Broken-invariant checks on the key's counts, cheap enough to run after
-/// every decision in the shell: they read only what the decision loaded.
-/// Panics on violation.
+/// every decision of the shell, in release builds too: they read only what
+/// the decision loaded. Panics on violation.
 pub fn assert_invariants(store: &impl KeyStore) {
     let (limit, holders, handed) = (store.limit(), store.holder_count(), store.handed_count());
     assert!((1..=HOLDERS_PER_KEY_MAX).contains(&limit), "limit {limit}");

@@ -1,6 +1,7 @@
 //! The `Coordinator` Durable Object: the shell around `crate::coordinator`.
 //!
-//! Every entry point runs in the same order: parse the arguments, then a
+//! Every entry point runs in the same order: decode the request object
+//! (`crate::edge`), then a
 //! decision under the gate (read, decide and write in one synchronous turn),
 //! then the alarm, then whatever the decision asked for outside the gate (a
 //! status check, a turn event, terminations), whose result re-enters through
@@ -9,26 +10,33 @@
 //!
 //! JS callers reach these methods through the `Coordinator` class in
 //! `js/worker.mjs`, which extends `DurableObject` (workerd refuses RPC to a
-//! class that does not) and only delegates here.
+//! class that does not) and only turns the contract's positional arguments
+//! into the request object each method here takes.
 
-use super::args::{self, now_ms, to_js};
 use super::config::CoordinatorConfig;
 use super::decision_log::{self, Scope};
 use super::gate::under_gate;
+use super::js::{self, now_ms, to_js};
 use super::sqlite::ObjectSql;
 use super::workflow::Workflow;
 use crate::coordinator::{
-    self, migrate, AcquireReply, AcquireStep, EnqueueRequest, EnqueueStep, KeyStore, Liveness,
-    SqlKeyStore, TickStep,
+    self, migrate, AcquireStep, Decided, EnqueueStep, Holder, KeyStore, Liveness, Member,
+    SqlKeyStore, Waiter,
 };
-use crate::error::BatonError;
-use crate::ident::{Ident, InstanceId};
+use crate::edge::coordinator::{
+    Acquire, AcquireOutcome, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
+    KeyOptions, Release, ReleaseReply, WaiterView,
+};
+use crate::edge::TurnEvent;
+use crate::ident::{Ident, InstanceId, WorkflowName};
 use crate::limits::{
     KEYS_CHECKED_PER_ALARM_MAX, TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
 };
+use futures_util::future::join_all;
 use js_sys::{Array, Promise};
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -80,44 +88,28 @@ impl CoordinatorCore {
         }
     }
 
-    pub fn enqueue(
-        &self,
-        key: JsValue,
-        supersedes: JsValue,
-        instance_id: JsValue,
-        input_hash: JsValue,
-    ) -> Promise {
+    /// `enqueue`: `request` is `{ key, supersedes, instanceId, inputHash?, options? }`.
+    pub fn enqueue(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let key = args::ident("key", &key).map_err(|e| args::to_js_error(&e))?;
-            let request = parse_enqueue(&supersedes, &instance_id, &input_hash)
-                .map_err(|e| args::to_js_error(&e))?;
-            object.enqueue(key, request).await
-        })
+        js::serve(request, move |r| async move { object.enqueue(r).await })
     }
 
-    pub fn acquire(&self, key: JsValue, instance_id: JsValue) -> Promise {
+    /// `acquire`: `request` is `{ key, instanceId, options? }`.
+    pub fn acquire(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let (key, id) = parse_key_and_id(&key, &instance_id)?;
-            object.acquire(key, id).await
-        })
+        js::serve(request, move |r| async move { object.acquire(r).await })
     }
 
-    pub fn release(&self, key: JsValue, instance_id: JsValue) -> Promise {
+    /// `release`: `request` is `{ key, instanceId }`.
+    pub fn release(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let (key, id) = parse_key_and_id(&key, &instance_id)?;
-            object.release(key, id).await
-        })
+        js::serve(request, move |r| async move { object.release(r).await })
     }
 
-    pub fn inspect(&self, key: JsValue) -> Promise {
+    /// `inspect`: `request` is `{ key }`.
+    pub fn inspect(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let key = args::ident("key", &key).map_err(|e| args::to_js_error(&e))?;
-            object.inspect(key).await
-        })
+        js::serve(request, move |r| async move { object.inspect(r).await })
     }
 
     pub fn alarm(&self) -> Promise {
@@ -131,26 +123,19 @@ impl CoordinatorCore {
     /// Storage statements run since the object started: `{ reads, writes }`.
     #[wasm_bindgen(js_name = storageWork)]
     pub fn storage_work(&self) -> JsValue {
-        to_js(&json!({ "reads": self.object.reads.get(), "writes": self.object.writes.get() }))
+        to_js(&StorageWork {
+            reads: self.object.reads.get(),
+            writes: self.object.writes.get(),
+        })
     }
 }
 
-fn parse_key_and_id(key: &JsValue, instance_id: &JsValue) -> Result<(Ident, InstanceId), JsValue> {
-    let key = args::ident("key", key).map_err(|e| args::to_js_error(&e))?;
-    let id = args::instance_id("instanceId", instance_id).map_err(|e| args::to_js_error(&e))?;
-    Ok((key, id))
-}
-
-fn parse_enqueue(
-    supersedes: &JsValue,
-    instance_id: &JsValue,
-    input_hash: &JsValue,
-) -> Result<EnqueueRequest, BatonError> {
-    Ok(EnqueueRequest {
-        supersedes: args::boolean("supersedes", supersedes)?,
-        id: args::instance_id("instanceId", instance_id)?,
-        input_hash: args::input_hash("inputHash", input_hash)?,
-    })
+/// Storage statements run since the object started (for the benchmark;
+/// not part of the contract).
+#[derive(Serialize)]
+struct StorageWork {
+    reads: u64,
+    writes: u64,
 }
 
 impl Object {
@@ -160,8 +145,35 @@ impl Object {
             .map_err(|message| js_sys::Error::new(message).into())
     }
 
-    fn workflow(&self) -> Result<Workflow, JsValue> {
-        Workflow::from_env(&self.env, &self.config()?.workflow_binding)
+    /// The Workflow binding an instance is reached through: the one
+    /// remembered for it, or the default (`WORKFLOW_BINDING`).
+    fn workflow(&self, name: Option<&WorkflowName>) -> Result<Workflow, JsValue> {
+        let config = self.config()?;
+        Workflow::from_env(
+            &self.env,
+            name.map_or(config.workflow_binding.as_str(), |n| n.as_str()),
+        )
+    }
+
+    fn grace_ms(&self) -> Result<u64, JsValue> {
+        Ok(self.config()?.enqueue_grace_ms)
+    }
+
+    /// What the binding remembered for `holder` says about it.
+    async fn liveness(&self, id: &InstanceId, workflow: Option<&WorkflowName>) -> Liveness {
+        match self.workflow(workflow) {
+            Ok(binding) => binding.liveness(id.as_str()).await,
+            // A binding that vanished from the configuration: nothing can be
+            // said, and nothing is taken on a guess.
+            Err(_) => Liveness::Unknown,
+        }
+    }
+
+    /// Refuses options the configuration cannot honour (an unknown `workflow`).
+    fn check_options(&self, options: Option<&KeyOptions>) -> Result<(), JsValue> {
+        self.config()?
+            .check_options(options)
+            .map_err(|e| js::to_js_error(&e))
     }
 
     /// Runs one decision for `key` under the gate, then arms the holder-check
@@ -177,13 +189,16 @@ impl Object {
             object.ensure_schema();
             let mut store = SqlKeyStore::new(&object.sql, key.as_str());
             let value = decision(&mut store, now_ms());
-            if cfg!(debug_assertions) {
-                coordinator::assert_invariants(&store);
-            }
             let needs_check = coordinator::needs_holder_check(&store);
+            // The benchmark's count is the decision's own storage work; the
+            // invariant check below reads a few indexed rows on top of it.
             let (reads, writes) = store.work();
             object.reads.set(object.reads.get() + u64::from(reads));
             object.writes.set(object.writes.get() + u64::from(writes));
+            // On in release builds too: a broken invariant panics, which
+            // resets the object (panic = "abort"), and it reloads from storage
+            // before anything else is written on that state.
+            coordinator::assert_invariants(&store);
             (value, needs_check)
         })
         .await?;
@@ -211,13 +226,11 @@ impl Object {
         Ok(())
     }
 
-    async fn enqueue(
-        self: &Rc<Self>,
-        key: Ident,
-        request: EnqueueRequest,
-    ) -> Result<JsValue, JsValue> {
-        let workflow = self.workflow()?;
+    async fn enqueue(self: &Rc<Self>, request: Enqueue) -> Result<EnqueueReply, JsValue> {
+        self.check_options(request.options.as_ref())?;
+        let key = request.key.clone();
         let logged_request = request.clone();
+        let request = request.core();
         let first = {
             let request = request.clone();
             self.decide(&key, move |store, now| {
@@ -225,15 +238,17 @@ impl Object {
             })
             .await?
         };
-        let reply = match first.map_err(|e| args::to_js_error(&e))? {
+        let reply = match first.map_err(|e| js::to_js_error(&e))? {
             EnqueueStep::Done(reply) => reply,
             EnqueueStep::CheckCandidate(candidate) => {
-                let liveness = workflow.liveness(candidate.as_str()).await;
+                let liveness = self
+                    .liveness(&candidate.id, candidate.workflow.as_ref())
+                    .await;
                 self.decide(&key, move |store, now| {
                     coordinator::enqueue_after_check(store, now, &request, &candidate, liveness)
                 })
                 .await?
-                .map_err(|e| args::to_js_error(&e))?
+                .map_err(|e| js::to_js_error(&e))?
             }
         };
         let (decision, reason) = match &reply.coalesced_into {
@@ -249,77 +264,91 @@ impl Object {
         };
         decision_log::decision(
             Scope::Key(key.as_str()),
-            logged_request.id.as_str(),
+            logged_request.instance_id.as_str(),
             decision,
             &reason,
             None,
         );
-        terminate_all(&workflow, &reply.terminated).await;
-        let mut out = json!({
-            "terminated": reply.terminated.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
-        });
-        if let Some(into) = reply.coalesced_into {
-            out["coalescedInto"] = Value::String(into.to_string());
-        }
-        Ok(to_js(&out))
+        self.terminate_all(&reply.terminated).await;
+        Ok(reply.into())
     }
 
-    async fn acquire(self: &Rc<Self>, key: Ident, id: InstanceId) -> Result<JsValue, JsValue> {
-        let workflow = self.workflow()?;
+    async fn acquire(self: &Rc<Self>, request: Acquire) -> Result<AcquireOutcome, JsValue> {
+        self.check_options(request.options.as_ref())?;
+        let grace_ms = self.grace_ms()?;
+        let key = request.key.clone();
+        let id = request.instance_id.clone();
+        let request = request.core();
         let first = {
-            let id = id.clone();
+            let request = request.clone();
             self.decide(&key, move |store, now| {
-                coordinator::acquire(store, now, &id)
+                coordinator::acquire(store, now, &request)
             })
             .await?
-            .map_err(|e| args::to_js_error(&e))?
+            .map_err(|e| js::to_js_error(&e))?
         };
         let (reply, reason, waited_ms) = match first {
-            AcquireStep::Done(reply) => (reply, "decided without a check".to_string(), None),
-            AcquireStep::CheckHolder(holder) => {
-                let liveness = workflow.liveness(holder.id.as_str()).await;
+            AcquireStep::Done(Decided { reply, wake }) => {
+                if !wake.is_empty() {
+                    self.wake_chain(&key, wake).await?;
+                }
+                (reply, "decided without a check".to_string(), None)
+            }
+            AcquireStep::Check { holder, wake } => {
+                // The slots handed ahead of the caller are woken while the
+                // holder is checked.
+                let (liveness, woken) = futures_util::future::join(
+                    self.liveness(&holder.id, holder.workflow.as_ref()),
+                    self.wake_chain(&key, wake),
+                )
+                .await;
+                woken?;
                 let caller = id.clone();
                 let checked = holder.clone();
                 let (decided, waited_ms) = self
                     .decide(&key, move |store, now| {
                         let decided = coordinator::acquire_after_check(
-                            store, now, &caller, &checked, liveness,
+                            store, now, grace_ms, &request, &checked, liveness,
                         );
-                        let waited = store
-                            .waiter(&caller)
-                            .map(|w| now.saturating_sub(w.since_ms));
+                        let waited = match store.member(&caller) {
+                            Member::Waiter(w) => Some(now.saturating_sub(w.since_ms)),
+                            _ => None,
+                        };
                         (decided, waited)
                     })
                     .await?;
-                self.wake_chain(&workflow, &key, decided.wake).await?;
+                self.wake_chain(&key, decided.wake).await?;
                 let reason = format!("holder {} checked: {liveness:?}", holder.id);
                 (decided.reply, reason, waited_ms)
             }
         };
-        let name = match reply {
-            AcquireReply::Granted => "granted",
-            AcquireReply::Pending => "pending",
-            AcquireReply::Superseded => "superseded",
-        };
+        let outcome = AcquireOutcome::from(reply);
         decision_log::decision(
             Scope::Key(key.as_str()),
             id.as_str(),
-            name,
+            outcome.as_str(),
             &reason,
             waited_ms,
         );
-        Ok(JsValue::from_str(name))
+        Ok(outcome)
     }
 
-    async fn release(self: &Rc<Self>, key: Ident, id: InstanceId) -> Result<JsValue, JsValue> {
-        let workflow = self.workflow()?;
+    async fn release(self: &Rc<Self>, request: Release) -> Result<ReleaseReply, JsValue> {
+        let Release {
+            key,
+            instance_id: id,
+        } = request;
         let caller = id.clone();
         let decided = self
             .decide(&key, move |store, now| {
                 coordinator::release(store, now, &caller)
             })
             .await?;
-        let next = self.wake_chain(&workflow, &key, decided.wake).await?;
+        let next = if decided.wake.is_empty() {
+            None
+        } else {
+            self.wake_chain(&key, decided.wake).await?
+        };
         let reason = match (&decided.reply, &next) {
             (None, _) => "released as a waiter, or held nothing".to_string(),
             (Some(_), Some(next)) => format!("handed the key to {next}"),
@@ -332,42 +361,35 @@ impl Object {
             &reason,
             None,
         );
-        Ok(to_js(&json!({ "next": next.map(|id| id.to_string()) })))
+        Ok(ReleaseReply { next })
     }
 
-    async fn inspect(self: &Rc<Self>, key: Ident) -> Result<JsValue, JsValue> {
-        let name = key.to_string();
-        let view = self
-            .decide(&key, move |store, _now| {
-                let holder = store
-                    .holder()
-                    .map(|h| json!({ "id": h.id.as_str(), "since": h.since_ms }));
-                let waiting: Vec<Value> = store
-                    .waiters()
+    async fn inspect(self: &Rc<Self>, request: Inspect) -> Result<Inspection, JsValue> {
+        let key = request.key;
+        let name = key.clone();
+        let default_workflow = self.config()?.workflow_binding.clone();
+        self.decide(&key, move |store, _now| {
+            let holders = store.holders();
+            Inspection {
+                key: name,
+                holder: holders.first().cloned().map(HolderView::from),
+                waiting: store.waiters().into_iter().map(WaiterView::from).collect(),
+                superseded: store.superseded_count(),
+                limit: store.limit(),
+                holders: holders
                     .into_iter()
-                    .map(|w| {
-                        let mut entry = json!({ "id": w.id.as_str(), "since": w.since_ms });
-                        if let Some(hash) = w.input_hash {
-                            entry["inputHash"] = Value::String(hash.to_string());
-                        }
-                        entry
-                    })
-                    .collect();
-                json!({
-                    "key": name,
-                    "holder": holder,
-                    "waiting": waiting,
-                    "superseded": store.superseded_count(),
-                })
-            })
-            .await?;
-        Ok(to_js(&view))
+                    .map(|h| HolderEntry::new(h, &default_workflow))
+                    .collect(),
+            }
+        })
+        .await
     }
 
-    /// The holder-check alarm: for each key with someone behind its holder
-    /// (or a hand-over not yet confirmed), check the holder and act on it.
+    /// The holder-check alarm: for each key with someone behind its holders
+    /// (or a hand-over not yet confirmed), check the holders due a check
+    /// and act on the answers.
     async fn alarm(self: &Rc<Self>) -> Result<(), JsValue> {
-        let workflow = self.workflow()?;
+        let grace_ms = self.grace_ms()?;
         let object = self.clone();
         let keys = under_gate(&self.raw_state, move || {
             object.ensure_schema();
@@ -379,106 +401,146 @@ impl Object {
             let Ok(key) = Ident::parse("key", &key) else {
                 continue;
             };
-            let step = self
+            let due = self
                 .decide(&key, |store, _now| coordinator::tick(store))
                 .await?;
-            if let TickStep::CheckHolder(holder) = step {
-                let liveness = workflow.liveness(holder.id.as_str()).await;
-                let reason = format!("holder check: {liveness:?}");
+            if due.is_empty() {
+                continue;
+            }
+            let answers: Vec<(Holder, Liveness)> = join_all(due.into_iter().map(|holder| async {
+                let liveness = self.liveness(&holder.id, holder.workflow.as_ref()).await;
+                (holder, liveness)
+            }))
+            .await;
+            for (holder, liveness) in &answers {
                 decision_log::decision(
                     Scope::Key(key.as_str()),
                     holder.id.as_str(),
                     "checked",
-                    &reason,
+                    &format!("holder check: {liveness:?}"),
                     None,
                 );
-                let wake = self
-                    .decide(&key, move |store, now| {
-                        coordinator::tick_after_check(store, now, &holder, liveness)
-                    })
-                    .await?;
-                self.wake_chain(&workflow, &key, wake).await?;
             }
+            let wake = self
+                .decide(&key, move |store, now| {
+                    coordinator::tick_after_check(store, now, grace_ms, &answers)
+                })
+                .await?;
+            self.wake_chain(&key, wake).await?;
         }
         Ok(())
     }
 
-    /// Wakes the instance just handed `key`. One found dead is reported back
-    /// (the key moves on to the next waiter) and the next is tried, up to
-    /// the bound; past it the holder-check alarm carries on. Returns the
-    /// instance left holding the key by this chain, if any.
+    /// Wakes the holders just handed a slot of `key`, each through its own
+    /// Workflow, a round at a time. One found dead is reported back (its
+    /// slot moves on to the next waiter, who joins the next round); one not
+    /// created yet keeps its slot within its grace (the alarm re-checks it).
+    /// At most [`WAKE_ATTEMPTS_PER_CALL_MAX`] attempts; past them the
+    /// holder-check alarm carries on. Returns the first instance woken alive.
     async fn wake_chain(
         self: &Rc<Self>,
-        workflow: &Workflow,
         key: &Ident,
-        mut next: Option<InstanceId>,
+        handed: Vec<Holder>,
     ) -> Result<Option<InstanceId>, JsValue> {
-        let event_type = self.config()?.turn_event_type.clone();
-        let payload = to_js(&json!({ "key": key.as_str() }));
-        for _ in 0..WAKE_ATTEMPTS_PER_CALL_MAX {
-            let Some(id) = next else { return Ok(None) };
-            // Dead or alive is decided by status, not by sendEvent failing:
-            // locally, an event sent to a finished instance does not fail.
-            // The event goes out while the status is asked, so a live
-            // instance wakes a round trip sooner; a dead one ignores it.
-            let (liveness, sent) = futures_util::future::join(
-                workflow.liveness(id.as_str()),
-                workflow.send_to(id.as_str(), &event_type, &payload),
-            )
-            .await;
-            // A failed send to a live instance is not fatal: it re-checks
-            // with `acquire` when its wait times out, and the alarm re-sends
-            // the event while the hand-over is unconfirmed.
-            if let (Err(error), Liveness::Alive | Liveness::Unknown) = (sent, liveness) {
-                worker::console_warn!("baton: turn event to {id} failed: {error:?}");
-            }
-            match liveness {
-                Liveness::Dead => {
-                    decision_log::decision(
-                        Scope::Key(key.as_str()),
-                        id.as_str(),
-                        "skipped",
-                        "handed the key but dead",
-                        None,
-                    );
-                    next = self
-                        .decide(key, move |store, now| {
-                            coordinator::holder_found_dead(store, now, &id)
-                        })
-                        .await?;
+        let config = self.config()?;
+        let (event_type, grace_ms) = (config.turn_event_type.clone(), config.enqueue_grace_ms);
+        let payload = to_js(&TurnEvent::Key(key.as_str()));
+        let mut queue: VecDeque<Holder> = handed.into();
+        let mut attempts = 0;
+        let mut first_alive = None;
+        while !queue.is_empty() && attempts < WAKE_ATTEMPTS_PER_CALL_MAX {
+            let take = queue
+                .len()
+                .min((WAKE_ATTEMPTS_PER_CALL_MAX - attempts) as usize);
+            let round: Vec<Holder> = queue.drain(..take).collect();
+            attempts += take as u32;
+            let answers = join_all(round.into_iter().map(|holder| {
+                let (event_type, payload) = (&event_type, &payload);
+                async move {
+                    let liveness = self.wake_one(&holder, event_type, payload).await;
+                    (holder, liveness)
                 }
-                Liveness::Alive | Liveness::Unknown => {
-                    decision_log::decision(
-                        Scope::Key(key.as_str()),
-                        id.as_str(),
-                        "woken",
-                        "handed the key",
-                        None,
-                    );
-                    return Ok(Some(id));
+            }))
+            .await;
+            for (holder, liveness) in answers {
+                let scope = Scope::Key(key.as_str());
+                match liveness {
+                    Liveness::Alive | Liveness::Unknown => {
+                        decision_log::decision(
+                            scope,
+                            holder.id.as_str(),
+                            "woken",
+                            "handed the key",
+                            None,
+                        );
+                        first_alive.get_or_insert(holder.id);
+                    }
+                    Liveness::Dead | Liveness::NotFound => {
+                        let dead = liveness.is_dead(holder.enqueued_ms, now_ms(), grace_ms);
+                        let reason = if dead {
+                            "handed the key but dead"
+                        } else {
+                            "handed the key but not created yet: keeps it within the grace"
+                        };
+                        decision_log::decision(scope, holder.id.as_str(), "skipped", reason, None);
+                        let next = self
+                            .decide(key, move |store, now| {
+                                coordinator::woken_after_check(
+                                    store, now, grace_ms, &holder, liveness,
+                                )
+                            })
+                            .await?;
+                        queue.extend(next);
+                    }
                 }
             }
         }
-        Ok(next)
+        Ok(first_alive)
     }
-}
 
-/// Terminates superseded instances, best effort and concurrently: they are
-/// already recorded as superseded, so one that survives still gets
-/// `"superseded"` from `acquire` and never runs.
-async fn terminate_all(workflow: &Workflow, ids: &[InstanceId]) {
-    if ids.is_empty() {
-        return;
+    /// Sends `holder` the turn event while its status is asked (a live
+    /// instance wakes a round trip sooner; a dead one ignores it). Dead or
+    /// alive is decided by status, not by `sendEvent` failing: locally, an
+    /// event sent to a finished instance does not fail.
+    async fn wake_one(&self, holder: &Holder, event_type: &str, payload: &JsValue) -> Liveness {
+        let Ok(workflow) = self.workflow(holder.workflow.as_ref()) else {
+            return Liveness::Unknown;
+        };
+        let id = holder.id.as_str();
+        let (liveness, sent) = futures_util::future::join(
+            workflow.liveness(id),
+            workflow.send_to(id, event_type, payload),
+        )
+        .await;
+        // A failed send to a live instance is not fatal: it re-checks with
+        // `acquire` when its wait times out, and the alarm re-sends the event
+        // while the hand-over is unconfirmed.
+        if let (Err(error), Liveness::Alive | Liveness::Unknown) = (sent, liveness) {
+            worker::console_warn!("baton: turn event to {id} failed: {error:?}");
+        }
+        liveness
     }
-    let pending = Array::new();
-    for id in ids.iter().take(TERMINATIONS_PER_CALL_MAX) {
-        let workflow: Workflow = JsValue::clone(workflow.as_ref()).unchecked_into();
-        let id = id.to_string();
-        pending.push(&future_to_promise(async move {
-            workflow.instance(&id).await?.stop().await?;
-            Ok(JsValue::UNDEFINED)
-        }));
+
+    /// Terminates superseded instances, best effort and concurrently, each
+    /// through its own Workflow: they are already recorded as superseded, so
+    /// one that survives still gets `"superseded"` from `acquire` and never
+    /// runs.
+    async fn terminate_all(&self, waiters: &[Waiter]) {
+        if waiters.is_empty() {
+            return;
+        }
+        let pending = Array::new();
+        for waiter in waiters.iter().take(TERMINATIONS_PER_CALL_MAX) {
+            let Ok(workflow) = self.workflow(waiter.workflow.as_ref()) else {
+                continue;
+            };
+            let id = waiter.id.to_string();
+            pending.push(&future_to_promise(async move {
+                workflow.instance(&id).await?.stop().await?;
+                Ok(JsValue::UNDEFINED)
+            }));
+        }
+        // allSettled never rejects; individual failures are the best effort's cost.
+        let _ = JsFuture::from(Promise::all_settled(&pending)).await;
     }
-    // allSettled never rejects; individual failures are the best effort's cost.
-    let _ = JsFuture::from(Promise::all_settled(&pending)).await;
 }
