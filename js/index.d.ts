@@ -44,6 +44,17 @@ export interface WithKeyOptions {
   turnEventType?: string;
   /** Retry policy of the acquire/release steps. */
   stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
+  /**
+   * The binding, on Baton's Worker, of this instance's Workflow: one of
+   * `WORKFLOW_BINDINGS` (default: `WORKFLOW_BINDING`). Baton checks, wakes
+   * and terminates the instance through it.
+   */
+  workflow?: string;
+  /**
+   * How many instances may hold `key` at once, 1 to 1000 (default 1). The
+   * key keeps the limit of the latest call that named one.
+   */
+  limit?: number;
 }
 
 export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };

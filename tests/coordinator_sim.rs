@@ -436,6 +436,9 @@ struct Sim {
     prev_holders: Vec<usize>,
     faults: bool,
     arrivals: bool,
+    /// The probes run: they wait as long as it takes (a key may be held by
+    /// an instance never created for up to the grace).
+    probing: bool,
     trace: bool,
     stats: Stats,
     candidates: Vec<(u64, Action)>,
@@ -463,6 +466,7 @@ impl Sim {
             superseded: HashSet::new(),
             faults: true,
             arrivals: true,
+            probing: false,
             trace,
             stats: Stats::default(),
             candidates: Vec::new(),
@@ -480,6 +484,7 @@ impl Sim {
         self.drain();
         self.check_end();
         self.note(|| "--- probes".into());
+        self.probing = true;
         let probes: Vec<usize> = (0..self.p.keys)
             .map(|k| {
                 let w = self.rng.below(self.p.workflows as u64) as usize;
@@ -825,7 +830,7 @@ impl Sim {
                 };
                 self.ops.push(Op::call(OpKind::Acquire(request), key, i, 1));
             }
-            Script::Waiting { .. } if self.rng.percent(self.p.give_up_pct) => {
+            Script::Waiting { .. } if !self.probing && self.rng.percent(self.p.give_up_pct) => {
                 // withKey throws, and releases on the way out.
                 self.insts[i].script = Script::GivingUp;
                 self.ops.push(Op::call(OpKind::Release, key, i, 1));
