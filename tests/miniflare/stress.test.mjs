@@ -17,7 +17,8 @@ const KEYS = [
   { key: "stress-4", limit: 4 },
 ];
 const INSTANCES = 240;
-const TERMINATIONS = 36;
+/** Termination attempts after each batch of arrivals. */
+const TERMINATIONS_PER_BATCH = 4;
 const SEED = Number(process.env.BATON_STRESS_SEED ?? 20261203);
 
 /** A small seeded PRNG (mulberry32), so a failing run can be replayed. */
@@ -46,12 +47,34 @@ describe("stress: many instances, five keys, random terminations", () => {
     const instances = Array.from({ length: INSTANCES }, (_, i) => {
       const { key, limit } = pick(KEYS);
       const workflow = random() < 0.5 ? "OTHER" : undefined;
-      const holdMs = Math.floor(random() * 40);
+      const holdMs = Math.floor(random() * 200);
       return { id: `st-${i}`, key, limit, workflow, holdMs, enqueued: random() < 0.25 };
     });
     const byId = new Map(instances.map((x) => [x.id, x]));
 
-    // Arrive in batches: enqueue some first (the documented flow), then create.
+    const terminatedAt = new Map();
+    /** Terminates a random holder or waiter of a random key, if there is one. */
+    async function terminateOne() {
+      const { key } = pick(KEYS);
+      const view = await h.inspect(key);
+      const candidates = random() < 0.5 ? view.holders : view.waiting;
+      const live = candidates.filter((x) => !terminatedAt.has(x.id));
+      if (live.length === 0) return;
+      const { id } = pick(live);
+      // Before the call: the instance's body cannot last past the moment
+      // Baton sees it terminated, which is after this.
+      const at = Date.now();
+      try {
+        await h.terminate(id, byId.get(id).workflow);
+        terminatedAt.set(id, at);
+      } catch {
+        // Not created yet, or it finished first: not terminated.
+      }
+    }
+
+    // Arrive in batches: enqueue some first (the documented flow), then
+    // create; between batches, terminate some that hold or wait, and sample
+    // every key's holders (never above its limit).
     const BATCH = 20;
     for (let i = 0; i < instances.length; i += BATCH) {
       const batch = instances.slice(i, i + BATCH);
@@ -64,30 +87,10 @@ describe("stress: many instances, five keys, random terminations", () => {
           await h.create(id, { key, limit, workflow, holdMs, turnTimeout: "5 seconds" }, workflow);
         }),
       );
-    }
-
-    // Terminate instances at random while they hold or wait.
-    const terminatedAt = new Map();
-    for (let n = 0; n < TERMINATIONS; n++) {
-      const { key } = pick(KEYS);
-      const view = await h.inspect(key);
-      const candidates = random() < 0.5 ? view.holders : view.waiting;
-      const live = candidates.filter((x) => !terminatedAt.has(x.id));
-      if (live.length === 0) continue;
-      const { id } = pick(live);
-      // Before the call: the instance's body cannot last past the moment
-      // Baton sees it terminated, which is after this.
-      const at = Date.now();
-      try {
-        await h.terminate(id, byId.get(id).workflow);
-        terminatedAt.set(id, at);
-      } catch {
-        // It finished first: not terminated.
-      }
-      // Sample every key's holders meanwhile: never above the limit.
-      for (const { key: k, limit } of KEYS) {
-        const v = await h.inspect(k);
-        assert.ok(v.holders.length <= limit, `${k}: ${v.holders.length} holders, limit ${limit}`);
+      for (let n = 0; n < TERMINATIONS_PER_BATCH; n++) await terminateOne();
+      for (const { key, limit } of KEYS) {
+        const view = await h.inspect(key);
+        assert.ok(view.holders.length <= limit, `${key}: ${view.holders.length} holders, limit ${limit}`);
       }
     }
 
