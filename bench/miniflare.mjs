@@ -38,9 +38,14 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         name: "bench",
         compatibilityDate: "2026-07-01",
         modulesRoot: ROOT,
-        modules: callerModules("bench/worker.mjs"),
+        modules: [
+          ...callerModules("bench/worker.mjs"),
+          { type: "ESModule", path: path.join(ROOT, "bench/plain-coordinator.mjs") },
+        ],
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
+          // The baseline: what a user would write instead (bench/plain-coordinator.mjs).
+          PLAIN: { className: "PlainCoordinator", useSQLite: true },
         },
         workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow" } },
         serviceBindings: { BATON: "baton" },
