@@ -26,26 +26,31 @@ export async function throughput(b) {
   const oneKey = ["p3-one"];
   const tenKeys = Array.from({ length: P3_KEYS }, (_, i) => `p3-ten-${i}`);
   const plain = { keys: ["p3-plain"], binding: "PLAIN" };
+  const remote = { keys: ["p3-plain-remote"], binding: "PLAIN_REMOTE" };
   // Warm-up: creates the objects and their tables, untimed.
   await b.call("/bench/pairs", { keys: oneKey, pairs: 10 });
   await b.call("/bench/pairs", { keys: tenKeys, pairs: 10 });
   await b.call("/bench/pairs", { ...plain, pairs: 10 });
+  await b.call("/bench/pairs", { ...remote, pairs: 10 });
   const one = [];
   const ten = [];
   const base = [];
   const ratios = [];
+  const remoteBase = [];
+  const remoteRatios = [];
   const perPair = { reads: [], writes: [] };
   const basePerPair = { reads: [], writes: [] };
   for (let run = 0; run < P3_RUNS; run++) {
     // Which goes first alternates, so neither always follows the other.
-    const order = run % 2 ? ["plain", "baton"] : ["baton", "plain"];
+    const order = run % 2 ? ["remote", "plain", "baton"] : ["baton", "plain", "remote"];
+    const variants = { baton: { keys: oneKey }, plain, remote };
     const result = {};
     for (const which of order) {
-      result[which] = await b.call("/bench/pairs", which === "plain"
-        ? { ...plain, pairs: P3_PAIRS_ONE_KEY }
-        : { keys: oneKey, pairs: P3_PAIRS_ONE_KEY });
+      result[which] = await b.call("/bench/pairs", { ...variants[which], pairs: P3_PAIRS_ONE_KEY });
     }
-    const { baton: a, plain: p } = result;
+    const { baton: a, plain: p, remote: r } = result;
+    remoteBase.push((r.pairs / r.elapsedMs) * 1000);
+    remoteRatios.push(r.elapsedMs / a.elapsedMs);
     const c = await b.call("/bench/pairs", { keys: tenKeys, pairs: P3_PAIRS_PER_KEY });
     if (a.notGranted || c.notGranted || p.notGranted) throw new Error("an uncontended acquire was not granted");
     one.push((a.pairs / a.elapsedMs) * 1000);
@@ -63,6 +68,9 @@ export async function throughput(b) {
     baseline: summary(base),
     /** Baton's pairs/s over the baseline's, per pair of adjacent runs. */
     ratio: summary(ratios),
+    /** The baseline in a Worker of its own (reached as Baton is), and Baton's ratio to it. */
+    remoteBaseline: summary(remoteBase),
+    remoteRatio: summary(remoteRatios),
     pairReads: median(perPair.reads),
     pairWrites: median(perPair.writes),
     pairWorkSpread: { reads: summary(perPair.reads), writes: summary(perPair.writes) },

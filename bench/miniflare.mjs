@@ -2,6 +2,7 @@
 // as the miniflare tests do: real Workflow engine, real Coordinator Durable
 // Object, the built WASM (or other WASM bytes, for the size benchmark).
 import { Miniflare } from "miniflare";
+import path from "node:path";
 import {
   applyMigrations,
   batonWorker,
@@ -44,8 +45,12 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         ],
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
-          // The baseline: what a user would write instead (bench/plain-coordinator.mjs).
+          // The baseline: what a user would write instead (bench/plain-coordinator.mjs),
+          // in the calling Worker itself...
           PLAIN: { className: "PlainCoordinator", useSQLite: true },
+          // ...and the same class in a Worker of its own, reached as Baton's
+          // Coordinator is (a Durable Object of another script).
+          PLAIN_REMOTE: { className: "PlainCoordinator", scriptName: "plain", useSQLite: true },
         },
         workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow" } },
         serviceBindings: { BATON: "baton" },
@@ -57,6 +62,17 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         vars,
         wasm,
       }),
+      {
+        name: "plain",
+        compatibilityDate: "2026-07-01",
+        modulesRoot: ROOT,
+        modules: [
+          { type: "ESModule", path: path.join(ROOT, "bench/plain-worker.mjs") },
+          { type: "ESModule", path: path.join(ROOT, "bench/plain-coordinator.mjs") },
+        ],
+        durableObjects: { PLAIN: { className: "PlainCoordinator", useSQLite: true } },
+        workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow", scriptName: "bench" } },
+      },
     ],
   };
 }

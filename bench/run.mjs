@@ -124,6 +124,15 @@ async function main() {
     },
     {
       id: "P3",
+      name: "Baton / the same baseline in a Worker of its own (reached as Baton is)",
+      measured:
+        `${fmt(p3.remoteRatio.p50)}× (baseline ${fmt(p3.remoteBaseline.p50)} pairs/s; ratio min ` +
+        `${fmt(p3.remoteRatio.min)}, max ${fmt(p3.remoteRatio.max)}, ${calls.P3_RUNS} runs)`,
+      target: "",
+      met: null,
+    },
+    {
+      id: "P3",
       name: `${calls.P3_KEYS} keys on ${calls.P3_KEYS} objects at once`,
       measured: `${fmt(p3.tenKeys.p50)} pairs/s in total (min ${fmt(p3.tenKeys.min)}, max ${fmt(p3.tenKeys.max)}, ${calls.P3_RUNS} runs)`,
       target: "",
@@ -260,6 +269,8 @@ function describe(r) {
         `- ten keys: ${spread(p3.tenKeys, "pairs/s")}`,
         `- baseline, one key: ${spread(p3.baseline, "pairs/s")}; Baton / baseline per adjacent pair of runs: ` +
           `${spread(p3.ratio, "×")}`,
+        `- baseline in a Worker of its own: ${spread(p3.remoteBaseline, "pairs/s")}; Baton / it: ` +
+          `${spread(p3.remoteRatio, "×")}`,
         "",
         `The baseline (\`bench/plain-coordinator.mjs\`) is what a user would write instead: a SQLite-backed ` +
           `Durable Object in plain JavaScript with the same two-phase acquire and the same release (hand-off by ` +

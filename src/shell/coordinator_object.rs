@@ -94,16 +94,54 @@ impl CoordinatorCore {
         js::serve(request, move |r| async move { object.enqueue(r).await })
     }
 
-    /// `acquire`: `request` is `{ key, instanceId, options? }`.
-    pub fn acquire(&self, request: JsValue) -> Promise {
+    /// `acquire`: `request` is `{ key, instanceId, options? }`. Answers at
+    /// once (a value, not a Promise) when the first phase decides with no
+    /// I/O to follow: the uncontended path (see [`Object::decide_now`]).
+    pub fn acquire(&self, request: JsValue) -> JsValue {
         let object = self.object.clone();
-        js::serve(request, move |r| async move { object.acquire(r).await })
+        let first = js::request::<Acquire>(request).and_then(|r| {
+            let step = object.acquire_first(&r)?;
+            Ok((r, step))
+        });
+        match first {
+            Err(error) => Promise::reject(&error).into(),
+            Ok((request, (step, false))) => match object.acquire_settled(&request, &step) {
+                Some(outcome) => to_js(&outcome),
+                None => future_to_promise(async move {
+                    Ok(to_js(&object.acquire_rest(request, step).await?))
+                })
+                .into(),
+            },
+            Ok((request, (step, true))) => future_to_promise(async move {
+                object.ensure_alarm().await?;
+                Ok(to_js(&object.acquire_rest(request, step).await?))
+            })
+            .into(),
+        }
     }
 
-    /// `release`: `request` is `{ key, instanceId }`.
-    pub fn release(&self, request: JsValue) -> Promise {
+    /// `release`: `request` is `{ key, instanceId }`. Answers at once when
+    /// nobody is to be woken and no alarm is to be armed.
+    pub fn release(&self, request: JsValue) -> JsValue {
         let object = self.object.clone();
-        js::serve(request, move |r| async move { object.release(r).await })
+        let decided = js::request::<Release>(request).and_then(|r| {
+            let decided = object.release_first(&r)?;
+            Ok((r, decided))
+        });
+        match decided {
+            Err(error) => Promise::reject(&error).into(),
+            Ok((request, (decided, false))) if decided.wake.is_empty() => {
+                to_js(&object.release_logged(&request, &decided, None))
+            }
+            Ok((request, (decided, needs_check))) => future_to_promise(async move {
+                if needs_check {
+                    object.ensure_alarm().await?;
+                }
+                let next = object.wake_chain(&request.key, decided.wake.clone()).await?;
+                Ok(to_js(&object.release_logged(&request, &decided, next)))
+            })
+            .into(),
+        }
     }
 
     /// `inspect`: `request` is `{ key }`.
@@ -174,6 +212,34 @@ impl Object {
         self.config()?
             .check_options(options)
             .map_err(|e| js::to_js_error(&e))
+    }
+
+    /// Runs one decision for `key` now, in this synchronous turn, and says
+    /// whether the key needs the holder-check alarm (the caller arms it).
+    ///
+    /// The fast path of `acquire` and `release`: a synchronous decision
+    /// cannot interleave with another request (the SQL API is synchronous),
+    /// so it needs no gate to be atomic, and skipping
+    /// `blockConcurrencyWhile` saves a Promise, a closure and the microtasks
+    /// that resolve them (measured: bench/profile.mjs, BENCHMARKS.md). The
+    /// gate's other service, resetting the object when a broken invariant
+    /// panics, is done by `js/worker.mjs`, which aborts the object when a
+    /// call traps.
+    fn decide_now<T>(
+        &self,
+        key: &Ident,
+        decision: impl FnOnce(&mut Store<'_>, u64) -> T,
+    ) -> (T, bool) {
+        self.ensure_schema();
+        let mut store = SqlKeyStore::new(&self.sql, key.as_str());
+        let value = decision(&mut store, now_ms());
+        let needs_check = coordinator::needs_holder_check(&store);
+        let (reads, writes) = store.work();
+        self.reads.set(self.reads.get() + u64::from(reads));
+        self.writes.set(self.writes.get() + u64::from(writes));
+        // On in release builds too; it reads only what the decision loaded.
+        coordinator::assert_invariants(&store);
+        (value, needs_check)
     }
 
     /// Runs one decision for `key` under the gate, then arms the holder-check
@@ -273,20 +339,45 @@ impl Object {
         Ok(reply.into())
     }
 
-    async fn acquire(self: &Rc<Self>, request: Acquire) -> Result<AcquireOutcome, JsValue> {
+    /// `acquire`'s first phase, now: its step, and whether the key needs the alarm.
+    fn acquire_first(&self, request: &Acquire) -> Result<(AcquireStep, bool), JsValue> {
         self.check_options(request.options.as_ref())?;
+        let core = request.core();
+        let (step, needs_check) =
+            self.decide_now(&request.key, |store, now| coordinator::acquire(store, now, &core));
+        Ok((step.map_err(|e| js::to_js_error(&e))?, needs_check))
+    }
+
+    /// The answer, logged, when the first phase decided and nobody is to be
+    /// woken; `None` when the call must go on asynchronously.
+    fn acquire_settled(&self, request: &Acquire, step: &AcquireStep) -> Option<AcquireOutcome> {
+        match step {
+            AcquireStep::Done(Decided { reply, wake }) if wake.is_empty() => {
+                let outcome = AcquireOutcome::from(*reply);
+                decision_log::decision(
+                    Scope::Key(request.key.as_str()),
+                    request.instance_id.as_str(),
+                    outcome.as_str(),
+                    "decided without a check",
+                    None,
+                );
+                Some(outcome)
+            }
+            _ => None,
+        }
+    }
+
+    /// The rest of `acquire` after its first phase: wakes, the holder
+    /// check, and the second phase.
+    async fn acquire_rest(
+        self: &Rc<Self>,
+        request: Acquire,
+        first: AcquireStep,
+    ) -> Result<AcquireOutcome, JsValue> {
         let grace_ms = self.grace_ms()?;
         let key = request.key.clone();
         let id = request.instance_id.clone();
         let request = request.core();
-        let first = {
-            let request = request.clone();
-            self.decide(&key, move |store, now| {
-                coordinator::acquire(store, now, &request)
-            })
-            .await?
-            .map_err(|e| js::to_js_error(&e))?
-        };
         let (reply, reason, waited_ms) = match first {
             AcquireStep::Done(Decided { reply, wake }) => {
                 if !wake.is_empty() {
@@ -333,35 +424,36 @@ impl Object {
         Ok(outcome)
     }
 
-    async fn release(self: &Rc<Self>, request: Release) -> Result<ReleaseReply, JsValue> {
-        let Release {
-            key,
-            instance_id: id,
-        } = request;
-        let caller = id.clone();
-        let decided = self
-            .decide(&key, move |store, now| {
-                coordinator::release(store, now, &caller)
-            })
-            .await?;
-        let next = if decided.wake.is_empty() {
-            None
-        } else {
-            self.wake_chain(&key, decided.wake).await?
-        };
+    /// `release`'s decision, now: its reply and wakes, and whether the key
+    /// needs the alarm.
+    fn release_first(&self, request: &Release) -> Result<(Decided<Option<InstanceId>>, bool), JsValue> {
+        let caller = request.instance_id.clone();
+        Ok(self.decide_now(&request.key, |store, now| {
+            coordinator::release(store, now, &caller)
+        }))
+    }
+
+    /// Logs a release and shapes its reply; `next` is the instance the wake
+    /// chain left holding the caller's slot.
+    fn release_logged(
+        &self,
+        request: &Release,
+        decided: &Decided<Option<InstanceId>>,
+        next: Option<InstanceId>,
+    ) -> ReleaseReply {
         let reason = match (&decided.reply, &next) {
             (None, _) => "released as a waiter, or held nothing".to_string(),
             (Some(_), Some(next)) => format!("handed the key to {next}"),
             (Some(_), None) => "freed the key: no live waiter".to_string(),
         };
         decision_log::decision(
-            Scope::Key(key.as_str()),
-            id.as_str(),
+            Scope::Key(request.key.as_str()),
+            request.instance_id.as_str(),
             "released",
             &reason,
             None,
         );
-        Ok(ReleaseReply { next })
+        ReleaseReply { next }
     }
 
     async fn inspect(self: &Rc<Self>, request: Inspect) -> Result<Inspection, JsValue> {
