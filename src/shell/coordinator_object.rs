@@ -72,7 +72,7 @@ impl CoordinatorCore {
     pub fn new(raw_state: DurableObjectState, env: Env) -> CoordinatorCore {
         console_error_panic_hook::set_once();
         let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
-        let sql = ObjectSql(state.storage().sql());
+        let sql = ObjectSql::new(state.storage().sql());
         let config = CoordinatorConfig::from_env(&env);
         CoordinatorCore {
             object: Rc::new(Object {
