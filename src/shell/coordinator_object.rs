@@ -74,6 +74,7 @@ impl CoordinatorCore {
         let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
         let sql = ObjectSql::new(state.storage().sql());
         let config = CoordinatorConfig::from_env(&env);
+        decision_log::configure(&env);
         CoordinatorCore {
             object: Rc::new(Object {
                 raw_state,
@@ -137,7 +138,9 @@ impl CoordinatorCore {
                 if needs_check {
                     object.ensure_alarm().await?;
                 }
-                let next = object.wake_chain(&request.key, decided.wake.clone()).await?;
+                let next = object
+                    .wake_chain(&request.key, decided.wake.clone())
+                    .await?;
                 Ok(to_js(&object.release_logged(&request, &decided, next)))
             })
             .into(),
@@ -343,8 +346,9 @@ impl Object {
     fn acquire_first(&self, request: &Acquire) -> Result<(AcquireStep, bool), JsValue> {
         self.check_options(request.options.as_ref())?;
         let core = request.core();
-        let (step, needs_check) =
-            self.decide_now(&request.key, |store, now| coordinator::acquire(store, now, &core));
+        let (step, needs_check) = self.decide_now(&request.key, |store, now| {
+            coordinator::acquire(store, now, &core)
+        });
         Ok((step.map_err(|e| js::to_js_error(&e))?, needs_check))
     }
 
@@ -426,7 +430,10 @@ impl Object {
 
     /// `release`'s decision, now: its reply and wakes, and whether the key
     /// needs the alarm.
-    fn release_first(&self, request: &Release) -> Result<(Decided<Option<InstanceId>>, bool), JsValue> {
+    fn release_first(
+        &self,
+        request: &Release,
+    ) -> Result<(Decided<Option<InstanceId>>, bool), JsValue> {
         let caller = request.instance_id.clone();
         Ok(self.decide_now(&request.key, |store, now| {
             coordinator::release(store, now, &caller)

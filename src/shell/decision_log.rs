@@ -3,6 +3,20 @@
 //! a token, an input hash's source or a payload.
 
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `DECISION_LOG = "off"` stops the lines, for the benchmark's measurement
+/// of what they cost (BENCHMARKS.md); never a production setting: the
+/// contract's logs stay on.
+static OFF: AtomicBool = AtomicBool::new(false);
+
+/// Reads `DECISION_LOG` (one isolate serves one Worker's variables).
+pub fn configure(env: &worker::Env) {
+    let off = env
+        .var("DECISION_LOG")
+        .is_ok_and(|v| v.to_string() == "off");
+    OFF.store(off, Ordering::Relaxed);
+}
 
 /// What a log line is about: a Coordinator key or a serial-queue group.
 #[derive(Clone, Copy)]
@@ -36,6 +50,9 @@ pub fn decision(
     reason: &str,
     waited_ms: Option<u64>,
 ) {
+    if OFF.load(Ordering::Relaxed) {
+        return;
+    }
     let (key, group) = match scope {
         Scope::Key(key) => (Some(key), None),
         Scope::Group(group) => (None, Some(group)),
