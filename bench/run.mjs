@@ -11,6 +11,7 @@ import * as size from "./size.mjs";
 import { environment, markdown, printFigure } from "./report.mjs";
 import { fmt, spread } from "./stats.mjs";
 import { explainMisses } from "./misses.mjs";
+import { PROFILE_FINDINGS } from "./profile-findings.mjs";
 
 const OUT_DIR = path.join(ROOT, "bench-out");
 const KIB = 1024;
@@ -283,6 +284,7 @@ function describe(r) {
           `production each object is scheduled on its own.`,
       ].join("\n"),
     },
+    PROFILE_FINDINGS,
     {
       title: "P4: flat cost",
       text: [
