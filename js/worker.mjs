@@ -8,7 +8,7 @@
 // to Rust (`CoordinatorCore`), which decodes and checks it; the entrypoint's
 // methods hand their one object argument on as is.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import RustWorker, { CoordinatorCore, CoordinatorService, SerialQueue } from "../build/index.js";
+import RustWorker, { CoordinatorCore, CoordinatorService, RunsCore, RunsService, SerialQueue } from "../build/index.js";
 
 export class Coordinator extends DurableObject {
   #core;
@@ -58,6 +58,51 @@ export class Coordinator extends DurableObject {
 }
 
 /**
+ * Idempotent runs (contract §6): one object per run key. `await` is a
+ * method name JS allows (reserved words are valid property names), so
+ * callers write `stub.await(key, { timeoutMs })` as the contract says.
+ */
+export class Runs extends DurableObject {
+  // Rust builds the request object from (key, options), refusing a `key`
+  // inside the options rather than letting either win silently.
+  #core;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new RunsCore(ctx, env);
+  }
+
+  claim(key, options) {
+    return this.#core.claim(key, options);
+  }
+
+  complete(key, options) {
+    return this.#core.complete(key, options);
+  }
+
+  await(key, options) {
+    return this.#core.awaitRun(key, options);
+  }
+
+  append(key, options) {
+    return this.#core.append(key, options);
+  }
+
+  events(key, options) {
+    return this.#core.events(key, options);
+  }
+
+  alarm() {
+    return this.#core.alarm();
+  }
+
+  /** Storage statements run since the object started, and open waits (for the benchmark). */
+  storageWork() {
+    return this.#core.storageWork();
+  }
+}
+
+/**
  * The default entrypoint: the Rust fetch handler, and every method for
  * callers with a service binding (contract §2 and §7), each taking one
  * object whose fields are the arguments by name.
@@ -65,11 +110,13 @@ export class Coordinator extends DurableObject {
 export default class Baton extends WorkerEntrypoint {
   #coordinator;
   #serial;
+  #runs;
 
   constructor(ctx, env) {
     super(ctx, env);
     this.#coordinator = new CoordinatorService(env);
     this.#serial = new SerialQueue(env);
+    this.#runs = new RunsService(env);
   }
 
   fetch(request) {
@@ -110,5 +157,25 @@ export default class Baton extends WorkerEntrypoint {
 
   serialInspect(input) {
     return this.#serial.serialInspect(input);
+  }
+
+  runClaim(input) {
+    return this.#runs.runClaim(input);
+  }
+
+  runComplete(input) {
+    return this.#runs.runComplete(input);
+  }
+
+  runAwait(input) {
+    return this.#runs.runAwait(input);
+  }
+
+  runAppend(input) {
+    return this.#runs.runAppend(input);
+  }
+
+  runEvents(input) {
+    return this.#runs.runEvents(input);
   }
 }

@@ -1277,8 +1277,9 @@ impl Sim {
         self.insts[who].script = Script::After { steps_left };
     }
 
-    /// The shell wakes new holders: status check and turn event, through
-    /// each holder's own Workflow.
+    /// The shell wakes new holders, each through its own Workflow: the turn
+    /// event, then a status check (shell/wake.rs); a dead instance ignores
+    /// the event, so the model delivers it only to one found not dead.
     fn spawn_wakes(&mut self, k: usize, holders: Vec<Holder>) {
         for holder in holders {
             self.spawn_wake(k, holder, 1);

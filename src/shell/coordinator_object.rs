@@ -18,6 +18,7 @@ use super::decision_log::{self, Scope};
 use super::gate::under_gate;
 use super::js::{self, now_ms, to_js};
 use super::sqlite::ObjectSql;
+use super::wake::{self, Turn};
 use super::workflow::Workflow;
 use crate::coordinator::{
     self, migrate, AcquireStep, Decided, EnqueueStep, Holder, KeyStore, Liveness, Member,
@@ -531,7 +532,11 @@ impl Object {
     }
 
     /// Wakes the holders just handed a slot of `key`, each through its own
-    /// Workflow, a round at a time. One found dead is reported back (its
+    /// Workflow, a round at a time (each wake is `wake::send_turn`: the turn
+    /// event, then the status). Not `wake::first_alive`, which follows one
+    /// chain of ids: a decision here may hand several slots at once, each
+    /// dead holder is reported with the snapshot it was handed as, and one
+    /// not created yet may keep its slot (the grace). One found dead is reported back (its
     /// slot moves on to the next waiter, who joins the next round); one not
     /// created yet keeps its slot within its grace (the alarm re-checks it).
     /// At most [`WAKE_ATTEMPTS_PER_CALL_MAX`] attempts; past them the
@@ -542,8 +547,11 @@ impl Object {
         handed: Vec<Holder>,
     ) -> Result<Option<InstanceId>, JsValue> {
         let config = self.config()?;
-        let (event_type, grace_ms) = (config.turn_event_type.clone(), config.enqueue_grace_ms);
-        let payload = to_js(&TurnEvent::Key(key.as_str()));
+        let grace_ms = config.enqueue_grace_ms;
+        let turn = Turn {
+            event_type: config.turn_event_type.clone(),
+            payload: to_js(&TurnEvent::Key(key.as_str())),
+        };
         let mut queue: VecDeque<Holder> = handed.into();
         let mut attempts = 0;
         let mut first_alive = None;
@@ -554,9 +562,14 @@ impl Object {
             let round: Vec<Holder> = queue.drain(..take).collect();
             attempts += take as u32;
             let answers = join_all(round.into_iter().map(|holder| {
-                let (event_type, payload) = (&event_type, &payload);
+                let turn = &turn;
                 async move {
-                    let liveness = self.wake_one(&holder, event_type, payload).await;
+                    let liveness = match self.workflow(holder.workflow.as_ref()) {
+                        Ok(workflow) => wake::send_turn(&workflow, &holder.id, turn).await,
+                        // A binding gone from the configuration: nothing is
+                        // taken on a guess.
+                        Err(_) => Liveness::Unknown,
+                    };
                     (holder, liveness)
                 }
             }))
@@ -595,29 +608,6 @@ impl Object {
             }
         }
         Ok(first_alive)
-    }
-
-    /// Sends `holder` the turn event while its status is asked (a live
-    /// instance wakes a round trip sooner; a dead one ignores it). Dead or
-    /// alive is decided by status, not by `sendEvent` failing: locally, an
-    /// event sent to a finished instance does not fail.
-    async fn wake_one(&self, holder: &Holder, event_type: &str, payload: &JsValue) -> Liveness {
-        let Ok(workflow) = self.workflow(holder.workflow.as_ref()) else {
-            return Liveness::Unknown;
-        };
-        let id = holder.id.as_str();
-        let (liveness, sent) = futures_util::future::join(
-            workflow.liveness(id),
-            workflow.send_to(id, event_type, payload),
-        )
-        .await;
-        // A failed send to a live instance is not fatal: it re-checks with
-        // `acquire` when its wait times out, and the alarm re-sends the event
-        // while the hand-over is unconfirmed.
-        if let (Err(error), Liveness::Alive | Liveness::Unknown) = (sent, liveness) {
-            worker::console_warn!("baton: turn event to {id} failed: {error:?}");
-        }
-        liveness
     }
 
     /// Terminates superseded instances, best effort and concurrently, each

@@ -18,11 +18,12 @@ pub fn configure(env: &worker::Env) {
     OFF.store(off, Ordering::Relaxed);
 }
 
-/// What a log line is about: a Coordinator key or a serial-queue group.
+/// What a log line is about: a Coordinator key, a serial-queue group or a run key.
 #[derive(Clone, Copy)]
 pub enum Scope<'a> {
     Key(&'a str),
     Group(&'a str),
+    Run(&'a str),
 }
 
 /// One line, serialized straight from borrowed fields (no intermediate JSON
@@ -35,6 +36,8 @@ struct Line<'a> {
     key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     group: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a str>,
     instance: &'a str,
     decision: &'a str,
     reason: &'a str,
@@ -53,14 +56,16 @@ pub fn decision(
     if OFF.load(Ordering::Relaxed) {
         return;
     }
-    let (key, group) = match scope {
-        Scope::Key(key) => (Some(key), None),
-        Scope::Group(group) => (None, Some(group)),
+    let (key, group, run) = match scope {
+        Scope::Key(key) => (Some(key), None, None),
+        Scope::Group(group) => (None, Some(group), None),
+        Scope::Run(key) => (None, None, Some(key)),
     };
     let line = Line {
         baton: "decision",
         key,
         group,
+        run,
         instance,
         decision,
         reason,
