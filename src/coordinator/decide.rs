@@ -485,8 +485,8 @@ pub fn tick(store: &impl KeyStore) -> Vec<Holder> {
     }
 }
 
-/// Second phase of the holder-check alarm: acts on each answer (see
-/// [`apply_check`]), then hands the freed slots on. Returns the holders to
+/// Second phase of the holder-check alarm: acts on each answer (as
+/// `apply_check` says), then hands the freed slots on. Returns the holders to
 /// wake: those just handed a slot, and those whose hand-over is unconfirmed.
 pub fn tick_after_check(
     store: &mut impl KeyStore,
