@@ -10,6 +10,9 @@ import { withKey } from "../js/with-key.mjs";
 import { serialize } from "../js/serialize.mjs";
 export { JsExactRateLimiter, FixedWindowRateLimiter } from "./rate-baselines.mjs";
 
+// The baseline's Durable Object class, bound here as PLAIN.
+export { PlainCoordinator } from "./plain-coordinator.mjs";
+
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
 const STEP_RETRIES = { limit: 2, delay: "100 milliseconds" };
 
@@ -107,14 +110,18 @@ export class BenchWorkflow extends WorkflowEntrypoint {
 const json = (value, status = 200) =>
   new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
 
-const coordinator = (env, key) => env.COORDINATOR.get(env.COORDINATOR.idFromName(key));
+const coordinator = (env, key, binding = "COORDINATOR") => env[binding].get(env[binding].idFromName(key));
 
 /** Difference of two storageWork() readings. */
 const workDelta = (before, after) => ({ reads: after.reads - before.reads, writes: after.writes - before.writes });
 
-/** `pairs` uncontended acquire+release pairs on each key, all keys concurrently. */
-async function pairs(env, { keys, pairs: count }) {
-  const stubs = keys.map((key) => coordinator(env, key));
+/**
+ * `pairs` uncontended acquire+release pairs on each key, all keys
+ * concurrently, on Baton's Coordinator or (`binding` "PLAIN") the plain
+ * JavaScript baseline.
+ */
+async function pairs(env, { keys, pairs: count, binding }) {
+  const stubs = keys.map((key) => coordinator(env, key, binding));
   const before = await Promise.all(stubs.map((stub) => stub.storageWork()));
   const start = Date.now();
   const outcomes = await Promise.all(

@@ -44,6 +44,17 @@ export interface WithKeyOptions {
   turnEventType?: string;
   /** Retry policy of the acquire/release steps. */
   stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
+  /**
+   * The binding, on Baton's Worker, of this instance's Workflow: one of
+   * `WORKFLOW_BINDINGS` (default: `WORKFLOW_BINDING`). Baton checks, wakes
+   * and terminates the instance through it.
+   */
+  workflow?: string;
+  /**
+   * How many instances may hold `key` at once, 1 to 1000 (default 1). The
+   * key keeps the limit of the latest call that named one.
+   */
+  limit?: number;
 }
 
 export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };
@@ -212,11 +223,16 @@ export type CoordinatorInspect = {
 /** `inspect`'s reply. */
 export type CoordinatorInspection = {
   key: Ident;
+  /** The earliest holder (§1's one holder), or null. */
   holder: HolderView | null;
   /** In the order the key will be handed on. */
   waiting: WaiterView[];
   /** How many superseded ids the key remembers. */
   superseded: number;
+  /** How many instances may hold the key at once. */
+  limit: number;
+  /** Every holder, in the order they got the key. */
+  holders: HolderEntry[];
 };
 
 /** `release(key, instanceId)`. */
@@ -242,10 +258,19 @@ export type HeartbeatReply = {
   holding: boolean;
 };
 
+/** A holder, as `inspect`'s `holders` shows it. */
+export type HolderEntry = {
+  id: InstanceId;
+  /** When the key passed to it, in ms since the epoch. */
+  since: number;
+  /** The Workflow binding Baton checks, wakes and terminates it through. */
+  workflow: string;
+};
+
 /** How many instances may hold the key at once. */
 export type HolderLimit = number;
 
-/** The holder, as `inspect` shows it. */
+/** The earliest holder, as `inspect`'s `holder` shows it. */
 export type HolderView = {
   id: InstanceId;
   /** When the key passed to it, in ms since the epoch. */

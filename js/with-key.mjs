@@ -20,8 +20,22 @@ const DEFAULTS = {
 };
 
 /**
+ * The Coordinator's options for this instance's calls (contract §1a): the
+ * binding of its Workflow, and the key's limit. Absent when neither is
+ * given, so a §1 Coordinator sees the calls it always did.
+ */
+function keyOptions({ workflow, limit }) {
+  const options = {};
+  if (workflow !== undefined) options.workflow = workflow;
+  if (limit !== undefined) options.limit = limit;
+  return Object.keys(options).length > 0 ? options : undefined;
+}
+
+/**
  * Acquires `key` for `instanceId`, runs `body`, and releases the key on
- * every exit (also when `body` throws).
+ * every exit (also when `body` throws). `options.workflow` names the
+ * binding (on Baton's Worker) of this instance's Workflow, `options.limit`
+ * how many instances may hold the key at once.
  *
  * @returns {Promise<{ superseded: false, value: any } | { superseded: true }>}
  */
@@ -30,8 +44,10 @@ export async function withKey(step, coordinator, key, instanceId, body, options 
   const stub = coordinator.get(coordinator.idFromName(key));
   const tag = stepTag(String(key));
   const call = batonSteps(step, settings.stepRetries);
+  const acquireOptions = keyOptions(settings);
+  const acquire = () => stub.acquire(key, instanceId, acquireOptions);
 
-  let outcome = await call(`baton acquire ${tag}`, () => stub.acquire(key, instanceId));
+  let outcome = await call(`baton acquire ${tag}`, acquire);
   for (let wait = 1; outcome === "pending"; wait++) {
     if (wait > settings.maxWaits) {
       throw new NonRetryableError(
@@ -46,7 +62,7 @@ export async function withKey(step, coordinator, key, instanceId, body, options 
     } catch {
       // Timed out: fall through to the re-check, which is what decides.
     }
-    outcome = await call(`baton acquire ${tag} #${wait}`, () => stub.acquire(key, instanceId));
+    outcome = await call(`baton acquire ${tag} #${wait}`, acquire);
   }
   if (outcome === "superseded") {
     return { superseded: true };

@@ -30,12 +30,25 @@ export class Coordinator extends DurableObject {
     return this.#core.enqueue({ key, supersedes, instanceId, inputHash, options });
   }
 
+  // acquire and release decide synchronously on their fast path, outside
+  // blockConcurrencyWhile; a broken invariant there traps the module
+  // (panic = "abort"), and #guard resets the object as the gate would, so it
+  // restarts from what was committed.
   acquire(key, instanceId, options) {
-    return this.#core.acquire({ key, instanceId, options });
+    return this.#guard(() => this.#core.acquire({ key, instanceId, options }));
   }
 
   release(key, instanceId) {
-    return this.#core.release({ key, instanceId });
+    return this.#guard(() => this.#core.release({ key, instanceId }));
+  }
+
+  #guard(call) {
+    try {
+      return call();
+    } catch (error) {
+      if (error instanceof WebAssembly.RuntimeError) this.ctx.abort(`Baton: ${error.message}`);
+      throw error;
+    }
   }
 
   inspect(key) {

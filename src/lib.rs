@@ -8,7 +8,8 @@
 //! - [`limits`]: every bound, with its reason.
 //! - [`error`]: the typed `BatonError` callers see.
 //! - [`ident`]: validated keys, groups, revisions, instance ids, input hashes.
-//! - [`coordinator`]: one holder per key, FIFO waiters (contract §1).
+//! - [`coordinator`]: N holders per key (one by default), FIFO waiters, several
+//!   Workflows, the enqueue grace (contract §1, §1a).
 //! - [`rate_limit`]: an exact sliding window per rule, per bucket (contract §5).
 //! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
 //! - [`runs`]: idempotent runs: claim once, await the outcome, follow the events (contract §6).

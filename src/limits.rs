@@ -153,6 +153,28 @@ pub const RATE_REFUND_ROWS_VISITED_MAX: u32 = 10_000;
 
 /// Grant rows read per page while a refund walks back.
 pub const RATE_REFUND_PAGE_ROWS: u32 = 64;
+// --- coordinator: several Workflows, N holders, late creates (§1a) ---
+
+/// Default `ENQUEUE_GRACE_MS` (contract default): how long after its enqueue
+/// an instance the Workflow binding cannot find is taken to be "not created
+/// yet" rather than dead. A minute covers a creator's `create` call with
+/// retries; it is also the longest a creator that crashed between enqueue
+/// and create can stall a key.
+pub const ENQUEUE_GRACE_MS_DEFAULT: u64 = 60_000;
+
+/// Longest `ENQUEUE_GRACE_MS` accepted from configuration (one hour): a
+/// crashed creator stalls the key for up to the grace, so a longer one
+/// trades recovery for nothing a creator needs.
+pub const ENQUEUE_GRACE_MS_MAX: u64 = 3_600_000;
+
+/// Most holders of one key the holder-check alarm asks about per run, the
+/// least recently checked first, so that every holder is reached within
+/// `limit / 15` alarms. Each is a Workflow status call (a subrequest), and
+/// 15 per key times [`KEYS_CHECKED_PER_ALARM_MAX`] keys (960) stays within
+/// one invocation's subrequest budget of 1,000 (and one object normally
+/// serves one key).
+pub const HOLDER_CHECKS_PER_TICK_MAX: u32 = 15;
+
 // --- runs ---
 
 /// Longest long-poll (`await`, `events`), in milliseconds: the contract's

@@ -44,13 +44,22 @@ export async function startBaton(options = {}) {
         },
         workflows: {
           TEST_WF: { name: "test-workflow", className: "TestWorkflow" },
+          OTHER_WF: { name: "other-workflow", className: "OtherWorkflow" },
         },
         serviceBindings: { BATON: "baton" },
       },
       {
         ...batonWorker({
           workflow: { name: "test-workflow", className: "TestWorkflow", scriptName: "test-workflows" },
-          vars: { HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000), ...options.vars },
+          // A second Workflow sharing Baton's keys (contract §1a).
+          workflows: {
+            OTHER: { name: "other-workflow", className: "OtherWorkflow", scriptName: "test-workflows" },
+          },
+          vars: {
+            HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000),
+            WORKFLOW_BINDINGS: "WORKFLOW,OTHER",
+            ...options.vars,
+          },
         }),
         // Port 0: the OS picks a free one; batonUrl() reads it back.
         ...(options.listen ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
@@ -67,10 +76,11 @@ export async function startBaton(options = {}) {
 /**
  * Miniflare options for Baton's own Worker, as wrangler.toml declares it:
  * the entry module and the built WASM, the Coordinator, D1, and the Workflow
- * it coordinates (`workflow`: its name, class and defining script).
+ * it coordinates (`workflow`: its name, class and defining script, bound
+ * as WORKFLOW; `workflows`: more, by binding name).
  * `wasm`: other module bytes to load instead of build/index_bg.wasm.
  */
-export function batonWorker({ workflow, vars = {}, wasm }) {
+export function batonWorker({ workflow, workflows = {}, vars = {}, wasm }) {
   const wasmModule = { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm") };
   if (wasm) wasmModule.contents = wasm;
   return {
@@ -88,7 +98,7 @@ export function batonWorker({ workflow, vars = {}, wasm }) {
       RUNS: { className: "Runs", useSQLite: true },
     },
     d1Databases: ["DB"],
-    workflows: { WORKFLOW: workflow },
+    workflows: { WORKFLOW: workflow, ...workflows },
     bindings: vars,
   };
 }
@@ -183,25 +193,27 @@ export class Harness {
     return result.value;
   }
 
-  create(id, params) {
-    return this.call("/create", { id, params });
+  /** Creates instance `id`; `workflow` "OTHER" makes it an OtherWorkflow instance. */
+  create(id, params, workflow) {
+    return this.call("/create", { id, params, workflow });
   }
 
   /** The instance's status details (`status`, `output`, ...); `not_found` if unknown. */
-  details(id) {
-    return this.call(`/status?id=${encodeURIComponent(id)}`);
+  details(id, workflow) {
+    const of = workflow ? `&workflow=${workflow}` : "";
+    return this.call(`/status?id=${encodeURIComponent(id)}${of}`);
   }
 
-  async status(id) {
-    return (await this.details(id)).status;
+  async status(id, workflow) {
+    return (await this.details(id, workflow)).status;
   }
 
-  terminate(id) {
-    return this.call("/terminate", { id });
+  terminate(id, workflow) {
+    return this.call("/terminate", { id, workflow });
   }
 
-  sendEvent(id, type, payload) {
-    return this.call("/event", { id, type, payload });
+  sendEvent(id, type, payload, workflow) {
+    return this.call("/event", { id, type, payload, workflow });
   }
 
   log() {
@@ -215,9 +227,9 @@ export class Harness {
   }
 
   /** Waits for instance `id` to finish and returns its output; throws unless it completed. */
-  async output(id, timeoutMs) {
-    await this.untilStatus(id, ["complete", "errored", "terminated"], timeoutMs);
-    const details = await this.details(id);
+  async output(id, timeoutMs, workflow) {
+    await this.untilStatus(id, ["complete", "errored", "terminated"], timeoutMs, workflow);
+    const details = await this.details(id, workflow);
     if (details.status !== "complete") {
       throw new Error(`${id} should complete: ${JSON.stringify(details)}`);
     }
@@ -235,12 +247,12 @@ export class Harness {
     }
   }
 
-  untilStatus(id, wanted, timeoutMs) {
+  untilStatus(id, wanted, timeoutMs, workflow) {
     const set = new Set([wanted].flat());
     return this.until(
       `${id} to be ${[...set]}`,
       async () => {
-        const status = await this.status(id);
+        const status = await this.status(id, workflow);
         return set.has(status) ? status : null;
       },
       timeoutMs,
