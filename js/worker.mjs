@@ -18,6 +18,21 @@ import RustWorker, {
   SerialQueue,
 } from "../build/index.js";
 
+/**
+ * Runs `call`, a Rust method that decides synchronously outside
+ * blockConcurrencyWhile; a broken invariant there traps the module
+ * (panic = "abort"), and this resets the object as the gate would, so it
+ * restarts from what was committed.
+ */
+function abortOnTrap(ctx, call) {
+  try {
+    return call();
+  } catch (error) {
+    if (error instanceof WebAssembly.RuntimeError) ctx.abort(`Baton: ${error.message}`);
+    throw error;
+  }
+}
+
 export class Coordinator extends DurableObject {
   #core;
 
@@ -43,12 +58,7 @@ export class Coordinator extends DurableObject {
   }
 
   #guard(call) {
-    try {
-      return call();
-    } catch (error) {
-      if (error instanceof WebAssembly.RuntimeError) this.ctx.abort(`Baton: ${error.message}`);
-      throw error;
-    }
+    return abortOnTrap(this.ctx, call);
   }
 
   inspect(key) {
@@ -78,20 +88,21 @@ export class RateLimiter extends DurableObject {
     this.#core = new RateLimiterCore(ctx, env);
   }
 
+  // Every method decides synchronously, outside blockConcurrencyWhile.
   acquire(bucket, options) {
-    return this.#core.acquire(bucket, options);
+    return abortOnTrap(this.ctx, () => this.#core.acquire(bucket, options));
   }
 
   penalize(bucket, options) {
-    return this.#core.penalize(bucket, options);
+    return abortOnTrap(this.ctx, () => this.#core.penalize(bucket, options));
   }
 
   refund(bucket, options) {
-    return this.#core.refund(bucket, options);
+    return abortOnTrap(this.ctx, () => this.#core.refund(bucket, options));
   }
 
   inspect(bucket) {
-    return this.#core.inspect(bucket);
+    return abortOnTrap(this.ctx, () => this.#core.inspect(bucket));
   }
 
   /** Storage statements run since the object started (for the benchmark). */

@@ -1,9 +1,10 @@
 //! The `RateLimiter` Durable Object: the shell around `crate::rate_limit`.
 //!
 //! One object per bucket. Every method runs the same short loop as the
-//! Coordinator's first phase: decode the request (`crate::edge::rate`),
-//! then one decision under the gate (read, decide and write in one
-//! synchronous turn), then the reply. Unlike the Coordinator there is no
+//! Coordinator's fast path: decode the request (`crate::edge::rate`),
+//! then one decision (read, decide and write in one synchronous turn, so
+//! nothing can interleave with it and it needs no `blockConcurrencyWhile`),
+//! then the reply, all before the method returns. Unlike the Coordinator there is no
 //! second phase, no alarm and no Workflow call: a rate decision needs
 //! nothing from outside the object (a refused caller is told `waitMs` and
 //! sleeps on its own side), and aged grants are pruned a few per call.
@@ -12,9 +13,11 @@
 //!
 //! JS callers reach these methods through the `RateLimiter` class in
 //! `js/worker.mjs` (which extends `DurableObject`), with the contract's
-//! positional arguments: `acquire(bucket, { rules, permits? })`.
+//! positional arguments: `acquire(bucket, { rules, permits? })`. That class
+//! also does the gate's other service: a broken invariant panics, which
+//! traps the module (panic = "abort"), and it aborts the object so it
+//! restarts from what was committed.
 
-use super::gate::under_gate;
 use super::js::{self, now_ms, to_js};
 use super::sqlite::ObjectSql;
 use crate::edge::decode_value;
@@ -32,7 +35,6 @@ use serde_json::Value;
 use std::cell::Cell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use worker::durable::State;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
@@ -44,7 +46,6 @@ pub struct RateLimiterCore {
 }
 
 struct Object {
-    raw_state: DurableObjectState,
     sql: ObjectSql,
     /// A cache of "the schema is current", not state.
     schema_checked: Cell<bool>,
@@ -82,11 +83,10 @@ impl RateLimiterCore {
     #[wasm_bindgen(constructor)]
     pub fn new(raw_state: DurableObjectState, _env: Env) -> RateLimiterCore {
         console_error_panic_hook::set_once();
-        let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
+        let state = State::from(raw_state);
         let sql = ObjectSql::new(state.storage().sql());
         RateLimiterCore {
             object: Rc::new(Object {
-                raw_state,
                 sql,
                 schema_checked: Cell::new(false),
                 reads: Cell::new(0),
@@ -96,64 +96,53 @@ impl RateLimiterCore {
     }
 
     /// `acquire(bucket, { rules, permits? }) -> { granted, waitMs }`.
-    pub fn acquire(&self, bucket: JsValue, options: JsValue) -> Promise {
-        let object = self.object.clone();
-        future_to_promise(async move {
+    pub fn acquire(&self, bucket: JsValue, options: JsValue) -> JsValue {
+        answer((|| {
             let request: RateAcquire = positional(bucket, options)?;
             let permits = request.permits.map_or(1, |p| p.0);
-            let rules = request.rules.0;
-            let reply = object
-                .decide(&request.bucket, move |store, now| {
-                    rate_limit::acquire(store, now, &rules, permits)
+            let reply = self
+                .object
+                .decide(&request.bucket, |store, now| {
+                    rate_limit::acquire(store, now, &request.rules.0, permits)
                 })
-                .await?
                 .map_err(|e| js::to_js_error(&e))?;
             Ok(to_js(&RateAcquireReply::from(reply)))
-        })
+        })())
     }
 
     /// `penalize(bucket, { cooldownMs }) -> { until }`.
-    pub fn penalize(&self, bucket: JsValue, options: JsValue) -> Promise {
-        let object = self.object.clone();
-        future_to_promise(async move {
+    pub fn penalize(&self, bucket: JsValue, options: JsValue) -> JsValue {
+        answer((|| {
             let request: RatePenalize = positional(bucket, options)?;
             let cooldown_ms = request.cooldown_ms.0;
-            let until = object
-                .decide(&request.bucket, move |store, now| {
-                    rate_limit::penalize(store, now, cooldown_ms)
-                })
-                .await?;
+            let until = self.object.decide(&request.bucket, |store, now| {
+                rate_limit::penalize(store, now, cooldown_ms)
+            });
             Ok(to_js(&RatePenalizeReply { until }))
-        })
+        })())
     }
 
     /// `refund(bucket, { permits }) -> { refunded }`.
-    pub fn refund(&self, bucket: JsValue, options: JsValue) -> Promise {
-        let object = self.object.clone();
-        future_to_promise(async move {
+    pub fn refund(&self, bucket: JsValue, options: JsValue) -> JsValue {
+        answer((|| {
             let request: RateRefund = positional(bucket, options)?;
             let permits = request.permits.0;
-            let refunded = object
-                .decide(&request.bucket, move |store, now| {
-                    rate_limit::refund(store, now, permits)
-                })
-                .await?;
+            let refunded = self.object.decide(&request.bucket, |store, now| {
+                rate_limit::refund(store, now, permits)
+            });
             Ok(to_js(&RateRefundReply { refunded }))
-        })
+        })())
     }
 
     /// `inspect(bucket) -> { bucket, cooldownUntil, rules }`.
-    pub fn inspect(&self, bucket: JsValue) -> Promise {
-        let object = self.object.clone();
-        future_to_promise(async move {
+    pub fn inspect(&self, bucket: JsValue) -> JsValue {
+        answer((|| {
             let request: RateInspect = positional(bucket, JsValue::UNDEFINED)?;
-            let inspection = object
-                .decide(&request.bucket, |store, now| {
-                    rate_limit::inspect(store, now)
-                })
-                .await?;
+            let inspection = self.object.decide(&request.bucket, |store, now| {
+                rate_limit::inspect(store, now)
+            });
             Ok(to_js(&RateInspection::new(request.bucket, inspection)))
-        })
+        })())
     }
 
     /// Storage statements run since the object started: `{ reads, writes }`.
@@ -174,27 +163,32 @@ struct StorageWork {
     writes: u64,
 }
 
+/// A method's answer as RPC returns it: the reply itself, or a rejected
+/// promise holding the refusal (as the Coordinator's fast path answers).
+fn answer(result: Result<JsValue, JsValue>) -> JsValue {
+    match result {
+        Ok(reply) => reply,
+        Err(error) => Promise::reject(&error).into(),
+    }
+}
+
 impl Object {
-    /// Runs one decision for `bucket` under the gate.
-    async fn decide<T: 'static>(
-        self: &Rc<Self>,
-        bucket: &Ident,
-        decision: impl FnOnce(&mut Store<'_>, u64) -> T + 'static,
-    ) -> Result<T, JsValue> {
-        let object = self.clone();
-        let bucket = bucket.clone();
-        under_gate(&self.raw_state, move || {
-            if !object.schema_checked.get() {
-                migrate(&object.sql);
-                object.schema_checked.set(true);
-            }
-            let mut store = SqlRateStore::new(&object.sql, bucket.as_str());
-            let value = decision(&mut store, now_ms());
-            let (reads, writes) = store.work();
-            object.reads.set(object.reads.get() + u64::from(reads));
-            object.writes.set(object.writes.get() + u64::from(writes));
-            value
-        })
-        .await
+    /// Runs one decision for `bucket` now, in this synchronous turn.
+    ///
+    /// Not under `blockConcurrencyWhile`: the decision is synchronous (the
+    /// SQL API is), so no other request can interleave with it, and the
+    /// gate's Promise, closure and microtasks were a fixed cost on every
+    /// call (measured: bench/subset.mjs l1, the commit that made this).
+    fn decide<T>(&self, bucket: &Ident, decision: impl FnOnce(&mut Store<'_>, u64) -> T) -> T {
+        if !self.schema_checked.get() {
+            migrate(&self.sql);
+            self.schema_checked.set(true);
+        }
+        let mut store = SqlRateStore::new(&self.sql, bucket.as_str());
+        let value = decision(&mut store, now_ms());
+        let (reads, writes) = store.work();
+        self.reads.set(self.reads.get() + u64::from(reads));
+        self.writes.set(self.writes.get() + u64::from(writes));
+        value
     }
 }
