@@ -61,12 +61,10 @@ fn json_argument(field: &'static str, value: JsValue) -> Result<Option<Value>, B
     if value.is_undefined() {
         return Ok(None);
     }
-    serde_wasm_bindgen::from_value(value)
-        .map(Some)
-        .map_err(|_| BatonError::WrongType {
-            field,
-            expected: "plain JSON data",
-        })
+    js::json(value).map(Some).ok_or(BatonError::WrongType {
+        field,
+        expected: "plain JSON data",
+    })
 }
 
 /// Decodes a positional call, `(bucket, options?)`, into its request type.
