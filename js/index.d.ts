@@ -1,12 +1,36 @@
 // Types for the helpers and for the Coordinator's RPC surface (contract §1).
 
-/** The subset of `WorkflowStep` the helpers use. */
+/**
+ * A duration as Workflows take it: milliseconds, or `"<n> <unit>"` like
+ * `"10 minutes"` (the same as `WorkflowSleepDuration` in
+ * `@cloudflare/workers-types`).
+ */
+export type WorkflowDuration =
+  | `${number} ${"second" | "minute" | "hour" | "day" | "week" | "month" | "year"}${"s" | ""}`
+  | number;
+
+/** Retry policy of the helpers' own steps (a `WorkflowStepConfig`'s `retries`). */
+export interface StepRetries {
+  limit: number;
+  delay: WorkflowDuration;
+  backoff?: "constant" | "linear" | "exponential";
+}
+
+/**
+ * The part of `WorkflowStep` the helpers use. The real `WorkflowStep` of
+ * `@cloudflare/workers-types` fits it (its `waitForEvent` is generic over a
+ * serializable payload type; the helpers never read the payload, so this
+ * asks for no particular one). Checked with `tsc --strict` by
+ * tests/miniflare/package.test.mjs.
+ */
 export interface WorkflowStepLike {
-  do<T>(name: string, config: object, callback: () => Promise<T>): Promise<T>;
-  waitForEvent<T = unknown>(
+  do<T>(
     name: string,
-    options: { type: string; timeout?: string | number },
-  ): Promise<{ payload: T; timestamp: Date; type: string }>;
+    config: { retries?: StepRetries; timeout?: WorkflowDuration },
+    callback: () => Promise<T>,
+  ): Promise<T>;
+  waitForEvent(name: string, options: { type: string; timeout?: WorkflowDuration }): Promise<unknown>;
+  sleep(name: string, duration: WorkflowDuration): Promise<void>;
 }
 
 export type AcquireOutcome = "granted" | "pending" | "superseded";
@@ -39,13 +63,13 @@ export interface CoordinatorNamespace {
 
 export interface WithKeyOptions {
   /** How long one wait for the turn event lasts before re-checking (default "10 minutes"). */
-  turnTimeout?: string | number;
+  turnTimeout?: WorkflowDuration;
   /** Most waits before giving up with a NonRetryableError (default 1000). */
   maxWaits?: number;
   /** Must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
   turnEventType?: string;
   /** Retry policy of the acquire/release steps. */
-  stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
+  stepRetries?: StepRetries;
 }
 
 export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };
@@ -108,7 +132,7 @@ export interface SerializeOptions {
   /** Most claims before giving up with SerialQueueTimedOut (default 240). */
   maxPolls?: number;
   turnEventType?: string;
-  stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
+  stepRetries?: StepRetries;
 }
 
 /** Thrown (non-retryable) when a newer revision won; `revision` names it. */
@@ -121,7 +145,7 @@ export class SerialQueueTimedOut extends Error {}
 export class SerialQueueLostHold extends Error {}
 
 export function serialize<T>(
-  step: WorkflowStepLike & { sleep(name: string, duration: string | number): Promise<void> },
+  step: WorkflowStepLike,
   baton: BatonService,
   spec: SerialSpec,
   instanceId: string,

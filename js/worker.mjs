@@ -1,8 +1,14 @@
-// The Worker's entry module: the Rust build (build/index.js) plus the one
-// thing Rust cannot declare, a Durable Object class that extends
-// `DurableObject` (workerd refuses JS RPC to any other), and a default
-// entrypoint that carries the serial queue's RPC methods. Each method only
-// delegates to Rust (`CoordinatorCore`, `SerialQueue`); no logic lives here.
+// The Worker's entry module, and the npm package's `baton/worker`: the Rust
+// build (build/index.js, which imports the WASM) plus the one thing Rust
+// cannot declare, Durable Object classes that extend `DurableObject`
+// (workerd refuses JS RPC to any other), and a default entrypoint that
+// carries the queue's RPC methods. Each method only delegates to Rust
+// (`CoordinatorCore`, `SerialQueue`); no logic lives here.
+//
+// Standalone, this module is Baton's `main`. Embedded, a user's Worker
+// re-exports the classes and mounts the rest with `handleFetch` and
+// `batonService` (the README's "Deploying"). Every export below is part of
+// the package's surface, declared in worker.d.ts.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
 import RustWorker, { CoordinatorCore, SerialQueue } from "../build/index.js";
 
@@ -42,9 +48,11 @@ export class Coordinator extends DurableObject {
 
 /**
  * The default entrypoint: the Rust fetch handler, and the serial queue's
- * RPC methods for callers with a service binding (contract §2).
+ * RPC methods for callers with a service binding (contract §2). Exported
+ * by name too, so an embedding Worker can serve it as a named entrypoint
+ * or extend it as its own default.
  */
-export default class Baton extends WorkerEntrypoint {
+export class Baton extends WorkerEntrypoint {
   #serial;
 
   constructor(ctx, env) {
@@ -75,4 +83,22 @@ export default class Baton extends WorkerEntrypoint {
   serialInspect(input) {
     return this.#serial.serialInspect(input);
   }
+}
+
+export default Baton;
+
+/**
+ * Baton's HTTP API, status page and OpenAPI document, for an embedding
+ * Worker's own `fetch`: `return handleFetch(request, env, ctx)`.
+ */
+export function handleFetch(request, env, ctx) {
+  return RustWorker.prototype.fetch.call({ env, ctx }, request);
+}
+
+/**
+ * The default entrypoint's RPC methods, called in this Worker with its own
+ * `env` (no service binding): `serialize(step, batonService(this.env), ...)`.
+ */
+export function batonService(env, ctx) {
+  return new Baton(ctx, env);
 }

@@ -1,0 +1,36 @@
+// Types for `baton/worker`: the Worker itself, for a user's Worker to embed
+// (re-export the Durable Object classes, mount the HTTP API and the RPC
+// methods) or to name in its binding types:
+//
+//   import type { Coordinator, Baton } from "baton/worker";
+//   interface Env {
+//     COORDINATOR: DurableObjectNamespace<Coordinator>;
+//     BATON: Service<Baton>;
+//   }
+//
+// Needs `@cloudflare/workers-types` (or `wrangler types`) for
+// "cloudflare:workers". Each class's RPC methods are the interfaces of the
+// package's main types (index.d.ts), merged into the class declaration, so
+// one declaration serves the stub, the binding and the helpers.
+import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
+import type { BatonService, CoordinatorRpc } from "./index.js";
+
+/** The Coordinator Durable Object (contract §1). Bind it as `COORDINATOR`. */
+export declare class Coordinator extends DurableObject {}
+export interface Coordinator extends CoordinatorRpc {}
+
+/** Baton's default entrypoint: the RPC methods of a service binding, and the HTTP API. */
+export declare class Baton extends WorkerEntrypoint {
+  fetch(request: Request): Promise<Response>;
+}
+export interface Baton extends BatonService {}
+export default Baton;
+
+/** Baton's HTTP API, status page and OpenAPI document, served from your own `fetch`. */
+export declare function handleFetch(request: Request, env: object, ctx: ExecutionContext): Promise<Response>;
+
+/**
+ * The default entrypoint's RPC methods, run in your own Worker with its
+ * `env` (no service binding): pass it to `serialize` as the `baton` argument.
+ */
+export declare function batonService(env: object, ctx?: ExecutionContext): BatonService;
