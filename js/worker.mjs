@@ -99,6 +99,8 @@ export function handleFetch(request, env, ctx) {
  * The default entrypoint's RPC methods, called in this Worker with its own
  * `env` (no service binding): `serialize(step, batonService(this.env), ...)`.
  */
-export function batonService(env, ctx) {
+export function batonService(env, ctx = {}) {
+  // The methods use only `env`; the runtime's constructor wants some object
+  // for the context, which callers outside a request (a Workflow) may lack.
   return new Baton(ctx, env);
 }

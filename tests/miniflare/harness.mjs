@@ -92,9 +92,11 @@ export function callerModules(entry) {
   }));
 }
 
-/** Applies migrations/*.sql in name order, as `wrangler d1 migrations apply` does. */
-export async function applyMigrations(db) {
-  const dir = path.join(ROOT, "migrations");
+/**
+ * Applies migrations/*.sql in name order, as `wrangler d1 migrations apply`
+ * does; `dir` is another copy of them (the installed package's).
+ */
+export async function applyMigrations(db, dir = path.join(ROOT, "migrations")) {
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
     const text = readFileSync(path.join(dir, file), "utf8").replace(/^--.*$/gm, "");
     for (const statement of text.split(";").map((s) => s.trim()).filter(Boolean)) {

@@ -10,6 +10,7 @@ interface Env {
   COORDINATOR: DurableObjectNamespace<Coordinator>;
   BATON: Service<Baton>;
   DEPLOY: Workflow<DeployParams>;
+  MIGRATE?: Workflow<{ repo: string }>;
 }
 
 type DeployParams = { repo: string; sha: string; head: string };
@@ -27,6 +28,13 @@ export class DeployWorkflow extends WorkflowEntrypoint<Env, DeployParams> {
       if (error instanceof RunSkipped) return { skippedFor: error.revision };
       throw error;
     }
+  }
+}
+
+/** A second Workflow, added later (the README's "Adding a Workflow"). */
+export class MigrateWorkflow extends WorkflowEntrypoint<Env, { repo: string }> {
+  async run(event: WorkflowEvent<{ repo: string }>, step: WorkflowStep) {
+    return step.do("migrate", async () => ({ migrated: event.payload.repo }));
   }
 }
 
