@@ -98,6 +98,22 @@ function assertBindings(output, present, absent = []) {
   }
 }
 
+/**
+ * A Miniflare running the project in `dir` as wrangler bundled it into
+ * `out/` (the last dryRun), with the bindings of its wrangler.toml.
+ */
+function bundled(dir, bindings = {}) {
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(path.join(dir, "wrangler.toml"));
+  return new Miniflare({
+    ...workerOptions,
+    modules: true,
+    modulesRoot: path.join(dir, "out"),
+    scriptPath: path.join(dir, "out", path.basename(main).replace(/\.(ts|mjs)$/, ".js")),
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    bindings: { ...workerOptions.bindings, ...bindings },
+  });
+}
+
 before(() => {
   assert.ok(existsSync(path.join(ROOT, "build/index_bg.wasm")), "build/ is missing: run `npm run build` first");
   scratch = mkdtempSync(path.join(tmpdir(), "baton-package-"));
@@ -149,17 +165,8 @@ describe("embedded mode: Baton inside the user's Worker", () => {
   });
 
   test("its Workflow runs withKey and serialize against the embedded classes", async () => {
-    const config = path.join(dir, "wrangler.toml");
-    const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
-    const mf = new Miniflare({
-      ...workerOptions,
-      // The bundle wrangler made above, as it would upload it.
-      modules: true,
-      modulesRoot: path.join(dir, "out"),
-      scriptPath: path.join(dir, "out/index.js"),
-      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-      bindings: { ...workerOptions.bindings, BATON_TOKEN: "package-test" },
-    });
+    // The bundle wrangler made above, as it would upload it.
+    const mf = bundled(dir, { BATON_TOKEN: "package-test" });
     try {
       await mf.ready;
       await applyMigrations(await mf.getD1Database("DB"), path.join(dir, "node_modules/baton/migrations"));
@@ -212,9 +219,24 @@ describe("standalone mode: the first deploy binds nothing that does not exist ye
     run(path.join(BIN, "tsc"), ["-p", worker], worker);
   });
 
-  test("1. Baton, with no Workflow binding", () => {
+  test("1. Baton, with no Workflow binding", async () => {
     const output = dryRun(baton, block("standalone/baton/wrangler.toml"));
     assertBindings(output, ["env.COORDINATOR (Coordinator)", "env.DB (baton)"], ["Workflow"]);
+    // It serves, and a call that needs the Workflow says what is missing.
+    const mf = bundled(baton, { BATON_TOKEN: "package-test" });
+    try {
+      const page = await mf.dispatchFetch("http://baton/");
+      assert.equal(page.status, 200, await page.text());
+      const response = await mf.dispatchFetch("http://baton/v1/keys/site/acquire", {
+        method: "POST",
+        headers: { authorization: "Bearer package-test", "content-type": "application/json" },
+        body: JSON.stringify({ instanceId: "deploy-1" }),
+      });
+      const text = await response.text();
+      assert.match(JSON.parse(text).error ?? "", /no Workflow binding named "WORKFLOW"/, `${response.status} ${text}`);
+    } finally {
+      await mf.dispose();
+    }
   });
 
   test("2. the user's Worker, bound to Baton (which exists now)", () => {
