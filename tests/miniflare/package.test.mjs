@@ -103,15 +103,22 @@ function assertBindings(output, present, absent = []) {
  * `out/` (the last dryRun), with the bindings of its wrangler.toml.
  */
 function bundled(dir, bindings = {}) {
-  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(path.join(dir, "wrangler.toml"));
-  return new Miniflare({
+  return new Miniflare(bundledOptions(dir, bindings));
+}
+
+/** Miniflare's options for one such Worker (see `bundled`). */
+function bundledOptions(dir, bindings = {}) {
+  const config = path.join(dir, "wrangler.toml");
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
+  return {
     ...workerOptions,
+    name: readFileSync(config, "utf8").match(/^name = "(.+)"$/m)[1],
     modules: true,
     modulesRoot: path.join(dir, "out"),
     scriptPath: path.join(dir, "out", path.basename(main).replace(/\.(ts|mjs)$/, ".js")),
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
     bindings: { ...workerOptions.bindings, ...bindings },
-  });
+  };
 }
 
 before(() => {
@@ -248,6 +255,36 @@ describe("standalone mode: the first deploy binds nothing that does not exist ye
     const config = block("standalone/baton/wrangler.toml") + block("standalone/baton/wrangler.toml+workflow");
     const output = dryRun(baton, config);
     assertBindings(output, ["env.COORDINATOR (Coordinator)", "env.DB (baton)", "env.WORKFLOW (DeployWorkflow (defined in my-worker))"]);
+  });
+
+  test("the two Workers as deployed by steps 2 and 3 run the user's Workflow against Baton", async () => {
+    // Both bundles as the dry runs above left them, each Worker under its name.
+    const [batonOptions, workerOptions] = [baton, worker].map((dir) => bundledOptions(dir));
+    const mf = new Miniflare({ workers: [workerOptions, batonOptions] });
+    try {
+      await mf.ready;
+      await applyMigrations(await mf.getD1Database("DB", "baton"), path.join(baton, "node_modules/baton/migrations"));
+      const harness = new Harness(mf);
+      const call = async (route, init) => {
+        const response = await mf.dispatchFetch(`http://user${route}`, init);
+        const text = await response.text();
+        assert.ok(response.ok, `${route}: ${response.status} ${text}`);
+        return JSON.parse(text);
+      };
+      for (const sha of ["a1", "b2"]) {
+        const id = `deploy-${sha}`;
+        await call("/start", { method: "POST", body: JSON.stringify({ id, repo: "acme/site", sha, head: sha }) });
+        const status = await harness.until(`${id} to finish`, async () => {
+          const s = await call(`/status?id=${id}`);
+          return ["complete", "errored", "terminated"].includes(s.status) ? s : null;
+        });
+        assert.deepEqual({ status: status.status, output: status.output }, { status: "complete", output: { published: sha } });
+      }
+      const view = await call("/?key=acme/site:deploy");
+      assert.deepEqual(view.group.recent.map((r) => [r.revision, r.outcome]).sort(), [["a1", "released"], ["b2", "released"]]);
+    } finally {
+      await mf.dispose();
+    }
   });
 
   test("later: a second Workflow, deployed first by its Worker, then bound by Baton", () => {

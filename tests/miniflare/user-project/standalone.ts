@@ -41,6 +41,13 @@ export class MigrateWorkflow extends WorkflowEntrypoint<Env, { repo: string }> {
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
+    if (request.method === "POST" && url.pathname === "/start") {
+      const { id, ...params } = (await request.json()) as DeployParams & { id: string };
+      return Response.json({ id: (await env.DEPLOY.create({ id, params })).id });
+    }
+    if (url.pathname === "/status") {
+      return Response.json(await (await env.DEPLOY.get(url.searchParams.get("id") ?? "")).status());
+    }
     const key = url.searchParams.get("key") ?? "demo";
     const stub = env.COORDINATOR.get(env.COORDINATOR.idFromName(key));
     return Response.json({
