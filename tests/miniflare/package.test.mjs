@@ -156,6 +156,31 @@ test("the tarball holds every module its entry points import", () => {
   assert.ok([...packed].some((f) => /^migrations\/.*\.sql$/.test(f)), `D1 migrations ship: ${[...packed]}`);
 });
 
+test("every Durable Object class of baton/worker is declared, embedded and deployed", () => {
+  // What a new class must add to join both modes: this test names the file.
+  const read = (file) => readFileSync(path.join(ROOT, file), "utf8");
+  const classes = [...read("js/worker.mjs").matchAll(/^export class (\w+) extends DurableObject\b/gm)].map((m) => m[1]);
+  assert.ok(classes.includes("Coordinator"), `classes found in js/worker.mjs: ${classes}`);
+  const embeddedExports = read("tests/miniflare/user-project/embedded.ts").match(/^export \{ ([^}]+) \} from "baton\/worker";$/m)[1];
+  const places = {
+    "js/worker.d.ts (export declare class X extends DurableObject)": (c) =>
+      new RegExp(`^export declare class ${c} extends DurableObject\\b`, "m").test(read("js/worker.d.ts")),
+    "tests/miniflare/user-project/embedded.ts (export { ... } from \"baton/worker\")": (c) =>
+      embeddedExports.split(/,\s*/).includes(c),
+  };
+  for (const name of ["embedded/wrangler.toml", "standalone/baton/wrangler.toml"]) {
+    places[`README.md's ${name} (binding and new_sqlite_classes)`] = (c) =>
+      block(name).includes(`class_name = "${c}"`) && new RegExp(`new_sqlite_classes = \\[[^\\]]*"${c}"`).test(block(name));
+  }
+  places["wrangler.toml (binding and new_sqlite_classes)"] = (c) =>
+    read("wrangler.toml").includes(`class_name = "${c}"`) && new RegExp(`new_sqlite_classes = \\[[^\\]]*"${c}"`).test(read("wrangler.toml"));
+  for (const c of classes) {
+    for (const [place, has] of Object.entries(places)) {
+      assert.ok(has(c), `${c} is exported by js/worker.mjs but missing from ${place}`);
+    }
+  }
+});
+
 describe("embedded mode: Baton inside the user's Worker", () => {
   let dir;
   before(() => {
