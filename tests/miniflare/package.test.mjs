@@ -48,11 +48,11 @@ function run(command, args, cwd) {
   }
 }
 
-/** The README's config blocks: ```toml file=NAME ... ``` by NAME. */
+/** The README's config and code blocks: ```toml file=NAME ... ``` (or ts) by NAME. */
 function readmeBlocks() {
   const text = readFileSync(path.join(ROOT, "README.md"), "utf8");
   const blocks = new Map();
-  for (const match of text.matchAll(/^```toml file=(\S+)\n([\s\S]*?)^```$/gm)) {
+  for (const match of text.matchAll(/^```(?:toml|ts) file=(\S+)\n([\s\S]*?)^```$/gm)) {
     blocks.set(match[1], match[2]);
   }
   return blocks;
@@ -60,7 +60,7 @@ function readmeBlocks() {
 
 function block(name) {
   const text = readmeBlocks().get(name);
-  assert.ok(text, `README.md should have a block \`\`\`toml file=${name}`);
+  assert.ok(text, `README.md should have a block \`\`\`toml (or ts) file=${name}`);
   return text;
 }
 
@@ -80,6 +80,17 @@ function userProject(name, source) {
   mkdirSync(path.join(dir, "node_modules/@cloudflare"), { recursive: true });
   symlinkSync(path.join(ROOT, "node_modules/@cloudflare/workers-types"), path.join(dir, "node_modules/@cloudflare/workers-types"));
   return dir;
+}
+
+/**
+ * `tsc --strict` over the project's src/index.ts and the README's TypeScript
+ * block `readme` (as src/readme.ts), with the fixture's tsconfig.
+ */
+function typeCheck(dir, readme) {
+  writeFileSync(path.join(dir, "src/readme.ts"), block(readme));
+  const config = { extends: "./tsconfig.json", files: ["src/index.ts", "src/readme.ts"] };
+  writeFileSync(path.join(dir, "tsconfig.test.json"), JSON.stringify(config));
+  run(path.join(BIN, "tsc"), ["-p", path.join(dir, "tsconfig.test.json")], dir);
 }
 
 /** `wrangler deploy --dry-run` with `config` as the project's wrangler.toml; returns its output. */
@@ -188,7 +199,7 @@ describe("embedded mode: Baton inside the user's Worker", () => {
   });
 
   test("the user's typed Workflow compiles with tsc --strict", () => {
-    run(path.join(BIN, "tsc"), ["-p", dir], dir);
+    typeCheck(dir, "embedded/src/index.ts");
   });
 
   test("wrangler deploy --dry-run bundles it with the default rules and lists its bindings", () => {
@@ -248,7 +259,7 @@ describe("standalone mode: the first deploy binds nothing that does not exist ye
   });
 
   test("the user's typed Workflow compiles with tsc --strict", () => {
-    run(path.join(BIN, "tsc"), ["-p", worker], worker);
+    typeCheck(worker, "standalone/my-worker/src/env.ts");
   });
 
   test("1. Baton, with no Workflow binding", async () => {
