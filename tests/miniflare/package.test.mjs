@@ -5,14 +5,18 @@
 // (```toml file=...), so the README cannot drift from what is tested.
 //
 // - the tarball holds every module its entry points import;
+// - every Durable Object class of baton/worker is declared, embedded and
+//   deployed (the test names the place a new class is missing from);
 // - a user's Workflow typed with @cloudflare/workers-types compiles with
-//   `tsc --strict` (embedded and standalone);
+//   `tsc --strict` (embedded and standalone, and the README's samples);
 // - embedded mode: `wrangler deploy --dry-run` bundles the user's Worker with
 //   wrangler's default rules and lists its bindings, and the bundle runs in
 //   miniflare, its Workflow using withKey and serialize against the classes
 //   it re-exports;
 // - standalone mode: every step of the first-deploy order, and adding a
-//   Workflow later, passes `wrangler deploy --dry-run` with that step's config.
+//   Workflow later, passes `wrangler deploy --dry-run` with that step's
+//   config; step 1's Baton serves without a Workflow binding; the two
+//   bundles of steps 2 and 3 run the user's Workflow against Baton.
 //
 // Offline except for wrangler's update check: the tarball has no
 // dependencies, so installing it needs no registry.
