@@ -1,3 +1,4 @@
 // The npm package's entry: helpers for Workflow code.
 export { withKey, TURN_EVENT_TYPE } from "./with-key.mjs";
 export { serialize, RunSkipped, SerialQueueTimedOut, SerialQueueLostHold } from "./serialize.mjs";
+export { startOnce, awaitRun, runReporter, reportRun } from "./runs.mjs";

@@ -2,9 +2,10 @@
 // (re-export the Durable Object classes, mount the HTTP API and the RPC
 // methods) or to name in its binding types:
 //
-//   import type { Coordinator, Baton } from "baton/worker";
+//   import type { Coordinator, Runs, Baton } from "baton/worker";
 //   interface Env {
 //     COORDINATOR: DurableObjectNamespace<Coordinator>;
+//     RUNS: DurableObjectNamespace<Runs>;
 //     BATON: Service<Baton>;
 //   }
 //
@@ -13,11 +14,15 @@
 // package's main types (index.d.ts), merged into the class declaration, so
 // one declaration serves the stub, the binding and the helpers.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import type { BatonService, CoordinatorRpc } from "./index.js";
+import type { BatonService, CoordinatorRpc, RunsRpc } from "./index.js";
 
 /** The Coordinator Durable Object (contract §1). Bind it as `COORDINATOR`. */
 export declare class Coordinator extends DurableObject {}
 export interface Coordinator extends CoordinatorRpc {}
+
+/** The Runs Durable Object (contract §6). Bind it as `RUNS`. */
+export declare class Runs extends DurableObject {}
+export interface Runs extends RunsRpc {}
 
 /** Baton's default entrypoint: the RPC methods of a service binding, and the HTTP API. */
 export declare class Baton extends WorkerEntrypoint {

@@ -14,7 +14,7 @@
 // `batonService` (the README's "Deploying"). Every export below is part of
 // the package's surface, declared in worker.d.ts.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import RustWorker, { CoordinatorCore, CoordinatorService, SerialQueue } from "../build/index.js";
+import RustWorker, { CoordinatorCore, CoordinatorService, RunsCore, RunsService, SerialQueue } from "../build/index.js";
 
 export class Coordinator extends DurableObject {
   #core;
@@ -51,6 +51,51 @@ export class Coordinator extends DurableObject {
 }
 
 /**
+ * Idempotent runs (contract §6): one object per run key. `await` is a
+ * method name JS allows (reserved words are valid property names), so
+ * callers write `stub.await(key, { timeoutMs })` as the contract says.
+ */
+export class Runs extends DurableObject {
+  // Rust builds the request object from (key, options), refusing a `key`
+  // inside the options rather than letting either win silently.
+  #core;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new RunsCore(ctx, env);
+  }
+
+  claim(key, options) {
+    return this.#core.claim(key, options);
+  }
+
+  complete(key, options) {
+    return this.#core.complete(key, options);
+  }
+
+  await(key, options) {
+    return this.#core.awaitRun(key, options);
+  }
+
+  append(key, options) {
+    return this.#core.append(key, options);
+  }
+
+  events(key, options) {
+    return this.#core.events(key, options);
+  }
+
+  alarm() {
+    return this.#core.alarm();
+  }
+
+  /** Storage statements run since the object started, and open waits (for the benchmark). */
+  storageWork() {
+    return this.#core.storageWork();
+  }
+}
+
+/**
  * The default entrypoint: the Rust fetch handler, and every method for
  * callers with a service binding (contract §2 and §7), each taking one
  * object whose fields are the arguments by name. Exported by name too, so
@@ -59,11 +104,13 @@ export class Coordinator extends DurableObject {
 export class Baton extends WorkerEntrypoint {
   #coordinator;
   #serial;
+  #runs;
 
   constructor(ctx, env) {
     super(ctx, env);
     this.#coordinator = new CoordinatorService(env);
     this.#serial = new SerialQueue(env);
+    this.#runs = new RunsService(env);
   }
 
   fetch(request) {
@@ -104,6 +151,26 @@ export class Baton extends WorkerEntrypoint {
 
   serialInspect(input) {
     return this.#serial.serialInspect(input);
+  }
+
+  runClaim(input) {
+    return this.#runs.runClaim(input);
+  }
+
+  runComplete(input) {
+    return this.#runs.runComplete(input);
+  }
+
+  runAwait(input) {
+    return this.#runs.runAwait(input);
+  }
+
+  runAppend(input) {
+    return this.#runs.runAppend(input);
+  }
+
+  runEvents(input) {
+    return this.#runs.runEvents(input);
   }
 }
 

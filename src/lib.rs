@@ -10,6 +10,7 @@
 //! - [`ident`]: validated keys, groups, revisions, instance ids, input hashes.
 //! - [`coordinator`]: one holder per key, FIFO waiters (contract §1).
 //! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
+//! - [`runs`]: idempotent runs: claim once, await the outcome, follow the events (contract §6).
 //! - [`edge`]: every request and reply type, the one decoder of caller input,
 //!   and the HTTP API's routes, auth and body rules (without HTTP).
 
@@ -18,6 +19,7 @@ pub mod edge;
 pub mod error;
 pub mod ident;
 pub mod limits;
+pub mod runs;
 pub mod serial_queue;
 
 #[cfg(target_arch = "wasm32")]

@@ -7,6 +7,7 @@
 
 use super::coordinator;
 use super::http::Operation;
+use super::runs;
 use super::serial;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
@@ -49,6 +50,7 @@ impl Method {
 }
 
 use coordinator as c;
+use runs as r;
 use serial as s;
 use Operation::*;
 
@@ -65,4 +67,9 @@ pub const METHODS: &[Method] = &[
     method::<s::GroupMember, s::HeartbeatReply>("serialHeartbeat", Some(GroupHeartbeat)),
     method::<s::GroupMember, s::SerialReleaseReply>("serialRelease", Some(GroupRelease)),
     method::<s::SerialInspect, s::SerialInspection>("serialInspect", Some(GroupInspect)),
+    method::<r::RunClaim, r::RunClaimReply>("runClaim", Some(RunClaim)),
+    method::<r::RunComplete, r::RunCompleteReply>("runComplete", Some(RunComplete)),
+    method::<r::RunAwait, r::RunView>("runAwait", Some(RunAwait)),
+    method::<r::RunAppend, r::RunAppendReply>("runAppend", Some(RunAppend)),
+    method::<r::RunEvents, r::RunEventsReply>("runEvents", Some(RunEvents)),
 ];

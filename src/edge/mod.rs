@@ -44,6 +44,7 @@ mod decode;
 pub mod coordinator;
 pub mod http;
 pub mod methods;
+pub mod runs;
 pub mod schema;
 pub mod serial;
 
@@ -77,4 +78,27 @@ pub enum SerialCall {
     Heartbeat(serial::GroupMember),
     Release(serial::GroupMember),
     Inspect(serial::SerialInspect),
+}
+
+/// An idempotent-runs request, whichever method it is for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunCall {
+    Claim(runs::RunClaim),
+    Complete(runs::RunComplete),
+    Await(runs::RunAwait),
+    Append(runs::RunAppend),
+    Events(runs::RunEvents),
+}
+
+impl RunCall {
+    /// The run key the request is for.
+    pub fn key(&self) -> &crate::ident::Ident {
+        match self {
+            RunCall::Claim(r) => &r.key,
+            RunCall::Complete(r) => &r.key,
+            RunCall::Await(r) => &r.key,
+            RunCall::Append(r) => &r.key,
+            RunCall::Events(r) => &r.key,
+        }
+    }
 }

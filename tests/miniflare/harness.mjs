@@ -35,6 +35,7 @@ export async function startBaton(options = {}) {
         modules: callerModules("tests/miniflare/workflows.mjs"),
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
+          RUNS: { className: "Runs", scriptName: "baton", useSQLite: true },
           RECORDER: { className: "Recorder", useSQLite: true },
         },
         workflows: {
@@ -77,7 +78,10 @@ export function batonWorker({ workflow, vars = {}, wasm }) {
       { type: "ESModule", path: path.join(ROOT, "build/index.js") },
       wasmModule,
     ],
-    durableObjects: { COORDINATOR: { className: "Coordinator", useSQLite: true } },
+    durableObjects: {
+      COORDINATOR: { className: "Coordinator", useSQLite: true },
+      RUNS: { className: "Runs", useSQLite: true },
+    },
     d1Databases: ["DB"],
     workflows: { WORKFLOW: workflow },
     bindings: vars,
@@ -86,7 +90,7 @@ export function batonWorker({ workflow, vars = {}, wasm }) {
 
 /** A calling Worker's modules: its entry plus the npm package's helpers. */
 export function callerModules(entry) {
-  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/steps.mjs"].map((file) => ({
+  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/steps.mjs", "js/runs.mjs"].map((file) => ({
     type: "ESModule",
     path: path.join(ROOT, file),
   }));
@@ -141,6 +145,18 @@ export class Harness {
 
   inspect(key) {
     return this.ok(key, "inspect", key);
+  }
+
+  /** Calls a Runs method (`method(key, options)`) through a DO stub; returns { value } or { error }. */
+  runs(key, method, options) {
+    return this.call("/runs", { key, method, args: options === undefined ? [key] : [key, options] });
+  }
+
+  /** Calls a Runs method; returns its value, throws its error. */
+  async runsOk(key, method, options) {
+    const result = await this.runs(key, method, options);
+    if ("error" in result) throw new Error(`${method}: ${result.error}`);
+    return result.value;
   }
 
   create(id, params) {

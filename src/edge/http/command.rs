@@ -13,20 +13,27 @@
 //! | group enqueue | `{ instanceId, revision, current? }` |
 //! | group claim, heartbeat, release | `{ instanceId }` |
 //! | key / group inspect | none (GET) |
+//! | run claim | `{ instanceId, workflow? }` |
+//! | run complete | `{ instanceId, result?, error? }` |
+//! | run await | `{ timeoutMs }` |
+//! | run append | `{ instanceId, type, data? }` |
+//! | run events | `{ after?, timeoutMs?, limit? }` |
 
 use super::error::HttpError;
 use super::routes::Operation;
-use crate::edge::{decode_http, CoordinatorCall, SerialCall};
+use crate::edge::{decode_http, CoordinatorCall, RunCall, SerialCall};
 use crate::error::BatonError;
 use crate::ident::Ident;
 use serde_json::{Map, Value};
 
 /// What an API request asks for, in validated values: a Coordinator method
-/// on one key, or a serial-queue method on one group.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// on one key, a serial-queue method on one group, or a Runs method on one
+/// run key.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Coordinator(CoordinatorCall),
     Serial(SerialCall),
+    Run(RunCall),
 }
 
 /// Decodes one percent-encoded path segment into UTF-8 text. `+` stays `+`
@@ -69,6 +76,7 @@ impl Command {
         use Operation::*;
         let field = match operation {
             KeyEnqueue | KeyAcquire | KeyRelease | KeyInspect => "key",
+            RunClaim | RunComplete | RunAwait | RunAppend | RunEvents => "key",
             GroupEnqueue | GroupClaim | GroupHeartbeat | GroupRelease | GroupInspect => "group",
         };
         // The router only yields operations whose template has a parameter.
@@ -87,6 +95,11 @@ impl Command {
             GroupHeartbeat => Command::Serial(SerialCall::Heartbeat(decode_http(field, v, b)?)),
             GroupRelease => Command::Serial(SerialCall::Release(decode_http(field, v, b)?)),
             GroupInspect => Command::Serial(SerialCall::Inspect(decode_http(field, v, b)?)),
+            RunClaim => Command::Run(RunCall::Claim(decode_http(field, v, b)?)),
+            RunComplete => Command::Run(RunCall::Complete(decode_http(field, v, b)?)),
+            RunAwait => Command::Run(RunCall::Await(decode_http(field, v, b)?)),
+            RunAppend => Command::Run(RunCall::Append(decode_http(field, v, b)?)),
+            RunEvents => Command::Run(RunCall::Events(decode_http(field, v, b)?)),
         })
     }
 }

@@ -9,7 +9,7 @@ import { serialize, withKey } from "baton";
 import { batonService, handleFetch, type Coordinator } from "baton/worker";
 
 // Baton's Durable Object classes, served by this Worker.
-export { Coordinator } from "baton/worker";
+export { Coordinator, Runs } from "baton/worker";
 
 interface Env {
   COORDINATOR: DurableObjectNamespace<Coordinator>;
