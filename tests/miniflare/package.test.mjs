@@ -208,7 +208,7 @@ describe("embedded mode: Baton inside the user's Worker", () => {
 
   test("wrangler deploy --dry-run bundles it with the default rules and lists its bindings", () => {
     const output = dryRun(dir, block("embedded/wrangler.toml"));
-    assertBindings(output, ["env.COORDINATOR (Coordinator)", "env.DEPLOY (DeployWorkflow)", "env.DB (baton)"]);
+    assertBindings(output, ["env.COORDINATOR (Coordinator)", "env.RUNS (Runs)", "env.DEPLOY (DeployWorkflow)", "env.DB (baton)"]);
   });
 
   test("its Workflow runs withKey and serialize against the embedded classes", async () => {
