@@ -16,31 +16,66 @@ export const P4_BATCH = 25;
 /** Enqueues per request while filling the large queue. */
 const FILL_CHUNK = 2_500;
 
-/** P3 and P5 (uncontended): pairs/s on one key and on 10 keys at once; storage work per pair. */
+/**
+ * P3 and P5 (uncontended): pairs/s on one key and on 10 keys at once;
+ * storage work per pair; and the same one-key loop on the plain JavaScript
+ * baseline (bench/plain-coordinator.mjs), run by run alternating with
+ * Baton's, so both see the same machine.
+ */
 export async function throughput(b) {
   const oneKey = ["p3-one"];
   const tenKeys = Array.from({ length: P3_KEYS }, (_, i) => `p3-ten-${i}`);
+  const plain = { keys: ["p3-plain"], binding: "PLAIN" };
+  const remote = { keys: ["p3-plain-remote"], binding: "PLAIN_REMOTE" };
   // Warm-up: creates the objects and their tables, untimed.
   await b.call("/bench/pairs", { keys: oneKey, pairs: 10 });
   await b.call("/bench/pairs", { keys: tenKeys, pairs: 10 });
+  await b.call("/bench/pairs", { ...plain, pairs: 10 });
+  await b.call("/bench/pairs", { ...remote, pairs: 10 });
   const one = [];
   const ten = [];
+  const base = [];
+  const ratios = [];
+  const remoteBase = [];
+  const remoteRatios = [];
   const perPair = { reads: [], writes: [] };
+  const basePerPair = { reads: [], writes: [] };
   for (let run = 0; run < P3_RUNS; run++) {
-    const a = await b.call("/bench/pairs", { keys: oneKey, pairs: P3_PAIRS_ONE_KEY });
+    // Which goes first alternates, so neither always follows the other.
+    const order = run % 2 ? ["remote", "plain", "baton"] : ["baton", "plain", "remote"];
+    const variants = { baton: { keys: oneKey }, plain, remote };
+    const result = {};
+    for (const which of order) {
+      result[which] = await b.call("/bench/pairs", { ...variants[which], pairs: P3_PAIRS_ONE_KEY });
+    }
+    const { baton: a, plain: p, remote: r } = result;
+    remoteBase.push((r.pairs / r.elapsedMs) * 1000);
+    remoteRatios.push(r.elapsedMs / a.elapsedMs);
     const c = await b.call("/bench/pairs", { keys: tenKeys, pairs: P3_PAIRS_PER_KEY });
-    if (a.notGranted || c.notGranted) throw new Error("an uncontended acquire was not granted");
+    if (a.notGranted || c.notGranted || p.notGranted) throw new Error("an uncontended acquire was not granted");
     one.push((a.pairs / a.elapsedMs) * 1000);
     ten.push((c.pairs / c.elapsedMs) * 1000);
+    base.push((p.pairs / p.elapsedMs) * 1000);
+    ratios.push(p.elapsedMs / a.elapsedMs);
     perPair.reads.push(a.work[0].reads / a.pairs);
     perPair.writes.push(a.work[0].writes / a.pairs);
+    basePerPair.reads.push(p.work[0].reads / p.pairs);
+    basePerPair.writes.push(p.work[0].writes / p.pairs);
   }
   return {
     oneKey: summary(one),
     tenKeys: summary(ten),
+    baseline: summary(base),
+    /** Baton's pairs/s over the baseline's, per pair of adjacent runs. */
+    ratio: summary(ratios),
+    /** The baseline in a Worker of its own (reached as Baton is), and Baton's ratio to it. */
+    remoteBaseline: summary(remoteBase),
+    remoteRatio: summary(remoteRatios),
     pairReads: median(perPair.reads),
     pairWrites: median(perPair.writes),
     pairWorkSpread: { reads: summary(perPair.reads), writes: summary(perPair.writes) },
+    baselineReads: median(basePerPair.reads),
+    baselineWrites: median(basePerPair.writes),
   };
 }
 

@@ -40,9 +40,22 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         name: "bench",
         compatibilityDate: "2026-07-01",
         modulesRoot: ROOT,
-        modules: callerModules("bench/worker.mjs"),
+        modules: [
+          ...callerModules("bench/worker.mjs"),
+          { type: "ESModule", path: path.join(ROOT, "bench/rate-baselines.mjs") },
+          { type: "ESModule", path: path.join(ROOT, "bench/plain-coordinator.mjs") },
+        ],
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
+          RATE_LIMITER: { className: "RateLimiter", scriptName: "baton", useSQLite: true },
+          JS_RATE_LIMITER: { className: "JsExactRateLimiter", useSQLite: true },
+          FIXED_RATE_LIMITER: { className: "FixedWindowRateLimiter", useSQLite: true },
+          // The baseline: what a user would write instead (bench/plain-coordinator.mjs),
+          // in the calling Worker itself...
+          PLAIN: { className: "PlainCoordinator", useSQLite: true },
+          // ...and the same class in a Worker of its own, reached as Baton's
+          // Coordinator is (a Durable Object of another script).
+          PLAIN_REMOTE: { className: "PlainCoordinator", scriptName: "plain", useSQLite: true },
           RUNS: { className: "Runs", scriptName: "baton", useSQLite: true },
         },
         workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow" } },
@@ -56,6 +69,17 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         vars,
         wasm,
       }),
+      {
+        name: "plain",
+        compatibilityDate: "2026-07-01",
+        modulesRoot: ROOT,
+        modules: [
+          { type: "ESModule", path: path.join(ROOT, "bench/plain-worker.mjs") },
+          { type: "ESModule", path: path.join(ROOT, "bench/plain-coordinator.mjs") },
+        ],
+        durableObjects: { PLAIN: { className: "PlainCoordinator", useSQLite: true } },
+        workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow", scriptName: "bench" } },
+      },
       {
         name: "js-queue",
         compatibilityDate: "2026-07-01",

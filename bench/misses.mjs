@@ -2,6 +2,7 @@
 // goes, from the splits the bench takes) and what would fix it.
 import { fmt } from "./stats.mjs";
 import { P4_LARGE, P4_SMALL } from "./calls.mjs";
+import { explainRate, explainRateCost } from "./rate.mjs";
 
 const KIB = 1024;
 
@@ -34,6 +35,12 @@ const EXPLAIN = {
     `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. Compare the plain JS Worker's split ` +
     `in P2's section: what Baton's path has that the hand-written one does not is the status check after the event ` +
     `(which skips dead waiters), and it overlaps the woken waiter's claim.`,
+  "P3 Baton": ({ p3 }) =>
+    `Median ${fmt(p3.ratio.p50)}× (Baton ${fmt(p3.oneKey.p50)} pairs/s, the plain JavaScript Durable Object ` +
+    `${fmt(p3.baseline.p50)}); against the same baseline in a Worker of its own, reached as Baton is, ` +
+    `${fmt(p3.remoteRatio.p50)}×. Both do the same storage work per pair or less (Baton ${fmt(p3.pairReads)} reads and ` +
+    `${fmt(p3.pairWrites)} writes, the baseline ${fmt(p3.baselineReads)} and ${fmt(p3.baselineWrites)}). Where the ` +
+    `rest goes, and what would fix it, is the profile section below.`,
   "P4 enqueue": ({ p4 }) =>
     `Ratio ${fmt(p4.ratio)}. Per call, ${P4_LARGE} over ${P4_SMALL} waiters: enqueue ${fmt(p4.opRatios.enqueueMs)}×, ` +
     `acquire ${fmt(p4.opRatios.acquireMs)}×, release ${fmt(p4.opRatios.releaseMs)}×. The call whose ratio stands ` +
@@ -50,6 +57,8 @@ const EXPLAIN = {
     `${fmt(sizes.built.gzip / KIB)} KiB gzipped as built, ${fmt(sizes.optimized.gzip / KIB)} KiB after wasm-opt -Oz: ` +
     `run wasm-opt in the build (WASM_OPT_BIN to node_modules/.bin/wasm-opt) and look for large dependencies ` +
     `with twiggy.`,
+  "L1 rate": ({ rate }) => explainRate(rate),
+  "L3 acquire": ({ rateCost }) => explainRateCost(rateCost),
   "P6 -Oz": ({ sizes }) =>
     `${fmt(sizes.optimized.gzip / KIB)} KiB gzipped after wasm-opt -Oz: look for large dependencies with twiggy ` +
     `(serde_json's formatting, panics with messages, workers-rs features that are not used).`,

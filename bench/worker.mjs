@@ -8,6 +8,10 @@
 import { WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../js/with-key.mjs";
 import { serialize } from "../js/serialize.mjs";
+export { JsExactRateLimiter, FixedWindowRateLimiter } from "./rate-baselines.mjs";
+
+// The baseline's Durable Object class, bound here as PLAIN.
+export { PlainCoordinator } from "./plain-coordinator.mjs";
 
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
 const STEP_RETRIES = { limit: 2, delay: "100 milliseconds" };
@@ -106,14 +110,18 @@ export class BenchWorkflow extends WorkflowEntrypoint {
 const json = (value, status = 200) =>
   new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
 
-const coordinator = (env, key) => env.COORDINATOR.get(env.COORDINATOR.idFromName(key));
+const coordinator = (env, key, binding = "COORDINATOR") => env[binding].get(env[binding].idFromName(key));
 
 /** Difference of two storageWork() readings. */
 const workDelta = (before, after) => ({ reads: after.reads - before.reads, writes: after.writes - before.writes });
 
-/** `pairs` uncontended acquire+release pairs on each key, all keys concurrently. */
-async function pairs(env, { keys, pairs: count }) {
-  const stubs = keys.map((key) => coordinator(env, key));
+/**
+ * `pairs` uncontended acquire+release pairs on each key, all keys
+ * concurrently, on Baton's Coordinator or (`binding` "PLAIN") the plain
+ * JavaScript baseline.
+ */
+async function pairs(env, { keys, pairs: count, binding }) {
+  const stubs = keys.map((key) => coordinator(env, key, binding));
   const before = await Promise.all(stubs.map((stub) => stub.storageWork()));
   const start = Date.now();
   const outcomes = await Promise.all(
@@ -194,6 +202,33 @@ async function bulkEnqueue(env, { key, count, prefix }) {
   return { enqueued: count };
 }
 
+/** The rate limiters the bench compares, by name: Baton's and the two baselines. */
+const RATE_TARGETS = { baton: "RATE_LIMITER", js: "JS_RATE_LIMITER", fixed: "FIXED_RATE_LIMITER" };
+
+/**
+ * `calls` acquires of `permits` on `bucket` under `rules`, one after another
+ * through the stub of `target`'s object, timed as a whole.
+ */
+async function rateAcquires(env, { target, bucket, rules, calls, permits = 1 }) {
+  const namespace = env[RATE_TARGETS[target]];
+  const stub = namespace.get(namespace.idFromName(bucket));
+  let granted = 0;
+  const started = Date.now();
+  for (let i = 0; i < calls; i++) granted += (await stub.acquire(bucket, { rules, permits })).granted;
+  const elapsedMs = Date.now() - started;
+  const work = target === "baton" ? await stub.storageWork() : null;
+  return { elapsedMs, calls, granted, work };
+}
+
+/** `calls` calls of `method(...args)` on `target`'s object for `bucket`, timed as a whole. */
+async function rateCalls(env, { target, bucket, method, args, calls }) {
+  const namespace = env[RATE_TARGETS[target] ?? target];
+  const stub = namespace.get(namespace.idFromName(bucket));
+  const started = Date.now();
+  for (let i = 0; i < calls; i++) await stub[method](...args);
+  return { elapsedMs: Date.now() - started, calls };
+}
+
 const runsStub = (env, key) => env.RUNS.get(env.RUNS.idFromName(key));
 
 /**
@@ -267,6 +302,8 @@ async function runsLog(env, { key, batch, object = key }) {
 }
 
 const ROUTES = {
+  "/bench/rate-acquires": rateAcquires,
+  "/bench/rate-calls": rateCalls,
   "/bench/runs-await": runsAwait,
   "/bench/runs-fill": runsFill,
   "/bench/runs-log": runsLog,

@@ -1,8 +1,10 @@
 // Example Workflows using Baton, and a small HTTP surface to start
 // instances and watch keys being handed on and deploys being serialized.
 //
-// One Workflow class carries both examples because Baton wakes instances
-// through one Workflow binding (WORKFLOW_BINDING).
+// Two Workflows share keys: ExampleWorkflow (Baton's WORKFLOW binding, the
+// default) and RollbackWorkflow (Baton's ROLLBACK binding, named in
+// `withKey`'s `workflow` option so Baton wakes it through that binding).
+// A key may also let several instances hold it at once (`limit`).
 import { WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../js/with-key.mjs";
 import { serialize } from "../js/serialize.mjs";
@@ -12,12 +14,7 @@ export class ExampleWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
     if (event.payload.deploy) return this.deploy(event, step);
     if (event.payload.report) return this.report(event, step);
-    const { key, holdSeconds = 5 } = event.payload;
-    return withKey(step, this.env.COORDINATOR, key, event.instanceId, async () => {
-      // Stands in for the work that must not run twice at once for this key.
-      await step.sleep("work", `${holdSeconds} seconds`);
-      return { key, finishedAt: await step.do("finish", async () => new Date().toISOString()) };
-    }, { turnTimeout: "1 minute" });
+    return holdKey(this.env, event, step, undefined);
   }
 
   /**
@@ -58,6 +55,30 @@ export class ExampleWorkflow extends WorkflowEntrypoint {
   }
 }
 
+/**
+ * A rollback shares the deploy's key: while one runs, the other waits,
+ * whichever Workflow each belongs to.
+ */
+export class RollbackWorkflow extends WorkflowEntrypoint {
+  async run(event, step) {
+    return holdKey(this.env, event, step, "ROLLBACK");
+  }
+}
+
+/**
+ * Takes `key` through `withKey` and holds it for a few seconds. `workflow`
+ * is the binding Baton reaches this instance's Workflow through; `limit`
+ * (from the payload) lets that many instances hold the key at once.
+ */
+function holdKey(env, event, step, workflow) {
+  const { key, holdSeconds = 5, limit } = event.payload;
+  return withKey(step, env.COORDINATOR, key, event.instanceId, async () => {
+    // Stands in for the work that must not run more than `limit` at once for this key.
+    await step.sleep("work", `${holdSeconds} seconds`);
+    return { key, finishedAt: await step.do("finish", async () => new Date().toISOString()) };
+  }, { turnTimeout: "1 minute", workflow, limit });
+}
+
 const json = (value, status = 200) =>
   new Response(JSON.stringify(value, null, 2) + "\n", {
     status,
@@ -72,9 +93,13 @@ export default {
       if (request.method === "POST" && url.pathname === "/start") {
         const count = Math.min(Number(url.searchParams.get("count") ?? 1), 20);
         const holdSeconds = Math.min(Number(url.searchParams.get("hold") ?? 5), 300);
+        // ?workflow=rollback starts RollbackWorkflow instances on the same key;
+        // ?limit=3 lets three hold it at once.
+        const workflow = url.searchParams.get("workflow") === "rollback" ? env.ROLLBACK : env.EXAMPLE;
+        const limit = url.searchParams.has("limit") ? Number(url.searchParams.get("limit")) : undefined;
         const ids = [];
         for (let i = 0; i < count; i++) {
-          const instance = await env.EXAMPLE.create({ params: { key, holdSeconds } });
+          const instance = await workflow.create({ params: { key, holdSeconds, limit } });
           ids.push(instance.id);
         }
         return json({ started: ids });
@@ -108,7 +133,8 @@ export default {
         return json(await stub.inspect(key));
       }
       if (request.method === "GET" && url.pathname === "/status") {
-        const instance = await env.EXAMPLE.get(url.searchParams.get("id"));
+        const id = url.searchParams.get("id");
+        const instance = await env.EXAMPLE.get(id).catch(() => env.ROLLBACK.get(id));
         return json(await instance.status());
       }
       // Everything else is Baton's own: the status page at /, the HTTP API

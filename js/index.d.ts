@@ -68,6 +68,17 @@ export interface WithKeyOptions {
   turnEventType?: string;
   /** Retry policy of the acquire/release steps. */
   stepRetries?: StepRetries;
+  /**
+   * The binding, on Baton's Worker, of this instance's Workflow: one of
+   * `WORKFLOW_BINDINGS` (default: `WORKFLOW_BINDING`). Baton checks, wakes
+   * and terminates the instance through it.
+   */
+  workflow?: string;
+  /**
+   * How many instances may hold `key` at once, 1 to 1000 (default 1). The
+   * key keeps the limit of the latest call that named one.
+   */
+  limit?: number;
 }
 
 export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };
@@ -125,6 +136,70 @@ export function serialize<T>(
   options?: SerializeOptions,
 ): Promise<T>;
 
+/** RPC methods of the `RateLimiter` Durable Object (contract §5), one object per bucket. */
+export interface RateLimiterRpc {
+  acquire(bucket: string, options: { rules: RateRule[]; permits?: number }): Promise<RateAcquireReply>;
+  penalize(bucket: string, options: { cooldownMs: number }): Promise<RatePenalizeReply>;
+  refund(bucket: string, options: { permits: number }): Promise<RateRefundReply>;
+  inspect(bucket: string): Promise<RateInspection>;
+}
+
+/** The `RATE_LIMITER` Durable Object namespace binding. */
+export interface RateLimiterNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): RateLimiterRpc;
+}
+
+export interface WithRateLimitOptions {
+  /** Permits to acquire before `body` runs (default 1, at most 10000). */
+  permits?: number;
+  /** Most sleeps before giving up with a NonRetryableError (default 1000). */
+  maxWaits?: number;
+  /** Step-name tag for this call (default: the bucket and a per-run call number). */
+  name?: string;
+  /** Retry policy of the acquire steps. */
+  stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
+}
+
+/**
+ * Acquires `permits` from `bucket` under `rules` in durable steps, sleeping
+ * with `step.sleep(waitMs)` (no compute) while none is free, then runs `body`
+ * and returns what it returns.
+ */
+export function withRateLimit<T>(
+  step: WorkflowStepLike & { sleep(name: string, duration: string | number): Promise<void> },
+  rateLimiter: RateLimiterNamespace,
+  bucket: string,
+  rules: RateRule[],
+  body: () => Promise<T>,
+  options?: WithRateLimitOptions,
+): Promise<T>;
+
+export interface PermitPoolOptions {
+  /** Permits leased per round trip (default 10). */
+  block?: number;
+  /** How long a leased permit may wait to be spent before it is refunded, in ms (default 1000). */
+  holdMs?: number;
+  /** Longest a `take` waits for permits in all before throwing RateLimitTimeout, in ms (default 60000). */
+  maxWaitMs?: number;
+}
+
+/** Permits for any Worker: leased from the bucket in blocks, spent locally. */
+export class PermitPool {
+  constructor(rateLimiter: RateLimiterNamespace, bucket: string, rules: RateRule[], options?: PermitPoolOptions);
+  /** Leased permits still spendable. */
+  readonly available: number;
+  /** Spends `n` permits (default 1), leasing and waiting as needed. */
+  take(n?: number): Promise<void>;
+  /** Refunds every unspent permit; resolves to how many the bucket took back. */
+  close(): Promise<number>;
+}
+
+/** Thrown by `PermitPool.take` when a permit is further away than `maxWaitMs`. */
+export class RateLimitTimeout extends Error {
+  waitMs: number;
+}
+
 // --- Wire types, generated from src/edge (BATON_BLESS=1 cargo test --lib edge::schema) ---
 
 /** `acquire`'s reply: over RPC the bare string. */
@@ -172,11 +247,16 @@ export type CoordinatorInspect = {
 /** `inspect`'s reply. */
 export type CoordinatorInspection = {
   key: Ident;
+  /** The earliest holder (§1's one holder), or null. */
   holder: HolderView | null;
   /** In the order the key will be handed on. */
   waiting: WaiterView[];
   /** How many superseded ids the key remembers. */
   superseded: number;
+  /** How many instances may hold the key at once. */
+  limit: number;
+  /** Every holder, in the order they got the key. */
+  holders: HolderEntry[];
 };
 
 /** `release(key, instanceId)`. */
@@ -202,10 +282,19 @@ export type HeartbeatReply = {
   holding: boolean;
 };
 
+/** A holder, as `inspect`'s `holders` shows it. */
+export type HolderEntry = {
+  id: InstanceId;
+  /** When the key passed to it, in ms since the epoch. */
+  since: number;
+  /** The Workflow binding Baton checks, wakes and terminates it through. */
+  workflow: string;
+};
+
 /** How many instances may hold the key at once. */
 export type HolderLimit = number;
 
-/** The holder, as `inspect` shows it. */
+/** The earliest holder, as `inspect`'s `holder` shows it. */
 export type HolderView = {
   id: InstanceId;
   /** When the key passed to it, in ms since the epoch. */
@@ -228,6 +317,96 @@ export type KeyOptions = {
   /** How many instances may hold the key at once (default 1); the key keeps the limit of the latest call that named one. */
   limit?: HolderLimit | null;
 };
+
+/** `acquire(bucket, { rules, permits? })`. */
+export type RateAcquire = {
+  bucket: Ident;
+  rules: RateRules;
+  /** How many permits to acquire (default 1): all or part are granted. */
+  permits?: RatePermits | null;
+};
+
+/** `acquire`'s reply. */
+export type RateAcquireReply = {
+  /** Permits granted, 0 to `permits`. */
+  granted: number;
+  /** 0 when anything was granted; otherwise the milliseconds until an acquire of one permit would be granted. */
+  waitMs: number;
+};
+
+/** How long no permit is granted, in milliseconds from now. */
+export type RateCooldownMs = number;
+
+/** `inspect(bucket)`. */
+export type RateInspect = {
+  bucket: Ident;
+};
+
+/** `inspect`'s reply. */
+export type RateInspection = {
+  bucket: Ident;
+  /** The cooldown's end while it lasts, in ms since the epoch. */
+  cooldownUntil: number | null;
+  /** Every rule id the bucket remembers, with its values as last given. */
+  rules: RateRuleView[];
+};
+
+/** `penalize(bucket, { cooldownMs })`. */
+export type RatePenalize = {
+  bucket: Ident;
+  cooldownMs: RateCooldownMs;
+};
+
+/** `penalize`'s reply. */
+export type RatePenalizeReply = {
+  /** The cooldown's end as it now stands, in ms since the epoch. */
+  until: number;
+};
+
+/** How many permits. */
+export type RatePermits = number;
+
+/** `refund(bucket, { permits })`. */
+export type RateRefund = {
+  bucket: Ident;
+  permits: RatePermits;
+};
+
+/** `refund`'s reply. */
+export type RateRefundReply = {
+  /** How many permits were returned. */
+  refunded: number;
+};
+
+/** One window rule: at most `limit` permits in any `windowMs`. */
+export type RateRule = {
+  id: RateRuleId;
+  limit: RateRuleLimit;
+  windowMs: RateWindowMs;
+};
+
+/** A rule's name within its bucket: its grants are remembered under it. */
+export type RateRuleId = string;
+
+/** Most permits the rule grants in any window. */
+export type RateRuleLimit = number;
+
+/** One rule as `inspect` shows it. */
+export type RateRuleView = {
+  id: RateRuleId;
+  limit: number;
+  windowMs: number;
+  /** Permits granted under the rule in the last `windowMs`. */
+  used: number;
+  /** When the rule next has a free permit (now if it has one), in ms since the epoch. */
+  nextFreeAt: number;
+};
+
+/** The bucket's window rules for this call, with distinct ids. */
+export type RateRules = RateRule[];
+
+/** The rule's window, in milliseconds. */
+export type RateWindowMs = number;
 
 /** `release`'s reply (the Coordinator's and the serial queue's): the instance left holding the key or group by this call, if any. */
 export type ReleaseReply = {
@@ -435,6 +614,10 @@ export interface BatonService {
   serialHeartbeat(input: GroupMember): Promise<HeartbeatReply>;
   serialRelease(input: GroupMember): Promise<ReleaseReply>;
   serialInspect(input: SerialInspect): Promise<SerialInspection>;
+  rateAcquire(input: RateAcquire): Promise<RateAcquireReply>;
+  ratePenalize(input: RatePenalize): Promise<RatePenalizeReply>;
+  rateRefund(input: RateRefund): Promise<RateRefundReply>;
+  rateInspect(input: RateInspect): Promise<RateInspection>;
   runClaim(input: RunClaim): Promise<RunClaimReply>;
   runComplete(input: RunComplete): Promise<RunCompleteReply>;
   runAwait(input: RunAwait): Promise<RunView>;

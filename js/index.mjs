@@ -1,4 +1,5 @@
 // The npm package's entry: helpers for Workflow code.
 export { withKey, TURN_EVENT_TYPE } from "./with-key.mjs";
 export { serialize, RunSkipped, SerialQueueTimedOut, SerialQueueLostHold } from "./serialize.mjs";
+export { withRateLimit, PermitPool, RateLimitTimeout } from "./rate-limit.mjs";
 export { startOnce, awaitRun, runReporter, reportRun } from "./runs.mjs";

@@ -18,3 +18,18 @@ export function batonSteps(step, retries) {
       }
     });
 }
+
+// Step names carry the key (or bucket) so a Workflow's history reads well; a
+// long one is shortened (with a hash, so two long keys still differ) to keep
+// names small.
+const STEP_KEY_CHARS_MAX = 64;
+
+/** `key` as it appears in step names. */
+export function stepTag(key) {
+  if (key.length <= STEP_KEY_CHARS_MAX) return key;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  }
+  return `${key.slice(0, 32)}~${(hash >>> 0).toString(36)}`;
+}

@@ -5,7 +5,7 @@
 // same path. The turn event is only a hint: after each wake-up (or timeout)
 // the instance asks `acquire` again, so a lost event costs one timeout.
 import { NonRetryableError } from "cloudflare:workflows";
-import { batonSteps } from "./steps.mjs";
+import { batonSteps, stepTag } from "./steps.mjs";
 
 /** Default event type Baton sends to the instance it hands a key to. */
 export const TURN_EVENT_TYPE = "baton-turn";
@@ -19,22 +19,23 @@ const DEFAULTS = {
   stepRetries: { limit: 5, delay: "1 second", backoff: "exponential" },
 };
 
-// Step names carry the key so a Workflow's history reads well; a long key is
-// shortened (with a hash, so two long keys still differ) to keep names small.
-const STEP_KEY_CHARS_MAX = 64;
-
-function stepTag(key) {
-  if (key.length <= STEP_KEY_CHARS_MAX) return key;
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
-  }
-  return `${key.slice(0, 32)}~${(hash >>> 0).toString(36)}`;
+/**
+ * The Coordinator's options for this instance's calls (contract §1a): the
+ * binding of its Workflow, and the key's limit. Absent when neither is
+ * given, so a §1 Coordinator sees the calls it always did.
+ */
+function keyOptions({ workflow, limit }) {
+  const options = {};
+  if (workflow !== undefined) options.workflow = workflow;
+  if (limit !== undefined) options.limit = limit;
+  return Object.keys(options).length > 0 ? options : undefined;
 }
 
 /**
  * Acquires `key` for `instanceId`, runs `body`, and releases the key on
- * every exit (also when `body` throws).
+ * every exit (also when `body` throws). `options.workflow` names the
+ * binding (on Baton's Worker) of this instance's Workflow, `options.limit`
+ * how many instances may hold the key at once.
  *
  * @returns {Promise<{ superseded: false, value: any } | { superseded: true }>}
  */
@@ -43,8 +44,10 @@ export async function withKey(step, coordinator, key, instanceId, body, options 
   const stub = coordinator.get(coordinator.idFromName(key));
   const tag = stepTag(String(key));
   const call = batonSteps(step, settings.stepRetries);
+  const acquireOptions = keyOptions(settings);
+  const acquire = () => stub.acquire(key, instanceId, acquireOptions);
 
-  let outcome = await call(`baton acquire ${tag}`, () => stub.acquire(key, instanceId));
+  let outcome = await call(`baton acquire ${tag}`, acquire);
   for (let wait = 1; outcome === "pending"; wait++) {
     if (wait > settings.maxWaits) {
       throw new NonRetryableError(
@@ -59,7 +62,7 @@ export async function withKey(step, coordinator, key, instanceId, body, options 
     } catch {
       // Timed out: fall through to the re-check, which is what decides.
     }
-    outcome = await call(`baton acquire ${tag} #${wait}`, () => stub.acquire(key, instanceId));
+    outcome = await call(`baton acquire ${tag} #${wait}`, acquire);
   }
   if (outcome === "superseded") {
     return { superseded: true };

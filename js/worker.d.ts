@@ -2,9 +2,10 @@
 // (re-export the Durable Object classes, mount the HTTP API and the RPC
 // methods) or to name in its binding types:
 //
-//   import type { Coordinator, Runs, Baton } from "baton/worker";
+//   import type { Coordinator, RateLimiter, Runs, Baton } from "baton/worker";
 //   interface Env {
 //     COORDINATOR: DurableObjectNamespace<Coordinator>;
+//     RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
 //     RUNS: DurableObjectNamespace<Runs>;
 //     BATON: Service<Baton>;
 //   }
@@ -14,11 +15,15 @@
 // package's main types (index.d.ts), merged into the class declaration, so
 // one declaration serves the stub, the binding and the helpers.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import type { BatonService, CoordinatorRpc, RunsRpc } from "./index.js";
+import type { BatonService, CoordinatorRpc, RateLimiterRpc, RunsRpc } from "./index.js";
 
 /** The Coordinator Durable Object (contract §1). Bind it as `COORDINATOR`. */
 export declare class Coordinator extends DurableObject {}
 export interface Coordinator extends CoordinatorRpc {}
+
+/** The RateLimiter Durable Object (contract §5). Bind it as `RATE_LIMITER`. */
+export declare class RateLimiter extends DurableObject {}
+export interface RateLimiter extends RateLimiterRpc {}
 
 /** The Runs Durable Object (contract §6). Bind it as `RUNS`. */
 export declare class Runs extends DurableObject {}

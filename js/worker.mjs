@@ -14,7 +14,15 @@
 // `batonService` (the README's "Deploying"). Every export below is part of
 // the package's surface, declared in worker.d.ts.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import RustWorker, { CoordinatorCore, CoordinatorService, RunsCore, RunsService, SerialQueue } from "../build/index.js";
+import RustWorker, {
+  CoordinatorCore,
+  CoordinatorService,
+  RateLimiterCore,
+  RateService,
+  RunsCore,
+  RunsService,
+  SerialQueue,
+} from "../build/index.js";
 
 export class Coordinator extends DurableObject {
   #core;
@@ -28,12 +36,25 @@ export class Coordinator extends DurableObject {
     return this.#core.enqueue({ key, supersedes, instanceId, inputHash, options });
   }
 
+  // acquire and release decide synchronously on their fast path, outside
+  // blockConcurrencyWhile; a broken invariant there traps the module
+  // (panic = "abort"), and #guard resets the object as the gate would, so it
+  // restarts from what was committed.
   acquire(key, instanceId, options) {
-    return this.#core.acquire({ key, instanceId, options });
+    return this.#guard(() => this.#core.acquire({ key, instanceId, options }));
   }
 
   release(key, instanceId) {
-    return this.#core.release({ key, instanceId });
+    return this.#guard(() => this.#core.release({ key, instanceId }));
+  }
+
+  #guard(call) {
+    try {
+      return call();
+    } catch (error) {
+      if (error instanceof WebAssembly.RuntimeError) this.ctx.abort(`Baton: ${error.message}`);
+      throw error;
+    }
   }
 
   inspect(key) {
@@ -42,6 +63,41 @@ export class Coordinator extends DurableObject {
 
   alarm() {
     return this.#core.alarm();
+  }
+
+  /** Storage statements run since the object started (for the benchmark). */
+  storageWork() {
+    return this.#core.storageWork();
+  }
+}
+
+/**
+ * One bucket's exact sliding-window rate limits (contract §5). Each method
+ * hands its positional arguments to Rust (`RateLimiterCore`), which merges
+ * them into the request object (`{ bucket, rules, permits? }`) and decodes it.
+ */
+export class RateLimiter extends DurableObject {
+  #core;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new RateLimiterCore(ctx, env);
+  }
+
+  acquire(bucket, options) {
+    return this.#core.acquire(bucket, options);
+  }
+
+  penalize(bucket, options) {
+    return this.#core.penalize(bucket, options);
+  }
+
+  refund(bucket, options) {
+    return this.#core.refund(bucket, options);
+  }
+
+  inspect(bucket) {
+    return this.#core.inspect(bucket);
   }
 
   /** Storage statements run since the object started (for the benchmark). */
@@ -105,12 +161,14 @@ export class Baton extends WorkerEntrypoint {
   #coordinator;
   #serial;
   #runs;
+  #rate;
 
   constructor(ctx, env) {
     super(ctx, env);
     this.#coordinator = new CoordinatorService(env);
     this.#serial = new SerialQueue(env);
     this.#runs = new RunsService(env);
+    this.#rate = new RateService(env);
   }
 
   fetch(request) {
@@ -171,6 +229,22 @@ export class Baton extends WorkerEntrypoint {
 
   runEvents(input) {
     return this.#runs.runEvents(input);
+  }
+
+  rateAcquire(input) {
+    return this.#rate.rateAcquire(input);
+  }
+
+  ratePenalize(input) {
+    return this.#rate.ratePenalize(input);
+  }
+
+  rateRefund(input) {
+    return this.#rate.rateRefund(input);
+  }
+
+  rateInspect(input) {
+    return this.#rate.rateInspect(input);
   }
 }
 

@@ -20,11 +20,15 @@ fi
 # the unoptimised speed; -Oz saves 1 KiB more but slowed every hand-off by
 # about 4 ms. BATON_WASM_OPT_LEVEL overrides it, to measure another level.
 wasm_opt_level="${BATON_WASM_OPT_LEVEL:--O2}"
+# BATON_WASM_NAMES=1 keeps the function names (the name section), for
+# `node bench/profile.mjs`; the code is the same.
+names=()
+[ "${BATON_WASM_NAMES:-}" = 1 ] && names=(--debuginfo)
 if [ "$profile" = --release ]; then
   # The features are the ones the module uses (wasm-bindgen's exception
   # handling among them); binaryen refuses the module without them.
   wasm_opt="node_modules/.bin/wasm-opt"
-  "$wasm_opt" "$wasm_opt_level" --enable-mutable-globals --enable-sign-ext \
+  "$wasm_opt" "$wasm_opt_level" "${names[@]}" --enable-mutable-globals --enable-sign-ext \
     --enable-nontrapping-float-to-int --enable-bulk-memory --enable-multivalue \
     --enable-reference-types --enable-exception-handling \
     build/index_bg.wasm -o build/index_bg.wasm

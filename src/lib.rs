@@ -8,7 +8,9 @@
 //! - [`limits`]: every bound, with its reason.
 //! - [`error`]: the typed `BatonError` callers see.
 //! - [`ident`]: validated keys, groups, revisions, instance ids, input hashes.
-//! - [`coordinator`]: one holder per key, FIFO waiters (contract §1).
+//! - [`coordinator`]: N holders per key (one by default), FIFO waiters, several
+//!   Workflows, the enqueue grace (contract §1, §1a).
+//! - [`rate_limit`]: an exact sliding window per rule, per bucket (contract §5).
 //! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
 //! - [`runs`]: idempotent runs: claim once, await the outcome, follow the events (contract §6).
 //! - [`edge`]: every request and reply type, the one decoder of caller input,
@@ -19,6 +21,7 @@ pub mod edge;
 pub mod error;
 pub mod ident;
 pub mod limits;
+pub mod rate_limit;
 pub mod runs;
 pub mod serial_queue;
 

@@ -108,6 +108,73 @@ pub const WORKFLOW_NAME_CHARS_MAX: usize = 64;
 /// alarm, so the bound also caps one alarm's status calls per key.
 pub const HOLDERS_PER_KEY_MAX: u32 = 1_000;
 
+// --- rate limits ---
+
+/// Most rules one `acquire` names: the contract's bound. Eight covers every
+/// provider's stacked limits (per second, minute, hour, day, and a few
+/// per-endpoint ones) and keeps a grant row's rule set a small bit mask.
+pub const RATE_RULES_PER_CALL_MAX: usize = 8;
+
+/// Longest rule `id`, in characters: the contract's bound.
+pub const RATE_RULE_ID_CHARS_MAX: usize = 64;
+
+/// Largest rule `limit`: the contract's bound.
+pub const RATE_LIMIT_MAX: u32 = 100_000;
+
+/// Longest rule `windowMs` (one day): the contract's bound. It is also how
+/// long grants are kept at most, so it bounds a bucket's rows by its traffic
+/// over a day.
+pub const RATE_WINDOW_MS_MAX: u64 = 86_400_000;
+
+/// Most permits one `acquire` or `refund` asks for: the contract's bound.
+pub const RATE_PERMITS_MAX: u32 = 10_000;
+
+/// Longest `cooldownMs` of a penalty (one day): the contract's bound, the
+/// longest Retry-After any provider is known to send.
+pub const RATE_COOLDOWN_MS_MAX: u64 = 86_400_000;
+
+/// Rule ids one bucket remembers: twice a call's eight, so a bucket can
+/// move to a whole new rule set while the old one's grants age out. A grant
+/// row carries one running count per slot, so this is also its width. A
+/// slot is reused only once no kept grant counts for its rule; a call that
+/// needs a slot when none can be reused is refused.
+pub const RATE_RULE_SLOTS: usize = 16;
+
+/// Aged grant rows one call deletes at most. Each call adds at most one row,
+/// so deleting up to four keeps the table at the live rows plus a backlog
+/// that only shrinks, without letting one call's cost depend on how long
+/// the bucket sat idle.
+pub const RATE_PRUNE_ROWS_PER_CALL: u32 = 4;
+
+/// Grant rows one `refund` walks at most, newest first. A refund of the
+/// largest `permits` touches at most this many live rows; past it the call
+/// refunds what it reached and says how many in `refunded`.
+pub const RATE_REFUND_ROWS_VISITED_MAX: u32 = 10_000;
+
+/// Grant rows read per page while a refund walks back.
+pub const RATE_REFUND_PAGE_ROWS: u32 = 64;
+// --- coordinator: several Workflows, N holders, late creates (§1a) ---
+
+/// Default `ENQUEUE_GRACE_MS` (contract default): how long after its enqueue
+/// an instance the Workflow binding cannot find is taken to be "not created
+/// yet" rather than dead. A minute covers a creator's `create` call with
+/// retries; it is also the longest a creator that crashed between enqueue
+/// and create can stall a key.
+pub const ENQUEUE_GRACE_MS_DEFAULT: u64 = 60_000;
+
+/// Longest `ENQUEUE_GRACE_MS` accepted from configuration (one hour): a
+/// crashed creator stalls the key for up to the grace, so a longer one
+/// trades recovery for nothing a creator needs.
+pub const ENQUEUE_GRACE_MS_MAX: u64 = 3_600_000;
+
+/// Most holders of one key the holder-check alarm asks about per run, the
+/// least recently checked first, so that every holder is reached within
+/// `limit / 15` alarms. Each is a Workflow status call (a subrequest), and
+/// 15 per key times [`KEYS_CHECKED_PER_ALARM_MAX`] keys (960) stays within
+/// one invocation's subrequest budget of 1,000 (and one object normally
+/// serves one key).
+pub const HOLDER_CHECKS_PER_TICK_MAX: u32 = 15;
+
 // --- runs ---
 
 /// Longest long-poll (`await`, `events`), in milliseconds: the contract's

@@ -1,5 +1,5 @@
-// Baton's status page: polls the authenticated JSON API for one key or group
-// and draws what it answers. No framework and no build step, so the Worker
+// Baton's status page: polls the authenticated JSON API for one key, group
+// or rate-limit bucket and draws what it answers. No framework and no build step, so the Worker
 // can serve this file as it is.
 //
 // Every piece of data reaches the page through `textContent` (never
@@ -18,7 +18,7 @@ const WATCH_STORE = "baton.watch";
 const $ = (id) => document.getElementById(id);
 const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
 
-let watch = null; // { kind: "key" | "group" | "run", name }
+let watch = null; // { kind: "key" | "group" | "run" | "bucket", name }
 let data = null; // the last good answer for `watch`
 let updatedAt = null; // when `data` arrived (browser clock)
 let error = null; // the last poll's error message, or null
@@ -72,6 +72,16 @@ const OUTCOMES = {
  * only its last heartbeat, so that is what its row is labelled.
  */
 function normalize(kind, body) {
+  if (kind === "bucket") {
+    return {
+      holder: null,
+      waiting: [],
+      superseded: null,
+      recent: [],
+      cooldownUntil: body.cooldownUntil ?? null,
+      rules: body.rules ?? [],
+    };
+  }
   if (kind === "run") return body;
   if (kind === "key") {
     return {
@@ -151,7 +161,8 @@ async function fetchView({ kind, name }, token) {
   // Relative to the page, so a Worker mounted under a path still works. The
   // name is one path segment: encodeURIComponent also escapes "/" and "?".
   const segment = encodeURIComponent(name);
-  if (kind !== "run") return api(`${kind === "key" ? "v1/keys/" : "v1/groups/"}${segment}`, token);
+  const prefix = { key: "v1/keys/", group: "v1/groups/", bucket: "v1/buckets/" }[kind];
+  if (kind !== "run") return api(`${prefix}${segment}`, token);
   const state = await api(`v1/runs/${segment}/await`, token, { timeoutMs: 0 });
   const previous = data?.run ? data : null;
   let after = previous?.cursor ?? 0;
@@ -237,7 +248,7 @@ function renderStatus() {
   const updated = $("updated");
   updated.classList.toggle("stale", Boolean(error));
   if (!watch) {
-    updated.textContent = "Type a token and a key or group, then Watch.";
+    updated.textContent = "Type a token and a key, group or bucket, then Watch.";
   } else if (updatedAt === null) {
     updated.textContent = error ? "No data yet." : "Loading…";
   } else {
@@ -298,7 +309,11 @@ function render() {
   const group = watch.kind === "group";
   // CSS shows the key-only or group-only parts from this.
   view.dataset.kind = watch.kind;
-  $("view-title").textContent = `${group ? "Group" : "Key"} “${watch.name}”`;
+  $("view-title").textContent = `${KIND_LABELS[watch.kind]} “${watch.name}”`;
+  if (watch.kind === "bucket") {
+    renderBucket();
+    return;
+  }
 
   const { holder } = data;
   $("holder").hidden = !holder;
@@ -336,10 +351,37 @@ function render() {
   $("recent-none").hidden = !group || data.recent.length > 0;
 }
 
+/** A bucket: the cooldown while it lasts, and each rule's use of its window. */
+function renderBucket() {
+  const now = Date.now();
+  const cooldown = $("cooldown");
+  if (typeof data.cooldownUntil === "number" && data.cooldownUntil > now) {
+    cooldown.replaceChildren(
+      `Penalized: no grants for ${duration(data.cooldownUntil - now)}, until `,
+      timeElement(data.cooldownUntil, { ago: false }),
+      ".",
+    );
+  } else {
+    cooldown.textContent = "No penalty in force.";
+  }
+  fillRows($("rules").tBodies[0], data.rules, 5, (tr, r) => {
+    const full = r.used >= r.limit;
+    cell(tr, r.id, { header: true, classes: "mono" });
+    cell(tr, String(r.limit));
+    cell(tr, duration(r.windowMs) === "0 s" ? `${r.windowMs} ms` : duration(r.windowMs));
+    cell(tr, `${r.used} of ${r.limit}`, { classes: full ? "full" : "" });
+    cell(tr, r.nextFreeAt <= now ? "now" : `in ${duration(r.nextFreeAt - now)}`, { classes: full ? "full" : "" });
+  });
+  $("rules").hidden = data.rules.length === 0;
+  $("rules-none").hidden = data.rules.length > 0;
+}
+
 // --- wiring ----------------------------------------------------------------
 
+const KIND_LABELS = { key: "Key", group: "Group", run: "Run key", bucket: "Bucket" };
+
 function labelName() {
-  $("name-label").textContent = { group: "Group", run: "Run key" }[$("kind").value] ?? "Key";
+  $("name-label").textContent = KIND_LABELS[$("kind").value] ?? "Key";
 }
 
 function start(next) {
@@ -379,7 +421,7 @@ document.addEventListener("DOMContentLoaded", () => {
   } catch {
     // Unreadable: start empty.
   }
-  if (saved && ["key", "group", "run"].includes(saved.kind) && typeof saved.name === "string") {
+  if (saved && Object.hasOwn(KIND_LABELS, saved.kind ?? "") && typeof saved.name === "string") {
     $("kind").value = saved.kind;
     $("name").value = saved.name;
     labelName();

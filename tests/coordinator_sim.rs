@@ -1,14 +1,19 @@
-//! A seeded, deterministic simulation of the Coordinator core (contract §1).
+//! A seeded, deterministic simulation of the Coordinator core (contract §1
+//! and §1a).
 //!
-//! The real decision functions run over a [`MemoryKeyStore`] against three
-//! models: the Workflow engine (instances that are not yet created, running,
-//! complete, terminated or errored), the Durable Object shell (the two-phase
-//! RPCs, the bounded wake loop, best-effort terminations, the holder-check
-//! alarm) and the callers (`withKey`: acquire, wait for the turn event with a
-//! timeout, body, release, or give up waiting and release as a waiter; and
-//! triggers that `enqueue` an id, plain,
-//! superseding or coalescing on a small set of input hashes, then create the
-//! instance soon, late or never).
+//! The real decision functions run over one [`MemoryKeyStore`] per key (one
+//! to three keys, served by one object with one alarm) against three
+//! models: the Workflow engine (instances of one to three Workflows that are
+//! not yet created, running, complete, terminated or errored; a binding
+//! finds only its own Workflow's instances), the Durable Object shell (the
+//! two-phase RPCs, the bounded wake loop, best-effort terminations, the
+//! holder-check alarm, every instance reached through the Workflow the core
+//! remembered for it) and the callers (`withKey`: acquire, wait for the turn
+//! event with a timeout, body, release, or give up waiting and release as a
+//! waiter; and triggers that `enqueue` an id, plain, superseding or
+//! coalescing on a small set of input hashes, then create the instance soon,
+//! late (within or past the enqueue grace) or never). Calls name a key's
+//! limit (1 to 4) now and then, raising and lowering it.
 //!
 //! Every RPC is several scheduler steps: phase 1, the status check (which
 //! samples the engine at a later step), phase 2 at a later step still. The
@@ -19,16 +24,18 @@
 //! still finishes, lost and duplicate turn events, `Unknown` status answers,
 //! late and spurious alarms, lost terminations, wake loops cut short.
 //!
-//! Checked after every step: the core's `assert_invariants`; safety (a live
-//! instance in its body is the key's holder, so at most one is); and that
-//! each decision changed the store only as the contract allows, which is the
-//! reference model of the queue: waiters that stay keep their order, only the
-//! caller joins and only at the back (FIFO by arrival), the key passes only to
-//! the front of the queue, and leaves its holder only when the holder released
-//! or was reported dead. At the end of each seed, faults and arrivals stop and
-//! the system drains; then every instance must have run its body, been told it
-//! was superseded, been coalesced away, or died, and a fresh probe instance
-//! must get the key and leave the store empty.
+//! Checked after every step: the core's invariants; safety (a live instance
+//! in its body holds a slot of its key, confirmed; and no key has more
+//! holders than its limit, except holders from before a lowering, whose
+//! number only falls); and that each decision changed the store only as the
+//! contract allows, which is the reference model of the queue: waiters that
+//! stay keep their order, only the caller joins and only at the back (FIFO
+//! by arrival), slots pass only to the front of the queue, a holder leaves
+//! only when it released or was reported dead, and a freed slot never stays
+//! free while someone waits. At the end of each seed, faults and arrivals
+//! stop and the system drains; then every instance must have run its body,
+//! been told it was superseded, been coalesced away, or died, and a fresh
+//! probe instance per key must get it and leave nothing but dead holders.
 //!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 1,000,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
@@ -38,13 +45,15 @@ mod common;
 use common::Rng;
 
 use baton::coordinator::{
-    acquire, acquire_after_check, assert_invariants, enqueue, enqueue_after_check,
-    holder_found_dead, needs_holder_check, release, tick, tick_after_check, AcquireReply,
-    AcquireStep, Decided, EnqueueReply, EnqueueRequest, EnqueueStep, Holder, HolderState, KeyStore,
-    Liveness, MemoryKeyStore, TickStep,
+    acquire, acquire_after_check, assert_invariants_deep, enqueue, enqueue_after_check,
+    needs_holder_check, release, tick, tick_after_check, woken_after_check, AcquireReply,
+    AcquireRequest, AcquireStep, Decided, EnqueueReply, EnqueueRequest, EnqueueStep, Holder,
+    HolderState, KeyStore, Liveness, Member, MemoryKeyStore, Options, Waiter,
 };
-use baton::ident::{InputHash, InstanceId};
-use baton::limits::{HOLDER_CHECK_MS_DEFAULT, WAKE_ATTEMPTS_PER_CALL_MAX};
+use baton::ident::{InputHash, InstanceId, WorkflowName};
+use baton::limits::{
+    ENQUEUE_GRACE_MS_DEFAULT, HOLDER_CHECK_MS_DEFAULT, WAKE_ATTEMPTS_PER_CALL_MAX,
+};
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -62,6 +71,8 @@ const RPC_ATTEMPTS_MAX: u32 = 6;
 const ALARM_RETRY_MS: u64 = 1_000;
 /// Weight of an ordinary ready action (faults are weighted against this).
 const W: u64 = 100;
+/// The Workflow bindings a seed may use; the first is the default binding.
+const WORKFLOWS: [&str; 3] = ["WORKFLOW", "DEPLOY", "ROLLBACK"];
 
 // ---------------------------------------------------------------------------
 // The model: instances, in-flight work, and how a seed behaves.
@@ -108,6 +119,10 @@ enum Script {
 #[derive(Debug)]
 struct Inst {
     id: InstanceId,
+    /// The key its `withKey` takes.
+    key: usize,
+    /// Index into [`WORKFLOWS`]: the Workflow it is an instance of.
+    workflow: usize,
     life: Life,
     script: Script,
     /// When the trigger creates a registered instance.
@@ -127,30 +142,37 @@ struct Inst {
 enum OpKind {
     /// A trigger's `enqueue` for the instance `Op::caller`.
     Enqueue(EnqueueRequest),
-    Acquire,
+    Acquire(AcquireRequest),
     Release,
-    /// The shell waking a new holder; `attempts` counts status checks so far.
+    /// The shell waking a holder just handed a slot (this snapshot);
+    /// `attempts` counts status checks so far in this wake loop.
     Wake {
+        holder: Holder,
         attempts: u32,
     },
-    /// The holder-check alarm.
+    /// The holder-check alarm, for one key.
     Tick,
-    /// The shell terminating superseded instances, after the commit.
-    Terminate(Vec<usize>),
+    /// The shell terminating superseded instances, after the commit, each
+    /// through the Workflow remembered for it.
+    Terminate(Vec<(usize, Option<WorkflowName>)>),
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Phase {
     Start,
-    /// Waiting for the status of this instance.
-    Check(usize),
+    /// Waiting for the status of this instance, asked through this binding.
+    Check(usize, Option<WorkflowName>),
     /// Status known; phase 2 not yet run.
     Checked(usize, Liveness),
+    /// The alarm waits for the statuses of these holders.
+    CheckMany(Vec<Holder>),
+    CheckedMany(Vec<(Holder, Liveness)>),
 }
 
 #[derive(Debug, Clone)]
 struct Op {
     kind: OpKind,
+    key: usize,
     phase: Phase,
     /// The instance whose call (or trigger) awaits the reply; `None` for the
     /// object's own work.
@@ -159,29 +181,36 @@ struct Op {
     /// but nobody hears the reply.
     orphan: bool,
     attempt: u32,
+    /// The holder whose liveness a first phase asked about.
     checked: Option<Holder>,
+    /// The waiter an enqueue might coalesce into.
+    candidate: Option<Waiter>,
 }
 
 impl Op {
-    fn shell(kind: OpKind, phase: Phase) -> Op {
+    fn shell(kind: OpKind, key: usize, phase: Phase) -> Op {
         Op {
             kind,
+            key,
             phase,
             caller: None,
             orphan: false,
             attempt: 1,
             checked: None,
+            candidate: None,
         }
     }
 
-    fn call(kind: OpKind, caller: usize, attempt: u32) -> Op {
+    fn call(kind: OpKind, key: usize, caller: usize, attempt: u32) -> Op {
         Op {
             kind,
+            key,
             phase: Phase::Start,
             caller: Some(caller),
             orphan: false,
             attempt,
             checked: None,
+            candidate: None,
         }
     }
 }
@@ -205,10 +234,16 @@ enum Action {
 /// How one seed behaves; drawn from the seed. Weights are against [`W`].
 #[derive(Debug)]
 struct Params {
+    keys: usize,
+    workflows: usize,
+    /// How often a call names a limit, and the largest it names.
+    limit_pct: u64,
+    limit_max: u64,
+    grace_ms: u64,
     /// Arrivals stop at this many instances...
     instances_max: usize,
     /// ...and pause while this many are live or about to be created, so the
-    /// key stays busy for the whole faulty stretch.
+    /// keys stay busy for the whole faulty stretch.
     live_max: usize,
     arrive_w: u64,
     time_w: u64,
@@ -245,7 +280,22 @@ impl Params {
             (fault(15), fault(4), fault(3), fault(2), fault(2), fault(4));
         let (event_lost_pct, event_dup_pct, unknown_pct, terminate_lost_pct) =
             (fault(40), fault(30), fault(30), fault(60));
+        // Half the seeds keep to §1 (one key, one holder, one Workflow).
+        let extended = rng.below(2) == 0;
         Params {
+            keys: if extended {
+                rng.range(1, 3) as usize
+            } else {
+                1
+            },
+            workflows: if extended {
+                rng.range(1, 3) as usize
+            } else {
+                1
+            },
+            limit_pct: if extended { rng.range(0, 30) } else { 0 },
+            limit_max: rng.range(1, 4),
+            grace_ms: *rng.pick(&[ENQUEUE_GRACE_MS_DEFAULT, 5_000, 1]),
             instances_max: rng.range(2, 200) as usize,
             live_max: rng.range(1, 16) as usize,
             arrive_w: rng.range(5, 40),
@@ -283,10 +333,20 @@ struct Stats {
     seeds: u64,
     steps: u64,
     granted: u64,
+    /// Grants while another instance held the same key.
+    granted_beside_others: u64,
     superseded: u64,
     coalesced: u64,
-    /// The key moved because a holder was reported dead.
+    /// A slot moved because a holder was reported dead.
     dead_handoffs: u64,
+    /// "Not found" answers judged within the grace (not dead).
+    within_grace: u64,
+    /// "Not found" answers judged past the grace, or for an acquire-only id.
+    past_grace: u64,
+    /// Calls that lowered a key's limit below its holders.
+    limit_lowered_below_holders: u64,
+    /// Holders of a Workflow other than the default.
+    other_workflow_holders: u64,
     wake_loops_cut: u64,
     kills: u64,
     resets: u64,
@@ -304,9 +364,14 @@ impl Stats {
         self.seeds += o.seeds;
         self.steps += o.steps;
         self.granted += o.granted;
+        self.granted_beside_others += o.granted_beside_others;
         self.superseded += o.superseded;
         self.coalesced += o.coalesced;
         self.dead_handoffs += o.dead_handoffs;
+        self.within_grace += o.within_grace;
+        self.past_grace += o.past_grace;
+        self.limit_lowered_below_holders += o.limit_lowered_below_holders;
+        self.other_workflow_holders += o.other_workflow_holders;
         self.wake_loops_cut += o.wake_loops_cut;
         self.kills += o.kills;
         self.resets += o.resets;
@@ -319,21 +384,35 @@ impl Stats {
     }
 }
 
-/// The key's state as the reference checks compare it, before and after a decision.
+/// A key's state as the reference checks compare it, before and after a decision.
 #[derive(Debug, Clone, PartialEq)]
 struct Snap {
-    holder: Option<Holder>,
-    queue: Vec<InstanceId>,
+    limit: u32,
+    holders: Vec<Holder>,
+    queue: Vec<Waiter>,
+}
+
+impl Snap {
+    fn holder(&self, id: &InstanceId) -> Option<&Holder> {
+        self.holders.iter().find(|h| h.id == *id)
+    }
+
+    fn waits(&self, id: &InstanceId) -> bool {
+        self.queue.iter().any(|w| w.id == *id)
+    }
 }
 
 /// What one decision was allowed to do to the key.
 struct Allowed<'a> {
-    /// May join the back of the queue, leave it, take a free key or confirm a hand-over.
+    /// May join the back of the queue, leave it, take a free slot, confirm
+    /// a hand-over, or change its own workflow; its call may change the limit.
     caller: Option<&'a InstanceId>,
     /// Waiters this decision reported as superseded.
-    dropped: &'a [InstanceId],
-    /// The holder that released, or that this decision was told is dead.
-    take_from: Option<&'a InstanceId>,
+    dropped: &'a [Waiter],
+    /// The holders that released, or that this decision was told are dead.
+    take_from: &'a [InstanceId],
+    /// Whether the decision hands free slots on (every one but `enqueue`).
+    fills: bool,
 }
 
 // ---------------------------------------------------------------------------
@@ -344,7 +423,7 @@ struct Sim {
     rng: Rng,
     p: Params,
     now_ms: u64,
-    store: MemoryKeyStore,
+    stores: Vec<MemoryKeyStore>,
     insts: Vec<Inst>,
     by_id: HashMap<InstanceId, usize>,
     ops: Vec<Op>,
@@ -353,8 +432,13 @@ struct Sim {
     alarm_at: Option<u64>,
     /// Every instance some enqueue reported as superseded.
     superseded: HashSet<usize>,
+    /// Each key's holders after the previous step, for the limit check.
+    prev_holders: Vec<usize>,
     faults: bool,
     arrivals: bool,
+    /// The probes run: they wait as long as it takes (a key may be held by
+    /// an instance never created for up to the grace).
+    probing: bool,
     trace: bool,
     stats: Stats,
     candidates: Vec<(u64, Action)>,
@@ -370,9 +454,10 @@ impl Sim {
         Sim {
             seed,
             rng,
-            p,
             now_ms: 1_000_000,
-            store: MemoryKeyStore::default(),
+            stores: vec![MemoryKeyStore::default(); p.keys],
+            prev_holders: vec![0; p.keys],
+            p,
             insts: Vec::new(),
             by_id: HashMap::new(),
             ops: Vec::new(),
@@ -381,13 +466,14 @@ impl Sim {
             superseded: HashSet::new(),
             faults: true,
             arrivals: true,
+            probing: false,
             trace,
             stats: Stats::default(),
             candidates: Vec::new(),
         }
     }
 
-    /// One seed: a faulty stretch, a drain, the end checks, then the probe.
+    /// One seed: a faulty stretch, a drain, the end checks, then the probes.
     fn run(&mut self) {
         for _ in 0..FAULT_STEPS_PER_SEED {
             self.step();
@@ -397,18 +483,29 @@ impl Sim {
         self.note(|| "--- faults and arrivals stop; draining".into());
         self.drain();
         self.check_end();
-        self.note(|| "--- probe".into());
-        let probe = self.add_instance(Life::Running, Script::Ready);
+        self.note(|| "--- probes".into());
+        self.probing = true;
+        let probes: Vec<usize> = (0..self.p.keys)
+            .map(|k| {
+                let w = self.rng.below(self.p.workflows as u64) as usize;
+                self.add_instance(k, w, Life::Running, Script::Ready)
+            })
+            .collect();
         self.drain();
-        assert!(self.insts[probe].ran, "the probe never got the key");
-        assert_eq!(
-            self.snap(),
-            Snap {
-                holder: None,
-                queue: Vec::new()
-            },
-            "the probe left the key in use"
-        );
+        for (k, probe) in probes.into_iter().enumerate() {
+            assert!(self.insts[probe].ran, "the probe never got key {k}");
+            // With a limit above 1 the probe may find a free slot beside a
+            // dead holder, which then stays until someone has to wait.
+            let left = self.snap(k);
+            assert!(
+                left.queue.is_empty()
+                    && left.holders.iter().all(|h| {
+                        h.state == HolderState::Holding
+                            && self.insts[self.idx(&h.id)].life != Life::Running
+                    }),
+                "the probe left key {k} in use: {left:?}"
+            );
+        }
         self.stats.seeds = 1;
     }
 
@@ -428,7 +525,7 @@ impl Sim {
     fn quiescent(&self) -> bool {
         self.ops.is_empty()
             && self.events.is_empty()
-            && !needs_holder_check(&self.store)
+            && self.stores.iter().all(|s| !needs_holder_check(s))
             && self.insts.iter().all(|i| match i.life {
                 Life::Running => false,
                 Life::NotCreated => i.abandoned,
@@ -438,9 +535,10 @@ impl Sim {
 
     /// After the drain, every instance is accounted for, and nothing is left
     /// that only the alarm could clear. Leftovers are allowed only as dead
-    /// ids: a holder that died holding with nobody waiting, or waiters queued
-    /// on a free key that died (or were never created) before acquiring. The
-    /// core clears those at the next `acquire`, which the probe checks.
+    /// ids: holders that died holding with nobody waiting, or waiters queued
+    /// on a key with a free slot that died (or were never created) before
+    /// acquiring. The core clears those at the next `acquire`, which the
+    /// probes check.
     fn check_end(&self) {
         for inst in &self.insts {
             let dead = matches!(inst.life, Life::Terminated | Life::Errored)
@@ -464,14 +562,17 @@ impl Sim {
         // Nothing live is left, so no instance is stuck waiting, and the
         // leftovers (all dead) are not work for the alarm.
         assert!(self.insts.iter().all(|i| i.life != Life::Running));
-        let left = self.snap();
-        if let Some(holder) = &left.holder {
-            assert!(
-                holder.state == HolderState::Holding && left.queue.is_empty(),
-                "left a hand-over or waiters behind a dead holder: {left:?}"
-            );
+        for k in 0..self.p.keys {
+            let left = self.snap(k);
+            if !left.holders.is_empty() {
+                assert!(
+                    left.holders.iter().all(|h| h.state == HolderState::Holding)
+                        && left.queue.is_empty(),
+                    "left a hand-over or waiters behind dead holders: {left:?}"
+                );
+            }
+            assert!(!needs_holder_check(&self.stores[k]));
         }
-        assert!(!needs_holder_check(&self.store));
     }
 
     // --- the scheduler -----------------------------------------------------
@@ -636,11 +737,11 @@ impl Sim {
             }
             Action::FireAlarm => {
                 self.alarm_at = None;
-                self.ops.push(Op::shell(OpKind::Tick, Phase::Start));
+                self.start_ticks();
             }
             Action::SpuriousAlarm => {
                 self.stats.spurious_alarms += 1;
-                self.ops.push(Op::shell(OpKind::Tick, Phase::Start));
+                self.start_ticks();
             }
             Action::Reset => {
                 // The object restarts: everything in flight is gone.
@@ -653,9 +754,31 @@ impl Sim {
         }
     }
 
+    /// The alarm handler runs the holder check for every key of the object.
+    fn start_ticks(&mut self) {
+        for k in 0..self.p.keys {
+            self.ops.push(Op::shell(OpKind::Tick, k, Phase::Start));
+        }
+    }
+
+    /// The options a call names: its instance's Workflow (always, unless it
+    /// is the default one, which is named or left out at random) and, now
+    /// and then, a limit for the key.
+    fn options_for(&mut self, who: usize) -> Options {
+        let w = self.insts[who].workflow;
+        let workflow = (w != 0 || self.rng.percent(50)).then(|| workflow(WORKFLOWS[w]));
+        let limit = self
+            .rng
+            .percent(self.p.limit_pct)
+            .then(|| self.rng.range(1, self.p.limit_max) as u32);
+        Options { workflow, limit }
+    }
+
     fn arrive(&mut self) {
+        let key = self.rng.below(self.p.keys as u64) as usize;
+        let w = self.rng.below(self.p.workflows as u64) as usize;
         if !self.rng.percent(self.p.enqueue_pct) {
-            self.add_instance(Life::Running, Script::Ready);
+            self.add_instance(key, w, Life::Running, Script::Ready);
             return;
         }
         let supersedes = self.rng.percent(self.p.supersedes_pct);
@@ -663,21 +786,25 @@ impl Sim {
             .rng
             .percent(self.p.hash_pct)
             .then(|| hash(&format!("h{}", self.rng.below(self.p.hashes))));
-        let who = self.add_instance(Life::NotCreated, Script::Enqueuing);
+        let who = self.add_instance(key, w, Life::NotCreated, Script::Enqueuing);
         let request = EnqueueRequest {
             supersedes,
             id: self.insts[who].id.clone(),
             input_hash,
+            options: self.options_for(who),
         };
-        self.ops.push(Op::call(OpKind::Enqueue(request), who, 1));
+        self.ops
+            .push(Op::call(OpKind::Enqueue(request), key, who, 1));
     }
 
-    fn add_instance(&mut self, life: Life, script: Script) -> usize {
+    fn add_instance(&mut self, key: usize, workflow: usize, life: Life, script: Script) -> usize {
         let idx = self.insts.len();
         let id = id(&format!("i{idx}"));
         self.by_id.insert(id.clone(), idx);
         self.insts.push(Inst {
             id,
+            key,
+            workflow,
             life,
             script,
             create_at: None,
@@ -693,38 +820,42 @@ impl Sim {
 
     /// One step of a running instance's `withKey` code.
     fn instance_step(&mut self, i: usize) {
-        let inst = &mut self.insts[i];
-        match inst.script {
+        let key = self.insts[i].key;
+        match self.insts[i].script {
             Script::Ready => {
-                inst.script = Script::Acquiring;
-                self.ops.push(Op::call(OpKind::Acquire, i, 1));
+                self.insts[i].script = Script::Acquiring;
+                let request = AcquireRequest {
+                    id: self.insts[i].id.clone(),
+                    options: self.options_for(i),
+                };
+                self.ops.push(Op::call(OpKind::Acquire(request), key, i, 1));
             }
-            Script::Waiting { .. } if self.rng.percent(self.p.give_up_pct) => {
+            Script::Waiting { .. } if !self.probing && self.rng.percent(self.p.give_up_pct) => {
                 // withKey throws, and releases on the way out.
-                inst.script = Script::GivingUp;
-                self.ops.push(Op::call(OpKind::Release, i, 1));
+                self.insts[i].script = Script::GivingUp;
+                self.ops.push(Op::call(OpKind::Release, key, i, 1));
             }
-            Script::Waiting { .. } => inst.script = Script::Ready, // timed out: re-check
+            Script::Waiting { .. } => self.insts[i].script = Script::Ready, // timed out: re-check
             Script::InBody { steps_left } if steps_left > 1 => {
-                inst.script = Script::InBody {
+                self.insts[i].script = Script::InBody {
                     steps_left: steps_left - 1,
                 };
             }
             Script::InBody { .. } => {
-                inst.in_body = false;
-                inst.script = Script::Releasing;
-                self.ops.push(Op::call(OpKind::Release, i, 1));
+                self.insts[i].in_body = false;
+                self.insts[i].script = Script::Releasing;
+                self.ops.push(Op::call(OpKind::Release, key, i, 1));
             }
             Script::After { steps_left } if steps_left > 1 => {
-                inst.script = Script::After {
+                self.insts[i].script = Script::After {
                     steps_left: steps_left - 1,
                 };
             }
             Script::After { .. } => {
-                inst.life = Life::Complete;
-                inst.script = Script::Done;
+                self.insts[i].life = Life::Complete;
+                self.insts[i].script = Script::Done;
             }
-            s => unreachable!("{} has no step in {s:?}", inst.id),
+            s => unreachable!("{} has no step in {s:?}", self.insts[i].id),
         }
     }
 
@@ -757,18 +888,33 @@ impl Sim {
     // --- in-flight work ------------------------------------------------------
 
     fn advance(&mut self, i: usize) {
-        if let Phase::Check(target) = self.ops[i].phase {
-            // The status call, outside the gate: it samples the engine now,
-            // and phase 2 runs at some later step.
-            let liveness = self.status(target);
-            self.ops[i].phase = Phase::Checked(target, liveness);
-            self.note(|| format!("  status of i{target} = {liveness:?}"));
-            return;
+        match self.ops[i].phase.clone() {
+            Phase::Check(target, via) => {
+                // The status call, outside the gate: it samples the engine now,
+                // and phase 2 runs at some later step.
+                let liveness = self.status(target, via.as_ref());
+                self.ops[i].phase = Phase::Checked(target, liveness);
+                self.note(|| format!("  status of i{target} = {liveness:?}"));
+                return;
+            }
+            Phase::CheckMany(holders) => {
+                let answers = holders
+                    .into_iter()
+                    .map(|h| {
+                        let liveness = self.status(self.idx(&h.id), h.workflow.as_ref());
+                        (h, liveness)
+                    })
+                    .collect();
+                self.note(|| format!("  statuses {answers:?}"));
+                self.ops[i].phase = Phase::CheckedMany(answers);
+                return;
+            }
+            _ => {}
         }
         let op = self.ops.swap_remove(i);
         match op.kind {
             OpKind::Enqueue(_) => self.run_enqueue(op),
-            OpKind::Acquire => self.run_acquire(op),
+            OpKind::Acquire(_) => self.run_acquire(op),
             OpKind::Release => self.run_release(op),
             OpKind::Wake { .. } => self.run_wake(op),
             OpKind::Tick => self.run_tick(op),
@@ -776,15 +922,33 @@ impl Sim {
         }
     }
 
-    fn status(&mut self, target: usize) -> Liveness {
+    /// The Workflow binding `via` (the default one for `None`) asked about
+    /// `target`: it finds only instances of its own Workflow.
+    fn status(&mut self, target: usize, via: Option<&WorkflowName>) -> Liveness {
         if self.faults && self.rng.percent(self.p.unknown_pct) {
             self.stats.unknowns += 1;
             return Liveness::Unknown;
         }
-        match self.insts[target].life {
+        let inst = &self.insts[target];
+        let binding = via.map_or(WORKFLOWS[0], |w| w.as_str());
+        if binding != WORKFLOWS[inst.workflow] {
+            return Liveness::NotFound;
+        }
+        match inst.life {
             Life::Running => Liveness::Alive,
-            // Not created yet reads as "not found", which the contract calls dead.
-            Life::NotCreated | Life::Complete | Life::Terminated | Life::Errored => Liveness::Dead,
+            Life::NotCreated => Liveness::NotFound,
+            Life::Complete | Life::Terminated | Life::Errored => Liveness::Dead,
+        }
+    }
+
+    /// Counts how a "not found" answer about `holder` is judged now.
+    fn count_grace(&mut self, enqueued_ms: Option<u64>, liveness: Liveness) {
+        if liveness == Liveness::NotFound {
+            if liveness.is_dead(enqueued_ms, self.now_ms, self.p.grace_ms) {
+                self.stats.past_grace += 1;
+            } else {
+                self.stats.within_grace += 1;
+            }
         }
     }
 
@@ -800,7 +964,7 @@ impl Sim {
                 }
             }
             OpKind::Wake { .. } | OpKind::Terminate(_) => {}
-            OpKind::Enqueue(_) | OpKind::Acquire | OpKind::Release => {
+            OpKind::Enqueue(_) | OpKind::Acquire(_) | OpKind::Release => {
                 if !op.orphan {
                     self.retry(op);
                 }
@@ -830,38 +994,41 @@ impl Sim {
             }
             return;
         }
-        self.ops.push(Op::call(op.kind, who, op.attempt + 1));
+        self.ops
+            .push(Op::call(op.kind, op.key, who, op.attempt + 1));
     }
 
     fn run_enqueue(&mut self, mut op: Op) {
         let OpKind::Enqueue(request) = op.kind.clone() else {
             unreachable!()
         };
-        let before = self.snap();
+        let k = op.key;
+        let before = self.snap(k);
         match op.phase {
-            Phase::Start => match enqueue(&mut self.store, self.now_ms, &request)
+            Phase::Start => match enqueue(&mut self.stores[k], self.now_ms, &request)
                 .expect("the sim stays far below every limit")
             {
                 EnqueueStep::Done(reply) => self.enqueued(&before, &op, &request, reply, None),
                 EnqueueStep::CheckCandidate(candidate) => {
-                    assert_eq!(self.snap(), before, "a check step wrote");
-                    op.phase = Phase::Check(self.idx(&candidate));
+                    assert_eq!(self.snap(k), before, "a check step wrote");
+                    op.phase = Phase::Check(self.idx(&candidate.id), candidate.workflow.clone());
+                    op.candidate = Some(candidate);
                     self.ops.push(op);
                 }
             },
             Phase::Checked(candidate, liveness) => {
-                let candidate_id = self.insts[candidate].id.clone();
+                let waiter = op.candidate.clone().expect("the first phase named it");
                 let reply = enqueue_after_check(
-                    &mut self.store,
+                    &mut self.stores[k],
                     self.now_ms,
                     &request,
-                    &candidate_id,
+                    &waiter,
                     liveness,
                 )
                 .expect("the sim stays far below every limit");
                 self.enqueued(&before, &op, &request, reply, Some((candidate, liveness)));
             }
-            Phase::Check(_) => unreachable!(),
+            _ => unreachable!(),
         }
     }
 
@@ -873,11 +1040,13 @@ impl Sim {
         reply: EnqueueReply,
         checked: Option<(usize, Liveness)>,
     ) {
+        let k = op.key;
         self.note(|| format!("  enqueue {request:?} -> {reply:?}"));
+        let store = &self.stores[k];
         if let Some(into) = &reply.coalesced_into {
             // Coalescing registers nothing and drops nobody, and only into a
             // waiter found alive that still waits with the same input.
-            assert_eq!(self.snap(), *before, "a coalescing enqueue wrote");
+            assert_eq!(self.snap(k), *before, "a coalescing enqueue wrote");
             assert!(reply.terminated.is_empty() && request.supersedes);
             let (candidate, liveness) = checked.expect("coalesced without a check");
             assert_eq!(&self.insts[candidate].id, into);
@@ -886,35 +1055,38 @@ impl Sim {
                 Liveness::Alive,
                 "coalesced into an instance not seen alive"
             );
-            let waiting = self
-                .store
-                .waiter(into)
-                .expect("coalesced into a non-waiter");
+            let Member::Waiter(waiting) = store.member(into) else {
+                panic!("coalesced into a non-waiter")
+            };
             assert_eq!(waiting.input_hash, request.input_hash);
         } else {
-            let holds = self.store.holder().is_some_and(|h| h.id == request.id);
             assert!(
-                self.store.waiter(&request.id).is_some()
-                    || holds
-                    || self.store.is_superseded(&request.id),
+                !matches!(store.member(&request.id), Member::Stranger),
                 "enqueue of {} left it neither waiting, holding nor superseded",
                 request.id
             );
         }
         self.decided(
+            k,
             before,
+            &request.options,
             Allowed {
                 caller: Some(&request.id),
                 dropped: &reply.terminated,
-                take_from: None,
+                take_from: &[],
+                fills: false,
             },
         );
         if !reply.terminated.is_empty() {
-            let targets: Vec<usize> = reply.terminated.iter().map(|t| self.idx(t)).collect();
-            self.superseded.extend(&targets);
+            let targets: Vec<(usize, Option<WorkflowName>)> = reply
+                .terminated
+                .iter()
+                .map(|w| (self.idx(&w.id), w.workflow.clone()))
+                .collect();
+            self.superseded.extend(targets.iter().map(|t| t.0));
             self.stats.superseded += targets.len() as u64;
             self.ops
-                .push(Op::shell(OpKind::Terminate(targets), Phase::Start));
+                .push(Op::shell(OpKind::Terminate(targets), k, Phase::Start));
         }
         let who = op.caller.expect("an enqueue has a trigger");
         if op.orphan || self.insts[who].abandoned {
@@ -931,6 +1103,7 @@ impl Sim {
         }
         let never = self.faults && self.rng.percent(self.p.never_create_pct);
         let delay_ms = if self.rng.percent(self.p.long_delay_pct) {
+            // Late: within the default grace, or past it.
             self.rng.range(10_000, 120_000)
         } else {
             self.rng.range(0, 1_500)
@@ -946,24 +1119,31 @@ impl Sim {
     }
 
     fn run_acquire(&mut self, mut op: Op) {
-        let who = op.caller.expect("acquire has a caller");
-        let id = self.insts[who].id.clone();
-        let before = self.snap();
+        let OpKind::Acquire(request) = op.kind.clone() else {
+            unreachable!()
+        };
+        let (k, id) = (op.key, request.id.clone());
+        let before = self.snap(k);
         match op.phase {
             Phase::Start => {
-                let step = acquire(&mut self.store, self.now_ms, &id)
+                let step = acquire(&mut self.stores[k], self.now_ms, &request)
                     .expect("the sim stays far below every limit");
                 let allowed = Allowed {
                     caller: Some(&id),
                     dropped: &[],
-                    take_from: None,
+                    take_from: &[],
+                    fills: true,
                 };
-                self.decided(&before, allowed);
+                self.decided(k, &before, &request.options, allowed);
                 match step {
-                    AcquireStep::Done(reply) => self.acquire_replied(&op, reply),
-                    AcquireStep::CheckHolder(holder) => {
+                    AcquireStep::Done(decided) => {
+                        self.spawn_wakes(k, decided.wake);
+                        self.acquire_replied(&op, decided.reply, &before);
+                    }
+                    AcquireStep::Check { holder, wake } => {
                         self.note(|| format!("  {id} must check holder {holder:?}"));
-                        op.phase = Phase::Check(self.idx(&holder.id));
+                        self.spawn_wakes(k, wake);
+                        op.phase = Phase::Check(self.idx(&holder.id), holder.workflow.clone());
                         op.checked = Some(holder);
                         self.ops.push(op);
                     }
@@ -972,40 +1152,52 @@ impl Sim {
             Phase::Checked(checked, liveness) => {
                 let checked_id = self.insts[checked].id.clone();
                 let snapshot = op.checked.clone().unwrap();
-                let Decided { reply, wake } =
-                    acquire_after_check(&mut self.store, self.now_ms, &id, &snapshot, liveness);
-                let dead = liveness == Liveness::Dead;
-                self.count_handoff(&before, dead);
+                self.count_grace(snapshot.enqueued_ms, liveness);
+                let Decided { reply, wake } = acquire_after_check(
+                    &mut self.stores[k],
+                    self.now_ms,
+                    self.p.grace_ms,
+                    &request,
+                    &snapshot,
+                    liveness,
+                );
+                let dead = liveness.is_dead(snapshot.enqueued_ms, self.now_ms, self.p.grace_ms);
+                self.count_handoff(k, &before, &checked_id, dead);
+                let take = [checked_id];
                 let allowed = Allowed {
                     caller: Some(&id),
                     dropped: &[],
-                    take_from: dead.then_some(&checked_id),
+                    take_from: if dead { &take } else { &[] },
+                    fills: true,
                 };
-                self.decided(&before, allowed);
-                assert_ne!(wake.as_ref(), Some(&id), "told to wake the caller itself");
-                if let Some(next) = wake {
-                    self.spawn_wake(&next);
-                }
-                self.acquire_replied(&op, reply);
+                // Phase 2 applies no options: they were applied in phase 1.
+                self.decided(k, &before, &Options::default(), allowed);
+                assert!(
+                    wake.iter().all(|h| h.id != id),
+                    "told to wake the caller itself"
+                );
+                self.spawn_wakes(k, wake);
+                self.acquire_replied(&op, reply, &before);
             }
-            Phase::Check(_) => unreachable!(),
+            _ => unreachable!(),
         }
     }
 
-    fn acquire_replied(&mut self, op: &Op, reply: AcquireReply) {
+    fn acquire_replied(&mut self, op: &Op, reply: AcquireReply, before: &Snap) {
         let who = op.caller.expect("acquire has a caller");
+        let k = op.key;
         let id = &self.insts[who].id;
         self.note(|| format!("  acquire {id} -> {reply:?}"));
         // What each reply promises, whether or not the caller hears it.
-        let holder = self.store.holder();
+        let member = self.stores[k].member(id);
         match reply {
             AcquireReply::Granted => assert!(
-                holder.is_some_and(|h| h.id == *id && h.state == HolderState::Holding),
-                "granted, but {id} does not hold the key"
+                matches!(&member, Member::Holder(h) if h.state == HolderState::Holding),
+                "granted, but {id} does not hold the key: {member:?}"
             ),
             AcquireReply::Pending => assert!(
-                holder.is_none_or(|h| h.id != *id) && self.store.waiter(id).is_some(),
-                "pending, but {id} is not waiting"
+                matches!(member, Member::Waiter(_) | Member::Stranger),
+                "pending, but {id} holds or was superseded"
             ),
             AcquireReply::Superseded => assert!(
                 self.superseded.contains(&who),
@@ -1018,6 +1210,12 @@ impl Sim {
         match reply {
             AcquireReply::Granted => {
                 self.stats.granted += 1;
+                if before.holders.iter().any(|h| h.id != *id) {
+                    self.stats.granted_beside_others += 1;
+                }
+                if self.insts[who].workflow != 0 {
+                    self.stats.other_workflow_holders += 1;
+                }
                 let steps_left = self.rng.range(1, 4);
                 let inst = &mut self.insts[who];
                 inst.in_body = true;
@@ -1037,27 +1235,37 @@ impl Sim {
 
     fn run_release(&mut self, op: Op) {
         let who = op.caller.expect("release has a caller");
+        let k = op.key;
         let id = self.insts[who].id.clone();
-        let before = self.snap();
-        let Decided { reply, wake } = release(&mut self.store, self.now_ms, &id);
-        self.note(|| format!("  release {id} -> {reply:?}"));
-        assert_eq!(reply, wake, "release replies with the instance it wakes");
-        assert!(self.store.waiter_count() as usize <= before.queue.len());
+        let before = self.snap(k);
+        let Decided { reply, wake } = release(&mut self.stores[k], self.now_ms, &id);
+        self.note(|| format!("  release {id} -> {reply:?} {wake:?}"));
+        assert_eq!(
+            reply,
+            wake.first().map(|h| h.id.clone()),
+            "release replies with the first instance it wakes"
+        );
+        assert!(self.stores[k].waiter_count() as usize <= before.queue.len());
+        let take = [id.clone()];
         self.decided(
+            k,
             &before,
+            &Options::default(),
             Allowed {
                 caller: Some(&id),
                 dropped: &[],
-                take_from: Some(&id),
+                take_from: &take,
+                fills: true,
             },
         );
         assert!(
-            self.store.waiter(&id).is_none() && self.store.holder().is_none_or(|h| h.id != id),
+            matches!(
+                self.stores[k].member(&id),
+                Member::Stranger | Member::Superseded
+            ),
             "{id} still holds or waits after its release"
         );
-        if let Some(next) = wake {
-            self.spawn_wake(&next);
-        }
+        self.spawn_wakes(k, wake);
         if op.orphan || self.insts[who].life != Life::Running {
             return;
         }
@@ -1069,55 +1277,72 @@ impl Sim {
         self.insts[who].script = Script::After { steps_left };
     }
 
-    /// The shell wakes a new holder: the turn event, then a status check
-    /// (shell/wake.rs); a dead instance ignores the event, so the model
-    /// delivers it only to one found not dead.
-    fn spawn_wake(&mut self, next: &InstanceId) {
+    /// The shell wakes new holders, each through its own Workflow: the turn
+    /// event, then a status check (shell/wake.rs); a dead instance ignores
+    /// the event, so the model delivers it only to one found not dead.
+    fn spawn_wakes(&mut self, k: usize, holders: Vec<Holder>) {
+        for holder in holders {
+            self.spawn_wake(k, holder, 1);
+        }
+    }
+
+    fn spawn_wake(&mut self, k: usize, holder: Holder, attempts: u32) {
         assert!(
-            self.store
-                .holder()
-                .is_some_and(|h| h.id == *next && h.state == HolderState::Handed),
-            "told to wake {next}, which was not just handed the key"
+            matches!(self.stores[k].member(&holder.id), Member::Holder(h) if h.state == HolderState::Handed),
+            "told to wake {}, which was not just handed the key",
+            holder.id
         );
-        let target = self.idx(next);
+        let target = self.idx(&holder.id);
+        let via = holder.workflow.clone();
         self.ops.push(Op::shell(
-            OpKind::Wake { attempts: 1 },
-            Phase::Check(target),
+            OpKind::Wake { holder, attempts },
+            k,
+            Phase::Check(target, via),
         ));
     }
 
     fn run_wake(&mut self, op: Op) {
-        let (OpKind::Wake { attempts }, Phase::Checked(target, liveness)) = (&op.kind, op.phase)
+        let (OpKind::Wake { holder, attempts }, Phase::Checked(target, liveness)) =
+            (&op.kind, &op.phase)
         else {
             unreachable!("{op:?}")
         };
-        if liveness != Liveness::Dead {
+        let (k, attempts, liveness) = (op.key, *attempts, *liveness);
+        if matches!(liveness, Liveness::Alive | Liveness::Unknown) {
             // Alive, or unknown (treated as alive): send the turn event.
-            self.send_turn(target);
+            self.send_turn(*target);
             return;
         }
-        let dead = self.insts[target].id.clone();
-        let before = self.snap();
-        let next = holder_found_dead(&mut self.store, self.now_ms, &dead);
-        self.count_handoff(&before, true);
+        self.count_grace(holder.enqueued_ms, liveness);
+        let before = self.snap(k);
+        let next = woken_after_check(
+            &mut self.stores[k],
+            self.now_ms,
+            self.p.grace_ms,
+            holder,
+            liveness,
+        );
+        let dead = liveness.is_dead(holder.enqueued_ms, self.now_ms, self.p.grace_ms);
+        self.count_handoff(k, &before, &holder.id, dead);
+        let take = [holder.id.clone()];
         self.decided(
+            k,
             &before,
+            &Options::default(),
             Allowed {
                 caller: None,
                 dropped: &[],
-                take_from: Some(&dead),
+                take_from: if dead { &take } else { &[] },
+                fills: true,
             },
         );
-        let Some(next) = next else { return };
-        if *attempts < self.p.wake_attempts_max {
-            self.spawn_wake(&next);
-            let op = self.ops.last_mut().expect("just pushed");
-            op.kind = OpKind::Wake {
-                attempts: attempts + 1,
-            };
-        } else {
-            // The bound stops the loop; the alarm sees the unconfirmed hand-over.
-            self.stats.wake_loops_cut += 1;
+        for next in next {
+            if attempts < self.p.wake_attempts_max {
+                self.spawn_wake(k, next, attempts + 1);
+            } else {
+                // The bound stops the loop; the alarm sees the unconfirmed hand-over.
+                self.stats.wake_loops_cut += 1;
+            }
         }
     }
 
@@ -1134,35 +1359,46 @@ impl Sim {
     }
 
     fn run_tick(&mut self, mut op: Op) {
+        let k = op.key;
         match op.phase {
-            Phase::Start => match tick(&self.store) {
-                TickStep::Idle => self.arm_alarm(),
-                TickStep::CheckHolder(holder) => {
-                    op.phase = Phase::Check(self.idx(&holder.id));
-                    op.checked = Some(holder);
+            Phase::Start => {
+                let due = tick(&self.stores[k]);
+                if due.is_empty() {
+                    self.arm_alarm();
+                } else {
+                    op.phase = Phase::CheckMany(due);
                     self.ops.push(op);
                 }
-            },
-            Phase::Checked(checked, liveness) => {
-                let checked_id = self.insts[checked].id.clone();
-                let before = self.snap();
-                let snapshot = op.checked.clone().unwrap();
-                let wake = tick_after_check(&mut self.store, self.now_ms, &snapshot, liveness);
-                let dead = liveness == Liveness::Dead;
-                self.count_handoff(&before, dead);
+            }
+            Phase::CheckedMany(answers) => {
+                let before = self.snap(k);
+                for (h, l) in &answers {
+                    self.count_grace(h.enqueued_ms, *l);
+                }
+                let wake =
+                    tick_after_check(&mut self.stores[k], self.now_ms, self.p.grace_ms, &answers);
+                let dead: Vec<InstanceId> = answers
+                    .iter()
+                    .filter(|(h, l)| l.is_dead(h.enqueued_ms, self.now_ms, self.p.grace_ms))
+                    .map(|(h, _)| h.id.clone())
+                    .collect();
+                for id in &dead {
+                    self.count_handoff(k, &before, id, true);
+                }
                 self.decided(
+                    k,
                     &before,
+                    &Options::default(),
                     Allowed {
                         caller: None,
                         dropped: &[],
-                        take_from: dead.then_some(&checked_id),
+                        take_from: &dead,
+                        fills: true,
                     },
                 );
-                if let Some(next) = wake {
-                    self.spawn_wake(&next);
-                }
+                self.spawn_wakes(k, wake);
             }
-            Phase::Check(_) => unreachable!(),
+            _ => unreachable!(),
         }
     }
 
@@ -1170,25 +1406,27 @@ impl Sim {
         let OpKind::Terminate(targets) = op.kind else {
             unreachable!()
         };
-        for t in targets {
+        for (t, via) in targets {
             if self.faults && self.rng.percent(self.p.terminate_lost_pct) {
                 continue; // best effort: this one failed
             }
-            // An id not created yet is "not found": nothing to terminate.
-            if self.insts[t].life == Life::Running {
+            // An id not created yet is "not found": nothing to terminate;
+            // nor is one of another Workflow than the binding asked.
+            let binding = via.as_ref().map_or(WORKFLOWS[0], |w| w.as_str());
+            if self.insts[t].life == Life::Running && binding == WORKFLOWS[self.insts[t].workflow] {
                 self.insts[t].life = Life::Terminated;
             }
         }
     }
 
     fn arm_alarm(&mut self) {
-        if needs_holder_check(&self.store) && self.alarm_at.is_none() {
+        if self.stores.iter().any(needs_holder_check) && self.alarm_at.is_none() {
             self.alarm_at = Some(self.now_ms + HOLDER_CHECK_MS_DEFAULT);
         }
     }
 
-    fn count_handoff(&mut self, before: &Snap, dead: bool) {
-        if dead && before.holder != self.store.holder() {
+    fn count_handoff(&mut self, k: usize, before: &Snap, checked: &InstanceId, dead: bool) {
+        if dead && before.holder(checked).is_some() && self.snap(k).holder(checked).is_none() {
             self.stats.dead_handoffs += 1;
         }
     }
@@ -1199,47 +1437,66 @@ impl Sim {
 
     // --- checks --------------------------------------------------------------
 
-    fn snap(&self) -> Snap {
+    fn snap(&self, k: usize) -> Snap {
+        let store = &self.stores[k];
         Snap {
-            holder: self.store.holder(),
-            queue: self.store.waiters().map(|w| w.id.clone()).collect(),
+            limit: store.limit(),
+            holders: store.holders(),
+            queue: store.waiters().cloned().collect(),
         }
     }
 
     /// After every decision: the core's invariants, the reference model, and
     /// the shell's alarm (committed with the decision's writes).
-    fn decided(&mut self, before: &Snap, allowed: Allowed<'_>) {
-        assert_invariants(&self.store);
-        let after = self.snap();
+    fn decided(&mut self, k: usize, before: &Snap, options: &Options, allowed: Allowed<'_>) {
+        assert_invariants_deep(&self.stores[k]);
+        let after = self.snap(k);
         if self.trace && after != *before {
-            eprintln!("    store: {after:?}");
+            eprintln!("    key {k}: {after:?}");
         }
-        check_transition(before, &after, &allowed);
+        if after.limit < before.limit && after.holders.len() as u32 > after.limit {
+            self.stats.limit_lowered_below_holders += 1;
+        }
+        check_transition(before, &after, options, &allowed);
         self.arm_alarm();
     }
 
     /// After every step.
-    fn check_step(&self) {
-        assert_invariants(&self.store);
-        let holder = self.store.holder();
-        for inst in &self.insts {
-            if inst.life == Life::Running && inst.in_body {
+    fn check_step(&mut self) {
+        for k in 0..self.p.keys {
+            let store = &self.stores[k];
+            assert_invariants_deep(store);
+            let holders = store.holders();
+            for inst in self.insts.iter().filter(|i| i.key == k) {
+                if inst.life == Life::Running && inst.in_body {
+                    assert!(
+                        holders
+                            .iter()
+                            .any(|h| h.id == inst.id && h.state == HolderState::Holding),
+                        "SAFETY: live {} is in its body but key {k}'s holders are {holders:?}",
+                        inst.id
+                    );
+                }
+            }
+            // No key has more holders than its limit, except those from
+            // before a lowering, whose number never grows.
+            let n = holders.len();
+            assert!(
+                n <= store.limit() as usize || n <= self.prev_holders[k],
+                "SAFETY: key {k} has {n} holders, limit {} (had {})",
+                store.limit(),
+                self.prev_holders[k]
+            );
+            self.prev_holders[k] = n;
+            // The shell model keeps the alarm armed whenever a key needs it;
+            // the liveness claims below rest on this.
+            if needs_holder_check(store) {
                 assert!(
-                    holder
-                        .as_ref()
-                        .is_some_and(|h| h.id == inst.id && h.state == HolderState::Holding),
-                    "SAFETY: live {} is in its body but the holder is {holder:?}",
-                    inst.id
+                    self.alarm_at.is_some()
+                        || self.ops.iter().any(|o| matches!(o.kind, OpKind::Tick)),
+                    "key {k} needs the alarm but none is set"
                 );
             }
-        }
-        // The shell model keeps the alarm armed whenever the key needs it;
-        // the liveness claims below rest on this.
-        if needs_holder_check(&self.store) {
-            assert!(
-                self.alarm_at.is_some() || self.ops.iter().any(|o| matches!(o.kind, OpKind::Tick)),
-                "the key needs the alarm but none is set"
-            );
         }
     }
 
@@ -1251,13 +1508,12 @@ impl Sim {
 
     fn dump(&self) -> String {
         let mut s = format!(
-            "seed {} step {} t={} alarm_at={:?}\n  store: {:?}\n",
-            self.seed,
-            self.stats.steps,
-            self.now_ms,
-            self.alarm_at,
-            self.snap()
+            "seed {} step {} t={} alarm_at={:?}\n",
+            self.seed, self.stats.steps, self.now_ms, self.alarm_at,
         );
+        for k in 0..self.p.keys {
+            s += &format!("  key {k}: {:?}\n", self.snap(k));
+        }
         for op in &self.ops {
             s += &format!("  op {op:?}\n");
         }
@@ -1268,79 +1524,123 @@ impl Sim {
     }
 }
 
-/// The reference model of the queue and the key: what any decision may change.
-fn check_transition(before: &Snap, after: &Snap, allowed: &Allowed<'_>) {
+/// The reference model of the queue and the slots: what any decision may change.
+fn check_transition(before: &Snap, after: &Snap, options: &Options, allowed: &Allowed<'_>) {
     let fail = |what: &str| -> ! {
         panic!("{what}\n  before: {before:?}\n  after:  {after:?}");
     };
+    let is_caller = |id: &InstanceId| Some(id) == allowed.caller;
+    // The limit changes only to the one the call named.
+    if after.limit != before.limit && Some(after.limit) != options.limit {
+        fail("the limit changed to one no call named");
+    }
     // FIFO: waiters that stay keep their order; only the caller joins, at the back.
-    let kept: Vec<&InstanceId> = before
-        .queue
-        .iter()
-        .filter(|id| after.queue.contains(id))
-        .collect();
-    if !after.queue.iter().zip(&kept).all(|(a, k)| a == *k) {
+    let kept: Vec<&Waiter> = before.queue.iter().filter(|w| after.waits(&w.id)).collect();
+    if !after.queue.iter().zip(&kept).all(|(a, k)| a.id == k.id) {
         fail("waiters that stayed were reordered");
     }
     match &after.queue[kept.len()..] {
         [] => {}
-        [joined] if Some(joined) == allowed.caller => {}
+        [joined] if is_caller(&joined.id) => {}
         _ => fail("someone other than the caller joined the queue"),
     }
-    // Leaving the queue: the caller, the new holder, or the superseded.
-    let new_holder = after.holder.as_ref().map(|h| &h.id);
+    // A waiter's record changes only by the caller's own call (its workflow).
+    for (a, b) in after.queue.iter().zip(&kept) {
+        if a != *b && !(is_caller(&a.id) && a.workflow == options.workflow) {
+            fail("a waiter's record changed other than by its own call");
+        }
+    }
+    // Holders: the new ones come from the front of the queue, in order
+    // (the caller may take its own slot); the old ones change only by
+    // their own call and leave only by releasing or being reported dead.
+    let new: Vec<&Holder> = after
+        .holders
+        .iter()
+        .filter(|h| before.holder(&h.id).is_none())
+        .collect();
+    let handed: Vec<&InstanceId> = new
+        .iter()
+        .map(|h| &h.id)
+        .filter(|id| !is_caller(id))
+        .collect();
+    let front: Vec<&InstanceId> = before
+        .queue
+        .iter()
+        .map(|w| &w.id)
+        .filter(|id| !is_caller(id))
+        .take(handed.len())
+        .collect();
+    if handed != front {
+        fail("slots went to someone other than the front of the queue");
+    }
+    for h in &new {
+        let state = if is_caller(&h.id) {
+            HolderState::Holding
+        } else {
+            HolderState::Handed
+        };
+        if h.state != state {
+            fail("a new holder is Handed unless it is the caller, then Holding");
+        }
+    }
+    if !new.is_empty() && after.holders.len() as u32 > after.limit {
+        fail("a slot was given beyond the limit");
+    }
+    if !after
+        .holders
+        .iter()
+        .filter(|h| before.holder(&h.id).is_some())
+        .map(|h| &h.id)
+        .eq(before
+            .holders
+            .iter()
+            .filter(|h| after.holder(&h.id).is_some())
+            .map(|h| &h.id))
+    {
+        fail("holders that stayed were reordered");
+    }
+    for b in &before.holders {
+        match after.holder(&b.id) {
+            None if !allowed.take_from.contains(&b.id) => {
+                fail("a slot left a holder that neither released nor was reported dead")
+            }
+            None => {}
+            Some(a) if a == b => {}
+            Some(a) => {
+                let own = is_caller(&a.id) && a.since_ms == b.since_ms;
+                let confirmed = b.state == HolderState::Handed && a.state == HolderState::Holding;
+                let workflow_named = a.workflow != b.workflow && a.workflow == options.workflow;
+                if !own
+                    || (a.state != b.state && !confirmed)
+                    || (a.workflow != b.workflow && !workflow_named)
+                    || a.enqueued_ms != b.enqueued_ms
+                {
+                    fail("a holder's record changed other than by its own acquire");
+                }
+            }
+        }
+    }
+    // Leaving the queue: the caller, the new holders, or the superseded.
     let dropped: Vec<&InstanceId> = before
         .queue
         .iter()
-        .filter(|id| !after.queue.contains(id))
-        .filter(|id| Some(*id) != allowed.caller && Some(*id) != new_holder)
+        .map(|w| &w.id)
+        .filter(|id| !after.waits(id) && !is_caller(id) && after.holder(id).is_none())
         .collect();
-    if dropped != allowed.dropped.iter().collect::<Vec<_>>() {
+    if dropped != allowed.dropped.iter().map(|w| &w.id).collect::<Vec<_>>() {
         fail("waiters left the queue without being reported superseded");
     }
-    if !allowed.dropped.is_empty() && after.queue.iter().any(|id| Some(id) != allowed.caller) {
+    if !allowed.dropped.is_empty() && after.queue.iter().any(|w| !is_caller(&w.id)) {
         fail("a superseding enqueue left other waiters");
     }
-    // The key: confirmed only by its own holder; taken only from one that
-    // released or was reported dead; given only to the front of the queue
-    // (or to the caller, on a free key with nobody waiting).
-    match (&before.holder, &after.holder) {
-        (Some(b), Some(a)) if a.id == b.id && a.since_ms == b.since_ms => {
-            let confirmed = b.state == HolderState::Handed
-                && a.state == HolderState::Holding
-                && Some(&a.id) == allowed.caller;
-            if a.state != b.state && !confirmed {
-                fail("the holder's state changed other than by its own acquire");
-            }
-        }
-        (b, a) => {
-            if let Some(b) = b {
-                if Some(&b.id) != allowed.take_from {
-                    fail("the key left a holder that neither released nor was reported dead");
-                }
-            }
-            match a {
-                Some(a) => {
-                    let front = before.queue.first() == Some(&a.id);
-                    let free = before.queue.is_empty() && Some(&a.id) == allowed.caller;
-                    if !(front || free) {
-                        fail("the key went to someone other than the front of the queue");
-                    }
-                    let state = if Some(&a.id) == allowed.caller {
-                        HolderState::Holding
-                    } else {
-                        HolderState::Handed
-                    };
-                    if a.state != state {
-                        fail("a new holder is Handed unless it is the caller, then Holding");
-                    }
-                }
-                None if b.is_some() && !before.queue.is_empty() => {
-                    fail("the key was freed while waiters queued");
-                }
-                None => {}
-            }
-        }
+    // A freed slot never stays free while someone waits.
+    let freed = before.holders.iter().any(|b| after.holder(&b.id).is_none());
+    if allowed.fills
+        && freed
+        && (after.holders.len() as u32) < after.limit
+        && !after.queue.is_empty()
+    {
+        fail("a freed slot stayed free while waiters queued");
     }
 }
 
@@ -1350,6 +1650,10 @@ fn id(s: &str) -> InstanceId {
 
 fn hash(s: &str) -> InputHash {
     InputHash::parse("inputHash", s).expect("valid hash")
+}
+
+fn workflow(s: &str) -> WorkflowName {
+    WorkflowName::new(s.to_owned()).expect("valid workflow")
 }
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -1397,9 +1701,17 @@ fn simulation() {
     if budget >= SIM_STEPS_DEFAULT {
         let reached = [
             ("granted", total.granted),
+            ("granted_beside_others", total.granted_beside_others),
             ("superseded", total.superseded),
             ("coalesced", total.coalesced),
             ("dead_handoffs", total.dead_handoffs),
+            ("within_grace", total.within_grace),
+            ("past_grace", total.past_grace),
+            (
+                "limit_lowered_below_holders",
+                total.limit_lowered_below_holders,
+            ),
+            ("other_workflow_holders", total.other_workflow_holders),
             ("wake_loops_cut", total.wake_loops_cut),
             ("kills", total.kills),
             ("resets", total.resets),
@@ -1418,39 +1730,85 @@ fn simulation() {
 // ---------------------------------------------------------------------------
 // Deterministic scenarios for the contract's named cases.
 
+const GRACE: u64 = ENQUEUE_GRACE_MS_DEFAULT;
+
 fn request(supersedes: bool, who: &str, input: Option<&str>) -> EnqueueRequest {
     EnqueueRequest {
         supersedes,
         id: id(who),
         input_hash: input.map(hash),
+        options: Options::default(),
+    }
+}
+
+fn acq(who: &str) -> AcquireRequest {
+    AcquireRequest {
+        id: id(who),
+        options: Options::default(),
+    }
+}
+
+fn acq_with(who: &str, workflow_name: Option<&str>, limit: Option<u32>) -> AcquireRequest {
+    AcquireRequest {
+        id: id(who),
+        options: Options {
+            workflow: workflow_name.map(workflow),
+            limit,
+        },
+    }
+}
+
+fn granted_with(store: &mut MemoryKeyStore, now_ms: u64, request: &AcquireRequest) -> Vec<Holder> {
+    match acquire(store, now_ms, request) {
+        Ok(AcquireStep::Done(Decided {
+            reply: AcquireReply::Granted,
+            wake,
+        })) => wake,
+        other => panic!("expected {} granted, got {other:?}", request.id),
     }
 }
 
 fn granted(store: &mut MemoryKeyStore, now_ms: u64, who: &str) {
-    assert_eq!(
-        acquire(store, now_ms, &id(who)),
-        Ok(AcquireStep::Done(AcquireReply::Granted))
-    );
+    assert_eq!(granted_with(store, now_ms, &acq(who)), []);
 }
 
 /// The holder snapshot a first phase asks about; `who` must be that holder.
 fn checks(step: Result<AcquireStep, baton::error::BatonError>, who: &str) -> Holder {
     match step {
-        Ok(AcquireStep::CheckHolder(holder)) if holder.id == id(who) => holder,
+        Ok(AcquireStep::Check { holder, .. }) if holder.id == id(who) => holder,
         other => panic!("expected a check of {who}, got {other:?}"),
     }
 }
 
-fn snap_of(store: &MemoryKeyStore) -> (Snap, u32) {
-    let snap = Snap {
-        holder: store.holder(),
-        queue: store.waiters().map(|w| w.id.clone()).collect(),
-    };
-    (snap, store.superseded_count())
+fn snap_of(store: &MemoryKeyStore) -> (Vec<Holder>, Vec<Waiter>, u32) {
+    (
+        store.holders(),
+        store.waiters().cloned().collect(),
+        store.superseded_count(),
+    )
 }
 
 fn queue(store: &MemoryKeyStore) -> Vec<&str> {
     store.waiters().map(|w| w.id.as_str()).collect()
+}
+
+fn holders(store: &MemoryKeyStore) -> Vec<(String, HolderState)> {
+    store
+        .holders()
+        .into_iter()
+        .map(|h| (h.id.to_string(), h.state))
+        .collect()
+}
+
+fn ids(holders: &[Holder]) -> Vec<&str> {
+    holders.iter().map(|h| h.id.as_str()).collect()
+}
+
+fn waiter_of(store: &MemoryKeyStore, who: &str) -> Waiter {
+    match store.member(&id(who)) {
+        Member::Waiter(w) => w,
+        other => panic!("{who} is not waiting: {other:?}"),
+    }
 }
 
 #[test]
@@ -1466,12 +1824,13 @@ fn coalescing_into_a_live_waiter_registers_nothing() {
     assert!(enqueue(&mut s, 2, &plain).is_ok());
 
     let second = request(true, "b", Some("x"));
+    let a = waiter_of(&s, "a");
     assert_eq!(
         enqueue(&mut s, 3, &second),
-        Ok(EnqueueStep::CheckCandidate(id("a")))
+        Ok(EnqueueStep::CheckCandidate(a.clone()))
     );
     let before = snap_of(&s);
-    let reply = enqueue_after_check(&mut s, 4, &second, &id("a"), Liveness::Alive).unwrap();
+    let reply = enqueue_after_check(&mut s, 4, &second, &a, Liveness::Alive).unwrap();
     assert_eq!(
         reply,
         EnqueueReply {
@@ -1481,14 +1840,16 @@ fn coalescing_into_a_live_waiter_registers_nothing() {
     );
     // Nothing registered, nobody superseded (not even the plain waiter).
     assert_eq!(snap_of(&s), before);
-    assert!(!s.is_superseded(&id("b")));
+    assert_eq!(s.member(&id("b")), Member::Stranger);
 
-    // A candidate that is not known to be alive does not absorb the enqueue.
-    for liveness in [Liveness::Dead, Liveness::Unknown] {
+    // A candidate that is not known to be alive (or not created yet) does
+    // not absorb the enqueue.
+    for liveness in [Liveness::Dead, Liveness::NotFound, Liveness::Unknown] {
         let mut s2 = s.clone();
-        let reply = enqueue_after_check(&mut s2, 5, &second, &id("a"), liveness).unwrap();
+        let reply = enqueue_after_check(&mut s2, 5, &second, &a, liveness).unwrap();
         assert_eq!(reply.coalesced_into, None);
-        assert_eq!(reply.terminated, vec![id("a"), id("p")]);
+        let dropped: Vec<&str> = reply.terminated.iter().map(|w| w.id.as_str()).collect();
+        assert_eq!(dropped, ["a", "p"]);
         assert_eq!(queue(&s2), ["b"]);
     }
 }
@@ -1499,17 +1860,18 @@ fn coalescing_needs_the_candidate_still_waiting() {
     granted(&mut s, 0, "h");
     assert!(enqueue(&mut s, 1, &request(true, "a", Some("x"))).is_ok());
     let second = request(true, "b", Some("x"));
+    let a = waiter_of(&s, "a");
     assert_eq!(
         enqueue(&mut s, 2, &second),
-        Ok(EnqueueStep::CheckCandidate(id("a")))
+        Ok(EnqueueStep::CheckCandidate(a.clone()))
     );
     // Between the phases, the holder releases and `a` is handed the key: it
     // starts and reads its own input, so `b` needs its own instance.
-    assert_eq!(release(&mut s, 3, &id("h")).wake, Some(id("a")));
-    let reply = enqueue_after_check(&mut s, 4, &second, &id("a"), Liveness::Alive).unwrap();
+    assert_eq!(release(&mut s, 3, &id("h")).reply, Some(id("a")));
+    let reply = enqueue_after_check(&mut s, 4, &second, &a, Liveness::Alive).unwrap();
     assert_eq!(reply, EnqueueReply::default());
     assert_eq!(queue(&s), ["b"]);
-    assert_eq!(s.holder().map(|h| h.id), Some(id("a")));
+    assert_eq!(holders(&s), [("a".into(), HolderState::Handed)]);
 }
 
 #[test]
@@ -1517,67 +1879,72 @@ fn superseded_before_start_gets_superseded() {
     let mut s = MemoryKeyStore::default();
     granted(&mut s, 0, "h");
     assert!(enqueue(&mut s, 1, &request(false, "a", None)).is_ok());
+    let a = waiter_of(&s, "a");
     let reply = enqueue(&mut s, 2, &request(true, "b", None));
     assert_eq!(
         reply,
         Ok(EnqueueStep::Done(EnqueueReply {
-            terminated: vec![id("a")],
+            terminated: vec![a],
             coalesced_into: None,
         }))
     );
+    let superseded = Ok(AcquireStep::Done(Decided {
+        reply: AcquireReply::Superseded,
+        wake: vec![],
+    }));
     // `a` starts anyway (its termination was lost) and must end without running.
-    assert_eq!(
-        acquire(&mut s, 3, &id("a")),
-        Ok(AcquireStep::Done(AcquireReply::Superseded))
-    );
+    assert_eq!(acquire(&mut s, 3, &acq("a")), superseded);
     // A late or retried enqueue cannot revive it, and the holder was never touched.
     assert_eq!(
         enqueue(&mut s, 4, &request(false, "a", None)),
         Ok(EnqueueStep::Done(EnqueueReply::default()))
     );
-    assert_eq!(
-        acquire(&mut s, 5, &id("a")),
-        Ok(AcquireStep::Done(AcquireReply::Superseded))
-    );
+    assert_eq!(acquire(&mut s, 5, &acq("a")), superseded);
     assert_eq!(queue(&s), ["b"]);
-    assert_eq!(s.holder().map(|h| h.id), Some(id("h")));
+    assert_eq!(holders(&s), [("h".into(), HolderState::Holding)]);
 }
 
 #[test]
 fn dead_holder_loses_the_key_only_if_it_still_holds_it() {
     let mut s = MemoryKeyStore::default();
     granted(&mut s, 0, "h");
-    let h = checks(acquire(&mut s, 1, &id("w")), "h");
+    let h = checks(acquire(&mut s, 1, &acq("w")), "h");
     // While `w` asks about `h`, `h` releases and the key is handed to `w`.
-    assert_eq!(release(&mut s, 2, &id("h")).wake, Some(id("w")));
+    assert_eq!(release(&mut s, 2, &id("h")).reply, Some(id("w")));
     // A late "dead" about `h` (from any path) changes nothing.
-    assert_eq!(tick_after_check(&mut s, 3, &h, Liveness::Dead), None);
-    assert_eq!(holder_found_dead(&mut s, 3, &id("h")), None);
-    let decided = acquire_after_check(&mut s, 4, &id("w"), &h, Liveness::Dead);
+    assert_eq!(
+        tick_after_check(&mut s, 3, GRACE, &[(h.clone(), Liveness::Dead)]),
+        []
+    );
+    assert_eq!(woken_after_check(&mut s, 3, GRACE, &h, Liveness::Dead), []);
+    let decided = acquire_after_check(&mut s, 4, GRACE, &acq("w"), &h, Liveness::Dead);
     assert_eq!(
         decided,
         Decided {
             reply: AcquireReply::Granted,
-            wake: None,
+            wake: vec![],
         }
     );
-    let holder = s.holder().unwrap();
-    assert_eq!(
-        (holder.id.as_str(), holder.state),
-        ("w", HolderState::Holding)
-    );
+    assert_eq!(holders(&s), [("w".into(), HolderState::Holding)]);
 
     // When it still holds the key, a dead holder loses it to the caller...
-    let w = checks(acquire(&mut s, 5, &id("x")), "w");
-    let decided = acquire_after_check(&mut s, 6, &id("x"), &w, Liveness::Dead);
+    let w = checks(acquire(&mut s, 5, &acq("x")), "w");
+    let decided = acquire_after_check(&mut s, 6, GRACE, &acq("x"), &w, Liveness::Dead);
     assert_eq!(decided.reply, AcquireReply::Granted);
-    // ...but an alive or unknown one keeps it.
-    let x = checks(acquire(&mut s, 7, &id("y")), "x");
+    // ...but an alive or unknown one keeps it, and so does one "not found"
+    // that reached the key by acquire... no: that one has no grace.
+    let x = checks(acquire(&mut s, 7, &acq("y")), "x");
     for liveness in [Liveness::Alive, Liveness::Unknown] {
-        let decided = acquire_after_check(&mut s, 8, &id("y"), &x, liveness);
+        let decided = acquire_after_check(&mut s, 8, GRACE, &acq("y"), &x, liveness);
         assert_eq!(decided.reply, AcquireReply::Pending);
-        assert_eq!(s.holder().map(|h| h.id), Some(id("x")));
+        assert_eq!(ids(&s.holders()), ["x"]);
     }
+    let decided = acquire_after_check(&mut s, 9, GRACE, &acq("y"), &x, Liveness::NotFound);
+    assert_eq!(
+        decided.reply,
+        AcquireReply::Granted,
+        "acquire-only: no grace"
+    );
 }
 
 #[test]
@@ -1585,110 +1952,265 @@ fn release_from_a_waiter_removes_it() {
     let mut s = MemoryKeyStore::default();
     granted(&mut s, 0, "h");
     for (now, who) in [(1, "a"), (2, "b")] {
-        checks(acquire(&mut s, now, &id(who)), "h");
+        checks(acquire(&mut s, now, &acq(who)), "h");
     }
     let decided = release(&mut s, 3, &id("a"));
     assert_eq!(
         decided,
         Decided {
             reply: None,
-            wake: None
+            wake: vec![]
         }
     );
     assert_eq!(queue(&s), ["b"]);
-    assert_eq!(s.holder().map(|h| h.id), Some(id("h")));
+    assert_eq!(ids(&s.holders()), ["h"]);
 }
 
 #[test]
 fn release_from_a_stranger_is_a_no_op() {
     let mut s = MemoryKeyStore::default();
     granted(&mut s, 0, "h");
-    assert!(acquire(&mut s, 1, &id("a")).is_ok());
+    assert!(acquire(&mut s, 1, &acq("a")).is_ok());
     assert!(enqueue(&mut s, 2, &request(true, "b", None)).is_ok());
     let before = snap_of(&s);
     for stranger in ["z", "a"] {
         // `a` was superseded: it is no longer anyone the key knows.
         let decided = release(&mut s, 3, &id(stranger));
-        assert_eq!(decided.wake, None);
+        assert_eq!(decided.wake, []);
         assert_eq!(snap_of(&s), before);
     }
 }
 
-/// "Not found" is dead by the contract, but an id registered by `enqueue` is
-/// not found until its trigger creates it: a "dead" sampled before the
-/// creation is stale once the instance has acquired. Found by the simulation
-/// (seed 2 through `acquire_after_check`, seed 0 through the wake chain's
-/// `holder_found_dead`); this is the minimal trace of each path.
+/// A "dead" answer counts only for the holder exactly as checked: a
+/// "not found" sampled before the instance existed is stale once it has
+/// acquired. Found by the simulation (seed 2 through `acquire_after_check`,
+/// seed 0 through the wake chain); this is the minimal trace of each path,
+/// with a grace of 0 so that "not found" is dead at once.
 #[test]
 fn a_dead_answer_from_before_creation_does_not_take_the_key_from_its_holder() {
     // Acquire path: `e` is registered on a free key; `x` acquires, which
     // hands the key to `e` and asks about it.
     let mut s = MemoryKeyStore::default();
     assert!(enqueue(&mut s, 0, &request(false, "e", None)).is_ok());
-    let e = checks(acquire(&mut s, 1, &id("x")), "e");
+    let e = checks(acquire(&mut s, 1, &acq("x")), "e");
     // The status call says "not found": `e` is not created yet. Then the
     // trigger creates it, and it acquires and starts its body.
     granted(&mut s, 2, "e");
     // `x` re-enters with the stale answer.
-    let decided = acquire_after_check(&mut s, 3, &id("x"), &e, Liveness::Dead);
+    let decided = acquire_after_check(&mut s, 3, 0, &acq("x"), &e, Liveness::NotFound);
     assert_eq!(decided.reply, AcquireReply::Pending, "two holders: e and x");
-    assert_eq!(s.holder().map(|h| h.id), Some(id("e")));
+    assert_eq!(ids(&s.holders()), ["e"]);
 
     // Wake path: `h` releases to `e` (registered, not created yet); the
     // shell's status check says "not found"; `e` is created and acquires;
-    // then the shell reports it dead.
+    // then the shell reports it.
     let mut s = MemoryKeyStore::default();
     granted(&mut s, 0, "h");
     assert!(enqueue(&mut s, 1, &request(false, "e", None)).is_ok());
-    assert!(acquire(&mut s, 2, &id("w")).is_ok());
-    assert_eq!(release(&mut s, 3, &id("h")).wake, Some(id("e")));
+    assert!(acquire(&mut s, 2, &acq("w")).is_ok());
+    let handed = release(&mut s, 3, &id("h")).wake;
+    assert_eq!(ids(&handed), ["e"]);
     granted(&mut s, 4, "e");
     assert_eq!(
-        holder_found_dead(&mut s, 5, &id("e")),
-        None,
+        woken_after_check(&mut s, 5, 0, &handed[0], Liveness::NotFound),
+        [],
         "w would be woken"
     );
-    assert_eq!(s.holder().map(|h| h.id), Some(id("e")));
+    assert_eq!(ids(&s.holders()), ["e"]);
 }
 
 #[test]
 fn a_bounded_wake_loop_leaves_the_rest_to_the_alarm() {
-    // The holder releases to a queue of instances that were registered and
-    // never created, with one live instance at the end.
+    // The holder releases to a queue of instances that ended before their
+    // turn, with one live instance at the end.
     let mut s = MemoryKeyStore::default();
     granted(&mut s, 0, "h");
     let dead_count = WAKE_ATTEMPTS_PER_CALL_MAX + 8;
     for n in 0..dead_count {
         assert!(enqueue(&mut s, 1, &request(false, &format!("d{n}"), None)).is_ok());
     }
-    assert!(acquire(&mut s, 2, &id("live")).is_ok());
+    assert!(acquire(&mut s, 2, &acq("live")).is_ok());
 
     let mut next = release(&mut s, 3, &id("h")).wake;
     let mut attempts = 0;
-    while let Some(dead) = next.take() {
+    while let Some(dead) = next.pop() {
         attempts += 1;
         if attempts == WAKE_ATTEMPTS_PER_CALL_MAX {
             break;
         }
-        next = holder_found_dead(&mut s, 4, &dead);
+        next = woken_after_check(&mut s, 4, GRACE, &dead, Liveness::Dead);
     }
     // The loop stopped with an unconfirmed hand-over, which the alarm re-checks.
     assert!(needs_holder_check(&s));
     let mut rounds = 0;
-    while let TickStep::CheckHolder(holder) = tick(&s) {
+    loop {
+        let due = tick(&s);
+        if due.is_empty() {
+            break;
+        }
         rounds += 1;
         assert!(rounds <= dead_count + 1, "the alarm does not converge");
-        let liveness = if holder.id == id("live") {
-            Liveness::Alive
-        } else {
-            Liveness::Dead
-        };
-        let woken = tick_after_check(&mut s, 5, &holder, liveness);
-        if woken == Some(id("live")) && liveness == Liveness::Alive {
+        let answers: Vec<(Holder, Liveness)> = due
+            .into_iter()
+            .map(|h| {
+                let l = if h.id == id("live") {
+                    Liveness::Alive
+                } else {
+                    Liveness::Dead
+                };
+                (h, l)
+            })
+            .collect();
+        let woken = tick_after_check(&mut s, 5, GRACE, &answers);
+        if ids(&woken) == ["live"] && answers.iter().any(|(h, _)| h.id == id("live")) {
             break; // the live instance is sent its turn
         }
     }
-    assert_eq!(s.holder().map(|h| h.id), Some(id("live")));
+    assert_eq!(ids(&s.holders()), ["live"]);
     granted(&mut s, 6, "live");
     assert_eq!(s.waiter_count(), 0);
+}
+
+// --- §1a ----------------------------------------------------------------
+
+#[test]
+fn a_limit_of_three_grants_three_and_hands_each_slot_on() {
+    let mut s = MemoryKeyStore::default();
+    let three = |who| acq_with(who, None, Some(3));
+    for who in ["a", "b", "c"] {
+        assert_eq!(granted_with(&mut s, 1, &three(who)), []);
+    }
+    let d = checks(acquire(&mut s, 2, &three("d")), "a");
+    assert_eq!(queue(&s), ["d"]);
+    // Any holder's release hands its slot to the earliest waiter.
+    let decided = release(&mut s, 3, &id("b"));
+    assert_eq!(decided.reply, Some(id("d")));
+    assert_eq!(
+        holders(&s),
+        [
+            ("a".into(), HolderState::Holding),
+            ("c".into(), HolderState::Holding),
+            ("d".into(), HolderState::Handed)
+        ]
+    );
+    // `d`'s stale check of `a` ("alive") changes nothing; its acquire confirms.
+    let decided = acquire_after_check(&mut s, 4, GRACE, &three("d"), &d, Liveness::Alive);
+    assert_eq!(decided.reply, AcquireReply::Granted);
+    assert_eq!(s.handed_count(), 0);
+    // A dead holder loses only its own slot.
+    let a = checks(acquire(&mut s, 5, &acq("e")), "a");
+    let decided = acquire_after_check(&mut s, 6, GRACE, &acq("e"), &a, Liveness::Dead);
+    assert_eq!(decided.reply, AcquireReply::Granted);
+    assert_eq!(ids(&s.holders()), ["c", "d", "e"]);
+}
+
+#[test]
+fn a_raised_limit_hands_the_free_slots_ahead_of_the_caller() {
+    let mut s = MemoryKeyStore::default();
+    granted(&mut s, 0, "h");
+    for (now, who) in [(1, "a"), (2, "b"), (3, "c")] {
+        assert!(enqueue(&mut s, now, &request(false, who, None)).is_ok());
+    }
+    // `c` raises the limit to 3: two free slots, and `a` and `b` are ahead
+    // of it, so they get them (woken) and `c` waits.
+    let step = acquire(&mut s, 4, &acq_with("c", None, Some(3)));
+    let Ok(AcquireStep::Check { wake, .. }) = step else {
+        panic!("expected a check, got {step:?}");
+    };
+    assert_eq!(ids(&wake), ["a", "b"]);
+    assert_eq!(queue(&s), ["c"]);
+    // Raised to 5 by a newcomer: `c` is first among 2 free slots, and the
+    // newcomer, counting as last, is second: both are granted.
+    assert_eq!(
+        granted_with(&mut s, 5, &acq_with("n", None, Some(5))),
+        [Holder {
+            id: id("c"),
+            since_ms: 5,
+            state: HolderState::Handed,
+            workflow: None,
+            enqueued_ms: Some(3),
+        }]
+    );
+    assert_eq!(ids(&s.holders()), ["h", "a", "b", "c", "n"]);
+}
+
+#[test]
+fn a_lowered_limit_takes_no_slot_and_stops_grants_until_below_it() {
+    let mut s = MemoryKeyStore::default();
+    for who in ["a", "b", "c"] {
+        granted_with(&mut s, 1, &acq_with(who, None, Some(3)));
+    }
+    // Lowered to 1 by a waiter: every holder keeps its slot.
+    checks(acquire(&mut s, 2, &acq_with("w", None, Some(1))), "a");
+    assert_eq!(s.limit(), 1);
+    assert_eq!(ids(&s.holders()), ["a", "b", "c"]);
+    // Releases hand nothing on until the holders are below the limit.
+    assert_eq!(release(&mut s, 3, &id("a")).wake, []);
+    assert_eq!(release(&mut s, 4, &id("b")).wake, []);
+    assert_eq!(queue(&s), ["w"]);
+    assert_eq!(ids(&release(&mut s, 5, &id("c")).wake), ["w"]);
+}
+
+#[test]
+fn not_found_within_the_grace_keeps_the_slot_without_an_event() {
+    // `h` releases to `e`, enqueued at 1000 and not created yet.
+    let mut s = MemoryKeyStore::default();
+    granted(&mut s, 0, "h");
+    assert!(enqueue(&mut s, 1_000, &request(false, "e", None)).is_ok());
+    assert!(acquire(&mut s, 1_001, &acq("w")).is_ok());
+    let handed = release(&mut s, 2_000, &id("h")).wake;
+    assert_eq!(ids(&handed), ["e"]);
+    // The wake's check says "not found": within the grace, `e` keeps its
+    // slot, and the alarm keeps re-checking it (nothing to send it).
+    assert_eq!(
+        woken_after_check(&mut s, 2_001, GRACE, &handed[0], Liveness::NotFound),
+        []
+    );
+    assert!(needs_holder_check(&s));
+    let due = tick(&s);
+    assert_eq!(ids(&due), ["e"]);
+    let answers = [(due[0].clone(), Liveness::NotFound)];
+    assert_eq!(
+        tick_after_check(&mut s, 1_000 + GRACE - 1, GRACE, &answers),
+        []
+    );
+    assert_eq!(ids(&s.holders()), ["e"]);
+    // Created late, it acquires and keeps its place.
+    granted(&mut s, 1_000 + GRACE - 1, "e");
+
+    // Past the grace, "not found" is dead: the slot goes on to `w`.
+    let mut s = MemoryKeyStore::default();
+    granted(&mut s, 0, "h");
+    assert!(enqueue(&mut s, 1_000, &request(false, "e", None)).is_ok());
+    assert!(acquire(&mut s, 1_001, &acq("w")).is_ok());
+    let handed = release(&mut s, 2_000, &id("h")).wake;
+    let next = woken_after_check(&mut s, 1_000 + GRACE, GRACE, &handed[0], Liveness::NotFound);
+    assert_eq!(ids(&next), ["w"]);
+    // When `e` is created at last, it joins the back of the queue.
+    checks(acquire(&mut s, 1_000 + GRACE + 1, &acq("e")), "w");
+    assert_eq!(queue(&s), ["e"]);
+}
+
+#[test]
+fn the_workflow_is_remembered_per_waiter_and_holder() {
+    let mut s = MemoryKeyStore::default();
+    granted_with(&mut s, 0, &acq_with("h", Some("DEPLOY"), None));
+    let mut enq = request(false, "r", None);
+    enq.options.workflow = Some(workflow("ROLLBACK"));
+    assert!(enqueue(&mut s, 1, &enq).is_ok());
+    assert_eq!(waiter_of(&s, "r").workflow, Some(workflow("ROLLBACK")));
+    // The holder check goes through the holder's own Workflow.
+    let h = checks(acquire(&mut s, 2, &acq("r")), "h");
+    assert_eq!(h.workflow, Some(workflow("DEPLOY")));
+    // An absent workflow keeps the remembered one, into the slot too.
+    let decided = acquire_after_check(&mut s, 3, GRACE, &acq("r"), &h, Liveness::Dead);
+    assert_eq!(decided.reply, AcquireReply::Granted);
+    let holder = s.holders().pop().unwrap();
+    assert_eq!(
+        (holder.id.as_str(), holder.workflow),
+        ("r", Some(workflow("ROLLBACK")))
+    );
+    // A named one replaces it.
+    granted_with(&mut s, 4, &acq_with("r", Some("DEPLOY"), None));
+    assert_eq!(s.holders()[0].workflow, Some(workflow("DEPLOY")));
 }

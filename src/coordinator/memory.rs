@@ -1,19 +1,36 @@
 //! An in-memory [`KeyStore`]: the simulation's storage, and the reference
 //! the SQL store is measured against.
 
-use super::state::{Holder, KeyStore, Waiter};
-use crate::ident::{InputHash, InstanceId};
+use super::state::{Holder, HolderState, KeyStore, Member, Waiter};
+use crate::ident::{InputHash, InstanceId, WorkflowName};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct MemoryKeyStore {
-    holder: Option<Holder>,
+    limit: u32,
+    /// In the order they got the key, with when each was last checked.
+    holders: Vec<(Holder, Option<u64>)>,
     waiters: BTreeMap<u64, Waiter>,
     waiter_seq: HashMap<InstanceId, u64>,
     hash_seqs: HashMap<InputHash, BTreeSet<u64>>,
     next_seq: u64,
     superseded: BTreeMap<u64, InstanceId>,
     superseded_seq: HashMap<InstanceId, u64>,
+}
+
+impl Default for MemoryKeyStore {
+    fn default() -> Self {
+        MemoryKeyStore {
+            limit: 1,
+            holders: Vec::new(),
+            waiters: BTreeMap::new(),
+            waiter_seq: HashMap::new(),
+            hash_seqs: HashMap::new(),
+            next_seq: 0,
+            superseded: BTreeMap::new(),
+            superseded_seq: HashMap::new(),
+        }
+    }
 }
 
 impl MemoryKeyStore {
@@ -26,23 +43,106 @@ impl MemoryKeyStore {
         self.next_seq += 1;
         self.next_seq
     }
+
+    fn holder_index(&self, id: &InstanceId) -> Option<usize> {
+        self.holders.iter().position(|(h, _)| h.id == *id)
+    }
+
+    fn waiter_by_id(&self, id: &InstanceId) -> Option<Waiter> {
+        self.waiter_seq.get(id).map(|seq| self.waiters[seq].clone())
+    }
 }
 
 impl KeyStore for MemoryKeyStore {
-    fn holder(&self) -> Option<Holder> {
-        self.holder.clone()
+    fn member(&self, id: &InstanceId) -> Member {
+        if let Some(i) = self.holder_index(id) {
+            return Member::Holder(self.holders[i].0.clone());
+        }
+        if let Some(waiter) = self.waiter_by_id(id) {
+            return Member::Waiter(waiter);
+        }
+        if self.superseded_seq.contains_key(id) {
+            return Member::Superseded;
+        }
+        Member::Stranger
     }
 
-    fn set_holder(&mut self, holder: Option<&Holder>) {
-        self.holder = holder.cloned();
+    fn limit(&self) -> u32 {
+        self.limit
     }
 
-    fn waiter(&self, id: &InstanceId) -> Option<Waiter> {
-        self.waiter_seq.get(id).map(|seq| self.waiters[seq].clone())
+    fn set_limit(&mut self, limit: u32) {
+        self.limit = limit;
     }
 
-    fn first_waiter(&self) -> Option<Waiter> {
-        self.waiters.values().next().cloned()
+    fn holder_count(&self) -> u32 {
+        self.holders.len() as u32
+    }
+
+    fn handed_count(&self) -> u32 {
+        self.holders
+            .iter()
+            .filter(|(h, _)| h.state == HolderState::Handed)
+            .count() as u32
+    }
+
+    fn holders(&self) -> Vec<Holder> {
+        self.holders.iter().map(|(h, _)| h.clone()).collect()
+    }
+
+    fn holders_to_check(&self, n: u32) -> Vec<Holder> {
+        let everyone = !self.waiters.is_empty();
+        let mut due: Vec<(Option<u64>, usize)> = self
+            .holders
+            .iter()
+            .enumerate()
+            .filter(|(_, (h, _))| everyone || h.state == HolderState::Handed)
+            .map(|(i, (_, checked))| (*checked, i))
+            .collect();
+        // None (never checked) sorts first, as NULL does in SQLite.
+        due.sort();
+        due.into_iter()
+            .take(n as usize)
+            .map(|(_, i)| self.holders[i].0.clone())
+            .collect()
+    }
+
+    fn mark_checked(&mut self, id: &InstanceId, now_ms: u64) {
+        let i = self.holder_index(id).expect("marks only a holder");
+        self.holders[i].1 = Some(now_ms);
+    }
+
+    fn add_holder(&mut self, holder: &Holder) {
+        assert!(
+            self.holder_index(&holder.id).is_none() && !self.waiter_seq.contains_key(&holder.id),
+            "{} already holds or waits",
+            holder.id
+        );
+        self.holders.push((holder.clone(), None));
+    }
+
+    fn confirm_holder(&mut self, id: &InstanceId) {
+        let i = self.holder_index(id).expect("confirms only a holder");
+        self.holders[i].0.state = HolderState::Holding;
+    }
+
+    fn set_holder_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
+        let i = self.holder_index(id).expect("updates only a holder");
+        self.holders[i].0.workflow = workflow.cloned();
+    }
+
+    fn remove_holder(&mut self, id: &InstanceId) {
+        if let Some(i) = self.holder_index(id) {
+            self.holders.remove(i);
+        }
+    }
+
+    fn waiter_count(&self) -> u32 {
+        u32::try_from(self.waiters.len()).expect("waiters are bounded far below u32::MAX")
+    }
+
+    fn first_waiters(&self, n: u32) -> Vec<Waiter> {
+        self.waiters.values().take(n as usize).cloned().collect()
     }
 
     fn first_waiter_with_hash(&self, hash: &InputHash) -> Option<Waiter> {
@@ -50,14 +150,11 @@ impl KeyStore for MemoryKeyStore {
         Some(self.waiters[seq].clone())
     }
 
-    fn waiter_count(&self) -> u32 {
-        u32::try_from(self.waiters.len()).expect("waiters are bounded far below u32::MAX")
-    }
-
     fn push_waiter(&mut self, waiter: &Waiter) {
         assert!(
-            !self.waiter_seq.contains_key(&waiter.id),
-            "duplicate waiter"
+            !self.waiter_seq.contains_key(&waiter.id) && self.holder_index(&waiter.id).is_none(),
+            "{} already waits or holds",
+            waiter.id
         );
         let seq = self.take_seq();
         if let Some(hash) = &waiter.input_hash {
@@ -65,6 +162,14 @@ impl KeyStore for MemoryKeyStore {
         }
         self.waiter_seq.insert(waiter.id.clone(), seq);
         self.waiters.insert(seq, waiter.clone());
+    }
+
+    fn set_waiter_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
+        let seq = self.waiter_seq[id];
+        self.waiters
+            .get_mut(&seq)
+            .expect("index and queue agree")
+            .workflow = workflow.cloned();
     }
 
     fn remove_waiter(&mut self, id: &InstanceId) {
@@ -81,14 +186,15 @@ impl KeyStore for MemoryKeyStore {
         }
     }
 
-    fn supersede_waiters_except(&mut self, keep: &InstanceId) -> Vec<InstanceId> {
-        let dropped: Vec<InstanceId> = self
+    fn supersede_waiters_except(&mut self, keep: &InstanceId) -> Vec<Waiter> {
+        let dropped: Vec<Waiter> = self
             .waiters
             .values()
-            .map(|w| w.id.clone())
-            .filter(|id| id != keep)
+            .filter(|w| w.id != *keep)
+            .cloned()
             .collect();
-        for id in &dropped {
+        for waiter in &dropped {
+            let id = &waiter.id;
             self.remove_waiter(id);
             let seq = self.take_seq();
             self.superseded.insert(seq, id.clone());
@@ -97,10 +203,6 @@ impl KeyStore for MemoryKeyStore {
             assert!(earlier.is_none(), "{id} superseded twice");
         }
         dropped
-    }
-
-    fn is_superseded(&self, id: &InstanceId) -> bool {
-        self.superseded_seq.contains_key(id)
     }
 
     fn superseded_count(&self) -> u32 {

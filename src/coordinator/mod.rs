@@ -1,6 +1,8 @@
-//! The Coordinator's decisions: one holder per key, waiters served in order.
+//! The Coordinator's decisions: up to `limit` holders per key, waiters served in order.
 //!
-//! This module owns *what happens* to a key: who holds it, who waits, who is
+//! This module owns *what happens* to a key: who holds its slots, who waits,
+//! which Workflow binding each instance is reached through, when "not found"
+//! means "not created yet" (the enqueue grace, [`Liveness::is_dead`]), who is
 //! superseded, when a dead holder is replaced and whom to wake. It does no
 //! I/O, reads no clock and draws no randomness. The Durable Object shell
 //! (`shell::coordinator_object`) loads nothing up front: it hands the core a
@@ -18,9 +20,9 @@
 //! only if it still holds it.
 //!
 //! Handing the key on and waking the new holder are also split: the core
-//! writes the new holder and returns its id as a wake; the shell checks that
-//! instance's status and sends the turn event, and reports a dead one back
-//! through [`holder_found_dead`], which hands the key on again.
+//! writes the new holders and returns them (as handed) to be woken; the shell
+//! sends each the turn event and checks its status, and reports a dead one back
+//! through [`woken_after_check`], which hands the slot on again.
 //!
 //! # What survives a crash
 //! Every decision's writes are committed together (the shell runs them in one

@@ -53,6 +53,34 @@ pub const MIGRATIONS: &[&[&str]] = &[
         )",
         "CREATE UNIQUE INDEX coordinator_superseded_order ON coordinator_superseded (key, seq)",
     ],
+    // v3 (contract §1a): N holders per key, each a row of its own, with the
+    // Workflow binding it is reached through and, for the enqueue grace,
+    // when an enqueue registered it; the key's limit beside its waiter
+    // count. The one holder a v2 key row carried moves into the new table
+    // (and its columns are left empty: nothing reads them any more).
+    &[
+        "CREATE TABLE coordinator_holders (
+            key TEXT NOT NULL,
+            id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            since_ms INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            workflow TEXT,
+            enqueued_ms INTEGER,
+            checked_ms INTEGER,
+            PRIMARY KEY (key, id)
+        )",
+        "CREATE UNIQUE INDEX coordinator_holders_order ON coordinator_holders (key, seq)",
+        "CREATE INDEX coordinator_holders_checked ON coordinator_holders (key, checked_ms, seq)",
+        "INSERT INTO coordinator_holders (key, id, seq, since_ms, state) \
+            SELECT key, holder_id, 1, holder_since_ms, COALESCE(holder_state, 'holding') \
+            FROM coordinator_keys WHERE holder_id IS NOT NULL",
+        "UPDATE coordinator_keys SET holder_id = NULL, holder_since_ms = NULL, holder_state = NULL",
+        // NULL reads as 1, the contract's default.
+        "ALTER TABLE coordinator_keys ADD COLUMN holder_limit INTEGER",
+        "ALTER TABLE coordinator_waiters ADD COLUMN workflow TEXT",
+        "ALTER TABLE coordinator_waiters ADD COLUMN enqueued_ms INTEGER",
+    ],
 ];
 
 /// The version this release writes.

@@ -1,4 +1,5 @@
-//! [`KeyStore`] over SQLite: the Durable Object's storage, one row per waiter.
+//! [`KeyStore`] over SQLite: the Durable Object's storage, a row per waiter
+//! and a row per holder.
 //!
 //! The store is generic over [`SqlExec`] so the very same statements run in
 //! the Durable Object (its synchronous `storage.sql`) and natively under
@@ -9,9 +10,9 @@
 //! invariant: it panics, and the object restarts from what was committed.
 
 use super::schema;
-use super::state::{Holder, HolderState, KeyStore, Waiter};
-use crate::ident::{InputHash, InstanceId};
-use crate::limits::{JS_SAFE_INTEGER_MAX, WAITERS_PER_KEY_MAX};
+use super::state::{Holder, HolderState, KeyStore, Member, Waiter};
+use crate::ident::{InputHash, InstanceId, WorkflowName};
+use crate::limits::{HOLDERS_PER_KEY_MAX, JS_SAFE_INTEGER_MAX, WAITERS_PER_KEY_MAX};
 use std::cell::Cell;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,11 +54,28 @@ pub fn migrate(exec: &impl SqlExec) {
     }
 }
 
+/// The key's counts, read once per decision (with the caller's place, by
+/// [`KeyStore::member`]) and kept up to date by the decision's own writes.
+/// A store lives for one decision, so this is never stale.
+#[derive(Debug, Clone, Copy)]
+struct Counts {
+    limit: u32,
+    waiters: u32,
+    holders: u32,
+    handed: u32,
+}
+
+/// The columns a waiter is read with, in [`waiter_from_row`]'s order.
+const WAITER_COLUMNS: &str = "id, since_ms, input_hash, workflow, enqueued_ms";
+/// The columns a holder is read with, in [`holder_from_row`]'s order.
+const HOLDER_COLUMNS: &str = "id, since_ms, state, workflow, enqueued_ms";
+
 /// One key's rows, read and written through `exec`. Counts the statements it
 /// runs, so the shell can report storage work per operation.
 pub struct SqlKeyStore<'a, E: SqlExec> {
     exec: &'a E,
     key: String,
+    counts: Cell<Option<Counts>>,
     reads: Cell<u32>,
     writes: Cell<u32>,
 }
@@ -67,9 +85,15 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
         SqlKeyStore {
             exec,
             key: key.to_owned(),
+            counts: Cell::new(None),
             reads: Cell::new(0),
             writes: Cell::new(0),
         }
+    }
+
+    /// The database this store runs its statements on.
+    pub fn exec(&self) -> &'a E {
+        self.exec
     }
 
     /// Statements that only read, and statements that wrote, so far.
@@ -91,31 +115,51 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
         SqlValue::Text(self.key.clone())
     }
 
+    fn id_value(id: &InstanceId) -> SqlValue {
+        SqlValue::Text(id.to_string())
+    }
+
     /// Every waiter in queue order, for `inspect` (bounded by the queue's limit).
     pub fn waiters(&self) -> Vec<Waiter> {
-        self.read(
-            "SELECT id, since_ms, input_hash FROM coordinator_waiters \
-             WHERE key = ?1 ORDER BY seq LIMIT ?2",
-            &[
-                self.key(),
-                SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX)),
-            ],
-        )
-        .iter()
-        .map(|row| waiter_from_row(row))
-        .collect()
+        self.first_waiters(WAITERS_PER_KEY_MAX)
     }
 
     /// Keys in this database that need the holder-check alarm, at most `limit`.
     pub fn keys_needing_check(exec: &E, limit: u32) -> Vec<String> {
         exec.run(
-            "SELECT key FROM coordinator_keys WHERE holder_id IS NOT NULL \
-             AND (waiter_count > 0 OR holder_state = 'handed') LIMIT ?1",
+            "SELECT DISTINCT h.key FROM coordinator_holders h \
+             LEFT JOIN coordinator_keys k ON k.key = h.key \
+             WHERE h.state = 'handed' OR k.waiter_count > 0 LIMIT ?1",
             &[SqlValue::Integer(i64::from(limit))],
         )
         .iter()
         .map(|row| text(&row[0]))
         .collect()
+    }
+
+    /// The key's counts, from the cache or one read.
+    fn counts(&self) -> Counts {
+        if let Some(counts) = self.counts.get() {
+            return counts;
+        }
+        let rows = self.read(
+            "SELECT k.holder_limit, k.waiter_count, \
+             (SELECT COUNT(*) FROM coordinator_holders WHERE key = ?1), \
+             (SELECT COUNT(*) FROM coordinator_holders WHERE key = ?1 AND state = 'handed') \
+             FROM (SELECT 1) LEFT JOIN coordinator_keys k ON k.key = ?1",
+            &[self.key()],
+        );
+        let counts = counts_from_row(&rows[0]);
+        self.counts.set(Some(counts));
+        counts
+    }
+
+    /// Applies a decision's own write to the cached counts, if loaded.
+    fn adjust(&self, change: impl FnOnce(&mut Counts)) {
+        if let Some(mut counts) = self.counts.get() {
+            change(&mut counts);
+            self.counts.set(Some(counts));
+        }
     }
 
     fn adjust_waiter_count(&self, delta: i64) {
@@ -124,6 +168,73 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
              ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + ?2",
             &[self.key(), SqlValue::Integer(delta)],
         );
+        self.adjust(|c| {
+            c.waiters = u32::try_from(i64::from(c.waiters) + delta).expect("count stays >= 0")
+        });
+    }
+}
+
+fn counts_from_row(row: &[SqlValue]) -> Counts {
+    let count = |v: &SqlValue| u32::try_from(integer(v)).expect("counts are bounded");
+    Counts {
+        // NULL (no key row, or one from before v3) is the default limit.
+        limit: match &row[0] {
+            SqlValue::Null => 1,
+            value => count(value),
+        },
+        waiters: match &row[1] {
+            SqlValue::Null => 0,
+            value => count(value),
+        },
+        holders: count(&row[2]),
+        handed: count(&row[3]),
+    }
+}
+
+fn state_from(value: &SqlValue) -> HolderState {
+    match text(value).as_str() {
+        "handed" => HolderState::Handed,
+        "holding" => HolderState::Holding,
+        other => panic!("stored holder state {other:?}"),
+    }
+}
+
+fn state_value(state: HolderState) -> SqlValue {
+    SqlValue::Text(
+        match state {
+            HolderState::Handed => "handed",
+            HolderState::Holding => "holding",
+        }
+        .into(),
+    )
+}
+
+fn workflow_from(value: &SqlValue) -> Option<WorkflowName> {
+    optional_text(value).map(|name| WorkflowName::new(name).expect("stored workflow name is valid"))
+}
+
+fn workflow_value(workflow: Option<&WorkflowName>) -> SqlValue {
+    workflow.map_or(SqlValue::Null, |w| SqlValue::Text(w.to_string()))
+}
+
+fn optional_millis(value: &SqlValue) -> Option<u64> {
+    match value {
+        SqlValue::Null => None,
+        other => Some(millis(other)),
+    }
+}
+
+fn optional_millis_value(ms: Option<u64>) -> SqlValue {
+    ms.map_or(SqlValue::Null, millis_value)
+}
+
+fn holder_from_row(row: &[SqlValue]) -> Holder {
+    Holder {
+        id: stored_id(&row[0]),
+        since_ms: millis(&row[1]),
+        state: state_from(&row[2]),
+        workflow: workflow_from(&row[3]),
+        enqueued_ms: optional_millis(&row[4]),
     }
 }
 
@@ -175,126 +286,231 @@ fn waiter_from_row(row: &[SqlValue]) -> Waiter {
         since_ms: millis(&row[1]),
         input_hash: optional_text(&row[2])
             .map(|h| InputHash::parse("stored inputHash", &h).expect("stored hash is valid")),
+        workflow: workflow_from(&row[3]),
+        enqueued_ms: optional_millis(&row[4]),
     }
 }
 
 impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
-    fn holder(&self) -> Option<Holder> {
+    fn member(&self, id: &InstanceId) -> Member {
         let rows = self.read(
-            "SELECT holder_id, holder_since_ms, holder_state FROM coordinator_keys \
-             WHERE key = ?1 AND holder_id IS NOT NULL LIMIT 1",
-            &[self.key()],
+            "SELECT k.holder_limit, k.waiter_count, \
+             (SELECT COUNT(*) FROM coordinator_holders WHERE key = ?1), \
+             (SELECT COUNT(*) FROM coordinator_holders WHERE key = ?1 AND state = 'handed'), \
+             h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms, \
+             w.id, w.since_ms, w.input_hash, w.workflow, w.enqueued_ms, \
+             EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1 AND id = ?2) \
+             FROM (SELECT 1) \
+             LEFT JOIN coordinator_keys k ON k.key = ?1 \
+             LEFT JOIN coordinator_holders h ON h.key = ?1 AND h.id = ?2 \
+             LEFT JOIN coordinator_waiters w ON w.key = ?1 AND w.id = ?2",
+            &[self.key(), Self::id_value(id)],
         );
-        let row = rows.first()?;
-        Some(Holder {
-            id: stored_id(&row[0]),
-            since_ms: millis(&row[1]),
-            state: match optional_text(&row[2]).as_deref() {
-                Some("handed") => HolderState::Handed,
-                // Missing (a v1 row) or 'holding'.
-                _ => HolderState::Holding,
-            },
-        })
+        let row = &rows[0];
+        self.counts.set(Some(counts_from_row(&row[0..4])));
+        if row[4] != SqlValue::Null {
+            Member::Holder(holder_from_row(&row[4..9]))
+        } else if row[9] != SqlValue::Null {
+            Member::Waiter(waiter_from_row(&row[9..14]))
+        } else if integer(&row[14]) != 0 {
+            Member::Superseded
+        } else {
+            Member::Stranger
+        }
     }
 
-    fn set_holder(&mut self, holder: Option<&Holder>) {
-        let (id, since, state) = match holder {
-            Some(h) => (
-                SqlValue::Text(h.id.to_string()),
-                millis_value(h.since_ms),
-                SqlValue::Text(
-                    match h.state {
-                        HolderState::Handed => "handed",
-                        HolderState::Holding => "holding",
-                    }
-                    .into(),
-                ),
-            ),
-            None => (SqlValue::Null, SqlValue::Null, SqlValue::Null),
-        };
+    fn limit(&self) -> u32 {
+        self.counts().limit
+    }
+
+    fn set_limit(&mut self, limit: u32) {
         self.write(
-            "INSERT INTO coordinator_keys (key, holder_id, holder_since_ms, holder_state) \
-             VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO UPDATE SET \
-             holder_id = excluded.holder_id, holder_since_ms = excluded.holder_since_ms, \
-             holder_state = excluded.holder_state",
-            &[self.key(), id, since, state],
+            "INSERT INTO coordinator_keys (key, holder_limit) VALUES (?1, ?2) \
+             ON CONFLICT(key) DO UPDATE SET holder_limit = excluded.holder_limit",
+            &[self.key(), SqlValue::Integer(i64::from(limit))],
+        );
+        self.adjust(|c| c.limit = limit);
+    }
+
+    fn holder_count(&self) -> u32 {
+        self.counts().holders
+    }
+
+    fn handed_count(&self) -> u32 {
+        self.counts().handed
+    }
+
+    fn holders(&self) -> Vec<Holder> {
+        self.read(
+            &format!(
+                "SELECT {HOLDER_COLUMNS} FROM coordinator_holders \
+                 WHERE key = ?1 ORDER BY seq LIMIT ?2"
+            ),
+            &[
+                self.key(),
+                SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
+            ],
+        )
+        .iter()
+        .map(|row| holder_from_row(row))
+        .collect()
+    }
+
+    fn holders_to_check(&self, n: u32) -> Vec<Holder> {
+        // NULL (never checked) sorts first.
+        let sql = if self.waiter_count() > 0 {
+            format!(
+                "SELECT {HOLDER_COLUMNS} FROM coordinator_holders \
+                 WHERE key = ?1 ORDER BY checked_ms, seq LIMIT ?2"
+            )
+        } else {
+            format!(
+                "SELECT {HOLDER_COLUMNS} FROM coordinator_holders \
+                 WHERE key = ?1 AND state = 'handed' ORDER BY checked_ms, seq LIMIT ?2"
+            )
+        };
+        self.read(&sql, &[self.key(), SqlValue::Integer(i64::from(n))])
+            .iter()
+            .map(|row| holder_from_row(row))
+            .collect()
+    }
+
+    fn mark_checked(&mut self, id: &InstanceId, now_ms: u64) {
+        self.write(
+            "UPDATE coordinator_holders SET checked_ms = ?3 WHERE key = ?1 AND id = ?2",
+            &[self.key(), Self::id_value(id), millis_value(now_ms)],
         );
     }
 
-    fn waiter(&self, id: &InstanceId) -> Option<Waiter> {
-        self.read(
-            "SELECT id, since_ms, input_hash FROM coordinator_waiters \
-             WHERE key = ?1 AND id = ?2 LIMIT 1",
-            &[self.key(), SqlValue::Text(id.to_string())],
-        )
-        .first()
-        .map(|row| waiter_from_row(row))
+    fn add_holder(&mut self, holder: &Holder) {
+        self.write(
+            "INSERT INTO coordinator_holders \
+             (key, seq, id, since_ms, state, workflow, enqueued_ms) \
+             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_holders WHERE key = ?1), \
+             ?2, ?3, ?4, ?5, ?6)",
+            &[
+                self.key(),
+                Self::id_value(&holder.id),
+                millis_value(holder.since_ms),
+                state_value(holder.state),
+                workflow_value(holder.workflow.as_ref()),
+                optional_millis_value(holder.enqueued_ms),
+            ],
+        );
+        let handed = holder.state == HolderState::Handed;
+        self.adjust(|c| {
+            c.holders += 1;
+            c.handed += u32::from(handed);
+        });
     }
 
-    fn first_waiter(&self) -> Option<Waiter> {
+    fn confirm_holder(&mut self, id: &InstanceId) {
+        let changed = self.write(
+            "UPDATE coordinator_holders SET state = 'holding' \
+             WHERE key = ?1 AND id = ?2 AND state = 'handed' RETURNING 1",
+            &[self.key(), Self::id_value(id)],
+        );
+        if !changed.is_empty() {
+            self.adjust(|c| c.handed -= 1);
+        }
+    }
+
+    fn set_holder_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
+        self.write(
+            "UPDATE coordinator_holders SET workflow = ?3 WHERE key = ?1 AND id = ?2",
+            &[self.key(), Self::id_value(id), workflow_value(workflow)],
+        );
+    }
+
+    fn remove_holder(&mut self, id: &InstanceId) {
+        let removed = self.write(
+            "DELETE FROM coordinator_holders WHERE key = ?1 AND id = ?2 RETURNING state",
+            &[self.key(), Self::id_value(id)],
+        );
+        if let Some(row) = removed.first() {
+            let handed = state_from(&row[0]) == HolderState::Handed;
+            self.adjust(|c| {
+                c.holders -= 1;
+                c.handed -= u32::from(handed);
+            });
+        }
+    }
+
+    fn waiter_count(&self) -> u32 {
+        self.counts().waiters
+    }
+
+    fn first_waiters(&self, n: u32) -> Vec<Waiter> {
         self.read(
-            "SELECT id, since_ms, input_hash FROM coordinator_waiters \
-             WHERE key = ?1 ORDER BY seq LIMIT 1",
-            &[self.key()],
+            &format!(
+                "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+                 WHERE key = ?1 ORDER BY seq LIMIT ?2"
+            ),
+            &[self.key(), SqlValue::Integer(i64::from(n))],
         )
-        .first()
+        .iter()
         .map(|row| waiter_from_row(row))
+        .collect()
     }
 
     fn first_waiter_with_hash(&self, hash: &InputHash) -> Option<Waiter> {
         self.read(
-            "SELECT id, since_ms, input_hash FROM coordinator_waiters \
-             WHERE key = ?1 AND input_hash = ?2 ORDER BY seq LIMIT 1",
+            &format!(
+                "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+                 WHERE key = ?1 AND input_hash = ?2 ORDER BY seq LIMIT 1"
+            ),
             &[self.key(), SqlValue::Text(hash.to_string())],
         )
         .first()
         .map(|row| waiter_from_row(row))
     }
 
-    fn waiter_count(&self) -> u32 {
-        self.read(
-            "SELECT waiter_count FROM coordinator_keys WHERE key = ?1 LIMIT 1",
-            &[self.key()],
-        )
-        .first()
-        .map(|row| u32::try_from(integer(&row[0])).expect("waiter count is bounded"))
-        .unwrap_or(0)
-    }
-
     fn push_waiter(&mut self, waiter: &Waiter) {
         self.write(
-            "INSERT INTO coordinator_waiters (key, seq, id, since_ms, input_hash) \
+            "INSERT INTO coordinator_waiters \
+             (key, seq, id, since_ms, input_hash, workflow, enqueued_ms) \
              VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters WHERE key = ?1), \
-             ?2, ?3, ?4)",
+             ?2, ?3, ?4, ?5, ?6)",
             &[
                 self.key(),
-                SqlValue::Text(waiter.id.to_string()),
+                Self::id_value(&waiter.id),
                 millis_value(waiter.since_ms),
                 waiter
                     .input_hash
                     .as_ref()
                     .map_or(SqlValue::Null, |h| SqlValue::Text(h.to_string())),
+                workflow_value(waiter.workflow.as_ref()),
+                optional_millis_value(waiter.enqueued_ms),
             ],
         );
         self.adjust_waiter_count(1);
     }
 
+    fn set_waiter_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
+        self.write(
+            "UPDATE coordinator_waiters SET workflow = ?3 WHERE key = ?1 AND id = ?2",
+            &[self.key(), Self::id_value(id), workflow_value(workflow)],
+        );
+    }
+
     fn remove_waiter(&mut self, id: &InstanceId) {
         let removed = self.write(
             "DELETE FROM coordinator_waiters WHERE key = ?1 AND id = ?2 RETURNING seq",
-            &[self.key(), SqlValue::Text(id.to_string())],
+            &[self.key(), Self::id_value(id)],
         );
         if !removed.is_empty() {
             self.adjust_waiter_count(-1);
         }
     }
 
-    fn supersede_waiters_except(&mut self, keep: &InstanceId) -> Vec<InstanceId> {
-        let keep_value = SqlValue::Text(keep.to_string());
-        let dropped: Vec<InstanceId> = self
+    fn supersede_waiters_except(&mut self, keep: &InstanceId) -> Vec<Waiter> {
+        let keep_value = Self::id_value(keep);
+        let dropped: Vec<Waiter> = self
             .read(
-                "SELECT id FROM coordinator_waiters WHERE key = ?1 AND id <> ?2 \
-                 ORDER BY seq LIMIT ?3",
+                &format!(
+                    "SELECT {WAITER_COLUMNS} FROM coordinator_waiters WHERE key = ?1 AND id <> ?2 \
+                     ORDER BY seq LIMIT ?3"
+                ),
                 &[
                     self.key(),
                     keep_value.clone(),
@@ -302,7 +518,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
                 ],
             )
             .iter()
-            .map(|row| stored_id(&row[0]))
+            .map(|row| waiter_from_row(row))
             .collect();
         if dropped.is_empty() {
             return dropped;
@@ -324,15 +540,6 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
         );
         self.adjust_waiter_count(-(dropped.len() as i64));
         dropped
-    }
-
-    fn is_superseded(&self, id: &InstanceId) -> bool {
-        !self
-            .read(
-                "SELECT 1 FROM coordinator_superseded WHERE key = ?1 AND id = ?2 LIMIT 1",
-                &[self.key(), SqlValue::Text(id.to_string())],
-            )
-            .is_empty()
     }
 
     fn superseded_count(&self) -> u32 {

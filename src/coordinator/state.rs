@@ -1,24 +1,32 @@
 //! The shapes a key's state takes, and the storage interface decisions use.
 
-use crate::ident::{InputHash, InstanceId};
+use crate::ident::{InputHash, InstanceId, WorkflowName};
 
-/// How the current holder came to hold the key.
+/// How a holder came to hold its slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HolderState {
-    /// The key was handed over (on release or a dead holder) and the turn
-    /// event sent, but the instance has not yet acquired. A lost event is
-    /// re-sent by the holder-check alarm while the holder stays `Handed`.
+    /// The slot was handed over (on a release, a dead holder or a raised
+    /// limit) and the turn event sent, but the instance has not yet
+    /// acquired. A lost event is re-sent by the holder-check alarm while the
+    /// holder stays `Handed`.
     Handed,
     /// The instance called `acquire` and was told `"granted"`.
     Holding,
 }
 
+/// One of the key's holders (a key has up to its `limit` of them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
     pub id: InstanceId,
-    /// When the key passed to this instance, in ms since the epoch.
+    /// When the slot passed to this instance, in ms since the epoch.
     pub since_ms: u64,
     pub state: HolderState,
+    /// The Workflow binding the instance is checked, woken and terminated
+    /// through; `None` is the default binding (`WORKFLOW_BINDING`).
+    pub workflow: Option<WorkflowName>,
+    /// When an `enqueue` registered the instance, if one did: until the
+    /// grace after it, "not found" means "not created yet", not dead.
+    pub enqueued_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,44 +35,104 @@ pub struct Waiter {
     /// When the instance joined the queue, in ms since the epoch.
     pub since_ms: u64,
     pub input_hash: Option<InputHash>,
+    /// As [`Holder::workflow`].
+    pub workflow: Option<WorkflowName>,
+    /// As [`Holder::enqueued_ms`]: `Some(since_ms)` when an `enqueue`
+    /// registered it, `None` when its own `acquire` did.
+    pub enqueued_ms: Option<u64>,
+}
+
+/// Where an instance stands at a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Member {
+    Holder(Holder),
+    Waiter(Waiter),
+    /// Dropped by a superseding enqueue; final for the id.
+    Superseded,
+    /// Not known to the key.
+    Stranger,
 }
 
 /// What the Workflow binding said about an instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Liveness {
     Alive,
-    /// `complete`, `errored`, `terminated`, or not found.
+    /// `complete`, `errored` or `terminated`.
     Dead,
+    /// The binding cannot find the instance: dead, unless it was enqueued
+    /// less than the grace ago (it may not be created yet). The core decides
+    /// which, given the time.
+    NotFound,
     /// The binding call failed for another reason. Treated as alive
     /// wherever acting on "dead" would take a key from a live instance.
     Unknown,
 }
 
+impl Liveness {
+    /// Whether an instance registered at `enqueued_ms` (by an `enqueue`, or
+    /// `None` by its own `acquire`) counts as dead at `now_ms`, given this
+    /// answer and the configured grace.
+    pub fn is_dead(self, enqueued_ms: Option<u64>, now_ms: u64, grace_ms: u64) -> bool {
+        match self {
+            Liveness::Dead => true,
+            Liveness::NotFound => {
+                enqueued_ms.is_none_or(|at| now_ms >= at.saturating_add(grace_ms))
+            }
+            Liveness::Alive | Liveness::Unknown => false,
+        }
+    }
+}
+
 /// One key's state, as decisions read and write it.
 ///
-/// Implementations must make each method's cost independent of the number of
-/// waiters, except [`KeyStore::supersede_waiters_except`], whose work is
-/// proportional to the waiters it removes. Writes made during one decision
-/// must be committed together.
+/// Every method's cost is bounded by the key's `limit` (at most
+/// [`HOLDERS_PER_KEY_MAX`](crate::limits::HOLDERS_PER_KEY_MAX)) or by its
+/// argument, never by the number of waiters, except
+/// [`KeyStore::supersede_waiters_except`], whose work is proportional to the
+/// waiters it removes. Writes made during one decision must be committed
+/// together.
 pub trait KeyStore {
-    fn holder(&self) -> Option<Holder>;
-    fn set_holder(&mut self, holder: Option<&Holder>);
+    /// `id`'s place at the key. The SQL store reads it together with the
+    /// key's counts (limit, holders, handed, waiters) in one statement, so a
+    /// decision that starts here reads nothing else on the uncontended path.
+    fn member(&self, id: &InstanceId) -> Member;
 
-    fn waiter(&self, id: &InstanceId) -> Option<Waiter>;
-    /// The waiter that will be handed the key next.
-    fn first_waiter(&self) -> Option<Waiter>;
+    /// How many may hold the key at once (1 until a call names a limit).
+    fn limit(&self) -> u32;
+    fn set_limit(&mut self, limit: u32);
+
+    fn holder_count(&self) -> u32;
+    /// Holders handed a slot that have not yet confirmed it.
+    fn handed_count(&self) -> u32;
+    /// Every holder, in the order they got the key.
+    fn holders(&self) -> Vec<Holder>;
+    /// Up to `n` holders due a liveness check, least recently checked first
+    /// (never checked first, then in the order they got the key): every
+    /// holder when someone waits, else only the `Handed` ones.
+    fn holders_to_check(&self, n: u32) -> Vec<Holder>;
+    /// Records that `id` was just checked, for [`KeyStore::holders_to_check`]'s order.
+    fn mark_checked(&mut self, id: &InstanceId, now_ms: u64);
+    /// Adds a holder behind the others. The id is neither holding nor waiting.
+    fn add_holder(&mut self, holder: &Holder);
+    /// `Handed` becomes `Holding`.
+    fn confirm_holder(&mut self, id: &InstanceId);
+    fn set_holder_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>);
+    fn remove_holder(&mut self, id: &InstanceId);
+
+    fn waiter_count(&self) -> u32;
+    /// The `n` waiters that will be handed the key next, in order.
+    fn first_waiters(&self, n: u32) -> Vec<Waiter>;
     /// The earliest waiter registered with `hash`.
     fn first_waiter_with_hash(&self, hash: &InputHash) -> Option<Waiter>;
-    fn waiter_count(&self) -> u32;
     /// Appends `waiter` behind every current waiter. The id is neither
-    /// waiting nor superseded (superseded is final for an id).
+    /// waiting, holding nor superseded (superseded is final for an id).
     fn push_waiter(&mut self, waiter: &Waiter);
+    fn set_waiter_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>);
     fn remove_waiter(&mut self, id: &InstanceId);
     /// Removes every waiter but `keep`, records each as superseded, and
-    /// returns their ids in queue order.
-    fn supersede_waiters_except(&mut self, keep: &InstanceId) -> Vec<InstanceId>;
+    /// returns them in queue order.
+    fn supersede_waiters_except(&mut self, keep: &InstanceId) -> Vec<Waiter>;
 
-    fn is_superseded(&self, id: &InstanceId) -> bool;
     fn superseded_count(&self) -> u32;
     /// Forgets the oldest superseded ids until at most `keep` remain.
     fn forget_superseded_beyond(&mut self, keep: u32);

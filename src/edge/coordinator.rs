@@ -124,6 +124,16 @@ impl fmt::Display for HolderLimit {
     }
 }
 
+impl KeyOptions {
+    /// The options as the core takes them.
+    pub fn core(options: Option<&KeyOptions>) -> core::Options {
+        core::Options {
+            workflow: options.and_then(|o| o.workflow.clone()),
+            limit: options.and_then(|o| o.limit).map(HolderLimit::get),
+        }
+    }
+}
+
 impl Enqueue {
     /// The request as the core decides it.
     pub fn core(&self) -> core::EnqueueRequest {
@@ -131,6 +141,17 @@ impl Enqueue {
             supersedes: self.supersedes,
             id: self.instance_id.clone(),
             input_hash: self.input_hash.clone(),
+            options: KeyOptions::core(self.options.as_ref()),
+        }
+    }
+}
+
+impl Acquire {
+    /// The request as the core decides it.
+    pub fn core(&self) -> core::AcquireRequest {
+        core::AcquireRequest {
+            id: self.instance_id.clone(),
+            options: KeyOptions::core(self.options.as_ref()),
         }
     }
 }
@@ -151,7 +172,7 @@ pub struct EnqueueReply {
 impl From<core::EnqueueReply> for EnqueueReply {
     fn from(reply: core::EnqueueReply) -> EnqueueReply {
         EnqueueReply {
-            terminated: reply.terminated,
+            terminated: reply.terminated.into_iter().map(|w| w.id).collect(),
             coalesced_into: reply.coalesced_into,
         }
     }
@@ -205,20 +226,49 @@ pub struct ReleaseReply {
 #[schemars(rename = "CoordinatorInspection")]
 pub struct Inspection {
     pub key: Ident,
+    /// The earliest holder (§1's one holder), or null.
     pub holder: Option<HolderView>,
     /// In the order the key will be handed on.
     pub waiting: Vec<WaiterView>,
     /// How many superseded ids the key remembers.
     pub superseded: u32,
+    /// How many instances may hold the key at once.
+    pub limit: u32,
+    /// Every holder, in the order they got the key.
+    pub holders: Vec<HolderEntry>,
 }
 
-/// The holder, as `inspect` shows it.
+/// The earliest holder, as `inspect`'s `holder` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HolderView {
     pub id: InstanceId,
     /// When the key passed to it, in ms since the epoch.
     pub since: u64,
+}
+
+/// A holder, as `inspect`'s `holders` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HolderEntry {
+    pub id: InstanceId,
+    /// When the key passed to it, in ms since the epoch.
+    pub since: u64,
+    /// The Workflow binding Baton checks, wakes and terminates it through.
+    pub workflow: String,
+}
+
+impl HolderEntry {
+    /// `default_workflow` names the binding of a holder registered without one.
+    pub fn new(holder: Holder, default_workflow: &str) -> HolderEntry {
+        HolderEntry {
+            workflow: holder
+                .workflow
+                .map_or_else(|| default_workflow.to_owned(), |w| w.as_str().to_owned()),
+            id: holder.id,
+            since: holder.since_ms,
+        }
+    }
 }
 
 /// A waiter, as `inspect` shows it.

@@ -7,6 +7,7 @@
 
 use super::coordinator;
 use super::http::Operation;
+use super::rate;
 use super::runs;
 use super::serial;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -50,6 +51,7 @@ impl Method {
 }
 
 use coordinator as c;
+use rate as rl;
 use runs as r;
 use serial as s;
 use Operation::*;
@@ -67,6 +69,10 @@ pub const METHODS: &[Method] = &[
     method::<s::GroupMember, s::HeartbeatReply>("serialHeartbeat", Some(GroupHeartbeat)),
     method::<s::GroupMember, s::SerialReleaseReply>("serialRelease", Some(GroupRelease)),
     method::<s::SerialInspect, s::SerialInspection>("serialInspect", Some(GroupInspect)),
+    method::<rl::RateAcquire, rl::RateAcquireReply>("rateAcquire", Some(BucketAcquire)),
+    method::<rl::RatePenalize, rl::RatePenalizeReply>("ratePenalize", Some(BucketPenalize)),
+    method::<rl::RateRefund, rl::RateRefundReply>("rateRefund", Some(BucketRefund)),
+    method::<rl::RateInspect, rl::RateInspection>("rateInspect", Some(BucketInspect)),
     method::<r::RunClaim, r::RunClaimReply>("runClaim", Some(RunClaim)),
     method::<r::RunComplete, r::RunCompleteReply>("runComplete", Some(RunComplete)),
     method::<r::RunAwait, r::RunView>("runAwait", Some(RunAwait)),

@@ -44,6 +44,7 @@ mod decode;
 pub mod coordinator;
 pub mod http;
 pub mod methods;
+pub mod rate;
 pub mod runs;
 pub mod schema;
 pub mod serial;
@@ -68,6 +69,15 @@ pub enum CoordinatorCall {
     Acquire(coordinator::Acquire),
     Release(coordinator::Release),
     Inspect(coordinator::Inspect),
+}
+
+/// A rate-limit request, whichever method it is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RateCall {
+    Acquire(rate::RateAcquire),
+    Penalize(rate::RatePenalize),
+    Refund(rate::RateRefund),
+    Inspect(rate::RateInspect),
 }
 
 /// A serial-queue request, whichever method it is for.

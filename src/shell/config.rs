@@ -2,7 +2,10 @@
 
 use crate::edge::coordinator::KeyOptions;
 use crate::error::BatonError;
-use crate::limits::{HOLDER_CHECK_MS_DEFAULT, HOLDER_CHECK_MS_MAX, HOLDER_CHECK_MS_MIN};
+use crate::limits::{
+    ENQUEUE_GRACE_MS_DEFAULT, ENQUEUE_GRACE_MS_MAX, HOLDER_CHECK_MS_DEFAULT, HOLDER_CHECK_MS_MAX,
+    HOLDER_CHECK_MS_MIN,
+};
 use worker::Env;
 
 /// A misconfigured deployment is the operator's error, not the caller's, so
@@ -15,6 +18,9 @@ pub struct CoordinatorConfig {
     pub workflow_bindings: Vec<String>,
     pub turn_event_type: String,
     pub holder_check_ms: u64,
+    /// `ENQUEUE_GRACE_MS`: how long after its enqueue an instance the
+    /// Workflow binding cannot find counts as not created yet, not dead.
+    pub enqueue_grace_ms: u64,
 }
 
 fn var(env: &Env, name: &str) -> Option<String> {
@@ -53,11 +59,26 @@ impl CoordinatorConfig {
                     )
                 })?,
         };
+        let enqueue_grace_ms = match var(env, "ENQUEUE_GRACE_MS") {
+            None => ENQUEUE_GRACE_MS_DEFAULT,
+            Some(text) => text
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| *ms <= ENQUEUE_GRACE_MS_MAX)
+                .ok_or_else(|| {
+                    format!(
+                        "Baton configuration: ENQUEUE_GRACE_MS must be an integer from \
+                         0 to {ENQUEUE_GRACE_MS_MAX} (got {text:?})"
+                    )
+                })?,
+        };
         Ok(CoordinatorConfig {
             workflow_binding,
             workflow_bindings,
             turn_event_type,
             holder_check_ms,
+            enqueue_grace_ms,
         })
     }
 }

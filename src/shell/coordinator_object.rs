@@ -18,21 +18,26 @@ use super::decision_log::{self, Scope};
 use super::gate::under_gate;
 use super::js::{self, now_ms, to_js};
 use super::sqlite::ObjectSql;
-use super::wake::{self, Turn, Wakes};
+use super::wake::{self, Turn};
 use super::workflow::Workflow;
 use crate::coordinator::{
-    self, migrate, AcquireStep, EnqueueStep, KeyStore, SqlKeyStore, TickStep,
+    self, migrate, AcquireStep, Decided, EnqueueStep, Holder, KeyStore, Liveness, Member,
+    SqlKeyStore, Waiter,
 };
 use crate::edge::coordinator::{
-    Acquire, AcquireOutcome, Enqueue, EnqueueReply, HolderView, Inspect, Inspection, KeyOptions,
-    Release, ReleaseReply, WaiterView,
+    Acquire, AcquireOutcome, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
+    KeyOptions, Release, ReleaseReply, WaiterView,
 };
 use crate::edge::TurnEvent;
-use crate::ident::{Ident, InstanceId};
-use crate::limits::{KEYS_CHECKED_PER_ALARM_MAX, TERMINATIONS_PER_CALL_MAX};
+use crate::ident::{Ident, InstanceId, WorkflowName};
+use crate::limits::{
+    KEYS_CHECKED_PER_ALARM_MAX, TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
+};
+use futures_util::future::join_all;
 use js_sys::{Array, Promise};
 use serde::Serialize;
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -68,8 +73,9 @@ impl CoordinatorCore {
     pub fn new(raw_state: DurableObjectState, env: Env) -> CoordinatorCore {
         console_error_panic_hook::set_once();
         let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
-        let sql = ObjectSql(state.storage().sql());
+        let sql = ObjectSql::new(state.storage().sql());
         let config = CoordinatorConfig::from_env(&env);
+        decision_log::configure(&env);
         CoordinatorCore {
             object: Rc::new(Object {
                 raw_state,
@@ -90,16 +96,56 @@ impl CoordinatorCore {
         js::serve(request, move |r| async move { object.enqueue(r).await })
     }
 
-    /// `acquire`: `request` is `{ key, instanceId, options? }`.
-    pub fn acquire(&self, request: JsValue) -> Promise {
+    /// `acquire`: `request` is `{ key, instanceId, options? }`. Answers at
+    /// once (a value, not a Promise) when the first phase decides with no
+    /// I/O to follow: the uncontended path (see [`Object::decide_now`]).
+    pub fn acquire(&self, request: JsValue) -> JsValue {
         let object = self.object.clone();
-        js::serve(request, move |r| async move { object.acquire(r).await })
+        let first = js::request::<Acquire>(request).and_then(|r| {
+            let step = object.acquire_first(&r)?;
+            Ok((r, step))
+        });
+        match first {
+            Err(error) => Promise::reject(&error).into(),
+            Ok((request, (step, false))) => match object.acquire_settled(&request, &step) {
+                Some(outcome) => to_js(&outcome),
+                None => future_to_promise(async move {
+                    Ok(to_js(&object.acquire_rest(request, step).await?))
+                })
+                .into(),
+            },
+            Ok((request, (step, true))) => future_to_promise(async move {
+                object.ensure_alarm().await?;
+                Ok(to_js(&object.acquire_rest(request, step).await?))
+            })
+            .into(),
+        }
     }
 
-    /// `release`: `request` is `{ key, instanceId }`.
-    pub fn release(&self, request: JsValue) -> Promise {
+    /// `release`: `request` is `{ key, instanceId }`. Answers at once when
+    /// nobody is to be woken and no alarm is to be armed.
+    pub fn release(&self, request: JsValue) -> JsValue {
         let object = self.object.clone();
-        js::serve(request, move |r| async move { object.release(r).await })
+        let decided = js::request::<Release>(request).and_then(|r| {
+            let decided = object.release_first(&r)?;
+            Ok((r, decided))
+        });
+        match decided {
+            Err(error) => Promise::reject(&error).into(),
+            Ok((request, (decided, false))) if decided.wake.is_empty() => {
+                to_js(&object.release_logged(&request, &decided, None))
+            }
+            Ok((request, (decided, needs_check))) => future_to_promise(async move {
+                if needs_check {
+                    object.ensure_alarm().await?;
+                }
+                let next = object
+                    .wake_chain(&request.key, decided.wake.clone())
+                    .await?;
+                Ok(to_js(&object.release_logged(&request, &decided, next)))
+            })
+            .into(),
+        }
     }
 
     /// `inspect`: `request` is `{ key }`.
@@ -141,8 +187,28 @@ impl Object {
             .map_err(|message| js_sys::Error::new(message).into())
     }
 
-    fn workflow(&self) -> Result<Workflow, JsValue> {
-        Workflow::from_env(&self.env, &self.config()?.workflow_binding)
+    /// The Workflow binding an instance is reached through: the one
+    /// remembered for it, or the default (`WORKFLOW_BINDING`).
+    fn workflow(&self, name: Option<&WorkflowName>) -> Result<Workflow, JsValue> {
+        let config = self.config()?;
+        Workflow::from_env(
+            &self.env,
+            name.map_or(config.workflow_binding.as_str(), |n| n.as_str()),
+        )
+    }
+
+    fn grace_ms(&self) -> Result<u64, JsValue> {
+        Ok(self.config()?.enqueue_grace_ms)
+    }
+
+    /// What the binding remembered for `holder` says about it.
+    async fn liveness(&self, id: &InstanceId, workflow: Option<&WorkflowName>) -> Liveness {
+        match self.workflow(workflow) {
+            Ok(binding) => binding.liveness(id.as_str()).await,
+            // A binding that vanished from the configuration: nothing can be
+            // said, and nothing is taken on a guess.
+            Err(_) => Liveness::Unknown,
+        }
     }
 
     /// Refuses options the configuration cannot honour (an unknown `workflow`).
@@ -150,6 +216,34 @@ impl Object {
         self.config()?
             .check_options(options)
             .map_err(|e| js::to_js_error(&e))
+    }
+
+    /// Runs one decision for `key` now, in this synchronous turn, and says
+    /// whether the key needs the holder-check alarm (the caller arms it).
+    ///
+    /// The fast path of `acquire` and `release`: a synchronous decision
+    /// cannot interleave with another request (the SQL API is synchronous),
+    /// so it needs no gate to be atomic, and skipping
+    /// `blockConcurrencyWhile` saves a Promise, a closure and the microtasks
+    /// that resolve them (measured: bench/profile.mjs, BENCHMARKS.md). The
+    /// gate's other service, resetting the object when a broken invariant
+    /// panics, is done by `js/worker.mjs`, which aborts the object when a
+    /// call traps.
+    fn decide_now<T>(
+        &self,
+        key: &Ident,
+        decision: impl FnOnce(&mut Store<'_>, u64) -> T,
+    ) -> (T, bool) {
+        self.ensure_schema();
+        let mut store = SqlKeyStore::new(&self.sql, key.as_str());
+        let value = decision(&mut store, now_ms());
+        let needs_check = coordinator::needs_holder_check(&store);
+        let (reads, writes) = store.work();
+        self.reads.set(self.reads.get() + u64::from(reads));
+        self.writes.set(self.writes.get() + u64::from(writes));
+        // On in release builds too; it reads only what the decision loaded.
+        coordinator::assert_invariants(&store);
+        (value, needs_check)
     }
 
     /// Runs one decision for `key` under the gate, then arms the holder-check
@@ -204,7 +298,6 @@ impl Object {
 
     async fn enqueue(self: &Rc<Self>, request: Enqueue) -> Result<EnqueueReply, JsValue> {
         self.check_options(request.options.as_ref())?;
-        let workflow = self.workflow()?;
         let key = request.key.clone();
         let logged_request = request.clone();
         let request = request.core();
@@ -218,7 +311,9 @@ impl Object {
         let reply = match first.map_err(|e| js::to_js_error(&e))? {
             EnqueueStep::Done(reply) => reply,
             EnqueueStep::CheckCandidate(candidate) => {
-                let liveness = workflow.liveness(candidate.as_str()).await;
+                let liveness = self
+                    .liveness(&candidate.id, candidate.workflow.as_ref())
+                    .await;
                 self.decide(&key, move |store, now| {
                     coordinator::enqueue_after_check(store, now, &request, &candidate, liveness)
                 })
@@ -244,44 +339,81 @@ impl Object {
             &reason,
             None,
         );
-        terminate_all(&workflow, &reply.terminated).await;
+        self.terminate_all(&reply.terminated).await;
         Ok(reply.into())
     }
 
-    async fn acquire(self: &Rc<Self>, request: Acquire) -> Result<AcquireOutcome, JsValue> {
+    /// `acquire`'s first phase, now: its step, and whether the key needs the alarm.
+    fn acquire_first(&self, request: &Acquire) -> Result<(AcquireStep, bool), JsValue> {
         self.check_options(request.options.as_ref())?;
-        let workflow = self.workflow()?;
-        let Acquire {
-            key,
-            instance_id: id,
-            ..
-        } = request;
-        let first = {
-            let id = id.clone();
-            self.decide(&key, move |store, now| {
-                coordinator::acquire(store, now, &id)
-            })
-            .await?
-            .map_err(|e| js::to_js_error(&e))?
-        };
+        let core = request.core();
+        let (step, needs_check) = self.decide_now(&request.key, |store, now| {
+            coordinator::acquire(store, now, &core)
+        });
+        Ok((step.map_err(|e| js::to_js_error(&e))?, needs_check))
+    }
+
+    /// The answer, logged, when the first phase decided and nobody is to be
+    /// woken; `None` when the call must go on asynchronously.
+    fn acquire_settled(&self, request: &Acquire, step: &AcquireStep) -> Option<AcquireOutcome> {
+        match step {
+            AcquireStep::Done(Decided { reply, wake }) if wake.is_empty() => {
+                let outcome = AcquireOutcome::from(*reply);
+                decision_log::decision(
+                    Scope::Key(request.key.as_str()),
+                    request.instance_id.as_str(),
+                    outcome.as_str(),
+                    "decided without a check",
+                    None,
+                );
+                Some(outcome)
+            }
+            _ => None,
+        }
+    }
+
+    /// The rest of `acquire` after its first phase: wakes, the holder
+    /// check, and the second phase.
+    async fn acquire_rest(
+        self: &Rc<Self>,
+        request: Acquire,
+        first: AcquireStep,
+    ) -> Result<AcquireOutcome, JsValue> {
+        let grace_ms = self.grace_ms()?;
+        let key = request.key.clone();
+        let id = request.instance_id.clone();
+        let request = request.core();
         let (reply, reason, waited_ms) = match first {
-            AcquireStep::Done(reply) => (reply, "decided without a check".to_string(), None),
-            AcquireStep::CheckHolder(holder) => {
-                let liveness = workflow.liveness(holder.id.as_str()).await;
+            AcquireStep::Done(Decided { reply, wake }) => {
+                if !wake.is_empty() {
+                    self.wake_chain(&key, wake).await?;
+                }
+                (reply, "decided without a check".to_string(), None)
+            }
+            AcquireStep::Check { holder, wake } => {
+                // The slots handed ahead of the caller are woken while the
+                // holder is checked.
+                let (liveness, woken) = futures_util::future::join(
+                    self.liveness(&holder.id, holder.workflow.as_ref()),
+                    self.wake_chain(&key, wake),
+                )
+                .await;
+                woken?;
                 let caller = id.clone();
                 let checked = holder.clone();
                 let (decided, waited_ms) = self
                     .decide(&key, move |store, now| {
                         let decided = coordinator::acquire_after_check(
-                            store, now, &caller, &checked, liveness,
+                            store, now, grace_ms, &request, &checked, liveness,
                         );
-                        let waited = store
-                            .waiter(&caller)
-                            .map(|w| now.saturating_sub(w.since_ms));
+                        let waited = match store.member(&caller) {
+                            Member::Waiter(w) => Some(now.saturating_sub(w.since_ms)),
+                            _ => None,
+                        };
                         (decided, waited)
                     })
                     .await?;
-                self.wake_chain(&workflow, &key, decided.wake).await?;
+                self.wake_chain(&key, decided.wake).await?;
                 let reason = format!("holder {} checked: {liveness:?}", holder.id);
                 (decided.reply, reason, waited_ms)
             }
@@ -297,50 +429,67 @@ impl Object {
         Ok(outcome)
     }
 
-    async fn release(self: &Rc<Self>, request: Release) -> Result<ReleaseReply, JsValue> {
-        let workflow = self.workflow()?;
-        let Release {
-            key,
-            instance_id: id,
-        } = request;
-        let caller = id.clone();
-        let decided = self
-            .decide(&key, move |store, now| {
-                coordinator::release(store, now, &caller)
-            })
-            .await?;
-        let next = self.wake_chain(&workflow, &key, decided.wake).await?;
+    /// `release`'s decision, now: its reply and wakes, and whether the key
+    /// needs the alarm.
+    fn release_first(
+        &self,
+        request: &Release,
+    ) -> Result<(Decided<Option<InstanceId>>, bool), JsValue> {
+        let caller = request.instance_id.clone();
+        Ok(self.decide_now(&request.key, |store, now| {
+            coordinator::release(store, now, &caller)
+        }))
+    }
+
+    /// Logs a release and shapes its reply; `next` is the instance the wake
+    /// chain left holding the caller's slot.
+    fn release_logged(
+        &self,
+        request: &Release,
+        decided: &Decided<Option<InstanceId>>,
+        next: Option<InstanceId>,
+    ) -> ReleaseReply {
         let reason = match (&decided.reply, &next) {
             (None, _) => "released as a waiter, or held nothing".to_string(),
             (Some(_), Some(next)) => format!("handed the key to {next}"),
             (Some(_), None) => "freed the key: no live waiter".to_string(),
         };
         decision_log::decision(
-            Scope::Key(key.as_str()),
-            id.as_str(),
+            Scope::Key(request.key.as_str()),
+            request.instance_id.as_str(),
             "released",
             &reason,
             None,
         );
-        Ok(ReleaseReply { next })
+        ReleaseReply { next }
     }
 
     async fn inspect(self: &Rc<Self>, request: Inspect) -> Result<Inspection, JsValue> {
         let key = request.key;
         let name = key.clone();
-        self.decide(&key, move |store, _now| Inspection {
-            key: name,
-            holder: store.holder().map(HolderView::from),
-            waiting: store.waiters().into_iter().map(WaiterView::from).collect(),
-            superseded: store.superseded_count(),
+        let default_workflow = self.config()?.workflow_binding.clone();
+        self.decide(&key, move |store, _now| {
+            let holders = store.holders();
+            Inspection {
+                key: name,
+                holder: holders.first().cloned().map(HolderView::from),
+                waiting: store.waiters().into_iter().map(WaiterView::from).collect(),
+                superseded: store.superseded_count(),
+                limit: store.limit(),
+                holders: holders
+                    .into_iter()
+                    .map(|h| HolderEntry::new(h, &default_workflow))
+                    .collect(),
+            }
         })
         .await
     }
 
-    /// The holder-check alarm: for each key with someone behind its holder
-    /// (or a hand-over not yet confirmed), check the holder and act on it.
+    /// The holder-check alarm: for each key with someone behind its holders
+    /// (or a hand-over not yet confirmed), check the holders due a check
+    /// and act on the answers.
     async fn alarm(self: &Rc<Self>) -> Result<(), JsValue> {
-        let workflow = self.workflow()?;
+        let grace_ms = self.grace_ms()?;
         let object = self.clone();
         let keys = under_gate(&self.raw_state, move || {
             object.ensure_schema();
@@ -352,93 +501,135 @@ impl Object {
             let Ok(key) = Ident::parse("key", &key) else {
                 continue;
             };
-            let step = self
+            let due = self
                 .decide(&key, |store, _now| coordinator::tick(store))
                 .await?;
-            if let TickStep::CheckHolder(holder) = step {
-                let liveness = workflow.liveness(holder.id.as_str()).await;
-                let reason = format!("holder check: {liveness:?}");
+            if due.is_empty() {
+                continue;
+            }
+            let answers: Vec<(Holder, Liveness)> = join_all(due.into_iter().map(|holder| async {
+                let liveness = self.liveness(&holder.id, holder.workflow.as_ref()).await;
+                (holder, liveness)
+            }))
+            .await;
+            for (holder, liveness) in &answers {
                 decision_log::decision(
                     Scope::Key(key.as_str()),
                     holder.id.as_str(),
                     "checked",
-                    &reason,
+                    &format!("holder check: {liveness:?}"),
                     None,
                 );
-                let wake = self
-                    .decide(&key, move |store, now| {
-                        coordinator::tick_after_check(store, now, &holder, liveness)
-                    })
-                    .await?;
-                self.wake_chain(&workflow, &key, wake).await?;
             }
+            let wake = self
+                .decide(&key, move |store, now| {
+                    coordinator::tick_after_check(store, now, grace_ms, &answers)
+                })
+                .await?;
+            self.wake_chain(&key, wake).await?;
         }
         Ok(())
     }
 
-    /// Wakes the instance just handed `key`; one found dead re-enters the
-    /// decision (the key moves on) and the next is tried, up to the bound
-    /// (past it the holder-check alarm carries on). Returns the instance
-    /// left holding the key by this chain, if any.
+    /// Wakes the holders just handed a slot of `key`, each through its own
+    /// Workflow, a round at a time (each wake is `wake::send_turn`: the turn
+    /// event, then the status). Not `wake::first_alive`, which follows one
+    /// chain of ids: a decision here may hand several slots at once, each
+    /// dead holder is reported with the snapshot it was handed as, and one
+    /// not created yet may keep its slot (the grace). One found dead is reported back (its
+    /// slot moves on to the next waiter, who joins the next round); one not
+    /// created yet keeps its slot within its grace (the alarm re-checks it).
+    /// At most [`WAKE_ATTEMPTS_PER_CALL_MAX`] attempts; past them the
+    /// holder-check alarm carries on. Returns the first instance woken alive.
     async fn wake_chain(
         self: &Rc<Self>,
-        workflow: &Workflow,
         key: &Ident,
-        next: Option<InstanceId>,
+        handed: Vec<Holder>,
     ) -> Result<Option<InstanceId>, JsValue> {
+        let config = self.config()?;
+        let grace_ms = config.enqueue_grace_ms;
         let turn = Turn {
-            event_type: self.config()?.turn_event_type.clone(),
+            event_type: config.turn_event_type.clone(),
             payload: to_js(&TurnEvent::Key(key.as_str())),
         };
-        let handing = KeyWakes {
-            object: self,
-            workflow,
-            key,
-        };
-        wake::first_alive(&handing, Scope::Key(key.as_str()), &turn, next).await
+        let mut queue: VecDeque<Holder> = handed.into();
+        let mut attempts = 0;
+        let mut first_alive = None;
+        while !queue.is_empty() && attempts < WAKE_ATTEMPTS_PER_CALL_MAX {
+            let take = queue
+                .len()
+                .min((WAKE_ATTEMPTS_PER_CALL_MAX - attempts) as usize);
+            let round: Vec<Holder> = queue.drain(..take).collect();
+            attempts += take as u32;
+            let answers = join_all(round.into_iter().map(|holder| {
+                let turn = &turn;
+                async move {
+                    let liveness = match self.workflow(holder.workflow.as_ref()) {
+                        Ok(workflow) => wake::send_turn(&workflow, &holder.id, turn).await,
+                        // A binding gone from the configuration: nothing is
+                        // taken on a guess.
+                        Err(_) => Liveness::Unknown,
+                    };
+                    (holder, liveness)
+                }
+            }))
+            .await;
+            for (holder, liveness) in answers {
+                let scope = Scope::Key(key.as_str());
+                match liveness {
+                    Liveness::Alive | Liveness::Unknown => {
+                        decision_log::decision(
+                            scope,
+                            holder.id.as_str(),
+                            "woken",
+                            "handed the key",
+                            None,
+                        );
+                        first_alive.get_or_insert(holder.id);
+                    }
+                    Liveness::Dead | Liveness::NotFound => {
+                        let dead = liveness.is_dead(holder.enqueued_ms, now_ms(), grace_ms);
+                        let reason = if dead {
+                            "handed the key but dead"
+                        } else {
+                            "handed the key but not created yet: keeps it within the grace"
+                        };
+                        decision_log::decision(scope, holder.id.as_str(), "skipped", reason, None);
+                        let next = self
+                            .decide(key, move |store, now| {
+                                coordinator::woken_after_check(
+                                    store, now, grace_ms, &holder, liveness,
+                                )
+                            })
+                            .await?;
+                        queue.extend(next);
+                    }
+                }
+            }
+        }
+        Ok(first_alive)
     }
-}
 
-/// A key being handed on: a holder found dead loses the key to the next.
-struct KeyWakes<'a> {
-    object: &'a Rc<Object>,
-    workflow: &'a Workflow,
-    key: &'a Ident,
-}
-
-impl Wakes for KeyWakes<'_> {
-    const DEAD: (&'static str, &'static str) = ("skipped", "handed the key but dead");
-    const WOKEN: (&'static str, &'static str) = ("woken", "handed the key");
-
-    fn workflow(&self, _id: &InstanceId) -> Result<Workflow, JsValue> {
-        Ok(JsValue::clone(self.workflow.as_ref()).unchecked_into())
+    /// Terminates superseded instances, best effort and concurrently, each
+    /// through its own Workflow: they are already recorded as superseded, so
+    /// one that survives still gets `"superseded"` from `acquire` and never
+    /// runs.
+    async fn terminate_all(&self, waiters: &[Waiter]) {
+        if waiters.is_empty() {
+            return;
+        }
+        let pending = Array::new();
+        for waiter in waiters.iter().take(TERMINATIONS_PER_CALL_MAX) {
+            let Ok(workflow) = self.workflow(waiter.workflow.as_ref()) else {
+                continue;
+            };
+            let id = waiter.id.to_string();
+            pending.push(&future_to_promise(async move {
+                workflow.instance(&id).await?.stop().await?;
+                Ok(JsValue::UNDEFINED)
+            }));
+        }
+        // allSettled never rejects; individual failures are the best effort's cost.
+        let _ = JsFuture::from(Promise::all_settled(&pending)).await;
     }
-
-    async fn found_dead(&self, id: InstanceId) -> Result<Option<InstanceId>, JsValue> {
-        self.object
-            .decide(self.key, move |store, now| {
-                coordinator::holder_found_dead(store, now, &id)
-            })
-            .await
-    }
-}
-
-/// Terminates superseded instances, best effort and concurrently: they are
-/// already recorded as superseded, so one that survives still gets
-/// `"superseded"` from `acquire` and never runs.
-async fn terminate_all(workflow: &Workflow, ids: &[InstanceId]) {
-    if ids.is_empty() {
-        return;
-    }
-    let pending = Array::new();
-    for id in ids.iter().take(TERMINATIONS_PER_CALL_MAX) {
-        let workflow: Workflow = JsValue::clone(workflow.as_ref()).unchecked_into();
-        let id = id.to_string();
-        pending.push(&future_to_promise(async move {
-            workflow.instance(&id).await?.stop().await?;
-            Ok(JsValue::UNDEFINED)
-        }));
-    }
-    // allSettled never rejects; individual failures are the best effort's cost.
-    let _ = JsFuture::from(Promise::all_settled(&pending)).await;
 }

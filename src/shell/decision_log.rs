@@ -2,7 +2,21 @@
 //! this instance waiting?". Lines carry identifiers and reasons only: never
 //! a token, an input hash's source or a payload.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `DECISION_LOG = "off"` stops the lines, for the benchmark's measurement
+/// of what they cost (BENCHMARKS.md); never a production setting: the
+/// contract's logs stay on.
+static OFF: AtomicBool = AtomicBool::new(false);
+
+/// Reads `DECISION_LOG` (one isolate serves one Worker's variables).
+pub fn configure(env: &worker::Env) {
+    let off = env
+        .var("DECISION_LOG")
+        .is_ok_and(|v| v.to_string() == "off");
+    OFF.store(off, Ordering::Relaxed);
+}
 
 /// What a log line is about: a Coordinator key, a serial-queue group or a run key.
 #[derive(Clone, Copy)]
@@ -10,6 +24,25 @@ pub enum Scope<'a> {
     Key(&'a str),
     Group(&'a str),
     Run(&'a str),
+}
+
+/// One line, serialized straight from borrowed fields (no intermediate JSON
+/// value: the line is built on every decision, the hot path included).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Line<'a> {
+    baton: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    group: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a str>,
+    instance: &'a str,
+    decision: &'a str,
+    reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waited_ms: Option<u64>,
 }
 
 /// Logs one decision. `waited_ms` is how long the instance has waited so far, if it waits.
@@ -20,19 +53,25 @@ pub fn decision(
     reason: &str,
     waited_ms: Option<u64>,
 ) {
-    let mut line = json!({
-        "baton": "decision",
-        "instance": instance,
-        "decision": decision,
-        "reason": reason,
-    });
-    match scope {
-        Scope::Key(key) => line["key"] = Value::from(key),
-        Scope::Group(group) => line["group"] = Value::from(group),
-        Scope::Run(key) => line["run"] = Value::from(key),
+    if OFF.load(Ordering::Relaxed) {
+        return;
     }
-    if let Some(ms) = waited_ms {
-        line["waitedMs"] = Value::from(ms);
-    }
-    worker::console_log!("{line}");
+    let (key, group, run) = match scope {
+        Scope::Key(key) => (Some(key), None, None),
+        Scope::Group(group) => (None, Some(group), None),
+        Scope::Run(key) => (None, None, Some(key)),
+    };
+    let line = Line {
+        baton: "decision",
+        key,
+        group,
+        run,
+        instance,
+        decision,
+        reason,
+        waited_ms,
+    };
+    // Serializing borrowed strings and an integer cannot fail.
+    let text = serde_json::to_string(&line).unwrap_or_default();
+    worker::console_log!("{text}");
 }

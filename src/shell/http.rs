@@ -6,6 +6,8 @@
 //!   (`coordinator_service`), the code behind `env.BATON.coordinator*`.
 //! - Serial-queue commands go to the serial queue's shell
 //!   (`serial_queue_d1::Shell`), the code behind `env.BATON.serial*`.
+//! - Rate-limit commands go to the bucket's Durable Object through its
+//!   stub (`rate_service`), the code behind `env.BATON.rate*`.
 //!
 //! Every refusal is decided before a command runs, so a refused request
 //! changes nothing. Replies are JSON; refusals are `{ "error": message }`
@@ -13,6 +15,7 @@
 
 use super::coordinator_service;
 use super::js::Thrown;
+use super::rate_service;
 use super::runs_service;
 use super::serial_queue_d1::Shell;
 use super::stub::CallError;
@@ -123,6 +126,17 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
                     serde_wasm_bindgen::from_value(reply).map_err(internal)?;
                 return json(&AcquireStatus { status });
             }
+            js_sys::JSON::stringify(&reply)
+                .map(String::from)
+                .map_err(thrown)
+        }
+        Command::Rate(call) => {
+            let reply = rate_service::call(env, &call)
+                .await
+                .map_err(|error| match error {
+                    CallError::Refused(error) => HttpError::BadInput(error),
+                    CallError::Thrown(error) => thrown(error),
+                })?;
             js_sys::JSON::stringify(&reply)
                 .map(String::from)
                 .map_err(thrown)

@@ -11,6 +11,8 @@
 //! - [`stub`]: calling a Durable Object's method through its stub.
 //! - [`coordinator_service`]: the Coordinator through the Worker (contract
 //!   §7, and the HTTP API's key routes), by the key's stub.
+//! - [`rate_limiter_object`]: the `RateLimiter` Durable Object (one phase, no alarm).
+//! - [`rate_service`]: the rate limiter through the Worker (contract §7), by the bucket's stub.
 //! - [`runs_object`]: the `Runs` Durable Object's logic (contract §6).
 //! - [`runs_service`]: idempotent runs through the Worker (contract §7,
 //!   and the HTTP API's run routes), by the run key's stub.
@@ -27,6 +29,8 @@ pub mod entry;
 pub mod gate;
 pub mod http;
 pub mod js;
+pub mod rate_limiter_object;
+pub mod rate_service;
 pub mod runs_object;
 pub mod runs_service;
 pub mod serial_queue_d1;

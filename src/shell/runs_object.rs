@@ -81,7 +81,7 @@ impl RunsCore {
     pub fn new(raw_state: DurableObjectState, env: Env) -> RunsCore {
         console_error_panic_hook::set_once();
         let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
-        let sql = ObjectSql(state.storage().sql());
+        let sql = ObjectSql::new(state.storage().sql());
         let config = RunsShellConfig::from_env(&env);
         RunsCore {
             object: Rc::new(Object {

@@ -1,44 +1,107 @@
 //! `SqlExec` over the Durable Object's synchronous SQLite API.
+//!
+//! Bound directly rather than through workers-rs's `SqlStorage::exec`: every
+//! statement crosses from WASM to JS, and the uncontended acquire+release
+//! pair is mostly such crossings (bench/profile.mjs, BENCHMARKS.md). So the
+//! statement's text is handed over as a JS string made once per statement
+//! and kept (not decoded from UTF-8 on every call), the rows come back in
+//! one `Array.from` of the cursor, and each value is read with the fewest
+//! type checks (a number first, the common case).
 
 use crate::coordinator::{SqlExec, SqlValue};
-use worker::{SqlStorage, SqlStorageValue};
+use js_sys::{Array, JsString};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use worker::SqlStorage;
 
-pub struct ObjectSql(pub SqlStorage);
+#[wasm_bindgen]
+extern "C" {
+    /// `ctx.storage.sql`.
+    type JsSqlStorage;
+    #[wasm_bindgen(method, catch, variadic)]
+    fn exec(this: &JsSqlStorage, query: &JsString, bindings: &Array) -> Result<JsCursor, JsValue>;
+
+    /// The cursor `exec` returns.
+    type JsCursor;
+    /// An iterator over the rows, each an array of its columns.
+    #[wasm_bindgen(method)]
+    fn raw(this: &JsCursor) -> JsValue;
+}
+
+/// Most statement texts kept as JS strings. The Coordinator's store runs a
+/// few dozen distinct statements; the bound only keeps a statement built
+/// with varying text (none is, today) from growing the map without end.
+const STATEMENTS_KEPT_MAX: usize = 128;
+
+pub struct ObjectSql {
+    sql: JsSqlStorage,
+    /// Statement text → the same text as a JS string.
+    texts: RefCell<HashMap<String, JsString>>,
+}
+
+impl ObjectSql {
+    pub fn new(sql: SqlStorage) -> ObjectSql {
+        ObjectSql {
+            sql: sql.as_ref().clone().unchecked_into(),
+            texts: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn text(&self, sql: &str) -> JsString {
+        if let Some(text) = self.texts.borrow().get(sql) {
+            return text.clone();
+        }
+        let text = JsString::from(sql);
+        let mut texts = self.texts.borrow_mut();
+        if texts.len() >= STATEMENTS_KEPT_MAX {
+            texts.clear();
+        }
+        texts.insert(sql.to_owned(), text.clone());
+        text
+    }
+}
 
 impl SqlExec for ObjectSql {
     fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        let bindings: Vec<SqlStorageValue> = params
-            .iter()
-            .map(|p| match p {
-                SqlValue::Null => SqlStorageValue::Null,
-                SqlValue::Integer(n) => SqlStorageValue::Integer(*n),
-                SqlValue::Text(s) => SqlStorageValue::String(s.clone()),
-            })
-            .collect();
+        let bindings = Array::new_with_length(params.len() as u32);
+        for (i, p) in params.iter().enumerate() {
+            let value = match p {
+                SqlValue::Null => JsValue::NULL,
+                // Stored integers stay within ±2^53 (the store checks times).
+                SqlValue::Integer(n) => JsValue::from_f64(*n as f64),
+                SqlValue::Text(s) => JsValue::from_str(s),
+            };
+            bindings.set(i as u32, value);
+        }
         let cursor = self
-            .0
-            .exec(sql, bindings)
-            .unwrap_or_else(|e| panic!("SQL failed ({e}): {sql}"));
-        cursor
-            .raw()
+            .sql
+            .exec(&self.text(sql), &bindings)
+            .unwrap_or_else(|e| panic!("SQL failed ({e:?}): {sql}"));
+        let rows = Array::from(&cursor.raw());
+        rows.iter()
             .map(|row| {
-                row.unwrap_or_else(|e| panic!("SQL row unreadable ({e}): {sql}"))
-                    .into_iter()
-                    .map(from_storage)
+                row.unchecked_into::<Array>()
+                    .iter()
+                    .map(|value| from_js(value, sql))
                     .collect()
             })
             .collect()
     }
 }
 
-fn from_storage(value: SqlStorageValue) -> SqlValue {
-    match value {
-        SqlStorageValue::Null => SqlValue::Null,
-        SqlStorageValue::Integer(n) => SqlValue::Integer(n),
-        // JS has one number type; an integral float is an integer column.
-        SqlStorageValue::Float(f) if f.fract() == 0.0 => SqlValue::Integer(f as i64),
-        SqlStorageValue::String(s) => SqlValue::Text(s),
-        SqlStorageValue::Boolean(b) => SqlValue::Integer(i64::from(b)),
-        other => panic!("unexpected SQL value {other:?}"),
+fn from_js(value: JsValue, sql: &str) -> SqlValue {
+    if let Some(n) = value.as_f64() {
+        // JS has one number type; an integral one is an integer column.
+        assert!(n.fract() == 0.0, "unexpected SQL float {n}: {sql}");
+        return SqlValue::Integer(n as i64);
+    }
+    if value.is_null() {
+        return SqlValue::Null;
+    }
+    match value.as_string() {
+        Some(s) => SqlValue::Text(s),
+        None => panic!("unexpected SQL value {value:?}: {sql}"),
     }
 }

@@ -71,7 +71,8 @@ pub async fn first_alive<W: Wakes>(
     for _ in 0..WAKE_ATTEMPTS_PER_CALL_MAX {
         let Some(id) = next else { return Ok(None) };
         match send_turn(&concept.workflow(&id)?, &id, event).await {
-            Liveness::Dead => {
+            // The serial queue has no enqueue grace: not found is dead.
+            Liveness::Dead | Liveness::NotFound => {
                 let (decision, reason) = W::DEAD;
                 decision_log::decision(scope, id.as_str(), decision, reason, None);
                 next = concept.found_dead(id).await?;

@@ -111,8 +111,9 @@ impl Workflow {
         self.instance(id).await?.send(event_type, payload).await
     }
 
-    /// Whether instance `id` is alive, by its status. Not found is dead (the
-    /// contract's rule); any other failure is `Unknown`.
+    /// Whether instance `id` is alive, by its status. Not found is reported
+    /// as such (dead, unless the caller allows an enqueue grace); any other
+    /// failure is `Unknown`.
     pub async fn liveness(&self, id: &str) -> Liveness {
         let status = async {
             let instance = self.instance(id).await?;
@@ -177,7 +178,7 @@ pub fn liveness_of(status: Result<InstanceStatus, JsValue>) -> Liveness {
     match status {
         Ok(status) if status.is_dead() => Liveness::Dead,
         Ok(_) => Liveness::Alive,
-        Err(error) if is_not_found(&error) => Liveness::Dead,
+        Err(error) if is_not_found(&error) => Liveness::NotFound,
         Err(_) => Liveness::Unknown,
     }
 }

@@ -140,7 +140,7 @@ describe("the edge", () => {
     await service("coordinatorRelease", { key, instanceId: "svc-w" });
     await h.sendEvent("svc-h", "finish", {});
     assert.deepEqual(await h.output("svc-h"), { superseded: false, value: "done" });
-    assert.deepEqual(await service("coordinatorInspect", { key }), { key, holder: null, waiting: [], superseded: 0 });
+    assert.deepEqual(await service("coordinatorInspect", { key }), { key, holder: null, waiting: [], superseded: 0, limit: 1, holders: [] });
   });
 
   test("the schema check itself catches a reply of another shape", () => {
@@ -148,7 +148,7 @@ describe("the edge", () => {
     assert.notEqual(mismatch(replySchema("keyRelease"), {}), null);
     assert.notEqual(mismatch(replySchema("keyAcquire"), { status: "maybe" }), null);
     assert.notEqual(mismatch(replySchema("groupClaim"), { status: "waiting" }), null);
-    assert.notEqual(mismatch(replySchema("keyInspect"), { key: "k", holder: null, waiting: [{ id: "-x", since: 1 }], superseded: 0 }), null);
+    assert.notEqual(mismatch(replySchema("keyInspect"), { key: "k", holder: null, waiting: [{ id: "-x", since: 1 }], superseded: 0, limit: 1, holders: [] }), null);
     assert.equal(mismatch(replySchema("groupClaim"), { status: "waiting", holder: null }), null);
   });
 
@@ -189,7 +189,7 @@ describe("the edge", () => {
       [{ limit: 2.5 }, "BatonError: limit must be an integer from 1 to 1000 (got 2.5)"],
       [{ limit: -1 }, "BatonError: limit must be an integer from 1 to 1000 (got -1)"],
       [{ limit: "3" }, "BatonError: limit must be a number"],
-      [{ workflow: "NOPE" }, 'BatonError: workflow must name one of WORKFLOW_BINDINGS (WORKFLOW), not "NOPE"'],
+      [{ workflow: "NOPE" }, 'BatonError: workflow must name one of WORKFLOW_BINDINGS (WORKFLOW, OTHER), not "NOPE"'],
       [{ workflow: "" }, "BatonError: workflow must not be empty"],
       [{ workflow: 7 }, "BatonError: workflow must be a string"],
       [{ workflow: "not a binding" }, "BatonError: workflow must be a binding name: letters, digits and '_', not starting with a digit"],

@@ -8,8 +8,10 @@ import path from "node:path";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
- * @param {{ holderCheckMs?: number, vars?: Record<string, string>, listen?: boolean }} options
+ * @param {{ holderCheckMs?: number, vars?: Record<string, string>, listen?: boolean, persistRoot?: string }} options
  * `listen`: Baton also gets a real HTTP port on 127.0.0.1 (for a browser), see `batonUrl()`.
+ * `persistRoot`: keep every object's, Workflow's and D1's storage in this
+ * directory, so a later `startBaton` on it is the same deployment restarted.
  */
 export async function startBaton(options = {}) {
   // Everything the Workers runtime prints, line by line (decision logs among it).
@@ -23,6 +25,7 @@ export async function startBaton(options = {}) {
     });
   };
   const mf = new Miniflare({
+    ...(options.persistRoot ? { defaultPersistRoot: options.persistRoot } : {}),
     handleRuntimeStdio(stdout, stderr) {
       collect(stdout);
       collect(stderr);
@@ -37,16 +40,26 @@ export async function startBaton(options = {}) {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
           RUNS: { className: "Runs", scriptName: "baton", useSQLite: true },
           RECORDER: { className: "Recorder", useSQLite: true },
+          RATE_LIMITER: { className: "RateLimiter", scriptName: "baton", useSQLite: true },
         },
         workflows: {
           TEST_WF: { name: "test-workflow", className: "TestWorkflow" },
+          OTHER_WF: { name: "other-workflow", className: "OtherWorkflow" },
         },
         serviceBindings: { BATON: "baton" },
       },
       {
         ...batonWorker({
           workflow: { name: "test-workflow", className: "TestWorkflow", scriptName: "test-workflows" },
-          vars: { HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000), ...options.vars },
+          // A second Workflow sharing Baton's keys (contract §1a).
+          workflows: {
+            OTHER: { name: "other-workflow", className: "OtherWorkflow", scriptName: "test-workflows" },
+          },
+          vars: {
+            HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000),
+            WORKFLOW_BINDINGS: "WORKFLOW,OTHER",
+            ...options.vars,
+          },
         }),
         // Port 0: the OS picks a free one; batonUrl() reads it back.
         ...(options.listen ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
@@ -63,10 +76,11 @@ export async function startBaton(options = {}) {
 /**
  * Miniflare options for Baton's own Worker, as wrangler.toml declares it:
  * the entry module and the built WASM, the Coordinator, D1, and the Workflow
- * it coordinates (`workflow`: its name, class and defining script).
+ * it coordinates (`workflow`: its name, class and defining script, bound
+ * as WORKFLOW; `workflows`: more, by binding name).
  * `wasm`: other module bytes to load instead of build/index_bg.wasm.
  */
-export function batonWorker({ workflow, vars = {}, wasm }) {
+export function batonWorker({ workflow, workflows = {}, vars = {}, wasm }) {
   const wasmModule = { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm") };
   if (wasm) wasmModule.contents = wasm;
   return {
@@ -80,17 +94,18 @@ export function batonWorker({ workflow, vars = {}, wasm }) {
     ],
     durableObjects: {
       COORDINATOR: { className: "Coordinator", useSQLite: true },
+      RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
       RUNS: { className: "Runs", useSQLite: true },
     },
     d1Databases: ["DB"],
-    workflows: { WORKFLOW: workflow },
+    workflows: { WORKFLOW: workflow, ...workflows },
     bindings: vars,
   };
 }
 
 /** A calling Worker's modules: its entry plus the npm package's helpers. */
 export function callerModules(entry) {
-  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/steps.mjs", "js/runs.mjs"].map((file) => ({
+  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/rate-limit.mjs", "js/steps.mjs", "js/runs.mjs"].map((file) => ({
     type: "ESModule",
     path: path.join(ROOT, file),
   }));
@@ -98,14 +113,21 @@ export function callerModules(entry) {
 
 /**
  * Applies migrations/*.sql in name order, as `wrangler d1 migrations apply`
- * does; `dir` is another copy of them (the installed package's).
+ * does, recording each in wrangler's `d1_migrations` table so that a
+ * restart on persisted storage applies only what is new. `dir` is another
+ * copy of them (the installed package's).
  */
 export async function applyMigrations(db, dir = path.join(ROOT, "migrations")) {
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
+  await db
+    .prepare("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TEXT)")
+    .run();
+  const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all()).results.map((r) => r.name));
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql") && !applied.has(f)).sort()) {
     const text = readFileSync(path.join(dir, file), "utf8").replace(/^--.*$/gm, "");
     for (const statement of text.split(";").map((s) => s.trim()).filter(Boolean)) {
       await db.prepare(statement).run();
     }
+    await db.prepare("INSERT INTO d1_migrations (name, applied_at) VALUES (?, datetime('now'))").bind(file).run();
   }
 }
 
@@ -129,6 +151,18 @@ export class Harness {
   /** Calls a serial-queue method through the service binding; returns { value } or { error }. */
   serial(method, ...args) {
     return this.call("/serial", { method, args });
+  }
+
+  /** Calls a RateLimiter method through the bucket's DO stub; returns { value } or { error }. */
+  rate(bucket, method, ...args) {
+    return this.call("/rate", { bucket, method, args });
+  }
+
+  /** Calls a RateLimiter method; returns its value, throws its error. */
+  async rateOk(bucket, method, ...args) {
+    const result = await this.rate(bucket, method, ...args);
+    if ("error" in result) throw new Error(`${method}: ${result.error}`);
+    return result.value;
   }
 
   /** Calls a Coordinator method through a DO stub; returns { value } or { error }. */
@@ -159,25 +193,27 @@ export class Harness {
     return result.value;
   }
 
-  create(id, params) {
-    return this.call("/create", { id, params });
+  /** Creates instance `id`; `workflow` "OTHER" makes it an OtherWorkflow instance. */
+  create(id, params, workflow) {
+    return this.call("/create", { id, params, workflow });
   }
 
   /** The instance's status details (`status`, `output`, ...); `not_found` if unknown. */
-  details(id) {
-    return this.call(`/status?id=${encodeURIComponent(id)}`);
+  details(id, workflow) {
+    const of = workflow ? `&workflow=${workflow}` : "";
+    return this.call(`/status?id=${encodeURIComponent(id)}${of}`);
   }
 
-  async status(id) {
-    return (await this.details(id)).status;
+  async status(id, workflow) {
+    return (await this.details(id, workflow)).status;
   }
 
-  terminate(id) {
-    return this.call("/terminate", { id });
+  terminate(id, workflow) {
+    return this.call("/terminate", { id, workflow });
   }
 
-  sendEvent(id, type, payload) {
-    return this.call("/event", { id, type, payload });
+  sendEvent(id, type, payload, workflow) {
+    return this.call("/event", { id, type, payload, workflow });
   }
 
   log() {
@@ -191,9 +227,9 @@ export class Harness {
   }
 
   /** Waits for instance `id` to finish and returns its output; throws unless it completed. */
-  async output(id, timeoutMs) {
-    await this.untilStatus(id, ["complete", "errored", "terminated"], timeoutMs);
-    const details = await this.details(id);
+  async output(id, timeoutMs, workflow) {
+    await this.untilStatus(id, ["complete", "errored", "terminated"], timeoutMs, workflow);
+    const details = await this.details(id, workflow);
     if (details.status !== "complete") {
       throw new Error(`${id} should complete: ${JSON.stringify(details)}`);
     }
@@ -211,12 +247,12 @@ export class Harness {
     }
   }
 
-  untilStatus(id, wanted, timeoutMs) {
+  untilStatus(id, wanted, timeoutMs, workflow) {
     const set = new Set([wanted].flat());
     return this.until(
       `${id} to be ${[...set]}`,
       async () => {
-        const status = await this.status(id);
+        const status = await this.status(id, workflow);
         return set.has(status) ? status : null;
       },
       timeoutMs,

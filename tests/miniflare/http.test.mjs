@@ -51,6 +51,10 @@ const API_ROUTES = [
   ["POST", "/v1/groups/{group}/heartbeat", { instanceId: "probe" }],
   ["POST", "/v1/groups/{group}/release", { instanceId: "probe" }],
   ["GET", "/v1/groups/{group}", undefined],
+  ["POST", "/v1/buckets/{bucket}/acquire", { rules: [{ id: "r", limit: 5, windowMs: 1000 }] }],
+  ["POST", "/v1/buckets/{bucket}/penalize", { cooldownMs: 1 }],
+  ["POST", "/v1/buckets/{bucket}/refund", { permits: 1 }],
+  ["GET", "/v1/buckets/{bucket}", undefined],
   // In this order, so that `probe` holds the run key when it appends.
   ["POST", "/v1/runs/{key}/claim", { instanceId: "probe" }],
   ["POST", "/v1/runs/{key}/complete", { instanceId: "probe", result: { ok: true } }],
@@ -59,8 +63,12 @@ const API_ROUTES = [
   ["POST", "/v1/runs/{key}/events", {}],
 ];
 
+// A bucket route takes the group's name: both are identifiers of the same rules.
 const fill = (template, key, group) =>
-  template.replace("{key}", encodeURIComponent(key)).replace("{group}", encodeURIComponent(group));
+  template
+    .replace("{key}", encodeURIComponent(key))
+    .replace("{group}", encodeURIComponent(group))
+    .replace("{bucket}", encodeURIComponent(group));
 
 /** Both sides of the state a request could touch, read through RPC (not HTTP). */
 async function snapshot(h, key, group) {
@@ -80,7 +88,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
   test("the Coordinator routes: enqueue, acquire, release, inspect", async () => {
     const key = "deploy:acme/site main";
     const base = `/v1/keys/${encodeURIComponent(key)}`;
-    assert.deepEqual(await ok(h, "GET", base), { key, holder: null, waiting: [], superseded: 0 });
+    assert.deepEqual(await ok(h, "GET", base), { key, holder: null, waiting: [], superseded: 0, limit: 1, holders: [] });
 
     assert.deepEqual(await ok(h, "POST", `${base}/enqueue`, { instanceId: "a" }), { terminated: [] });
     assert.deepEqual(await ok(h, "POST", `${base}/acquire`, { instanceId: "a" }), { status: "granted" });
@@ -369,7 +377,7 @@ describe("HTTP API without BATON_TOKEN", () => {
         assert.deepEqual(reply.body, { error: "not configured: set the BATON_TOKEN secret to enable the API" });
       }
     }
-    assert.deepEqual((await h.rpc("k", "inspect", "k")).value, { key: "k", holder: null, waiting: [], superseded: 0 });
+    assert.deepEqual((await h.rpc("k", "inspect", "k")).value, { key: "k", holder: null, waiting: [], superseded: 0, limit: 1, holders: [] });
     assert.equal((await call(h, "GET", "/", { token: null })).status, 200);
     assert.equal((await call(h, "GET", "/openapi.json", { token: null })).status, 200);
     // Routing still comes first: unknown routes and wrong methods say so.

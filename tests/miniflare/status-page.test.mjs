@@ -201,6 +201,34 @@ describe("status page in headless Chromium", () => {
     );
   });
 
+  test("a bucket: each rule's use and next free permit, and the penalty", async (t) => {
+    const bucket = "page/provider acme";
+    const rules = [
+      { id: "ten-minutes", limit: 3, windowMs: 600_000 },
+      { id: "hour", limit: 10, windowMs: 3_600_000 },
+    ];
+    await h.rateOk(bucket, "acquire", bucket, { rules, permits: 3 });
+    await watch(page, "bucket", bucket);
+    await untilPage(page, "the bucket's rules", async (p) => (await rows(p, "#rules")).length === 2);
+    assert.equal(await text(page, "#view-title"), `Bucket “${bucket}”`);
+    assert.equal(await text(page, "#cooldown"), "No penalty in force.");
+    const [tight, loose] = await rows(page, "#rules");
+    assert.deepEqual(tight.slice(0, 4), ["ten-minutes", "3", "10 min 0 s", "3 of 3"]);
+    assert.match(tight[4], /^in \d+ min/, "the full rule frees in about ten minutes");
+    assert.deepEqual(loose, ["hour", "10", "1 h 0 min", "3 of 10", "now"]);
+    assert.equal(await page.isVisible("#holder"), false, "a bucket has no holder");
+    assert.equal(await page.isVisible("#waiting"), false);
+
+    // Live: a penalty shows without a reload.
+    await h.rateOk(bucket, "penalize", bucket, { cooldownMs: 3_600_000 });
+    await untilPage(page, "the penalty", async (p) => (await text(p, "#cooldown")).startsWith("Penalized: no grants for "));
+
+    const shot = path.join(OUT, "status-page-bucket.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, shot)}`);
+    console.log(`status page screenshot (bucket): ${shot}`);
+  });
+
   test("a Worker with no token configured: the page says the API is not configured", async () => {
     // A second Baton without BATON_TOKEN: its API answers 503, never open.
     const bare = await startBaton({ listen: true });
@@ -220,7 +248,7 @@ describe("status page in headless Chromium", () => {
   });
 
   test("an unreachable API: the error shows, the last data stays marked stale, then recovers", async () => {
-    // Still watching the group from above; the browser plays the outage.
+    // Still watching from above; the browser plays the outage.
     await page.route("**/v1/**", (route) => route.abort("connectionrefused"));
     await untilPage(page, "API unreachable", async (p) => (await text(p, "#error")).includes("Cannot reach the API"));
     assert.match(await text(page, "#updated"), /^Last good update /);

@@ -4,6 +4,7 @@
 import { DurableObject, WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../../js/with-key.mjs";
 import { serialize } from "../../js/serialize.mjs";
+import { withRateLimit, PermitPool } from "../../js/rate-limit.mjs";
 import { awaitRun, reportRun, startOnce } from "../../js/runs.mjs";
 
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
@@ -57,10 +58,12 @@ function lossyReplies(namespace) {
 
 export class TestWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
-    // One class for both helpers: Baton wakes instances through one Workflow binding.
+    // One class for both helpers: the serial queue wakes instances through one Workflow binding.
     if (event.payload.mode === "serial") return this.runSerial(event, step);
+    if (event.payload.mode === "rate") return this.runRate(event, step);
     if (event.payload.mode === "run") return this.runOnce(event, step);
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
+    const { workflow, limit } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
     return withKey(
@@ -69,8 +72,34 @@ export class TestWorkflow extends WorkflowEntrypoint {
       key,
       id,
       () => recordedBody(step, recorder, id, { waitForFinish, holdMs }, "done"),
-      { turnTimeout, stepRetries: { limit: 2, delay: "100 milliseconds" } },
+      { turnTimeout, stepRetries: { limit: 2, delay: "100 milliseconds" }, workflow, limit },
     );
+  }
+
+  /**
+   * Calls a rate-limited "upstream" `calls` times through `withRateLimit`:
+   * payload { bucket, rules, calls?, permits? }. Each call is recorded as
+   * "spend" in the Recorder; the output counts them.
+   */
+  async runRate(event, step) {
+    const { bucket, rules, calls = 1, permits = 1 } = event.payload;
+    const id = event.instanceId;
+    const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
+    let spent = 0;
+    for (let i = 0; i < calls; i++) {
+      spent += await withRateLimit(
+        step,
+        this.env.RATE_LIMITER,
+        bucket,
+        rules,
+        () => step.do(`spend ${i}`, NO_RETRY, async () => {
+          await recorder.append("spend", id);
+          return permits;
+        }),
+        { permits, stepRetries: { limit: 2, delay: "100 milliseconds" } },
+      );
+    }
+    return { spent };
   }
 
   /** A deploy-like run through `serialize`: payload { group, revision, current?, holdMs?, waitForFinish?, options? }. */
@@ -130,6 +159,13 @@ export class TestWorkflow extends WorkflowEntrypoint {
   }
 }
 
+/**
+ * A second Workflow class, bound to Baton as OTHER (contract §1a): the same
+ * code, so one key can be shared by instances of two Workflows. Its
+ * instances pass `workflow: "OTHER"` (in their payload) to `withKey`.
+ */
+export class OtherWorkflow extends TestWorkflow {}
+
 export class Recorder extends DurableObject {
   async append(kind, id) {
     const log = (await this.ctx.storage.get("log")) ?? [];
@@ -141,6 +177,9 @@ export class Recorder extends DurableObject {
     return (await this.ctx.storage.get("log")) ?? [];
   }
 }
+
+/** The test Worker's binding for Baton's Workflow binding name ("OTHER" or the default). */
+const workflowOf = (env, name) => (name === "OTHER" ? env.OTHER_WF : env.TEST_WF);
 
 const json = (value, status = 200) =>
   new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
@@ -157,6 +196,34 @@ export default {
         } catch (error) {
           return json({ error: String(error?.message ?? error) });
         }
+      }
+      case "/rate": {
+        const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(body.bucket));
+        try {
+          return json({ value: await stub[body.method](...body.args) });
+        } catch (error) {
+          return json({ error: String(error?.message ?? error) });
+        }
+      }
+      case "/rate-pool": {
+        // A Worker spending `take` permits through one PermitPool, then
+        // closing it: { bucket, rules, take, block, maxWaitMs? }.
+        const pool = new PermitPool(env.RATE_LIMITER, body.bucket, body.rules, {
+          block: body.block,
+          maxWaitMs: body.maxWaitMs ?? 0,
+          // Leases never go stale during a test: what is refunded is decided by `close`.
+          holdMs: 3_600_000,
+        });
+        let taken = 0;
+        let error = null;
+        try {
+          for (; taken < body.take; taken++) await pool.take();
+        } catch (e) {
+          error = e?.name ?? String(e);
+        }
+        const available = pool.available;
+        const refunded = await pool.close();
+        return json({ taken, available, refunded, error });
       }
       case "/bulk-enqueue": {
         // Many enqueues from inside the Worker, as callers would send them,
@@ -203,23 +270,25 @@ export default {
         }
       }
       case "/create": {
-        await env.TEST_WF.create({ id: body.id, params: body.params });
+        await workflowOf(env, body.workflow).create({ id: body.id, params: body.params });
         return json({ created: body.id });
       }
       case "/status": {
         try {
-          const instance = await env.TEST_WF.get(url.searchParams.get("id"));
+          const workflow = workflowOf(env, url.searchParams.get("workflow"));
+          const instance = await workflow.get(url.searchParams.get("id"));
           return json(await instance.status());
         } catch (error) {
           return json({ status: "not_found", error: String(error?.message ?? error) });
         }
       }
       case "/terminate": {
-        await (await env.TEST_WF.get(body.id)).terminate();
+        await (await workflowOf(env, body.workflow).get(body.id)).terminate();
         return json({ terminated: body.id });
       }
       case "/event": {
-        await (await env.TEST_WF.get(body.id)).sendEvent({ type: body.type, payload: body.payload });
+        const instance = await workflowOf(env, body.workflow).get(body.id);
+        await instance.sendEvent({ type: body.type, payload: body.payload });
         return json({ sent: body.id });
       }
       case "/log": {

@@ -12,7 +12,10 @@
 //! | key release | `{ instanceId }` |
 //! | group enqueue | `{ instanceId, revision, current? }` |
 //! | group claim, heartbeat, release | `{ instanceId }` |
-//! | key / group inspect | none (GET) |
+//! | bucket acquire | `{ rules: [{ id, limit, windowMs }], permits? }` |
+//! | bucket penalize | `{ cooldownMs }` |
+//! | bucket refund | `{ permits }` |
+//! | key / group / bucket inspect | none (GET) |
 //! | run claim | `{ instanceId, workflow? }` |
 //! | run complete | `{ instanceId, result?, error? }` |
 //! | run await | `{ timeoutMs }` |
@@ -21,7 +24,7 @@
 
 use super::error::HttpError;
 use super::routes::Operation;
-use crate::edge::{decode_http, CoordinatorCall, RunCall, SerialCall};
+use crate::edge::{decode_http, CoordinatorCall, RateCall, RunCall, SerialCall};
 use crate::error::BatonError;
 use crate::ident::Ident;
 use serde_json::{Map, Value};
@@ -33,6 +36,7 @@ use serde_json::{Map, Value};
 pub enum Command {
     Coordinator(CoordinatorCall),
     Serial(SerialCall),
+    Rate(RateCall),
     Run(RunCall),
 }
 
@@ -78,6 +82,7 @@ impl Command {
             KeyEnqueue | KeyAcquire | KeyRelease | KeyInspect => "key",
             RunClaim | RunComplete | RunAwait | RunAppend | RunEvents => "key",
             GroupEnqueue | GroupClaim | GroupHeartbeat | GroupRelease | GroupInspect => "group",
+            BucketAcquire | BucketPenalize | BucketRefund | BucketInspect => "bucket",
         };
         // The router only yields operations whose template has a parameter.
         let raw = param.ok_or(BatonError::Missing { field })?;
@@ -95,6 +100,10 @@ impl Command {
             GroupHeartbeat => Command::Serial(SerialCall::Heartbeat(decode_http(field, v, b)?)),
             GroupRelease => Command::Serial(SerialCall::Release(decode_http(field, v, b)?)),
             GroupInspect => Command::Serial(SerialCall::Inspect(decode_http(field, v, b)?)),
+            BucketAcquire => Command::Rate(RateCall::Acquire(decode_http(field, v, b)?)),
+            BucketPenalize => Command::Rate(RateCall::Penalize(decode_http(field, v, b)?)),
+            BucketRefund => Command::Rate(RateCall::Refund(decode_http(field, v, b)?)),
+            BucketInspect => Command::Rate(RateCall::Inspect(decode_http(field, v, b)?)),
             RunClaim => Command::Run(RunCall::Claim(decode_http(field, v, b)?)),
             RunComplete => Command::Run(RunCall::Complete(decode_http(field, v, b)?)),
             RunAwait => Command::Run(RunCall::Await(decode_http(field, v, b)?)),

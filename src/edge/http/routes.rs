@@ -56,6 +56,10 @@ pub enum Operation {
     GroupHeartbeat,
     GroupRelease,
     GroupInspect,
+    BucketAcquire,
+    BucketPenalize,
+    BucketRefund,
+    BucketInspect,
     RunClaim,
     RunComplete,
     RunAwait,
@@ -65,7 +69,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation, for tests that check each is routed exactly once.
-    pub const ALL: [Operation; 14] = [
+    pub const ALL: [Operation; 18] = [
         Operation::KeyEnqueue,
         Operation::KeyAcquire,
         Operation::KeyRelease,
@@ -75,6 +79,10 @@ impl Operation {
         Operation::GroupHeartbeat,
         Operation::GroupRelease,
         Operation::GroupInspect,
+        Operation::BucketAcquire,
+        Operation::BucketPenalize,
+        Operation::BucketRefund,
+        Operation::BucketInspect,
         Operation::RunClaim,
         Operation::RunComplete,
         Operation::RunAwait,
@@ -88,7 +96,7 @@ impl Operation {
     /// long-poll's timeout, the cursor), so they are POSTs with a body too.
     pub fn has_body(self) -> bool {
         match self {
-            Operation::KeyInspect | Operation::GroupInspect => false,
+            Operation::KeyInspect | Operation::GroupInspect | Operation::BucketInspect => false,
             Operation::KeyEnqueue
             | Operation::KeyAcquire
             | Operation::KeyRelease
@@ -96,7 +104,10 @@ impl Operation {
             | Operation::GroupClaim
             | Operation::GroupHeartbeat
             | Operation::GroupRelease
-            | Operation::RunClaim
+            | Operation::BucketAcquire
+            | Operation::BucketPenalize
+            | Operation::BucketRefund => true,
+            Operation::RunClaim
             | Operation::RunComplete
             | Operation::RunAwait
             | Operation::RunAppend
@@ -198,6 +209,26 @@ pub const ROUTES: &[RouteSpec] = &[
         Operation::GroupRelease,
     ),
     api(Method::Get, "/v1/groups/{group}", Operation::GroupInspect),
+    api(
+        Method::Post,
+        "/v1/buckets/{bucket}/acquire",
+        Operation::BucketAcquire,
+    ),
+    api(
+        Method::Post,
+        "/v1/buckets/{bucket}/penalize",
+        Operation::BucketPenalize,
+    ),
+    api(
+        Method::Post,
+        "/v1/buckets/{bucket}/refund",
+        Operation::BucketRefund,
+    ),
+    api(
+        Method::Get,
+        "/v1/buckets/{bucket}",
+        Operation::BucketInspect,
+    ),
     api(Method::Post, "/v1/runs/{key}/claim", Operation::RunClaim),
     api(
         Method::Post,

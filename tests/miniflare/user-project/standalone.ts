@@ -31,10 +31,16 @@ export class DeployWorkflow extends WorkflowEntrypoint<Env, DeployParams> {
   }
 }
 
-/** A second Workflow, added later (the README's "Adding a Workflow"). */
+/**
+ * A second Workflow, added later (the README's "Adding a Workflow"): it
+ * shares the deploy's key, and names its binding on Baton so Baton checks
+ * and wakes its instances through it (contract §1a).
+ */
 export class MigrateWorkflow extends WorkflowEntrypoint<Env, { repo: string }> {
   async run(event: WorkflowEvent<{ repo: string }>, step: WorkflowStep) {
-    return step.do("migrate", async () => ({ migrated: event.payload.repo }));
+    const { repo } = event.payload;
+    return withKey(step, this.env.COORDINATOR, `migrate:${repo}`, event.instanceId,
+      async () => step.do("migrate", async () => ({ migrated: repo })), { workflow: "MIGRATE" });
   }
 }
 

@@ -1,0 +1,170 @@
+// Where an uncontended acquire+release pair's time goes: V8's sampling CPU
+// profiler on the isolate that runs Baton's Coordinator (and, for the
+// baseline, on the bench Worker's isolate, where the plain JavaScript
+// Durable Object lives), while the bench Worker loops pairs.
+//
+//   BATON_WASM_NAMES=1 bash scripts/build.sh   # release build, names kept
+//   node_modules/.bin/node bench/profile.mjs [pairs]
+//
+// Prints self time by kind of code and inclusive time of the parts named in
+// issue 8 (WASM<->JS crossings, serde conversions, SQL statements, the
+// decision log line, the alarm). Not part of `npm run bench`: a profiler
+// slows what it samples, so its figures are shares, not speeds.
+import { Miniflare } from "miniflare";
+import { benchOptions } from "./miniflare.mjs";
+
+const PAIRS = Number(process.argv[2] ?? 3000);
+const SAMPLING_US = 50;
+
+/** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
+async function connect(url) {
+  const ws = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    ws.onopen = resolve;
+    ws.onerror = reject;
+  });
+  let next = 0;
+  const waiting = new Map();
+  ws.onmessage = ({ data }) => {
+    const message = JSON.parse(data);
+    if (message.id !== undefined && waiting.has(message.id)) {
+      const { resolve, reject } = waiting.get(message.id);
+      waiting.delete(message.id);
+      if (message.error) reject(new Error(JSON.stringify(message.error)));
+      else resolve(message.result);
+    }
+  };
+  return {
+    send(method, params = {}) {
+      const id = ++next;
+      ws.send(JSON.stringify({ id, method, params }));
+      return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
+    },
+    close: () => ws.close(),
+  };
+}
+
+/** Kinds of code, by the frame a sample's time is spent in (self time). */
+function kindOf(frame) {
+  const { functionName: name, url } = frame;
+  if (name === "(idle)") return "idle (waiting for the caller or I/O)";
+  if (name === "(garbage collector)") return "garbage collector";
+  if (name === "(program)") return "runtime (workerd, outside JS)";
+  if (url.startsWith("wasm://")) return "WASM (Baton's Rust)";
+  if (url.endsWith("build/index.js") || url.endsWith("index.js")) return "wasm-bindgen JS glue";
+  if (url.endsWith("worker.mjs") && !url.includes("bench")) return "js/worker.mjs wrapper";
+  if (url === "") return `native: ${name || "(anonymous)"}`;
+  return `JS: ${url.split("/").pop()}`;
+}
+
+/** The issue's candidates, matched on any frame of a sample's stack (inclusive time). */
+const PARTS = [
+  ["SQL statements (storage.sql.exec and its cursor)", (f) => /^(exec|raw|next|toArray)$/.test(f.functionName) && f.url === ""],
+  ["Rust SqlExec::run (binding values, reading rows)", (f) => f.functionName.includes("ObjectSql") || f.functionName.includes("sqlite::")],
+  ["decision log line (JSON + console.log)", (f) => f.functionName.includes("decision_log")],
+  ["console.log itself", (f) => f.functionName === "log" && f.url === ""],
+  ["request decode (serde-wasm-bindgen, edge::decode)", (f) => /edge::decode|serde_wasm_bindgen::de/.test(f.functionName)],
+  ["reply encode (serde-wasm-bindgen to_js)", (f) => /shell::js::to_js|serde_wasm_bindgen::ser/.test(f.functionName)],
+  ["the gate (blockConcurrencyWhile)", (f) => f.functionName.includes("blockConcurrencyWhile") || f.functionName.includes("under_gate")],
+  ["the alarm (get/set)", (f) => /getAlarm|setAlarm|ensure_alarm/.test(f.functionName)],
+  ["the core's decisions", (f) => /baton::coordinator::decide/.test(f.functionName)],
+  ["schema check (migrate)", (f) => f.functionName.includes("migrate")],
+  ["JS->WASM entry (wasm-bindgen exports)", (f) => /^(coordinatorcore_|__wbg_adapter|wasm_bindgen__convert__closures)/.test(f.functionName)],
+  ["WASM->JS calls (wasm-bindgen imports)", (f) => f.functionName.startsWith("__wbg_")],
+];
+
+function analyse(profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const self = new Map();
+  const inclusive = new Map(PARTS.map(([name]) => [name, 0]));
+  const topSelf = new Map();
+  let total = 0;
+  let busy = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    total += dt;
+    const node = byId.get(id);
+    const kind = kindOf(node.callFrame);
+    self.set(kind, (self.get(kind) ?? 0) + dt);
+    if (node.callFrame.functionName === "(idle)") return;
+    busy += dt;
+    const label = `${node.callFrame.functionName || "(anonymous)"} [${kind}]`;
+    topSelf.set(label, (topSelf.get(label) ?? 0) + dt);
+    const matched = new Set();
+    for (let at = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at).callFrame;
+      for (const [name, test] of PARTS) if (test(frame)) matched.add(name);
+    }
+    for (const name of matched) inclusive.set(name, inclusive.get(name) + dt);
+  });
+  return { total, busy, self, inclusive, topSelf };
+}
+
+function report(title, { total, busy, self, inclusive, topSelf }, pairs) {
+  const us = (t) => `${(t / pairs).toFixed(1)} µs/pair`;
+  const pct = (t, of) => `${((100 * t) / of).toFixed(1)}%`;
+  console.log(`\n## ${title}: ${pairs} pairs, ${(total / 1000).toFixed(0)} ms sampled, busy ${pct(busy, total)}`);
+  console.log("\nself time by kind:");
+  for (const [kind, t] of [...self].sort((a, b) => b[1] - a[1])) {
+    console.log(`  ${pct(t, total).padStart(6)}  ${us(t).padStart(14)}  ${kind}`);
+  }
+  console.log("\ninclusive time of the candidates (share of busy time):");
+  for (const [name, t] of [...inclusive].sort((a, b) => b[1] - a[1])) {
+    console.log(`  ${pct(t, busy).padStart(6)}  ${us(t).padStart(14)}  ${name}`);
+  }
+  console.log("\ntop self time (busy):");
+  for (const [label, t] of [...topSelf].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+    console.log(`  ${pct(t, busy).padStart(6)}  ${label}`);
+  }
+}
+
+async function profileWhile(target, run) {
+  const cdp = await connect(target.webSocketDebuggerUrl);
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: SAMPLING_US });
+  await cdp.send("Profiler.start");
+  const result = await run();
+  const { profile } = await cdp.send("Profiler.stop");
+  cdp.close();
+  return { profile, result };
+}
+
+async function main() {
+  const inspectorPort = 9300 + Math.floor(Math.random() * 500);
+  const mf = new Miniflare({ ...benchOptions(), inspectorPort });
+  await mf.ready;
+  try {
+    const list = await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json();
+    const target = (name) => {
+      const found = list.find((t) => t.title?.includes(name) || t.url?.includes(name) || t.webSocketDebuggerUrl?.endsWith(name));
+      if (!found) throw new Error(`no inspector target for ${name}: ${JSON.stringify(list)}`);
+      return found;
+    };
+    const call = async (body) => {
+      const response = await mf.dispatchFetch("http://bench/bench/pairs", { method: "POST", body: JSON.stringify(body) });
+      return response.json();
+    };
+    // Warm-up: objects, tables, JIT.
+    await call({ keys: ["prof"], pairs: 300 });
+    await call({ keys: ["prof"], binding: "PLAIN", pairs: 300 });
+
+    const baton = await profileWhile(target("baton"), () => call({ keys: ["prof"], pairs: PAIRS }));
+    report("Baton's isolate (Coordinator)", analyse(baton.profile), PAIRS);
+    console.log(`  (wall: ${baton.result.elapsedMs} ms for ${PAIRS} pairs under the profiler)`);
+
+    const plain = await profileWhile(target("bench"), () => call({ keys: ["prof"], binding: "PLAIN", pairs: PAIRS }));
+    report("the bench isolate (the loop and the plain JS baseline)", analyse(plain.profile), PAIRS);
+    console.log(`  (wall: ${plain.result.elapsedMs} ms for ${PAIRS} pairs under the profiler)`);
+
+    // The loop alone, unprofiled, for the wall-clock split.
+    const b = await call({ keys: ["prof"], pairs: PAIRS });
+    const p = await call({ keys: ["prof"], binding: "PLAIN", pairs: PAIRS });
+    console.log(`\nunprofiled: Baton ${((PAIRS / b.elapsedMs) * 1000).toFixed(0)} pairs/s, plain ${((PAIRS / p.elapsedMs) * 1000).toFixed(0)} pairs/s`);
+  } finally {
+    await mf.dispose();
+  }
+}
+
+await main();

@@ -1,0 +1,492 @@
+//! The rate limiter's requests and replies (contract §5, §7).
+//!
+//! A request is the §7 object: `{ bucket, rules, permits? }` and friends.
+//! The default entrypoint's `rate*` methods take it as is; the Durable
+//! Object's positional methods (`acquire(bucket, { rules, permits? })`) are
+//! merged into it by the shell ([`with_bucket`]); the HTTP API reads it from
+//! the body with the bucket from the path.
+//!
+//! Each number is its own bounded type, so a refusal names its field
+//! (`limit`, `windowMs`, `permits`, `cooldownMs`) with the contract's range.
+
+use crate::error::BatonError;
+use crate::ident::Ident;
+use crate::limits::{
+    RATE_COOLDOWN_MS_MAX, RATE_LIMIT_MAX, RATE_PERMITS_MAX, RATE_RULES_PER_CALL_MAX,
+    RATE_RULE_ID_CHARS_MAX, RATE_WINDOW_MS_MAX,
+};
+use crate::rate_limit::{self as core, rules, RuleId};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// The reason of a core refusal, for a field type's own error.
+fn reason(error: BatonError) -> String {
+    match error {
+        BatonError::Invalid { reason, .. } | BatonError::LimitExceeded { reason, .. } => reason,
+        other => other.message(),
+    }
+}
+
+/// A bounded integer field: deserialized from any JS number, refused
+/// (naming the field) unless it is an integer in the contract's range.
+macro_rules! bounded {
+    ($t:ident, $inner:ty, $parse:path, $min:expr, $max:expr, $description:expr) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $t(pub $inner);
+
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $parse(f64::deserialize(deserializer)?)
+                    .map($t)
+                    .map_err(|e| de::Error::custom(reason(e)))
+            }
+        }
+
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_u64(u64::from(self.0))
+            }
+        }
+
+        impl JsonSchema for $t {
+            fn schema_name() -> Cow<'static, str> {
+                concat!("Rate", stringify!($t)).into()
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({
+                    "type": "integer",
+                    "description": $description,
+                    "minimum": $min,
+                    "maximum": $max,
+                })
+            }
+        }
+    };
+}
+
+bounded!(
+    RuleLimit,
+    u32,
+    rules::parse_limit,
+    1,
+    RATE_LIMIT_MAX,
+    "Most permits the rule grants in any window."
+);
+bounded!(
+    WindowMs,
+    u64,
+    rules::parse_window_ms,
+    1,
+    RATE_WINDOW_MS_MAX,
+    "The rule's window, in milliseconds."
+);
+bounded!(
+    Permits,
+    u32,
+    rules::parse_permits,
+    1,
+    RATE_PERMITS_MAX,
+    "How many permits."
+);
+bounded!(
+    CooldownMs,
+    u64,
+    rules::parse_cooldown_ms,
+    1,
+    RATE_COOLDOWN_MS_MAX,
+    "How long no permit is granted, in milliseconds from now."
+);
+
+impl<'de> Deserialize<'de> for RuleId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        RuleId::parse("id", &String::deserialize(deserializer)?)
+            .map_err(|e| de::Error::custom(reason(e)))
+    }
+}
+
+impl Serialize for RuleId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl JsonSchema for RuleId {
+    fn schema_name() -> Cow<'static, str> {
+        "RateRuleId".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "description": "A rule's name within its bucket: its grants are remembered under it.",
+            "minLength": 1,
+            "maxLength": RATE_RULE_ID_CHARS_MAX,
+        })
+    }
+}
+
+/// One window rule: at most `limit` permits in any `windowMs`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RateRule {
+    pub id: RuleId,
+    pub limit: RuleLimit,
+    pub window_ms: WindowMs,
+}
+
+/// `rules`: 1 to 8 rules with distinct ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rules(pub core::RuleSet);
+
+impl<'de> Deserialize<'de> for Rules {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let list = Vec::<RateRule>::deserialize(deserializer)?;
+        core::RuleSet::new(
+            list.into_iter()
+                .map(|r| core::Rule {
+                    id: r.id,
+                    limit: r.limit.0,
+                    window_ms: r.window_ms.0,
+                })
+                .collect(),
+        )
+        .map(Rules)
+        .map_err(|e| de::Error::custom(reason(e)))
+    }
+}
+
+impl JsonSchema for Rules {
+    fn schema_name() -> Cow<'static, str> {
+        "RateRules".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "array",
+            "description": "The bucket's window rules for this call, with distinct ids.",
+            "items": generator.subschema_for::<RateRule>(),
+            "minItems": 1,
+            "maxItems": RATE_RULES_PER_CALL_MAX,
+        })
+    }
+}
+
+/// `acquire(bucket, { rules, permits? })`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RateAcquire {
+    pub bucket: Ident,
+    pub rules: Rules,
+    /// How many permits to acquire (default 1): all or part are granted.
+    pub permits: Option<Permits>,
+}
+
+/// `penalize(bucket, { cooldownMs })`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RatePenalize {
+    pub bucket: Ident,
+    pub cooldown_ms: CooldownMs,
+}
+
+/// `refund(bucket, { permits })`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RateRefund {
+    pub bucket: Ident,
+    pub permits: Permits,
+}
+
+/// `inspect(bucket)`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RateInspect {
+    pub bucket: Ident,
+}
+
+/// `acquire`'s reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RateAcquireReply {
+    /// Permits granted, 0 to `permits`.
+    pub granted: u32,
+    /// 0 when anything was granted; otherwise the milliseconds until an
+    /// acquire of one permit would be granted.
+    pub wait_ms: u64,
+}
+
+impl From<core::AcquireReply> for RateAcquireReply {
+    fn from(reply: core::AcquireReply) -> RateAcquireReply {
+        RateAcquireReply {
+            granted: reply.granted,
+            wait_ms: reply.wait_ms,
+        }
+    }
+}
+
+/// `penalize`'s reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RatePenalizeReply {
+    /// The cooldown's end as it now stands, in ms since the epoch.
+    pub until: u64,
+}
+
+/// `refund`'s reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RateRefundReply {
+    /// How many permits were returned.
+    pub refunded: u32,
+}
+
+/// `inspect`'s reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RateInspection {
+    pub bucket: Ident,
+    /// The cooldown's end while it lasts, in ms since the epoch.
+    pub cooldown_until: Option<u64>,
+    /// Every rule id the bucket remembers, with its values as last given.
+    pub rules: Vec<RateRuleView>,
+}
+
+/// One rule as `inspect` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RateRuleView {
+    pub id: RuleId,
+    pub limit: u32,
+    pub window_ms: u64,
+    /// Permits granted under the rule in the last `windowMs`.
+    pub used: u64,
+    /// When the rule next has a free permit (now if it has one), in ms since the epoch.
+    pub next_free_at: u64,
+}
+
+impl RateInspection {
+    pub fn new(bucket: Ident, inspection: core::Inspection) -> RateInspection {
+        RateInspection {
+            bucket,
+            cooldown_until: inspection.cooldown_until_ms,
+            rules: inspection
+                .rules
+                .into_iter()
+                .map(|r| RateRuleView {
+                    id: r.id,
+                    limit: r.limit,
+                    window_ms: r.window_ms,
+                    used: r.used,
+                    next_free_at: r.next_free_at_ms,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl super::RateCall {
+    pub fn bucket(&self) -> &Ident {
+        match self {
+            super::RateCall::Acquire(r) => &r.bucket,
+            super::RateCall::Penalize(r) => &r.bucket,
+            super::RateCall::Refund(r) => &r.bucket,
+            super::RateCall::Inspect(r) => &r.bucket,
+        }
+    }
+
+    /// The Durable Object method serving it, and its second positional
+    /// argument (the request without `bucket`), if it takes one.
+    pub fn positional(&self) -> (&'static str, Option<Value>) {
+        let rules = |rules: &Rules| -> Value {
+            rules
+                .0
+                .rules()
+                .iter()
+                .map(|r| serde_json::json!({ "id": r.id.as_str(), "limit": r.limit, "windowMs": r.window_ms }))
+                .collect()
+        };
+        match self {
+            super::RateCall::Acquire(r) => {
+                let mut options = serde_json::json!({ "rules": rules(&r.rules) });
+                if let Some(permits) = r.permits {
+                    options["permits"] = permits.0.into();
+                }
+                ("acquire", Some(options))
+            }
+            super::RateCall::Penalize(r) => (
+                "penalize",
+                Some(serde_json::json!({ "cooldownMs": r.cooldown_ms.0 })),
+            ),
+            super::RateCall::Refund(r) => (
+                "refund",
+                Some(serde_json::json!({ "permits": r.permits.0 })),
+            ),
+            super::RateCall::Inspect(_) => ("inspect", None),
+        }
+    }
+}
+
+/// The request object of a positional Durable Object call: `options` (absent
+/// for `inspect`) with `bucket` added. An `options` that is not an object,
+/// or that carries its own `bucket`, is refused naming `options`.
+pub fn with_bucket(bucket: Value, options: Option<Value>) -> Result<Value, BatonError> {
+    let mut fields = match options {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(fields)) => fields,
+        Some(_) => {
+            return Err(BatonError::WrongType {
+                field: "options",
+                expected: "an object",
+            })
+        }
+    };
+    if fields.contains_key("bucket") {
+        return Err(BatonError::Invalid {
+            field: "options",
+            reason: "must not hold bucket (it is the first argument)".into(),
+        });
+    }
+    fields.insert("bucket".into(), bucket);
+    Ok(Value::Object(fields))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edge::decode_value;
+    use serde_json::json;
+
+    fn acquire(input: Value) -> Result<RateAcquire, BatonError> {
+        decode_value(&input)
+    }
+
+    #[test]
+    fn a_good_acquire_decodes() {
+        let r = acquire(json!({
+            "bucket": "b",
+            "rules": [{ "id": "s", "limit": 5, "windowMs": 1000 }, { "id": "m", "limit": 100, "windowMs": 60000 }],
+            "permits": 3,
+        }))
+        .unwrap();
+        assert_eq!(r.rules.0.rules().len(), 2);
+        assert_eq!(r.permits, Some(Permits(3)));
+    }
+
+    #[test]
+    fn every_bad_input_names_its_field() {
+        let rule = json!({ "id": "s", "limit": 5, "windowMs": 1000 });
+        let nine: Vec<Value> = (0..9)
+            .map(|i| json!({ "id": format!("r{i}"), "limit": 1, "windowMs": 1 }))
+            .collect();
+        let cases = [
+            (json!({ "bucket": "b" }), "rules"),
+            (json!({ "bucket": "b", "rules": [] }), "rules"),
+            (json!({ "bucket": "b", "rules": nine }), "rules"),
+            (json!({ "bucket": "b", "rules": [rule, rule] }), "rules"),
+            (
+                json!({ "bucket": "b", "rules": [{ "id": "", "limit": 1, "windowMs": 1 }] }),
+                "id",
+            ),
+            (
+                json!({ "bucket": "b", "rules": [{ "id": "a", "limit": 0, "windowMs": 1 }] }),
+                "limit",
+            ),
+            (
+                json!({ "bucket": "b", "rules": [{ "id": "a", "limit": 1.5, "windowMs": 1 }] }),
+                "limit",
+            ),
+            (
+                json!({ "bucket": "b", "rules": [{ "id": "a", "limit": 100001, "windowMs": 1 }] }),
+                "limit",
+            ),
+            (
+                json!({ "bucket": "b", "rules": [{ "id": "a", "limit": "5", "windowMs": 1 }] }),
+                "limit",
+            ),
+            (
+                json!({ "bucket": "b", "rules": [{ "id": "a", "limit": 1, "windowMs": 86400001 }] }),
+                "windowMs",
+            ),
+            (
+                json!({ "bucket": "b", "rules": [{ "id": "a", "limit": 1, "windowMs": 1, "burst": 2 }] }),
+                "rules",
+            ),
+            (
+                json!({ "bucket": "b", "rules": [rule], "permits": 0 }),
+                "permits",
+            ),
+            (
+                json!({ "bucket": "b", "rules": [rule], "permits": 10001 }),
+                "permits",
+            ),
+            (
+                json!({ "bucket": "b", "rules": [rule], "extra": 1 }),
+                "input",
+            ),
+            (json!({ "bucket": "", "rules": [rule] }), "bucket"),
+        ];
+        for (input, field) in cases {
+            let err = acquire(input.clone()).unwrap_err();
+            let message = err.message();
+            assert!(message.starts_with("BatonError: "), "{message}");
+            assert!(
+                message.contains(field),
+                "{input}: {message} should name {field}"
+            );
+        }
+        for (cooldown, ok) in [
+            (json!(1), true),
+            (json!(86400000), true),
+            (json!(0), false),
+            (json!(-1), false),
+            (json!(86400001), false),
+        ] {
+            let r: Result<RatePenalize, _> =
+                decode_value(&json!({ "bucket": "b", "cooldownMs": cooldown }));
+            assert_eq!(r.is_ok(), ok, "{cooldown}");
+            if let Err(e) = r {
+                assert!(e.message().contains("cooldownMs"), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_call_becomes_the_positional_arguments_it_was_decoded_from() {
+        let input = json!({
+            "bucket": "b",
+            "rules": [{ "id": "s", "limit": 5, "windowMs": 1000 }],
+            "permits": 3,
+        });
+        let call = crate::edge::RateCall::Acquire(decode_value(&input).unwrap());
+        let (method, options) = call.positional();
+        assert_eq!(method, "acquire");
+        assert_eq!(with_bucket(json!("b"), options).unwrap(), input);
+        let call = crate::edge::RateCall::Inspect(decode_value(&json!({ "bucket": "b" })).unwrap());
+        assert_eq!(call.positional(), ("inspect", None));
+    }
+
+    #[test]
+    fn positional_options_take_the_bucket_from_the_first_argument() {
+        assert_eq!(
+            with_bucket(json!("b"), Some(json!({ "permits": 2 }))).unwrap(),
+            json!({ "bucket": "b", "permits": 2 })
+        );
+        assert_eq!(
+            with_bucket(json!("b"), None).unwrap(),
+            json!({ "bucket": "b" })
+        );
+        assert_eq!(
+            with_bucket(json!("b"), Some(json!("x")))
+                .unwrap_err()
+                .field(),
+            "options"
+        );
+        assert_eq!(
+            with_bucket(json!("b"), Some(json!({ "bucket": "c" })))
+                .unwrap_err()
+                .field(),
+            "options"
+        );
+    }
+}

@@ -1,0 +1,470 @@
+//! The decisions: `acquire`, `penalize`, `refund` and `inspect`.
+//!
+//! Each takes the bucket's [`RateStore`], the time and the request, writes
+//! through the store, and returns the reply. None of them blocks, awaits or
+//! fails on I/O; a request that breaks a rule of the contract is refused
+//! before anything is written.
+//!
+//! # Exactness
+//! A permit granted at `t` under a rule with window `W` counts for that rule
+//! at every time `T` with `t > T - W`, and frees at `t + W`. At `now` a rule
+//! grants at most `limit - used(now)`, where `used(now)` counts its grants in
+//! `(now - W, now]`; since every interval `[x, x + W)` that ends after `now`
+//! and holds `now` starts after `now - W`, no such interval can exceed the
+//! limit. When nothing is granted, the next free time of a rule whose `used`
+//! is `u >= limit` is when its `(u - limit + 1)`-th oldest permit in the
+//! window leaves it: that grant's time plus `W`. The bucket's `waitMs` is the
+//! latest of its rules' times and the cooldown's end.
+
+use super::rules::{RuleId, RuleSet};
+use super::state::{GrantRow, Meta, RateStore, RuleRow, Totals};
+use crate::error::BatonError;
+use crate::limits::{
+    RATE_PRUNE_ROWS_PER_CALL, RATE_REFUND_PAGE_ROWS, RATE_REFUND_ROWS_VISITED_MAX, RATE_RULE_SLOTS,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AcquireReply {
+    pub granted: u32,
+    /// 0 when anything was granted; otherwise the time until an acquire of
+    /// one permit would be granted.
+    pub wait_ms: u64,
+}
+
+/// One remembered rule as `inspect` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleView {
+    pub id: RuleId,
+    pub limit: u32,
+    pub window_ms: u64,
+    /// Permits granted under the rule in the last `window_ms`.
+    pub used: u64,
+    /// When the rule alone next has a free permit (`now` if it has one).
+    pub next_free_at_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspection {
+    /// The cooldown's end while it lasts.
+    pub cooldown_until_ms: Option<u64>,
+    /// Every remembered rule, in slot order.
+    pub rules: Vec<RuleView>,
+}
+
+/// Grants up to `permits` that every rule in `rules` and the cooldown allow.
+pub fn acquire(
+    store: &mut impl RateStore,
+    now_ms: u64,
+    rules: &RuleSet,
+    permits: u32,
+) -> Result<AcquireReply, BatonError> {
+    let newest = store.newest_grant();
+    let now = clamp_now(now_ms, newest.as_ref());
+    let (stored_meta, remembered) = store.meta_and_rules();
+    let meta = stored_meta;
+    let call_window_max = rules.rules().iter().map(|r| r.window_ms).max().unwrap_or(0);
+    let max_window_ms = meta.max_window_ms.max(call_window_max);
+    let mut horizon_ms = meta.horizon_ms;
+    if max_window_ms > meta.max_window_ms && meta.max_window_ms > 0 {
+        // Grants older than the old longest window may be deleted already.
+        horizon_ms = horizon_ms.max(window_from(now, meta.max_window_ms));
+    }
+    let meta = Meta {
+        max_window_ms,
+        horizon_ms,
+        ..meta
+    };
+    let kept_from = kept_from(&meta, now);
+
+    // Every refusal comes before the first write.
+    let assigned = assign_slots(store, newest.as_ref(), remembered, rules, kept_from)?;
+    let rows: Vec<RuleRow> = assigned.iter().map(|(row, _)| row.clone()).collect();
+
+    let uses: Vec<WindowUse> = rows
+        .iter()
+        .map(|row| window_use(store, newest.as_ref(), row, &meta, now))
+        .collect();
+    let cooling = now < meta.cooldown_until_ms;
+    let free = rows
+        .iter()
+        .zip(&uses)
+        .map(|(row, used)| u64::from(row.limit).saturating_sub(used.used))
+        .min()
+        .unwrap_or(0);
+    let granted = if cooling {
+        0
+    } else {
+        free.min(u64::from(permits)) as u32
+    };
+
+    let wait_ms = if granted > 0 {
+        let mask = rows.iter().fold(0u16, |mask, row| mask | 1 << row.slot);
+        let mut totals = newest.as_ref().map_or([0; RATE_RULE_SLOTS], |n| n.totals);
+        for (slot, total) in totals.iter_mut().enumerate() {
+            if mask & (1 << slot) != 0 {
+                *total += u64::from(granted);
+            }
+        }
+        store.push_grant(&GrantRow {
+            seq: newest.as_ref().map_or(1, |n| n.seq + 1),
+            at_ms: now,
+            permits: granted,
+            mask,
+            totals,
+        });
+        0
+    } else {
+        let mut free_at = if cooling { meta.cooldown_until_ms } else { now };
+        for (row, used) in rows.iter().zip(&uses) {
+            free_at = free_at.max(rule_free_at(store, newest.as_ref(), row, used, now));
+        }
+        free_at - now
+    };
+    // Only what changed is written: a refusal on a bucket whose rules and
+    // windows are as before writes nothing, a grant one row.
+    for (row, changed) in &assigned {
+        if *changed {
+            store.put_rule(row);
+        }
+    }
+    if meta != stored_meta {
+        store.set_meta(&meta);
+    }
+    prune(store, &meta, now);
+    Ok(AcquireReply { granted, wait_ms })
+}
+
+/// No grants until `now + cooldown_ms`, unless an earlier penalty already
+/// reaches further. Returns the cooldown's end as it now stands.
+pub fn penalize(store: &mut impl RateStore, now_ms: u64, cooldown_ms: u64) -> u64 {
+    let now = clamp_now(now_ms, store.newest_grant().as_ref());
+    let mut meta = store.meta();
+    meta.cooldown_until_ms = meta.cooldown_until_ms.max(now + cooldown_ms);
+    store.set_meta(&meta);
+    meta.cooldown_until_ms
+}
+
+/// Returns up to `permits` of the most recent grants still inside some
+/// rule's window, newest first, so they count against no window. Returns
+/// how many it refunded.
+pub fn refund(store: &mut impl RateStore, now_ms: u64, permits: u32) -> u32 {
+    let newest = store.newest_grant();
+    let now = clamp_now(now_ms, newest.as_ref());
+    let (meta, rules) = store.meta_and_rules();
+    let kept_from = kept_from(&meta, now);
+    let mut windows: [Option<u64>; RATE_RULE_SLOTS] = [None; RATE_RULE_SLOTS];
+    for rule in rules {
+        windows[usize::from(rule.slot)] = Some(rule.window_ms);
+    }
+    let live = |row: &GrantRow| {
+        (0..RATE_RULE_SLOTS).any(|slot| {
+            row.counts_for(slot)
+                && windows[slot]
+                    .is_some_and(|w| row.at_ms >= window_from(now, w).max(meta.horizon_ms))
+        })
+    };
+
+    // Walk back from the newest row, deciding what each row gives back.
+    let mut taken: Vec<(GrantRow, u32)> = Vec::new();
+    let mut remaining = permits;
+    let mut before = u64::MAX;
+    'walk: while remaining > 0 && (taken.len() as u32) < RATE_REFUND_ROWS_VISITED_MAX {
+        let page = store.grants_before(before, RATE_REFUND_PAGE_ROWS);
+        if page.is_empty() {
+            break;
+        }
+        for row in page {
+            // Older rows count for no rule: nothing further back is live.
+            if row.at_ms < kept_from || (taken.len() as u32) >= RATE_REFUND_ROWS_VISITED_MAX {
+                break 'walk;
+            }
+            before = row.seq;
+            let take = if live(&row) {
+                remaining.min(row.permits)
+            } else {
+                0
+            };
+            remaining -= take;
+            taken.push((row, take));
+            if remaining == 0 {
+                break 'walk;
+            }
+        }
+    }
+
+    // Rewrite oldest first: each row's totals drop by everything refunded
+    // at or before it, under the slots it counts for... and, carried
+    // forward, under every slot an earlier refunded row counted for.
+    let mut delta: Totals = [0; RATE_RULE_SLOTS];
+    for (row, take) in taken.into_iter().rev() {
+        for (slot, d) in delta.iter_mut().enumerate() {
+            if row.counts_for(slot) {
+                *d += u64::from(take);
+            }
+        }
+        if take == row.permits {
+            store.delete_grant(row.seq);
+        } else if delta.iter().any(|&d| d > 0) {
+            let mut totals = row.totals;
+            for (total, d) in totals.iter_mut().zip(&delta) {
+                *total -= d;
+            }
+            store.replace_grant(&GrantRow {
+                permits: row.permits - take,
+                totals,
+                ..row
+            });
+        }
+    }
+    prune(store, &meta, now);
+    permits - remaining
+}
+
+/// Every remembered rule with its use and next free time, and the cooldown.
+pub fn inspect(store: &impl RateStore, now_ms: u64) -> Inspection {
+    let newest = store.newest_grant();
+    let now = clamp_now(now_ms, newest.as_ref());
+    let (meta, rules) = store.meta_and_rules();
+    let rules = rules
+        .into_iter()
+        .map(|row| {
+            let used = window_use(store, newest.as_ref(), &row, &meta, now);
+            RuleView {
+                next_free_at_ms: rule_free_at(store, newest.as_ref(), &row, &used, now),
+                used: used.used,
+                id: row.id,
+                limit: row.limit,
+                window_ms: row.window_ms,
+            }
+        })
+        .collect();
+    Inspection {
+        cooldown_until_ms: (meta.cooldown_until_ms > now).then_some(meta.cooldown_until_ms),
+        rules,
+    }
+}
+
+/// Time never runs backwards for a bucket: a clock behind the newest grant
+/// (another machine's, a little late) is taken as that grant's time.
+fn clamp_now(now_ms: u64, newest: Option<&GrantRow>) -> u64 {
+    newest.map_or(now_ms, |n| now_ms.max(n.at_ms))
+}
+
+/// The first time inside a window of `window_ms` ending at `now`: a grant
+/// at `t` counts at `now` when `t > now - window_ms`, that is `t >= now + 1 - window_ms`.
+fn window_from(now: u64, window_ms: u64) -> u64 {
+    (now + 1).saturating_sub(window_ms)
+}
+
+/// Grants before this time count for no rule and may be deleted.
+fn kept_from(meta: &Meta, now: u64) -> u64 {
+    meta.horizon_ms.max(window_from(now, meta.max_window_ms))
+}
+
+/// The call's rules as rows in their slots, each with whether it must be
+/// written: a remembered id keeps its slot and takes the new values; a new
+/// id takes a free slot, or reuses the lowest one whose rule no kept grant
+/// counts for (its running total has not moved since `kept_from`).
+fn assign_slots(
+    store: &impl RateStore,
+    newest: Option<&GrantRow>,
+    remembered: Vec<RuleRow>,
+    rules: &RuleSet,
+    kept_from: u64,
+) -> Result<Vec<(RuleRow, bool)>, BatonError> {
+    let named = |row: &RuleRow| rules.rules().iter().any(|r| r.id == row.id);
+    let mut free =
+        (0..RATE_RULE_SLOTS as u8).filter(|slot| remembered.iter().all(|r| r.slot != *slot));
+    // Totals at the start of what is kept, read only if a slot must be reused.
+    let mut kept_base: Option<Totals> = None;
+    let mut reusable = remembered.iter().filter(|r| !named(r)).map(|r| r.slot);
+    let newest_totals = newest.map_or([0; RATE_RULE_SLOTS], |n| n.totals);
+    let mut next_reusable = || {
+        let base = *kept_base.get_or_insert_with(|| totals_before(store, kept_from));
+        reusable.find(|&slot| newest_totals[usize::from(slot)] == base[usize::from(slot)])
+    };
+
+    let mut assigned = Vec::with_capacity(rules.rules().len());
+    for rule in rules.rules() {
+        let (slot, changed) = match remembered.iter().find(|r| r.id == rule.id) {
+            Some(known) => (
+                known.slot,
+                known.limit != rule.limit || known.window_ms != rule.window_ms,
+            ),
+            None => {
+                let slot = match free.next() {
+                    Some(slot) => slot,
+                    None => next_reusable().ok_or_else(|| BatonError::LimitExceeded {
+                        field: "rules",
+                        reason: format!(
+                            "would make the bucket track more than {RATE_RULE_SLOTS} rule ids \
+                             (a rule id is forgotten once its grants have aged out)"
+                        ),
+                    })?,
+                };
+                (slot, true)
+            }
+        };
+        let row = RuleRow {
+            slot,
+            id: rule.id.clone(),
+            limit: rule.limit,
+            window_ms: rule.window_ms,
+        };
+        assigned.push((row, changed));
+    }
+    Ok(assigned)
+}
+
+/// Every slot's running total just before `t`: the last row before it, or
+/// just before the oldest row kept.
+fn totals_before(store: &impl RateStore, t: u64) -> Totals {
+    let before = t
+        .checked_sub(1)
+        .and_then(|t| store.last_grant_at_or_before(t));
+    match before {
+        Some(row) => row.totals,
+        None => store.oldest_grant().map_or([0; RATE_RULE_SLOTS], |oldest| {
+            let mut totals = oldest.totals;
+            for (slot, total) in totals.iter_mut().enumerate() {
+                *total = oldest.total_before(slot);
+            }
+            totals
+        }),
+    }
+}
+
+/// A rule's use of its window at `now`, and where the window starts in the
+/// rows (for finding its next free time).
+#[derive(Debug, Clone, Copy)]
+struct WindowUse {
+    used: u64,
+    /// The slot's total at the window's start.
+    base: u64,
+    /// The last row at or before the window's start, if one is kept.
+    base_seq: Option<u64>,
+}
+
+fn window_use(
+    store: &impl RateStore,
+    newest: Option<&GrantRow>,
+    rule: &RuleRow,
+    meta: &Meta,
+    now: u64,
+) -> WindowUse {
+    let Some(newest) = newest else {
+        return WindowUse {
+            used: 0,
+            base: 0,
+            base_seq: None,
+        };
+    };
+    let slot = usize::from(rule.slot);
+    let from = window_from(now, rule.window_ms).max(meta.horizon_ms);
+    let before = from
+        .checked_sub(1)
+        .and_then(|t| store.last_grant_at_or_before(t));
+    let (base, base_seq) = match before {
+        Some(row) => (row.totals[slot], Some(row.seq)),
+        // Every kept row is inside the window: it starts before the oldest.
+        None => (
+            store
+                .oldest_grant()
+                .map_or(0, |oldest| oldest.total_before(slot)),
+            None,
+        ),
+    };
+    WindowUse {
+        used: newest.totals[slot] - base,
+        base,
+        base_seq,
+    }
+}
+
+/// When `rule` alone next has a free permit.
+fn rule_free_at(
+    store: &impl RateStore,
+    newest: Option<&GrantRow>,
+    rule: &RuleRow,
+    used: &WindowUse,
+    now: u64,
+) -> u64 {
+    let Some(newest) = newest else { return now };
+    if used.used < u64::from(rule.limit) {
+        return now;
+    }
+    let slot = usize::from(rule.slot);
+    // The grant holding the window's (used - limit + 1)-th oldest permit.
+    let target = used.base + used.used - u64::from(rule.limit) + 1;
+    let reaches = |row: &GrantRow| row.totals[slot] >= target;
+    let first = used.base_seq.map_or(0, |seq| seq + 1);
+    let row = store
+        .grant_at_or_after(first)
+        .expect("a window with permits in use has a row in it");
+    if reaches(&row) {
+        return row.at_ms + rule.window_ms;
+    }
+    // Rare (another rule's grants in between, or a lowered limit): a binary
+    // search over seq, each probe one indexed lookup; totals only grow with seq.
+    let (mut lo, mut hi) = (row.seq + 1, newest.seq);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let probe = store
+            .grant_at_or_after(mid)
+            .expect("the newest row is at or after mid");
+        if reaches(&probe) {
+            hi = mid;
+        } else {
+            lo = probe.seq + 1;
+        }
+    }
+    let row = store
+        .grant_at_or_after(lo)
+        .expect("the newest row reaches the target");
+    assert!(reaches(&row), "running totals are not monotone in seq");
+    row.at_ms + rule.window_ms
+}
+
+/// Deletes a few rows that count for no rule any more, never the newest
+/// (it carries the running totals forward).
+fn prune(store: &mut impl RateStore, meta: &Meta, now: u64) {
+    if let Some(newest) = store.newest_grant() {
+        store.prune(kept_from(meta, now), newest.seq, RATE_PRUNE_ROWS_PER_CALL);
+    }
+}
+
+/// The store's invariants, checked by the tests after every step (it reads
+/// every row: tests only).
+pub fn assert_invariants(store: &impl RateStore) {
+    let rules = store.rules();
+    assert!(rules.len() <= RATE_RULE_SLOTS);
+    assert_eq!(store.meta_and_rules(), (store.meta(), rules.clone()));
+    for (i, rule) in rules.iter().enumerate() {
+        assert!(usize::from(rule.slot) < RATE_RULE_SLOTS);
+        for other in &rules[..i] {
+            assert_ne!(other.slot, rule.slot, "two rules in one slot");
+            assert_ne!(other.id, rule.id, "one rule id in two slots");
+        }
+    }
+    let mut rows = store.grants_before(u64::MAX, u32::MAX);
+    rows.reverse();
+    for pair in rows.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        assert!(
+            a.seq < b.seq && a.at_ms <= b.at_ms,
+            "rows out of order: {a:?} {b:?}"
+        );
+        for slot in 0..RATE_RULE_SLOTS {
+            assert_eq!(
+                b.total_before(slot),
+                a.totals[slot],
+                "totals broken at {b:?}"
+            );
+        }
+    }
+    for row in &rows {
+        assert!(row.permits >= 1 && row.mask != 0, "empty row {row:?}");
+    }
+    assert_eq!(store.newest_grant().as_ref(), rows.last());
+    assert_eq!(store.oldest_grant().as_ref(), rows.first());
+}

@@ -1,0 +1,324 @@
+//! [`RateStore`] over SQLite: the Durable Object's storage, one row per grant.
+//!
+//! Generic over the Coordinator's [`SqlExec`], so the same statements run in
+//! the Durable Object and natively under `rusqlite` in the tests. Every
+//! query is bounded by the primary key or the time index and a `LIMIT`.
+//! A failing statement is a broken invariant: it panics.
+
+use super::schema;
+use super::state::{GrantRow, Meta, RateStore, RuleRow, Totals};
+use crate::coordinator::{SqlExec, SqlValue};
+use crate::limits::{JS_SAFE_INTEGER_MAX, RATE_RULE_SLOTS};
+use crate::rate_limit::rules::RuleId;
+use std::cell::Cell;
+
+/// Brings a database to the current rate-limit schema; a no-op when it is there.
+pub fn migrate(exec: &impl SqlExec) {
+    exec.run(schema::CREATE_VERSION_TABLE, &[]);
+    let found = exec
+        .run(schema::READ_VERSION, &[])
+        .first()
+        .map(|row| integer(&row[0]))
+        .unwrap_or(0);
+    let current = schema::current_version();
+    assert!(
+        found <= current,
+        "rate_limit schema v{found} is newer than this release (v{current})"
+    );
+    for step in &schema::migrations()[found as usize..] {
+        for statement in step {
+            exec.run(statement, &[]);
+        }
+    }
+    if found < current {
+        exec.run(schema::WRITE_VERSION, &[SqlValue::Integer(current)]);
+    }
+}
+
+/// One bucket's rows, read and written through `exec`, counting statements.
+pub struct SqlRateStore<'a, E: SqlExec> {
+    exec: &'a E,
+    bucket: String,
+    /// `seq, at_ms, permits, mask, t0, ..., t15`.
+    grant_columns: String,
+    reads: Cell<u32>,
+    writes: Cell<u32>,
+}
+
+impl<'a, E: SqlExec> SqlRateStore<'a, E> {
+    pub fn new(exec: &'a E, bucket: &str) -> Self {
+        SqlRateStore {
+            exec,
+            bucket: bucket.to_owned(),
+            grant_columns: format!(
+                "seq, at_ms, permits, mask, {}",
+                schema::total_columns().join(", ")
+            ),
+            reads: Cell::new(0),
+            writes: Cell::new(0),
+        }
+    }
+
+    /// Statements that only read, and statements that wrote, so far.
+    pub fn work(&self) -> (u32, u32) {
+        (self.reads.get(), self.writes.get())
+    }
+
+    fn read(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
+        self.reads.set(self.reads.get() + 1);
+        self.exec.run(sql, params)
+    }
+
+    fn write(&self, sql: &str, params: &[SqlValue]) {
+        self.writes.set(self.writes.get() + 1);
+        self.exec.run(sql, params);
+    }
+
+    fn bucket(&self) -> SqlValue {
+        SqlValue::Text(self.bucket.clone())
+    }
+
+    /// The grant rows a `WHERE ... ORDER BY ... LIMIT` clause selects.
+    fn grants(&self, clause: &str, params: &[SqlValue]) -> Vec<GrantRow> {
+        let sql = format!(
+            "SELECT {} FROM rate_grants WHERE bucket = ?1 AND {clause}",
+            self.grant_columns
+        );
+        let mut all = vec![self.bucket()];
+        all.extend_from_slice(params);
+        self.read(&sql, &all)
+            .iter()
+            .map(|row| grant_from_row(row))
+            .collect()
+    }
+
+    fn grant(&self, clause: &str, params: &[SqlValue]) -> Option<GrantRow> {
+        self.grants(clause, params).into_iter().next()
+    }
+}
+
+fn integer(value: &SqlValue) -> i64 {
+    match value {
+        SqlValue::Integer(n) => *n,
+        other => panic!("expected an integer column, found {other:?}"),
+    }
+}
+
+/// A stored count or time: never negative, always a safe JS integer.
+fn count(value: &SqlValue) -> u64 {
+    let n = integer(value);
+    assert!(
+        (0..=JS_SAFE_INTEGER_MAX as i64).contains(&n),
+        "stored value {n} is out of range"
+    );
+    n as u64
+}
+
+fn value(n: u64) -> SqlValue {
+    assert!(n <= JS_SAFE_INTEGER_MAX, "value {n} is out of range");
+    SqlValue::Integer(n as i64)
+}
+
+fn rule_from_row(row: &[SqlValue]) -> RuleRow {
+    RuleRow {
+        slot: u8::try_from(count(&row[0])).expect("stored slot fits u8"),
+        id: match &row[1] {
+            SqlValue::Text(id) => {
+                RuleId::parse("stored rule id", id).expect("stored rule id is valid")
+            }
+            other => panic!("expected a text rule id, found {other:?}"),
+        },
+        limit: u32::try_from(count(&row[2])).expect("stored limit fits u32"),
+        window_ms: count(&row[3]),
+    }
+}
+
+fn grant_from_row(row: &[SqlValue]) -> GrantRow {
+    let mut totals: Totals = [0; RATE_RULE_SLOTS];
+    for (slot, total) in totals.iter_mut().enumerate() {
+        *total = count(&row[4 + slot]);
+    }
+    GrantRow {
+        seq: count(&row[0]),
+        at_ms: count(&row[1]),
+        permits: u32::try_from(count(&row[2])).expect("stored permits fit u32"),
+        mask: u16::try_from(count(&row[3])).expect("stored mask fits u16"),
+        totals,
+    }
+}
+
+fn grant_values(row: &GrantRow) -> Vec<SqlValue> {
+    let mut values = vec![
+        value(row.seq),
+        value(row.at_ms),
+        value(u64::from(row.permits)),
+        value(u64::from(row.mask)),
+    ];
+    values.extend(row.totals.iter().map(|&t| value(t)));
+    values
+}
+
+impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
+    fn meta(&self) -> Meta {
+        self.read(
+            "SELECT cooldown_until_ms, max_window_ms, horizon_ms FROM rate_buckets \
+             WHERE bucket = ?1 LIMIT 1",
+            &[self.bucket()],
+        )
+        .first()
+        .map_or_else(Meta::default, |row| Meta {
+            cooldown_until_ms: count(&row[0]),
+            max_window_ms: count(&row[1]),
+            horizon_ms: count(&row[2]),
+        })
+    }
+
+    fn set_meta(&mut self, meta: &Meta) {
+        self.write(
+            "INSERT INTO rate_buckets (bucket, cooldown_until_ms, max_window_ms, horizon_ms) \
+             VALUES (?1, ?2, ?3, ?4) ON CONFLICT(bucket) DO UPDATE SET \
+             cooldown_until_ms = excluded.cooldown_until_ms, \
+             max_window_ms = excluded.max_window_ms, horizon_ms = excluded.horizon_ms",
+            &[
+                self.bucket(),
+                value(meta.cooldown_until_ms),
+                value(meta.max_window_ms),
+                value(meta.horizon_ms),
+            ],
+        );
+    }
+
+    fn rules(&self) -> Vec<RuleRow> {
+        self.read(
+            "SELECT slot, id, rule_limit, window_ms FROM rate_rules \
+             WHERE bucket = ?1 ORDER BY slot LIMIT ?2",
+            &[self.bucket(), value(RATE_RULE_SLOTS as u64)],
+        )
+        .iter()
+        .map(|row| rule_from_row(row))
+        .collect()
+    }
+
+    /// One statement for both: the bucket's row joined with its rules.
+    fn meta_and_rules(&self) -> (Meta, Vec<RuleRow>) {
+        let rows = self.read(
+            "SELECT b.cooldown_until_ms, b.max_window_ms, b.horizon_ms, \
+             r.slot, r.id, r.rule_limit, r.window_ms \
+             FROM rate_buckets b LEFT JOIN rate_rules r ON r.bucket = b.bucket \
+             WHERE b.bucket = ?1 ORDER BY r.slot LIMIT ?2",
+            &[self.bucket(), value(RATE_RULE_SLOTS as u64)],
+        );
+        let Some(first) = rows.first() else {
+            // No row yet; rules are only ever written with (after) the bucket's row.
+            return (Meta::default(), Vec::new());
+        };
+        let meta = Meta {
+            cooldown_until_ms: count(&first[0]),
+            max_window_ms: count(&first[1]),
+            horizon_ms: count(&first[2]),
+        };
+        let rules = rows
+            .iter()
+            .filter(|row| row[3] != SqlValue::Null)
+            .map(|row| rule_from_row(&row[3..]))
+            .collect();
+        (meta, rules)
+    }
+
+    fn put_rule(&mut self, rule: &RuleRow) {
+        self.write(
+            "INSERT INTO rate_rules (bucket, slot, id, rule_limit, window_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(bucket, slot) DO UPDATE SET \
+             id = excluded.id, rule_limit = excluded.rule_limit, window_ms = excluded.window_ms",
+            &[
+                self.bucket(),
+                value(u64::from(rule.slot)),
+                SqlValue::Text(rule.id.to_string()),
+                value(u64::from(rule.limit)),
+                value(rule.window_ms),
+            ],
+        );
+    }
+
+    fn newest_grant(&self) -> Option<GrantRow> {
+        self.grant("1 ORDER BY seq DESC LIMIT 1", &[])
+    }
+
+    fn oldest_grant(&self) -> Option<GrantRow> {
+        self.grant("1 ORDER BY seq LIMIT 1", &[])
+    }
+
+    fn last_grant_at_or_before(&self, t: u64) -> Option<GrantRow> {
+        self.grant(
+            "at_ms <= ?2 ORDER BY at_ms DESC, seq DESC LIMIT 1",
+            &[value(t)],
+        )
+    }
+
+    fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow> {
+        self.grant("seq >= ?2 ORDER BY seq LIMIT 1", &[value(seq)])
+    }
+
+    fn grants_before(&self, before: u64, limit: u32) -> Vec<GrantRow> {
+        // `before` may be u64::MAX ("from the newest"), beyond any stored seq.
+        let before = before.min(JS_SAFE_INTEGER_MAX);
+        self.grants(
+            "seq < ?2 ORDER BY seq DESC LIMIT ?3",
+            &[value(before), value(u64::from(limit))],
+        )
+    }
+
+    fn push_grant(&mut self, row: &GrantRow) {
+        let placeholders: Vec<String> =
+            (2..=5 + RATE_RULE_SLOTS).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "INSERT INTO rate_grants (bucket, {}) VALUES (?1, {})",
+            self.grant_columns,
+            placeholders.join(", ")
+        );
+        let mut params = vec![self.bucket()];
+        params.extend(grant_values(row));
+        self.write(&sql, &params);
+    }
+
+    fn replace_grant(&mut self, row: &GrantRow) {
+        let sets: Vec<String> = schema::total_columns()
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c} = ?{}", i + 4))
+            .collect();
+        let sql = format!(
+            "UPDATE rate_grants SET permits = ?3, {} WHERE bucket = ?1 AND seq = ?2",
+            sets.join(", ")
+        );
+        let mut params = vec![self.bucket(), value(row.seq), value(u64::from(row.permits))];
+        params.extend(row.totals.iter().map(|&t| value(t)));
+        self.write(&sql, &params);
+    }
+
+    fn delete_grant(&mut self, seq: u64) {
+        self.write(
+            "DELETE FROM rate_grants WHERE bucket = ?1 AND seq = ?2",
+            &[self.bucket(), value(seq)],
+        );
+    }
+
+    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> u32 {
+        // Times rise with seq, so the oldest rows are the ones aged out. The
+        // time index bounds the search to them: ordered by seq alone, SQLite
+        // would walk every kept row to find that none has aged out.
+        self.writes.set(self.writes.get() + 1);
+        let deleted = self.exec.run(
+            "DELETE FROM rate_grants WHERE bucket = ?1 AND seq IN (SELECT seq FROM rate_grants \
+             WHERE bucket = ?1 AND at_ms < ?3 AND seq < ?2 ORDER BY at_ms, seq LIMIT ?4) \
+             RETURNING seq",
+            &[
+                self.bucket(),
+                value(keep_seq),
+                value(before_ms),
+                value(u64::from(limit)),
+            ],
+        );
+        deleted.len() as u32
+    }
+}
