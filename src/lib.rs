@@ -10,9 +10,11 @@
 //! - [`ident`]: validated keys, groups, revisions, instance ids, input hashes.
 //! - [`coordinator`]: one holder per key, FIFO waiters (contract §1).
 //! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
+//! - [`debounce`]: one start per burst of calls, and starts at a time (contract §4).
 //! - [`http_api`]: the HTTP API's routes, auth and body rules, without HTTP.
 
 pub mod coordinator;
+pub mod debounce;
 pub mod error;
 pub mod http_api;
 pub mod ident;
