@@ -1,4 +1,7 @@
-// Types for the helpers and for the Coordinator's RPC surface (contract §1).
+// Types for the helpers, the Coordinator's RPC surface (contract §1) and
+// the service binding's (contract §2, §7). The wire types (requests and
+// replies) are generated from the Rust types in src/edge; a test fails when
+// this file's generated section drifts from them.
 
 /** The subset of `WorkflowStep` the helpers use. */
 export interface WorkflowStepLike {
@@ -9,25 +12,20 @@ export interface WorkflowStepLike {
   ): Promise<{ payload: T; timestamp: Date; type: string }>;
 }
 
-export type AcquireOutcome = "granted" | "pending" | "superseded";
-
-export interface CoordinatorInspection {
-  key: string;
-  holder: { id: string; since: number } | null;
-  waiting: { id: string; since: number; inputHash?: string }[];
-  superseded: number;
-}
-
-/** RPC methods of the `Coordinator` Durable Object. */
+/**
+ * RPC methods of the `Coordinator` Durable Object: the fields of the
+ * service binding's `coordinator*` requests, as positional arguments.
+ */
 export interface CoordinatorRpc {
   enqueue(
     key: string,
     supersedes: boolean,
     instanceId: string,
     inputHash?: string,
-  ): Promise<{ terminated: string[]; coalescedInto?: string }>;
-  acquire(key: string, instanceId: string): Promise<AcquireOutcome>;
-  release(key: string, instanceId: string): Promise<{ next: string | null }>;
+    options?: KeyOptions,
+  ): Promise<CoordinatorEnqueueReply>;
+  acquire(key: string, instanceId: string, options?: KeyOptions): Promise<AcquireOutcome>;
+  release(key: string, instanceId: string): Promise<ReleaseReply>;
   inspect(key: string): Promise<CoordinatorInspection>;
 }
 
@@ -73,33 +71,6 @@ export interface SerialSpec {
   current?: string;
 }
 
-/** The service binding to Baton's Worker (contract §2). */
-export interface BatonService {
-  serialEnqueue(input: { group: string; instanceId: string; revision: string; current?: string }): Promise<
-    | { status: "waiting"; superseded: string[] }
-    | { status: "skipped"; reason: "not_current"; current: string }
-  >;
-  serialClaim(input: { group: string; instanceId: string }): Promise<
-    | { status: "holding" }
-    | { status: "waiting"; holder: string | null }
-    | { status: "skipped"; supersededBy: { instanceId: string; revision: string } }
-    | { status: "timed_out" }
-  >;
-  serialHeartbeat(input: { group: string; instanceId: string }): Promise<{ holding: boolean }>;
-  serialRelease(input: { group: string; instanceId: string }): Promise<{ next: string | null }>;
-  serialInspect(input: { group: string }): Promise<{
-    holder: { instanceId: string; revision: string; heartbeatAt: number } | null;
-    waiting: { instanceId: string; revision: string; enqueuedAt: number }[];
-    recent: {
-      instanceId: string;
-      revision: string;
-      outcome: "superseded" | "timed_out" | "released" | "abandoned";
-      finishedAt: number;
-      supersededBy?: { instanceId: string; revision: string };
-    }[];
-  }>;
-}
-
 export interface SerializeOptions {
   /** Fallback poll while waiting for the push, in ms (default 30000). */
   pollInterval?: number;
@@ -128,3 +99,208 @@ export function serialize<T>(
   body: () => Promise<T>,
   options?: SerializeOptions,
 ): Promise<T>;
+
+// --- Wire types, generated from src/edge (BATON_BLESS=1 cargo test --lib edge::schema) ---
+
+/** `acquire`'s reply: over RPC the bare string. */
+export type AcquireOutcome = "granted" | "pending" | "superseded";
+
+/** `acquire`'s reply over HTTP, where every reply is a JSON object. */
+export type AcquireStatus = {
+  status: AcquireOutcome;
+};
+
+/** `acquire(key, instanceId, options?)`. */
+export type CoordinatorAcquire = {
+  key: Ident;
+  instanceId: InstanceId;
+  options?: KeyOptions | null;
+};
+
+/** `enqueue(key, supersedes, instanceId, inputHash?, options?)`. */
+export type CoordinatorEnqueue = {
+  key: Ident;
+  /** Drop (and terminate) every other waiting id; the holder is never touched. Absent means `false` (the Durable Object's positional `enqueue` takes it as a required argument). */
+  supersedes?: boolean;
+  instanceId: InstanceId;
+  /** With `supersedes`: coalesce into a live waiter with the same hash. */
+  inputHash?: InputHash | null;
+  options?: KeyOptions | null;
+};
+
+/** `enqueue`'s reply. */
+export type CoordinatorEnqueueReply = {
+  /** The waiting ids this call dropped, in queue order. */
+  terminated: InstanceId[];
+  /** A live waiter with the same `inputHash` took this enqueue's place: nothing was registered, and the caller must not create its instance. */
+  coalescedInto?: InstanceId;
+};
+
+/** `inspect(key)`. */
+export type CoordinatorInspect = {
+  key: Ident;
+};
+
+/** `inspect`'s reply. */
+export type CoordinatorInspection = {
+  key: Ident;
+  holder: HolderView | null;
+  /** In the order the key will be handed on. */
+  waiting: WaiterView[];
+  /** How many superseded ids the key remembers. */
+  superseded: number;
+};
+
+/** `release(key, instanceId)`. */
+export type CoordinatorRelease = {
+  key: Ident;
+  instanceId: InstanceId;
+};
+
+/** `serialClaim`, `serialHeartbeat` and `serialRelease`: `{ group, instanceId }`. */
+export type GroupMember = {
+  group: Ident;
+  instanceId: InstanceId;
+};
+
+/** `serialHeartbeat`'s reply: whether the caller still holds the group. */
+export type HeartbeatReply = {
+  holding: boolean;
+};
+
+/** How many instances may hold the key at once. */
+export type HolderLimit = number;
+
+/** The holder, as `inspect` shows it. */
+export type HolderView = {
+  id: InstanceId;
+  /** When the key passed to it, in ms since the epoch. */
+  since: number;
+};
+
+/** A key, group or revision: non-empty, at most 512 UTF-8 bytes. */
+export type Ident = string;
+
+/** A caller's digest of an instance's input: 1 to 128 characters. */
+export type InputHash = string;
+
+/** A Workflow instance id: 1 to 100 letters, digits, '-' and '_', not starting with '-'. */
+export type InstanceId = string;
+
+/** The options of `enqueue` and `acquire` (contract §1a). Unknown fields are refused. */
+export type KeyOptions = {
+  /** The Workflow binding of the instance being registered, one of `WORKFLOW_BINDINGS` (default `WORKFLOW_BINDING`). */
+  workflow?: WorkflowName | null;
+  /** How many instances may hold the key at once (default 1); the key keeps the limit of the latest call that named one. */
+  limit?: HolderLimit | null;
+};
+
+/** `release`'s reply (the Coordinator's and the serial queue's): the instance left holding the key or group by this call, if any. */
+export type ReleaseReply = {
+  next: InstanceId | null;
+};
+
+/** An execution named with its revision. */
+export type Revisioned = {
+  instanceId: InstanceId;
+  revision: Ident;
+};
+
+/** `serialClaim`'s reply. */
+export type SerialClaimReply = {
+  status: "holding";
+} | {
+  status: "waiting";
+  holder: InstanceId | null;
+} | {
+  status: "skipped";
+  supersededBy: Revisioned;
+} | {
+  status: "timed_out";
+};
+
+/** `serialEnqueue({ group, instanceId, revision, current? })`. */
+export type SerialEnqueue = {
+  group: Ident;
+  instanceId: InstanceId;
+  revision: Ident;
+  /** The revision that should run now; omit if unknown. */
+  current?: Ident | null;
+};
+
+/** `serialEnqueue`'s reply. */
+export type SerialEnqueueReply = {
+  status: "waiting";
+  superseded: InstanceId[];
+} | {
+  status: "skipped";
+  reason: SkipReason;
+  current: Ident;
+};
+
+export type SerialFinished = {
+  instanceId: InstanceId;
+  revision: Ident;
+  outcome: SerialOutcome;
+  /** In ms since the epoch. */
+  finishedAt: number;
+  supersededBy?: Revisioned;
+};
+
+export type SerialHolder = {
+  instanceId: InstanceId;
+  revision: Ident;
+  /** Its last heartbeat (or its claim), in ms since the epoch. */
+  heartbeatAt: number;
+};
+
+/** `serialInspect({ group })`. */
+export type SerialInspect = {
+  group: Ident;
+};
+
+/** `serialInspect`'s reply. */
+export type SerialInspection = {
+  holder: SerialHolder | null;
+  /** In the order they arrived. */
+  waiting: SerialWaiter[];
+  /** Finished executions, newest first. */
+  recent: SerialFinished[];
+};
+
+/** How a finished execution ended. */
+export type SerialOutcome = "superseded" | "timed_out" | "released" | "abandoned";
+
+export type SerialWaiter = {
+  instanceId: InstanceId;
+  revision: Ident;
+  /** In ms since the epoch. */
+  enqueuedAt: number;
+};
+
+export type SkipReason = "not_current";
+
+/** A waiter, as `inspect` shows it. */
+export type WaiterView = {
+  id: InstanceId;
+  /** When it joined the queue, in ms since the epoch. */
+  since: number;
+  inputHash?: InputHash;
+};
+
+/** The binding name of a Workflow of Baton's Worker, one of WORKFLOW_BINDINGS. */
+export type WorkflowName = string;
+
+/** The service binding to Baton's Worker: its default entrypoint (contract §2, §7). */
+export interface BatonService {
+  coordinatorEnqueue(input: CoordinatorEnqueue): Promise<CoordinatorEnqueueReply>;
+  coordinatorAcquire(input: CoordinatorAcquire): Promise<AcquireOutcome>;
+  coordinatorRelease(input: CoordinatorRelease): Promise<ReleaseReply>;
+  coordinatorInspect(input: CoordinatorInspect): Promise<CoordinatorInspection>;
+  serialEnqueue(input: SerialEnqueue): Promise<SerialEnqueueReply>;
+  serialClaim(input: GroupMember): Promise<SerialClaimReply>;
+  serialHeartbeat(input: GroupMember): Promise<HeartbeatReply>;
+  serialRelease(input: GroupMember): Promise<ReleaseReply>;
+  serialInspect(input: SerialInspect): Promise<SerialInspection>;
+}
+// --- End of the generated wire types ---

@@ -1,10 +1,14 @@
 // The Worker's entry module: the Rust build (build/index.js) plus the one
 // thing Rust cannot declare, a Durable Object class that extends
 // `DurableObject` (workerd refuses JS RPC to any other), and a default
-// entrypoint that carries the serial queue's RPC methods. Each method only
-// delegates to Rust (`CoordinatorCore`, `SerialQueue`); no logic lives here.
+// entrypoint that carries the RPC methods for service-binding callers.
+// No logic lives here: the Coordinator's methods turn the contract's
+// positional arguments into the request object (`{ key, instanceId, ... }`,
+// the same object the entrypoint's `coordinator*` methods take) and hand it
+// to Rust (`CoordinatorCore`), which decodes and checks it; the entrypoint's
+// methods hand their one object argument on as is.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import RustWorker, { CoordinatorCore, SerialQueue } from "../build/index.js";
+import RustWorker, { CoordinatorCore, CoordinatorService, SerialQueue } from "../build/index.js";
 
 export class Coordinator extends DurableObject {
   #core;
@@ -14,20 +18,20 @@ export class Coordinator extends DurableObject {
     this.#core = new CoordinatorCore(ctx, env);
   }
 
-  enqueue(key, supersedes, instanceId, inputHash) {
-    return this.#core.enqueue(key, supersedes, instanceId, inputHash);
+  enqueue(key, supersedes, instanceId, inputHash, options) {
+    return this.#core.enqueue({ key, supersedes, instanceId, inputHash, options });
   }
 
-  acquire(key, instanceId) {
-    return this.#core.acquire(key, instanceId);
+  acquire(key, instanceId, options) {
+    return this.#core.acquire({ key, instanceId, options });
   }
 
   release(key, instanceId) {
-    return this.#core.release(key, instanceId);
+    return this.#core.release({ key, instanceId });
   }
 
   inspect(key) {
-    return this.#core.inspect(key);
+    return this.#core.inspect({ key });
   }
 
   alarm() {
@@ -41,19 +45,38 @@ export class Coordinator extends DurableObject {
 }
 
 /**
- * The default entrypoint: the Rust fetch handler, and the serial queue's
- * RPC methods for callers with a service binding (contract §2).
+ * The default entrypoint: the Rust fetch handler, and every method for
+ * callers with a service binding (contract §2 and §7), each taking one
+ * object whose fields are the arguments by name.
  */
 export default class Baton extends WorkerEntrypoint {
+  #coordinator;
   #serial;
 
   constructor(ctx, env) {
     super(ctx, env);
+    this.#coordinator = new CoordinatorService(env);
     this.#serial = new SerialQueue(env);
   }
 
   fetch(request) {
     return RustWorker.prototype.fetch.call(this, request);
+  }
+
+  coordinatorEnqueue(input) {
+    return this.#coordinator.coordinatorEnqueue(input);
+  }
+
+  coordinatorAcquire(input) {
+    return this.#coordinator.coordinatorAcquire(input);
+  }
+
+  coordinatorRelease(input) {
+    return this.#coordinator.coordinatorRelease(input);
+  }
+
+  coordinatorInspect(input) {
+    return this.#coordinator.coordinatorInspect(input);
   }
 
   serialEnqueue(input) {

@@ -1,10 +1,18 @@
 //! Validated identifiers: keys, groups, revisions, instance ids, input hashes.
 //!
 //! Values are checked once, at the edge, and carried as these types after
-//! that, so the core never sees an identifier it has not accepted.
+//! that, so the core never sees an identifier it has not accepted. Each type
+//! checks itself when deserialized (`crate::edge` decodes every request
+//! through `serde`), serializes as its string, and describes itself as a
+//! JSON schema for the OpenAPI document and the TypeScript declarations.
 
 use crate::error::BatonError;
-use crate::limits::{IDENT_BYTES_MAX, INPUT_HASH_CHARS_MAX, INSTANCE_ID_CHARS_MAX};
+use crate::limits::{
+    IDENT_BYTES_MAX, INPUT_HASH_CHARS_MAX, INSTANCE_ID_CHARS_MAX, WORKFLOW_NAME_CHARS_MAX,
+};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A coordination key, serial-queue group or revision: non-empty, at most
@@ -14,22 +22,21 @@ pub struct Ident(String);
 
 impl Ident {
     pub fn parse(field: &'static str, value: &str) -> Result<Ident, BatonError> {
+        Self::new(value.to_owned()).map_err(|reason| BatonError::Invalid { field, reason })
+    }
+
+    /// The value as an `Ident`, or why it is not one (the field is the caller's to name).
+    pub fn new(value: String) -> Result<Ident, String> {
         if value.is_empty() {
-            return Err(BatonError::Invalid {
-                field,
-                reason: "must not be empty".into(),
-            });
+            return Err("must not be empty".into());
         }
         if value.len() > IDENT_BYTES_MAX {
-            return Err(BatonError::Invalid {
-                field,
-                reason: format!(
-                    "must be at most {IDENT_BYTES_MAX} UTF-8 bytes (got {})",
-                    value.len()
-                ),
-            });
+            return Err(format!(
+                "must be at most {IDENT_BYTES_MAX} UTF-8 bytes (got {})",
+                value.len()
+            ));
         }
-        Ok(Ident(value.to_owned()))
+        Ok(Ident(value))
     }
 
     pub fn as_str(&self) -> &str {
@@ -45,28 +52,32 @@ pub struct InstanceId(String);
 
 impl InstanceId {
     pub fn parse(field: &'static str, value: &str) -> Result<InstanceId, BatonError> {
-        let invalid = |reason: String| BatonError::Invalid { field, reason };
+        Self::new(value.to_owned()).map_err(|reason| BatonError::Invalid { field, reason })
+    }
+
+    /// The value as an `InstanceId`, or why it is not one.
+    pub fn new(value: String) -> Result<InstanceId, String> {
         if value.is_empty() {
-            return Err(invalid("must not be empty".into()));
+            return Err("must not be empty".into());
         }
         if value.len() > INSTANCE_ID_CHARS_MAX {
-            return Err(invalid(format!(
+            return Err(format!(
                 "must be at most {INSTANCE_ID_CHARS_MAX} characters (got {})",
                 value.chars().count()
-            )));
+            ));
         }
         if value.starts_with('-') {
-            return Err(invalid("must not start with '-'".into()));
+            return Err("must not start with '-'".into());
         }
         if let Some(bad) = value
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_'))
         {
-            return Err(invalid(format!(
+            return Err(format!(
                 "may hold only letters, digits, '-' and '_' (found {bad:?})"
-            )));
+            ));
         }
-        Ok(InstanceId(value.to_owned()))
+        Ok(InstanceId(value))
     }
 
     pub fn as_str(&self) -> &str {
@@ -80,20 +91,21 @@ pub struct InputHash(String);
 
 impl InputHash {
     pub fn parse(field: &'static str, value: &str) -> Result<InputHash, BatonError> {
+        Self::new(value.to_owned()).map_err(|reason| BatonError::Invalid { field, reason })
+    }
+
+    /// The value as an `InputHash`, or why it is not one.
+    pub fn new(value: String) -> Result<InputHash, String> {
         let chars = value.chars().count();
         if chars == 0 {
-            return Err(BatonError::Invalid {
-                field,
-                reason: "must not be empty".into(),
-            });
+            return Err("must not be empty".into());
         }
         if chars > INPUT_HASH_CHARS_MAX {
-            return Err(BatonError::Invalid {
-                field,
-                reason: format!("must be at most {INPUT_HASH_CHARS_MAX} characters (got {chars})"),
-            });
+            return Err(format!(
+                "must be at most {INPUT_HASH_CHARS_MAX} characters (got {chars})"
+            ));
         }
-        Ok(InputHash(value.to_owned()))
+        Ok(InputHash(value))
     }
 
     pub fn as_str(&self) -> &str {
@@ -101,16 +113,116 @@ impl InputHash {
     }
 }
 
-macro_rules! display_as_str {
-    ($($t:ty),*) => {$(
+/// The name of a Workflow binding of Baton's Worker (`options.workflow`):
+/// 1 to [`WORKFLOW_NAME_CHARS_MAX`] ASCII letters, digits and `_`, not
+/// starting with a digit. Whether the Worker has such a binding is a
+/// question of configuration, answered by the shell.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkflowName(String);
+
+impl WorkflowName {
+    /// The value as a `WorkflowName`, or why it is not one.
+    pub fn new(value: String) -> Result<WorkflowName, String> {
+        if value.is_empty() {
+            return Err("must not be empty".into());
+        }
+        if value.len() > WORKFLOW_NAME_CHARS_MAX {
+            return Err(format!(
+                "must be at most {WORKFLOW_NAME_CHARS_MAX} characters (got {})",
+                value.chars().count()
+            ));
+        }
+        if value.starts_with(|c: char| c.is_ascii_digit())
+            || !value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(
+                "must be a binding name: letters, digits and '_', not starting with a digit".into(),
+            );
+        }
+        Ok(WorkflowName(value))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A validated string type: shown, serialized and deserialized as its text,
+/// its `new` run on every value deserialized, and its schema a string with
+/// the type's bounds (the `pattern`, where there is one, is checked by
+/// `new` too: the schema only documents it).
+macro_rules! string_type {
+    ($t:ident, $description:expr, $min:expr, $max:expr, $pattern:expr) => {
         impl fmt::Display for $t {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(&self.0)
             }
         }
-    )*};
+
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $t::new(String::deserialize(deserializer)?).map_err(de::Error::custom)
+            }
+        }
+
+        impl JsonSchema for $t {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($t).into()
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                let mut schema = json_schema!({
+                    "type": "string",
+                    "description": $description,
+                    "minLength": $min,
+                    "maxLength": $max,
+                });
+                let pattern: Option<&str> = $pattern;
+                if let Some(pattern) = pattern {
+                    schema.insert("pattern".into(), pattern.into());
+                }
+                schema
+            }
+        }
+    };
 }
-display_as_str!(Ident, InstanceId, InputHash);
+
+// `maxLength` counts characters; an `Ident`'s bound is in UTF-8 bytes, which
+// the description says (the schema's bound is the loosest that holds).
+string_type!(
+    Ident,
+    "A key, group or revision: non-empty, at most 512 UTF-8 bytes.",
+    1,
+    IDENT_BYTES_MAX,
+    None
+);
+string_type!(
+    InstanceId,
+    "A Workflow instance id: 1 to 100 letters, digits, '-' and '_', not starting with '-'.",
+    1,
+    INSTANCE_ID_CHARS_MAX,
+    Some("^[A-Za-z0-9_][A-Za-z0-9_-]*$")
+);
+string_type!(
+    WorkflowName,
+    "The binding name of a Workflow of Baton's Worker, one of WORKFLOW_BINDINGS.",
+    1,
+    WORKFLOW_NAME_CHARS_MAX,
+    Some("^[A-Za-z_][A-Za-z0-9_]*$")
+);
+string_type!(
+    InputHash,
+    "A caller's digest of an instance's input: 1 to 128 characters.",
+    1,
+    INPUT_HASH_CHARS_MAX,
+    None
+);
 
 #[cfg(test)]
 mod tests {

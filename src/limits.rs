@@ -96,6 +96,17 @@ pub const TOKEN_COMPARE_BYTES_MIN: usize = 256;
 /// it, not enough to turn an error reply into an amplifier.
 pub const HTTP_ECHO_CHARS_MAX: usize = 64;
 
+// --- edge ---
+
+/// Longest Workflow binding name in `options.workflow`, in characters. A
+/// binding name is a JS identifier in wrangler's config; 64 is far beyond
+/// any real one and keeps a refused name short in the error and the logs.
+pub const WORKFLOW_NAME_CHARS_MAX: usize = 64;
+
+/// Most holders one key may have at once (`options.limit`): the contract's
+/// bound. Each holder is a live Workflow instance the object checks on its
+/// alarm, so the bound also caps one alarm's status calls per key.
+pub const HOLDERS_PER_KEY_MAX: u32 = 1_000;
 // --- debounce ---
 
 /// Shortest `delayMs` and `maxWaitMs`, in ms (contract §4): a burst needs

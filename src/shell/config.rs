@@ -1,5 +1,7 @@
 //! The Worker's variables, read once per object with their defaults.
 
+use crate::edge::coordinator::KeyOptions;
+use crate::error::BatonError;
 use crate::limits::{HOLDER_CHECK_MS_DEFAULT, HOLDER_CHECK_MS_MAX, HOLDER_CHECK_MS_MIN};
 use worker::Env;
 
@@ -8,6 +10,9 @@ use worker::Env;
 #[derive(Debug, Clone)]
 pub struct CoordinatorConfig {
     pub workflow_binding: String,
+    /// `WORKFLOW_BINDINGS`: every Workflow binding `options.workflow` may
+    /// name (default: `workflow_binding` alone).
+    pub workflow_bindings: Vec<String>,
     pub turn_event_type: String,
     pub holder_check_ms: u64,
 }
@@ -19,6 +24,15 @@ fn var(env: &Env, name: &str) -> Option<String> {
 impl CoordinatorConfig {
     pub fn from_env(env: &Env) -> Result<CoordinatorConfig, String> {
         let workflow_binding = var(env, "WORKFLOW_BINDING").unwrap_or_else(|| "WORKFLOW".into());
+        let workflow_bindings = match var(env, "WORKFLOW_BINDINGS") {
+            None => vec![workflow_binding.clone()],
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        };
         let turn_event_type = var(env, "TURN_EVENT_TYPE").unwrap_or_else(|| "baton-turn".into());
         if !is_event_type(&turn_event_type) {
             return Err(format!(
@@ -41,8 +55,29 @@ impl CoordinatorConfig {
         };
         Ok(CoordinatorConfig {
             workflow_binding,
+            workflow_bindings,
             turn_event_type,
             holder_check_ms,
+        })
+    }
+}
+
+impl CoordinatorConfig {
+    /// Refuses an `options.workflow` that names no binding in `WORKFLOW_BINDINGS`.
+    pub fn check_options(&self, options: Option<&KeyOptions>) -> Result<(), BatonError> {
+        let Some(name) = options.and_then(|o| o.workflow.as_ref()) else {
+            return Ok(());
+        };
+        if self.workflow_bindings.iter().any(|b| b == name.as_str()) {
+            return Ok(());
+        }
+        Err(BatonError::Invalid {
+            field: "workflow",
+            reason: format!(
+                "must name one of WORKFLOW_BINDINGS ({}), not {:?}",
+                self.workflow_bindings.join(", "),
+                name.as_str()
+            ),
         })
     }
 }

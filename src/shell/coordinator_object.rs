@@ -1,6 +1,7 @@
 //! The `Coordinator` Durable Object: the shell around `crate::coordinator`.
 //!
-//! Every entry point runs in the same order: parse the arguments, then a
+//! Every entry point runs in the same order: decode the request object
+//! (`crate::edge`), then a
 //! decision under the gate (read, decide and write in one synchronous turn),
 //! then the alarm, then whatever the decision asked for outside the gate (a
 //! status check, a turn event, terminations), whose result re-enters through
@@ -9,25 +10,29 @@
 //!
 //! JS callers reach these methods through the `Coordinator` class in
 //! `js/worker.mjs`, which extends `DurableObject` (workerd refuses RPC to a
-//! class that does not) and only delegates here.
+//! class that does not) and only turns the contract's positional arguments
+//! into the request object each method here takes.
 
-use super::args::{self, now_ms, to_js};
 use super::config::CoordinatorConfig;
 use super::decision_log::{self, Scope};
 use super::gate::under_gate;
+use super::js::{self, now_ms, to_js};
 use super::sqlite::ObjectSql;
 use super::workflow::Workflow;
 use crate::coordinator::{
-    self, migrate, AcquireReply, AcquireStep, EnqueueRequest, EnqueueStep, KeyStore, Liveness,
-    SqlKeyStore, TickStep,
+    self, migrate, AcquireStep, EnqueueStep, KeyStore, Liveness, SqlKeyStore, TickStep,
 };
-use crate::error::BatonError;
+use crate::edge::coordinator::{
+    Acquire, AcquireOutcome, Enqueue, EnqueueReply, HolderView, Inspect, Inspection, KeyOptions,
+    Release, ReleaseReply, WaiterView,
+};
+use crate::edge::TurnEvent;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{
     KEYS_CHECKED_PER_ALARM_MAX, TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
 };
 use js_sys::{Array, Promise};
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::cell::Cell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -80,44 +85,28 @@ impl CoordinatorCore {
         }
     }
 
-    pub fn enqueue(
-        &self,
-        key: JsValue,
-        supersedes: JsValue,
-        instance_id: JsValue,
-        input_hash: JsValue,
-    ) -> Promise {
+    /// `enqueue`: `request` is `{ key, supersedes, instanceId, inputHash?, options? }`.
+    pub fn enqueue(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let key = args::ident("key", &key).map_err(|e| args::to_js_error(&e))?;
-            let request = parse_enqueue(&supersedes, &instance_id, &input_hash)
-                .map_err(|e| args::to_js_error(&e))?;
-            object.enqueue(key, request).await
-        })
+        js::serve(request, move |r| async move { object.enqueue(r).await })
     }
 
-    pub fn acquire(&self, key: JsValue, instance_id: JsValue) -> Promise {
+    /// `acquire`: `request` is `{ key, instanceId, options? }`.
+    pub fn acquire(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let (key, id) = parse_key_and_id(&key, &instance_id)?;
-            object.acquire(key, id).await
-        })
+        js::serve(request, move |r| async move { object.acquire(r).await })
     }
 
-    pub fn release(&self, key: JsValue, instance_id: JsValue) -> Promise {
+    /// `release`: `request` is `{ key, instanceId }`.
+    pub fn release(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let (key, id) = parse_key_and_id(&key, &instance_id)?;
-            object.release(key, id).await
-        })
+        js::serve(request, move |r| async move { object.release(r).await })
     }
 
-    pub fn inspect(&self, key: JsValue) -> Promise {
+    /// `inspect`: `request` is `{ key }`.
+    pub fn inspect(&self, request: JsValue) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
-            let key = args::ident("key", &key).map_err(|e| args::to_js_error(&e))?;
-            object.inspect(key).await
-        })
+        js::serve(request, move |r| async move { object.inspect(r).await })
     }
 
     pub fn alarm(&self) -> Promise {
@@ -131,26 +120,19 @@ impl CoordinatorCore {
     /// Storage statements run since the object started: `{ reads, writes }`.
     #[wasm_bindgen(js_name = storageWork)]
     pub fn storage_work(&self) -> JsValue {
-        to_js(&json!({ "reads": self.object.reads.get(), "writes": self.object.writes.get() }))
+        to_js(&StorageWork {
+            reads: self.object.reads.get(),
+            writes: self.object.writes.get(),
+        })
     }
 }
 
-fn parse_key_and_id(key: &JsValue, instance_id: &JsValue) -> Result<(Ident, InstanceId), JsValue> {
-    let key = args::ident("key", key).map_err(|e| args::to_js_error(&e))?;
-    let id = args::instance_id("instanceId", instance_id).map_err(|e| args::to_js_error(&e))?;
-    Ok((key, id))
-}
-
-fn parse_enqueue(
-    supersedes: &JsValue,
-    instance_id: &JsValue,
-    input_hash: &JsValue,
-) -> Result<EnqueueRequest, BatonError> {
-    Ok(EnqueueRequest {
-        supersedes: args::boolean("supersedes", supersedes)?,
-        id: args::instance_id("instanceId", instance_id)?,
-        input_hash: args::input_hash("inputHash", input_hash)?,
-    })
+/// Storage statements run since the object started (for the benchmark;
+/// not part of the contract).
+#[derive(Serialize)]
+struct StorageWork {
+    reads: u64,
+    writes: u64,
 }
 
 impl Object {
@@ -162,6 +144,13 @@ impl Object {
 
     fn workflow(&self) -> Result<Workflow, JsValue> {
         Workflow::from_env(&self.env, &self.config()?.workflow_binding)
+    }
+
+    /// Refuses options the configuration cannot honour (an unknown `workflow`).
+    fn check_options(&self, options: Option<&KeyOptions>) -> Result<(), JsValue> {
+        self.config()?
+            .check_options(options)
+            .map_err(|e| js::to_js_error(&e))
     }
 
     /// Runs one decision for `key` under the gate, then arms the holder-check
@@ -177,13 +166,16 @@ impl Object {
             object.ensure_schema();
             let mut store = SqlKeyStore::new(&object.sql, key.as_str());
             let value = decision(&mut store, now_ms());
-            if cfg!(debug_assertions) {
-                coordinator::assert_invariants(&store);
-            }
             let needs_check = coordinator::needs_holder_check(&store);
+            // The benchmark's count is the decision's own storage work; the
+            // invariant check below reads a few indexed rows on top of it.
             let (reads, writes) = store.work();
             object.reads.set(object.reads.get() + u64::from(reads));
             object.writes.set(object.writes.get() + u64::from(writes));
+            // On in release builds too: a broken invariant panics, which
+            // resets the object (panic = "abort"), and it reloads from storage
+            // before anything else is written on that state.
+            coordinator::assert_invariants(&store);
             (value, needs_check)
         })
         .await?;
@@ -211,13 +203,12 @@ impl Object {
         Ok(())
     }
 
-    async fn enqueue(
-        self: &Rc<Self>,
-        key: Ident,
-        request: EnqueueRequest,
-    ) -> Result<JsValue, JsValue> {
+    async fn enqueue(self: &Rc<Self>, request: Enqueue) -> Result<EnqueueReply, JsValue> {
+        self.check_options(request.options.as_ref())?;
         let workflow = self.workflow()?;
+        let key = request.key.clone();
         let logged_request = request.clone();
+        let request = request.core();
         let first = {
             let request = request.clone();
             self.decide(&key, move |store, now| {
@@ -225,7 +216,7 @@ impl Object {
             })
             .await?
         };
-        let reply = match first.map_err(|e| args::to_js_error(&e))? {
+        let reply = match first.map_err(|e| js::to_js_error(&e))? {
             EnqueueStep::Done(reply) => reply,
             EnqueueStep::CheckCandidate(candidate) => {
                 let liveness = workflow.liveness(candidate.as_str()).await;
@@ -233,7 +224,7 @@ impl Object {
                     coordinator::enqueue_after_check(store, now, &request, &candidate, liveness)
                 })
                 .await?
-                .map_err(|e| args::to_js_error(&e))?
+                .map_err(|e| js::to_js_error(&e))?
             }
         };
         let (decision, reason) = match &reply.coalesced_into {
@@ -249,30 +240,30 @@ impl Object {
         };
         decision_log::decision(
             Scope::Key(key.as_str()),
-            logged_request.id.as_str(),
+            logged_request.instance_id.as_str(),
             decision,
             &reason,
             None,
         );
         terminate_all(&workflow, &reply.terminated).await;
-        let mut out = json!({
-            "terminated": reply.terminated.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
-        });
-        if let Some(into) = reply.coalesced_into {
-            out["coalescedInto"] = Value::String(into.to_string());
-        }
-        Ok(to_js(&out))
+        Ok(reply.into())
     }
 
-    async fn acquire(self: &Rc<Self>, key: Ident, id: InstanceId) -> Result<JsValue, JsValue> {
+    async fn acquire(self: &Rc<Self>, request: Acquire) -> Result<AcquireOutcome, JsValue> {
+        self.check_options(request.options.as_ref())?;
         let workflow = self.workflow()?;
+        let Acquire {
+            key,
+            instance_id: id,
+            ..
+        } = request;
         let first = {
             let id = id.clone();
             self.decide(&key, move |store, now| {
                 coordinator::acquire(store, now, &id)
             })
             .await?
-            .map_err(|e| args::to_js_error(&e))?
+            .map_err(|e| js::to_js_error(&e))?
         };
         let (reply, reason, waited_ms) = match first {
             AcquireStep::Done(reply) => (reply, "decided without a check".to_string(), None),
@@ -296,23 +287,23 @@ impl Object {
                 (decided.reply, reason, waited_ms)
             }
         };
-        let name = match reply {
-            AcquireReply::Granted => "granted",
-            AcquireReply::Pending => "pending",
-            AcquireReply::Superseded => "superseded",
-        };
+        let outcome = AcquireOutcome::from(reply);
         decision_log::decision(
             Scope::Key(key.as_str()),
             id.as_str(),
-            name,
+            outcome.as_str(),
             &reason,
             waited_ms,
         );
-        Ok(JsValue::from_str(name))
+        Ok(outcome)
     }
 
-    async fn release(self: &Rc<Self>, key: Ident, id: InstanceId) -> Result<JsValue, JsValue> {
+    async fn release(self: &Rc<Self>, request: Release) -> Result<ReleaseReply, JsValue> {
         let workflow = self.workflow()?;
+        let Release {
+            key,
+            instance_id: id,
+        } = request;
         let caller = id.clone();
         let decided = self
             .decide(&key, move |store, now| {
@@ -332,36 +323,19 @@ impl Object {
             &reason,
             None,
         );
-        Ok(to_js(&json!({ "next": next.map(|id| id.to_string()) })))
+        Ok(ReleaseReply { next })
     }
 
-    async fn inspect(self: &Rc<Self>, key: Ident) -> Result<JsValue, JsValue> {
-        let name = key.to_string();
-        let view = self
-            .decide(&key, move |store, _now| {
-                let holder = store
-                    .holder()
-                    .map(|h| json!({ "id": h.id.as_str(), "since": h.since_ms }));
-                let waiting: Vec<Value> = store
-                    .waiters()
-                    .into_iter()
-                    .map(|w| {
-                        let mut entry = json!({ "id": w.id.as_str(), "since": w.since_ms });
-                        if let Some(hash) = w.input_hash {
-                            entry["inputHash"] = Value::String(hash.to_string());
-                        }
-                        entry
-                    })
-                    .collect();
-                json!({
-                    "key": name,
-                    "holder": holder,
-                    "waiting": waiting,
-                    "superseded": store.superseded_count(),
-                })
-            })
-            .await?;
-        Ok(to_js(&view))
+    async fn inspect(self: &Rc<Self>, request: Inspect) -> Result<Inspection, JsValue> {
+        let key = request.key;
+        let name = key.clone();
+        self.decide(&key, move |store, _now| Inspection {
+            key: name,
+            holder: store.holder().map(HolderView::from),
+            waiting: store.waiters().into_iter().map(WaiterView::from).collect(),
+            superseded: store.superseded_count(),
+        })
+        .await
     }
 
     /// The holder-check alarm: for each key with someone behind its holder
@@ -414,7 +388,7 @@ impl Object {
         mut next: Option<InstanceId>,
     ) -> Result<Option<InstanceId>, JsValue> {
         let event_type = self.config()?.turn_event_type.clone();
-        let payload = to_js(&json!({ "key": key.as_str() }));
+        let payload = to_js(&TurnEvent::Key(key.as_str()));
         for _ in 0..WAKE_ATTEMPTS_PER_CALL_MAX {
             let Some(id) = next else { return Ok(None) };
             // Dead or alive is decided by status, not by sendEvent failing:

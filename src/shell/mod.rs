@@ -1,23 +1,29 @@
 //! The Worker shell (wasm32 only): everything that touches the runtime.
 //!
-//! - [`args`]: JS arguments → typed values, or `BatonError`.
+//! - [`js`]: the JS boundary: RPC arguments → request types (`crate::edge`),
+//!   replies → JS values, refusals → JS `Error`s.
 //! - [`config`]: the Worker's variables, with defaults.
 //! - [`gate`]: running a synchronous decision under the object's input gate.
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
 //! - [`coordinator_object`]: the `Coordinator` Durable Object's logic.
+//! - [`stub`]: calling a Durable Object's method through its stub.
+//! - [`coordinator_service`]: the Coordinator through the Worker (contract
+//!   §7, and the HTTP API's key routes), by the key's stub.
 //! - [`decision_log`]: one structured log line per decision.
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
 //! - [`http`]: the HTTP API, the status page's files and the OpenAPI document.
 //! - [`entry`]: the Worker's fetch handler.
 
-pub mod args;
 pub mod config;
 pub mod coordinator_object;
+pub mod coordinator_service;
 pub mod decision_log;
 pub mod entry;
 pub mod gate;
 pub mod http;
+pub mod js;
 pub mod serial_queue_d1;
 pub mod sqlite;
+pub mod stub;
 pub mod workflow;

@@ -1,16 +1,25 @@
-//! The serial queue's shell: D1 statements, turn events, RPC arguments.
+//! The serial queue's shell: D1 statements and turn events.
 //!
-//! Each method: parse the input object, read what the decision needs, decide
+//! Each method: take the request (decoded by `crate::edge`: from the RPC
+//! argument here, from the HTTP body in `shell::http`), read what the
+//! decision needs, decide
 //! (`crate::serial_queue`), write in one D1 batch, reply, then wake whoever
 //! must learn the outcome now rather than at its next poll. Wakes are
 //! status-checked like the Coordinator's: locally, sendEvent to a finished
 //! instance does not fail, so a dead waiter is found by its status.
 
-use super::args::{self, now_ms, to_js};
 use super::config::SerialConfig;
 use super::decision_log::{self, Scope};
+use super::js::{self, now_ms, to_js};
 use super::workflow::Workflow;
 use crate::coordinator::Liveness;
+use crate::edge::coordinator::ReleaseReply;
+use crate::edge::serial::{
+    GroupMember, HeartbeatReply, Revisioned, SerialClaimReply, SerialEnqueue, SerialEnqueueReply,
+    SerialFinished, SerialHolder, SerialInspect, SerialInspection, SerialOutcome, SerialWaiter,
+    SkipReason,
+};
+use crate::edge::TurnEvent;
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{
@@ -18,14 +27,13 @@ use crate::limits::{
     WAKE_ATTEMPTS_PER_CALL_MAX,
 };
 use crate::serial_queue::{
-    self, sql, ClaimReply, ClaimStep, EnqueuePlan, Entry, EntryState, SerialEnqueue, Supersede,
+    self as core, sql, ClaimReply, ClaimStep, EnqueuePlan, Entry, EntryState, Supersede,
 };
-use js_sys::{Promise, Reflect};
+use js_sys::Promise;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use worker::{D1Database, D1PreparedStatement, Env};
 
 /// The Rust half of the Worker's serial-queue RPC methods (see js/worker.mjs).
@@ -35,7 +43,8 @@ pub struct SerialQueue {
 }
 
 /// The serial queue's operations on one Worker `env`; the RPC class and the
-/// HTTP API both call these with the caller's input object.
+/// HTTP API both call these with the decoded request, and shape the typed
+/// reply for their caller.
 pub(crate) struct Shell {
     env: Env,
 }
@@ -47,7 +56,7 @@ impl Shell {
 }
 
 fn refuse(error: BatonError) -> JsValue {
-    args::to_js_error(&error)
+    js::to_js_error(&error)
 }
 
 fn internal(error: worker::Error) -> JsValue {
@@ -67,75 +76,32 @@ impl SerialQueue {
     #[wasm_bindgen(js_name = serialEnqueue)]
     pub fn serial_enqueue(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.enqueue(&input).await })
+        js::serve(input, move |r| async move { shell.enqueue(r).await })
     }
 
     #[wasm_bindgen(js_name = serialClaim)]
     pub fn serial_claim(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.claim(&input).await })
+        js::serve(input, move |r| async move { shell.claim(r).await })
     }
 
     #[wasm_bindgen(js_name = serialHeartbeat)]
     pub fn serial_heartbeat(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.heartbeat(&input).await })
+        js::serve(input, move |r| async move { shell.heartbeat(r).await })
     }
 
     #[wasm_bindgen(js_name = serialRelease)]
     pub fn serial_release(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.release(&input).await })
+        js::serve(input, move |r| async move { shell.release(r).await })
     }
 
     #[wasm_bindgen(js_name = serialInspect)]
     pub fn serial_inspect(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        future_to_promise(async move { shell.inspect(&input).await })
+        js::serve(input, move |r| async move { shell.inspect(r).await })
     }
-}
-
-/// The input object's fields, each checked and named on refusal.
-struct Input<'a>(&'a JsValue);
-
-impl Input<'_> {
-    fn parse(value: &JsValue) -> Result<Input<'_>, BatonError> {
-        if value.is_undefined() || value.is_null() {
-            return Err(BatonError::Missing { field: "input" });
-        }
-        if !value.is_object() || js_sys::Array::is_array(value) {
-            return Err(BatonError::WrongType {
-                field: "input",
-                expected: "an object",
-            });
-        }
-        Ok(Input(value))
-    }
-
-    fn field(&self, name: &'static str) -> JsValue {
-        Reflect::get(self.0, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
-    }
-
-    fn ident(&self, name: &'static str) -> Result<Ident, BatonError> {
-        args::ident(name, &self.field(name))
-    }
-
-    fn optional_ident(&self, name: &'static str) -> Result<Option<Ident>, BatonError> {
-        let value = self.field(name);
-        if value.is_undefined() || value.is_null() {
-            return Ok(None);
-        }
-        args::ident(name, &value).map(Some)
-    }
-
-    fn instance_id(&self) -> Result<InstanceId, BatonError> {
-        args::instance_id("instanceId", &self.field("instanceId"))
-    }
-}
-
-fn group_and_id(input: &JsValue) -> Result<(Ident, InstanceId), BatonError> {
-    let input = Input::parse(input)?;
-    Ok((input.ident("group")?, input.instance_id()?))
 }
 
 /// A row as D1 returns it.
@@ -151,13 +117,17 @@ struct Row {
     finished_at: Option<f64>,
 }
 
+/// Rows hold only values that were validated before they were written.
+fn stored_id(value: &str) -> InstanceId {
+    InstanceId::parse("stored instanceId", value).expect("valid stored id")
+}
+
+fn stored_ident(value: &str) -> Ident {
+    Ident::parse("stored revision", value).expect("valid stored revision")
+}
+
 impl Row {
-    /// Rows hold only values that were validated before they were written.
     fn entry(&self) -> Entry {
-        let stored_id =
-            |s: &str| InstanceId::parse("stored instanceId", s).expect("valid stored id");
-        let stored_ident =
-            |s: &str| Ident::parse("stored revision", s).expect("valid stored revision");
         let state = match self.state.as_str() {
             "waiting" => EntryState::Waiting,
             "holding" => EntryState::Holding {
@@ -178,6 +148,47 @@ impl Row {
             revision: stored_ident(&self.revision),
             enqueued_at_ms: self.enqueued_at as u64,
             state,
+        }
+    }
+}
+
+impl Row {
+    fn holder(&self) -> SerialHolder {
+        SerialHolder {
+            instance_id: stored_id(&self.instance_id),
+            revision: stored_ident(&self.revision),
+            heartbeat_at: self.heartbeat_at.unwrap_or(0.0) as u64,
+        }
+    }
+
+    fn waiter(&self) -> SerialWaiter {
+        SerialWaiter {
+            instance_id: stored_id(&self.instance_id),
+            revision: stored_ident(&self.revision),
+            enqueued_at: self.enqueued_at as u64,
+        }
+    }
+
+    fn finished(&self) -> SerialFinished {
+        let outcome = match self.state.as_str() {
+            "superseded" => SerialOutcome::Superseded,
+            "timed_out" => SerialOutcome::TimedOut,
+            "released" => SerialOutcome::Released,
+            _ => SerialOutcome::Abandoned,
+        };
+        let superseded_by = match (&self.superseded_by, &self.superseded_by_revision) {
+            (Some(by), Some(revision)) => Some(Revisioned {
+                instance_id: stored_id(by),
+                revision: stored_ident(revision),
+            }),
+            _ => None,
+        };
+        SerialFinished {
+            instance_id: stored_id(&self.instance_id),
+            revision: stored_ident(&self.revision),
+            outcome,
+            finished_at: self.finished_at.unwrap_or(0.0) as u64,
+            superseded_by,
         }
     }
 }
@@ -247,10 +258,13 @@ impl Shell {
         Ok(rows.first().map(Row::entry))
     }
 
-    pub(crate) async fn enqueue(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let request = parse_enqueue(input).map_err(refuse)?;
+    pub(crate) async fn enqueue(
+        &self,
+        request: SerialEnqueue,
+    ) -> Result<SerialEnqueueReply, JsValue> {
+        let request = core::SerialEnqueue::from(request);
         let config = self.config()?;
-        let supersede = match serial_queue::plan_enqueue(&request) {
+        let supersede = match core::plan_enqueue(&request) {
             EnqueuePlan::Skip { current } => {
                 let reason = format!("revision {} is not current ({current})", request.revision);
                 decision_log::decision(
@@ -260,9 +274,10 @@ impl Shell {
                     &reason,
                     None,
                 );
-                return Ok(to_js(&json!({
-                    "status": "skipped", "reason": "not_current", "current": current.as_str(),
-                })));
+                return Ok(SerialEnqueueReply::Skipped {
+                    reason: SkipReason::NotCurrent,
+                    current,
+                });
             }
             EnqueuePlan::Insert { supersede } => supersede,
         };
@@ -323,14 +338,14 @@ impl Shell {
         struct Superseded {
             instance_id: String,
         }
-        let superseded: Vec<String> = results
+        let superseded: Vec<InstanceId> = results
             .get(1)
             .map(|r| r.results::<Superseded>())
             .transpose()
             .map_err(internal)?
             .unwrap_or_default()
             .into_iter()
-            .map(|s| s.instance_id)
+            .map(|s| stored_id(&s.instance_id))
             .collect();
         let reason = format!("superseded {} waiter(s)", superseded.len());
         decision_log::decision(
@@ -347,19 +362,20 @@ impl Shell {
                 send_turn_if_alive(
                     &workflow,
                     &config.turn_event_type,
-                    id,
+                    id.as_str(),
                     request.group.as_str(),
                 )
                 .await;
             }
         }
-        Ok(to_js(
-            &json!({ "status": "waiting", "superseded": superseded }),
-        ))
+        Ok(SerialEnqueueReply::Waiting { superseded })
     }
 
-    pub(crate) async fn claim(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let (group, id) = group_and_id(input).map_err(refuse)?;
+    pub(crate) async fn claim(&self, request: GroupMember) -> Result<SerialClaimReply, JsValue> {
+        let GroupMember {
+            group,
+            instance_id: id,
+        } = request;
         let config = self.config()?;
         let db = self.db()?;
         let now = now_ms();
@@ -375,7 +391,7 @@ impl Shell {
             .find(|r| r.instance_id == id.as_str())
             .map(Row::entry);
         let holder = rows.iter().find(|r| r.state == "holding").map(Row::entry);
-        let step = serial_queue::decide_claim(me.as_ref(), holder.as_ref(), now, config.timeouts)
+        let step = core::decide_claim(me.as_ref(), holder.as_ref(), now, config.timeouts)
             .map_err(refuse)?;
         let reply = match step {
             ClaimStep::Reply(reply) => reply,
@@ -391,7 +407,7 @@ impl Shell {
                 ClaimReply::TimedOut
             }
             ClaimStep::Attempt => {
-                let oldest_live = serial_queue::oldest_live_heartbeat_ms(now, config.timeouts);
+                let oldest_live = core::oldest_live_heartbeat_ms(now, config.timeouts);
                 let results = db
                     .batch(vec![
                         self.statement(
@@ -418,7 +434,7 @@ impl Shell {
                 } else {
                     self.holder(&db, &group).await?
                 };
-                serial_queue::after_claim(won, holder.as_ref())
+                core::after_claim(won, holder.as_ref())
             }
         };
         let (name, reason) = match &reply {
@@ -443,21 +459,14 @@ impl Shell {
             &reason,
             waited_ms,
         );
-        Ok(to_js(&match reply {
-            ClaimReply::Holding => json!({ "status": "holding" }),
-            ClaimReply::Waiting { holder } => {
-                json!({ "status": "waiting", "holder": holder.map(|h| h.to_string()) })
-            }
-            ClaimReply::Skipped { by, by_revision } => json!({
-                "status": "skipped",
-                "supersededBy": { "instanceId": by.as_str(), "revision": by_revision.as_str() },
-            }),
-            ClaimReply::TimedOut => json!({ "status": "timed_out" }),
-        }))
+        Ok(reply.into())
     }
 
-    pub(crate) async fn heartbeat(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let (group, id) = group_and_id(input).map_err(refuse)?;
+    pub(crate) async fn heartbeat(&self, request: GroupMember) -> Result<HeartbeatReply, JsValue> {
+        let GroupMember {
+            group,
+            instance_id: id,
+        } = request;
         let db = self.db()?;
         let result = self
             .statement(
@@ -473,11 +482,16 @@ impl Shell {
             .map_err(internal)?
             .and_then(|m| m.changes)
             .unwrap_or(0);
-        Ok(to_js(&json!({ "holding": changes == 1 })))
+        Ok(HeartbeatReply {
+            holding: changes == 1,
+        })
     }
 
-    pub(crate) async fn release(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let (group, id) = group_and_id(input).map_err(refuse)?;
+    pub(crate) async fn release(&self, request: GroupMember) -> Result<ReleaseReply, JsValue> {
+        let GroupMember {
+            group,
+            instance_id: id,
+        } = request;
         let config = self.config()?;
         let db = self.db()?;
         let released = self
@@ -510,10 +524,12 @@ impl Shell {
             None,
         );
         if !was_holding || released.is_empty() || !config.push {
-            return Ok(to_js(&json!({ "next": null })));
+            return Ok(ReleaseReply { next: None });
         }
         let next = self.wake_next(&db, &config, &group).await?;
-        Ok(to_js(&json!({ "next": next })))
+        Ok(ReleaseReply {
+            next: next.as_deref().map(stored_id),
+        })
     }
 
     /// Wakes the earliest live waiter of a freed group; waiters found dead
@@ -535,7 +551,7 @@ impl Shell {
                 ],
             )
             .await?;
-        let payload = to_js(&json!({ "group": group.as_str() }));
+        let payload = to_js(&TurnEvent::Group(group.as_str()));
         for row in waiting {
             // The event goes out while the status is asked (a dead instance
             // ignores it), so a live waiter wakes a round trip sooner.
@@ -587,10 +603,11 @@ impl Shell {
         Ok(None)
     }
 
-    pub(crate) async fn inspect(&self, input: &JsValue) -> Result<JsValue, JsValue> {
-        let group = Input::parse(input)
-            .and_then(|i| i.ident("group"))
-            .map_err(refuse)?;
+    pub(crate) async fn inspect(
+        &self,
+        request: SerialInspect,
+    ) -> Result<SerialInspection, JsValue> {
+        let group = request.group;
         let db = self.db()?;
         let g = text(group.as_str());
         let holder = self
@@ -610,42 +627,19 @@ impl Shell {
                 &[g, number(u64::from(SERIAL_RECENT_PER_GROUP_MAX))],
             )
             .await?;
-        Ok(to_js(&json!({
-            "holder": holder.first().map(|h| json!({
-                "instanceId": h.instance_id, "revision": h.revision, "heartbeatAt": h.heartbeat_at,
-            })),
-            "waiting": waiting.iter().map(|w| json!({
-                "instanceId": w.instance_id, "revision": w.revision, "enqueuedAt": w.enqueued_at,
-            })).collect::<Vec<_>>(),
-            "recent": recent.iter().map(|r| {
-                let mut entry = json!({
-                    "instanceId": r.instance_id, "revision": r.revision,
-                    "outcome": r.state, "finishedAt": r.finished_at,
-                });
-                if let (Some(by), Some(rev)) = (&r.superseded_by, &r.superseded_by_revision) {
-                    entry["supersededBy"] = json!({ "instanceId": by, "revision": rev });
-                }
-                entry
-            }).collect::<Vec<_>>(),
-        })))
+        Ok(SerialInspection {
+            holder: holder.first().map(Row::holder),
+            waiting: waiting.iter().map(Row::waiter).collect(),
+            recent: recent.iter().map(Row::finished).collect(),
+        })
     }
-}
-
-fn parse_enqueue(input: &JsValue) -> Result<SerialEnqueue, BatonError> {
-    let input = Input::parse(input)?;
-    Ok(SerialEnqueue {
-        group: input.ident("group")?,
-        instance_id: input.instance_id()?,
-        revision: input.ident("revision")?,
-        current: input.optional_ident("current")?,
-    })
 }
 
 /// The turn event to a superseded waiter, status-checked: a dead instance
 /// is not sent anything.
 async fn send_turn_if_alive(workflow: &Workflow, event_type: &str, id: &str, group: &str) {
     if workflow.liveness(id).await != Liveness::Dead {
-        let payload = to_js(&json!({ "group": group }));
+        let payload = to_js(&TurnEvent::Group(group));
         if let Err(error) = workflow.send_to(id, event_type, &payload).await {
             worker::console_warn!("baton: turn event to {id} failed: {error:?}");
         }

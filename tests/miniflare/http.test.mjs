@@ -252,7 +252,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
       ["revision too long", "POST", `${g}/enqueue`, { body: { instanceId: "newer", revision: "r".repeat(513) } }, 400, bad("revision must be at most 512 UTF-8 bytes (got 513)")],
       // Unknown fields: 400 naming the field.
       ["unknown field", "POST", `${k}/release`, { body: { instanceId: "holder", force: true } }, 400, bad('body has an unknown field "force"; accepted fields: instanceId')],
-      ["key in the body", "POST", `${k}/enqueue`, { body: { key, instanceId: "newer", supersedes: true } }, 400, bad('body has an unknown field "key" (the key comes from the path); accepted fields: instanceId, supersedes, inputHash')],
+      ["key in the body", "POST", `${k}/enqueue`, { body: { key, instanceId: "newer", supersedes: true } }, 400, bad('body has an unknown field "key" (the key comes from the path); accepted fields: supersedes, instanceId, inputHash, options')],
       ["group in the body", "POST", `${g}/heartbeat`, { body: { group, instanceId: "holder" } }, 400, bad('body has an unknown field "group" (the group comes from the path); accepted fields: instanceId')],
       ["another route's field", "POST", `${g}/claim`, { body: { instanceId: "waiter", revision: "r2" } }, 400, bad('body has an unknown field "revision"; accepted fields: instanceId')],
       // Bad keys and groups in the path: 400.

@@ -5,9 +5,9 @@
 //! What this module owns: the route table ([`ROUTES`], the one list the
 //! router, the OpenAPI document's test and the docs agree on), bearer-token
 //! checking in constant time, the body rules (size, media type, a JSON
-//! object with only known fields), parsing bodies and path segments into
-//! [`Command`]s of validated identifiers, and the mapping of every refusal
-//! to an HTTP status and message ([`HttpError`], the one place that does).
+//! object), decoding path segments and handing bodies to `crate::edge` to
+//! become [`Command`]s, and the mapping of every refusal to an HTTP status
+//! and message ([`HttpError`], the one place that does).
 //!
 //! What it does not do: read requests, call the Coordinator or D1, or build
 //! responses. The shell (`shell::http`, wasm32 only) does that, in a fixed
@@ -21,7 +21,8 @@
 //!    [`HTTP_BODY_BYTES_MAX`](crate::limits::HTTP_BODY_BYTES_MAX) bytes
 //!    ([`check_body_length`], 413), [`parse_json_object`] (415).
 //! 4. [`Command::parse`]: 400 with the `BatonError:` message for bad input.
-//! 5. Run the command; shape its reply with [`Operation::reply`].
+//! 5. Run the command; its reply is the RPC method's reply type
+//!    (`crate::edge`), `acquire`'s string wrapped as `{ status }`.
 //!
 //! Every refusal happens before the command runs, so a refused request
 //! changes nothing.
@@ -34,6 +35,6 @@ mod routes;
 
 pub use auth::{authorize, tokens_equal};
 pub use body::{check_body_length, check_content_type, check_declared_length, parse_json_object};
-pub use command::{decode_segment, Command, GroupAction, KeyAction};
-pub use error::HttpError;
+pub use command::{decode_segment, Command};
+pub use error::{ErrorReply, HttpError};
 pub use routes::{route, Asset, Auth, Endpoint, Matched, Method, Operation, RouteSpec, ROUTES};

@@ -3,7 +3,17 @@
 
 use crate::error::BatonError;
 use crate::limits::HTTP_BODY_BYTES_MAX;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::fmt;
+
+/// The body of every refusal: `{ "error": message }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(rename = "Error")]
+pub struct ErrorReply {
+    /// For bad input (400), the `BatonError:` message an RPC caller gets.
+    pub error: String,
+}
 
 /// Why an HTTP request was not carried out. None of these changes state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,7 +34,8 @@ pub enum HttpError {
     /// Bad input, found while parsing the request.
     BadInput(BatonError),
     /// Bad input, found by the method the command ran (its `BatonError:`
-    /// message, passed through).
+    /// message, passed through: the method's JS `Error` carries the refusal
+    /// mark, see `shell::js`).
     Rejected(String),
     /// Baton itself failed (configuration, storage, a binding).
     Internal(String),
@@ -73,13 +84,10 @@ impl HttpError {
         }
     }
 
-    /// Classifies an error thrown by a Baton method: its own refusals start
-    /// `BatonError:` and are the caller's fault; anything else is Baton's.
-    pub fn from_thrown(message: String) -> HttpError {
-        if message.starts_with("BatonError:") {
-            HttpError::Rejected(message)
-        } else {
-            HttpError::Internal(message)
+    /// The refusal's body.
+    pub fn reply(&self) -> ErrorReply {
+        ErrorReply {
+            error: self.message(),
         }
     }
 }
@@ -132,18 +140,6 @@ mod tests {
         }
         .into();
         assert_eq!(error.message(), "BatonError: instanceId is required");
-    }
-
-    #[test]
-    fn thrown_errors_are_classified_by_prefix() {
-        assert_eq!(
-            HttpError::from_thrown("BatonError: key must not be empty".into()).status(),
-            400
-        );
-        assert_eq!(
-            HttpError::from_thrown("Baton configuration: HOLDER_CHECK_MS".into()).status(),
-            500
-        );
     }
 
     #[test]

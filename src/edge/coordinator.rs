@@ -1,0 +1,252 @@
+//! The Coordinator's requests and replies (contract §1, §1a, §7).
+//!
+//! A request is the §7 object: the Durable Object's positional arguments by
+//! name (`js/worker.mjs` builds it from `enqueue(key, supersedes,
+//! instanceId, inputHash?, options?)` and friends), the default entrypoint's
+//! `coordinator*` methods take it as is, and the HTTP API reads it from the
+//! body with the key from the path.
+
+use crate::coordinator::{self as core, Holder, Waiter};
+use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
+use crate::limits::HOLDERS_PER_KEY_MAX;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
+use std::fmt;
+
+/// `enqueue(key, supersedes, instanceId, inputHash?, options?)`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorEnqueue")]
+pub struct Enqueue {
+    pub key: Ident,
+    /// Drop (and terminate) every other waiting id; the holder is never
+    /// touched. Absent means `false` (the Durable Object's positional
+    /// `enqueue` takes it as a required argument).
+    #[serde(default)]
+    pub supersedes: bool,
+    pub instance_id: InstanceId,
+    /// With `supersedes`: coalesce into a live waiter with the same hash.
+    pub input_hash: Option<InputHash>,
+    pub options: Option<KeyOptions>,
+}
+
+/// `acquire(key, instanceId, options?)`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorAcquire")]
+pub struct Acquire {
+    pub key: Ident,
+    pub instance_id: InstanceId,
+    pub options: Option<KeyOptions>,
+}
+
+/// `release(key, instanceId)`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorRelease")]
+pub struct Release {
+    pub key: Ident,
+    pub instance_id: InstanceId,
+}
+
+/// `inspect(key)`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorInspect")]
+pub struct Inspect {
+    pub key: Ident,
+}
+
+/// The options of `enqueue` and `acquire` (contract §1a). Unknown fields are
+/// refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KeyOptions {
+    /// The Workflow binding of the instance being registered, one of
+    /// `WORKFLOW_BINDINGS` (default `WORKFLOW_BINDING`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<WorkflowName>,
+    /// How many instances may hold the key at once (default 1); the key
+    /// keeps the limit of the latest call that named one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<HolderLimit>,
+}
+
+/// `options.limit`: an integer from 1 to [`HOLDERS_PER_KEY_MAX`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HolderLimit(u32);
+
+impl HolderLimit {
+    pub fn new(value: f64) -> Result<HolderLimit, String> {
+        let max = HOLDERS_PER_KEY_MAX;
+        if value.fract() != 0.0 || !(1.0..=f64::from(max)).contains(&value) {
+            return Err(format!("must be an integer from 1 to {max} (got {value})"));
+        }
+        Ok(HolderLimit(value as u32))
+    }
+
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for HolderLimit {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        HolderLimit::new(f64::deserialize(deserializer)?).map_err(de::Error::custom)
+    }
+}
+
+impl Serialize for HolderLimit {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u32(self.0)
+    }
+}
+
+impl JsonSchema for HolderLimit {
+    fn schema_name() -> Cow<'static, str> {
+        "HolderLimit".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "integer",
+            "description": "How many instances may hold the key at once.",
+            "minimum": 1,
+            "maximum": HOLDERS_PER_KEY_MAX,
+        })
+    }
+}
+
+impl fmt::Display for HolderLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl Enqueue {
+    /// The request as the core decides it.
+    pub fn core(&self) -> core::EnqueueRequest {
+        core::EnqueueRequest {
+            supersedes: self.supersedes,
+            id: self.instance_id.clone(),
+            input_hash: self.input_hash.clone(),
+        }
+    }
+}
+
+/// `enqueue`'s reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorEnqueueReply")]
+pub struct EnqueueReply {
+    /// The waiting ids this call dropped, in queue order.
+    pub terminated: Vec<InstanceId>,
+    /// A live waiter with the same `inputHash` took this enqueue's place:
+    /// nothing was registered, and the caller must not create its instance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coalesced_into: Option<InstanceId>,
+}
+
+impl From<core::EnqueueReply> for EnqueueReply {
+    fn from(reply: core::EnqueueReply) -> EnqueueReply {
+        EnqueueReply {
+            terminated: reply.terminated,
+            coalesced_into: reply.coalesced_into,
+        }
+    }
+}
+
+/// `acquire`'s reply: over RPC the bare string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AcquireOutcome {
+    Granted,
+    Pending,
+    Superseded,
+}
+
+impl AcquireOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AcquireOutcome::Granted => "granted",
+            AcquireOutcome::Pending => "pending",
+            AcquireOutcome::Superseded => "superseded",
+        }
+    }
+}
+
+impl From<core::AcquireReply> for AcquireOutcome {
+    fn from(reply: core::AcquireReply) -> AcquireOutcome {
+        match reply {
+            core::AcquireReply::Granted => AcquireOutcome::Granted,
+            core::AcquireReply::Pending => AcquireOutcome::Pending,
+            core::AcquireReply::Superseded => AcquireOutcome::Superseded,
+        }
+    }
+}
+
+/// `acquire`'s reply over HTTP, where every reply is a JSON object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct AcquireStatus {
+    pub status: AcquireOutcome,
+}
+
+/// `release`'s reply (the Coordinator's and the serial queue's): the
+/// instance left holding the key or group by this call, if any.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ReleaseReply {
+    pub next: Option<InstanceId>,
+}
+
+/// `inspect`'s reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorInspection")]
+pub struct Inspection {
+    pub key: Ident,
+    pub holder: Option<HolderView>,
+    /// In the order the key will be handed on.
+    pub waiting: Vec<WaiterView>,
+    /// How many superseded ids the key remembers.
+    pub superseded: u32,
+}
+
+/// The holder, as `inspect` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HolderView {
+    pub id: InstanceId,
+    /// When the key passed to it, in ms since the epoch.
+    pub since: u64,
+}
+
+/// A waiter, as `inspect` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WaiterView {
+    pub id: InstanceId,
+    /// When it joined the queue, in ms since the epoch.
+    pub since: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_hash: Option<InputHash>,
+}
+
+impl From<Holder> for HolderView {
+    fn from(holder: Holder) -> HolderView {
+        HolderView {
+            id: holder.id,
+            since: holder.since_ms,
+        }
+    }
+}
+
+impl From<Waiter> for WaiterView {
+    fn from(waiter: Waiter) -> WaiterView {
+        WaiterView {
+            id: waiter.id,
+            since: waiter.since_ms,
+            input_hash: waiter.input_hash,
+        }
+    }
+}

@@ -1,0 +1,698 @@
+//! The one way a request becomes a typed value: [`decode`] (RPC, from any
+//! serde `Deserializer`, serde-wasm-bindgen's in practice) and
+//! [`decode_http`] (a JSON body plus the key or group from the path).
+//!
+//! Both first read the input into a `serde_json::Value`, then deserialize
+//! the request type from that tree with [`Node`], a small `Deserializer`
+//! whose error is typed ([`Refusal`]) rather than a string. That is what
+//! lets every refusal name its field:
+//!
+//! - a struct's field list comes with `deserialize_struct`, so an unknown
+//!   field is refused there, by name, with the accepted fields (the first in
+//!   name order, so the message is deterministic), before any field is read;
+//! - fields are read in the order the type declares them (the contract's
+//!   argument order), so with several bad fields the first is named;
+//! - absent and `null` are the same for a field: `None` if it is optional,
+//!   its default if it has one (`#[serde(default)]`, absent only: an
+//!   explicit `null` there is "is required"), "is required" otherwise;
+//! - a value of the wrong JSON type is "must be a string" (a boolean, a
+//!   number, an object, an array), decided by what the type asked for;
+//! - a value the field's own type refuses (`Ident::new` and friends, or a
+//!   bounded number) is "`field` `reason`".
+//!
+//! Request types must not use `#[serde(flatten)]` (it hides the field list).
+
+use crate::error::BatonError;
+use crate::limits::HTTP_ECHO_CHARS_MAX;
+use serde::de::{self, DeserializeOwned, Deserializer, IntoDeserializer, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// Decodes an RPC argument (one object: `{ key, instanceId, ... }`). The
+/// whole input is called `input` in refusals.
+pub fn decode<'de, T: DeserializeOwned, D: Deserializer<'de>>(input: D) -> Result<T, BatonError> {
+    // A value JSON cannot hold (a function, a BigInt, a symbol) has no field
+    // to blame more precisely than the input itself.
+    let tree = Value::deserialize(input).map_err(|_| BatonError::WrongType {
+        field: "input",
+        expected: "plain JSON data",
+    })?;
+    decode_value(&tree)
+}
+
+/// Decodes an RPC argument already read into JSON.
+pub fn decode_value<T: DeserializeOwned>(tree: &Value) -> Result<T, BatonError> {
+    finish(
+        "input",
+        T::deserialize(Node {
+            value: tree,
+            name: "input",
+            path: None,
+        }),
+    )
+}
+
+/// Decodes an HTTP request: the JSON `body` (called `body` in refusals),
+/// plus the field `path_field` (`key`, `group`) taken from the path, which
+/// the body may not carry. JSON clients write `null` for "none", so a body's
+/// `null` fields count as absent.
+pub fn decode_http<T: DeserializeOwned>(
+    path_field: &'static str,
+    path_value: &str,
+    mut body: Map<String, Value>,
+) -> Result<T, BatonError> {
+    body.retain(|_, value| !value.is_null());
+    let body = Value::Object(body);
+    let path_value = Value::String(path_value.to_owned());
+    finish(
+        "body",
+        T::deserialize(Node {
+            value: &body,
+            name: "body",
+            path: Some((path_field, &path_value)),
+        }),
+    )
+}
+
+fn finish<T>(name: &'static str, result: Result<T, Refusal>) -> Result<T, BatonError> {
+    result.map_err(|refusal| refusal.named(name))
+}
+
+/// Why a value was refused: complete with its field, or not yet attributed
+/// (the struct reading the value names it).
+#[derive(Debug)]
+pub enum Refusal {
+    Named(BatonError),
+    Missing,
+    WrongType(&'static str),
+    Invalid(String),
+}
+
+impl Refusal {
+    fn named(self, field: &'static str) -> BatonError {
+        match self {
+            Refusal::Named(error) => error,
+            Refusal::Missing => BatonError::Missing { field },
+            Refusal::WrongType(expected) => BatonError::WrongType { field, expected },
+            Refusal::Invalid(reason) => BatonError::Invalid { field, reason },
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Named(error) => write!(f, "{error}"),
+            Refusal::Missing => f.write_str("is required"),
+            Refusal::WrongType(expected) => write!(f, "must be {expected}"),
+            Refusal::Invalid(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+impl de::Error for Refusal {
+    /// A field type's own refusal (`Ident::new`...): its reason.
+    fn custom<M: fmt::Display>(reason: M) -> Refusal {
+        Refusal::Invalid(reason.to_string())
+    }
+
+    fn missing_field(field: &'static str) -> Refusal {
+        Refusal::Named(BatonError::Missing { field })
+    }
+
+    fn invalid_type(_: de::Unexpected<'_>, expected: &dyn de::Expected) -> Refusal {
+        Refusal::Invalid(format!("must be {expected}"))
+    }
+
+    fn invalid_value(_: de::Unexpected<'_>, expected: &dyn de::Expected) -> Refusal {
+        Refusal::Invalid(format!("must be {expected}"))
+    }
+
+    fn unknown_variant(_: &str, expected: &'static [&'static str]) -> Refusal {
+        let names: Vec<String> = expected.iter().map(|v| format!("{v:?}")).collect();
+        Refusal::Invalid(format!("must be one of {}", names.join(", ")))
+    }
+}
+
+/// A caller's text, cut to [`HTTP_ECHO_CHARS_MAX`] characters for a message.
+fn echo(text: &str) -> String {
+    match text.char_indices().nth(HTTP_ECHO_CHARS_MAX) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}…", &text[..end]),
+    }
+}
+
+/// One value of the input tree, and the name it goes by in refusals.
+struct Node<'a> {
+    value: &'a Value,
+    name: &'static str,
+    /// At the root of an HTTP request: the field taken from the path.
+    path: Option<(&'static str, &'a Value)>,
+}
+
+impl Node<'_> {
+    /// `null` is an absent value; anything else is the wrong type.
+    fn refuse(&self, expected: &'static str) -> Refusal {
+        match self.value {
+            Value::Null => Refusal::Missing,
+            _ => Refusal::WrongType(expected),
+        }
+    }
+
+    fn unknown_field(
+        &self,
+        fields: &Map<String, Value>,
+        accepted: &[&'static str],
+    ) -> Option<Refusal> {
+        let path_field = self.path.map(|(field, _)| field);
+        let accepted: Vec<&str> = accepted
+            .iter()
+            .copied()
+            .filter(|f| Some(*f) != path_field)
+            .collect();
+        // The first in name order, whatever order the caller wrote them in.
+        let unknown = fields
+            .keys()
+            .filter(|k| !accepted.contains(&k.as_str()))
+            .min()?;
+        let hint = match path_field {
+            Some(field) if field == unknown => format!(" (the {field} comes from the path)"),
+            _ => String::new(),
+        };
+        let accepted = if accepted.is_empty() {
+            "none".to_owned()
+        } else {
+            accepted.join(", ")
+        };
+        Some(Refusal::Named(BatonError::Invalid {
+            field: self.name,
+            reason: format!(
+                "has an unknown field {:?}{hint}; accepted fields: {accepted}",
+                echo(unknown)
+            ),
+        }))
+    }
+}
+
+/// A whole JSON number as an integer, if it is one.
+fn integer(value: &Value) -> Option<i128> {
+    match value {
+        Value::Number(n) => n
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 2f64.powi(64))
+                    .map(|f| f as i128)
+            }),
+        _ => None,
+    }
+}
+
+macro_rules! integers {
+    ($($method:ident => $visit:ident: $t:ty),*) => {$(
+        fn $method<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+            if !self.value.is_number() {
+                return Err(self.refuse("a number"));
+            }
+            let value = integer(self.value)
+                .and_then(|i| <$t>::try_from(i).ok())
+                .ok_or_else(|| Refusal::Invalid(format!(
+                    "must be an integer from {} to {}", <$t>::MIN, <$t>::MAX
+                )))?;
+            visitor.$visit(value)
+        }
+    )*};
+}
+
+impl<'a> Deserializer<'a> for Node<'a> {
+    type Error = Refusal;
+
+    fn deserialize_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        match self.value {
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(b) => visitor.visit_bool(*b),
+            Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    visitor.visit_u64(u)
+                } else if let Some(i) = n.as_i64() {
+                    visitor.visit_i64(i)
+                } else {
+                    visitor.visit_f64(n.as_f64().unwrap_or(f64::NAN))
+                }
+            }
+            Value::String(s) => visitor.visit_borrowed_str(s),
+            Value::Array(_) => self.deserialize_seq(visitor),
+            Value::Object(_) => self.deserialize_map(visitor),
+        }
+    }
+
+    fn deserialize_bool<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        match self.value {
+            Value::Bool(b) => visitor.visit_bool(*b),
+            _ => Err(self.refuse("a boolean")),
+        }
+    }
+
+    integers!(
+        deserialize_i8 => visit_i8: i8,
+        deserialize_i16 => visit_i16: i16,
+        deserialize_i32 => visit_i32: i32,
+        deserialize_i64 => visit_i64: i64,
+        deserialize_u8 => visit_u8: u8,
+        deserialize_u16 => visit_u16: u16,
+        deserialize_u32 => visit_u32: u32,
+        deserialize_u64 => visit_u64: u64
+    );
+
+    fn deserialize_f32<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        self.deserialize_f64(visitor)
+    }
+
+    fn deserialize_f64<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        match self.value.as_f64() {
+            Some(f) => visitor.visit_f64(f),
+            None => Err(self.refuse("a number")),
+        }
+    }
+
+    fn deserialize_char<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_str<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        match self.value {
+            Value::String(s) => visitor.visit_borrowed_str(s),
+            _ => Err(self.refuse("a string")),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_bytes<V: Visitor<'a>>(self, _: V) -> Result<V::Value, Refusal> {
+        Err(self.refuse("bytes"))
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'a>>(self, _: V) -> Result<V::Value, Refusal> {
+        Err(self.refuse("bytes"))
+    }
+
+    fn deserialize_option<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        match self.value {
+            Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_unit<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        match self.value {
+            Value::Null => visitor.visit_unit(),
+            _ => Err(Refusal::WrongType("null")),
+        }
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'a>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Refusal> {
+        self.deserialize_unit(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'a>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Refusal> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_seq<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        match self.value {
+            Value::Array(items) => visitor.visit_seq(Items {
+                items: items.iter(),
+                name: self.name,
+            }),
+            _ => Err(self.refuse("an array")),
+        }
+    }
+
+    fn deserialize_tuple<V: Visitor<'a>>(self, _: usize, visitor: V) -> Result<V::Value, Refusal> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'a>>(
+        self,
+        _: &'static str,
+        _: usize,
+        visitor: V,
+    ) -> Result<V::Value, Refusal> {
+        self.deserialize_seq(visitor)
+    }
+
+    /// A free-form object (a `serde_json::Value` or a map field): its entries
+    /// as they are, refusals naming the object's field.
+    fn deserialize_map<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        match self.value {
+            Value::Object(fields) => visitor.visit_map(Entries {
+                entries: fields.iter(),
+                value: None,
+                name: self.name,
+            }),
+            _ => Err(self.refuse("an object")),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'a>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Refusal> {
+        let Value::Object(present) = self.value else {
+            return Err(self.refuse("an object"));
+        };
+        if let Some(refusal) = self.unknown_field(present, fields) {
+            return Err(refusal);
+        }
+        let mut ordered = Vec::with_capacity(fields.len());
+        for field in fields {
+            let value = match self.path {
+                Some((path_field, value)) if path_field == *field => Some(value),
+                _ => present.get(*field),
+            };
+            if let Some(value) = value {
+                ordered.push((*field, value));
+            }
+        }
+        visitor.visit_map(Fields {
+            fields: ordered.into_iter(),
+            value: None,
+        })
+    }
+
+    /// Enums travel as their variant's name (`"trailing"`): unit variants only.
+    fn deserialize_enum<V: Visitor<'a>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Refusal> {
+        match self.value {
+            Value::String(s) => visitor.visit_enum(s.as_str().into_deserializer()),
+            _ => Err(self.refuse("a string")),
+        }
+    }
+
+    fn deserialize_identifier<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Refusal> {
+        visitor.visit_unit()
+    }
+}
+
+/// A struct's known fields, in declaration order, each refusal named by it.
+struct Fields<'a> {
+    fields: std::vec::IntoIter<(&'static str, &'a Value)>,
+    value: Option<(&'static str, &'a Value)>,
+}
+
+impl<'a> de::MapAccess<'a> for Fields<'a> {
+    type Error = Refusal;
+
+    fn next_key_seed<K: de::DeserializeSeed<'a>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Refusal> {
+        let Some((field, value)) = self.fields.next() else {
+            return Ok(None);
+        };
+        self.value = Some((field, value));
+        seed.deserialize(field.into_deserializer()).map(Some)
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'a>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, Refusal> {
+        let (field, value) = self.value.take().expect("a key comes before its value");
+        seed.deserialize(Node {
+            value,
+            name: field,
+            path: None,
+        })
+        .map_err(|refusal| Refusal::Named(refusal.named(field)))
+    }
+}
+
+/// A free-form object's entries.
+struct Entries<'a> {
+    entries: serde_json::map::Iter<'a>,
+    value: Option<&'a Value>,
+    name: &'static str,
+}
+
+impl<'a> de::MapAccess<'a> for Entries<'a> {
+    type Error = Refusal;
+
+    fn next_key_seed<K: de::DeserializeSeed<'a>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Refusal> {
+        let Some((key, value)) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.value = Some(value);
+        seed.deserialize(key.as_str().into_deserializer()).map(Some)
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'a>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, Refusal> {
+        let value = self.value.take().expect("a key comes before its value");
+        seed.deserialize(Node {
+            value,
+            name: self.name,
+            path: None,
+        })
+    }
+}
+
+/// An array's items; a refusal names the array's field.
+struct Items<'a> {
+    items: std::slice::Iter<'a, Value>,
+    name: &'static str,
+}
+
+impl<'a> de::SeqAccess<'a> for Items<'a> {
+    type Error = Refusal;
+
+    fn next_element_seed<T: de::DeserializeSeed<'a>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Refusal> {
+        let Some(value) = self.items.next() else {
+            return Ok(None);
+        };
+        seed.deserialize(Node {
+            value,
+            name: self.name,
+            path: None,
+        })
+        .map(Some)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.items.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edge::coordinator::{Acquire, Enqueue, Inspect};
+    use crate::edge::serial::SerialEnqueue;
+    use serde_json::json;
+
+    fn refusal<T: DeserializeOwned + fmt::Debug>(input: Value) -> String {
+        decode::<T, _>(input).unwrap_err().message()
+    }
+
+    #[test]
+    fn the_whole_input_is_named_input() {
+        assert_eq!(
+            refusal::<Inspect>(Value::Null),
+            "BatonError: input is required"
+        );
+        for bad in [json!("k"), json!(7), json!(true), json!(["k"])] {
+            assert_eq!(
+                refusal::<Inspect>(bad),
+                "BatonError: input must be an object"
+            );
+        }
+    }
+
+    #[test]
+    fn absent_and_null_are_the_same_for_a_field() {
+        let ok: Acquire =
+            decode(json!({ "key": "k", "instanceId": "a", "options": null })).unwrap();
+        assert_eq!(ok.options, None);
+        let ok: Enqueue = decode(json!({ "key": "k", "instanceId": "a" })).unwrap();
+        assert!(!ok.supersedes, "a default applies when the field is absent");
+        for input in [
+            json!({ "key": "k" }),
+            json!({ "key": "k", "instanceId": null }),
+        ] {
+            assert_eq!(
+                refusal::<Acquire>(input),
+                "BatonError: instanceId is required"
+            );
+        }
+        // An explicit null for a defaulted field is a missing argument (the
+        // positional `enqueue(key, undefined, id)` passes one).
+        assert_eq!(
+            refusal::<Enqueue>(json!({ "key": "k", "supersedes": null, "instanceId": "a" })),
+            "BatonError: supersedes is required"
+        );
+    }
+
+    #[test]
+    fn fields_are_checked_in_the_order_the_type_declares_them() {
+        // The contract's argument order: key, supersedes, instanceId.
+        let input = json!({ "instanceId": 5, "supersedes": "yes", "key": "" });
+        assert_eq!(
+            refusal::<Enqueue>(input),
+            "BatonError: key must not be empty"
+        );
+        let input = json!({ "instanceId": 5, "supersedes": "yes", "key": "k" });
+        assert_eq!(
+            refusal::<Enqueue>(input),
+            "BatonError: supersedes must be a boolean"
+        );
+        let input = json!({ "key": "k", "supersedes": null, "instanceId": null });
+        assert_eq!(
+            refusal::<Enqueue>(input),
+            "BatonError: supersedes is required"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_named_before_any_field_is_read() {
+        assert_eq!(
+            refusal::<SerialEnqueue>(json!({ "zeta": 1, "group": 5, "alpha": 2 })),
+            "BatonError: input has an unknown field \"alpha\"; accepted fields: group, instanceId, revision, current"
+        );
+        assert_eq!(
+            refusal::<Acquire>(json!({ "key": "k", "instanceId": "a", "options": { "limt": 2 } })),
+            "BatonError: options has an unknown field \"limt\"; accepted fields: workflow, limit"
+        );
+    }
+
+    #[test]
+    fn wrong_types_say_what_was_expected() {
+        let cases = [
+            (json!({ "key": 42 }), "BatonError: key must be a string"),
+            (
+                json!({ "key": { "key": "k" } }),
+                "BatonError: key must be a string",
+            ),
+            (json!({ "key": ["k"] }), "BatonError: key must be a string"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(refusal::<Inspect>(input), expected);
+        }
+        let input = json!({ "key": "k", "instanceId": "a", "options": [] });
+        assert_eq!(
+            refusal::<Acquire>(input),
+            "BatonError: options must be an object"
+        );
+    }
+
+    #[test]
+    fn http_bodies_take_the_path_field_and_drop_nulls() {
+        let body = json!({ "instanceId": "a", "options": null });
+        let Value::Object(body) = body else {
+            unreachable!()
+        };
+        let acquire: Acquire = decode_http("key", "deploy:acme", body).unwrap();
+        assert_eq!(acquire.key.as_str(), "deploy:acme");
+        let Value::Object(body) = json!({ "key": "k", "instanceId": "a" }) else {
+            unreachable!()
+        };
+        assert_eq!(
+            decode_http::<Acquire>("key", "k", body).unwrap_err().message(),
+            "BatonError: body has an unknown field \"key\" (the key comes from the path); accepted fields: instanceId, options"
+        );
+    }
+
+    /// Enums and integers, as later concepts' requests will use them.
+    #[test]
+    fn enums_and_integers_are_named_too() {
+        #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        enum Edge {
+            Leading,
+            Trailing,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct Debounce {
+            edge: Option<Edge>,
+            delay_ms: u32,
+            rules: Vec<Rule>,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Rule {
+            id: String,
+        }
+        let cases = [
+            (
+                json!({ "edge": "both", "delayMs": 1, "rules": [] }),
+                "BatonError: edge must be one of \"leading\", \"trailing\"",
+            ),
+            (
+                json!({ "edge": 1, "delayMs": 1, "rules": [] }),
+                "BatonError: edge must be a string",
+            ),
+            (
+                json!({ "delayMs": 1.5, "rules": [] }),
+                "BatonError: delayMs must be an integer from 0 to 4294967295",
+            ),
+            (
+                json!({ "delayMs": "1", "rules": [] }),
+                "BatonError: delayMs must be a number",
+            ),
+            (
+                json!({ "delayMs": 1, "rules": [{ "id": 5 }] }),
+                "BatonError: id must be a string",
+            ),
+            (
+                json!({ "delayMs": 1, "rules": [{ "id": "a", "x": 1 }] }),
+                "BatonError: rules has an unknown field \"x\"; accepted fields: id",
+            ),
+            (
+                json!({ "delayMs": 1, "rules": {} }),
+                "BatonError: rules must be an array",
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(refusal::<Debounce>(input.clone()), expected, "{input}");
+        }
+        let ok: Debounce =
+            decode(json!({ "edge": "leading", "delayMs": 2.0, "rules": [] })).unwrap();
+        assert!(matches!(ok.edge, Some(Edge::Leading)));
+        assert_eq!(ok.delay_ms, 2);
+    }
+}
