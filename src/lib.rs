@@ -10,19 +10,13 @@
 //! - [`ident`]: validated keys, groups, revisions, instance ids, input hashes.
 //! - [`coordinator`]: one holder per key, FIFO waiters (contract §1).
 //! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
-<<<<<<< HEAD
 //! - [`debounce`]: one start per burst of calls, and starts at a time (contract §4).
-//! - [`http_api`]: the HTTP API's routes, auth and body rules, without HTTP.
-
-pub mod coordinator;
-pub mod debounce;
-=======
 //! - [`edge`]: every request and reply type, the one decoder of caller input,
 //!   and the HTTP API's routes, auth and body rules (without HTTP).
 
 pub mod coordinator;
+pub mod debounce;
 pub mod edge;
->>>>>>> main
 pub mod error;
 pub mod ident;
 pub mod limits;
