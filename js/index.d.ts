@@ -110,6 +110,11 @@ export type AcquireStatus = {
   status: AcquireOutcome;
 };
 
+/** `cancel`'s reply: the dropped start's id, which will never start. */
+export type CancelReply = {
+  cancelled: InstanceId | null;
+};
+
 /** `acquire(key, instanceId, options?)`. */
 export type CoordinatorAcquire = {
   key: Ident;
@@ -157,6 +162,60 @@ export type CoordinatorRelease = {
   instanceId: InstanceId;
 };
 
+/** `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? })`. */
+export type Debounce = {
+  key: Ident;
+  /** A burst ends after this much silence. */
+  delayMs: DelayMs;
+  /** ...or this long after its first call (default: 7 days), whichever is first. */
+  maxWaitMs?: DelayMs | null;
+  /** When the burst's start is made (default `trailing`). */
+  edge?: DebounceEdge | null;
+  /** The instance's params: any JSON value, at most 1 MiB serialized. The latest call's win, also when it sends none. */
+  params?: unknown;
+  /** The Workflow binding to create through, one of WORKFLOW_BINDINGS (default WORKFLOW_BINDING). */
+  workflow?: WorkflowName | null;
+  /** The start's instance id is this plus a unique suffix (default `debounce-`). */
+  idPrefix?: IdPrefix | null;
+};
+
+/** `edge`. */
+export type DebounceEdge = "trailing" | "leading" | "both";
+
+/** `inspect`'s reply. */
+export type DebounceInspection = {
+  key: Ident;
+  pending: PendingStart | null;
+  /** The most recent confirmed starts, newest first, at most 20. */
+  started: StartedView[];
+  /** Starts that fired but whose create is not confirmed yet: in flight, or failed and waiting for a retry (an addition to contract §4's shape, so a failing Workflow binding is visible). */
+  retrying: RetryingView[];
+};
+
+/** `flush(key)`, `cancel(key)` and `inspect(key)`. */
+export type DebounceKey = {
+  key: Ident;
+};
+
+export type DebounceOutcome = "started" | "scheduled" | "suppressed";
+
+/** `debounce`'s reply. */
+export type DebounceReply = {
+  outcome: DebounceOutcome;
+  /** The id of the burst's start: the leading one (`started`, `suppressed`) or the trailing one (`scheduled`). */
+  instanceId: InstanceId;
+  /** When that start is made, while it is pending (ms since the epoch). */
+  fireAt?: number | null;
+};
+
+/** Milliseconds, 1 to 604800000 (7 days). */
+export type DelayMs = number;
+
+/** `flush`'s reply: the start made now, if one was pending. */
+export type FlushReply = {
+  started: InstanceId | null;
+};
+
 /** `serialClaim`, `serialHeartbeat` and `serialRelease`: `{ group, instanceId }`. */
 export type GroupMember = {
   group: Ident;
@@ -178,6 +237,9 @@ export type HolderView = {
   since: number;
 };
 
+/** The start of a debounce instance id; a unique suffix of at most 36 characters follows. */
+export type IdPrefix = string;
+
 /** A key, group or revision: non-empty, at most 512 UTF-8 bytes. */
 export type Ident = string;
 
@@ -195,9 +257,31 @@ export type KeyOptions = {
   limit?: HolderLimit | null;
 };
 
+/** The pending start, as `inspect` shows it. */
+export type PendingStart = {
+  instanceId: InstanceId;
+  /** `trailing`, `leading` or `both` (the burst's latest call's), or `at`. */
+  edge: string;
+  workflow: string;
+  firstAt: number;
+  lastAt: number;
+  fireAt: number;
+  calls: number;
+};
+
 /** `release`'s reply (the Coordinator's and the serial queue's): the instance left holding the key or group by this call, if any. */
 export type ReleaseReply = {
   next: InstanceId | null;
+};
+
+export type RetryingView = {
+  instanceId: InstanceId;
+  workflow: string;
+  firedAt: number;
+  /** Creates that failed so far. */
+  failures: number;
+  nextTryAt: number;
+  lastError?: string | null;
 };
 
 /** An execution named with its revision. */
@@ -280,6 +364,29 @@ export type SerialWaiter = {
 
 export type SkipReason = "not_current";
 
+/** `startAt(key, { at, params?, workflow?, instanceId? })`. */
+export type StartAt = {
+  key: Ident;
+  /** When to create the instance, in ms since the epoch; at most 365 days ahead; a past time starts it at once. */
+  at: number;
+  params?: unknown;
+  workflow?: WorkflowName | null;
+  /** The id to create it under (default: the pending start's, or a new `start-` id). */
+  instanceId?: InstanceId | null;
+};
+
+/** `startAt`'s reply: `at` as the caller gave it. */
+export type StartAtReply = {
+  instanceId: InstanceId;
+  at: number;
+};
+
+export type StartedView = {
+  instanceId: InstanceId;
+  /** When its create was confirmed, ms since the epoch. */
+  at: number;
+};
+
 /** A waiter, as `inspect` shows it. */
 export type WaiterView = {
   id: InstanceId;
@@ -302,5 +409,10 @@ export interface BatonService {
   serialHeartbeat(input: GroupMember): Promise<HeartbeatReply>;
   serialRelease(input: GroupMember): Promise<ReleaseReply>;
   serialInspect(input: SerialInspect): Promise<SerialInspection>;
+  debounce(input: Debounce): Promise<DebounceReply>;
+  startAt(input: StartAt): Promise<StartAtReply>;
+  debounceFlush(input: DebounceKey): Promise<FlushReply>;
+  debounceCancel(input: DebounceKey): Promise<CancelReply>;
+  debounceInspect(input: DebounceKey): Promise<DebounceInspection>;
 }
 // --- End of the generated wire types ---

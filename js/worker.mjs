@@ -8,7 +8,13 @@
 // to Rust (`CoordinatorCore`), which decodes and checks it; the entrypoint's
 // methods hand their one object argument on as is.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import RustWorker, { CoordinatorCore, CoordinatorService, SerialQueue } from "../build/index.js";
+import RustWorker, {
+  CoordinatorCore,
+  CoordinatorService,
+  DebounceService,
+  DebouncerCore,
+  SerialQueue,
+} from "../build/index.js";
 
 export class Coordinator extends DurableObject {
   #core;
@@ -45,17 +51,57 @@ export class Coordinator extends DurableObject {
 }
 
 /**
+ * Debounce and deferred starts (contract §4): one object per key. Rust
+ * builds the request object from `(key, options)`, refusing a `key` inside
+ * the options rather than letting either win silently.
+ */
+export class Debouncer extends DurableObject {
+  #core;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new DebouncerCore(ctx, env);
+  }
+
+  debounce(key, options) {
+    return this.#core.debounce(key, options);
+  }
+
+  startAt(key, options) {
+    return this.#core.startAt(key, options);
+  }
+
+  flush(key) {
+    return this.#core.flush(key);
+  }
+
+  cancel(key) {
+    return this.#core.cancel(key);
+  }
+
+  inspect(key) {
+    return this.#core.inspect(key);
+  }
+
+  alarm() {
+    return this.#core.alarm();
+  }
+}
+
+/**
  * The default entrypoint: the Rust fetch handler, and every method for
  * callers with a service binding (contract §2 and §7), each taking one
  * object whose fields are the arguments by name.
  */
 export default class Baton extends WorkerEntrypoint {
   #coordinator;
+  #debounce;
   #serial;
 
   constructor(ctx, env) {
     super(ctx, env);
     this.#coordinator = new CoordinatorService(env);
+    this.#debounce = new DebounceService(env);
     this.#serial = new SerialQueue(env);
   }
 
@@ -97,5 +143,25 @@ export default class Baton extends WorkerEntrypoint {
 
   serialInspect(input) {
     return this.#serial.serialInspect(input);
+  }
+
+  debounce(input) {
+    return this.#debounce.debounce(input);
+  }
+
+  startAt(input) {
+    return this.#debounce.startAt(input);
+  }
+
+  debounceFlush(input) {
+    return this.#debounce.debounceFlush(input);
+  }
+
+  debounceCancel(input) {
+    return this.#debounce.debounceCancel(input);
+  }
+
+  debounceInspect(input) {
+    return this.#debounce.debounceInspect(input);
   }
 }

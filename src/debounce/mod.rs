@@ -26,6 +26,7 @@
 mod decide;
 mod inspect;
 mod request;
+pub mod sql;
 mod state;
 
 pub use decide::*;

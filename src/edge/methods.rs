@@ -6,6 +6,7 @@
 //! [`ROUTES`](super::http::ROUTES) if HTTP covers it.
 
 use super::coordinator;
+use super::debounce;
 use super::http::Operation;
 use super::serial;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -49,6 +50,7 @@ impl Method {
 }
 
 use coordinator as c;
+use debounce as d;
 use serial as s;
 use Operation::*;
 
@@ -65,4 +67,9 @@ pub const METHODS: &[Method] = &[
     method::<s::GroupMember, s::HeartbeatReply>("serialHeartbeat", Some(GroupHeartbeat)),
     method::<s::GroupMember, s::SerialReleaseReply>("serialRelease", Some(GroupRelease)),
     method::<s::SerialInspect, s::SerialInspection>("serialInspect", Some(GroupInspect)),
+    method::<d::Debounce, d::DebounceReply>("debounce", None),
+    method::<d::StartAt, d::StartAtReply>("startAt", None),
+    method::<d::DebounceKey, d::FlushReply>("debounceFlush", None),
+    method::<d::DebounceKey, d::CancelReply>("debounceCancel", None),
+    method::<d::DebounceKey, d::Inspection>("debounceInspect", None),
 ];

@@ -10,6 +10,9 @@
 //! - [`stub`]: calling a Durable Object's method through its stub.
 //! - [`coordinator_service`]: the Coordinator through the Worker (contract
 //!   §7, and the HTTP API's key routes), by the key's stub.
+//! - [`debouncer_object`]: the `Debouncer` Durable Object's logic.
+//! - [`debounce_service`]: the Debouncer through the Worker (contract §7,
+//!   and the HTTP API's debounce routes), by the key's stub.
 //! - [`decision_log`]: one structured log line per decision.
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
 //! - [`http`]: the HTTP API, the status page's files and the OpenAPI document.
@@ -18,6 +21,8 @@
 pub mod config;
 pub mod coordinator_object;
 pub mod coordinator_service;
+pub mod debounce_service;
+pub mod debouncer_object;
 pub mod decision_log;
 pub mod entry;
 pub mod gate;
