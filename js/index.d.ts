@@ -100,6 +100,50 @@ export function serialize<T>(
   options?: SerializeOptions,
 ): Promise<T>;
 
+/**
+ * RPC methods of the `Debouncer` Durable Object (contract §4): the fields
+ * of the service binding's debounce requests, the key first.
+ */
+export interface DebouncerRpc {
+  debounce(key: string, options: Omit<Debounce, "key">): Promise<DebounceReply>;
+  startAt(key: string, options: Omit<StartAt, "key">): Promise<StartAtReply>;
+  flush(key: string): Promise<FlushReply>;
+  cancel(key: string): Promise<CancelReply>;
+  inspect(key: string): Promise<DebounceInspection>;
+}
+
+/** The `DEBOUNCER` Durable Object namespace binding. */
+export interface DebouncerNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): DebouncerRpc;
+}
+
+/**
+ * One Workflow start per burst of calls on `key`, the latest params winning
+ * (contract §4): `await debounce(env.DEBOUNCER, key, { delayMs: 5000, params })`.
+ */
+export function debounce(
+  namespace: DebouncerNamespace,
+  key: string,
+  options: Omit<Debounce, "key">,
+): Promise<DebounceReply>;
+
+/** One start at `at` (ms since the epoch), replacing the key's pending start. */
+export function startAt(
+  namespace: DebouncerNamespace,
+  key: string,
+  options: Omit<StartAt, "key">,
+): Promise<StartAtReply>;
+
+/** Starts the key's pending start now and ends its burst. */
+export function debounceFlush(namespace: DebouncerNamespace, key: string): Promise<FlushReply>;
+
+/** Drops the key's pending start; the id it would have used never starts. */
+export function debounceCancel(namespace: DebouncerNamespace, key: string): Promise<CancelReply>;
+
+/** The key's pending start, recent starts, and starts whose create is being retried. */
+export function debounceInspect(namespace: DebouncerNamespace, key: string): Promise<DebounceInspection>;
+
 // --- Wire types, generated from src/edge (BATON_BLESS=1 cargo test --lib edge::schema) ---
 
 /** `acquire`'s reply: over RPC the bare string. */

@@ -1,3 +1,4 @@
-// The npm package's entry: helpers for Workflow code.
+// The npm package's entry: helpers for Workflow code and Workers.
 export { withKey, TURN_EVENT_TYPE } from "./with-key.mjs";
 export { serialize, RunSkipped, SerialQueueTimedOut, SerialQueueLostHold } from "./serialize.mjs";
+export { debounce, startAt, debounceFlush, debounceCancel, debounceInspect } from "./debounce.mjs";

@@ -8,8 +8,12 @@ import path from "node:path";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
- * @param {{ holderCheckMs?: number, vars?: Record<string, string>, listen?: boolean }} options
+ * @param {{ holderCheckMs?: number, vars?: Record<string, string>, listen?: boolean,
+ *   persistRoot?: string, workflows?: Record<string, object> }} options
  * `listen`: Baton also gets a real HTTP port on 127.0.0.1 (for a browser), see `batonUrl()`.
+ * `persistRoot`: keep every store (Durable Objects, alarms, Workflows, D1)
+ * in this directory, so a later `startBaton` on it is a restart.
+ * `workflows`: Workflow bindings Baton gets besides `WORKFLOW` and `ECHO`.
  */
 export async function startBaton(options = {}) {
   // Everything the Workers runtime prints, line by line (decision logs among it).
@@ -23,6 +27,7 @@ export async function startBaton(options = {}) {
     });
   };
   const mf = new Miniflare({
+    ...(options.persistRoot ? { defaultPersistRoot: options.persistRoot } : {}),
     handleRuntimeStdio(stdout, stderr) {
       collect(stdout);
       collect(stderr);
@@ -35,10 +40,12 @@ export async function startBaton(options = {}) {
         modules: callerModules("tests/miniflare/workflows.mjs"),
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
+          DEBOUNCER: { className: "Debouncer", scriptName: "baton", useSQLite: true },
           RECORDER: { className: "Recorder", useSQLite: true },
         },
         workflows: {
           TEST_WF: { name: "test-workflow", className: "TestWorkflow" },
+          ECHO_WF: { name: "echo-workflow", className: "EchoWorkflow" },
         },
         serviceBindings: { BATON: "baton" },
       },
@@ -46,6 +53,7 @@ export async function startBaton(options = {}) {
         ...batonWorker({
           workflow: { name: "test-workflow", className: "TestWorkflow", scriptName: "test-workflows" },
           vars: { HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000), ...options.vars },
+          workflows: { ECHO: ECHO_WORKFLOW, ...options.workflows },
         }),
         // Port 0: the OS picks a free one; batonUrl() reads it back.
         ...(options.listen ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
@@ -53,10 +61,21 @@ export async function startBaton(options = {}) {
     ],
   });
   await mf.ready;
-  await applyMigrations(await mf.getD1Database("DB", "baton"));
+  const db = await mf.getD1Database("DB", "baton");
+  // A restart on persisted storage finds the tables already there.
+  const migrated = options.persistRoot && (await tableExists(db, "serial_queue"));
+  if (!migrated) await applyMigrations(db);
   const harness = new Harness(mf);
   harness.runtimeLines = runtimeLines;
   return harness;
+}
+
+/** The test Worker's Workflow that returns its params (for the Debouncer's starts). */
+export const ECHO_WORKFLOW = { name: "echo-workflow", className: "EchoWorkflow", scriptName: "test-workflows" };
+
+async function tableExists(db, name) {
+  const { results } = await db.prepare("PRAGMA table_list").all();
+  return results.some((row) => row.name === name);
 }
 
 /**
@@ -65,7 +84,7 @@ export async function startBaton(options = {}) {
  * it coordinates (`workflow`: its name, class and defining script).
  * `wasm`: other module bytes to load instead of build/index_bg.wasm.
  */
-export function batonWorker({ workflow, vars = {}, wasm }) {
+export function batonWorker({ workflow, vars = {}, wasm, workflows = {} }) {
   const wasmModule = { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm") };
   if (wasm) wasmModule.contents = wasm;
   return {
@@ -77,16 +96,19 @@ export function batonWorker({ workflow, vars = {}, wasm }) {
       { type: "ESModule", path: path.join(ROOT, "build/index.js") },
       wasmModule,
     ],
-    durableObjects: { COORDINATOR: { className: "Coordinator", useSQLite: true } },
+    durableObjects: {
+      COORDINATOR: { className: "Coordinator", useSQLite: true },
+      DEBOUNCER: { className: "Debouncer", useSQLite: true },
+    },
     d1Databases: ["DB"],
-    workflows: { WORKFLOW: workflow },
+    workflows: { WORKFLOW: workflow, ...workflows },
     bindings: vars,
   };
 }
 
 /** A calling Worker's modules: its entry plus the npm package's helpers. */
 export function callerModules(entry) {
-  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/steps.mjs"].map((file) => ({
+  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/steps.mjs", "js/debounce.mjs"].map((file) => ({
     type: "ESModule",
     path: path.join(ROOT, file),
   }));
@@ -145,9 +167,18 @@ export class Harness {
     return this.call("/create", { id, params });
   }
 
-  /** The instance's status details (`status`, `output`, ...); `not_found` if unknown. */
-  details(id) {
-    return this.call(`/status?id=${encodeURIComponent(id)}`);
+  /**
+   * The instance's status details (`status`, `output`, ...); `not_found` if
+   * unknown. `workflow`: "echo" for the EchoWorkflow's instances.
+   */
+  details(id, workflow) {
+    const wf = workflow ? `&wf=${workflow}` : "";
+    return this.call(`/status?id=${encodeURIComponent(id)}${wf}`);
+  }
+
+  /** Calls a Debouncer method through a DO stub; returns { value } or { error }. */
+  debouncer(key, method, ...args) {
+    return this.call("/debouncer", { key, method, args });
   }
 
   async status(id) {

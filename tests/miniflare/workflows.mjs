@@ -4,6 +4,7 @@
 import { DurableObject, WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../../js/with-key.mjs";
 import { serialize } from "../../js/serialize.mjs";
+import * as debounceHelpers from "../../js/debounce.mjs";
 
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
 
@@ -64,6 +65,15 @@ export class TestWorkflow extends WorkflowEntrypoint {
   }
 }
 
+/** What the Debouncer starts in tests: an instance that returns its params. */
+export class EchoWorkflow extends WorkflowEntrypoint {
+  async run(event, step) {
+    const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
+    await step.do("record", NO_RETRY, () => recorder.append("echo", event.instanceId));
+    return { params: event.payload ?? null };
+  }
+}
+
 export class Recorder extends DurableObject {
   async append(kind, id) {
     const log = (await this.ctx.storage.get("log")) ?? [];
@@ -101,6 +111,25 @@ export default {
         }
         return json({ enqueued: body.count });
       }
+      case "/debouncer": {
+        const stub = env.DEBOUNCER.get(env.DEBOUNCER.idFromName(body.key));
+        const args = body.args;
+        // A value RPC can carry but JSON cannot: a function.
+        if (body.functionParams) args[1] = { ...args[1], params: () => 1 };
+        try {
+          return json({ value: await stub[body.method](...args) });
+        } catch (error) {
+          return json({ error: String(error?.message ?? error) });
+        }
+      }
+      case "/debounce-helper": {
+        // The npm package's helpers, called from a Worker as a user would.
+        try {
+          return json({ value: await debounceHelpers[body.fn](env.DEBOUNCER, ...body.args) });
+        } catch (error) {
+          return json({ error: String(error?.message ?? error) });
+        }
+      }
       case "/serial": {
         try {
           return json({ value: await env.BATON[body.method](...body.args) });
@@ -114,7 +143,8 @@ export default {
       }
       case "/status": {
         try {
-          const instance = await env.TEST_WF.get(url.searchParams.get("id"));
+          const workflow = url.searchParams.get("wf") === "echo" ? env.ECHO_WF : env.TEST_WF;
+          const instance = await workflow.get(url.searchParams.get("id"));
           return json(await instance.status());
         } catch (error) {
           return json({ status: "not_found", error: String(error?.message ?? error) });
