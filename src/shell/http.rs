@@ -12,6 +12,7 @@
 //! with the status `HttpError::status` gives.
 
 use super::coordinator_service;
+use super::debounce_service;
 use super::js::Thrown;
 use super::serial_queue_d1::Shell;
 use super::stub::CallError;
@@ -119,6 +120,17 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
                     serde_wasm_bindgen::from_value(reply).map_err(internal)?;
                 return json(&AcquireStatus { status });
             }
+            js_sys::JSON::stringify(&reply)
+                .map(String::from)
+                .map_err(thrown)
+        }
+        Command::Debounce(call) => {
+            let reply = debounce_service::call(env, call)
+                .await
+                .map_err(|error| match error {
+                    CallError::Refused(error) => HttpError::BadInput(error),
+                    CallError::Thrown(error) => thrown(error),
+                })?;
             js_sys::JSON::stringify(&reply)
                 .map(String::from)
                 .map_err(thrown)

@@ -13,7 +13,8 @@ import { startBaton, ECHO_WORKFLOW } from "./harness.mjs";
 
 // The Debouncer creates through ECHO by default; LATER is listed but not
 // bound, so creates through it fail until a restart binds it.
-const VARS = { WORKFLOW_BINDING: "ECHO", WORKFLOW_BINDINGS: "ECHO,WORKFLOW,LATER" };
+const TOKEN = "debounce-test-token";
+const VARS = { WORKFLOW_BINDING: "ECHO", WORKFLOW_BINDINGS: "ECHO,WORKFLOW,LATER", BATON_TOKEN: TOKEN };
 
 let h;
 before(async () => {
@@ -201,6 +202,38 @@ test("the npm helper and the service binding reach the same object", async () =>
   assert.equal(later.instanceId.startsWith("start-"), true);
   assert.deepEqual(await service("debounceCancel"), { cancelled: later.instanceId });
   assert.deepEqual(await helper("debounceFlush"), { started: null });
+});
+
+test("the HTTP API covers every method with the same shapes", async () => {
+  const key = freshKey("http/with:slash");
+  const path = `/v1/debounce/${encodeURIComponent(key)}`;
+  const send = async (route, body) => {
+    const response = await h.fetchBaton(route, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json() };
+  };
+  const first = await send(path, { delayMs: 600_000, params: { via: "http" } });
+  assert.equal(first.status, 200);
+  assert.equal(first.body.outcome, "scheduled");
+  const inspected = await send(path);
+  assert.equal(inspected.body.key, key);
+  assert.equal(inspected.body.pending.instanceId, first.body.instanceId);
+  assert.deepEqual(inspected.body, await ok(h, key, "inspect", key));
+  assert.deepEqual((await send(`${path}/flush`, {})).body, { started: first.body.instanceId });
+  assert.deepEqual(await startedParams(h, first.body.instanceId), { via: "http" });
+  const at = Date.now() + 600_000;
+  const scheduled = await send(`${path}/start-at`, { at });
+  assert.equal(scheduled.body.at, at);
+  assert.deepEqual((await send(`${path}/cancel`, {})).body, { cancelled: scheduled.body.instanceId });
+  const refused = await send(path, { delayMs: 0 });
+  assert.equal(refused.status, 400);
+  assert.match(refused.body.error, /^BatonError: delayMs /);
+  const inPath = await send(path, { key: "other", delayMs: 5 });
+  assert.equal(inPath.status, 400);
+  assert.match(inPath.body.error, /the key comes from the path/);
 });
 
 test("bad input is refused naming the field, and changes nothing", async () => {

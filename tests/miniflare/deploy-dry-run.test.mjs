@@ -17,7 +17,7 @@ test("wrangler deploy --dry-run bundles Baton with its bindings", () => {
       ["deploy", "--dry-run", "--outdir", outdir],
       { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } },
     );
-    for (const binding of ["env.COORDINATOR (Coordinator)", "env.WORKFLOW", "env.DB (baton)"]) {
+    for (const binding of ["env.COORDINATOR (Coordinator)", "env.DEBOUNCER (Debouncer)", "env.WORKFLOW", "env.DB (baton)"]) {
       assert.ok(output.includes(binding), `bindings should list ${binding}:\n${output}`);
     }
     const files = readdirSync(outdir);

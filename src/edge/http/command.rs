@@ -12,21 +12,25 @@
 //! | key release | `{ instanceId }` |
 //! | group enqueue | `{ instanceId, revision, current? }` |
 //! | group claim, heartbeat, release | `{ instanceId }` |
-//! | key / group inspect | none (GET) |
+//! | debounce | `{ delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? }` |
+//! | debounce start-at | `{ at, params?, workflow?, instanceId? }` |
+//! | debounce flush, cancel | `{}` |
+//! | key / group / debounce inspect | none (GET) |
 
 use super::error::HttpError;
 use super::routes::Operation;
-use crate::edge::{decode_http, CoordinatorCall, SerialCall};
+use crate::edge::{decode_http, CoordinatorCall, DebounceCall, SerialCall};
 use crate::error::BatonError;
 use crate::ident::Ident;
 use serde_json::{Map, Value};
 
-/// What an API request asks for, in validated values: a Coordinator method
-/// on one key, or a serial-queue method on one group.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What an API request asks for, in validated values: a Coordinator or
+/// Debouncer method on one key, or a serial-queue method on one group.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Coordinator(CoordinatorCall),
     Serial(SerialCall),
+    Debounce(DebounceCall),
 }
 
 /// Decodes one percent-encoded path segment into UTF-8 text. `+` stays `+`
@@ -69,6 +73,7 @@ impl Command {
         use Operation::*;
         let field = match operation {
             KeyEnqueue | KeyAcquire | KeyRelease | KeyInspect => "key",
+            Debounce | DebounceStartAt | DebounceFlush | DebounceCancel | DebounceInspect => "key",
             GroupEnqueue | GroupClaim | GroupHeartbeat | GroupRelease | GroupInspect => "group",
         };
         // The router only yields operations whose template has a parameter.
@@ -87,6 +92,11 @@ impl Command {
             GroupHeartbeat => Command::Serial(SerialCall::Heartbeat(decode_http(field, v, b)?)),
             GroupRelease => Command::Serial(SerialCall::Release(decode_http(field, v, b)?)),
             GroupInspect => Command::Serial(SerialCall::Inspect(decode_http(field, v, b)?)),
+            Debounce => Command::Debounce(DebounceCall::Debounce(decode_http(field, v, b)?)),
+            DebounceStartAt => Command::Debounce(DebounceCall::StartAt(decode_http(field, v, b)?)),
+            DebounceFlush => Command::Debounce(DebounceCall::Flush(decode_http(field, v, b)?)),
+            DebounceCancel => Command::Debounce(DebounceCall::Cancel(decode_http(field, v, b)?)),
+            DebounceInspect => Command::Debounce(DebounceCall::Inspect(decode_http(field, v, b)?)),
         })
     }
 }

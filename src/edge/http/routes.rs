@@ -44,7 +44,7 @@ pub enum Asset {
     OpenApi,
 }
 
-/// The API's operations: one per Coordinator and serial-queue method.
+/// The API's operations: one per Coordinator, serial-queue and Debouncer method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     KeyEnqueue,
@@ -56,11 +56,16 @@ pub enum Operation {
     GroupHeartbeat,
     GroupRelease,
     GroupInspect,
+    Debounce,
+    DebounceStartAt,
+    DebounceFlush,
+    DebounceCancel,
+    DebounceInspect,
 }
 
 impl Operation {
     /// Every operation, for tests that check each is routed exactly once.
-    pub const ALL: [Operation; 9] = [
+    pub const ALL: [Operation; 14] = [
         Operation::KeyEnqueue,
         Operation::KeyAcquire,
         Operation::KeyRelease,
@@ -70,20 +75,29 @@ impl Operation {
         Operation::GroupHeartbeat,
         Operation::GroupRelease,
         Operation::GroupInspect,
+        Operation::Debounce,
+        Operation::DebounceStartAt,
+        Operation::DebounceFlush,
+        Operation::DebounceCancel,
+        Operation::DebounceInspect,
     ];
 
     /// Whether the request carries a JSON body: every change is a POST with
     /// one; inspection is a GET without one (a GET's body is never read).
     pub fn has_body(self) -> bool {
         match self {
-            Operation::KeyInspect | Operation::GroupInspect => false,
+            Operation::KeyInspect | Operation::GroupInspect | Operation::DebounceInspect => false,
             Operation::KeyEnqueue
             | Operation::KeyAcquire
             | Operation::KeyRelease
             | Operation::GroupEnqueue
             | Operation::GroupClaim
             | Operation::GroupHeartbeat
-            | Operation::GroupRelease => true,
+            | Operation::GroupRelease
+            | Operation::Debounce
+            | Operation::DebounceStartAt
+            | Operation::DebounceFlush
+            | Operation::DebounceCancel => true,
         }
     }
 }
@@ -169,6 +183,27 @@ pub const ROUTES: &[RouteSpec] = &[
         Operation::GroupRelease,
     ),
     api(Method::Get, "/v1/groups/{group}", Operation::GroupInspect),
+    api(Method::Post, "/v1/debounce/{key}", Operation::Debounce),
+    api(
+        Method::Post,
+        "/v1/debounce/{key}/start-at",
+        Operation::DebounceStartAt,
+    ),
+    api(
+        Method::Post,
+        "/v1/debounce/{key}/flush",
+        Operation::DebounceFlush,
+    ),
+    api(
+        Method::Post,
+        "/v1/debounce/{key}/cancel",
+        Operation::DebounceCancel,
+    ),
+    api(
+        Method::Get,
+        "/v1/debounce/{key}",
+        Operation::DebounceInspect,
+    ),
 ];
 
 /// A routed request: what it leads to, and the raw path parameter if the
@@ -257,6 +292,26 @@ mod tests {
             ),
             ("POST", "/v1/groups/g/release", Operation::GroupRelease, "g"),
             ("GET", "/v1/groups/g", Operation::GroupInspect, "g"),
+            ("POST", "/v1/debounce/k", Operation::Debounce, "k"),
+            (
+                "POST",
+                "/v1/debounce/k/start-at",
+                Operation::DebounceStartAt,
+                "k",
+            ),
+            (
+                "POST",
+                "/v1/debounce/k/flush",
+                Operation::DebounceFlush,
+                "k",
+            ),
+            (
+                "POST",
+                "/v1/debounce/k/cancel",
+                Operation::DebounceCancel,
+                "k",
+            ),
+            ("GET", "/v1/debounce/k", Operation::DebounceInspect, "k"),
             // Parameters stay encoded until they are parsed.
             ("GET", "/v1/keys/a%2Fb", Operation::KeyInspect, "a%2Fb"),
             // A literal-looking parameter is still a parameter.
