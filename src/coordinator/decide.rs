@@ -381,7 +381,8 @@ fn after_holder_check(
 }
 
 /// Broken-invariant checks, run after every step of the simulation and
-/// cheap enough for debug builds of the shell. Panics on violation.
+/// after every decision of the shell, in release builds too (a few indexed
+/// reads). Panics on violation.
 pub fn assert_invariants(store: &impl KeyStore) {
     if let Some(holder) = store.holder() {
         assert!(

@@ -119,7 +119,7 @@ fn drop_null(property: &mut Value) {
     if options.len() == 1 {
         let only = options.remove(0);
         let object = property.as_object_mut().expect("anyOf lives in an object");
-        object.shift_remove("anyOf");
+        object.retain(|key, _| key != "anyOf");
         if let Value::Object(only) = only {
             for (key, value) in only {
                 object.insert(key, value);
@@ -168,9 +168,9 @@ pub fn openapi(mut document: Value) -> Value {
             let body_name = format!("{request_name}Body");
             let mut body = definitions[request_name].clone();
             if let Some(field) = path_field(route.path) {
-                body["properties"]
-                    .as_object_mut()
-                    .map(|p| p.shift_remove(field));
+                if let Some(properties) = body["properties"].as_object_mut() {
+                    properties.retain(|name, _| name != field);
+                }
                 if let Some(required) = body["required"].as_array_mut() {
                     required.retain(|r| r != field);
                 }

@@ -1,12 +1,14 @@
 //! The serial queue's shell: D1 statements and turn events.
 //!
-//! Each method: take the request (decoded by `crate::edge`: from the RPC
-//! argument here, from the HTTP body in `shell::http`), read what the
-//! decision needs, decide
-//! (`crate::serial_queue`), write in one D1 batch, reply, then wake whoever
-//! must learn the outcome now rather than at its next poll. Wakes are
-//! status-checked like the Coordinator's: locally, sendEvent to a finished
-//! instance does not fail, so a dead waiter is found by its status.
+//! Each method takes its request (decoded by `crate::edge`: from the RPC
+//! argument here, from the HTTP body in `shell::http`), reads the rows it
+//! needs, applies `crate::serial_queue`'s rules where the core has them
+//! (enqueue's plan, the claim's decision), writes (an enqueue's insert,
+//! supersede and prune in one D1 batch; a claim's takeover of a stale
+//! holder and its conditional claim in another), replies, then wakes
+//! whoever must learn the outcome now rather than at its next poll. Wakes
+//! are status-checked like the Coordinator's: locally, sendEvent to a
+//! finished instance does not fail, so a dead waiter is found by its status.
 
 use super::config::SerialConfig;
 use super::decision_log::{self, Scope};
