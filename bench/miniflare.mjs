@@ -41,6 +41,7 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         modules: callerModules("bench/worker.mjs"),
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
+          DEBOUNCER: { className: "Debouncer", scriptName: "baton", useSQLite: true },
         },
         workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow" } },
         serviceBindings: { BATON: "baton" },
@@ -75,6 +76,13 @@ export class Bench extends Harness {
   /** A Coordinator method through a stub (from the Worker). */
   async rpc(key, method, ...args) {
     return (await super.rpc(key, method, ...args)).value;
+  }
+
+  /** A Debouncer method through a stub (from the Worker). */
+  async debouncer(key, method, ...args) {
+    const result = await this.call("/debouncer", { key, method, args });
+    if ("error" in result) throw new Error(`${method}: ${result.error}`);
+    return result.value;
   }
 
   /** A serial-queue method through the service binding. */
