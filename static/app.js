@@ -18,7 +18,7 @@ const WATCH_STORE = "baton.watch";
 const $ = (id) => document.getElementById(id);
 const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
 
-let watch = null; // { kind: "key" | "group", name }
+let watch = null; // { kind: "key" | "group" | "debounce", name }
 let data = null; // the last good answer for `watch`
 let updatedAt = null; // when `data` arrived (browser clock)
 let error = null; // the last poll's error message, or null
@@ -72,6 +72,7 @@ const OUTCOMES = {
  * only its last heartbeat, so that is what its row is labelled.
  */
 function normalize(kind, body) {
+  if (kind === "debounce") return body;
   if (kind === "key") {
     return {
       holder: body.holder && { id: body.holder.id, at: body.holder.since, atLabel: "Holding since" },
@@ -115,7 +116,8 @@ function describe(status, message) {
 async function fetchView({ kind, name }, token) {
   // Relative to the page, so a Worker mounted under a path still works. The
   // name is one path segment: encodeURIComponent also escapes "/" and "?".
-  const path = `${kind === "key" ? "v1/keys/" : "v1/groups/"}${encodeURIComponent(name)}`;
+  const base = { key: "v1/keys/", group: "v1/groups/", debounce: "v1/debounce/" }[kind];
+  const path = `${base}${encodeURIComponent(name)}`;
   let response;
   try {
     response = await fetch(path, {
@@ -217,14 +219,66 @@ function renderStatus() {
   }
 }
 
+const EDGES = {
+  trailing: "trailing (one start when the burst ends)",
+  leading: "leading (started at the first call; this start is a trailing one)",
+  both: "both (leading, plus this trailing start)",
+  at: "at (a deferred start)",
+};
+
+/** "in 3 s (time)" for a time ahead, "due now" once it has passed. */
+function fireElement(ms) {
+  const el = timeElement(ms, { ago: false });
+  const ahead = ms - Date.now();
+  el.textContent = `${ahead > 0 ? `in ${duration(ahead)}` : "due now"} (${el.textContent})`;
+  return el;
+}
+
+function renderDebounce() {
+  const { pending, started, retrying } = data;
+  $("debounce-title").textContent = `Debounce key “${watch.name}”`;
+  $("pending").hidden = !pending;
+  $("pending-none").hidden = Boolean(pending);
+  if (pending) {
+    $("pending-id").textContent = pending.instanceId;
+    $("pending-edge").textContent = EDGES[pending.edge] ?? pending.edge;
+    $("pending-workflow").textContent = pending.workflow;
+    $("pending-calls").textContent = String(pending.calls);
+    $("pending-first").replaceChildren(timeElement(pending.firstAt));
+    $("pending-last").replaceChildren(timeElement(pending.lastAt));
+    $("pending-fire").replaceChildren(fireElement(pending.fireAt));
+  }
+  fillRows($("retrying").tBodies[0], retrying ?? [], 5, (tr, r) => {
+    cell(tr, r.instanceId, { header: true, classes: "mono" });
+    cell(tr, r.workflow, { classes: "mono" });
+    cell(tr, String(r.failures));
+    cell(tr, fireElement(r.nextTryAt));
+    cell(tr, r.lastError ?? "", { classes: "mono" });
+  });
+  $("retrying").hidden = !retrying?.length;
+  fillRows($("started").tBodies[0], started, 2, (tr, s) => {
+    cell(tr, s.instanceId, { header: true, classes: "mono" });
+    cell(tr, timeElement(s.at));
+  });
+  $("started").hidden = started.length === 0;
+  $("started-none").hidden = started.length > 0;
+}
+
 function render() {
   renderStatus();
   const view = $("view");
+  const debounceView = $("debounce-view");
   if (!watch || !data) {
     view.hidden = true;
+    debounceView.hidden = true;
     return;
   }
-  view.hidden = false;
+  debounceView.hidden = watch.kind !== "debounce";
+  view.hidden = watch.kind === "debounce";
+  if (watch.kind === "debounce") {
+    renderDebounce();
+    return;
+  }
   const group = watch.kind === "group";
   // CSS shows the key-only or group-only parts from this.
   view.dataset.kind = watch.kind;
@@ -269,7 +323,7 @@ function render() {
 // --- wiring ----------------------------------------------------------------
 
 function labelName() {
-  $("name-label").textContent = $("kind").value === "group" ? "Group" : "Key";
+  $("name-label").textContent = { group: "Group", debounce: "Debounce key" }[$("kind").value] ?? "Key";
 }
 
 function start(next) {
@@ -309,7 +363,7 @@ document.addEventListener("DOMContentLoaded", () => {
   } catch {
     // Unreadable: start empty.
   }
-  if (saved && (saved.kind === "key" || saved.kind === "group") && typeof saved.name === "string") {
+  if (saved && ["key", "group", "debounce"].includes(saved.kind) && typeof saved.name === "string") {
     $("kind").value = saved.kind;
     $("name").value = saved.name;
     labelName();
