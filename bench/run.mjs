@@ -306,7 +306,7 @@ function describe(r) {
         `- in a burst of ${debounce.P7_LARGE.toLocaleString("en")}: ${spread(p7.large)}`,
         "",
         `Lateness: ${debounce.P7_STARTS} keys, ${debounce.P7_DELAY_MS} ms trailing bursts of one call each, ` +
-          `run ten at a time. Measured from the \`fireAt\` the call was given (the object's clock) to the create ` +
+          `one at a time (starts due together would share one workerd thread and queue behind each other's creates). Measured from the \`fireAt\` the call was given (the object's clock) to the create ` +
           `confirmed (\`inspect\`'s \`started[].at\`, the same clock), and to the instance's first step (Date.now() ` +
           `in that step). Both include the alarm's own lateness in workerd.`,
         "",
