@@ -103,16 +103,17 @@ const stepOutputs = async (b, id) => (await b.details(id)).__LOCAL_DEV_STEP_OUTP
  * in its wait, then (after `delayMs`) H finishes and releases. Returns the
  * hand-off record.
  */
-async function serialHandoff(b, name, delayMs = 0) {
+async function serialHandoff(b, name, delayMs = 0, queue = "baton") {
   const group = `p2-${name}`;
   const holder = `${group}-h`;
   const waiter = `${group}-w`;
-  await b.create(holder, { mode: "serial", group, revision: "r1", waitForFinish: true });
+  const binding = queue === "js" ? "JS_QUEUE" : "BATON";
+  await b.create(holder, { mode: "serial", group, revision: "r1", waitForFinish: true, queue });
   await b.until(
     `${holder} to hold`,
-    async () => (await b.serial("serialInspect", { group })).holder?.instanceId === holder,
+    async () => (await b.serial("serialInspect", { group }, binding)).holder?.instanceId === holder,
   );
-  await b.create(waiter, { mode: "serial", group, revision: "r2" });
+  await b.create(waiter, { mode: "serial", group, revision: "r2", queue });
   await b.until(`${waiter} to park`, async () =>
     (await stepOutputs(b, waiter)).some((o) => o?.status === "waiting"),
   );
@@ -122,11 +123,19 @@ async function serialHandoff(b, name, delayMs = 0) {
   return handoffRecord(await b.output(holder), await b.output(waiter, 2 * SERIAL_POLL_MS));
 }
 
-/** P2 with push on: `P2_PUSH_SAMPLES` hand-offs one after another. */
+/**
+ * P2 with push on: `P2_PUSH_SAMPLES` hand-offs one after another through
+ * Baton, alternating with as many through the plain JS Worker baseline
+ * (bench/js-queue.mjs), so both see the same machine at the same time.
+ */
 export async function serialPush(b) {
-  const records = [];
-  for (let i = 0; i < P2_PUSH_SAMPLES; i++) records.push(await serialHandoff(b, `push-${i}`));
-  return summarize(records);
+  const baton = [];
+  const js = [];
+  for (let i = 0; i < P2_PUSH_SAMPLES; i++) {
+    baton.push(await serialHandoff(b, `push-${i}`));
+    js.push(await serialHandoff(b, `js-${i}`, 0, "js"));
+  }
+  return { ...summarize(baton), js: summarize(js) };
 }
 
 /**

@@ -2,6 +2,7 @@
 // as the miniflare tests do: real Workflow engine, real Coordinator Durable
 // Object, the built WASM (or other WASM bytes, for the size benchmark).
 import { Miniflare } from "miniflare";
+import path from "node:path";
 import {
   applyMigrations,
   batonWorker,
@@ -9,6 +10,7 @@ import {
   Harness,
   ROOT,
 } from "../tests/miniflare/harness.mjs";
+import { readFileSync } from "node:fs";
 
 export { ROOT };
 
@@ -42,9 +44,11 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
           DEBOUNCER: { className: "Debouncer", scriptName: "baton", useSQLite: true },
+          RUNS: { className: "Runs", scriptName: "baton", useSQLite: true },
         },
         workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow" } },
-        serviceBindings: { BATON: "baton" },
+        // JS_QUEUE: P2's baseline, the same queue in a plain JS Worker.
+        serviceBindings: { BATON: "baton", JS_QUEUE: "js-queue" },
         // Only to time a D1 round trip; the serial queue's tables live in Baton's.
         d1Databases: ["DB"],
       },
@@ -53,6 +57,14 @@ export function benchOptions({ vars = {}, wasm } = {}) {
         vars,
         wasm,
       }),
+      {
+        name: "js-queue",
+        compatibilityDate: "2026-07-01",
+        modulesRoot: ROOT,
+        modules: [{ type: "ESModule", path: path.join(ROOT, "bench/js-queue.mjs") }],
+        d1Databases: ["DB"],
+        workflows: { WORKFLOW: { name: "bench-workflow", className: "BenchWorkflow", scriptName: "bench" } },
+      },
     ],
   };
 }
@@ -62,6 +74,11 @@ export async function startBench(options = {}) {
   const mf = new Miniflare(benchOptions(options));
   await mf.ready;
   await applyMigrations(await mf.getD1Database("DB", "baton"));
+  const jsQueue = await mf.getD1Database("DB", "js-queue");
+  const schema = readFileSync(path.join(ROOT, "bench/js-queue.sql"), "utf8").replace(/^--.*$/gm, "");
+  for (const statement of schema.split(";").filter((s) => s.trim())) {
+    await jsQueue.prepare(statement).run();
+  }
   return new Bench(mf);
 }
 
@@ -85,8 +102,8 @@ export class Bench extends Harness {
     return result.value;
   }
 
-  /** A serial-queue method through the service binding. */
-  async serial(method, input) {
-    return (await super.serial(method, input)).value;
+  /** A serial-queue method through the service binding (`binding`: BATON or JS_QUEUE). */
+  async serial(method, input, binding = "BATON") {
+    return (await this.call("/serial", { method, args: [input], binding })).value;
   }
 }

@@ -10,8 +10,8 @@ const EXPLAIN = {
   "P1 hand-off": ({ p1, floor, io }) =>
     `Median ${fmt(p1.total.p50)} ms. Split (medians): ${fmt(p1.wake.p50)} ms from the release call until the woken ` +
     `waiter's acquire starts, of which the release call itself takes ${fmt(p1.releaseCall.p50)} ms (the decision, ` +
-    `then, side by side, a Workflow status check, about ${fmt(io.statusMs)} ms, and the turn event, about ` +
-    `${fmt(io.sendEventMs)} ms, as timed from a Worker); then ${fmt(p1.grantToStep.p50)} ms from that acquire to the ` +
+    `then the turn event, about ${fmt(io.sendEventMs)} ms, and after it a Workflow status check, about ` +
+    `${fmt(io.statusMs)} ms, as timed from a Worker); then ${fmt(p1.grantToStep.p50)} ms from that acquire to the ` +
     `next step. The Workflow engine's floor for the same path without Baton (an event to a parked instance, a step ` +
     `making one Coordinator call, the next step) is ${fmt(floor.total.p50)} ms here: the engine's event delivery ` +
     `and step persistence make most of the hand-off; what Baton adds beyond that floor (the difference of the ` +
@@ -27,12 +27,13 @@ const EXPLAIN = {
     `own costs, as in the row above.`,
   "P2 push": ({ p2push, io }) =>
     `Median ${fmt(p2push.total.p50)} ms. Split (medians): the serialRelease call takes ${fmt(p2push.releaseCall.p50)} ms ` +
-    `(two D1 statements one after another: RELEASE, read the waiters; then the waiter's status ` +
-    `check and the event, side by side), the waiter's claim starts ` +
+    `(one D1 batch: RELEASE, read the waiters; then the turn event, then the waiter's status ` +
+    `check), the waiter's claim starts ` +
     `${fmt(p2push.wake.p50)} ms after the release call, and the claim to the next step takes ` +
-    `${fmt(p2push.grantToStep.p50)} ms (two D1 round trips: the caller's and the holder's rows, the claim batch). Here a D1 statement ` +
-    `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. What would fix it: fold the ` +
-    `claim's read into its batch (one round trip), and find the next waiter inside RELEASE's statement.`,
+    `${fmt(p2push.grantToStep.p50)} ms (one D1 batch, which reads the caller's and the holder's rows back). Here a D1 statement ` +
+    `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. Compare the plain JS Worker's split ` +
+    `in P2's section: what Baton's path has that the hand-written one does not is the status check after the event ` +
+    `(which skips dead waiters), and it overlaps the woken waiter's claim.`,
   "P4 enqueue": ({ p4 }) =>
     `Ratio ${fmt(p4.ratio)}. Per call, ${P4_LARGE} over ${P4_SMALL} waiters: enqueue ${fmt(p4.opRatios.enqueueMs)}×, ` +
     `acquire ${fmt(p4.opRatios.acquireMs)}×, release ${fmt(p4.opRatios.releaseMs)}×. The call whose ratio stands ` +
@@ -41,6 +42,10 @@ const EXPLAIN = {
   "P5 uncontended": ({ p3 }) =>
     `${fmt(p3.pairWrites)} writes per pair: an uncontended acquire should write only the holder and its release ` +
     `only clear it; count the statements per decision in src/coordinator/sql_store.rs to find the extra one.`,
+  "R2 append+events": ({ r2 }) =>
+    `Ratio ${fmt(r2.ratio)}: append ${fmt(r2.appendRatio)}×, events ${fmt(r2.eventsRatio)}×. The call whose ratio ` +
+    `stands out runs a statement whose cost grows with the log: check src/runs/sql_store.rs's query plans ` +
+    `(tests/runs_sql.rs prints SQLite's step counts with 10 and 500 kept).`,
   "P6 built": ({ sizes }) =>
     `${fmt(sizes.built.gzip / KIB)} KiB gzipped as built, ${fmt(sizes.optimized.gzip / KIB)} KiB after wasm-opt -Oz: ` +
     `run wasm-opt in the build (WASM_OPT_BIN to node_modules/.bin/wasm-opt) and look for large dependencies ` +

@@ -9,6 +9,7 @@ import * as handoff from "./handoff.mjs";
 import * as calls from "./calls.mjs";
 import * as debounce from "./debounce.mjs";
 import * as size from "./size.mjs";
+import * as runs from "./runs.mjs";
 import { environment, markdown, printFigure } from "./report.mjs";
 import { fmt, spread } from "./stats.mjs";
 import { explainMisses } from "./misses.mjs";
@@ -26,6 +27,7 @@ const TARGET = {
   p7RatioMax: 1.5,
   p5WritesPerPairMax: 2,
   p6GzipKibMax: 250,
+  r2RatioMax: 1.5,
 };
 
 let phaseStarted = performance.now();
@@ -48,7 +50,7 @@ async function main() {
 
   phase("P3, P5: uncontended pairs (one Miniflare for P1-P5, push on)");
   const b = await startBench();
-  let p1, floor, p2push, p3, p4, io, p7, p7late;
+  let p1, floor, p2push, p3, p4, io, r1, r2, p7, p7late;
   try {
     p3 = await calls.throughput(b);
     phase("P1: engine floor");
@@ -60,6 +62,10 @@ async function main() {
     phase("P4: flat cost (fills a queue of 10,000)");
     p4 = await calls.flatCost(b);
     io = await calls.ioCost(b, p4.holders[0]);
+    phase("R1: complete → awaiters' answers (1 and 100 awaiters)");
+    r1 = await runs.awaitLatency(b);
+    phase("R2: run log cost, 500 events kept / 10");
+    r2 = await runs.logCost(b);
     phase("P7: debounce flat cost (a burst of 10,000 calls)");
     p7 = await debounce.flatCost(b);
     phase(`P7: debounce lateness (${debounce.P7_STARTS} trailing starts)`);
@@ -100,6 +106,14 @@ async function main() {
       target: `p50 ≤ ${TARGET.p2HandoffP50Ms} ms`,
       met: p2push.total.p50 <= TARGET.p2HandoffP50Ms,
       used: p2push.total.p50 / TARGET.p2HandoffP50Ms,
+    },
+    {
+      id: "P2",
+      name: "serial hand-off, Baton vs a plain JS Worker over D1 with push (p50)",
+      measured: `Baton ${fmt(p2push.total.p50)} ms, JS ${fmt(p2push.js.total.p50)} ms (n=${p2push.total.n} each, alternating)`,
+      target: "Baton ≤ JS",
+      met: p2push.total.p50 <= p2push.js.total.p50,
+      used: p2push.total.p50 / p2push.js.total.p50,
     },
     {
       id: "P2",
@@ -169,6 +183,21 @@ async function main() {
       target: "",
       met: null,
     },
+    ...Object.entries(r1).map(([n, r]) => ({
+      id: "R1",
+      name: `complete → awaiters' answers, ${n} awaiter${n === "1" ? "" : "s"}`,
+      measured: `p50 ${fmt(r.answer.p50)} ms, p99 ${fmt(r.answer.p99)} ms (n=${r.answer.n})`,
+      target: "",
+      met: null,
+    })),
+    {
+      id: "R2",
+      name: `run log append+events, ${runs.R2_LARGE} kept / ${runs.R2_SMALL}`,
+      measured: `${fmt(r2.ratio)} (${fmt(r2.per[runs.R2_LARGE].sumMs.p50)} ms / ${fmt(r2.per[runs.R2_SMALL].sumMs.p50)} ms)`,
+      target: `≤ ${TARGET.r2RatioMax}`,
+      met: r2.ratio <= TARGET.r2RatioMax,
+      used: r2.ratio / TARGET.r2RatioMax,
+    },
     {
       id: "P7",
       name: `debounce call in a burst of ${debounce.P7_LARGE.toLocaleString("en")} / in a burst of ${debounce.P7_SMALL}`,
@@ -188,7 +217,7 @@ async function main() {
   phase("figures");
   for (const f of figures) printFigure(f);
 
-  const results = { env, sizes: { ...sizes, optimizedBytes: undefined }, cold, p1, floor, p2push, p2base, speedup, p3, p4, io, contended, p7, p7late };
+  const results = { env, sizes: { ...sizes, optimizedBytes: undefined }, cold, p1, floor, p2push, p2base, speedup, p3, p4, io, contended, r1, r2, p7, p7late };
   const sections = describe(results);
   const missed = explainMisses(results, figures, TARGET);
   const wallMs = performance.now() - started;
@@ -200,7 +229,7 @@ async function main() {
 
 /** Method and spread of each figure, for BENCHMARKS.md. */
 function describe(r) {
-  const { p1, floor, p2push, p2base, p3, p4, sizes, cold, io, contended, p7, p7late } = r;
+  const { p1, floor, p2push, p2base, p3, p4, sizes, cold, io, contended, r1, r2, p7, p7late } = r;
   const split = (s) =>
     [
       `- release call → next holder's next step (the figure): ${spread(s.total)}`,
@@ -245,6 +274,14 @@ function describe(r) {
           `"holding" (Date.now() in workerd, as P1). With push: ${handoff.P2_PUSH_SAMPLES} samples, one after another:`,
         "",
         split(p2push),
+        "",
+        `The same queue written by hand as a plain JavaScript Worker over D1 with push (bench/js-queue.mjs: the ` +
+          `same table shape and replies, a conditional UPDATE per claim, one D1 batch per call, the release waking ` +
+          `the first waiter with sendEvent; without Baton's status checks, bounds and input checks), driven by the ` +
+          `same \`serialize\` through its own service binding, ${handoff.P2_PUSH_SAMPLES} samples alternating with ` +
+          `Baton's above:`,
+        "",
+        split(p2push.js),
         "",
         `Baseline: a second Miniflare with \`SERIAL_PUSH = "off"\` (poll only, default interval), in the same run. ` +
           `Each hand-off waits for the waiter's next poll, so only ${handoff.P2_BASELINE_SAMPLES} samples, run at once ` +
@@ -347,6 +384,39 @@ function describe(r) {
         `- as built: ${cold_(cold.built)}`,
         `- -Oz: ${cold_(cold.optimized)}`,
         `- new Miniflare → first response: as built ${spread(cold.built.totalMs)}; -Oz ${spread(cold.optimized.totalMs)}`,
+      ].join("\n"),
+    },
+    {
+      title: "R1, R2: idempotent runs",
+      text: [
+        `R1: a Worker route claims a fresh run key, starts n \`await\` calls (timeoutMs 30000) through the stub, ` +
+          `waits until the object reports them all parked (\`storageWork().openWaits\`), then calls \`complete\` ` +
+          `and notes, for each awaiter, when its answer arrived (Date.now() in workerd, as P1). ` +
+          `${Object.entries(runs.R1_ROUNDS).map(([n, k]) => `${k} rounds with ${n}`).join(", ")} after a warm-up round; ` +
+          `each awaiter's answer is a sample.`,
+        "",
+        ...Object.entries(r1).map(
+          ([n, x]) =>
+            `- ${n} awaiter${n === "1" ? "" : "s"}: complete call → answer ${spread(x.answer)}; the complete call ` +
+            `itself (it answers the awaiters in its own turn) ${spread(x.completeCall)}`,
+        ),
+        "",
+        `R2: two run keys, one whose log keeps ${runs.R2_LARGE} events (600 appended before) and one that starts each ` +
+          `round with ${runs.R2_SMALL} (a fresh key on the same warm object; the batch takes it to ` +
+          `${runs.R2_SMALL + runs.R2_BATCH}). A round, per key: ${runs.R2_BATCH} appends, then ${runs.R2_BATCH} pairs of ` +
+          `reads (the newest 10 events, and the empty read after the end a follower makes), each phase timed ` +
+          `as a whole and divided by ${runs.R2_BATCH}. ${runs.R2_ROUNDS} rounds after one warm-up, which key goes ` +
+          `first alternating; the figure is the ratio of the medians of the sums. Storage statements per call ` +
+          `from the object's counters: an append ${fmt(r2.per[runs.R2_LARGE].appendWrites.p50)} writes with ` +
+          `${runs.R2_LARGE} kept (it also deletes the event that left the window), ` +
+          `${fmt(r2.per[runs.R2_SMALL].appendWrites.p50)} with ${runs.R2_SMALL}; a pair of reads ` +
+          `${fmt(r2.per[runs.R2_LARGE].eventsReads.p50)} and ${fmt(r2.per[runs.R2_SMALL].eventsReads.p50)} statements.`,
+        "",
+        `| per call | ${runs.R2_SMALL} kept | ${runs.R2_LARGE} kept | ratio of medians |`,
+        "|---|---|---|---|",
+        `| append | ${spread(r2.per[runs.R2_SMALL].appendMs)} | ${spread(r2.per[runs.R2_LARGE].appendMs)} | ${fmt(r2.appendRatio)} |`,
+        `| events (pair) | ${spread(r2.per[runs.R2_SMALL].eventsMs)} | ${spread(r2.per[runs.R2_LARGE].eventsMs)} | ${fmt(r2.eventsRatio)} |`,
+        `| sum | ${spread(r2.per[runs.R2_SMALL].sumMs)} | ${spread(r2.per[runs.R2_LARGE].sumMs)} | ${fmt(r2.ratio)} |`,
       ].join("\n"),
     },
   ];

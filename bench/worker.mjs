@@ -62,7 +62,7 @@ function timedSerial(baton, times) {
 }
 
 /**
- * payload: { mode: "key", key } or { mode: "serial", group, revision }, and
+ * payload: { mode: "key", key } or { mode: "serial", group, revision, queue? }, and
  * `waitForFinish` to hold until a "finish" event. Output: the times above
  * plus `enterAt`, the start of the first step after the grant.
  *
@@ -83,8 +83,10 @@ export class BenchWorkflow extends WorkflowEntrypoint {
       const coordinator = timedCoordinator(this.env.COORDINATOR, times);
       await withKey(step, coordinator, event.payload.key, event.instanceId, body, options);
     } else if (mode === "serial") {
-      const { group, revision } = event.payload;
-      await serialize(step, timedSerial(this.env.BATON, times), { group, revision }, event.instanceId, body, options);
+      // `queue: "js"`: P2's baseline, the same queue in a plain JS Worker.
+      const { group, revision, queue } = event.payload;
+      const service = queue === "js" ? this.env.JS_QUEUE : this.env.BATON;
+      await serialize(step, timedSerial(service, times), { group, revision }, event.instanceId, body, options);
     } else if (mode === "debounced") {
       // Created by the Debouncer: when its first step starts.
       return { startedAt: await step.do("started", NO_RETRY, async () => Date.now()) };
@@ -195,7 +197,82 @@ async function bulkEnqueue(env, { key, count, prefix }) {
   return { enqueued: count };
 }
 
+const runsStub = (env, key) => env.RUNS.get(env.RUNS.idFromName(key));
+
+/**
+ * R1: `awaiters` awaits parked on a fresh run, then its claimant's
+ * `complete`; each awaiter notes when its answer arrived.
+ */
+async function runsAwait(env, { key, awaiters }) {
+  const stub = runsStub(env, key);
+  await stub.claim(key, { instanceId: "bench-claimant" });
+  const answers = Array.from({ length: awaiters }, () =>
+    stub.await(key, { timeoutMs: 30_000 }).then((view) => ({ view, at: Date.now() })),
+  );
+  // Every await parked before the outcome (bounded: 30 s of awaits).
+  for (let i = 0; (await stub.storageWork()).openWaits < awaiters; i++) {
+    if (i > 10_000) throw new Error("the awaits never parked");
+  }
+  const completeAt = Date.now();
+  await stub.complete(key, { instanceId: "bench-claimant", result: { key } });
+  const completeMs = Date.now() - completeAt;
+  const done = await Promise.all(answers);
+  return {
+    latenciesMs: done.map((d) => d.at - completeAt),
+    completeMs,
+    notComplete: done.filter((d) => d.view.state !== "complete").length,
+  };
+}
+
+/**
+ * R2: a claimed run key whose log has had `count` events appended, on the
+ * object named `object` (default: the key's own).
+ */
+async function runsFill(env, { key, count, object = key }) {
+  const stub = runsStub(env, object);
+  await stub.claim(key, { instanceId: "bench-writer" });
+  for (let i = 0; i < count; i++) await stub.append(key, { instanceId: "bench-writer", type: "fill", data: { i } });
+  return { filled: count };
+}
+
+/**
+ * R2: `batch` appends, then `batch` pairs of reads (the newest 10 events,
+ * and the read after the end a follower makes), each phase timed as a
+ * whole, with the object's storage work.
+ */
+async function runsLog(env, { key, batch, object = key }) {
+  const stub = runsStub(env, object);
+  const w0 = await stub.storageWork();
+  const t0 = Date.now();
+  let latest = 0;
+  for (let i = 0; i < batch; i++) {
+    latest = (await stub.append(key, { instanceId: "bench-writer", type: "tick", data: { i } })).seq;
+  }
+  const t1 = Date.now();
+  const w1 = await stub.storageWork();
+  let kept = 0;
+  for (let i = 0; i < batch; i++) {
+    const newest = await stub.events(key, { after: latest - 10, limit: 10 });
+    await stub.events(key, { after: latest, limit: 100 });
+    kept = newest.latestSeq - newest.firstSeq + 1;
+  }
+  const t2 = Date.now();
+  const w2 = await stub.storageWork();
+  return {
+    appendMs: (t1 - t0) / batch,
+    eventsMs: (t2 - t1) / batch,
+    sumMs: (t2 - t0) / batch,
+    appendWrites: (w1.writes - w0.writes) / batch,
+    appendReads: (w1.reads - w0.reads) / batch,
+    eventsReads: (w2.reads - w1.reads) / batch,
+    kept,
+  };
+}
+
 const ROUTES = {
+  "/bench/runs-await": runsAwait,
+  "/bench/runs-fill": runsFill,
+  "/bench/runs-log": runsLog,
   "/bench/pairs": pairs,
   "/bench/flat": flatBatch,
   "/bench/workflow-calls": workflowCalls,
@@ -225,7 +302,7 @@ export default {
         case "/rpc":
           return json({ value: await coordinator(env, body.key)[body.method](...body.args) });
         case "/serial":
-          return json({ value: await env.BATON[body.method](...body.args) });
+          return json({ value: await env[body.binding ?? "BATON"][body.method](...body.args) });
         case "/debouncer": {
           const stub = env.DEBOUNCER.get(env.DEBOUNCER.idFromName(body.key));
           return json({ value: await stub[body.method](...body.args) });

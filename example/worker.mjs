@@ -6,10 +6,12 @@
 import { WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../js/with-key.mjs";
 import { serialize } from "../js/serialize.mjs";
+import { awaitRun, reportRun, startOnce } from "../js/runs.mjs";
 
 export class ExampleWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
     if (event.payload.deploy) return this.deploy(event, step);
+    if (event.payload.report) return this.report(event, step);
     const { key, holdSeconds = 5 } = event.payload;
     return withKey(step, this.env.COORDINATOR, key, event.instanceId, async () => {
       // Stands in for the work that must not run twice at once for this key.
@@ -36,6 +38,23 @@ export class ExampleWorkflow extends WorkflowEntrypoint {
         return { deployed: sha };
       },
     );
+  }
+
+  /**
+   * A report that many callers may ask for at once and that must be made
+   * once: started with `startOnce`, it reports its progress and its
+   * result through `reportRun`.
+   */
+  async report(event, step) {
+    const { key, month, seconds = 3 } = event.payload.report;
+    return reportRun(step, this.env.RUNS, key, event.instanceId, async (report) => {
+      for (let part = 1; part <= 3; part++) {
+        // Stands in for the work of one part of the report.
+        await step.sleep(`part ${part}`, `${seconds} seconds`);
+        await report.event("part-done", { part });
+      }
+      return { month, total: await step.do("total", async () => 42 * month.length) };
+    });
   }
 }
 
@@ -65,6 +84,20 @@ export default {
         const deploy = { repo: p.repo ?? "acme/site", branch: p.branch ?? "main", sha: p.sha, head: p.head, holdSeconds: Number(p.hold ?? 5) };
         const instance = await env.EXAMPLE.create({ params: { deploy } });
         return json({ started: instance.id, deploy });
+      }
+      if (request.method === "POST" && url.pathname === "/report") {
+        // Start the month's report once, however many ask, and wait for it.
+        const month = url.searchParams.get("month") ?? "2026-12";
+        const runKey = `report:${month}`;
+        const report = { key: runKey, month, seconds: Math.min(Number(url.searchParams.get("seconds") ?? 3), 60) };
+        const { instanceId, started } = await startOnce(env.RUNS, env.EXAMPLE, runKey, { report });
+        const run = await awaitRun(env.RUNS, runKey, { timeoutMs: 60_000 });
+        return json({ instanceId, started, ...run });
+      }
+      if (request.method === "GET" && url.pathname === "/report/events") {
+        const runKey = `report:${url.searchParams.get("month") ?? "2026-12"}`;
+        const stub = env.RUNS.get(env.RUNS.idFromName(runKey));
+        return json(await stub.events(runKey, { after: Number(url.searchParams.get("after") ?? 0) }));
       }
       if (request.method === "GET" && url.pathname === "/group") {
         const group = url.searchParams.get("group") ?? "acme/site:main:deploy";

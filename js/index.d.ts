@@ -78,6 +78,7 @@ export interface SerializeOptions {
   heartbeatInterval?: number;
   /** Most claims before giving up with SerialQueueTimedOut (default 240). */
   maxPolls?: number;
+  /** The turn event's type: must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
   turnEventType?: string;
   stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
 }
@@ -153,6 +154,9 @@ export type AcquireOutcome = "granted" | "pending" | "superseded";
 export type AcquireStatus = {
   status: AcquireOutcome;
 };
+
+/** A sequence number: events after it are read. */
+export type After = number;
 
 /** `cancel`'s reply: the dropped start's id, which will never start. */
 export type CancelReply = {
@@ -255,6 +259,12 @@ export type DebounceReply = {
 /** Milliseconds, 1 to 604800000 (7 days). */
 export type DelayMs = number;
 
+/** Most events one call returns (default 100). */
+export type EventLimit = number;
+
+/** An event's type: 1 to 64 characters. */
+export type EventType = string;
+
 /** `flush`'s reply: the start made now, if one was pending. */
 export type FlushReply = {
   started: InstanceId | null;
@@ -332,6 +342,102 @@ export type RetryingView = {
 export type Revisioned = {
   instanceId: InstanceId;
   revision: Ident;
+};
+
+/** `append(key, { instanceId, type, data? })`. */
+export type RunAppend = {
+  key: Ident;
+  instanceId: InstanceId;
+  type: EventType;
+  /** Any JSON value, at most 64 KiB serialized. */
+  data?: unknown;
+};
+
+/** `append`'s reply: the event's place in the log. */
+export type RunAppendReply = {
+  seq: number;
+};
+
+/** `await(key, { timeoutMs })`. */
+export type RunAwait = {
+  key: Ident;
+  timeoutMs: WaitMs;
+};
+
+/** `claim(key, { instanceId, workflow? })`. */
+export type RunClaim = {
+  key: Ident;
+  instanceId: InstanceId;
+  /** The Workflow binding the claimant belongs to (one of WORKFLOW_BINDINGS; default WORKFLOW_BINDING), through which the object checks whether it is dead. */
+  workflow?: WorkflowName | null;
+};
+
+/** `claim`'s reply: `{ claimed: true }` for the claimant, otherwise the claimant's id and the run's state (never "none"). */
+export type RunClaimReply = {
+  claimed: boolean;
+  instanceId?: InstanceId;
+  state?: RunState;
+  result?: unknown;
+  error?: string | null;
+};
+
+/** `complete(key, { instanceId, result?, error? })`. */
+export type RunComplete = {
+  key: Ident;
+  instanceId: InstanceId;
+  /** Any JSON value, at most 1 MiB serialized: the run is "complete". */
+  result?: unknown;
+  /** At most 1 MiB: the run is "failed". At most one of `result` and `error`. */
+  error?: string | null;
+};
+
+/** `complete`'s reply: whether this call recorded the outcome. */
+export type RunCompleteReply = {
+  recorded: boolean;
+};
+
+/** One event of a run's log. */
+export type RunEvent = {
+  /** Counts from 1 per run key, with no gaps. */
+  seq: number;
+  /** When it was appended, in ms since the epoch. */
+  at: number;
+  type: string;
+  /** As appended; `null` when none was given. */
+  data: unknown;
+};
+
+/** `events(key, { after?, timeoutMs?, limit? })`. */
+export type RunEvents = {
+  key: Ident;
+  /** Events with `seq > after` (default 0). */
+  after?: After | null;
+  /** How long to wait when there are none (default 0). */
+  timeoutMs?: WaitMs | null;
+  /** At most this many (default 100). */
+  limit?: EventLimit | null;
+};
+
+/** `events`' reply. */
+export type RunEventsReply = {
+  events: RunEvent[];
+  latestSeq: number;
+  /** The oldest event kept (`latestSeq + 1` when none is). */
+  firstSeq: number;
+};
+
+/** A run's state: no claimant, claimed without an outcome, or finished. */
+export type RunState = "none" | "running" | "complete" | "failed";
+
+/** `await`'s reply. */
+export type RunView = {
+  state: RunState;
+  /** The claimant, unless `state` is "none". */
+  instanceId?: InstanceId;
+  /** With "complete": the result, if one was recorded. */
+  result?: unknown;
+  /** With "failed": the error. */
+  error?: string | null;
 };
 
 /** `serialClaim`'s reply. */
@@ -431,6 +537,9 @@ export type StartedView = {
   at: number;
 };
 
+/** How long a long-poll may wait, in milliseconds. */
+export type WaitMs = number;
+
 /** A waiter, as `inspect` shows it. */
 export type WaiterView = {
   id: InstanceId;
@@ -458,5 +567,94 @@ export interface BatonService {
   debounceFlush(input: DebounceKey): Promise<FlushReply>;
   debounceCancel(input: DebounceKey): Promise<CancelReply>;
   debounceInspect(input: DebounceKey): Promise<DebounceInspection>;
+  runClaim(input: RunClaim): Promise<RunClaimReply>;
+  runComplete(input: RunComplete): Promise<RunCompleteReply>;
+  runAwait(input: RunAwait): Promise<RunView>;
+  runAppend(input: RunAppend): Promise<RunAppendReply>;
+  runEvents(input: RunEvents): Promise<RunEventsReply>;
 }
 // --- End of the generated wire types ---
+
+// --- Idempotent runs (contract §6): the object's methods and the helpers ---
+// (The request and reply shapes are the generated wire types above.)
+
+/** RPC methods of the `Runs` Durable Object. */
+export interface RunsRpc {
+  claim(key: string, options: Omit<RunClaim, "key">): Promise<RunClaimReply>;
+  complete(key: string, options: Omit<RunComplete, "key">): Promise<RunCompleteReply>;
+  await(key: string, options: Omit<RunAwait, "key">): Promise<RunView>;
+  append(key: string, options: Omit<RunAppend, "key">): Promise<RunAppendReply>;
+  events(key: string, options?: Omit<RunEvents, "key">): Promise<RunEventsReply>;
+}
+
+/** The `RUNS` Durable Object namespace binding. */
+export interface RunsNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): RunsRpc;
+}
+
+/** The part of a Workflow binding `startOnce` uses. */
+export interface WorkflowBindingLike<P> {
+  create(options: { id: string; params?: P }): Promise<unknown>;
+}
+
+export interface StartOnceOptions {
+  /** The id to claim with (default: `idPrefix` + a random UUID). Pass the same one when retrying. */
+  instanceId?: string;
+  /** Prefix of a generated id (default "run-"). */
+  idPrefix?: string;
+  /** The Workflow's binding name on Baton's Worker (one of WORKFLOW_BINDINGS), if not the default. */
+  workflow?: string;
+}
+
+/**
+ * Claims `key` and creates the Workflow instance if this call won the
+ * claim. `started: false` means another caller's instance holds it:
+ * `instanceId` is that one.
+ */
+export function startOnce<P>(
+  runs: RunsNamespace,
+  workflow: WorkflowBindingLike<P>,
+  key: string,
+  params: P,
+  options?: StartOnceOptions,
+): Promise<{ instanceId: string; started: boolean }>;
+
+/** Long-polls `key` until its run has an outcome or `timeoutMs` (default 60000) passes. */
+export function awaitRun(runs: RunsNamespace, key: string, options?: { timeoutMs?: number }): Promise<RunView>;
+
+export interface RunReporter {
+  /** Appends a progress event in a step; resolves to its seq. Await each before the next. */
+  event(type: string, data?: unknown): Promise<number>;
+  /** Records `complete` in a step; true if this call recorded it. */
+  complete(result?: unknown): Promise<boolean>;
+  /** Records `failed` in a step; true if this call recorded it. */
+  fail(error: string): Promise<boolean>;
+}
+
+export interface RunReporterOptions {
+  /** Retry policy of the reporting steps. */
+  stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
+}
+
+/** The claimant's reporter for the run under `key`, for Workflow code. */
+export function runReporter(
+  step: WorkflowStepLike,
+  runs: RunsNamespace,
+  key: string,
+  instanceId: string,
+  options?: RunReporterOptions,
+): RunReporter;
+
+/**
+ * Runs `body` as the claimant and records its outcome: the return value as
+ * `result`, or a thrown error's message as `error` (and rethrows it).
+ */
+export function reportRun<T>(
+  step: WorkflowStepLike,
+  runs: RunsNamespace,
+  key: string,
+  instanceId: string,
+  body: (report: RunReporter) => Promise<T>,
+  options?: RunReporterOptions,
+): Promise<T>;

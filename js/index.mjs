@@ -2,3 +2,4 @@
 export { withKey, TURN_EVENT_TYPE } from "./with-key.mjs";
 export { serialize, RunSkipped, SerialQueueTimedOut, SerialQueueLostHold } from "./serialize.mjs";
 export { debounce, startAt, debounceFlush, debounceCancel, debounceInspect } from "./debounce.mjs";
+export { startOnce, awaitRun, runReporter, reportRun } from "./runs.mjs";

@@ -8,6 +8,7 @@
 // so a long body keeps the group without any single step running long.
 import { NonRetryableError } from "cloudflare:workflows";
 import { batonSteps } from "./steps.mjs";
+import { TURN_EVENT_TYPE } from "./with-key.mjs";
 
 /** A newer revision won: this execution must not run. Never retried. */
 export class RunSkipped extends NonRetryableError {
@@ -46,7 +47,8 @@ const DEFAULTS = {
   // 30 s x 240 polls is two hours, past the default waiter timeout: the
   // queue's own timeout ends the wait first; this only bounds the loop.
   maxPolls: 240,
-  turnEventType: "baton-turn",
+  // Must match the Worker's TURN_EVENT_TYPE, as for withKey.
+  turnEventType: TURN_EVENT_TYPE,
   stepRetries: { limit: 5, delay: "1 second", backoff: "exponential" },
 };
 

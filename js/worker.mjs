@@ -13,6 +13,8 @@ import RustWorker, {
   CoordinatorService,
   DebounceService,
   DebouncerCore,
+  RunsCore,
+  RunsService,
   SerialQueue,
 } from "../build/index.js";
 
@@ -89,20 +91,67 @@ export class Debouncer extends DurableObject {
 }
 
 /**
+ * Idempotent runs (contract §6): one object per run key. `await` is a
+ * method name JS allows (reserved words are valid property names), so
+ * callers write `stub.await(key, { timeoutMs })` as the contract says.
+ */
+export class Runs extends DurableObject {
+  // Rust builds the request object from (key, options), refusing a `key`
+  // inside the options rather than letting either win silently.
+  #core;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new RunsCore(ctx, env);
+  }
+
+  claim(key, options) {
+    return this.#core.claim(key, options);
+  }
+
+  complete(key, options) {
+    return this.#core.complete(key, options);
+  }
+
+  await(key, options) {
+    return this.#core.awaitRun(key, options);
+  }
+
+  append(key, options) {
+    return this.#core.append(key, options);
+  }
+
+  events(key, options) {
+    return this.#core.events(key, options);
+  }
+
+  alarm() {
+    return this.#core.alarm();
+  }
+
+  /** Storage statements run since the object started, and open waits (for the benchmark). */
+  storageWork() {
+    return this.#core.storageWork();
+  }
+}
+
+/**
  * The default entrypoint: the Rust fetch handler, and every method for
  * callers with a service binding (contract §2 and §7), each taking one
  * object whose fields are the arguments by name.
  */
 export default class Baton extends WorkerEntrypoint {
   #coordinator;
-  #debounce;
   #serial;
+  #runs;
+  #debounce;
 
   constructor(ctx, env) {
     super(ctx, env);
     this.#coordinator = new CoordinatorService(env);
-    this.#debounce = new DebounceService(env);
     this.#serial = new SerialQueue(env);
+    this.#runs = new RunsService(env);
+    this.#debounce = new DebounceService(env);
   }
 
   fetch(request) {
@@ -125,6 +174,26 @@ export default class Baton extends WorkerEntrypoint {
     return this.#coordinator.coordinatorInspect(input);
   }
 
+  debounce(input) {
+    return this.#debounce.debounce(input);
+  }
+
+  startAt(input) {
+    return this.#debounce.startAt(input);
+  }
+
+  debounceFlush(input) {
+    return this.#debounce.debounceFlush(input);
+  }
+
+  debounceCancel(input) {
+    return this.#debounce.debounceCancel(input);
+  }
+
+  debounceInspect(input) {
+    return this.#debounce.debounceInspect(input);
+  }
+
   serialEnqueue(input) {
     return this.#serial.serialEnqueue(input);
   }
@@ -145,23 +214,23 @@ export default class Baton extends WorkerEntrypoint {
     return this.#serial.serialInspect(input);
   }
 
-  debounce(input) {
-    return this.#debounce.debounce(input);
+  runClaim(input) {
+    return this.#runs.runClaim(input);
   }
 
-  startAt(input) {
-    return this.#debounce.startAt(input);
+  runComplete(input) {
+    return this.#runs.runComplete(input);
   }
 
-  debounceFlush(input) {
-    return this.#debounce.debounceFlush(input);
+  runAwait(input) {
+    return this.#runs.runAwait(input);
   }
 
-  debounceCancel(input) {
-    return this.#debounce.debounceCancel(input);
+  runAppend(input) {
+    return this.#runs.runAppend(input);
   }
 
-  debounceInspect(input) {
-    return this.#debounce.debounceInspect(input);
+  runEvents(input) {
+    return this.#runs.runEvents(input);
   }
 }

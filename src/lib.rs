@@ -11,6 +11,7 @@
 //! - [`coordinator`]: one holder per key, FIFO waiters (contract §1).
 //! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
 //! - [`debounce`]: one start per burst of calls, and starts at a time (contract §4).
+//! - [`runs`]: idempotent runs: claim once, await the outcome, follow the events (contract §6).
 //! - [`edge`]: every request and reply type, the one decoder of caller input,
 //!   and the HTTP API's routes, auth and body rules (without HTTP).
 
@@ -20,6 +21,7 @@ pub mod edge;
 pub mod error;
 pub mod ident;
 pub mod limits;
+pub mod runs;
 pub mod serial_queue;
 
 #[cfg(target_arch = "wasm32")]

@@ -107,6 +107,7 @@ pub const WORKFLOW_NAME_CHARS_MAX: usize = 64;
 /// bound. Each holder is a live Workflow instance the object checks on its
 /// alarm, so the bound also caps one alarm's status calls per key.
 pub const HOLDERS_PER_KEY_MAX: u32 = 1_000;
+
 // --- debounce ---
 
 /// Shortest `delayMs` and `maxWaitMs`, in ms (contract §4): a burst needs
@@ -176,3 +177,64 @@ pub const DEBOUNCE_CREATE_ROUNDS_MAX: usize = 2;
 /// normally serves one key; the bound keeps an object handed many keys from
 /// spending one invocation's subrequest budget on creates.
 pub const DEBOUNCE_KEYS_PER_ALARM_MAX: u32 = 16;
+
+// --- runs ---
+
+/// Longest long-poll (`await`, `events`), in milliseconds: the contract's
+/// bound. A caller that wants to wait longer polls again; holding an RPC
+/// open much longer would outlive the callers' own request budgets.
+pub const RUN_WAIT_MS_MAX: u64 = 30_000;
+
+/// Largest `result` (serialized JSON) or `error` (UTF-8), in bytes: the
+/// contract's 1 MiB. It is stored in one row and sent to every awaiter, so
+/// it must stay well inside the Durable Object's 2 MB per row.
+pub const RUN_OUTCOME_BYTES_MAX: usize = 1024 * 1024;
+
+/// Longest event `type`, in characters (contract): a label, not a payload.
+pub const RUN_EVENT_TYPE_CHARS_MAX: usize = 64;
+
+/// Largest event `data` (serialized JSON), in bytes: the contract's 64 KiB.
+/// With [`RUN_EVENTS_KEPT`] of them a full log stays near 32 MiB at most,
+/// and one `events` reply of [`RUN_EVENTS_LIMIT_MAX`] stays readable.
+pub const RUN_EVENT_DATA_BYTES_MAX: usize = 64 * 1024;
+
+/// Events a run's log keeps (contract): the newest ones; older ones are
+/// deleted as new ones arrive, one row per append, so an append costs the
+/// same whatever the log holds.
+pub const RUN_EVENTS_KEPT: u64 = 500;
+
+/// Most events one `events` call returns (contract): as many as are kept.
+pub const RUN_EVENTS_LIMIT_MAX: u32 = 500;
+
+/// Events one `events` call returns when it names no `limit` (contract).
+pub const RUN_EVENTS_LIMIT_DEFAULT: u32 = 100;
+
+/// Most long-polls one Runs object holds open at once. Each holds a pending
+/// RPC and, when answered, a copy of the reply (an outcome is up to 1 MiB):
+/// 1,000 covers a crowd of awaiters on one run (the benchmark uses 100)
+/// while keeping the object's memory bounded. Past it a wait answers at once
+/// with the state as it is, and the caller polls again.
+pub const RUN_OPEN_WAITS_MAX: u32 = 1_000;
+
+/// Default `RUN_RETENTION_MS` (contract): a finished run's record (claim,
+/// outcome, events) is kept a day, long enough for late callers and awaiters.
+pub const RUN_RETENTION_MS_DEFAULT: u64 = 86_400_000;
+
+/// Shortest `RUN_RETENTION_MS` accepted from configuration: 1 ms, so tests
+/// can watch retention happen; production values are hours.
+pub const RUN_RETENTION_MS_MIN: u64 = 1;
+
+/// Longest `RUN_RETENTION_MS` accepted (365 days): a record is a cache of an
+/// outcome, not an archive, and the time must stay far inside ±2^53.
+pub const RUN_RETENTION_MS_MAX: u64 = 31_536_000_000;
+
+/// Default grace, from the claim, during which a claimant the Workflow
+/// binding cannot find is not dead (contract §1a's `ENQUEUE_GRACE_MS`):
+/// `startOnce` claims first and creates the instance after, so "not found"
+/// right after a claim means "not created yet".
+pub const RUN_CLAIM_GRACE_MS_DEFAULT: u64 = 60_000;
+
+/// Most finished runs one retention alarm deletes; the alarm re-arms at
+/// once for the rest. One object normally holds one run key, so this only
+/// bounds an object misused for many keys.
+pub const RUN_DELETIONS_PER_ALARM_MAX: u32 = 64;

@@ -18,7 +18,7 @@ const WATCH_STORE = "baton.watch";
 const $ = (id) => document.getElementById(id);
 const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
 
-let watch = null; // { kind: "key" | "group" | "debounce", name }
+let watch = null; // { kind: "key" | "group" | "debounce" | "run", name }
 let data = null; // the last good answer for `watch`
 let updatedAt = null; // when `data` arrived (browser clock)
 let error = null; // the last poll's error message, or null
@@ -72,7 +72,7 @@ const OUTCOMES = {
  * only its last heartbeat, so that is what its row is labelled.
  */
 function normalize(kind, body) {
-  if (kind === "debounce") return body;
+  if (kind === "run" || kind === "debounce") return body;
   if (kind === "key") {
     return {
       holder: body.holder && { id: body.holder.id, at: body.holder.since, atLabel: "Holding since" },
@@ -113,15 +113,18 @@ function describe(status, message) {
   }
 }
 
-async function fetchView({ kind, name }, token) {
-  // Relative to the page, so a Worker mounted under a path still works. The
-  // name is one path segment: encodeURIComponent also escapes "/" and "?".
-  const base = { key: "v1/keys/", group: "v1/groups/", debounce: "v1/debounce/" }[kind];
-  const path = `${base}${encodeURIComponent(name)}`;
+/** One API call: GET without a body, or POST with `body` as JSON. */
+async function api(path, token, body) {
   let response;
   try {
     response = await fetch(path, {
-      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+      method: body === undefined ? "GET" : "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: "application/json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
       cache: "no-store",
       // A hung request must not freeze the page: the next poll starts after
       // this one ends.
@@ -130,14 +133,40 @@ async function fetchView({ kind, name }, token) {
   } catch (e) {
     throw new Error(`Cannot reach the API (${e.message}).`);
   }
-  let body = null;
+  let reply = null;
   try {
-    body = await response.json();
+    reply = await response.json();
   } catch {
     // Not JSON: described by status alone below.
   }
-  if (response.ok && body && typeof body === "object") return body;
-  throw new Error(describe(response.status, typeof body?.error === "string" ? body.error : ""));
+  if (response.ok && reply && typeof reply === "object") return reply;
+  throw new Error(describe(response.status, typeof reply?.error === "string" ? reply.error : ""));
+}
+
+// A run's events as the page has read them: the newest RUN_EVENTS_KEPT,
+// read on from `latestSeq` at each poll, so a poll reads only what is new.
+const RUN_EVENTS_KEPT = 500;
+
+async function fetchView({ kind, name }, token) {
+  // Relative to the page, so a Worker mounted under a path still works. The
+  // name is one path segment: encodeURIComponent also escapes "/" and "?".
+  const segment = encodeURIComponent(name);
+  const base = { key: "v1/keys/", group: "v1/groups/", debounce: "v1/debounce/" }[kind];
+  if (kind !== "run") return api(`${base}${segment}`, token);
+  const state = await api(`v1/runs/${segment}/await`, token, { timeoutMs: 0 });
+  const previous = data?.run ? data : null;
+  let after = previous?.cursor ?? 0;
+  let events = previous?.events ?? [];
+  let read = await api(`v1/runs/${segment}/events`, token, { after, limit: RUN_EVENTS_KEPT });
+  if (read.latestSeq < after) {
+    // The record was deleted (retention) and a new log began: read it from the start.
+    events = [];
+    after = 0;
+    read = await api(`v1/runs/${segment}/events`, token, { after, limit: RUN_EVENTS_KEPT });
+  }
+  events = [...events, ...read.events].slice(-RUN_EVENTS_KEPT);
+  const cursor = read.events.at(-1)?.seq ?? after;
+  return { run: true, state, events, cursor, firstSeq: read.firstSeq };
 }
 
 async function poll() {
@@ -264,21 +293,61 @@ function renderDebounce() {
   $("started-none").hidden = started.length > 0;
 }
 
+const RUN_STATES = {
+  none: "none (nobody has claimed it)",
+  running: "running",
+  complete: "complete",
+  failed: "failed",
+};
+
+function renderRun() {
+  const { state, events, firstSeq } = data;
+  $("run-title").textContent = `Run “${watch.name}”`;
+  $("run-state").textContent = RUN_STATES[state.state] ?? state.state;
+  $("run-state").className = `outcome ${state.state}`;
+  $("run-claimant").textContent = state.instanceId ?? "—";
+  const finished = state.state === "complete" || state.state === "failed";
+  $("run-outcome-label").hidden = $("run-outcome").hidden = !finished;
+  $("run-outcome-label").textContent = state.state === "failed" ? "Error" : "Result";
+  const outcome = state.state === "failed" ? state.error : state.result;
+  $("run-outcome").firstElementChild.textContent =
+    outcome === undefined ? "(none)" : typeof outcome === "string" ? outcome : JSON.stringify(outcome, null, 2);
+  fillRows($("run-events").tBodies[0], events, 4, (tr, e) => {
+    cell(tr, String(e.seq), { header: true });
+    cell(tr, timeElement(e.at, { ago: false }));
+    cell(tr, e.type, { classes: "mono" });
+    cell(tr, e.data === null ? "" : JSON.stringify(e.data), { classes: "mono" });
+  });
+  $("run-events").hidden = events.length === 0;
+  $("run-events-none").hidden = events.length > 0;
+  const missed = events.length > 0 && events[0].seq > 1 ? events[0].seq - 1 : 0;
+  $("run-events-missed").hidden = missed === 0;
+  $("run-events-missed").textContent = `${missed} older event${missed === 1 ? "" : "s"} not shown (the run keeps events from ${firstSeq} on).`;
+}
+
 function render() {
   renderStatus();
   const view = $("view");
+  const runView = $("run-view");
   const debounceView = $("debounce-view");
   if (!watch || !data) {
     view.hidden = true;
+    runView.hidden = true;
     debounceView.hidden = true;
     return;
   }
+  runView.hidden = watch.kind !== "run";
   debounceView.hidden = watch.kind !== "debounce";
-  view.hidden = watch.kind === "debounce";
+  view.hidden = watch.kind === "run" || watch.kind === "debounce";
   if (watch.kind === "debounce") {
     renderDebounce();
     return;
   }
+  if (watch.kind === "run") {
+    renderRun();
+    return;
+  }
+  view.hidden = false;
   const group = watch.kind === "group";
   // CSS shows the key-only or group-only parts from this.
   view.dataset.kind = watch.kind;
@@ -323,7 +392,8 @@ function render() {
 // --- wiring ----------------------------------------------------------------
 
 function labelName() {
-  $("name-label").textContent = { group: "Group", debounce: "Debounce key" }[$("kind").value] ?? "Key";
+  $("name-label").textContent =
+    { group: "Group", debounce: "Debounce key", run: "Run key" }[$("kind").value] ?? "Key";
 }
 
 function start(next) {
@@ -363,7 +433,7 @@ document.addEventListener("DOMContentLoaded", () => {
   } catch {
     // Unreadable: start empty.
   }
-  if (saved && ["key", "group", "debounce"].includes(saved.kind) && typeof saved.name === "string") {
+  if (saved && ["key", "group", "debounce", "run"].includes(saved.kind) && typeof saved.name === "string") {
     $("kind").value = saved.kind;
     $("name").value = saved.name;
     labelName();

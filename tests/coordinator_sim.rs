@@ -1069,7 +1069,9 @@ impl Sim {
         self.insts[who].script = Script::After { steps_left };
     }
 
-    /// The shell wakes a new holder: status check first, then the turn event.
+    /// The shell wakes a new holder: the turn event, then a status check
+    /// (shell/wake.rs); a dead instance ignores the event, so the model
+    /// delivers it only to one found not dead.
     fn spawn_wake(&mut self, next: &InstanceId) {
         assert!(
             self.store

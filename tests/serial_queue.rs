@@ -1,13 +1,16 @@
-//! The serial queue natively: its decisions, and its SQL run against SQLite
-//! exactly as the D1 shell runs it (a batch is a transaction, a claim's
-//! change count says who won).
+//! The serial queue natively: the core's batches run on SQLite exactly as
+//! the D1 shell runs them (a batch is a transaction; a conditional update's
+//! change count says whether it matched), and its replies read from them.
 
+mod common;
+
+use baton::error::BatonError;
 use baton::ident::{Ident, InstanceId};
-use baton::serial_queue::sql;
-use baton::serial_queue::*;
-use rusqlite::{params_from_iter, types::Value, Connection};
+use baton::serial_queue::{self as sq, sql, ClaimReply, EnqueueReply, Param, Plan, Released, Wake};
+use common::d1;
+use rusqlite::Connection;
 
-const TIMEOUTS: SerialTimeouts = SerialTimeouts {
+const TIMEOUTS: sq::SerialTimeouts = sq::SerialTimeouts {
     waiter_timeout_ms: 3_600_000,
     heartbeat_expiry_ms: 600_000,
 };
@@ -16,52 +19,24 @@ fn id(s: &str) -> InstanceId {
     InstanceId::parse("instanceId", s).unwrap()
 }
 
-fn rev(s: &str) -> Ident {
-    Ident::parse("revision", s).unwrap()
+fn ident(s: &str) -> Ident {
+    Ident::parse("group", s).unwrap()
 }
 
-fn db() -> Connection {
-    let conn = Connection::open_in_memory().unwrap();
-    for (_, migration) in sql::MIGRATIONS {
-        conn.execute_batch(migration).unwrap();
-    }
-    conn
-}
-
-fn text(v: &str) -> Value {
-    Value::Text(v.into())
-}
-
-fn int(v: u64) -> Value {
-    Value::Integer(v as i64)
-}
-
-/// Runs one statement; returns (rows, changes).
-fn run(conn: &Connection, statement: &str, params: Vec<Value>) -> (Vec<Vec<Value>>, usize) {
-    let mut stmt = conn.prepare(statement).unwrap();
-    let columns = stmt.column_count();
-    let mut rows = Vec::new();
-    let mut cursor = stmt.query(params_from_iter(params)).unwrap();
-    while let Some(row) = cursor.next().unwrap() {
-        rows.push(
-            (0..columns)
-                .map(|i| row.get::<_, Value>(i).unwrap())
-                .collect(),
-        );
-    }
-    drop(cursor);
-    (rows, conn.changes() as usize)
+fn ids(list: &[&str]) -> Vec<InstanceId> {
+    list.iter().map(|s| id(s)).collect()
 }
 
 fn state(conn: &Connection, group: &str, instance: &str) -> Option<String> {
-    let (rows, _) = run(conn, sql::READ_ENTRY, vec![text(group), text(instance)]);
-    rows.first().map(|r| match &r[3] {
-        Value::Text(s) => s.clone(),
-        other => panic!("{other:?}"),
-    })
+    let rows = d1::run(
+        conn,
+        sql::READ_ENTRY,
+        &[Param::Text(group.into()), Param::Text(instance.into())],
+    )
+    .rows;
+    rows.first().map(|r| r.state.clone())
 }
 
-/// The D1 shell's enqueue: plan, then one transaction.
 fn enqueue(
     conn: &mut Connection,
     group: &str,
@@ -69,185 +44,247 @@ fn enqueue(
     revision: &str,
     current: Option<&str>,
     now: u64,
-) -> Result<Vec<String>, String> {
-    let request = SerialEnqueue {
-        group: Ident::parse("group", group).unwrap(),
+) -> Result<EnqueueReply, BatonError> {
+    let request = sq::SerialEnqueue {
+        group: ident(group),
         instance_id: id(instance),
-        revision: rev(revision),
-        current: current.map(rev),
+        revision: ident(revision),
+        current: current.map(ident),
     };
-    match plan_enqueue(&request) {
-        EnqueuePlan::Skip { current } => Err(current.to_string()),
-        EnqueuePlan::Insert { supersede } => {
-            let tx = conn.transaction().unwrap();
-            run(
-                &tx,
-                sql::INSERT_ENTRY,
-                vec![text(group), text(instance), text(revision), int(now)],
-            );
-            let statement = match supersede {
-                Supersede::OlderWaiters => sql::SUPERSEDE_OLDER,
-                Supersede::WaitersNotAt(_) => sql::SUPERSEDE_NOT_CURRENT,
-            };
-            let (rows, _) = run(
-                &tx,
-                statement,
-                vec![text(group), text(instance), text(revision), int(now)],
-            );
-            run(&tx, sql::PRUNE_FINISHED, vec![text(group), int(50)]);
-            tx.commit().unwrap();
-            Ok(rows
-                .into_iter()
-                .map(|r| match &r[0] {
-                    Value::Text(s) => s.clone(),
-                    other => panic!("{other:?}"),
-                })
-                .collect())
+    match sq::enqueue(&request, now) {
+        Plan::Done(reply) => Ok(reply),
+        Plan::Run(batch) => {
+            let outcomes = d1::batch(conn, &batch);
+            sq::enqueue_outcome(&request, &outcomes).map(|d| d.reply)
         }
     }
 }
 
-/// The claim's batch; returns whether this claimer won.
-fn claim_batch(conn: &mut Connection, group: &str, instance: &str, now: u64) -> bool {
-    let tx = conn.transaction().unwrap();
-    run(
-        &tx,
-        sql::ABANDON_STALE_HOLDER,
-        vec![
-            text(group),
-            int(now),
-            int(oldest_live_heartbeat_ms(now, TIMEOUTS)),
-        ],
+fn waiting(superseded: &[&str]) -> Result<EnqueueReply, BatonError> {
+    Ok(EnqueueReply::Waiting {
+        superseded: ids(superseded),
+    })
+}
+
+fn claim_at(
+    conn: &mut Connection,
+    group: &str,
+    instance: &str,
+    now: u64,
+) -> Result<ClaimReply, BatonError> {
+    let outcomes = d1::batch(
+        conn,
+        &sq::claim(&ident(group), &id(instance), now, TIMEOUTS),
     );
-    let (_, won) = run(&tx, sql::CLAIM, vec![text(group), text(instance), int(now)]);
-    tx.commit().unwrap();
-    won == 1
+    sq::claim_outcome(&id(instance), &outcomes).map(|c| c.reply)
+}
+
+fn claim(conn: &mut Connection, group: &str, instance: &str, now: u64) -> bool {
+    claim_at(conn, group, instance, now) == Ok(ClaimReply::Holding)
+}
+
+fn heartbeat(conn: &mut Connection, group: &str, instance: &str, now: u64) -> bool {
+    let outcomes = d1::batch(conn, &sq::heartbeat(&ident(group), &id(instance), now));
+    sq::heartbeat_outcome(&outcomes)
+}
+
+fn release(conn: &mut Connection, group: &str, instance: &str, now: u64) -> sq::Decided<Released> {
+    let outcomes = d1::batch(conn, &sq::release(&ident(group), &id(instance), now));
+    sq::release_outcome(&outcomes)
+}
+
+fn all(conn: &Connection) -> Vec<sq::Row> {
+    let rows = d1::all_rows(conn);
+    sq::assert_invariants(&rows);
+    rows
 }
 
 #[test]
 fn stale_arrival_skips_and_changes_nothing() {
-    let mut conn = db();
-    enqueue(&mut conn, "g", "a", "r1", None, 1).unwrap();
+    let mut conn = d1::database();
+    assert_eq!(enqueue(&mut conn, "g", "a", "r1", None, 1), waiting(&[]));
+    let before = all(&conn);
     assert_eq!(
         enqueue(&mut conn, "g", "b", "r1", Some("r2"), 2),
-        Err("r2".into())
+        Ok(EnqueueReply::Skipped {
+            current: ident("r2")
+        })
     );
-    assert_eq!(state(&conn, "g", "a").as_deref(), Some("waiting"));
-    assert_eq!(state(&conn, "g", "b"), None);
+    assert_eq!(all(&conn), before);
 }
 
 #[test]
 fn newest_waiter_wins_without_current() {
-    let mut conn = db();
+    let mut conn = d1::database();
     enqueue(&mut conn, "g", "a", "r1", None, 1).unwrap();
-    assert!(claim_batch(&mut conn, "g", "a", 2));
-    assert_eq!(
-        enqueue(&mut conn, "g", "b", "r2", None, 3).unwrap(),
-        Vec::<String>::new()
-    );
-    // C supersedes B, never the holder A.
-    assert_eq!(
-        enqueue(&mut conn, "g", "c", "r3", None, 4).unwrap(),
-        vec!["b".to_string()]
-    );
+    assert!(claim(&mut conn, "g", "a", 2));
+    assert_eq!(enqueue(&mut conn, "g", "b", "r2", None, 3), waiting(&[]));
+    // C supersedes B, never the holder A, and asks for B to be told.
+    let request = sq::SerialEnqueue {
+        group: ident("g"),
+        instance_id: id("c"),
+        revision: ident("r3"),
+        current: None,
+    };
+    let Plan::Run(batch) = sq::enqueue(&request, 4) else {
+        panic!()
+    };
+    let decided = sq::enqueue_outcome(&request, &d1::batch(&mut conn, &batch)).unwrap();
+    assert_eq!(decided.wake, Wake::Each(ids(&["b"])));
     assert_eq!(state(&conn, "g", "a").as_deref(), Some("holding"));
     assert_eq!(state(&conn, "g", "b").as_deref(), Some("superseded"));
-    // A retried enqueue of B (already superseded) supersedes no one.
+    // A retried enqueue of B answers the truth: it skips, for r3. Nothing changes.
+    let before = all(&conn);
     assert_eq!(
-        enqueue(&mut conn, "g", "b", "r2", None, 5).unwrap(),
-        Vec::<String>::new()
+        enqueue(&mut conn, "g", "b", "r2", None, 5),
+        Ok(EnqueueReply::Skipped {
+            current: ident("r3")
+        })
     );
-    assert_eq!(state(&conn, "g", "c").as_deref(), Some("waiting"));
+    // A retried enqueue of C, still waiting, keeps its place and supersedes no one.
+    assert_eq!(enqueue(&mut conn, "g", "c", "r3", None, 6), waiting(&[]));
+    assert_eq!(all(&conn), before);
+}
+
+#[test]
+fn enqueue_of_a_holding_finished_or_changed_id_is_refused_and_changes_nothing() {
+    let mut conn = d1::database();
+    enqueue(&mut conn, "g", "h", "r1", None, 1).unwrap();
+    assert!(claim(&mut conn, "g", "h", 1));
+    enqueue(&mut conn, "g", "w", "r2", Some("r2"), 2).unwrap();
+    enqueue(&mut conn, "g", "gone", "r2", Some("r2"), 3).unwrap();
+    release(&mut conn, "g", "gone", 4);
+    let before = all(&conn);
+    let refused = |result: Result<EnqueueReply, BatonError>| result.unwrap_err();
+    assert_eq!(
+        refused(enqueue(&mut conn, "g", "h", "r1", None, 5)).message(),
+        "BatonError: instanceId already holds this group"
+    );
+    assert_eq!(
+        refused(enqueue(&mut conn, "g", "gone", "r2", None, 5)).message(),
+        "BatonError: instanceId already left this group (released)"
+    );
+    // The same id at another revision would leave waiters at two revisions.
+    assert_eq!(
+        refused(enqueue(&mut conn, "g", "w", "r3", Some("r3"), 5)).field(),
+        "revision"
+    );
+    assert_eq!(all(&conn), before);
 }
 
 #[test]
 fn current_revision_supersedes_every_non_current_waiter_whenever_it_arrived() {
-    let mut conn = db();
+    let mut conn = d1::database();
     enqueue(&mut conn, "g", "h", "r0", None, 1).unwrap();
-    assert!(claim_batch(&mut conn, "g", "h", 1));
+    assert!(claim(&mut conn, "g", "h", 1));
     // Without a known head these queue in arrival order...
     enqueue(&mut conn, "g", "old", "r1", None, 2).unwrap();
     // ...and a current arrival supersedes every waiter at another revision.
-    let superseded = enqueue(&mut conn, "g", "cur", "r2", Some("r2"), 3).unwrap();
-    assert_eq!(superseded, vec!["old".to_string()]);
+    assert_eq!(
+        enqueue(&mut conn, "g", "cur", "r2", Some("r2"), 3),
+        waiting(&["old"])
+    );
     // A later arrival at the current revision supersedes nothing at it.
     assert_eq!(
-        enqueue(&mut conn, "g", "cur2", "r2", Some("r2"), 4).unwrap(),
-        Vec::<String>::new()
+        enqueue(&mut conn, "g", "cur2", "r2", Some("r2"), 4),
+        waiting(&[])
     );
     assert_eq!(state(&conn, "g", "cur").as_deref(), Some("waiting"));
     assert_eq!(state(&conn, "g", "h").as_deref(), Some("holding"));
 }
 
 #[test]
+fn the_waiter_bound_is_enforced_by_the_insert_itself() {
+    let mut conn = d1::database();
+    let max = baton::limits::SERIAL_WAITERS_PER_GROUP_MAX as u64;
+    for i in 0..max {
+        let name = format!("w{i}");
+        assert_eq!(
+            enqueue(&mut conn, "g", &name, "r", Some("r"), i),
+            waiting(&[])
+        );
+    }
+    let before = all(&conn);
+    let refused = enqueue(&mut conn, "g", "one-more", "r", Some("r"), max).unwrap_err();
+    assert_eq!(
+        refused.message(),
+        "BatonError: group already has 1000 waiters, the most one group holds"
+    );
+    // A waiter already in the queue is not counted twice.
+    assert_eq!(
+        enqueue(&mut conn, "g", "w0", "r", Some("r"), max),
+        waiting(&[])
+    );
+    assert_eq!(all(&conn), before);
+    // Other groups are not affected.
+    assert_eq!(enqueue(&mut conn, "h", "x", "r", None, 0), waiting(&[]));
+}
+
+#[test]
 fn claim_decisions() {
-    let waiting = Entry {
-        instance_id: id("w"),
-        revision: rev("r"),
-        enqueued_at_ms: 0,
-        state: EntryState::Waiting,
-    };
-    let holder = |hb| Entry {
-        instance_id: id("h"),
-        revision: rev("r"),
-        enqueued_at_ms: 0,
-        state: EntryState::Holding {
-            heartbeat_at_ms: hb,
-        },
-    };
-    // No holder, or a stale one: try the claim.
-    assert_eq!(
-        decide_claim(Some(&waiting), None, 10, TIMEOUTS),
-        Ok(ClaimStep::Attempt)
-    );
-    assert_eq!(
-        decide_claim(Some(&waiting), Some(&holder(0)), 600_001, TIMEOUTS),
-        Ok(ClaimStep::Attempt)
-    );
-    // A live holder: wait, until the waiter's own timeout.
-    assert_eq!(
-        decide_claim(Some(&waiting), Some(&holder(100)), 600_000, TIMEOUTS),
-        Ok(ClaimStep::Reply(ClaimReply::Waiting {
-            holder: Some(id("h"))
-        }))
-    );
-    assert_eq!(
-        decide_claim(
-            Some(&waiting),
-            Some(&holder(3_600_000)),
-            3_600_001,
-            TIMEOUTS
-        ),
-        Ok(ClaimStep::TimeOut)
-    );
-    // Final states answer for themselves.
-    let superseded = Entry {
-        state: EntryState::Superseded {
-            by: id("c"),
-            by_revision: rev("r3"),
-        },
-        ..waiting.clone()
-    };
-    assert_eq!(
-        decide_claim(Some(&superseded), None, 1, TIMEOUTS),
-        Ok(ClaimStep::Reply(ClaimReply::Skipped {
-            by: id("c"),
-            by_revision: rev("r3")
-        }))
-    );
-    let timed_out = Entry {
-        state: EntryState::TimedOut,
-        ..waiting.clone()
-    };
-    assert_eq!(
-        decide_claim(Some(&timed_out), None, 1, TIMEOUTS),
-        Ok(ClaimStep::Reply(ClaimReply::TimedOut))
-    );
+    let mut conn = d1::database();
     // Claiming without an enqueue is a caller error naming the field.
     assert_eq!(
-        decide_claim(None, None, 1, TIMEOUTS).unwrap_err().field(),
+        claim_at(&mut conn, "g", "nobody", 1).unwrap_err().field(),
         "instanceId"
     );
+    enqueue(&mut conn, "g", "h", "r1", Some("r1"), 0).unwrap();
+    // No holder: take the group.
+    assert_eq!(claim_at(&mut conn, "g", "h", 0), Ok(ClaimReply::Holding));
+    assert_eq!(claim_at(&mut conn, "g", "h", 1), Ok(ClaimReply::Holding));
+    enqueue(&mut conn, "g", "w", "r1", Some("r1"), 100).unwrap();
+    // A live holder: wait, until the waiter's own timeout.
+    assert_eq!(
+        claim_at(&mut conn, "g", "w", 600_000),
+        Ok(ClaimReply::Waiting {
+            holder: Some(id("h"))
+        })
+    );
+    assert!(heartbeat(&mut conn, "g", "h", 3_600_000));
+    assert_eq!(
+        claim_at(&mut conn, "g", "w", 3_600_100),
+        Ok(ClaimReply::Waiting {
+            holder: Some(id("h"))
+        })
+    );
+    assert_eq!(
+        claim_at(&mut conn, "g", "w", 3_600_101),
+        Ok(ClaimReply::TimedOut)
+    );
+    assert_eq!(
+        claim_at(&mut conn, "g", "w", 3_600_102),
+        Ok(ClaimReply::TimedOut)
+    );
+    // A stale holder: abandoned in the claim's batch, the group taken.
+    enqueue(&mut conn, "g", "x", "r1", Some("r1"), 3_700_000).unwrap();
+    let outcomes = d1::batch(
+        &mut conn,
+        &sq::claim(&ident("g"), &id("x"), 4_200_001, TIMEOUTS),
+    );
+    let claimed = sq::claim_outcome(&id("x"), &outcomes).unwrap();
+    assert_eq!(claimed.reply, ClaimReply::Holding);
+    assert_eq!(claimed.abandoned, Some(id("h")));
+    assert!(
+        !heartbeat(&mut conn, "g", "h", 4_200_002),
+        "an abandoned holder is told"
+    );
+    // Superseded ids skip, naming who won; finished ones are refused.
+    enqueue(&mut conn, "g", "y", "r2", None, 4_300_000).unwrap();
+    enqueue(&mut conn, "g", "z", "r3", None, 4_300_001).unwrap();
+    assert_eq!(
+        claim_at(&mut conn, "g", "y", 4_300_002),
+        Ok(ClaimReply::Skipped {
+            by: id("z"),
+            by_revision: ident("r3")
+        })
+    );
+    assert_eq!(
+        claim_at(&mut conn, "g", "h", 4_300_002)
+            .unwrap_err()
+            .message(),
+        "BatonError: instanceId already left this group (abandoned)"
+    );
+    all(&conn);
 }
 
 #[test]
@@ -257,10 +294,10 @@ fn interleaved_claimers_at_most_one_wins() {
     let claimers = ["a", "b", "c", "d"];
     for with_stale_holder in [false, true] {
         for rotation in 0..claimers.len() {
-            let mut conn = db();
+            let mut conn = d1::database();
             if with_stale_holder {
-                enqueue(&mut conn, "g", "old", "r0", Some("r0"), 0).unwrap();
-                assert!(claim_batch(&mut conn, "g", "old", 0));
+                enqueue(&mut conn, "g", "old", "r1", Some("r1"), 0).unwrap();
+                assert!(claim(&mut conn, "g", "old", 0));
             }
             for (i, c) in claimers.iter().enumerate() {
                 // Same revision as current: nobody supersedes anybody.
@@ -276,7 +313,7 @@ fn interleaved_claimers_at_most_one_wins() {
                 .collect();
             let winners: Vec<&str> = order
                 .iter()
-                .filter(|c| claim_batch(&mut conn, "g", c, now))
+                .filter(|c| claim(&mut conn, "g", c, now))
                 .copied()
                 .collect();
             assert_eq!(
@@ -284,8 +321,10 @@ fn interleaved_claimers_at_most_one_wins() {
                 vec![order[0]],
                 "stale={with_stale_holder} order={order:?}"
             );
-            let (holders, _) = run(&conn, sql::READ_HOLDER, vec![text("g")]);
-            assert_eq!(holders.len(), 1);
+            assert_eq!(
+                all(&conn).iter().filter(|r| r.state == "holding").count(),
+                1
+            );
             if with_stale_holder {
                 assert_eq!(state(&conn, "g", "old").as_deref(), Some("abandoned"));
             }
@@ -295,73 +334,53 @@ fn interleaved_claimers_at_most_one_wins() {
 
 #[test]
 fn live_holder_blocks_claims_and_heartbeat_keeps_it() {
-    let mut conn = db();
+    let mut conn = d1::database();
     enqueue(&mut conn, "g", "h", "r1", None, 0).unwrap();
-    assert!(claim_batch(&mut conn, "g", "h", 0));
+    assert!(claim(&mut conn, "g", "h", 0));
     enqueue(&mut conn, "g", "w", "r2", None, 1).unwrap();
     // Heartbeat at 500_000 keeps h live past its first expiry.
-    let (_, beat) = run(
-        &conn,
-        sql::HEARTBEAT,
-        vec![text("g"), text("h"), int(500_000)],
-    );
-    assert_eq!(beat, 1);
-    assert!(!claim_batch(&mut conn, "g", "w", 700_000));
+    assert!(heartbeat(&mut conn, "g", "h", 500_000));
+    assert!(!claim(&mut conn, "g", "w", 700_000));
     // Without further heartbeats it goes stale and w takes the group.
-    assert!(claim_batch(&mut conn, "g", "w", 1_100_001));
-    let (_, beat) = run(
-        &conn,
-        sql::HEARTBEAT,
-        vec![text("g"), text("h"), int(1_100_002)],
-    );
-    assert_eq!(beat, 0, "an abandoned holder is told it no longer holds");
+    assert!(claim(&mut conn, "g", "w", 1_100_001));
+    assert!(!heartbeat(&mut conn, "g", "h", 1_100_002));
 }
 
 #[test]
 fn release_frees_the_group_and_prune_keeps_a_bounded_history() {
-    let mut conn = db();
+    let mut conn = d1::database();
     for i in 0..120u64 {
         let name = format!("i{i}");
         enqueue(&mut conn, "g", &name, "r", None, i).unwrap();
-        assert!(claim_batch(&mut conn, "g", &name, i));
-        let (released, _) = run(&conn, sql::RELEASE, vec![text("g"), text(&name), int(i)]);
-        assert_eq!(released.len(), 1);
+        assert!(claim(&mut conn, "g", &name, i));
+        assert_eq!(
+            release(&mut conn, "g", &name, i).reply,
+            Released::FreedGroup
+        );
     }
     // Prune runs with each enqueue: at most 50 finished rows (+ the latest) remain.
-    let (recent, _) = run(&conn, sql::READ_RECENT, vec![text("g"), int(1000)]);
-    assert!(recent.len() <= 51, "{}", recent.len());
+    let outcomes = d1::batch(&mut conn, &sq::inspect(&ident("g")));
+    let view = sq::inspect_outcome(&outcomes);
+    assert_eq!(view.recent.len(), 50);
+    assert!(all(&conn).len() <= 51);
+    assert_eq!(view.recent[0].instance_id, id("i119"), "newest first");
     // Groups do not see each other.
     enqueue(&mut conn, "other", "x", "r", None, 0).unwrap();
-    assert!(claim_batch(&mut conn, "other", "x", 0));
+    assert!(claim(&mut conn, "other", "x", 0));
 }
 
 #[test]
 fn every_statement_uses_an_index() {
-    let conn = db();
-    for statement in [
-        sql::READ_ENTRY,
-        sql::READ_ENTRY_AND_HOLDER,
-        sql::READ_HOLDER,
-        sql::READ_WAITING,
-        sql::READ_RECENT,
-        sql::COUNT_WAITING,
-        sql::INSERT_ENTRY,
-        sql::SUPERSEDE_OLDER,
-        sql::SUPERSEDE_NOT_CURRENT,
-        sql::PRUNE_FINISHED,
-        sql::TIME_OUT,
-        sql::ABANDON_STALE_HOLDER,
-        sql::CLAIM,
-        sql::HEARTBEAT,
-        sql::RELEASE,
-        sql::ABANDON_WAITER,
-    ] {
+    let conn = d1::database();
+    for statement in sql::ALL {
         let mut explain = conn
             .prepare(&format!("EXPLAIN QUERY PLAN {statement}"))
             .unwrap();
-        let nulls = vec![Value::Null; explain.parameter_count()];
+        let nulls = vec![rusqlite::types::Value::Null; explain.parameter_count()];
         let plan: Vec<String> = explain
-            .query_map(params_from_iter(nulls), |row| row.get::<_, String>(3))
+            .query_map(rusqlite::params_from_iter(nulls), |row| {
+                row.get::<_, String>(3)
+            })
             .unwrap()
             .map(Result::unwrap)
             .collect();
@@ -375,35 +394,63 @@ fn every_statement_uses_an_index() {
 }
 
 #[test]
-fn release_says_whether_the_caller_held_the_group() {
-    let mut conn = db();
+fn release_says_how_the_caller_left_and_whom_to_wake() {
+    let mut conn = d1::database();
     enqueue(&mut conn, "g", "h", "r1", Some("r1"), 0).unwrap();
-    assert!(claim_batch(&mut conn, "g", "h", 0));
-    enqueue(&mut conn, "g", "w", "r1", Some("r1"), 1).unwrap();
-    let release = |conn: &Connection, who: &str| {
-        run(conn, sql::RELEASE, vec![text("g"), text(who), int(2)]).0
+    assert!(claim(&mut conn, "g", "h", 0));
+    for w in ["w1", "w2", "w3"] {
+        enqueue(&mut conn, "g", w, "r1", Some("r1"), 1).unwrap();
+    }
+    let left = release(&mut conn, "g", "w2", 2);
+    assert_eq!((left.reply, left.wake), (Released::LeftQueue, Wake::Nobody));
+    let freed = release(&mut conn, "g", "h", 3);
+    assert_eq!(freed.reply, Released::FreedGroup);
+    assert_eq!(freed.wake, Wake::FirstAlive(ids(&["w1", "w3"])));
+    let again = release(&mut conn, "g", "h", 4);
+    assert_eq!(
+        (again.reply, again.wake),
+        (Released::HeldNothing, Wake::Nobody)
+    );
+    // A dead waiter is abandoned only if it still waits.
+    d1::batch(&mut conn, &sq::waiter_dead(&ident("g"), &id("w1"), 5));
+    assert_eq!(state(&conn, "g", "w1").as_deref(), Some("abandoned"));
+    assert!(claim(&mut conn, "g", "w3", 6));
+    d1::batch(&mut conn, &sq::waiter_dead(&ident("g"), &id("w3"), 7));
+    assert_eq!(state(&conn, "g", "w3").as_deref(), Some("holding"));
+    all(&conn);
+}
+
+#[test]
+#[should_panic(expected = "holders")]
+fn invariants_catch_two_holders() {
+    let row = |id: &str| sq::Row {
+        seq: 1,
+        group_name: "g".into(),
+        instance_id: id.into(),
+        revision: "r".into(),
+        state: "holding".into(),
+        enqueued_at: 0,
+        heartbeat_at: Some(0),
+        superseded_by: None,
+        superseded_by_revision: None,
+        finished_at: None,
     };
-    assert_eq!(
-        release(&conn, "w"),
-        vec![vec![Value::Integer(0)]],
-        "a waiter leaves"
-    );
-    assert_eq!(
-        release(&conn, "h"),
-        vec![vec![Value::Integer(1)]],
-        "the holder frees the group"
-    );
-    assert!(release(&conn, "h").is_empty(), "twice is a no-op");
-    // One read finds both the caller's row and the holder's.
-    enqueue(&mut conn, "g", "x", "r2", None, 3).unwrap();
-    assert!(claim_batch(&mut conn, "g", "x", 3));
-    enqueue(&mut conn, "g", "y", "r3", None, 4).unwrap();
-    let (rows, _) = run(
-        &conn,
-        sql::READ_ENTRY_AND_HOLDER,
-        vec![text("g"), text("y")],
-    );
-    let mut ids: Vec<_> = rows.iter().map(|r| r[0].clone()).collect();
-    ids.sort_by_key(|v| format!("{v:?}"));
-    assert_eq!(ids, vec![text("x"), text("y")]);
+    sq::assert_invariants(&[row("a"), row("b")]);
+}
+
+#[test]
+fn invariants_catch_a_superseded_row_that_held() {
+    let row = sq::Row {
+        seq: 1,
+        group_name: "g".into(),
+        instance_id: "a".into(),
+        revision: "r".into(),
+        state: "superseded".into(),
+        enqueued_at: 0,
+        heartbeat_at: Some(0),
+        superseded_by: Some("b".into()),
+        superseded_by_revision: Some("r2".into()),
+        finished_at: Some(1),
+    };
+    assert!(sq::check_row(&row).is_err());
 }

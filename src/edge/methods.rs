@@ -8,6 +8,7 @@
 use super::coordinator;
 use super::debounce;
 use super::http::Operation;
+use super::runs;
 use super::serial;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
@@ -51,6 +52,7 @@ impl Method {
 
 use coordinator as c;
 use debounce as d;
+use runs as r;
 use serial as s;
 use Operation::*;
 
@@ -72,4 +74,9 @@ pub const METHODS: &[Method] = &[
     method::<d::DebounceKey, d::FlushReply>("debounceFlush", Some(DebounceFlush)),
     method::<d::DebounceKey, d::CancelReply>("debounceCancel", Some(DebounceCancel)),
     method::<d::DebounceKey, d::Inspection>("debounceInspect", Some(DebounceInspect)),
+    method::<r::RunClaim, r::RunClaimReply>("runClaim", Some(RunClaim)),
+    method::<r::RunComplete, r::RunCompleteReply>("runComplete", Some(RunComplete)),
+    method::<r::RunAwait, r::RunView>("runAwait", Some(RunAwait)),
+    method::<r::RunAppend, r::RunAppendReply>("runAppend", Some(RunAppend)),
+    method::<r::RunEvents, r::RunEventsReply>("runEvents", Some(RunEvents)),
 ];

@@ -45,6 +45,7 @@ pub mod coordinator;
 pub mod debounce;
 pub mod http;
 pub mod methods;
+pub mod runs;
 pub mod schema;
 pub mod serial;
 
@@ -96,6 +97,29 @@ impl DebounceCall {
             DebounceCall::Debounce(r) => &r.key,
             DebounceCall::StartAt(r) => &r.key,
             DebounceCall::Flush(r) | DebounceCall::Cancel(r) | DebounceCall::Inspect(r) => &r.key,
+        }
+    }
+}
+
+/// An idempotent-runs request, whichever method it is for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunCall {
+    Claim(runs::RunClaim),
+    Complete(runs::RunComplete),
+    Await(runs::RunAwait),
+    Append(runs::RunAppend),
+    Events(runs::RunEvents),
+}
+
+impl RunCall {
+    /// The run key the request is for.
+    pub fn key(&self) -> &crate::ident::Ident {
+        match self {
+            RunCall::Claim(r) => &r.key,
+            RunCall::Complete(r) => &r.key,
+            RunCall::Await(r) => &r.key,
+            RunCall::Append(r) => &r.key,
+            RunCall::Events(r) => &r.key,
         }
     }
 }

@@ -139,3 +139,73 @@ impl SerialConfig {
         })
     }
 }
+
+/// The Runs object's variables.
+#[derive(Debug, Clone)]
+pub struct RunsShellConfig {
+    pub decide: crate::runs::RunsConfig,
+    /// The Workflow bindings (`WORKFLOW_BINDING`, `WORKFLOW_BINDINGS`), as
+    /// the Coordinator reads them: a claim's `workflow` names one.
+    pub workflows: CoordinatorConfig,
+}
+
+impl RunsShellConfig {
+    pub fn from_env(env: &Env) -> Result<RunsShellConfig, String> {
+        use crate::limits::{
+            RUN_CLAIM_GRACE_MS_DEFAULT, RUN_RETENTION_MS_DEFAULT, RUN_RETENTION_MS_MAX,
+            RUN_RETENTION_MS_MIN,
+        };
+        let retention_ms = match var(env, "RUN_RETENTION_MS") {
+            None => RUN_RETENTION_MS_DEFAULT,
+            Some(text) => text
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| (RUN_RETENTION_MS_MIN..=RUN_RETENTION_MS_MAX).contains(ms))
+                .ok_or_else(|| {
+                    format!(
+                        "Baton configuration: RUN_RETENTION_MS must be an integer from \
+                         {RUN_RETENTION_MS_MIN} to {RUN_RETENTION_MS_MAX} (got {text:?})"
+                    )
+                })?,
+        };
+        let claim_grace_ms = match var(env, "ENQUEUE_GRACE_MS") {
+            None => RUN_CLAIM_GRACE_MS_DEFAULT,
+            Some(text) => text
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| *ms <= crate::limits::JS_SAFE_INTEGER_MAX)
+                .ok_or_else(|| {
+                    format!(
+                        "Baton configuration: ENQUEUE_GRACE_MS must be a non-negative integer \
+                         of milliseconds (got {text:?})"
+                    )
+                })?,
+        };
+        Ok(RunsShellConfig {
+            decide: crate::runs::RunsConfig {
+                retention_ms,
+                claim_grace_ms,
+            },
+            workflows: CoordinatorConfig::from_env(env)?,
+        })
+    }
+
+    /// Refuses a claim's `workflow` that names no binding in `WORKFLOW_BINDINGS`.
+    pub fn check_workflow(
+        &self,
+        workflow: Option<&crate::ident::WorkflowName>,
+    ) -> Result<(), BatonError> {
+        let options = KeyOptions {
+            workflow: workflow.cloned(),
+            limit: None,
+        };
+        self.workflows.check_options(Some(&options))
+    }
+
+    /// The binding a claimant belongs to: its own, or `WORKFLOW_BINDING`.
+    pub fn workflow_binding<'a>(&'a self, workflow: Option<&'a str>) -> &'a str {
+        workflow.unwrap_or(&self.workflows.workflow_binding)
+    }
+}

@@ -18,9 +18,10 @@ use super::decision_log::{self, Scope};
 use super::gate::under_gate;
 use super::js::{self, now_ms, to_js};
 use super::sqlite::ObjectSql;
+use super::wake::{self, Turn, Wakes};
 use super::workflow::Workflow;
 use crate::coordinator::{
-    self, migrate, AcquireStep, EnqueueStep, KeyStore, Liveness, SqlKeyStore, TickStep,
+    self, migrate, AcquireStep, EnqueueStep, KeyStore, SqlKeyStore, TickStep,
 };
 use crate::edge::coordinator::{
     Acquire, AcquireOutcome, Enqueue, EnqueueReply, HolderView, Inspect, Inspection, KeyOptions,
@@ -28,9 +29,7 @@ use crate::edge::coordinator::{
 };
 use crate::edge::TurnEvent;
 use crate::ident::{Ident, InstanceId};
-use crate::limits::{
-    KEYS_CHECKED_PER_ALARM_MAX, TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
-};
+use crate::limits::{KEYS_CHECKED_PER_ALARM_MAX, TERMINATIONS_PER_CALL_MAX};
 use js_sys::{Array, Promise};
 use serde::Serialize;
 use std::cell::Cell;
@@ -377,63 +376,50 @@ impl Object {
         Ok(())
     }
 
-    /// Wakes the instance just handed `key`. One found dead is reported back
-    /// (the key moves on to the next waiter) and the next is tried, up to
-    /// the bound; past it the holder-check alarm carries on. Returns the
-    /// instance left holding the key by this chain, if any.
+    /// Wakes the instance just handed `key`; one found dead re-enters the
+    /// decision (the key moves on) and the next is tried, up to the bound
+    /// (past it the holder-check alarm carries on). Returns the instance
+    /// left holding the key by this chain, if any.
     async fn wake_chain(
         self: &Rc<Self>,
         workflow: &Workflow,
         key: &Ident,
-        mut next: Option<InstanceId>,
+        next: Option<InstanceId>,
     ) -> Result<Option<InstanceId>, JsValue> {
-        let event_type = self.config()?.turn_event_type.clone();
-        let payload = to_js(&TurnEvent::Key(key.as_str()));
-        for _ in 0..WAKE_ATTEMPTS_PER_CALL_MAX {
-            let Some(id) = next else { return Ok(None) };
-            // Dead or alive is decided by status, not by sendEvent failing:
-            // locally, an event sent to a finished instance does not fail.
-            // The event goes out while the status is asked, so a live
-            // instance wakes a round trip sooner; a dead one ignores it.
-            let (liveness, sent) = futures_util::future::join(
-                workflow.liveness(id.as_str()),
-                workflow.send_to(id.as_str(), &event_type, &payload),
-            )
-            .await;
-            // A failed send to a live instance is not fatal: it re-checks
-            // with `acquire` when its wait times out, and the alarm re-sends
-            // the event while the hand-over is unconfirmed.
-            if let (Err(error), Liveness::Alive | Liveness::Unknown) = (sent, liveness) {
-                worker::console_warn!("baton: turn event to {id} failed: {error:?}");
-            }
-            match liveness {
-                Liveness::Dead => {
-                    decision_log::decision(
-                        Scope::Key(key.as_str()),
-                        id.as_str(),
-                        "skipped",
-                        "handed the key but dead",
-                        None,
-                    );
-                    next = self
-                        .decide(key, move |store, now| {
-                            coordinator::holder_found_dead(store, now, &id)
-                        })
-                        .await?;
-                }
-                Liveness::Alive | Liveness::Unknown => {
-                    decision_log::decision(
-                        Scope::Key(key.as_str()),
-                        id.as_str(),
-                        "woken",
-                        "handed the key",
-                        None,
-                    );
-                    return Ok(Some(id));
-                }
-            }
-        }
-        Ok(next)
+        let turn = Turn {
+            event_type: self.config()?.turn_event_type.clone(),
+            payload: to_js(&TurnEvent::Key(key.as_str())),
+        };
+        let handing = KeyWakes {
+            object: self,
+            workflow,
+            key,
+        };
+        wake::first_alive(&handing, Scope::Key(key.as_str()), &turn, next).await
+    }
+}
+
+/// A key being handed on: a holder found dead loses the key to the next.
+struct KeyWakes<'a> {
+    object: &'a Rc<Object>,
+    workflow: &'a Workflow,
+    key: &'a Ident,
+}
+
+impl Wakes for KeyWakes<'_> {
+    const DEAD: (&'static str, &'static str) = ("skipped", "handed the key but dead");
+    const WOKEN: (&'static str, &'static str) = ("woken", "handed the key");
+
+    fn workflow(&self, _id: &InstanceId) -> Result<Workflow, JsValue> {
+        Ok(JsValue::clone(self.workflow.as_ref()).unchecked_into())
+    }
+
+    async fn found_dead(&self, id: InstanceId) -> Result<Option<InstanceId>, JsValue> {
+        self.object
+            .decide(self.key, move |store, now| {
+                coordinator::holder_found_dead(store, now, &id)
+            })
+            .await
     }
 }
 

@@ -4,11 +4,12 @@
 
 use serde_json::{json, Value};
 
-/// What a log line is about: a Coordinator key or a serial-queue group.
+/// What a log line is about: a Coordinator key, a serial-queue group or a run key.
 #[derive(Clone, Copy)]
 pub enum Scope<'a> {
     Key(&'a str),
     Group(&'a str),
+    Run(&'a str),
 }
 
 /// Logs one decision. `waited_ms` is how long the instance has waited so far, if it waits.
@@ -28,6 +29,7 @@ pub fn decision(
     match scope {
         Scope::Key(key) => line["key"] = Value::from(key),
         Scope::Group(group) => line["group"] = Value::from(group),
+        Scope::Run(key) => line["run"] = Value::from(key),
     }
     if let Some(ms) = waited_ms {
         line["waitedMs"] = Value::from(ms);

@@ -14,6 +14,7 @@
 use super::coordinator_service;
 use super::debounce_service;
 use super::js::Thrown;
+use super::runs_service;
 use super::serial_queue_d1::Shell;
 use super::stub::CallError;
 use crate::edge::coordinator::{AcquireOutcome, AcquireStatus};
@@ -61,9 +62,12 @@ async fn api(
         header("authorization").as_deref(),
     )?;
     let body = if operation.has_body() {
-        http::check_declared_length(header("content-length").as_deref())?;
+        http::check_declared_length(
+            header("content-length").as_deref(),
+            operation.body_bytes_max(),
+        )?;
         http::check_content_type(header("content-type").as_deref())?;
-        let bytes = read_body(&mut request).await?;
+        let bytes = read_body(&mut request, operation.body_bytes_max()).await?;
         Some(http::parse_json_object(&bytes)?)
     } else {
         None
@@ -83,7 +87,7 @@ fn configured_token(env: &Env) -> Option<String> {
 
 /// The body, read chunk by chunk and abandoned as soon as it passes the
 /// limit, whatever the `Content-Length` claimed.
-async fn read_body(request: &mut Request) -> Result<Vec<u8>, HttpError> {
+async fn read_body(request: &mut Request, bytes_max: usize) -> Result<Vec<u8>, HttpError> {
     if request.inner().body().is_none() {
         return Ok(Vec::new());
     }
@@ -91,7 +95,7 @@ async fn read_body(request: &mut Request) -> Result<Vec<u8>, HttpError> {
     let mut body = Vec::new();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(internal)?;
-        http::check_body_length(body.len() + chunk.len())?;
+        http::check_body_length(body.len() + chunk.len(), bytes_max)?;
         body.extend_from_slice(&chunk);
     }
     Ok(body)
@@ -152,6 +156,17 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
                     json(&shell.inspect(request).await.map_err(thrown)?)
                 }
             }
+        }
+        Command::Run(call) => {
+            let reply = runs_service::call(env, call)
+                .await
+                .map_err(|error| match error {
+                    CallError::Refused(error) => HttpError::BadInput(error),
+                    CallError::Thrown(error) => thrown(error),
+                })?;
+            js_sys::JSON::stringify(&reply)
+                .map(String::from)
+                .map_err(thrown)
         }
     }
 }

@@ -6,6 +6,7 @@
 //! - [`gate`]: running a synchronous decision under the object's input gate.
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
+//! - [`wake`]: the turn event with its status check, and the skip-dead chain.
 //! - [`coordinator_object`]: the `Coordinator` Durable Object's logic.
 //! - [`stub`]: calling a Durable Object's method through its stub.
 //! - [`coordinator_service`]: the Coordinator through the Worker (contract
@@ -13,6 +14,9 @@
 //! - [`debouncer_object`]: the `Debouncer` Durable Object's logic.
 //! - [`debounce_service`]: the Debouncer through the Worker (contract §7,
 //!   and the HTTP API's debounce routes), by the key's stub.
+//! - [`runs_object`]: the `Runs` Durable Object's logic (contract §6).
+//! - [`runs_service`]: idempotent runs through the Worker (contract §7,
+//!   and the HTTP API's run routes), by the run key's stub.
 //! - [`decision_log`]: one structured log line per decision.
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
 //! - [`http`]: the HTTP API, the status page's files and the OpenAPI document.
@@ -28,7 +32,10 @@ pub mod entry;
 pub mod gate;
 pub mod http;
 pub mod js;
+pub mod runs_object;
+pub mod runs_service;
 pub mod serial_queue_d1;
 pub mod sqlite;
 pub mod stub;
+pub mod wake;
 pub mod workflow;

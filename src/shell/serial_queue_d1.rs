@@ -1,20 +1,17 @@
-//! The serial queue's shell: D1 statements and turn events.
+//! The serial queue's shell: runs `crate::serial_queue`'s batches on D1 and
+//! sends the wakes they ask for.
 //!
-//! Each method takes its request (decoded by `crate::edge`: from the RPC
-//! argument here, from the HTTP body in `shell::http`), reads the rows it
-//! needs, applies `crate::serial_queue`'s rules where the core has them
-//! (enqueue's plan, the claim's decision), writes (an enqueue's insert,
-//! supersede and prune in one D1 batch; a claim's takeover of a stale
-//! holder and its conditional claim in another), replies, then wakes
-//! whoever must learn the outcome now rather than at its next poll. Wakes
-//! are status-checked like the Coordinator's: locally, sendEvent to a
-//! finished instance does not fail, so a dead waiter is found by its status.
+//! Every method is the same short loop: take the typed request, ask the
+//! core for its batch, run it (one D1 round trip, one transaction), let the
+//! core decide the reply and the wakes from what came back, log the
+//! decision, wake (through `shell::wake`, the Coordinator's wake path), and
+//! reply. Nothing here decides anything the core does not say.
 
 use super::config::SerialConfig;
 use super::decision_log::{self, Scope};
 use super::js::{self, now_ms, to_js};
+use super::wake::{self, Turn, Wakes};
 use super::workflow::Workflow;
-use crate::coordinator::Liveness;
 use crate::edge::coordinator::ReleaseReply;
 use crate::edge::serial::{
     GroupMember, HeartbeatReply, Revisioned, SerialClaimReply, SerialEnqueue, SerialEnqueueReply,
@@ -24,19 +21,16 @@ use crate::edge::serial::{
 use crate::edge::TurnEvent;
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
-use crate::limits::{
-    SERIAL_INSPECT_WAITING_MAX, SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX,
-    WAKE_ATTEMPTS_PER_CALL_MAX,
-};
 use crate::serial_queue::{
-    self as core, sql, ClaimReply, ClaimStep, EnqueuePlan, Entry, EntryState, Supersede,
+    self as core, Batch, ClaimReply, EnqueueReply, Entry, EntryState, Outcome, Param, Plan,
+    Released, Row, Wake,
 };
 use js_sys::Promise;
-use serde::Deserialize;
-use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use worker::{D1Database, D1PreparedStatement, Env};
+use worker::{D1Database, Env};
 
 /// The Rust half of the Worker's serial-queue RPC methods (see js/worker.mjs).
 #[wasm_bindgen]
@@ -45,16 +39,9 @@ pub struct SerialQueue {
 }
 
 /// The serial queue's operations on one Worker `env`; the RPC class and the
-/// HTTP API both call these with the decoded request, and shape the typed
-/// reply for their caller.
+/// HTTP API both call these with the decoded request.
 pub(crate) struct Shell {
     env: Env,
-}
-
-impl Shell {
-    pub(crate) fn new(env: Env) -> Shell {
-        Shell { env }
-    }
 }
 
 fn refuse(error: BatonError) -> JsValue {
@@ -106,104 +93,11 @@ impl SerialQueue {
     }
 }
 
-/// A row as D1 returns it.
-#[derive(Deserialize)]
-struct Row {
-    instance_id: String,
-    revision: String,
-    enqueued_at: f64,
-    state: String,
-    heartbeat_at: Option<f64>,
-    superseded_by: Option<String>,
-    superseded_by_revision: Option<String>,
-    finished_at: Option<f64>,
-}
-
-/// Rows hold only values that were validated before they were written.
-fn stored_id(value: &str) -> InstanceId {
-    InstanceId::parse("stored instanceId", value).expect("valid stored id")
-}
-
-fn stored_ident(value: &str) -> Ident {
-    Ident::parse("stored revision", value).expect("valid stored revision")
-}
-
-impl Row {
-    fn entry(&self) -> Entry {
-        let state = match self.state.as_str() {
-            "waiting" => EntryState::Waiting,
-            "holding" => EntryState::Holding {
-                heartbeat_at_ms: self.heartbeat_at.unwrap_or(0.0) as u64,
-            },
-            "superseded" => EntryState::Superseded {
-                by: stored_id(self.superseded_by.as_deref().unwrap_or_default()),
-                by_revision: stored_ident(
-                    self.superseded_by_revision.as_deref().unwrap_or_default(),
-                ),
-            },
-            "timed_out" => EntryState::TimedOut,
-            "released" => EntryState::Released,
-            _ => EntryState::Abandoned,
-        };
-        Entry {
-            instance_id: stored_id(&self.instance_id),
-            revision: stored_ident(&self.revision),
-            enqueued_at_ms: self.enqueued_at as u64,
-            state,
-        }
-    }
-}
-
-impl Row {
-    fn holder(&self) -> SerialHolder {
-        SerialHolder {
-            instance_id: stored_id(&self.instance_id),
-            revision: stored_ident(&self.revision),
-            heartbeat_at: self.heartbeat_at.unwrap_or(0.0) as u64,
-        }
-    }
-
-    fn waiter(&self) -> SerialWaiter {
-        SerialWaiter {
-            instance_id: stored_id(&self.instance_id),
-            revision: stored_ident(&self.revision),
-            enqueued_at: self.enqueued_at as u64,
-        }
-    }
-
-    fn finished(&self) -> SerialFinished {
-        let outcome = match self.state.as_str() {
-            "superseded" => SerialOutcome::Superseded,
-            "timed_out" => SerialOutcome::TimedOut,
-            "released" => SerialOutcome::Released,
-            _ => SerialOutcome::Abandoned,
-        };
-        let superseded_by = match (&self.superseded_by, &self.superseded_by_revision) {
-            (Some(by), Some(revision)) => Some(Revisioned {
-                instance_id: stored_id(by),
-                revision: stored_ident(revision),
-            }),
-            _ => None,
-        };
-        SerialFinished {
-            instance_id: stored_id(&self.instance_id),
-            revision: stored_ident(&self.revision),
-            outcome,
-            finished_at: self.finished_at.unwrap_or(0.0) as u64,
-            superseded_by,
-        }
-    }
-}
-
-fn text(value: &str) -> JsValue {
-    JsValue::from_str(value)
-}
-
-fn number(value: u64) -> JsValue {
-    JsValue::from_f64(value as f64)
-}
-
 impl Shell {
+    pub(crate) fn new(env: Env) -> Shell {
+        Shell { env }
+    }
+
     fn db(&self) -> Result<D1Database, JsValue> {
         self.env.d1("DB").map_err(|_| {
             js_sys::Error::new("Baton configuration: no D1 binding named \"DB\"").into()
@@ -214,50 +108,46 @@ impl Shell {
         SerialConfig::from_env(&self.env).map_err(|m| js_sys::Error::new(&m).into())
     }
 
-    fn statement(
-        &self,
-        db: &D1Database,
-        query: &str,
-        params: &[JsValue],
-    ) -> Result<D1PreparedStatement, JsValue> {
-        db.prepare(query).bind(params).map_err(internal)
+    /// Runs one of the core's batches: one round trip, one transaction.
+    async fn run(&self, batch: &Batch) -> Result<Vec<Outcome>, JsValue> {
+        let db = self.db()?;
+        let statements = batch
+            .0
+            .iter()
+            .map(|s| {
+                let params: Vec<JsValue> = s
+                    .params
+                    .iter()
+                    .map(|p| match p {
+                        Param::Text(text) => JsValue::from_str(text),
+                        Param::Integer(n) => JsValue::from_f64(*n as f64),
+                    })
+                    .collect();
+                db.prepare(s.sql).bind(&params).map_err(internal)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let results = db.batch(statements).await.map_err(internal)?;
+        results
+            .iter()
+            .map(|result| {
+                Ok(Outcome {
+                    rows: result.results::<Row>().map_err(internal)?,
+                    changes: result
+                        .meta()
+                        .map_err(internal)?
+                        .and_then(|m| m.changes)
+                        .unwrap_or(0) as u64,
+                })
+            })
+            .collect()
     }
 
-    async fn rows(
-        &self,
-        db: &D1Database,
-        query: &str,
-        params: &[JsValue],
-    ) -> Result<Vec<Row>, JsValue> {
-        self.statement(db, query, params)?
-            .all()
-            .await
-            .map_err(internal)?
-            .results::<Row>()
-            .map_err(internal)
-    }
-
-    async fn entry(
-        &self,
-        db: &D1Database,
-        group: &Ident,
-        id: &InstanceId,
-    ) -> Result<Option<Entry>, JsValue> {
-        let rows = self
-            .rows(
-                db,
-                sql::READ_ENTRY,
-                &[text(group.as_str()), text(id.as_str())],
-            )
-            .await?;
-        Ok(rows.first().map(Row::entry))
-    }
-
-    async fn holder(&self, db: &D1Database, group: &Ident) -> Result<Option<Entry>, JsValue> {
-        let rows = self
-            .rows(db, sql::READ_HOLDER, &[text(group.as_str())])
-            .await?;
-        Ok(rows.first().map(Row::entry))
+    /// The turn event for `group`.
+    fn turn(&self, config: &SerialConfig, group: &Ident) -> Turn {
+        Turn {
+            event_type: config.turn_event_type.clone(),
+            payload: to_js(&TurnEvent::Group(group.as_str())),
+        }
     }
 
     pub(crate) async fn enqueue(
@@ -266,111 +156,40 @@ impl Shell {
     ) -> Result<SerialEnqueueReply, JsValue> {
         let request = core::SerialEnqueue::from(request);
         let config = self.config()?;
-        let supersede = match core::plan_enqueue(&request) {
-            EnqueuePlan::Skip { current } => {
-                let reason = format!("revision {} is not current ({current})", request.revision);
-                decision_log::decision(
-                    Scope::Group(request.group.as_str()),
-                    request.instance_id.as_str(),
-                    "skipped",
-                    &reason,
-                    None,
-                );
-                return Ok(SerialEnqueueReply::Skipped {
-                    reason: SkipReason::NotCurrent,
-                    current,
-                });
+        let decided = match core::enqueue(&request, now_ms()) {
+            Plan::Done(reply) => core::Decided {
+                reply,
+                wake: Wake::Nobody,
+            },
+            Plan::Run(batch) => {
+                let outcomes = self.run(&batch).await?;
+                core::enqueue_outcome(&request, &outcomes).map_err(refuse)?
             }
-            EnqueuePlan::Insert { supersede } => supersede,
         };
-        let db = self.db()?;
-        let group = text(request.group.as_str());
-        let count: Vec<Value> = self
-            .statement(
-                &db,
-                sql::COUNT_WAITING,
-                &[
-                    group.clone(),
-                    number(u64::from(SERIAL_WAITERS_PER_GROUP_MAX) + 1),
-                ],
-            )?
-            .raw::<Value>()
-            .await
-            .map_err(internal)?
-            .into_iter()
-            .flatten()
-            .collect();
-        let waiting = count.first().and_then(Value::as_u64).unwrap_or(0);
-        let already = self
-            .entry(&db, &request.group, &request.instance_id)
-            .await?
-            .is_some();
-        if !already && waiting >= u64::from(SERIAL_WAITERS_PER_GROUP_MAX) {
-            return Err(refuse(BatonError::LimitExceeded {
-                field: "group",
-                reason: format!(
-                    "already has {SERIAL_WAITERS_PER_GROUP_MAX} waiters, the most one group holds"
-                ),
-            }));
-        }
-        let now = number(now_ms());
-        let row = [
-            group.clone(),
-            text(request.instance_id.as_str()),
-            text(request.revision.as_str()),
-            now,
-        ];
-        let supersede_query = match supersede {
-            Supersede::OlderWaiters => sql::SUPERSEDE_OLDER,
-            Supersede::WaitersNotAt(_) => sql::SUPERSEDE_NOT_CURRENT,
+        let (name, reason) = match &decided.reply {
+            EnqueueReply::Waiting { superseded } => (
+                "waiting",
+                format!("superseded {} waiter(s)", superseded.len()),
+            ),
+            EnqueueReply::Skipped { current } => (
+                "skipped",
+                format!("revision {} is not current ({current})", request.revision),
+            ),
         };
-        let results = db
-            .batch(vec![
-                self.statement(&db, sql::INSERT_ENTRY, &row)?,
-                self.statement(&db, supersede_query, &row)?,
-                self.statement(
-                    &db,
-                    sql::PRUNE_FINISHED,
-                    &[group, number(u64::from(SERIAL_RECENT_PER_GROUP_MAX))],
-                )?,
-            ])
-            .await
-            .map_err(internal)?;
-        #[derive(Deserialize)]
-        struct Superseded {
-            instance_id: String,
+        let scope = Scope::Group(request.group.as_str());
+        decision_log::decision(scope, request.instance_id.as_str(), name, &reason, None);
+        if let (Wake::Each(ids), true) = (&decided.wake, config.push) {
+            // Superseded waiters learn at once: their next claim says `skipped`.
+            let group = GroupWakes::new(self, &config, &request.group, vec![])?;
+            wake::each(&group, &self.turn(&config, &request.group), ids).await?;
         }
-        let superseded: Vec<InstanceId> = results
-            .get(1)
-            .map(|r| r.results::<Superseded>())
-            .transpose()
-            .map_err(internal)?
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| stored_id(&s.instance_id))
-            .collect();
-        let reason = format!("superseded {} waiter(s)", superseded.len());
-        decision_log::decision(
-            Scope::Group(request.group.as_str()),
-            request.instance_id.as_str(),
-            "waiting",
-            &reason,
-            None,
-        );
-        // Superseded waiters learn at once: their next claim says `skipped`.
-        if config.push {
-            let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
-            for id in superseded.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
-                send_turn_if_alive(
-                    &workflow,
-                    &config.turn_event_type,
-                    id.as_str(),
-                    request.group.as_str(),
-                )
-                .await;
-            }
-        }
-        Ok(SerialEnqueueReply::Waiting { superseded })
+        Ok(match decided.reply {
+            EnqueueReply::Waiting { superseded } => SerialEnqueueReply::Waiting { superseded },
+            EnqueueReply::Skipped { current } => SerialEnqueueReply::Skipped {
+                reason: SkipReason::NotCurrent,
+                current,
+            },
+        })
     }
 
     pub(crate) async fn claim(&self, request: GroupMember) -> Result<SerialClaimReply, JsValue> {
@@ -379,67 +198,17 @@ impl Shell {
             instance_id: id,
         } = request;
         let config = self.config()?;
-        let db = self.db()?;
         let now = now_ms();
-        let rows = self
-            .rows(
-                &db,
-                sql::READ_ENTRY_AND_HOLDER,
-                &[text(group.as_str()), text(id.as_str())],
-            )
+        let outcomes = self
+            .run(&core::claim(&group, &id, now, config.timeouts))
             .await?;
-        let me = rows
-            .iter()
-            .find(|r| r.instance_id == id.as_str())
-            .map(Row::entry);
-        let holder = rows.iter().find(|r| r.state == "holding").map(Row::entry);
-        let step = core::decide_claim(me.as_ref(), holder.as_ref(), now, config.timeouts)
-            .map_err(refuse)?;
-        let reply = match step {
-            ClaimStep::Reply(reply) => reply,
-            ClaimStep::TimeOut => {
-                self.statement(
-                    &db,
-                    sql::TIME_OUT,
-                    &[text(group.as_str()), text(id.as_str()), number(now)],
-                )?
-                .run()
-                .await
-                .map_err(internal)?;
-                ClaimReply::TimedOut
-            }
-            ClaimStep::Attempt => {
-                let oldest_live = core::oldest_live_heartbeat_ms(now, config.timeouts);
-                let results = db
-                    .batch(vec![
-                        self.statement(
-                            &db,
-                            sql::ABANDON_STALE_HOLDER,
-                            &[text(group.as_str()), number(now), number(oldest_live)],
-                        )?,
-                        self.statement(
-                            &db,
-                            sql::CLAIM,
-                            &[text(group.as_str()), text(id.as_str()), number(now)],
-                        )?,
-                    ])
-                    .await
-                    .map_err(internal)?;
-                let won = results
-                    .get(1)
-                    .and_then(|r| r.meta().ok().flatten())
-                    .and_then(|m| m.changes)
-                    .unwrap_or(0)
-                    == 1;
-                let holder = if won {
-                    None
-                } else {
-                    self.holder(&db, &group).await?
-                };
-                core::after_claim(won, holder.as_ref())
-            }
-        };
-        let (name, reason) = match &reply {
+        let claimed = core::claim_outcome(&id, &outcomes).map_err(refuse)?;
+        let scope = Scope::Group(group.as_str());
+        if let Some(stale) = &claimed.abandoned {
+            let reason = "its heartbeat went stale";
+            decision_log::decision(scope, stale.as_str(), "abandoned", reason, None);
+        }
+        let (name, reason) = match &claimed.reply {
             ClaimReply::Holding => ("holding", "no live holder".to_string()),
             ClaimReply::Waiting { holder } => (
                 "waiting",
@@ -453,70 +222,32 @@ impl Shell {
             }
             ClaimReply::TimedOut => ("timed_out", "waited past the waiter timeout".to_string()),
         };
-        let waited_ms = me.as_ref().map(|e| now.saturating_sub(e.enqueued_at_ms));
-        decision_log::decision(
-            Scope::Group(group.as_str()),
-            id.as_str(),
-            name,
-            &reason,
-            waited_ms,
-        );
-        Ok(reply.into())
+        let waited_ms = now.saturating_sub(claimed.me.enqueued_at_ms);
+        decision_log::decision(scope, id.as_str(), name, &reason, Some(waited_ms));
+        Ok(claimed.reply.into())
     }
 
     pub(crate) async fn heartbeat(&self, request: GroupMember) -> Result<HeartbeatReply, JsValue> {
-        let GroupMember {
-            group,
-            instance_id: id,
-        } = request;
-        let db = self.db()?;
-        let result = self
-            .statement(
-                &db,
-                sql::HEARTBEAT,
-                &[text(group.as_str()), text(id.as_str()), number(now_ms())],
-            )?
-            .run()
-            .await
-            .map_err(internal)?;
-        let changes = result
-            .meta()
-            .map_err(internal)?
-            .and_then(|m| m.changes)
-            .unwrap_or(0);
+        let batch = core::heartbeat(&request.group, &request.instance_id, now_ms());
+        let outcomes = self.run(&batch).await?;
         Ok(HeartbeatReply {
-            holding: changes == 1,
+            holding: core::heartbeat_outcome(&outcomes),
         })
     }
 
+    /// `next` is the waiter woken, if any.
     pub(crate) async fn release(&self, request: GroupMember) -> Result<ReleaseReply, JsValue> {
         let GroupMember {
             group,
             instance_id: id,
         } = request;
         let config = self.config()?;
-        let db = self.db()?;
-        let released = self
-            .statement(
-                &db,
-                sql::RELEASE,
-                &[text(group.as_str()), text(id.as_str()), number(now_ms())],
-            )?
-            .all()
-            .await
-            .map_err(internal)?
-            .results::<Value>()
-            .map_err(internal)?;
-        let was_holding = released
-            .first()
-            .and_then(|row| row.get("was_holding"))
-            .is_some_and(|v| v.as_i64() == Some(1) || v.as_bool() == Some(true));
-        let left = if released.is_empty() {
-            "held nothing"
-        } else if was_holding {
-            "freed the group"
-        } else {
-            "left the queue"
+        let outcomes = self.run(&core::release(&group, &id, now_ms())).await?;
+        let decided = core::release_outcome(&outcomes);
+        let left = match decided.reply {
+            Released::HeldNothing => "held nothing",
+            Released::LeftQueue => "left the queue",
+            Released::FreedGroup => "freed the group",
         };
         decision_log::decision(
             Scope::Group(group.as_str()),
@@ -525,125 +256,114 @@ impl Shell {
             left,
             None,
         );
-        if !was_holding || released.is_empty() || !config.push {
-            return Ok(ReleaseReply { next: None });
-        }
-        let next = self.wake_next(&db, &config, &group).await?;
-        Ok(ReleaseReply {
-            next: next.as_deref().map(stored_id),
-        })
-    }
-
-    /// Wakes the earliest live waiter of a freed group; waiters found dead
-    /// are marked abandoned so they never block it. Bounded per call.
-    async fn wake_next(
-        &self,
-        db: &D1Database,
-        config: &SerialConfig,
-        group: &Ident,
-    ) -> Result<Option<String>, JsValue> {
-        let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
-        let waiting = self
-            .rows(
-                db,
-                sql::READ_WAITING,
-                &[
-                    text(group.as_str()),
-                    number(u64::from(WAKE_ATTEMPTS_PER_CALL_MAX)),
-                ],
-            )
-            .await?;
-        let payload = to_js(&TurnEvent::Group(group.as_str()));
-        for row in waiting {
-            // The event goes out while the status is asked (a dead instance
-            // ignores it), so a live waiter wakes a round trip sooner.
-            let (liveness, sent) = futures_util::future::join(
-                workflow.liveness(&row.instance_id),
-                workflow.send_to(&row.instance_id, &config.turn_event_type, &payload),
-            )
-            .await;
-            // A live waiter that missed the event claims at its next poll.
-            if let (Err(error), Liveness::Alive | Liveness::Unknown) = (sent, liveness) {
-                worker::console_warn!("baton: turn event to {} failed: {error:?}", row.instance_id);
+        let next = match decided.wake {
+            Wake::FirstAlive(candidates) if config.push => {
+                let wakes = GroupWakes::new(self, &config, &group, candidates)?;
+                let first = wakes.candidates.borrow_mut().pop_front();
+                let turn = self.turn(&config, &group);
+                wake::first_alive(&wakes, Scope::Group(group.as_str()), &turn, first).await?
             }
-            match liveness {
-                Liveness::Dead => {
-                    let scope = Scope::Group(group.as_str());
-                    decision_log::decision(
-                        scope,
-                        &row.instance_id,
-                        "abandoned",
-                        "woken but dead",
-                        None,
-                    );
-                    self.statement(
-                        db,
-                        sql::ABANDON_WAITER,
-                        &[
-                            text(group.as_str()),
-                            text(&row.instance_id),
-                            number(now_ms()),
-                        ],
-                    )?
-                    .run()
-                    .await
-                    .map_err(internal)?;
-                }
-                Liveness::Alive | Liveness::Unknown => {
-                    let scope = Scope::Group(group.as_str());
-                    decision_log::decision(
-                        scope,
-                        &row.instance_id,
-                        "woken",
-                        "the group is free",
-                        None,
-                    );
-                    return Ok(Some(row.instance_id));
-                }
-            }
-        }
-        Ok(None)
+            _ => None,
+        };
+        Ok(ReleaseReply { next })
     }
 
     pub(crate) async fn inspect(
         &self,
         request: SerialInspect,
     ) -> Result<SerialInspection, JsValue> {
-        let group = request.group;
-        let db = self.db()?;
-        let g = text(group.as_str());
-        let holder = self
-            .rows(&db, sql::READ_HOLDER, std::slice::from_ref(&g))
-            .await?;
-        let waiting = self
-            .rows(
-                &db,
-                sql::READ_WAITING,
-                &[g.clone(), number(u64::from(SERIAL_INSPECT_WAITING_MAX))],
-            )
-            .await?;
-        let recent = self
-            .rows(
-                &db,
-                sql::READ_RECENT,
-                &[g, number(u64::from(SERIAL_RECENT_PER_GROUP_MAX))],
-            )
-            .await?;
+        let outcomes = self.run(&core::inspect(&request.group)).await?;
+        let view = core::inspect_outcome(&outcomes);
         Ok(SerialInspection {
-            holder: holder.first().map(Row::holder),
-            waiting: waiting.iter().map(Row::waiter).collect(),
-            recent: recent.iter().map(Row::finished).collect(),
+            holder: view.holder.and_then(|h| match h.state {
+                EntryState::Holding { heartbeat_at_ms } => Some(SerialHolder {
+                    instance_id: h.instance_id,
+                    revision: h.revision,
+                    heartbeat_at: heartbeat_at_ms,
+                }),
+                _ => None,
+            }),
+            waiting: view
+                .waiting
+                .into_iter()
+                .map(|w| SerialWaiter {
+                    instance_id: w.instance_id,
+                    revision: w.revision,
+                    enqueued_at: w.enqueued_at_ms,
+                })
+                .collect(),
+            recent: view.recent.into_iter().filter_map(finished).collect(),
         })
     }
 }
 
-/// The turn event to a superseded waiter, status-checked: a dead instance
-/// is not sent anything.
-async fn send_turn_if_alive(workflow: &Workflow, event_type: &str, id: &str, group: &str) {
-    if workflow.liveness(id).await != Liveness::Dead {
-        let payload = to_js(&TurnEvent::Group(group));
-        if let Err(error) = workflow.send_to(id, event_type, &payload).await {
-            worker::console_warn!("baton: turn event to {id} failed: {error:?}");
-        }
+/// A freed group's hand-on: the waiters read in the release's batch, in
+/// order; one found dead is abandoned (if it still waits) and the next tried.
+struct GroupWakes<'a> {
+    shell: &'a Shell,
+    group: &'a Ident,
+    workflow: Workflow,
+    candidates: RefCell<VecDeque<InstanceId>>,
+}
+
+impl<'a> GroupWakes<'a> {
+    fn new(
+        shell: &'a Shell,
+        config: &SerialConfig,
+        group: &'a Ident,
+        candidates: Vec<InstanceId>,
+    ) -> Result<GroupWakes<'a>, JsValue> {
+        Ok(GroupWakes {
+            shell,
+            group,
+            // The serial queue names no binding per instance: the default one.
+            workflow: Workflow::from_env(&shell.env, &config.workflow_binding)?,
+            candidates: RefCell::new(candidates.into()),
+        })
     }
+}
+
+impl Wakes for GroupWakes<'_> {
+    const DEAD: (&'static str, &'static str) = ("abandoned", "woken but dead");
+    const WOKEN: (&'static str, &'static str) = ("woken", "the group is free");
+
+    fn workflow(&self, _id: &InstanceId) -> Result<Workflow, JsValue> {
+        Ok(JsValue::clone(self.workflow.as_ref()).unchecked_into())
+    }
+
+    async fn found_dead(&self, id: InstanceId) -> Result<Option<InstanceId>, JsValue> {
+        self.shell
+            .run(&core::waiter_dead(self.group, &id, now_ms()))
+            .await?;
+        Ok(self.candidates.borrow_mut().pop_front())
+    }
+}
+
+/// A finished execution as `serialInspect`'s `recent` shows it.
+fn finished(entry: Entry) -> Option<SerialFinished> {
+    let (outcome, finished_at, superseded_by) = match entry.state {
+        EntryState::Waiting | EntryState::Holding { .. } => return None,
+        EntryState::Superseded {
+            by,
+            by_revision,
+            at_ms,
+        } => (
+            SerialOutcome::Superseded,
+            at_ms,
+            Some(Revisioned {
+                instance_id: by,
+                revision: by_revision,
+            }),
+        ),
+        EntryState::TimedOut { at_ms } => (SerialOutcome::TimedOut, at_ms, None),
+        EntryState::Released { at_ms, .. } => (SerialOutcome::Released, at_ms, None),
+        EntryState::Abandoned { at_ms } => (SerialOutcome::Abandoned, at_ms, None),
+    };
+    Some(SerialFinished {
+        instance_id: entry.instance_id,
+        revision: entry.revision,
+        outcome,
+        finished_at,
+        superseded_by,
+    })
 }

@@ -118,11 +118,31 @@ impl Workflow {
             let instance = self.instance(id).await?;
             instance.current_status().await
         };
+        liveness_of(status.await)
+    }
+}
+
+/// What the binding says about one instance, with "not found" kept apart
+/// from the final statuses: the Runs object gives a claimant that is not
+/// found yet a grace (contract §1a), but not one that has ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    Found(InstanceStatus),
+    NotFound,
+    /// The call failed for another reason.
+    Failed,
+}
+
+impl Workflow {
+    pub async fn lookup(&self, id: &str) -> Lookup {
+        let status = async {
+            let instance = self.instance(id).await?;
+            instance.current_status().await
+        };
         match status.await {
-            Ok(status) if status.is_dead() => Liveness::Dead,
-            Ok(_) => Liveness::Alive,
-            Err(error) if is_not_found(&error) => Liveness::Dead,
-            Err(_) => Liveness::Unknown,
+            Ok(status) => Lookup::Found(status),
+            Err(error) if is_not_found(&error) => Lookup::NotFound,
+            Err(_) => Lookup::Failed,
         }
     }
 }
@@ -148,6 +168,17 @@ impl WorkflowInstance {
     pub async fn stop(&self) -> Result<(), JsValue> {
         JsFuture::from(self.terminate()?).await?;
         Ok(())
+    }
+}
+
+/// Alive or dead by a status query's result. Not found is dead (the
+/// contract's rule); any other failure is `Unknown`.
+pub fn liveness_of(status: Result<InstanceStatus, JsValue>) -> Liveness {
+    match status {
+        Ok(status) if status.is_dead() => Liveness::Dead,
+        Ok(_) => Liveness::Alive,
+        Err(error) if is_not_found(&error) => Liveness::Dead,
+        Err(_) => Liveness::Unknown,
     }
 }
 

@@ -34,3 +34,6 @@ impl Rng {
         &items[self.below(items.len() as u64) as usize]
     }
 }
+
+/// D1 on SQLite, for the serial queue's tests.
+pub mod d1;

@@ -41,6 +41,7 @@ export async function startBaton(options = {}) {
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
           DEBOUNCER: { className: "Debouncer", scriptName: "baton", useSQLite: true },
+          RUNS: { className: "Runs", scriptName: "baton", useSQLite: true },
           RECORDER: { className: "Recorder", useSQLite: true },
         },
         workflows: {
@@ -99,6 +100,7 @@ export function batonWorker({ workflow, vars = {}, wasm, workflows = {} }) {
     durableObjects: {
       COORDINATOR: { className: "Coordinator", useSQLite: true },
       DEBOUNCER: { className: "Debouncer", useSQLite: true },
+      RUNS: { className: "Runs", useSQLite: true },
     },
     d1Databases: ["DB"],
     workflows: { WORKFLOW: workflow, ...workflows },
@@ -108,7 +110,7 @@ export function batonWorker({ workflow, vars = {}, wasm, workflows = {} }) {
 
 /** A calling Worker's modules: its entry plus the npm package's helpers. */
 export function callerModules(entry) {
-  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/steps.mjs", "js/debounce.mjs"].map((file) => ({
+  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/steps.mjs", "js/debounce.mjs", "js/runs.mjs"].map((file) => ({
     type: "ESModule",
     path: path.join(ROOT, file),
   }));
@@ -161,6 +163,18 @@ export class Harness {
 
   inspect(key) {
     return this.ok(key, "inspect", key);
+  }
+
+  /** Calls a Runs method (`method(key, options)`) through a DO stub; returns { value } or { error }. */
+  runs(key, method, options) {
+    return this.call("/runs", { key, method, args: options === undefined ? [key] : [key, options] });
+  }
+
+  /** Calls a Runs method; returns its value, throws its error. */
+  async runsOk(key, method, options) {
+    const result = await this.runs(key, method, options);
+    if ("error" in result) throw new Error(`${method}: ${result.error}`);
+    return result.value;
   }
 
   create(id, params) {

@@ -56,6 +56,12 @@ const API_ROUTES = [
   ["POST", "/v1/debounce/{key}/flush", {}],
   ["POST", "/v1/debounce/{key}/cancel", {}],
   ["GET", "/v1/debounce/{key}", undefined],
+  // In this order, so that `probe` holds the run key when it appends.
+  ["POST", "/v1/runs/{key}/claim", { instanceId: "probe" }],
+  ["POST", "/v1/runs/{key}/complete", { instanceId: "probe", result: { ok: true } }],
+  ["POST", "/v1/runs/{key}/await", { timeoutMs: 0 }],
+  ["POST", "/v1/runs/{key}/append", { instanceId: "probe", type: "probed" }],
+  ["POST", "/v1/runs/{key}/events", {}],
 ];
 
 const fill = (template, key, group) =>

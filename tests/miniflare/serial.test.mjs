@@ -355,13 +355,37 @@ describe("serial queue with SERIAL_PUSH off", () => {
 });
 
 describe("serial queue timeouts", () => {
-  test("a waiter behind a heartbeating holder times out; the holder keeps the group", async () => {
-    const h = await startBaton({
-      vars: { SERIAL_WAITER_TIMEOUT_MS: "1500", SERIAL_HEARTBEAT_EXPIRY_MS: "1000" },
+  // No test here waits for a bound to pass on the clock. A waiter timeout
+  // of 1 ms times a waiter out at its first claim behind a live holder (or,
+  // if the claim came within the same millisecond, at the next poll); an
+  // expiry is driven by writing an old heartbeat into the holder's row, as
+  // if its heartbeats had stopped long ago.
+
+  /** Makes `id`'s last heartbeat ancient: past any expiry. */
+  async function ageHeartbeat(h, group, id) {
+    const db = await h.mf.getD1Database("DB", "baton");
+    await db
+      .prepare("UPDATE serial_queue SET heartbeat_at = 0 WHERE group_name = ?1 AND instance_id = ?2 AND state = 'holding'")
+      .bind(group, id)
+      .run();
+  }
+
+  /**
+   * Ages `holder`'s heartbeat until `done(view)`: a holder still running may
+   * heartbeat again in between, which only costs another round.
+   */
+  function ageUntil(h, group, holder, what, done) {
+    return h.until(`${group}: ${what}`, async () => {
+      await ageHeartbeat(h, group, holder);
+      const view = await inspect(h, group);
+      return done(view) ? view : null;
     });
+  }
+
+  test("a waiter behind a heartbeating holder times out; the holder keeps the group", async () => {
+    const h = await startBaton({ vars: { SERIAL_WAITER_TIMEOUT_MS: "1" } });
     try {
       const group = "timeout";
-      // The holder stays live only by heartbeating (expiry 1 s, a beat every 200 ms).
       await h.create("to-H", serial(group, "r1", { waitForFinish: true, options: { heartbeatInterval: 200 } }));
       const first = await untilHolder(h, group, "to-H");
       await h.create("to-W", serial(group, "r2", { options: { pollInterval: 300 } }));
@@ -374,13 +398,12 @@ describe("serial queue timeouts", () => {
       assert.equal(recentOf(view, "to-W").outcome, "timed_out");
       assert.deepEqual(view.waiting, []);
 
-      // The heartbeats keep it: it still holds past more than one expiry
-      // window after it was first seen holding.
+      // The holder heartbeats on and keeps the group.
       view = await untilView(
         h,
         group,
-        "to-H heartbeating past one expiry window",
-        (v) => v.holder?.instanceId === "to-H" && v.holder.heartbeatAt > first.holder.heartbeatAt + 1000,
+        "to-H heartbeating",
+        (v) => v.holder?.instanceId === "to-H" && v.holder.heartbeatAt > first.holder.heartbeatAt,
         20_000,
       );
       assert.equal(await h.status("to-H"), "running");
@@ -395,7 +418,7 @@ describe("serial queue timeouts", () => {
   });
 
   test("a holder whose heartbeats stop frees the group; a waiter claims it", async () => {
-    const h = await startBaton({ vars: { SERIAL_HEARTBEAT_EXPIRY_MS: "1000" } });
+    const h = await startBaton();
     try {
       const group = "abandon";
       await h.create("ab-H", serial(group, "r1", { waitForFinish: true, options: { heartbeatInterval: 200 } }));
@@ -407,6 +430,10 @@ describe("serial queue timeouts", () => {
       // Terminated while holding: it can neither heartbeat nor release.
       await h.terminate("ab-H");
       await h.untilStatus("ab-H", "terminated", 20_000);
+      // Its last heartbeat is now past the expiry; the waiter's next poll takes the group.
+      await ageUntil(h, group, "ab-H", "ab-H abandoned", (v) =>
+        v.recent.some((r) => r.instanceId === "ab-H" && r.outcome === "abandoned"),
+      );
 
       assert.deepEqual(await h.output("ab-W", 20_000), RAN);
       const view = await inspect(h, group);
@@ -420,15 +447,16 @@ describe("serial queue timeouts", () => {
   });
 
   test("a holder that learns from a heartbeat it lost the group stops with SerialQueueLostHold", async () => {
-    const h = await startBaton({ vars: { SERIAL_HEARTBEAT_EXPIRY_MS: "1000" } });
+    const h = await startBaton();
     try {
       const group = "lost";
-      // Its heartbeats come every 3 s against a 1 s expiry: between two of
-      // them the waiter, polling every 200 ms, takes the group.
-      await h.create("lost-H", serial(group, "r1", { waitForFinish: true, options: { heartbeatInterval: 3000 } }));
+      await h.create("lost-H", serial(group, "r1", { waitForFinish: true, options: { heartbeatInterval: 300 } }));
       await untilHolder(h, group, "lost-H");
       await h.create("lost-W", serial(group, "r2", { waitForFinish: true, options: { pollInterval: 200 } }));
-      await untilHolder(h, group, "lost-W");
+      await untilParked(h, "lost-W");
+      // The holder's heartbeat goes stale while it still runs: the waiter's
+      // next poll takes the group, and the holder's next heartbeat learns it.
+      await ageUntil(h, group, "lost-H", "lost-W holding", (v) => v.holder?.instanceId === "lost-W");
 
       const output = await h.output("lost-H", 30_000);
       assert.equal(output.error, "SerialQueueLostHold", JSON.stringify(output));

@@ -262,6 +262,38 @@ describe("status page in headless Chromium", () => {
     assert.match(await text(page, "#updated"), /^Updated /);
   });
 
+  test("a run: its state, claimant and live event log, then its result", async (t) => {
+    const key = "page/report 2026-12";
+    const events = [{ type: "fetched", data: { pages: 3 } }, { type: "parsed" }];
+    const [{ instanceId: id }] = await h.call("/start-once", {
+      key,
+      params: { mode: "run", key, events, waitForFinish: true, result: { rows: 7 } },
+    });
+    await watch(page, "run", key);
+    await untilPage(page, "the run's two events", async (p) => (await rows(p, "#run-events")).length === 2);
+    assert.equal(await text(page, "#run-title"), `Run “${key}”`);
+    assert.equal(await text(page, "#run-state"), "running");
+    assert.equal(await text(page, "#run-claimant"), id);
+    assert.equal(await page.isVisible("#run-outcome"), false, "no outcome yet");
+    assert.deepEqual(
+      (await rows(page, "#run-events")).map(([seq, , type, data]) => [seq, type, data]),
+      [
+        ["1", "fetched", '{"pages":3}'],
+        ["2", "parsed", ""],
+      ],
+    );
+    assert.equal(await page.isVisible("#view"), false, "the key/group view is hidden");
+
+    const shot = path.join(OUT, "status-page-run.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, shot)}`);
+
+    // Live: the run finishes; the page shows its result without a reload.
+    await h.sendEvent(id, "finish", {});
+    await untilPage(page, "the run complete", async (p) => (await text(p, "#run-state")) === "complete");
+    assert.match(await text(page, "#run-outcome"), /"rows": 7/);
+  });
+
   test("no script errors on the page", () => {
     assert.deepEqual(pageErrors, []);
   });

@@ -5,6 +5,7 @@ import { DurableObject, WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../../js/with-key.mjs";
 import { serialize } from "../../js/serialize.mjs";
 import * as debounceHelpers from "../../js/debounce.mjs";
+import { awaitRun, reportRun, startOnce } from "../../js/runs.mjs";
 
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
 
@@ -23,10 +24,43 @@ async function recordedBody(step, recorder, id, { waitForFinish, holdMs }, resul
   return result;
 }
 
+/**
+ * A Runs namespace whose `append` and `complete` lose their first reply
+ * after the object committed (the call throws once it has returned), as a
+ * dropped connection would: the helpers' steps are retried and must not
+ * record twice.
+ */
+function lossyReplies(namespace) {
+  const lost = new Set();
+  return {
+    idFromName: (name) => namespace.idFromName(name),
+    get(objectId) {
+      const stub = namespace.get(objectId);
+      const lossy = (method) => async (key, options) => {
+        const reply = await stub[method](key, options);
+        const call = `${method} ${JSON.stringify(options)}`;
+        if (!lost.has(call)) {
+          lost.add(call);
+          throw new Error(`reply lost after ${method} committed`);
+        }
+        return reply;
+      };
+      return {
+        claim: (key, options) => stub.claim(key, options),
+        await: (key, options) => stub.await(key, options),
+        events: (key, options) => stub.events(key, options),
+        append: lossy("append"),
+        complete: lossy("complete"),
+      };
+    },
+  };
+}
+
 export class TestWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
     // One class for both helpers: Baton wakes instances through one Workflow binding.
     if (event.payload.mode === "serial") return this.runSerial(event, step);
+    if (event.payload.mode === "run") return this.runOnce(event, step);
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
@@ -61,6 +95,38 @@ export class TestWorkflow extends WorkflowEntrypoint {
         return { ran: false, error: error.name, message: error.message, revision: error.revision };
       }
       throw error;
+    }
+  }
+
+  /**
+   * A run started with `startOnce`: payload { key, events?: [{ type, data? }],
+   * waitForFinish?, result?, error? }. Reports each event and the outcome
+   * through `reportRun`; `error` makes the body throw (the run is "failed").
+   */
+  async runOnce(event, step) {
+    const { key, events = [], waitForFinish = false, result, error, flaky = false } = event.payload;
+    const id = event.instanceId;
+    const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
+    await step.do("enter", NO_RETRY, () => recorder.append("run", id));
+    try {
+      return await reportRun(
+        step,
+        flaky ? lossyReplies(this.env.RUNS) : this.env.RUNS,
+        key,
+        id,
+        async (report) => {
+          for (const e of events) await report.event(e.type, e.data);
+          if (waitForFinish) {
+            await step.waitForEvent("finish", { type: "finish", timeout: "1 hour" });
+          }
+          if (error !== undefined) throw new Error(error);
+          return result;
+        },
+        { stepRetries: { limit: 2, delay: "100 milliseconds" } },
+      );
+    } catch (thrown) {
+      // The outcome is recorded; end the instance quietly so tests read it.
+      return { failed: String(thrown?.message ?? thrown) };
     }
   }
 }
@@ -122,6 +188,15 @@ export default {
           return json({ error: String(error?.message ?? error) });
         }
       }
+      case "/runs": {
+        // A Runs method through a DO stub: { key, method, args }.
+        const stub = env.RUNS.get(env.RUNS.idFromName(body.key));
+        try {
+          return json({ value: await stub[body.method](...body.args) });
+        } catch (error) {
+          return json({ error: String(error?.message ?? error) });
+        }
+      }
       case "/debounce-helper": {
         // The npm package's helpers, called from a Worker as a user would.
         try {
@@ -129,6 +204,25 @@ export default {
         } catch (error) {
           return json({ error: String(error?.message ?? error) });
         }
+      }
+      case "/runs-many": {
+        // Many calls of one Runs method from inside the Worker, one after
+        // another ({ key, method, options: [...] }), without a Node round trip each.
+        const stub = env.RUNS.get(env.RUNS.idFromName(body.key));
+        const values = [];
+        for (const options of body.options) values.push(await stub[body.method](body.key, options));
+        return json(values);
+      }
+      case "/start-once": {
+        // `count` concurrent startOnce calls from inside the Worker, as
+        // concurrent callers would make them.
+        const calls = Array.from({ length: body.count ?? 1 }, () =>
+          startOnce(env.RUNS, env.TEST_WF, body.key, body.params, body.options),
+        );
+        return json(await Promise.all(calls));
+      }
+      case "/await-run": {
+        return json(await awaitRun(env.RUNS, body.key, body.options));
       }
       case "/serial": {
         try {

@@ -1,31 +1,38 @@
-//! The body rules for POST requests: at most
-//! [`HTTP_BODY_BYTES_MAX`] bytes, declared as JSON, and a JSON object.
+//! The body rules for POST requests: at most the operation's bound
+//! ([`HTTP_BODY_BYTES_MAX`](crate::limits::HTTP_BODY_BYTES_MAX), or more for the two that carry a caller's JSON:
+//! `Operation::body_bytes_max`), declared as JSON, and a JSON object.
 //!
 //! The size is checked twice: on the declared `Content-Length` before
 //! anything is read, and on the bytes as they arrive (a chunked body has no
 //! declared length, and a declared one is only a claim).
 
 use super::error::HttpError;
-use crate::limits::HTTP_BODY_BYTES_MAX;
 use serde_json::{Map, Value};
 
 /// 413 when the declared `Content-Length` is over the limit. A header that
 /// is not a number is left to the runtime (which refuses such requests) and
 /// to [`check_body_length`] on the bytes themselves.
-pub fn check_declared_length(content_length: Option<&str>) -> Result<(), HttpError> {
+pub fn check_declared_length(
+    content_length: Option<&str>,
+    bytes_max: usize,
+) -> Result<(), HttpError> {
     match content_length.and_then(|v| v.trim().parse::<u64>().ok()) {
-        Some(length) if length > HTTP_BODY_BYTES_MAX as u64 => {
-            Err(HttpError::PayloadTooLarge { declared: true })
-        }
+        Some(length) if length > bytes_max as u64 => Err(HttpError::PayloadTooLarge {
+            declared: true,
+            bytes_max,
+        }),
         _ => Ok(()),
     }
 }
 
 /// 413 once the bytes read so far are over the limit; the shell calls this
 /// after every chunk and stops reading at the first refusal.
-pub fn check_body_length(bytes_read: usize) -> Result<(), HttpError> {
-    if bytes_read > HTTP_BODY_BYTES_MAX {
-        Err(HttpError::PayloadTooLarge { declared: false })
+pub fn check_body_length(bytes_read: usize, bytes_max: usize) -> Result<(), HttpError> {
+    if bytes_read > bytes_max {
+        Err(HttpError::PayloadTooLarge {
+            declared: false,
+            bytes_max,
+        })
     } else {
         Ok(())
     }
@@ -63,35 +70,54 @@ pub fn parse_json_object(body: &[u8]) -> Result<Map<String, Value>, HttpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::HTTP_BODY_BYTES_MAX;
 
     #[test]
     fn declared_lengths_over_the_limit_are_413() {
         let max = HTTP_BODY_BYTES_MAX.to_string();
         let over = (HTTP_BODY_BYTES_MAX + 1).to_string();
-        assert_eq!(check_declared_length(None), Ok(()));
-        assert_eq!(check_declared_length(Some("0")), Ok(()));
-        assert_eq!(check_declared_length(Some(&max)), Ok(()));
+        assert_eq!(check_declared_length(None, HTTP_BODY_BYTES_MAX), Ok(()));
         assert_eq!(
-            check_declared_length(Some(&over)),
-            Err(HttpError::PayloadTooLarge { declared: true })
+            check_declared_length(Some("0"), HTTP_BODY_BYTES_MAX),
+            Ok(())
         );
         assert_eq!(
-            check_declared_length(Some("99999999999999999999")),
+            check_declared_length(Some(&max), HTTP_BODY_BYTES_MAX),
+            Ok(())
+        );
+        assert_eq!(
+            check_declared_length(Some(&over), HTTP_BODY_BYTES_MAX),
+            Err(HttpError::PayloadTooLarge {
+                declared: true,
+                bytes_max: HTTP_BODY_BYTES_MAX
+            })
+        );
+        assert_eq!(
+            check_declared_length(Some("99999999999999999999"), HTTP_BODY_BYTES_MAX),
             Ok(()),
             "not a u64: left to the runtime and the byte count"
         );
         assert_eq!(
-            check_declared_length(Some("18446744073709551615")),
-            Err(HttpError::PayloadTooLarge { declared: true })
+            check_declared_length(Some("18446744073709551615"), HTTP_BODY_BYTES_MAX),
+            Err(HttpError::PayloadTooLarge {
+                declared: true,
+                bytes_max: HTTP_BODY_BYTES_MAX
+            })
         );
     }
 
     #[test]
     fn actual_lengths_over_the_limit_are_413() {
-        assert_eq!(check_body_length(HTTP_BODY_BYTES_MAX), Ok(()));
         assert_eq!(
-            check_body_length(HTTP_BODY_BYTES_MAX + 1),
-            Err(HttpError::PayloadTooLarge { declared: false })
+            check_body_length(HTTP_BODY_BYTES_MAX, HTTP_BODY_BYTES_MAX),
+            Ok(())
+        );
+        assert_eq!(
+            check_body_length(HTTP_BODY_BYTES_MAX + 1, HTTP_BODY_BYTES_MAX),
+            Err(HttpError::PayloadTooLarge {
+                declared: false,
+                bytes_max: HTTP_BODY_BYTES_MAX
+            })
         );
     }
 

@@ -12,25 +12,32 @@
 //! | key release | `{ instanceId }` |
 //! | group enqueue | `{ instanceId, revision, current? }` |
 //! | group claim, heartbeat, release | `{ instanceId }` |
+//! | key / group / debounce inspect | none (GET) |
+//! | run claim | `{ instanceId, workflow? }` |
+//! | run complete | `{ instanceId, result?, error? }` |
+//! | run await | `{ timeoutMs }` |
+//! | run append | `{ instanceId, type, data? }` |
+//! | run events | `{ after?, timeoutMs?, limit? }` |
 //! | debounce | `{ delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? }` |
 //! | debounce start-at | `{ at, params?, workflow?, instanceId? }` |
 //! | debounce flush, cancel | `{}` |
-//! | key / group / debounce inspect | none (GET) |
 
 use super::error::HttpError;
 use super::routes::Operation;
-use crate::edge::{decode_http, CoordinatorCall, DebounceCall, SerialCall};
+use crate::edge::{decode_http, CoordinatorCall, DebounceCall, RunCall, SerialCall};
 use crate::error::BatonError;
 use crate::ident::Ident;
 use serde_json::{Map, Value};
 
 /// What an API request asks for, in validated values: a Coordinator or
-/// Debouncer method on one key, or a serial-queue method on one group.
+/// Debouncer method on one key, a serial-queue method on one group, or a
+/// Runs method on one run key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Coordinator(CoordinatorCall),
     Serial(SerialCall),
     Debounce(DebounceCall),
+    Run(RunCall),
 }
 
 /// Decodes one percent-encoded path segment into UTF-8 text. `+` stays `+`
@@ -74,6 +81,7 @@ impl Command {
         let field = match operation {
             KeyEnqueue | KeyAcquire | KeyRelease | KeyInspect => "key",
             Debounce | DebounceStartAt | DebounceFlush | DebounceCancel | DebounceInspect => "key",
+            RunClaim | RunComplete | RunAwait | RunAppend | RunEvents => "key",
             GroupEnqueue | GroupClaim | GroupHeartbeat | GroupRelease | GroupInspect => "group",
         };
         // The router only yields operations whose template has a parameter.
@@ -97,6 +105,11 @@ impl Command {
             DebounceFlush => Command::Debounce(DebounceCall::Flush(decode_http(field, v, b)?)),
             DebounceCancel => Command::Debounce(DebounceCall::Cancel(decode_http(field, v, b)?)),
             DebounceInspect => Command::Debounce(DebounceCall::Inspect(decode_http(field, v, b)?)),
+            RunClaim => Command::Run(RunCall::Claim(decode_http(field, v, b)?)),
+            RunComplete => Command::Run(RunCall::Complete(decode_http(field, v, b)?)),
+            RunAwait => Command::Run(RunCall::Await(decode_http(field, v, b)?)),
+            RunAppend => Command::Run(RunCall::Append(decode_http(field, v, b)?)),
+            RunEvents => Command::Run(RunCall::Events(decode_http(field, v, b)?)),
         })
     }
 }

@@ -2,7 +2,6 @@
 //! to its status and message.
 
 use crate::error::BatonError;
-use crate::limits::HTTP_BODY_BYTES_MAX;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::fmt;
@@ -28,7 +27,8 @@ pub enum HttpError {
     Unauthorized { reason: &'static str },
     /// The body is over the limit: by its `Content-Length` (`declared`,
     /// refused before reading) or by the bytes read.
-    PayloadTooLarge { declared: bool },
+    /// `bytes_max`: the operation's bound.
+    PayloadTooLarge { declared: bool, bytes_max: usize },
     /// The body is not a JSON object, or not declared as JSON.
     UnsupportedMediaType { reason: &'static str },
     /// Bad input, found while parsing the request.
@@ -68,13 +68,16 @@ impl HttpError {
                 "not configured: set the BATON_TOKEN secret to enable the API".into()
             }
             HttpError::Unauthorized { reason } => format!("unauthorized: {reason}"),
-            HttpError::PayloadTooLarge { declared } => {
+            HttpError::PayloadTooLarge {
+                declared,
+                bytes_max,
+            } => {
                 let what = if *declared {
                     "the Content-Length is"
                 } else {
                     "the body is"
                 };
-                format!("payload too large: {what} over {HTTP_BODY_BYTES_MAX} bytes")
+                format!("payload too large: {what} over {bytes_max} bytes")
             }
             HttpError::UnsupportedMediaType { reason } => {
                 format!("unsupported media type: {reason}")
@@ -117,7 +120,13 @@ mod tests {
             (HttpError::MethodNotAllowed { allow: vec!["GET"] }, 405),
             (HttpError::NotConfigured, 503),
             (HttpError::Unauthorized { reason: "x" }, 401),
-            (HttpError::PayloadTooLarge { declared: true }, 413),
+            (
+                HttpError::PayloadTooLarge {
+                    declared: true,
+                    bytes_max: 1,
+                },
+                413,
+            ),
             (HttpError::UnsupportedMediaType { reason: "x" }, 415),
             (
                 HttpError::BadInput(BatonError::Missing {

@@ -44,7 +44,7 @@ pub enum Asset {
     OpenApi,
 }
 
-/// The API's operations: one per Coordinator, serial-queue and Debouncer method.
+/// The API's operations: one per Coordinator, serial-queue, Debouncer and Runs method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     KeyEnqueue,
@@ -61,11 +61,16 @@ pub enum Operation {
     DebounceFlush,
     DebounceCancel,
     DebounceInspect,
+    RunClaim,
+    RunComplete,
+    RunAwait,
+    RunAppend,
+    RunEvents,
 }
 
 impl Operation {
     /// Every operation, for tests that check each is routed exactly once.
-    pub const ALL: [Operation; 14] = [
+    pub const ALL: [Operation; 19] = [
         Operation::KeyEnqueue,
         Operation::KeyAcquire,
         Operation::KeyRelease,
@@ -80,10 +85,17 @@ impl Operation {
         Operation::DebounceFlush,
         Operation::DebounceCancel,
         Operation::DebounceInspect,
+        Operation::RunClaim,
+        Operation::RunComplete,
+        Operation::RunAwait,
+        Operation::RunAppend,
+        Operation::RunEvents,
     ];
 
     /// Whether the request carries a JSON body: every change is a POST with
     /// one; inspection is a GET without one (a GET's body is never read).
+    /// A run's `await` and `events` change nothing but take options (the
+    /// long-poll's timeout, the cursor), so they are POSTs with a body too.
     pub fn has_body(self) -> bool {
         match self {
             Operation::KeyInspect | Operation::GroupInspect | Operation::DebounceInspect => false,
@@ -97,7 +109,29 @@ impl Operation {
             | Operation::Debounce
             | Operation::DebounceStartAt
             | Operation::DebounceFlush
-            | Operation::DebounceCancel => true,
+            | Operation::DebounceCancel
+            | Operation::RunClaim
+            | Operation::RunComplete
+            | Operation::RunAwait
+            | Operation::RunAppend
+            | Operation::RunEvents => true,
+        }
+    }
+
+    /// The largest body the operation reads: the API's bound, or, for the
+    /// operations that carry a caller's JSON (a run's `result`, an event's
+    /// `data`, a debounce's `params`),
+    /// that JSON's own bound plus room for the other fields.
+    pub fn body_bytes_max(self) -> usize {
+        use crate::limits::{HTTP_BODY_BYTES_MAX, RUN_EVENT_DATA_BYTES_MAX, RUN_OUTCOME_BYTES_MAX};
+        match self {
+            Operation::RunComplete => RUN_OUTCOME_BYTES_MAX + HTTP_BODY_BYTES_MAX,
+            Operation::RunAppend => RUN_EVENT_DATA_BYTES_MAX + HTTP_BODY_BYTES_MAX,
+            // A webhook's payload as `params`: the contract's 1 MiB.
+            Operation::Debounce | Operation::DebounceStartAt => {
+                crate::limits::DEBOUNCE_PARAMS_BYTES_MAX + HTTP_BODY_BYTES_MAX
+            }
+            _ => HTTP_BODY_BYTES_MAX,
         }
     }
 }
@@ -204,6 +238,15 @@ pub const ROUTES: &[RouteSpec] = &[
         "/v1/debounce/{key}",
         Operation::DebounceInspect,
     ),
+    api(Method::Post, "/v1/runs/{key}/claim", Operation::RunClaim),
+    api(
+        Method::Post,
+        "/v1/runs/{key}/complete",
+        Operation::RunComplete,
+    ),
+    api(Method::Post, "/v1/runs/{key}/await", Operation::RunAwait),
+    api(Method::Post, "/v1/runs/{key}/append", Operation::RunAppend),
+    api(Method::Post, "/v1/runs/{key}/events", Operation::RunEvents),
 ];
 
 /// A routed request: what it leads to, and the raw path parameter if the
@@ -312,6 +355,11 @@ mod tests {
                 "k",
             ),
             ("GET", "/v1/debounce/k", Operation::DebounceInspect, "k"),
+            ("POST", "/v1/runs/r/claim", Operation::RunClaim, "r"),
+            ("POST", "/v1/runs/r/complete", Operation::RunComplete, "r"),
+            ("POST", "/v1/runs/r/await", Operation::RunAwait, "r"),
+            ("POST", "/v1/runs/r/append", Operation::RunAppend, "r"),
+            ("POST", "/v1/runs/r/events", Operation::RunEvents, "r"),
             // Parameters stay encoded until they are parsed.
             ("GET", "/v1/keys/a%2Fb", Operation::KeyInspect, "a%2Fb"),
             // A literal-looking parameter is still a parameter.

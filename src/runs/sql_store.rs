@@ -1,0 +1,303 @@
+//! [`RunStore`] over SQLite: a row per run key and a row per kept event.
+//!
+//! Generic over the Coordinator's [`SqlExec`], so the very same statements
+//! run in the Durable Object and natively under `rusqlite` in tests. Every
+//! statement goes through the primary key of `runs` or `(key, seq)` of
+//! `run_events` and carries a `LIMIT`: an append, a read and a prune touch
+//! the rows they need, whatever the log holds.
+//!
+//! A failing statement means the schema and this code disagree, a broken
+//! invariant: it panics, and the object restarts from what was committed.
+
+use super::input::{EventType, JsonText, Outcome};
+use super::schema;
+use super::state::{Claim, Event, Finished, Run, RunStore};
+use crate::coordinator::{SqlExec, SqlValue};
+use crate::ident::InstanceId;
+use crate::limits::JS_SAFE_INTEGER_MAX;
+use std::cell::Cell;
+
+/// Brings a database to [`schema::CURRENT_VERSION`]; a no-op when it is there.
+pub fn migrate(exec: &impl SqlExec) {
+    exec.run(schema::CREATE_VERSION_TABLE, &[]);
+    let found = exec
+        .run(schema::READ_VERSION, &[])
+        .first()
+        .map(|row| integer(&row[0]))
+        .unwrap_or(0);
+    assert!(
+        found <= schema::CURRENT_VERSION,
+        "runs schema v{found} is newer than this release (v{})",
+        schema::CURRENT_VERSION
+    );
+    for step in &schema::MIGRATIONS[found as usize..] {
+        for statement in *step {
+            exec.run(statement, &[]);
+        }
+    }
+    if found < schema::CURRENT_VERSION {
+        exec.run(
+            schema::WRITE_VERSION,
+            &[SqlValue::Integer(schema::CURRENT_VERSION)],
+        );
+    }
+}
+
+/// Keys whose record is due for deletion at `now_ms`, oldest first, at most `limit`.
+pub fn keys_due(exec: &impl SqlExec, now_ms: u64, limit: u32) -> Vec<String> {
+    exec.run(
+        "SELECT key FROM runs WHERE delete_ms IS NOT NULL AND delete_ms <= ?1 \
+         ORDER BY delete_ms LIMIT ?2",
+        &[millis_value(now_ms), SqlValue::Integer(i64::from(limit))],
+    )
+    .iter()
+    .map(|row| text(&row[0]))
+    .collect()
+}
+
+/// The earliest deletion time of any key in the database: the retention alarm.
+pub fn next_deletion_ms(exec: &impl SqlExec) -> Option<u64> {
+    exec.run(
+        "SELECT delete_ms FROM runs WHERE delete_ms IS NOT NULL ORDER BY delete_ms LIMIT 1",
+        &[],
+    )
+    .first()
+    .map(|row| millis(&row[0]))
+}
+
+/// One key's rows, read and written through `exec`. Counts the statements
+/// it runs, so the shell can report storage work per operation.
+pub struct SqlRunStore<'a, E: SqlExec> {
+    exec: &'a E,
+    key: String,
+    reads: Cell<u32>,
+    writes: Cell<u32>,
+}
+
+impl<'a, E: SqlExec> SqlRunStore<'a, E> {
+    pub fn new(exec: &'a E, key: &str) -> Self {
+        SqlRunStore {
+            exec,
+            key: key.to_owned(),
+            reads: Cell::new(0),
+            writes: Cell::new(0),
+        }
+    }
+
+    /// Statements that only read, and statements that wrote, so far.
+    pub fn work(&self) -> (u32, u32) {
+        (self.reads.get(), self.writes.get())
+    }
+
+    fn read(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
+        self.reads.set(self.reads.get() + 1);
+        self.exec.run(sql, params)
+    }
+
+    fn write(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
+        self.writes.set(self.writes.get() + 1);
+        self.exec.run(sql, params)
+    }
+
+    fn key(&self) -> SqlValue {
+        SqlValue::Text(self.key.clone())
+    }
+}
+
+fn integer(value: &SqlValue) -> i64 {
+    match value {
+        SqlValue::Integer(n) => *n,
+        other => panic!("expected an integer column, found {other:?}"),
+    }
+}
+
+fn text(value: &SqlValue) -> String {
+    match value {
+        SqlValue::Text(s) => s.clone(),
+        other => panic!("expected a text column, found {other:?}"),
+    }
+}
+
+fn optional_text(value: &SqlValue) -> Option<String> {
+    match value {
+        SqlValue::Null => None,
+        other => Some(text(other)),
+    }
+}
+
+fn optional_text_value(value: Option<&str>) -> SqlValue {
+    value.map_or(SqlValue::Null, |s| SqlValue::Text(s.to_owned()))
+}
+
+/// Times and sequence numbers are stored as SQLite integers and must survive a JS number.
+fn millis(value: &SqlValue) -> u64 {
+    let n = integer(value);
+    assert!(
+        (0..=JS_SAFE_INTEGER_MAX as i64).contains(&n),
+        "stored number {n} is out of range"
+    );
+    n as u64
+}
+
+fn millis_value(n: u64) -> SqlValue {
+    assert!(n <= JS_SAFE_INTEGER_MAX, "number {n} is out of range");
+    SqlValue::Integer(n as i64)
+}
+
+/// Stored values were validated before they were written; one that no
+/// longer parses means the database was edited by hand or corrupted.
+fn stored_id(value: &SqlValue) -> InstanceId {
+    InstanceId::parse("stored id", &text(value)).expect("stored instance id is valid")
+}
+
+fn event_from_row(row: &[SqlValue]) -> Event {
+    Event {
+        seq: millis(&row[0]),
+        at_ms: millis(&row[1]),
+        kind: EventType::parse("stored type", &text(&row[2])).expect("stored type is valid"),
+        data: optional_text(&row[3]).map(JsonText::stored),
+    }
+}
+
+impl<E: SqlExec> RunStore for SqlRunStore<'_, E> {
+    fn run(&self) -> Run {
+        let rows = self.read(
+            "SELECT claimant_id, claimant_workflow, claimed_ms, outcome, result, error, \
+             finished_ms, delete_ms FROM runs WHERE key = ?1 AND claimant_id IS NOT NULL LIMIT 1",
+            &[self.key()],
+        );
+        let Some(row) = rows.first() else {
+            return Run::Unclaimed;
+        };
+        let claim = Claim {
+            id: stored_id(&row[0]),
+            workflow: optional_text(&row[1]),
+            since_ms: millis(&row[2]),
+        };
+        let outcome = match optional_text(&row[3]).as_deref() {
+            None => return Run::Running { claim },
+            Some("complete") => Outcome::Complete {
+                result: optional_text(&row[4]).map(JsonText::stored),
+            },
+            Some("failed") => Outcome::Failed {
+                error: optional_text(&row[5]).unwrap_or_default(),
+            },
+            Some(other) => panic!("unknown stored outcome {other:?}"),
+        };
+        Run::Finished {
+            claim,
+            finished: Finished {
+                outcome,
+                at_ms: millis(&row[6]),
+                delete_at_ms: millis(&row[7]),
+            },
+        }
+    }
+
+    fn claimant(&self) -> Option<InstanceId> {
+        self.read(
+            "SELECT claimant_id FROM runs WHERE key = ?1 AND claimant_id IS NOT NULL LIMIT 1",
+            &[self.key()],
+        )
+        .first()
+        .map(|row| stored_id(&row[0]))
+    }
+
+    fn set_claim(&mut self, claim: &Claim) {
+        self.write(
+            "INSERT INTO runs (key, claimant_id, claimant_workflow, claimed_ms) \
+             VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO UPDATE SET \
+             claimant_id = excluded.claimant_id, claimant_workflow = excluded.claimant_workflow, \
+             claimed_ms = excluded.claimed_ms",
+            &[
+                self.key(),
+                SqlValue::Text(claim.id.to_string()),
+                optional_text_value(claim.workflow.as_deref()),
+                millis_value(claim.since_ms),
+            ],
+        );
+    }
+
+    fn set_finished(&mut self, finished: &Finished) {
+        let (outcome, result, error) = match &finished.outcome {
+            Outcome::Complete { result } => ("complete", result.as_ref().map(|r| r.as_str()), None),
+            Outcome::Failed { error } => ("failed", None, Some(error.as_str())),
+        };
+        self.write(
+            "UPDATE runs SET outcome = ?2, result = ?3, error = ?4, finished_ms = ?5, \
+             delete_ms = ?6 WHERE key = ?1",
+            &[
+                self.key(),
+                SqlValue::Text(outcome.into()),
+                optional_text_value(result),
+                optional_text_value(error),
+                millis_value(finished.at_ms),
+                millis_value(finished.delete_at_ms),
+            ],
+        );
+    }
+
+    fn latest_seq(&self) -> u64 {
+        self.read(
+            "SELECT latest_seq FROM runs WHERE key = ?1 LIMIT 1",
+            &[self.key()],
+        )
+        .first()
+        .map(|row| millis(&row[0]))
+        .unwrap_or(0)
+    }
+
+    fn first_kept_seq(&self) -> Option<u64> {
+        self.read(
+            "SELECT seq FROM run_events WHERE key = ?1 ORDER BY seq LIMIT 1",
+            &[self.key()],
+        )
+        .first()
+        .map(|row| millis(&row[0]))
+    }
+
+    fn push_event(&mut self, event: &Event) {
+        self.write(
+            "INSERT INTO run_events (key, seq, at_ms, type, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+            &[
+                self.key(),
+                millis_value(event.seq),
+                millis_value(event.at_ms),
+                SqlValue::Text(event.kind.to_string()),
+                optional_text_value(event.data.as_ref().map(|d| d.as_str())),
+            ],
+        );
+        self.write(
+            "INSERT INTO runs (key, latest_seq) VALUES (?1, ?2) \
+             ON CONFLICT(key) DO UPDATE SET latest_seq = excluded.latest_seq",
+            &[self.key(), millis_value(event.seq)],
+        );
+    }
+
+    fn events_after(&self, after: u64, limit: u32) -> Vec<Event> {
+        self.read(
+            "SELECT seq, at_ms, type, data FROM run_events WHERE key = ?1 AND seq > ?2 \
+             ORDER BY seq LIMIT ?3",
+            &[
+                self.key(),
+                millis_value(after),
+                SqlValue::Integer(i64::from(limit)),
+            ],
+        )
+        .iter()
+        .map(|row| event_from_row(row))
+        .collect()
+    }
+
+    fn forget_events_through(&mut self, through: u64) {
+        self.write(
+            "DELETE FROM run_events WHERE key = ?1 AND seq <= ?2",
+            &[self.key(), millis_value(through)],
+        );
+    }
+
+    fn delete_run(&mut self) {
+        self.write("DELETE FROM run_events WHERE key = ?1", &[self.key()]);
+        self.write("DELETE FROM runs WHERE key = ?1", &[self.key()]);
+    }
+}
