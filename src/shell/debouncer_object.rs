@@ -66,7 +66,7 @@ impl DebouncerCore {
     pub fn new(raw_state: DurableObjectState, env: Env) -> DebouncerCore {
         console_error_panic_hook::set_once();
         let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
-        let sql = ObjectSql(state.storage().sql());
+        let sql = ObjectSql::new(state.storage().sql());
         let config = CoordinatorConfig::from_env(&env);
         DebouncerCore {
             object: Rc::new(Object {

@@ -83,7 +83,7 @@ impl RateLimiterCore {
     pub fn new(raw_state: DurableObjectState, _env: Env) -> RateLimiterCore {
         console_error_panic_hook::set_once();
         let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
-        let sql = ObjectSql(state.storage().sql());
+        let sql = ObjectSql::new(state.storage().sql());
         RateLimiterCore {
             object: Rc::new(Object {
                 raw_state,
