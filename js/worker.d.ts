@@ -15,11 +15,15 @@
 // package's main types (index.d.ts), merged into the class declaration, so
 // one declaration serves the stub, the binding and the helpers.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import type { BatonService, CoordinatorRpc, RateLimiterRpc, RunsRpc } from "./index.js";
+import type { BatonService, CoordinatorRpc, DebouncerRpc, RateLimiterRpc, RunsRpc } from "./index.js";
 
 /** The Coordinator Durable Object (contract §1). Bind it as `COORDINATOR`. */
 export declare class Coordinator extends DurableObject {}
 export interface Coordinator extends CoordinatorRpc {}
+
+/** The Debouncer Durable Object (contract §4). Bind it as `DEBOUNCER`. */
+export declare class Debouncer extends DurableObject {}
+export interface Debouncer extends DebouncerRpc {}
 
 /** The RateLimiter Durable Object (contract §5). Bind it as `RATE_LIMITER`. */
 export declare class RateLimiter extends DurableObject {}

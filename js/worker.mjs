@@ -19,6 +19,8 @@ import RustWorker, {
   CoordinatorService,
   RateLimiterCore,
   RateService,
+  DebounceService,
+  DebouncerCore,
   RunsCore,
   RunsService,
   SerialQueue,
@@ -107,6 +109,44 @@ export class RateLimiter extends DurableObject {
 }
 
 /**
+ * Debounce and deferred starts (contract §4): one object per key. Rust
+ * builds the request object from `(key, options)`, refusing a `key` inside
+ * the options rather than letting either win silently.
+ */
+export class Debouncer extends DurableObject {
+  #core;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new DebouncerCore(ctx, env);
+  }
+
+  debounce(key, options) {
+    return this.#core.debounce(key, options);
+  }
+
+  startAt(key, options) {
+    return this.#core.startAt(key, options);
+  }
+
+  flush(key) {
+    return this.#core.flush(key);
+  }
+
+  cancel(key) {
+    return this.#core.cancel(key);
+  }
+
+  inspect(key) {
+    return this.#core.inspect(key);
+  }
+
+  alarm() {
+    return this.#core.alarm();
+  }
+}
+
+/**
  * Idempotent runs (contract §6): one object per run key. `await` is a
  * method name JS allows (reserved words are valid property names), so
  * callers write `stub.await(key, { timeoutMs })` as the contract says.
@@ -162,6 +202,7 @@ export class Baton extends WorkerEntrypoint {
   #serial;
   #runs;
   #rate;
+  #debounce;
 
   constructor(ctx, env) {
     super(ctx, env);
@@ -169,6 +210,7 @@ export class Baton extends WorkerEntrypoint {
     this.#serial = new SerialQueue(env);
     this.#runs = new RunsService(env);
     this.#rate = new RateService(env);
+    this.#debounce = new DebounceService(env);
   }
 
   fetch(request) {
@@ -189,6 +231,26 @@ export class Baton extends WorkerEntrypoint {
 
   coordinatorInspect(input) {
     return this.#coordinator.coordinatorInspect(input);
+  }
+
+  debounce(input) {
+    return this.#debounce.debounce(input);
+  }
+
+  startAt(input) {
+    return this.#debounce.startAt(input);
+  }
+
+  debounceFlush(input) {
+    return this.#debounce.debounceFlush(input);
+  }
+
+  debounceCancel(input) {
+    return this.#debounce.debounceCancel(input);
+  }
+
+  debounceInspect(input) {
+    return this.#debounce.debounceInspect(input);
   }
 
   serialEnqueue(input) {

@@ -204,7 +204,7 @@ describe("embedded mode: Baton inside the user's Worker", () => {
 
   test("wrangler deploy --dry-run bundles it with the default rules and lists its bindings", () => {
     const output = dryRun(dir, block("embedded/wrangler.toml"));
-    assertBindings(output, ["env.COORDINATOR (Coordinator)", "env.RATE_LIMITER (RateLimiter)", "env.RUNS (Runs)", "env.DEPLOY (DeployWorkflow)", "env.DB (baton)"]);
+    assertBindings(output, ["env.COORDINATOR (Coordinator)", "env.DEBOUNCER (Debouncer)", "env.RATE_LIMITER (RateLimiter)", "env.RUNS (Runs)", "env.DEPLOY (DeployWorkflow)", "env.DB (baton)"]);
   });
 
   test("its Workflow runs withKey and serialize against the embedded classes", async () => {
@@ -298,7 +298,7 @@ describe("standalone mode: the first deploy binds nothing that does not exist ye
 
   test("2. the user's Worker, bound to Baton (which exists now)", () => {
     const output = dryRun(worker, block("standalone/my-worker/wrangler.toml"));
-    assertBindings(output, ["env.COORDINATOR (Coordinator, defined in baton)", "env.RATE_LIMITER (RateLimiter, defined in baton)", "env.BATON (baton)", "env.DEPLOY (DeployWorkflow)"]);
+    assertBindings(output, ["env.COORDINATOR (Coordinator, defined in baton)", "env.DEBOUNCER (Debouncer, defined in baton)", "env.RATE_LIMITER (RateLimiter, defined in baton)", "env.BATON (baton)", "env.DEPLOY (DeployWorkflow)"]);
   });
 
   test("3. Baton again, bound to the user's Workflow (which exists now)", () => {

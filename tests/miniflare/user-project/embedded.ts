@@ -6,13 +6,14 @@
 // miniflare.
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
 import { serialize, withKey } from "baton";
-import { batonService, handleFetch, type Coordinator, type RateLimiter, type Runs } from "baton/worker";
+import { batonService, handleFetch, type Coordinator, type Debouncer, type RateLimiter, type Runs } from "baton/worker";
 
 // Baton's Durable Object classes, served by this Worker.
-export { Coordinator, RateLimiter, Runs } from "baton/worker";
+export { Coordinator, Debouncer, RateLimiter, Runs } from "baton/worker";
 
 interface Env {
   COORDINATOR: DurableObjectNamespace<Coordinator>;
+  DEBOUNCER: DurableObjectNamespace<Debouncer>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   RUNS: DurableObjectNamespace<Runs>;
   DB: D1Database;
