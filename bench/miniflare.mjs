@@ -56,6 +56,7 @@ export function benchOptions({ vars = {}, wasm } = {}) {
           // ...and the same class in a Worker of its own, reached as Baton's
           // Coordinator is (a Durable Object of another script).
           PLAIN_REMOTE: { className: "PlainCoordinator", scriptName: "plain", useSQLite: true },
+          DEBOUNCER: { className: "Debouncer", scriptName: "baton", useSQLite: true },
           RUNS: { className: "Runs", scriptName: "baton", useSQLite: true },
         },
         workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow" } },
@@ -116,6 +117,13 @@ export class Bench extends Harness {
   /** A Coordinator method through a stub (from the Worker). */
   async rpc(key, method, ...args) {
     return (await super.rpc(key, method, ...args)).value;
+  }
+
+  /** A Debouncer method through a stub (from the Worker). */
+  async debouncer(key, method, ...args) {
+    const result = await this.call("/debouncer", { key, method, args });
+    if ("error" in result) throw new Error(`${method}: ${result.error}`);
+    return result.value;
   }
 
   /** A serial-queue method through the service binding (`binding`: BATON or JS_QUEUE). */

@@ -91,6 +91,9 @@ export class BenchWorkflow extends WorkflowEntrypoint {
       const { group, revision, queue } = event.payload;
       const service = queue === "js" ? this.env.JS_QUEUE : this.env.BATON;
       await serialize(step, timedSerial(service, times), { group, revision }, event.instanceId, body, options);
+    } else if (mode === "debounced") {
+      // Created by the Debouncer: when its first step starts.
+      return { startedAt: await step.do("started", NO_RETRY, async () => Date.now()) };
     } else if (mode === "floor") {
       const stub = this.env.COORDINATOR.get(this.env.COORDINATOR.idFromName(event.payload.key));
       await step.waitForEvent("ping", { type: "ping", timeout: "1 hour" });
@@ -313,7 +316,18 @@ const ROUTES = {
   "/bench/ping": ping,
   "/bench/d1": d1RoundTrip,
   "/bench/bulk-enqueue": bulkEnqueue,
+  "/bench/debounce-burst": debounceBurst,
 };
+
+/** `count` trailing `debounce` calls on `key`, one after another, timed as a whole. */
+async function debounceBurst(env, { key, count, delayMs }) {
+  const stub = env.DEBOUNCER.get(env.DEBOUNCER.idFromName(key));
+  const started = Date.now();
+  for (let n = 0; n < count; n++) {
+    await stub.debounce(key, { delayMs, params: { mode: "debounced", n } });
+  }
+  return { elapsedMs: Date.now() - started };
+}
 
 export default {
   async fetch(request, env) {
@@ -326,6 +340,10 @@ export default {
           return json({ value: await coordinator(env, body.key)[body.method](...body.args) });
         case "/serial":
           return json({ value: await env[body.binding ?? "BATON"][body.method](...body.args) });
+        case "/debouncer": {
+          const stub = env.DEBOUNCER.get(env.DEBOUNCER.idFromName(body.key));
+          return json({ value: await stub[body.method](...body.args) });
+        }
         case "/create":
           await env.BENCH_WF.create({ id: body.id, params: body.params });
           return json({ created: body.id });

@@ -3,13 +3,37 @@
 // replies) are generated from the Rust types in src/edge; a test fails when
 // this file's generated section drifts from them.
 
-/** The subset of `WorkflowStep` the helpers use. */
+/**
+ * A duration as Workflows take it: milliseconds, or `"<n> <unit>"` like
+ * `"10 minutes"` (the same as `WorkflowSleepDuration` in
+ * `@cloudflare/workers-types`).
+ */
+export type WorkflowDuration =
+  | `${number} ${"second" | "minute" | "hour" | "day" | "week" | "month" | "year"}${"s" | ""}`
+  | number;
+
+/** Retry policy of the helpers' own steps (a `WorkflowStepConfig`'s `retries`). */
+export interface StepRetries {
+  limit: number;
+  delay: WorkflowDuration;
+  backoff?: "constant" | "linear" | "exponential";
+}
+
+/**
+ * The part of `WorkflowStep` the helpers use. The real `WorkflowStep` of
+ * `@cloudflare/workers-types` fits it (its `waitForEvent` is generic over a
+ * serializable payload type; the helpers never read the payload, so this
+ * asks for no particular one). Checked with `tsc --strict` by
+ * tests/miniflare/package.test.mjs.
+ */
 export interface WorkflowStepLike {
-  do<T>(name: string, config: object, callback: () => Promise<T>): Promise<T>;
-  waitForEvent<T = unknown>(
+  do<T>(
     name: string,
-    options: { type: string; timeout?: string | number },
-  ): Promise<{ payload: T; timestamp: Date; type: string }>;
+    config: { retries?: StepRetries; timeout?: WorkflowDuration },
+    callback: () => Promise<T>,
+  ): Promise<T>;
+  waitForEvent(name: string, options: { type: string; timeout?: WorkflowDuration }): Promise<unknown>;
+  sleep(name: string, duration: WorkflowDuration): Promise<void>;
 }
 
 /**
@@ -37,13 +61,13 @@ export interface CoordinatorNamespace {
 
 export interface WithKeyOptions {
   /** How long one wait for the turn event lasts before re-checking (default "10 minutes"). */
-  turnTimeout?: string | number;
+  turnTimeout?: WorkflowDuration;
   /** Most waits before giving up with a NonRetryableError (default 1000). */
   maxWaits?: number;
   /** Must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
   turnEventType?: string;
   /** Retry policy of the acquire/release steps. */
-  stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
+  stepRetries?: StepRetries;
   /**
    * The binding, on Baton's Worker, of this instance's Workflow: one of
    * `WORKFLOW_BINDINGS` (default: `WORKFLOW_BINDING`). Baton checks, wakes
@@ -91,7 +115,7 @@ export interface SerializeOptions {
   maxPolls?: number;
   /** The turn event's type: must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
   turnEventType?: string;
-  stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
+  stepRetries?: StepRetries;
 }
 
 /** Thrown (non-retryable) when a newer revision won; `revision` names it. */
@@ -104,7 +128,7 @@ export class SerialQueueTimedOut extends Error {}
 export class SerialQueueLostHold extends Error {}
 
 export function serialize<T>(
-  step: WorkflowStepLike & { sleep(name: string, duration: string | number): Promise<void> },
+  step: WorkflowStepLike,
   baton: BatonService,
   spec: SerialSpec,
   instanceId: string,
@@ -175,6 +199,49 @@ export class PermitPool {
 export class RateLimitTimeout extends Error {
   waitMs: number;
 }
+/**
+ * RPC methods of the `Debouncer` Durable Object (contract §4): the fields
+ * of the service binding's debounce requests, the key first.
+ */
+export interface DebouncerRpc {
+  debounce(key: string, options: Omit<Debounce, "key">): Promise<DebounceReply>;
+  startAt(key: string, options: Omit<StartAt, "key">): Promise<StartAtReply>;
+  flush(key: string): Promise<FlushReply>;
+  cancel(key: string): Promise<CancelReply>;
+  inspect(key: string): Promise<DebounceInspection>;
+}
+
+/** The `DEBOUNCER` Durable Object namespace binding. */
+export interface DebouncerNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): DebouncerRpc;
+}
+
+/**
+ * One Workflow start per burst of calls on `key`, the latest params winning
+ * (contract §4): `await debounce(env.DEBOUNCER, key, { delayMs: 5000, params })`.
+ */
+export function debounce(
+  namespace: DebouncerNamespace,
+  key: string,
+  options: Omit<Debounce, "key">,
+): Promise<DebounceReply>;
+
+/** One start at `at` (ms since the epoch), replacing the key's pending start. */
+export function startAt(
+  namespace: DebouncerNamespace,
+  key: string,
+  options: Omit<StartAt, "key">,
+): Promise<StartAtReply>;
+
+/** Starts the key's pending start now and ends its burst. */
+export function debounceFlush(namespace: DebouncerNamespace, key: string): Promise<FlushReply>;
+
+/** Drops the key's pending start; the id it would have used never starts. */
+export function debounceCancel(namespace: DebouncerNamespace, key: string): Promise<CancelReply>;
+
+/** The key's pending start, recent starts, and starts whose create is being retried. */
+export function debounceInspect(namespace: DebouncerNamespace, key: string): Promise<DebounceInspection>;
 
 // --- Wire types, generated from src/edge (BATON_BLESS=1 cargo test --lib edge::schema) ---
 
@@ -188,6 +255,11 @@ export type AcquireStatus = {
 
 /** A sequence number: events after it are read. */
 export type After = number;
+
+/** `cancel`'s reply: the dropped start's id, which will never start. */
+export type CancelReply = {
+  cancelled: InstanceId | null;
+};
 
 /** `acquire(key, instanceId, options?)`. */
 export type CoordinatorAcquire = {
@@ -241,11 +313,65 @@ export type CoordinatorRelease = {
   instanceId: InstanceId;
 };
 
+/** `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? })`. */
+export type Debounce = {
+  key: Ident;
+  /** A burst ends after this much silence. */
+  delayMs: DelayMs;
+  /** ...or this long after its first call (default: 7 days), whichever is first. */
+  maxWaitMs?: DelayMs | null;
+  /** When the burst's start is made (default `trailing`). */
+  edge?: DebounceEdge | null;
+  /** The instance's params: any JSON value, at most 1 MiB serialized. The latest call's win, also when it sends none. */
+  params?: unknown;
+  /** The Workflow binding to create through, one of WORKFLOW_BINDINGS (default WORKFLOW_BINDING). */
+  workflow?: WorkflowName | null;
+  /** The start's instance id is this plus a unique suffix (default `debounce-`). */
+  idPrefix?: IdPrefix | null;
+};
+
+/** `edge`. */
+export type DebounceEdge = "trailing" | "leading" | "both";
+
+/** `inspect`'s reply. */
+export type DebounceInspection = {
+  key: Ident;
+  pending: PendingStart | null;
+  /** The most recent confirmed starts, newest first, at most 20. */
+  started: StartedView[];
+  /** Starts that fired but whose create is not confirmed yet: in flight, or failed and waiting for a retry (an addition to contract §4's shape, so a failing Workflow binding is visible). */
+  retrying: RetryingView[];
+};
+
+/** `flush(key)`, `cancel(key)` and `inspect(key)`. */
+export type DebounceKey = {
+  key: Ident;
+};
+
+export type DebounceOutcome = "started" | "scheduled" | "suppressed";
+
+/** `debounce`'s reply. */
+export type DebounceReply = {
+  outcome: DebounceOutcome;
+  /** The id of the burst's start: the leading one (`started`, `suppressed`) or the trailing one (`scheduled`). */
+  instanceId: InstanceId;
+  /** When that start is made, while it is pending (ms since the epoch). */
+  fireAt?: number | null;
+};
+
+/** Milliseconds, 1 to 604800000 (7 days). */
+export type DelayMs = number;
+
 /** Most events one call returns (default 100). */
 export type EventLimit = number;
 
 /** An event's type: 1 to 64 characters. */
 export type EventType = string;
+
+/** `flush`'s reply: the start made now, if one was pending. */
+export type FlushReply = {
+  started: InstanceId | null;
+};
 
 /** `serialClaim`, `serialHeartbeat` and `serialRelease`: `{ group, instanceId }`. */
 export type GroupMember = {
@@ -277,6 +403,9 @@ export type HolderView = {
   since: number;
 };
 
+/** The start of a debounce instance id; a unique suffix of at most 36 characters follows. */
+export type IdPrefix = string;
+
 /** A key, group or revision: non-empty, at most 512 UTF-8 bytes. */
 export type Ident = string;
 
@@ -292,6 +421,18 @@ export type KeyOptions = {
   workflow?: WorkflowName | null;
   /** How many instances may hold the key at once (default 1); the key keeps the limit of the latest call that named one. */
   limit?: HolderLimit | null;
+};
+
+/** The pending start, as `inspect` shows it. */
+export type PendingStart = {
+  instanceId: InstanceId;
+  /** `trailing`, `leading` or `both` (the burst's latest call's), or `at`. */
+  edge: string;
+  workflow: string;
+  firstAt: number;
+  lastAt: number;
+  fireAt: number;
+  calls: number;
 };
 
 /** `acquire(bucket, { rules, permits? })`. */
@@ -387,6 +528,16 @@ export type RateWindowMs = number;
 /** `release`'s reply (the Coordinator's and the serial queue's): the instance left holding the key or group by this call, if any. */
 export type ReleaseReply = {
   next: InstanceId | null;
+};
+
+export type RetryingView = {
+  instanceId: InstanceId;
+  workflow: string;
+  firedAt: number;
+  /** Creates that failed so far. */
+  failures: number;
+  nextTryAt: number;
+  lastError?: string | null;
 };
 
 /** An execution named with its revision. */
@@ -565,6 +716,29 @@ export type SerialWaiter = {
 
 export type SkipReason = "not_current";
 
+/** `startAt(key, { at, params?, workflow?, instanceId? })`. */
+export type StartAt = {
+  key: Ident;
+  /** When to create the instance, in ms since the epoch; at most 365 days ahead; a past time starts it at once. */
+  at: number;
+  params?: unknown;
+  workflow?: WorkflowName | null;
+  /** The id to create it under (default: the pending start's, or a new `start-` id). */
+  instanceId?: InstanceId | null;
+};
+
+/** `startAt`'s reply: `at` as the caller gave it. */
+export type StartAtReply = {
+  instanceId: InstanceId;
+  at: number;
+};
+
+export type StartedView = {
+  instanceId: InstanceId;
+  /** When its create was confirmed, ms since the epoch. */
+  at: number;
+};
+
 /** How long a long-poll may wait, in milliseconds. */
 export type WaitMs = number;
 
@@ -594,6 +768,11 @@ export interface BatonService {
   ratePenalize(input: RatePenalize): Promise<RatePenalizeReply>;
   rateRefund(input: RateRefund): Promise<RateRefundReply>;
   rateInspect(input: RateInspect): Promise<RateInspection>;
+  debounce(input: Debounce): Promise<DebounceReply>;
+  startAt(input: StartAt): Promise<StartAtReply>;
+  debounceFlush(input: DebounceKey): Promise<FlushReply>;
+  debounceCancel(input: DebounceKey): Promise<CancelReply>;
+  debounceInspect(input: DebounceKey): Promise<DebounceInspection>;
   runClaim(input: RunClaim): Promise<RunClaimReply>;
   runComplete(input: RunComplete): Promise<RunCompleteReply>;
   runAwait(input: RunAwait): Promise<RunView>;

@@ -1,18 +1,26 @@
-// The Worker's entry module: the Rust build (build/index.js) plus the one
-// thing Rust cannot declare, a Durable Object class that extends
-// `DurableObject` (workerd refuses JS RPC to any other), and a default
-// entrypoint that carries the RPC methods for service-binding callers.
+// The Worker's entry module, and the npm package's `baton/worker`: the Rust
+// build (build/index.js, which imports the WASM) plus the one thing Rust
+// cannot declare, Durable Object classes that extend `DurableObject`
+// (workerd refuses JS RPC to any other), and a default entrypoint that
+// carries the RPC methods for service-binding callers.
 // No logic lives here: the Coordinator's methods turn the contract's
 // positional arguments into the request object (`{ key, instanceId, ... }`,
 // the same object the entrypoint's `coordinator*` methods take) and hand it
 // to Rust (`CoordinatorCore`), which decodes and checks it; the entrypoint's
 // methods hand their one object argument on as is.
+//
+// Standalone, this module is Baton's `main`. Embedded, a user's Worker
+// re-exports the classes and mounts the rest with `handleFetch` and
+// `batonService` (the README's "Deploying"). Every export below is part of
+// the package's surface, declared in worker.d.ts.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
 import RustWorker, {
   CoordinatorCore,
   CoordinatorService,
   RateLimiterCore,
   RateService,
+  DebounceService,
+  DebouncerCore,
   RunsCore,
   RunsService,
   SerialQueue,
@@ -112,6 +120,44 @@ export class RateLimiter extends DurableObject {
 }
 
 /**
+ * Debounce and deferred starts (contract §4): one object per key. Rust
+ * builds the request object from `(key, options)`, refusing a `key` inside
+ * the options rather than letting either win silently.
+ */
+export class Debouncer extends DurableObject {
+  #core;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new DebouncerCore(ctx, env);
+  }
+
+  debounce(key, options) {
+    return this.#core.debounce(key, options);
+  }
+
+  startAt(key, options) {
+    return this.#core.startAt(key, options);
+  }
+
+  flush(key) {
+    return this.#core.flush(key);
+  }
+
+  cancel(key) {
+    return this.#core.cancel(key);
+  }
+
+  inspect(key) {
+    return this.#core.inspect(key);
+  }
+
+  alarm() {
+    return this.#core.alarm();
+  }
+}
+
+/**
  * Idempotent runs (contract §6): one object per run key. `await` is a
  * method name JS allows (reserved words are valid property names), so
  * callers write `stub.await(key, { timeoutMs })` as the contract says.
@@ -159,13 +205,15 @@ export class Runs extends DurableObject {
 /**
  * The default entrypoint: the Rust fetch handler, and every method for
  * callers with a service binding (contract §2 and §7), each taking one
- * object whose fields are the arguments by name.
+ * object whose fields are the arguments by name. Exported by name too, so
+ * an embedding Worker can serve it as a named entrypoint.
  */
-export default class Baton extends WorkerEntrypoint {
+export class Baton extends WorkerEntrypoint {
   #coordinator;
   #serial;
   #runs;
   #rate;
+  #debounce;
 
   constructor(ctx, env) {
     super(ctx, env);
@@ -173,6 +221,7 @@ export default class Baton extends WorkerEntrypoint {
     this.#serial = new SerialQueue(env);
     this.#runs = new RunsService(env);
     this.#rate = new RateService(env);
+    this.#debounce = new DebounceService(env);
   }
 
   fetch(request) {
@@ -193,6 +242,26 @@ export default class Baton extends WorkerEntrypoint {
 
   coordinatorInspect(input) {
     return this.#coordinator.coordinatorInspect(input);
+  }
+
+  debounce(input) {
+    return this.#debounce.debounce(input);
+  }
+
+  startAt(input) {
+    return this.#debounce.startAt(input);
+  }
+
+  debounceFlush(input) {
+    return this.#debounce.debounceFlush(input);
+  }
+
+  debounceCancel(input) {
+    return this.#debounce.debounceCancel(input);
+  }
+
+  debounceInspect(input) {
+    return this.#debounce.debounceInspect(input);
   }
 
   serialEnqueue(input) {
@@ -250,4 +319,24 @@ export default class Baton extends WorkerEntrypoint {
   rateInspect(input) {
     return this.#rate.rateInspect(input);
   }
+}
+
+export default Baton;
+
+/**
+ * Baton's HTTP API, status page and OpenAPI document, for an embedding
+ * Worker's own `fetch`: `return handleFetch(request, env, ctx)`.
+ */
+export function handleFetch(request, env, ctx) {
+  return RustWorker.prototype.fetch.call({ env, ctx }, request);
+}
+
+/**
+ * The default entrypoint's RPC methods, called in this Worker with its own
+ * `env` (no service binding): `serialize(step, batonService(this.env), ...)`.
+ */
+export function batonService(env, ctx = {}) {
+  // The methods use only `env`; the runtime's constructor wants some object
+  // for the context, which callers outside a request (a Workflow) may lack.
+  return new Baton(ctx, env);
 }

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Installs the Rust-side build tools at pinned versions, once. Idempotent and
-# quick when done: each step checks before it installs. (npm packages,
-# including Node 22 from the `node` package, are installed by npm's
-# pre-scripts before this runs.)
+# Installs the build tools at pinned versions, once: the npm packages the
+# build runs (binaryen's wasm-opt, esbuild; `npm test`, `npm start` and
+# `npm run bench` install all of them first anyway) and the Rust-side tools.
+# Idempotent and quick when done: each step checks before it installs, so
+# `npm run build` (and wrangler's [build] command, and `npm pack`) works
+# alone on a fresh clone.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -x node_modules/.bin/esbuild ]; then
+  echo "setup: installing the npm packages (package-lock.json)"
+  npm install --no-audit --no-fund --loglevel=error
+fi
 
 # worker-build 0.8.7 drives wasm-bindgen-cli; the CLI must match the
 # `wasm-bindgen` version in Cargo.lock exactly.

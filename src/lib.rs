@@ -12,11 +12,13 @@
 //!   Workflows, the enqueue grace (contract §1, §1a).
 //! - [`rate_limit`]: an exact sliding window per rule, per bucket (contract §5).
 //! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
+//! - [`debounce`]: one start per burst of calls, and starts at a time (contract §4).
 //! - [`runs`]: idempotent runs: claim once, await the outcome, follow the events (contract §6).
 //! - [`edge`]: every request and reply type, the one decoder of caller input,
 //!   and the HTTP API's routes, auth and body rules (without HTTP).
 
 pub mod coordinator;
+pub mod debounce;
 pub mod edge;
 pub mod error;
 pub mod ident;

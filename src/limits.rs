@@ -174,6 +174,75 @@ pub const ENQUEUE_GRACE_MS_MAX: u64 = 3_600_000;
 /// one invocation's subrequest budget of 1,000 (and one object normally
 /// serves one key).
 pub const HOLDER_CHECKS_PER_TICK_MAX: u32 = 15;
+// --- debounce ---
+
+/// Shortest `delayMs` and `maxWaitMs`, in ms (contract §4): a burst needs
+/// some window to exist at all.
+pub const DEBOUNCE_DELAY_MS_MIN: u64 = 1;
+
+/// Longest `delayMs` and `maxWaitMs`, in ms: 7 days (contract §4). Also the
+/// `maxWaitMs` of a call that names none, so every burst ends within a week
+/// however steady its stream of calls.
+pub const DEBOUNCE_DELAY_MS_MAX: u64 = 604_800_000;
+
+/// Largest `params`, in bytes of serialized JSON (contract §4): 1 MiB, the
+/// Workflows platform's own limit on an instance's params, and well under a
+/// SQLite-backed Durable Object's 2 MB per row, where the pending start's
+/// params are kept.
+pub const DEBOUNCE_PARAMS_BYTES_MAX: usize = 1_048_576;
+
+/// Longest `idPrefix`, in characters (contract §4): with a suffix of at most
+/// [`DEBOUNCE_ID_SUFFIX_CHARS_MAX`], the id fits the platform's 100.
+pub const DEBOUNCE_ID_PREFIX_CHARS_MAX: usize = 64;
+
+/// Longest unique suffix of a debounce or startAt instance id (contract §4):
+/// a UUID's 36 characters, which is what the shell draws.
+pub const DEBOUNCE_ID_SUFFIX_CHARS_MAX: usize = 36;
+
+/// Farthest ahead a `startAt` may be, in ms: 365 days (contract §4).
+pub const START_AT_AHEAD_MS_MAX: u64 = 365 * 86_400_000;
+
+/// Confirmed starts a key lists in `inspect` (contract §4: the 20 most recent).
+pub const DEBOUNCE_STARTED_KEPT: usize = 20;
+
+/// Most starts one key may have promised and not yet confirmed: its pending
+/// start plus those whose create is in flight or failing. Starts are never
+/// dropped, so while the Workflow binding refuses every create they pile up;
+/// past this many, calls that would promise another are refused (naming
+/// `key`) instead. Each costs a create per retry on the alarm, and 32 keeps
+/// one alarm's subrequests well inside an invocation's budget.
+pub const DEBOUNCE_UNFINISHED_STARTS_MAX: usize = 32;
+
+/// How long a create may go unreported before the alarm presumes it lost
+/// (the object was reset between the commit and the create, or while
+/// awaiting it) and tries again, in ms. Longer than any create takes; a
+/// second create of an id that did start counts as done, so erring short is
+/// only a wasted subrequest.
+pub const DEBOUNCE_CREATE_LOST_MS: u64 = 30_000;
+
+/// First retry of a failed create, in ms; each further failure doubles it.
+/// A second is long enough not to hammer a binding that is failing, short
+/// enough that a blip delays a start by about that much.
+pub const DEBOUNCE_CREATE_RETRY_MS_MIN: u64 = 1_000;
+
+/// Longest wait between retries of a failing create, in ms (5 minutes):
+/// bounds how late a start is once the Workflow binding recovers, at one
+/// subrequest per 5 minutes per stuck start while it does not.
+pub const DEBOUNCE_CREATE_RETRY_MS_MAX: u64 = 300_000;
+
+/// Most characters of a create's failure message a key keeps for `inspect`
+/// and the logs: enough to say what went wrong, not a stored stack trace.
+pub const DEBOUNCE_ERROR_CHARS_MAX: usize = 256;
+
+/// Rounds of creates one call makes: its own, then those its reports asked
+/// for (a retry that fell due meanwhile). Two covers every case the core
+/// produces; anything beyond waits for the alarm rather than keep a caller.
+pub const DEBOUNCE_CREATE_ROUNDS_MAX: usize = 2;
+
+/// Keys one Debouncer alarm ticks before it re-arms for the rest. One object
+/// normally serves one key; the bound keeps an object handed many keys from
+/// spending one invocation's subrequest budget on creates.
+pub const DEBOUNCE_KEYS_PER_ALARM_MAX: u32 = 16;
 
 // --- runs ---
 

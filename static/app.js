@@ -18,7 +18,7 @@ const WATCH_STORE = "baton.watch";
 const $ = (id) => document.getElementById(id);
 const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
 
-let watch = null; // { kind: "key" | "group" | "run" | "bucket", name }
+let watch = null; // { kind: "key" | "group" | "debounce" | "run" | "bucket", name }
 let data = null; // the last good answer for `watch`
 let updatedAt = null; // when `data` arrived (browser clock)
 let error = null; // the last poll's error message, or null
@@ -82,7 +82,7 @@ function normalize(kind, body) {
       rules: body.rules ?? [],
     };
   }
-  if (kind === "run") return body;
+  if (kind === "run" || kind === "debounce") return body;
   if (kind === "key") {
     return {
       holder: body.holder && { id: body.holder.id, at: body.holder.since, atLabel: "Holding since" },
@@ -161,7 +161,7 @@ async function fetchView({ kind, name }, token) {
   // Relative to the page, so a Worker mounted under a path still works. The
   // name is one path segment: encodeURIComponent also escapes "/" and "?".
   const segment = encodeURIComponent(name);
-  const prefix = { key: "v1/keys/", group: "v1/groups/", bucket: "v1/buckets/" }[kind];
+  const prefix = { key: "v1/keys/", group: "v1/groups/", bucket: "v1/buckets/", debounce: "v1/debounce/" }[kind];
   if (kind !== "run") return api(`${prefix}${segment}`, token);
   const state = await api(`v1/runs/${segment}/await`, token, { timeoutMs: 0 });
   const previous = data?.run ? data : null;
@@ -258,6 +258,51 @@ function renderStatus() {
   }
 }
 
+const EDGES = {
+  trailing: "trailing (one start when the burst ends)",
+  leading: "leading (started at the first call; this start is a trailing one)",
+  both: "both (leading, plus this trailing start)",
+  at: "at (a deferred start)",
+};
+
+/** "in 3 s (time)" for a time ahead, "due now" once it has passed. */
+function fireElement(ms) {
+  const el = timeElement(ms, { ago: false });
+  const ahead = ms - Date.now();
+  el.textContent = `${ahead > 0 ? `in ${duration(ahead)}` : "due now"} (${el.textContent})`;
+  return el;
+}
+
+function renderDebounce() {
+  const { pending, started, retrying } = data;
+  $("debounce-title").textContent = `Debounce key “${watch.name}”`;
+  $("pending").hidden = !pending;
+  $("pending-none").hidden = Boolean(pending);
+  if (pending) {
+    $("pending-id").textContent = pending.instanceId;
+    $("pending-edge").textContent = EDGES[pending.edge] ?? pending.edge;
+    $("pending-workflow").textContent = pending.workflow;
+    $("pending-calls").textContent = String(pending.calls);
+    $("pending-first").replaceChildren(timeElement(pending.firstAt));
+    $("pending-last").replaceChildren(timeElement(pending.lastAt));
+    $("pending-fire").replaceChildren(fireElement(pending.fireAt));
+  }
+  fillRows($("retrying").tBodies[0], retrying ?? [], 5, (tr, r) => {
+    cell(tr, r.instanceId, { header: true, classes: "mono" });
+    cell(tr, r.workflow, { classes: "mono" });
+    cell(tr, String(r.failures));
+    cell(tr, fireElement(r.nextTryAt));
+    cell(tr, r.lastError ?? "", { classes: "mono" });
+  });
+  $("retrying").hidden = !retrying?.length;
+  fillRows($("started").tBodies[0], started, 2, (tr, s) => {
+    cell(tr, s.instanceId, { header: true, classes: "mono" });
+    cell(tr, timeElement(s.at));
+  });
+  $("started").hidden = started.length === 0;
+  $("started-none").hidden = started.length > 0;
+}
+
 const RUN_STATES = {
   none: "none (nobody has claimed it)",
   running: "running",
@@ -294,13 +339,20 @@ function render() {
   renderStatus();
   const view = $("view");
   const runView = $("run-view");
+  const debounceView = $("debounce-view");
   if (!watch || !data) {
     view.hidden = true;
     runView.hidden = true;
+    debounceView.hidden = true;
     return;
   }
   runView.hidden = watch.kind !== "run";
-  view.hidden = watch.kind === "run";
+  debounceView.hidden = watch.kind !== "debounce";
+  view.hidden = watch.kind === "run" || watch.kind === "debounce";
+  if (watch.kind === "debounce") {
+    renderDebounce();
+    return;
+  }
   if (watch.kind === "run") {
     renderRun();
     return;
@@ -378,7 +430,7 @@ function renderBucket() {
 
 // --- wiring ----------------------------------------------------------------
 
-const KIND_LABELS = { key: "Key", group: "Group", run: "Run key", bucket: "Bucket" };
+const KIND_LABELS = { key: "Key", group: "Group", debounce: "Debounce key", run: "Run key", bucket: "Bucket" };
 
 function labelName() {
   $("name-label").textContent = KIND_LABELS[$("kind").value] ?? "Key";

@@ -6,6 +6,7 @@
 //! [`ROUTES`](super::http::ROUTES) if HTTP covers it.
 
 use super::coordinator;
+use super::debounce;
 use super::http::Operation;
 use super::rate;
 use super::runs;
@@ -51,6 +52,7 @@ impl Method {
 }
 
 use coordinator as c;
+use debounce as d;
 use rate as rl;
 use runs as r;
 use serial as s;
@@ -73,6 +75,11 @@ pub const METHODS: &[Method] = &[
     method::<rl::RatePenalize, rl::RatePenalizeReply>("ratePenalize", Some(BucketPenalize)),
     method::<rl::RateRefund, rl::RateRefundReply>("rateRefund", Some(BucketRefund)),
     method::<rl::RateInspect, rl::RateInspection>("rateInspect", Some(BucketInspect)),
+    method::<d::Debounce, d::DebounceReply>("debounce", Some(Debounce)),
+    method::<d::StartAt, d::StartAtReply>("startAt", Some(DebounceStartAt)),
+    method::<d::DebounceKey, d::FlushReply>("debounceFlush", Some(DebounceFlush)),
+    method::<d::DebounceKey, d::CancelReply>("debounceCancel", Some(DebounceCancel)),
+    method::<d::DebounceKey, d::Inspection>("debounceInspect", Some(DebounceInspect)),
     method::<r::RunClaim, r::RunClaimReply>("runClaim", Some(RunClaim)),
     method::<r::RunComplete, r::RunCompleteReply>("runComplete", Some(RunComplete)),
     method::<r::RunAwait, r::RunView>("runAwait", Some(RunAwait)),

@@ -42,6 +42,7 @@
 mod decode;
 
 pub mod coordinator;
+pub mod debounce;
 pub mod http;
 pub mod methods;
 pub mod rate;
@@ -88,6 +89,26 @@ pub enum SerialCall {
     Heartbeat(serial::GroupMember),
     Release(serial::GroupMember),
     Inspect(serial::SerialInspect),
+}
+
+/// A Debouncer request, whichever method it is for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DebounceCall {
+    Debounce(debounce::Debounce),
+    StartAt(debounce::StartAt),
+    Flush(debounce::DebounceKey),
+    Cancel(debounce::DebounceKey),
+    Inspect(debounce::DebounceKey),
+}
+
+impl DebounceCall {
+    pub fn key(&self) -> &crate::ident::Ident {
+        match self {
+            DebounceCall::Debounce(r) => &r.key,
+            DebounceCall::StartAt(r) => &r.key,
+            DebounceCall::Flush(r) | DebounceCall::Cancel(r) | DebounceCall::Inspect(r) => &r.key,
+        }
+    }
 }
 
 /// An idempotent-runs request, whichever method it is for.

@@ -205,9 +205,16 @@ impl Object {
     async fn liveness(&self, id: &InstanceId, workflow: Option<&WorkflowName>) -> Liveness {
         match self.workflow(workflow) {
             Ok(binding) => binding.liveness(id.as_str()).await,
-            // A binding that vanished from the configuration: nothing can be
-            // said, and nothing is taken on a guess.
-            Err(_) => Liveness::Unknown,
+            // A binding that vanished from the configuration, or a Baton
+            // deployed before its Workflow (the first deploy's step 1):
+            // nothing can be said, and nothing is taken on a guess. The
+            // operator is told which binding is missing.
+            Err(error) => {
+                let (js::Thrown::Refused(message) | js::Thrown::Failed(message)) =
+                    js::Thrown::of(&error);
+                worker::console_warn!("{message}");
+                Liveness::Unknown
+            }
         }
     }
 

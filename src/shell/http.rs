@@ -14,6 +14,7 @@
 //! with the status `HttpError::status` gives.
 
 use super::coordinator_service;
+use super::debounce_service;
 use super::js::Thrown;
 use super::rate_service;
 use super::runs_service;
@@ -132,6 +133,17 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
         }
         Command::Rate(call) => {
             let reply = rate_service::call(env, &call)
+                .await
+                .map_err(|error| match error {
+                    CallError::Refused(error) => HttpError::BadInput(error),
+                    CallError::Thrown(error) => thrown(error),
+                })?;
+            js_sys::JSON::stringify(&reply)
+                .map(String::from)
+                .map_err(thrown)
+        }
+        Command::Debounce(call) => {
+            let reply = debounce_service::call(env, call)
                 .await
                 .map_err(|error| match error {
                     CallError::Refused(error) => HttpError::BadInput(error),

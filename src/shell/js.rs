@@ -166,3 +166,91 @@ impl Thrown {
         }
     }
 }
+
+/// Builds the request object `{ key, ...options }` of a Durable Object's
+/// positional `(key, options)` method and decodes it (`crate::edge`). A
+/// `key` inside the options is refused, not overridden: the key is the
+/// first argument.
+pub fn positional<T: DeserializeOwned>(key: JsValue, options: JsValue) -> Result<T, BatonError> {
+    let mut fields = if options.is_undefined() || options.is_null() {
+        serde_json::Map::new()
+    } else {
+        json_fields(&options, "options")?
+    };
+    if fields.contains_key("key") {
+        return Err(BatonError::Invalid {
+            field: "options",
+            reason: "has an unknown field \"key\" (the key is the first argument)".into(),
+        });
+    }
+    let key = serde_json::Value::deserialize(serde_wasm_bindgen::Deserializer::from(key))
+        .unwrap_or(serde_json::Value::Null);
+    fields.insert("key".into(), key);
+    edge::decode_value(&serde_json::Value::Object(fields))
+}
+
+/// Decodes the one object argument of a default-entrypoint method, field by
+/// field, so that a field JSON cannot hold is named (`params must be JSON
+/// data`), not only the input as a whole.
+pub fn request_by_field<T: DeserializeOwned>(input: JsValue) -> Result<T, JsValue> {
+    json_fields(&input, "input")
+        .and_then(|fields| edge::decode_value(&serde_json::Value::Object(fields)))
+        .map_err(|e| to_js_error(&e))
+}
+
+/// The fields a refusal can name when a value is not JSON data: the
+/// request fields that take a value of any shape or a number.
+const JSON_FIELDS: &[&str] = &[
+    "key",
+    "delayMs",
+    "maxWaitMs",
+    "edge",
+    "params",
+    "workflow",
+    "idPrefix",
+    "at",
+    "instanceId",
+];
+
+/// A plain JS object as JSON fields. A field whose value JSON cannot hold
+/// (a function, a BigInt, a non-finite number, a cycle) is refused by name.
+fn json_fields(
+    value: &JsValue,
+    what: &'static str,
+) -> Result<serde_json::Map<String, serde_json::Value>, BatonError> {
+    let not_object = BatonError::WrongType {
+        field: what,
+        expected: "an object",
+    };
+    if !value.is_object() || js_sys::Array::is_array(value) {
+        return Err(not_object);
+    }
+    let object: &js_sys::Object = value.unchecked_ref();
+    let mut fields = serde_json::Map::new();
+    for name in js_sys::Object::keys(object).iter() {
+        let Some(name) = name.as_string() else {
+            continue;
+        };
+        let field = JSON_FIELDS
+            .iter()
+            .copied()
+            .find(|f| *f == name)
+            .unwrap_or(what);
+        let item = js_sys::Reflect::get(object, &JsValue::from_str(&name)).unwrap_or_default();
+        let not_json = BatonError::WrongType {
+            field,
+            expected: "JSON data",
+        };
+        if item.as_f64().is_some_and(|n| !n.is_finite()) {
+            return Err(BatonError::WrongType {
+                field,
+                expected: "a finite number",
+            });
+        }
+        let converted =
+            serde_json::Value::deserialize(serde_wasm_bindgen::Deserializer::from(item))
+                .map_err(|_| not_json)?;
+        fields.insert(name, converted);
+    }
+    Ok(fields)
+}

@@ -13,6 +13,9 @@
 //!   §7, and the HTTP API's key routes), by the key's stub.
 //! - [`rate_limiter_object`]: the `RateLimiter` Durable Object (one phase, no alarm).
 //! - [`rate_service`]: the rate limiter through the Worker (contract §7), by the bucket's stub.
+//! - [`debouncer_object`]: the `Debouncer` Durable Object's logic.
+//! - [`debounce_service`]: the Debouncer through the Worker (contract §7,
+//!   and the HTTP API's debounce routes), by the key's stub.
 //! - [`runs_object`]: the `Runs` Durable Object's logic (contract §6).
 //! - [`runs_service`]: idempotent runs through the Worker (contract §7,
 //!   and the HTTP API's run routes), by the run key's stub.
@@ -24,6 +27,8 @@
 pub mod config;
 pub mod coordinator_object;
 pub mod coordinator_service;
+pub mod debounce_service;
+pub mod debouncer_object;
 pub mod decision_log;
 pub mod entry;
 pub mod gate;

@@ -19,6 +19,7 @@ test("wrangler deploy --dry-run bundles Baton with its bindings", () => {
     );
     for (const binding of [
       "env.COORDINATOR (Coordinator)",
+      "env.DEBOUNCER (Debouncer)",
       "env.RATE_LIMITER (RateLimiter)",
       "env.WORKFLOW",
       "env.DB (baton)",

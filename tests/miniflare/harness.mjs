@@ -8,10 +8,12 @@ import path from "node:path";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
- * @param {{ holderCheckMs?: number, vars?: Record<string, string>, listen?: boolean, persistRoot?: string }} options
+ * @param {{ holderCheckMs?: number, vars?: Record<string, string>, listen?: boolean,
+ *   persistRoot?: string, workflows?: Record<string, object> }} options
  * `listen`: Baton also gets a real HTTP port on 127.0.0.1 (for a browser), see `batonUrl()`.
- * `persistRoot`: keep every object's, Workflow's and D1's storage in this
- * directory, so a later `startBaton` on it is the same deployment restarted.
+ * `persistRoot`: keep every store (Durable Objects, alarms, Workflows, D1)
+ * in this directory, so a later `startBaton` on it is a restart.
+ * `workflows`: Workflow bindings Baton gets besides `WORKFLOW`, `OTHER` and `ECHO`.
  */
 export async function startBaton(options = {}) {
   // Everything the Workers runtime prints, line by line (decision logs among it).
@@ -38,6 +40,7 @@ export async function startBaton(options = {}) {
         modules: callerModules("tests/miniflare/workflows.mjs"),
         durableObjects: {
           COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
+          DEBOUNCER: { className: "Debouncer", scriptName: "baton", useSQLite: true },
           RUNS: { className: "Runs", scriptName: "baton", useSQLite: true },
           RECORDER: { className: "Recorder", useSQLite: true },
           RATE_LIMITER: { className: "RateLimiter", scriptName: "baton", useSQLite: true },
@@ -45,15 +48,19 @@ export async function startBaton(options = {}) {
         workflows: {
           TEST_WF: { name: "test-workflow", className: "TestWorkflow" },
           OTHER_WF: { name: "other-workflow", className: "OtherWorkflow" },
+          ECHO_WF: { name: "echo-workflow", className: "EchoWorkflow" },
         },
         serviceBindings: { BATON: "baton" },
       },
       {
         ...batonWorker({
           workflow: { name: "test-workflow", className: "TestWorkflow", scriptName: "test-workflows" },
-          // A second Workflow sharing Baton's keys (contract §1a).
+          // OTHER: a second Workflow sharing Baton's keys (contract §1a);
+          // ECHO: what the Debouncer starts in tests.
           workflows: {
             OTHER: { name: "other-workflow", className: "OtherWorkflow", scriptName: "test-workflows" },
+            ECHO: ECHO_WORKFLOW,
+            ...options.workflows,
           },
           vars: {
             HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000),
@@ -67,10 +74,21 @@ export async function startBaton(options = {}) {
     ],
   });
   await mf.ready;
-  await applyMigrations(await mf.getD1Database("DB", "baton"));
+  const db = await mf.getD1Database("DB", "baton");
+  // A restart on persisted storage finds the tables already there.
+  const migrated = options.persistRoot && (await tableExists(db, "serial_queue"));
+  if (!migrated) await applyMigrations(db);
   const harness = new Harness(mf);
   harness.runtimeLines = runtimeLines;
   return harness;
+}
+
+/** The test Worker's Workflow that returns its params (for the Debouncer's starts). */
+export const ECHO_WORKFLOW = { name: "echo-workflow", className: "EchoWorkflow", scriptName: "test-workflows" };
+
+async function tableExists(db, name) {
+  const { results } = await db.prepare("PRAGMA table_list").all();
+  return results.some((row) => row.name === name);
 }
 
 /**
@@ -95,6 +113,7 @@ export function batonWorker({ workflow, workflows = {}, vars = {}, wasm }) {
     durableObjects: {
       COORDINATOR: { className: "Coordinator", useSQLite: true },
       RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+      DEBOUNCER: { className: "Debouncer", useSQLite: true },
       RUNS: { className: "Runs", useSQLite: true },
     },
     d1Databases: ["DB"],
@@ -105,7 +124,7 @@ export function batonWorker({ workflow, workflows = {}, vars = {}, wasm }) {
 
 /** A calling Worker's modules: its entry plus the npm package's helpers. */
 export function callerModules(entry) {
-  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/rate-limit.mjs", "js/steps.mjs", "js/runs.mjs"].map((file) => ({
+  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/rate-limit.mjs", "js/steps.mjs", "js/debounce.mjs", "js/runs.mjs"].map((file) => ({
     type: "ESModule",
     path: path.join(ROOT, file),
   }));
@@ -114,10 +133,10 @@ export function callerModules(entry) {
 /**
  * Applies migrations/*.sql in name order, as `wrangler d1 migrations apply`
  * does, recording each in wrangler's `d1_migrations` table so that a
- * restart on persisted storage applies only what is new.
+ * restart on persisted storage applies only what is new. `dir` is another
+ * copy of them (the installed package's).
  */
-export async function applyMigrations(db) {
-  const dir = path.join(ROOT, "migrations");
+export async function applyMigrations(db, dir = path.join(ROOT, "migrations")) {
   await db
     .prepare("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TEXT)")
     .run();
@@ -198,10 +217,18 @@ export class Harness {
     return this.call("/create", { id, params, workflow });
   }
 
-  /** The instance's status details (`status`, `output`, ...); `not_found` if unknown. */
+  /**
+   * The instance's status details (`status`, `output`, ...); `not_found` if
+   * unknown. `workflow`: "OTHER", or "echo" for the EchoWorkflow's instances.
+   */
   details(id, workflow) {
     const of = workflow ? `&workflow=${workflow}` : "";
     return this.call(`/status?id=${encodeURIComponent(id)}${of}`);
+  }
+
+  /** Calls a Debouncer method through a DO stub; returns { value } or { error }. */
+  debouncer(key, method, ...args) {
+    return this.call("/debouncer", { key, method, args });
   }
 
   async status(id, workflow) {

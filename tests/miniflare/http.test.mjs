@@ -55,6 +55,11 @@ const API_ROUTES = [
   ["POST", "/v1/buckets/{bucket}/penalize", { cooldownMs: 1 }],
   ["POST", "/v1/buckets/{bucket}/refund", { permits: 1 }],
   ["GET", "/v1/buckets/{bucket}", undefined],
+  ["POST", "/v1/debounce/{key}", { delayMs: 1000 }],
+  ["POST", "/v1/debounce/{key}/start-at", { at: 1 }],
+  ["POST", "/v1/debounce/{key}/flush", {}],
+  ["POST", "/v1/debounce/{key}/cancel", {}],
+  ["GET", "/v1/debounce/{key}", undefined],
   // In this order, so that `probe` holds the run key when it appends.
   ["POST", "/v1/runs/{key}/claim", { instanceId: "probe" }],
   ["POST", "/v1/runs/{key}/complete", { instanceId: "probe", result: { ok: true } }],
@@ -178,6 +183,10 @@ describe("HTTP API with BATON_TOKEN set", () => {
       "/v1/groups/{group}/claim": { instanceId: "intruder" },
       "/v1/groups/{group}/heartbeat": { instanceId: "held" },
       "/v1/groups/{group}/release": { instanceId: "held" },
+      "/v1/debounce/{key}": { delayMs: 1, edge: "leading" },
+      "/v1/debounce/{key}/start-at": { at: 1 },
+      "/v1/debounce/{key}/flush": {},
+      "/v1/debounce/{key}/cancel": {},
     };
     const refusals = [
       [{ token: null }, "unauthorized: missing Authorization: Bearer <token> header"],
@@ -192,7 +201,9 @@ describe("HTTP API with BATON_TOKEN set", () => {
     for (const [method, template] of API_ROUTES) {
       const route = fill(template, key, group);
       for (const [options, message] of refusals) {
-        const reply = await call(h, method, route, { body: harmful[template], ...options });
+        // A GET never has a body (`/v1/debounce/{key}` is a GET and a POST).
+        const body = method === "GET" ? undefined : harmful[template];
+        const reply = await call(h, method, route, { body, ...options });
         const what = `${method} ${route} ${JSON.stringify(options).slice(0, 80)}`;
         assert.equal(reply.status, 401, what);
         assert.deepEqual(reply.body, { error: message }, what);

@@ -62,7 +62,12 @@ describe("status page in headless Chromium", () => {
       `${CHROMIUM} is missing: run \`bash scripts/chromium.sh\` (Debian's chromium package)`,
     );
     // An hour between holder checks: the key's holder changes only when it releases.
-    h = await startBaton({ holderCheckMs: 3_600_000, listen: true, vars: { BATON_TOKEN: TOKEN } });
+    h = await startBaton({
+      holderCheckMs: 3_600_000,
+      listen: true,
+      // ECHO: what the debounce key's starts are created through.
+      vars: { BATON_TOKEN: TOKEN, WORKFLOW_BINDINGS: "WORKFLOW,ECHO" },
+    });
     // A fresh profile each run: no cookies, storage or cache from an earlier one.
     userData = mkdtempSync(path.join(os.tmpdir(), "baton-chromium-"));
     context = await chromium.launchPersistentContext(userData, {
@@ -288,6 +293,33 @@ describe("status page in headless Chromium", () => {
     await h.sendEvent(id, "finish", {});
     await untilPage(page, "the run complete", async (p) => (await text(p, "#run-state")) === "complete");
     assert.match(await text(page, "#run-outcome"), /"rows": 7/);
+  });
+
+  test("a debounce key: its pending start, then the start in recent starts", async (t) => {
+    const key = "page/debounce one";
+    const options = { delayMs: 600_000, workflow: "ECHO" };
+    const first = (await h.debouncer(key, "debounce", key, { ...options, params: { n: 1 } })).value;
+    await h.debouncer(key, "debounce", key, { ...options, params: { n: 2 } });
+    await watch(page, "debounce", key);
+    await untilPage(page, "the pending start", async (p) => (await text(p, "#pending-id")) === first.instanceId);
+    assert.equal(await text(page, "#debounce-title"), `Debounce key “${key}”`);
+    assert.equal(await page.isVisible("#view"), false, "the key/group view is hidden");
+    assert.equal(await text(page, "#pending-calls"), "2");
+    assert.match(await text(page, "#pending-edge"), /^trailing/);
+    assert.equal(await text(page, "#pending-workflow"), "ECHO");
+    assert.match(await text(page, "#pending-fire"), /^in \d+ (min|h)/, "the fire time ahead");
+    assert.equal(await page.isVisible("#started-none"), true);
+
+    const shot = path.join(OUT, "status-page-debounce.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, shot)}`);
+
+    // Flushed: the page follows without a reload.
+    await h.debouncer(key, "flush", key);
+    await untilPage(page, "the start listed", async (p) =>
+      (await rows(p, "#started")).some((row) => row[0] === first.instanceId),
+    );
+    assert.equal(await page.isVisible("#pending-none"), true);
   });
 
   test("no script errors on the page", () => {

@@ -5,6 +5,7 @@ import { DurableObject, WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../../js/with-key.mjs";
 import { serialize } from "../../js/serialize.mjs";
 import { withRateLimit, PermitPool } from "../../js/rate-limit.mjs";
+import * as debounceHelpers from "../../js/debounce.mjs";
 import { awaitRun, reportRun, startOnce } from "../../js/runs.mjs";
 
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
@@ -165,6 +166,14 @@ export class TestWorkflow extends WorkflowEntrypoint {
  * instances pass `workflow: "OTHER"` (in their payload) to `withKey`.
  */
 export class OtherWorkflow extends TestWorkflow {}
+/** What the Debouncer starts in tests: an instance that returns its params. */
+export class EchoWorkflow extends WorkflowEntrypoint {
+  async run(event, step) {
+    const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
+    await step.do("record", NO_RETRY, () => recorder.append("echo", event.instanceId));
+    return { params: event.payload ?? null };
+  }
+}
 
 export class Recorder extends DurableObject {
   async append(kind, id) {
@@ -179,7 +188,9 @@ export class Recorder extends DurableObject {
 }
 
 /** The test Worker's binding for Baton's Workflow binding name ("OTHER" or the default). */
-const workflowOf = (env, name) => (name === "OTHER" ? env.OTHER_WF : env.TEST_WF);
+/** The Workflow a test names: OTHER (contract §1a), echo (the Debouncer's starts), else TEST_WF. */
+const workflowOf = (env, name) =>
+  name === "OTHER" ? env.OTHER_WF : name === "echo" || name === "ECHO" ? env.ECHO_WF : env.TEST_WF;
 
 const json = (value, status = 200) =>
   new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
@@ -234,11 +245,30 @@ export default {
         }
         return json({ enqueued: body.count });
       }
+      case "/debouncer": {
+        const stub = env.DEBOUNCER.get(env.DEBOUNCER.idFromName(body.key));
+        const args = body.args;
+        // A value RPC can carry but JSON cannot: a function.
+        if (body.functionParams) args[1] = { ...args[1], params: () => 1 };
+        try {
+          return json({ value: await stub[body.method](...args) });
+        } catch (error) {
+          return json({ error: String(error?.message ?? error) });
+        }
+      }
       case "/runs": {
         // A Runs method through a DO stub: { key, method, args }.
         const stub = env.RUNS.get(env.RUNS.idFromName(body.key));
         try {
           return json({ value: await stub[body.method](...body.args) });
+        } catch (error) {
+          return json({ error: String(error?.message ?? error) });
+        }
+      }
+      case "/debounce-helper": {
+        // The npm package's helpers, called from a Worker as a user would.
+        try {
+          return json({ value: await debounceHelpers[body.fn](env.DEBOUNCER, ...body.args) });
         } catch (error) {
           return json({ error: String(error?.message ?? error) });
         }

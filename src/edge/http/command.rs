@@ -15,28 +15,32 @@
 //! | bucket acquire | `{ rules: [{ id, limit, windowMs }], permits? }` |
 //! | bucket penalize | `{ cooldownMs }` |
 //! | bucket refund | `{ permits }` |
-//! | key / group / bucket inspect | none (GET) |
+//! | key / group / bucket / debounce inspect | none (GET) |
 //! | run claim | `{ instanceId, workflow? }` |
 //! | run complete | `{ instanceId, result?, error? }` |
 //! | run await | `{ timeoutMs }` |
 //! | run append | `{ instanceId, type, data? }` |
 //! | run events | `{ after?, timeoutMs?, limit? }` |
+//! | debounce | `{ delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? }` |
+//! | debounce start-at | `{ at, params?, workflow?, instanceId? }` |
+//! | debounce flush, cancel | `{}` |
 
 use super::error::HttpError;
 use super::routes::Operation;
-use crate::edge::{decode_http, CoordinatorCall, RateCall, RunCall, SerialCall};
+use crate::edge::{decode_http, CoordinatorCall, DebounceCall, RateCall, RunCall, SerialCall};
 use crate::error::BatonError;
 use crate::ident::Ident;
 use serde_json::{Map, Value};
 
-/// What an API request asks for, in validated values: a Coordinator method
-/// on one key, a serial-queue method on one group, or a Runs method on one
-/// run key.
+/// What an API request asks for, in validated values: a Coordinator or
+/// Debouncer method on one key, a serial-queue method on one group, or a
+/// Runs method on one run key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Coordinator(CoordinatorCall),
     Serial(SerialCall),
     Rate(RateCall),
+    Debounce(DebounceCall),
     Run(RunCall),
 }
 
@@ -80,6 +84,7 @@ impl Command {
         use Operation::*;
         let field = match operation {
             KeyEnqueue | KeyAcquire | KeyRelease | KeyInspect => "key",
+            Debounce | DebounceStartAt | DebounceFlush | DebounceCancel | DebounceInspect => "key",
             RunClaim | RunComplete | RunAwait | RunAppend | RunEvents => "key",
             GroupEnqueue | GroupClaim | GroupHeartbeat | GroupRelease | GroupInspect => "group",
             BucketAcquire | BucketPenalize | BucketRefund | BucketInspect => "bucket",
@@ -104,6 +109,11 @@ impl Command {
             BucketPenalize => Command::Rate(RateCall::Penalize(decode_http(field, v, b)?)),
             BucketRefund => Command::Rate(RateCall::Refund(decode_http(field, v, b)?)),
             BucketInspect => Command::Rate(RateCall::Inspect(decode_http(field, v, b)?)),
+            Debounce => Command::Debounce(DebounceCall::Debounce(decode_http(field, v, b)?)),
+            DebounceStartAt => Command::Debounce(DebounceCall::StartAt(decode_http(field, v, b)?)),
+            DebounceFlush => Command::Debounce(DebounceCall::Flush(decode_http(field, v, b)?)),
+            DebounceCancel => Command::Debounce(DebounceCall::Cancel(decode_http(field, v, b)?)),
+            DebounceInspect => Command::Debounce(DebounceCall::Inspect(decode_http(field, v, b)?)),
             RunClaim => Command::Run(RunCall::Claim(decode_http(field, v, b)?)),
             RunComplete => Command::Run(RunCall::Complete(decode_http(field, v, b)?)),
             RunAwait => Command::Run(RunCall::Await(decode_http(field, v, b)?)),

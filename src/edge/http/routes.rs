@@ -44,7 +44,7 @@ pub enum Asset {
     OpenApi,
 }
 
-/// The API's operations: one per Coordinator, serial-queue and Runs method.
+/// The API's operations: one per Coordinator, serial-queue, Debouncer and Runs method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     KeyEnqueue,
@@ -60,6 +60,11 @@ pub enum Operation {
     BucketPenalize,
     BucketRefund,
     BucketInspect,
+    Debounce,
+    DebounceStartAt,
+    DebounceFlush,
+    DebounceCancel,
+    DebounceInspect,
     RunClaim,
     RunComplete,
     RunAwait,
@@ -69,7 +74,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation, for tests that check each is routed exactly once.
-    pub const ALL: [Operation; 18] = [
+    pub const ALL: [Operation; 23] = [
         Operation::KeyEnqueue,
         Operation::KeyAcquire,
         Operation::KeyRelease,
@@ -83,6 +88,11 @@ impl Operation {
         Operation::BucketPenalize,
         Operation::BucketRefund,
         Operation::BucketInspect,
+        Operation::Debounce,
+        Operation::DebounceStartAt,
+        Operation::DebounceFlush,
+        Operation::DebounceCancel,
+        Operation::DebounceInspect,
         Operation::RunClaim,
         Operation::RunComplete,
         Operation::RunAwait,
@@ -96,7 +106,10 @@ impl Operation {
     /// long-poll's timeout, the cursor), so they are POSTs with a body too.
     pub fn has_body(self) -> bool {
         match self {
-            Operation::KeyInspect | Operation::GroupInspect | Operation::BucketInspect => false,
+            Operation::KeyInspect
+            | Operation::GroupInspect
+            | Operation::BucketInspect
+            | Operation::DebounceInspect => false,
             Operation::KeyEnqueue
             | Operation::KeyAcquire
             | Operation::KeyRelease
@@ -107,7 +120,11 @@ impl Operation {
             | Operation::BucketAcquire
             | Operation::BucketPenalize
             | Operation::BucketRefund => true,
-            Operation::RunClaim
+            Operation::Debounce
+            | Operation::DebounceStartAt
+            | Operation::DebounceFlush
+            | Operation::DebounceCancel
+            | Operation::RunClaim
             | Operation::RunComplete
             | Operation::RunAwait
             | Operation::RunAppend
@@ -116,13 +133,18 @@ impl Operation {
     }
 
     /// The largest body the operation reads: the API's bound, or, for the
-    /// two that carry a caller's JSON (a run's `result`, an event's `data`),
+    /// operations that carry a caller's JSON (a run's `result`, an event's
+    /// `data`, a debounce's `params`),
     /// that JSON's own bound plus room for the other fields.
     pub fn body_bytes_max(self) -> usize {
         use crate::limits::{HTTP_BODY_BYTES_MAX, RUN_EVENT_DATA_BYTES_MAX, RUN_OUTCOME_BYTES_MAX};
         match self {
             Operation::RunComplete => RUN_OUTCOME_BYTES_MAX + HTTP_BODY_BYTES_MAX,
             Operation::RunAppend => RUN_EVENT_DATA_BYTES_MAX + HTTP_BODY_BYTES_MAX,
+            // A webhook's payload as `params`: the contract's 1 MiB.
+            Operation::Debounce | Operation::DebounceStartAt => {
+                crate::limits::DEBOUNCE_PARAMS_BYTES_MAX + HTTP_BODY_BYTES_MAX
+            }
             _ => HTTP_BODY_BYTES_MAX,
         }
     }
@@ -229,6 +251,27 @@ pub const ROUTES: &[RouteSpec] = &[
         "/v1/buckets/{bucket}",
         Operation::BucketInspect,
     ),
+    api(Method::Post, "/v1/debounce/{key}", Operation::Debounce),
+    api(
+        Method::Post,
+        "/v1/debounce/{key}/start-at",
+        Operation::DebounceStartAt,
+    ),
+    api(
+        Method::Post,
+        "/v1/debounce/{key}/flush",
+        Operation::DebounceFlush,
+    ),
+    api(
+        Method::Post,
+        "/v1/debounce/{key}/cancel",
+        Operation::DebounceCancel,
+    ),
+    api(
+        Method::Get,
+        "/v1/debounce/{key}",
+        Operation::DebounceInspect,
+    ),
     api(Method::Post, "/v1/runs/{key}/claim", Operation::RunClaim),
     api(
         Method::Post,
@@ -326,6 +369,26 @@ mod tests {
             ),
             ("POST", "/v1/groups/g/release", Operation::GroupRelease, "g"),
             ("GET", "/v1/groups/g", Operation::GroupInspect, "g"),
+            ("POST", "/v1/debounce/k", Operation::Debounce, "k"),
+            (
+                "POST",
+                "/v1/debounce/k/start-at",
+                Operation::DebounceStartAt,
+                "k",
+            ),
+            (
+                "POST",
+                "/v1/debounce/k/flush",
+                Operation::DebounceFlush,
+                "k",
+            ),
+            (
+                "POST",
+                "/v1/debounce/k/cancel",
+                Operation::DebounceCancel,
+                "k",
+            ),
+            ("GET", "/v1/debounce/k", Operation::DebounceInspect, "k"),
             ("POST", "/v1/runs/r/claim", Operation::RunClaim, "r"),
             ("POST", "/v1/runs/r/complete", Operation::RunComplete, "r"),
             ("POST", "/v1/runs/r/await", Operation::RunAwait, "r"),

@@ -1,0 +1,607 @@
+//! The one decision function, [`decide`], and the effects it returns as data.
+//!
+//! Every input (a call, the alarm's tick, a create's result) first *settles*
+//! the key at `now_ms`: a burst whose end has passed ends and fires its
+//! trailing start, a `startAt` whose time has come fires, and a create due
+//! for a retry is tried again. So a late alarm and a call that arrives before
+//! it behave alike, and an early or duplicate alarm finds nothing due.
+//!
+//! Firing a start moves it from pending to *creating* (with the time after
+//! which an unreported create is presumed lost) and asks the shell for a
+//! create. The shell commits the writes before it creates, and reports the
+//! result back as [`Input::Created`]: success or "id exists" confirm the
+//! start, anything else schedules a retry with backoff. A crash between the
+//! commit and the create therefore only delays the create until the alarm.
+
+use super::request::{DebounceCall, IdSuffix, StartAtCall, START_AT_PREFIX};
+use super::state::{Burst, Creating, Edge, Fire, KeyState, Pending, Started};
+use crate::error::BatonError;
+use crate::ident::InstanceId;
+use crate::limits::{
+    DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_CREATE_RETRY_MS_MIN,
+    DEBOUNCE_ERROR_CHARS_MAX, DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX,
+};
+
+/// What a key is asked to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// `debounce`; `suffix` makes the id of a start this call makes pending.
+    Debounce {
+        call: DebounceCall,
+        suffix: IdSuffix,
+    },
+    /// `startAt`; `suffix` makes the id when there is neither a given one
+    /// nor a pending start to take it from.
+    StartAt {
+        call: StartAtCall,
+        suffix: IdSuffix,
+    },
+    Flush,
+    Cancel,
+    /// The alarm.
+    Tick,
+    /// The shell's report of a create it made.
+    Created {
+        id: InstanceId,
+        outcome: CreateOutcome,
+    },
+}
+
+/// What a create of an instance came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateOutcome {
+    Created,
+    /// The id is taken: an earlier attempt succeeded (a re-fire after a
+    /// crash, a reply lost on the way back) or a caller chose a used id.
+    /// Either way, the start is done and starts nothing twice.
+    AlreadyExists,
+    /// Anything else; retried with backoff.
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Started,
+    Scheduled,
+    Suppressed,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Started => "started",
+            Outcome::Scheduled => "scheduled",
+            Outcome::Suppressed => "suppressed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DebounceReply {
+    pub outcome: Outcome,
+    pub instance_id: InstanceId,
+    /// When the returned id starts, while it is a pending start.
+    pub fire_at_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Debounce(DebounceReply),
+    /// `at` as the caller gave it.
+    StartAt {
+        instance_id: InstanceId,
+        at: f64,
+    },
+    Flush {
+        started: Option<InstanceId>,
+    },
+    Cancel {
+        cancelled: Option<InstanceId>,
+    },
+    /// A tick or a create's report: nobody waits for an answer.
+    Nothing,
+}
+
+/// An instance for the shell to create, after the writes are committed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Create {
+    pub id: InstanceId,
+    pub workflow: String,
+    pub params: Option<String>,
+    /// 1 for the first try.
+    pub attempt: u32,
+}
+
+/// One row-level change to the key's storage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    Burst(Option<Burst>),
+    Pending(Option<Pending>),
+    /// Insert or replace the creating row with this id.
+    Creating(Creating),
+    /// Delete the creating row with this id.
+    CreatingDone(InstanceId),
+    /// Insert as the newest start; keep only the newest [`DEBOUNCE_STARTED_KEPT`].
+    Started(Started),
+}
+
+/// A decision: its reply, its writes (to commit together, before anything
+/// else), the creates to make after the commit, and when the key next
+/// needs the alarm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transition {
+    pub reply: Reply,
+    pub writes: Vec<Write>,
+    pub creates: Vec<Create>,
+    pub alarm_at_ms: Option<u64>,
+    /// The key's state once the writes are applied.
+    pub state: KeyState,
+}
+
+/// Decides `input` for the key in `state` at `now_ms`. A refusal (`Err`)
+/// comes with no writes and no effects: nothing changes.
+pub fn decide(state: &KeyState, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+    let mut draft = Draft::new(state);
+    let reply = match input {
+        Input::Debounce { call, suffix } => {
+            draft.settle(now_ms);
+            Reply::Debounce(draft.debounce(now_ms, &call, &suffix)?)
+        }
+        Input::StartAt { call, suffix } => {
+            draft.settle(now_ms);
+            draft.start_at(now_ms, call, &suffix)?
+        }
+        Input::Flush => {
+            draft.settle(now_ms);
+            let started = draft.s.pending.as_ref().map(|p| p.id.clone());
+            if started.is_some() {
+                draft.fire(now_ms);
+            }
+            draft.set_burst(None);
+            Reply::Flush { started }
+        }
+        Input::Cancel => {
+            draft.settle(now_ms);
+            let cancelled = draft.s.pending.as_ref().map(|p| p.id.clone());
+            draft.set_pending(None);
+            draft.set_burst(None);
+            Reply::Cancel { cancelled }
+        }
+        Input::Tick => {
+            draft.settle(now_ms);
+            Reply::Nothing
+        }
+        Input::Created { id, outcome } => {
+            draft.created(now_ms, &id, outcome);
+            draft.settle(now_ms);
+            Reply::Nothing
+        }
+    };
+    Ok(draft.finish(reply))
+}
+
+/// Applies `writes` to `state`, as the shell's storage does: the simulation
+/// checks that this gives [`Transition::state`].
+pub fn apply(state: &mut KeyState, writes: &[Write]) {
+    for write in writes {
+        match write {
+            Write::Burst(burst) => state.burst = burst.clone(),
+            Write::Pending(pending) => state.pending = pending.clone(),
+            Write::Creating(row) => match state.creating.iter_mut().find(|c| c.id == row.id) {
+                Some(existing) => *existing = row.clone(),
+                None => state.creating.push(row.clone()),
+            },
+            Write::CreatingDone(id) => state.creating.retain(|c| c.id != *id),
+            Write::Started(started) => {
+                state.started.insert(0, started.clone());
+                state.started.truncate(DEBOUNCE_STARTED_KEPT);
+            }
+        }
+    }
+}
+
+/// Wait before retry `failures` (1 for the first failure): doubling from
+/// [`DEBOUNCE_CREATE_RETRY_MS_MIN`], capped at [`DEBOUNCE_CREATE_RETRY_MS_MAX`].
+pub fn retry_backoff_ms(failures: u32) -> u64 {
+    let doublings = failures.saturating_sub(1).min(32);
+    DEBOUNCE_CREATE_RETRY_MS_MIN
+        .saturating_mul(1u64 << doublings)
+        .min(DEBOUNCE_CREATE_RETRY_MS_MAX)
+}
+
+/// The state being decided, and which of its rows changed.
+struct Draft {
+    s: KeyState,
+    burst_dirty: bool,
+    pending_dirty: bool,
+    /// Ids of creating rows written or deleted, in first-touch order.
+    creating_touched: Vec<InstanceId>,
+    started_new: Vec<Started>,
+    creates: Vec<Create>,
+}
+
+impl Draft {
+    fn new(state: &KeyState) -> Draft {
+        Draft {
+            s: state.clone(),
+            burst_dirty: false,
+            pending_dirty: false,
+            creating_touched: Vec::new(),
+            started_new: Vec::new(),
+            creates: Vec::new(),
+        }
+    }
+
+    fn finish(self, reply: Reply) -> Transition {
+        let mut writes = Vec::new();
+        if self.burst_dirty {
+            writes.push(Write::Burst(self.s.burst.clone()));
+        }
+        if self.pending_dirty {
+            writes.push(Write::Pending(self.s.pending.clone()));
+        }
+        for id in &self.creating_touched {
+            writes.push(match self.s.creating.iter().find(|c| c.id == *id) {
+                Some(row) => Write::Creating(row.clone()),
+                None => Write::CreatingDone(id.clone()),
+            });
+        }
+        writes.extend(self.started_new.into_iter().map(Write::Started));
+        Transition {
+            reply,
+            writes,
+            creates: self.creates,
+            alarm_at_ms: self.s.next_alarm_ms(),
+            state: self.s,
+        }
+    }
+
+    fn set_burst(&mut self, burst: Option<Burst>) {
+        if self.s.burst != burst {
+            self.s.burst = burst;
+            self.burst_dirty = true;
+        }
+    }
+
+    fn set_pending(&mut self, pending: Option<Pending>) {
+        if self.s.pending != pending {
+            self.s.pending = pending;
+            self.pending_dirty = true;
+        }
+    }
+
+    fn touch_creating(&mut self, id: &InstanceId) {
+        if !self.creating_touched.contains(id) {
+            self.creating_touched.push(id.clone());
+        }
+    }
+
+    /// Fires, retries and ends whatever is due at `now_ms`.
+    fn settle(&mut self, now_ms: u64) {
+        if let Some(burst) = &self.s.burst {
+            if now_ms >= burst.ends_at_ms() {
+                if matches!(
+                    self.s.pending,
+                    Some(Pending {
+                        fire: Fire::BurstEnd,
+                        ..
+                    })
+                ) {
+                    self.fire(now_ms);
+                }
+                self.set_burst(None);
+            }
+        }
+        if let Some(Pending {
+            fire: Fire::At { at_ms, .. },
+            ..
+        }) = self.s.pending
+        {
+            if now_ms >= at_ms {
+                self.fire(now_ms);
+            }
+        }
+        let due: Vec<usize> = (0..self.s.creating.len())
+            .filter(|&i| self.s.creating[i].next_try_at_ms <= now_ms)
+            .collect();
+        for i in due {
+            let row = &mut self.s.creating[i];
+            row.next_try_at_ms = now_ms.saturating_add(DEBOUNCE_CREATE_LOST_MS);
+            let create = Create {
+                id: row.id.clone(),
+                workflow: row.workflow.clone(),
+                params: row.params.clone(),
+                attempt: row.failures.saturating_add(1),
+            };
+            self.touch_creating(&create.id);
+            self.creates.push(create);
+        }
+    }
+
+    /// Makes the pending start: it becomes a create. A trailing start ends its burst.
+    fn fire(&mut self, now_ms: u64) {
+        let pending = self.s.pending.clone().expect("fire needs a pending start");
+        if pending.fire == Fire::BurstEnd {
+            self.set_burst(None);
+        }
+        self.set_pending(None);
+        self.begin_create(now_ms, pending.id, pending.workflow, pending.params);
+    }
+
+    fn begin_create(
+        &mut self,
+        now_ms: u64,
+        id: InstanceId,
+        workflow: String,
+        params: Option<String>,
+    ) {
+        assert!(
+            !self.s.creating.iter().any(|c| c.id == id),
+            "{id} fired while its create is unconfirmed"
+        );
+        self.creates.push(Create {
+            id: id.clone(),
+            workflow: workflow.clone(),
+            params: params.clone(),
+            attempt: 1,
+        });
+        self.touch_creating(&id);
+        self.s.creating.push(Creating {
+            id,
+            workflow,
+            params,
+            fired_at_ms: now_ms,
+            failures: 0,
+            next_try_at_ms: now_ms.saturating_add(DEBOUNCE_CREATE_LOST_MS),
+            last_error: None,
+        });
+    }
+
+    /// Refuses a call that would promise one more start than the key may hold.
+    fn check_room(&self) -> Result<(), BatonError> {
+        if self.s.unfinished_starts() >= DEBOUNCE_UNFINISHED_STARTS_MAX {
+            return Err(BatonError::LimitExceeded {
+                field: "key",
+                reason: format!(
+                    "has {DEBOUNCE_UNFINISHED_STARTS_MAX} starts not yet confirmed by the \
+                     Workflow binding, the most one key holds; try again once they are created"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn new_id(&self, prefix: &str, suffix: &IdSuffix) -> InstanceId {
+        let id = InstanceId::parse("instanceId", &format!("{prefix}{}", suffix.as_str()))
+            .expect("a checked prefix and suffix make a valid id");
+        assert!(
+            self.s.pending.as_ref().is_none_or(|p| p.id != id)
+                && !self.s.creating.iter().any(|c| c.id == id),
+            "the shell drew suffix {} twice",
+            suffix.as_str()
+        );
+        id
+    }
+
+    fn debounce(
+        &mut self,
+        now_ms: u64,
+        call: &DebounceCall,
+        suffix: &IdSuffix,
+    ) -> Result<DebounceReply, BatonError> {
+        let reply = match self.s.open_burst(now_ms).cloned() {
+            Some(burst) => self.join(now_ms, burst, call, suffix)?,
+            None => self.begin_burst(now_ms, call, suffix)?,
+        };
+        // The call's own values may have moved the burst's end to now or
+        // before: then it ends here, as it would at the next tick.
+        self.settle(now_ms);
+        Ok(reply)
+    }
+
+    /// A call that finds no open burst begins one. A pending `startAt` is
+    /// replaced by the burst's start, which keeps its id (as a `startAt`
+    /// keeps a burst's), so no caller is left holding an id that never starts.
+    fn begin_burst(
+        &mut self,
+        now_ms: u64,
+        call: &DebounceCall,
+        suffix: &IdSuffix,
+    ) -> Result<DebounceReply, BatonError> {
+        let id = match &self.s.pending {
+            Some(pending) => pending.id.clone(),
+            None => {
+                self.check_room()?;
+                self.new_id(&call.id_prefix, suffix)
+            }
+        };
+        let mut burst = Burst {
+            edge: call.edge,
+            delay_ms: call.delay_ms,
+            max_wait_ms: call.max_wait_ms,
+            workflow: call.workflow.clone(),
+            first_at_ms: now_ms,
+            last_at_ms: now_ms,
+            calls: 1,
+            leading: None,
+        };
+        match call.edge {
+            Edge::Trailing => {
+                let fire_at_ms = burst.ends_at_ms();
+                self.set_burst(Some(burst));
+                self.set_pending(Some(Pending {
+                    id: id.clone(),
+                    workflow: call.workflow.clone(),
+                    params: call.params.clone(),
+                    fire: Fire::BurstEnd,
+                }));
+                Ok(DebounceReply {
+                    outcome: Outcome::Scheduled,
+                    instance_id: id,
+                    fire_at_ms: Some(fire_at_ms),
+                })
+            }
+            Edge::Leading | Edge::Both => {
+                burst.leading = Some(id.clone());
+                self.set_pending(None);
+                self.set_burst(Some(burst));
+                self.begin_create(
+                    now_ms,
+                    id.clone(),
+                    call.workflow.clone(),
+                    call.params.clone(),
+                );
+                Ok(DebounceReply {
+                    outcome: Outcome::Started,
+                    instance_id: id,
+                    fire_at_ms: None,
+                })
+            }
+        }
+    }
+
+    /// A call within the open `burst`: it extends the burst, and its values
+    /// apply from here on.
+    fn join(
+        &mut self,
+        now_ms: u64,
+        burst: Burst,
+        call: &DebounceCall,
+        suffix: &IdSuffix,
+    ) -> Result<DebounceReply, BatonError> {
+        let burst = Burst {
+            edge: call.edge,
+            delay_ms: call.delay_ms,
+            max_wait_ms: call.max_wait_ms,
+            workflow: call.workflow.clone(),
+            last_at_ms: now_ms,
+            calls: burst.calls.saturating_add(1),
+            ..burst
+        };
+        let fire_at_ms = burst.ends_at_ms().max(now_ms);
+        let leading = burst.leading.clone();
+        let trailing = self.s.pending.clone().filter(|p| p.fire == Fire::BurstEnd);
+        match (call.edge, trailing) {
+            (Edge::Trailing | Edge::Both, Some(pending)) => {
+                let id = pending.id.clone();
+                self.set_pending(Some(Pending {
+                    workflow: call.workflow.clone(),
+                    params: call.params.clone(),
+                    ..pending
+                }));
+                self.set_burst(Some(burst));
+                Ok(DebounceReply {
+                    outcome: Outcome::Scheduled,
+                    instance_id: id,
+                    fire_at_ms: Some(fire_at_ms),
+                })
+            }
+            (Edge::Trailing | Edge::Both, None) => {
+                self.check_room()?;
+                let id = self.new_id(&call.id_prefix, suffix);
+                self.set_pending(Some(Pending {
+                    id: id.clone(),
+                    workflow: call.workflow.clone(),
+                    params: call.params.clone(),
+                    fire: Fire::BurstEnd,
+                }));
+                self.set_burst(Some(burst));
+                Ok(DebounceReply {
+                    outcome: Outcome::Scheduled,
+                    instance_id: id,
+                    fire_at_ms: Some(fire_at_ms),
+                })
+            }
+            (Edge::Leading, trailing) => {
+                // Suppressed: its params are not kept. It still extends the
+                // burst, so a trailing start made pending by an earlier call
+                // moves with it and goes through the latest workflow.
+                if let Some(pending) = &trailing {
+                    self.set_pending(Some(Pending {
+                        workflow: call.workflow.clone(),
+                        ..pending.clone()
+                    }));
+                }
+                self.set_burst(Some(burst));
+                let (instance_id, fire_at_ms) = match (leading, trailing) {
+                    (Some(id), _) => (id, None),
+                    (None, Some(pending)) => (pending.id, Some(fire_at_ms)),
+                    (None, None) => unreachable!("an open burst has a leading or a pending start"),
+                };
+                Ok(DebounceReply {
+                    outcome: Outcome::Suppressed,
+                    instance_id,
+                    fire_at_ms,
+                })
+            }
+        }
+    }
+
+    fn start_at(
+        &mut self,
+        now_ms: u64,
+        call: StartAtCall,
+        suffix: &IdSuffix,
+    ) -> Result<Reply, BatonError> {
+        let id = match (&call.instance_id, &self.s.pending) {
+            (Some(id), _) => id.clone(),
+            (None, Some(pending)) => pending.id.clone(),
+            (None, None) => self.new_id(START_AT_PREFIX, suffix),
+        };
+        if self.s.pending.is_none() {
+            self.check_room()?;
+        }
+        if self.s.creating.iter().any(|c| c.id == id) {
+            return Err(BatonError::Invalid {
+                field: "instanceId",
+                reason: format!(
+                    "is being started by this key already ({id}: its create is not yet confirmed)"
+                ),
+            });
+        }
+        let at_ms = call.at_ms();
+        self.set_burst(None);
+        self.set_pending(Some(Pending {
+            id: id.clone(),
+            workflow: call.workflow,
+            params: call.params,
+            fire: Fire::At {
+                at_ms,
+                set_at_ms: now_ms,
+            },
+        }));
+        if at_ms <= now_ms {
+            self.fire(now_ms);
+        }
+        Ok(Reply::StartAt {
+            instance_id: id,
+            at: call.at,
+        })
+    }
+
+    fn created(&mut self, now_ms: u64, id: &InstanceId, outcome: CreateOutcome) {
+        let Some(index) = self.s.creating.iter().position(|c| c.id == *id) else {
+            // A report for a start already confirmed (a duplicate create): nothing to do.
+            return;
+        };
+        self.touch_creating(id);
+        match outcome {
+            CreateOutcome::Created | CreateOutcome::AlreadyExists => {
+                self.s.creating.remove(index);
+                let started = Started {
+                    id: id.clone(),
+                    at_ms: now_ms,
+                };
+                self.s.started.insert(0, started.clone());
+                self.s.started.truncate(DEBOUNCE_STARTED_KEPT);
+                self.started_new.push(started);
+            }
+            CreateOutcome::Failed(message) => {
+                let row = &mut self.s.creating[index];
+                row.failures = row.failures.saturating_add(1);
+                row.next_try_at_ms = now_ms.saturating_add(retry_backoff_ms(row.failures));
+                row.last_error = Some(message.chars().take(DEBOUNCE_ERROR_CHARS_MAX).collect());
+            }
+        }
+    }
+}

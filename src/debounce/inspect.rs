@@ -1,0 +1,47 @@
+//! What `inspect` shows of a key: its pending start, with the burst behind
+//! it, and its recent starts. A read, not a decision: a start whose time has
+//! passed but whose alarm has not yet run shows as pending with its `fireAt`.
+
+use super::state::{Fire, KeyState};
+use crate::ident::InstanceId;
+
+/// The pending start as `inspect` shows it (contract §4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingView {
+    pub instance_id: InstanceId,
+    /// `trailing`, `leading` or `both` (the burst's latest call's), or `at`.
+    pub edge: &'static str,
+    pub workflow: String,
+    /// The burst's first and latest calls; for `at`, the `startAt` call.
+    pub first_at_ms: u64,
+    pub last_at_ms: u64,
+    pub fire_at_ms: u64,
+    pub calls: u64,
+}
+
+/// The key's pending start, if it has one. A leading burst with no trailing
+/// start pending has none: its start is made, and listed once confirmed.
+pub fn pending_view(state: &KeyState) -> Option<PendingView> {
+    let pending = state.pending.as_ref()?;
+    Some(match (pending.fire, &state.burst) {
+        (Fire::At { at_ms, set_at_ms }, _) => PendingView {
+            instance_id: pending.id.clone(),
+            edge: "at",
+            workflow: pending.workflow.clone(),
+            first_at_ms: set_at_ms,
+            last_at_ms: set_at_ms,
+            fire_at_ms: at_ms,
+            calls: 1,
+        },
+        (Fire::BurstEnd, Some(burst)) => PendingView {
+            instance_id: pending.id.clone(),
+            edge: burst.edge.as_str(),
+            workflow: pending.workflow.clone(),
+            first_at_ms: burst.first_at_ms,
+            last_at_ms: burst.last_at_ms,
+            fire_at_ms: burst.ends_at_ms(),
+            calls: burst.calls,
+        },
+        (Fire::BurstEnd, None) => unreachable!("a trailing start without its burst"),
+    })
+}

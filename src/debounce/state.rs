@@ -1,0 +1,207 @@
+//! The shapes one debounce key's state takes.
+//!
+//! A key has at most one open burst, at most one pending start (a start not
+//! yet fired), starts that fired but whose create is not yet confirmed, and
+//! its most recent confirmed starts. Each part is its own row in the
+//! object's storage, so a call rewrites only the parts it changed.
+
+use crate::ident::InstanceId;
+use crate::limits::{DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX};
+
+/// When in a burst a start is made (contract §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Edge {
+    /// One start when the burst ends, with the latest params.
+    Trailing,
+    /// One start at the burst's first call; the rest is suppressed.
+    Leading,
+    /// Leading, plus a trailing start if any call came after the leading one.
+    Both,
+}
+
+impl Edge {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Edge::Trailing => "trailing",
+            Edge::Leading => "leading",
+            Edge::Both => "both",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Edge> {
+        match text {
+            "trailing" => Some(Edge::Trailing),
+            "leading" => Some(Edge::Leading),
+            "both" => Some(Edge::Both),
+            _ => None,
+        }
+    }
+}
+
+/// A run of calls on the key with less than `delay_ms` between consecutive
+/// ones. The settings are the latest call's ("applies from that call on");
+/// whether a call joins is decided with the settings as they were before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Burst {
+    pub edge: Edge,
+    pub delay_ms: u64,
+    pub max_wait_ms: u64,
+    pub workflow: String,
+    /// The burst's first call (for a leading burst, its start), ms since the epoch.
+    pub first_at_ms: u64,
+    pub last_at_ms: u64,
+    pub calls: u64,
+    /// The instance the burst's first call started, for `leading` and `both`.
+    pub leading: Option<InstanceId>,
+}
+
+impl Burst {
+    /// When the burst ends: `delay_ms` of silence after its last call, or
+    /// `max_wait_ms` after its first, whichever is first. A call at or after
+    /// this time begins a new burst; a trailing start fires at this time.
+    pub fn ends_at_ms(&self) -> u64 {
+        (self.last_at_ms.saturating_add(self.delay_ms))
+            .min(self.first_at_ms.saturating_add(self.max_wait_ms))
+    }
+}
+
+/// When a pending start fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fire {
+    /// When the key's burst ends ([`Burst::ends_at_ms`]): a trailing start.
+    BurstEnd,
+    /// At a fixed time, set by `startAt` at `set_at_ms`.
+    At { at_ms: u64, set_at_ms: u64 },
+}
+
+/// A start not yet fired. Its id was decided when it became pending and is
+/// the one every caller was told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub id: InstanceId,
+    /// The Workflow binding it will be created through.
+    pub workflow: String,
+    /// The JSON text of the latest params; `None` when the latest call sent none.
+    pub params: Option<String>,
+    pub fire: Fire,
+}
+
+/// A start that fired and whose create is not yet confirmed: the create is
+/// in flight, or failed and waits for its retry. It stays until a create
+/// succeeds or finds the id taken, so no start is ever dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Creating {
+    pub id: InstanceId,
+    pub workflow: String,
+    pub params: Option<String>,
+    pub fired_at_ms: u64,
+    /// Creates that failed so far.
+    pub failures: u32,
+    /// When the alarm tries (again): after a failure, the backoff; while an
+    /// attempt is in flight, the time after which it is presumed lost.
+    pub next_try_at_ms: u64,
+    /// The latest failure's message, for `inspect` and the logs.
+    pub last_error: Option<String>,
+}
+
+/// A confirmed start, as `inspect` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    pub id: InstanceId,
+    /// When the create was confirmed, ms since the epoch.
+    pub at_ms: u64,
+}
+
+/// Everything the object keeps for one key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyState {
+    pub burst: Option<Burst>,
+    pub pending: Option<Pending>,
+    /// In the order they fired.
+    pub creating: Vec<Creating>,
+    /// Newest first, at most [`DEBOUNCE_STARTED_KEPT`].
+    pub started: Vec<Started>,
+}
+
+impl KeyState {
+    /// Starts promised but not yet confirmed: the pending one and those being created.
+    pub fn unfinished_starts(&self) -> usize {
+        self.creating.len() + usize::from(self.pending.is_some())
+    }
+
+    /// An open burst at `now_ms`: one that a call at `now_ms` would join.
+    pub fn open_burst(&self, now_ms: u64) -> Option<&Burst> {
+        self.burst.as_ref().filter(|b| now_ms < b.ends_at_ms())
+    }
+
+    /// When the key next needs the object's attention, if ever: its pending
+    /// start's fire time, or the earliest create to (re)try. A burst without
+    /// a pending start needs no alarm: the next call finds it ended.
+    pub fn next_alarm_ms(&self) -> Option<u64> {
+        let pending = self.pending.as_ref().and_then(|p| match p.fire {
+            Fire::At { at_ms, .. } => Some(at_ms),
+            Fire::BurstEnd => self.burst.as_ref().map(Burst::ends_at_ms),
+        });
+        let retry = self.creating.iter().map(|c| c.next_try_at_ms).min();
+        match (pending, retry) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether the key holds nothing worth keeping: its rows may go.
+    pub fn is_empty(&self) -> bool {
+        *self == KeyState::default()
+    }
+}
+
+/// Broken-invariant checks, run after every step of the simulation and after
+/// every decision in the shell. Panics on violation.
+pub fn assert_invariants(state: &KeyState) {
+    if let Some(pending) = &state.pending {
+        match pending.fire {
+            Fire::BurstEnd => assert!(
+                state.burst.is_some(),
+                "pending start {} waits for a burst that does not exist",
+                pending.id
+            ),
+            Fire::At { .. } => assert!(
+                state.burst.is_none(),
+                "pending start {} is a startAt, but a burst is open",
+                pending.id
+            ),
+        }
+        assert!(
+            !state.creating.iter().any(|c| c.id == pending.id),
+            "pending start {} is also being created",
+            pending.id
+        );
+    }
+    if let Some(burst) = &state.burst {
+        assert!(burst.calls >= 1, "a burst without calls");
+        assert!(
+            burst.first_at_ms <= burst.last_at_ms,
+            "burst ends before it began"
+        );
+        let has_trailing = matches!(
+            state.pending,
+            Some(Pending {
+                fire: Fire::BurstEnd,
+                ..
+            })
+        );
+        assert!(
+            burst.leading.is_some() || has_trailing,
+            "a burst with neither a leading start nor a pending one"
+        );
+    }
+    for (i, creating) in state.creating.iter().enumerate() {
+        assert!(
+            !state.creating[..i].iter().any(|c| c.id == creating.id),
+            "{} is being created twice",
+            creating.id
+        );
+    }
+    assert!(state.unfinished_starts() <= DEBOUNCE_UNFINISHED_STARTS_MAX);
+    assert!(state.started.len() <= DEBOUNCE_STARTED_KEPT);
+}

@@ -1,0 +1,466 @@
+//! The debounce core's named cases (contract §4), one timeline each: what
+//! every call answers, what starts when, and what a failing create does.
+//! The seeded simulation (`debounce_sim.rs`) covers the interleavings.
+
+use baton::debounce::{
+    apply, assert_invariants, decide, pending_view, retry_backoff_ms, CreateOutcome, DebounceCall,
+    DebounceFields, DebounceReply, Edge, IdSuffix, Input, KeyState, Outcome, Reply, StartAtCall,
+    Transition,
+};
+use baton::error::BatonError;
+use baton::ident::InstanceId;
+use baton::limits::{
+    DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_CREATE_RETRY_MS_MIN,
+    DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX,
+};
+
+/// One key, driven call by call, with every transition checked and applied.
+struct Key {
+    state: KeyState,
+    suffixes: u64,
+    /// Every create asked for, in order: (time, id, params).
+    creates: Vec<(u64, String, Option<String>)>,
+}
+
+impl Key {
+    fn new() -> Key {
+        Key {
+            state: KeyState::default(),
+            suffixes: 0,
+            creates: Vec::new(),
+        }
+    }
+
+    fn suffix(&mut self) -> IdSuffix {
+        self.suffixes += 1;
+        IdSuffix::new(format!("{}", self.suffixes))
+    }
+
+    fn run(&mut self, now: u64, input: Input) -> Result<Transition, BatonError> {
+        let before = self.state.clone();
+        let transition = decide(&before, now, input)?;
+        let mut applied = before;
+        apply(&mut applied, &transition.writes);
+        assert_eq!(applied, transition.state);
+        assert_invariants(&transition.state);
+        self.state = transition.state.clone();
+        for create in &transition.creates {
+            self.creates
+                .push((now, create.id.to_string(), create.params.clone()));
+        }
+        Ok(transition)
+    }
+
+    /// Runs `input` and confirms every create it asks for.
+    fn run_ok(&mut self, now: u64, input: Input) -> Reply {
+        let transition = self.run(now, input).unwrap();
+        for create in &transition.creates {
+            self.report(now, &create.id.to_string(), CreateOutcome::Created);
+        }
+        transition.reply
+    }
+
+    fn report(&mut self, now: u64, id: &str, outcome: CreateOutcome) {
+        let id = InstanceId::parse("instanceId", id).unwrap();
+        self.run(now, Input::Created { id, outcome }).unwrap();
+    }
+
+    fn debounce(
+        &mut self,
+        now: u64,
+        edge: Edge,
+        delay: u64,
+        max_wait: u64,
+        n: u32,
+    ) -> DebounceReply {
+        let suffix = self.suffix();
+        let call = call(edge, delay, Some(max_wait), Some(&format!("{{\"n\":{n}}}")));
+        match self.run_ok(now, Input::Debounce { call, suffix }) {
+            Reply::Debounce(reply) => reply,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn tick(&mut self, now: u64) {
+        self.run_ok(now, Input::Tick);
+    }
+
+    fn started(&self) -> Vec<&str> {
+        self.state.started.iter().map(|s| s.id.as_str()).collect()
+    }
+
+    fn created_ids(&self) -> Vec<&str> {
+        self.creates.iter().map(|(_, id, _)| id.as_str()).collect()
+    }
+}
+
+fn call(edge: Edge, delay_ms: u64, max_wait_ms: Option<u64>, params: Option<&str>) -> DebounceCall {
+    DebounceCall::new(DebounceFields {
+        delay_ms,
+        max_wait_ms,
+        edge: Some(edge),
+        params: params.map(str::to_owned),
+        workflow: "WORKFLOW".into(),
+        id_prefix: None,
+    })
+    .unwrap()
+}
+
+fn reply(outcome: Outcome, id: &str, fire_at_ms: Option<u64>) -> DebounceReply {
+    DebounceReply {
+        outcome,
+        instance_id: InstanceId::parse("instanceId", id).unwrap(),
+        fire_at_ms,
+    }
+}
+
+#[test]
+fn trailing_starts_once_with_the_last_params_under_the_first_calls_id() {
+    let mut key = Key::new();
+    // delay 100, maxWait 1000: calls at 0, 50, 120 form one burst.
+    assert_eq!(
+        key.debounce(0, Edge::Trailing, 100, 1000, 1),
+        reply(Outcome::Scheduled, "debounce-1", Some(100))
+    );
+    assert_eq!(
+        key.debounce(50, Edge::Trailing, 100, 1000, 2),
+        reply(Outcome::Scheduled, "debounce-1", Some(150))
+    );
+    assert_eq!(
+        key.debounce(120, Edge::Trailing, 100, 1000, 3),
+        reply(Outcome::Scheduled, "debounce-1", Some(220))
+    );
+    let view = pending_view(&key.state).unwrap();
+    assert_eq!(
+        (
+            view.edge,
+            view.first_at_ms,
+            view.last_at_ms,
+            view.fire_at_ms,
+            view.calls
+        ),
+        ("trailing", 0, 120, 220, 3)
+    );
+    key.tick(219); // early: nothing
+    assert!(key.creates.is_empty());
+    key.tick(220);
+    assert_eq!(
+        key.creates,
+        vec![(220, "debounce-1".to_string(), Some("{\"n\":3}".to_string()))]
+    );
+    assert_eq!(key.started(), ["debounce-1"]);
+    key.tick(221); // twice: nothing more
+    assert_eq!(key.creates.len(), 1);
+    // The next call begins a new burst with a new id.
+    assert_eq!(
+        key.debounce(300, Edge::Trailing, 100, 1000, 4),
+        reply(Outcome::Scheduled, "debounce-4", Some(400))
+    );
+}
+
+#[test]
+fn max_wait_bounds_an_endless_stream() {
+    let mut key = Key::new();
+    // A call every 50 ms with delay 100 never leaves 100 ms of silence;
+    // maxWait 300 starts the burst at 300 anyway.
+    for t in (0..300).step_by(50) {
+        let r = key.debounce(t, Edge::Trailing, 100, 300, t as u32);
+        assert_eq!(r.instance_id.as_str(), "debounce-1");
+        assert_eq!(r.fire_at_ms, Some((t + 100).min(300)));
+    }
+    // The call at 300 finds the burst over: it fires the old start and
+    // begins a new burst.
+    let r = key.debounce(300, Edge::Trailing, 100, 300, 300);
+    assert_eq!(key.created_ids(), ["debounce-1"]);
+    assert_eq!(key.creates[0].2.as_deref(), Some("{\"n\":250}"));
+    assert_eq!(r, reply(Outcome::Scheduled, "debounce-7", Some(400)));
+}
+
+#[test]
+fn leading_starts_at_once_and_suppresses_the_rest_of_the_burst() {
+    let mut key = Key::new();
+    assert_eq!(
+        key.debounce(0, Edge::Leading, 100, 1000, 1),
+        reply(Outcome::Started, "debounce-1", None)
+    );
+    assert_eq!(key.created_ids(), ["debounce-1"]);
+    assert_eq!(
+        key.debounce(60, Edge::Leading, 100, 1000, 2),
+        reply(Outcome::Suppressed, "debounce-1", None)
+    );
+    assert!(pending_view(&key.state).is_none(), "nothing is pending");
+    // 100 ms of silence after 60 ends the burst at 160.
+    assert_eq!(
+        key.debounce(160, Edge::Leading, 100, 1000, 3),
+        reply(Outcome::Started, "debounce-3", None)
+    );
+    assert_eq!(key.created_ids(), ["debounce-1", "debounce-3"]);
+    assert_eq!(key.creates[1].2.as_deref(), Some("{\"n\":3}"));
+}
+
+#[test]
+fn both_adds_one_trailing_start_only_when_the_burst_had_more_calls() {
+    let mut key = Key::new();
+    assert_eq!(
+        key.debounce(0, Edge::Both, 100, 250, 1),
+        reply(Outcome::Started, "debounce-1", None)
+    );
+    // The trailing start's own id and fireAt, with firstCall the leading call.
+    assert_eq!(
+        key.debounce(80, Edge::Both, 100, 250, 2),
+        reply(Outcome::Scheduled, "debounce-2", Some(180))
+    );
+    assert_eq!(
+        key.debounce(170, Edge::Both, 100, 250, 3),
+        reply(Outcome::Scheduled, "debounce-2", Some(250))
+    );
+    key.tick(250);
+    assert_eq!(key.created_ids(), ["debounce-1", "debounce-2"]);
+    assert_eq!(key.creates[1].2.as_deref(), Some("{\"n\":3}"));
+    // A lone call: only the leading start.
+    key.debounce(1000, Edge::Both, 100, 250, 4);
+    key.tick(1100);
+    key.tick(5000);
+    assert_eq!(
+        key.created_ids(),
+        ["debounce-1", "debounce-2", "debounce-4"]
+    );
+}
+
+#[test]
+fn start_at_fires_is_replaced_and_cancelled() {
+    let mut key = Key::new();
+    let start = |key: &mut Key, now: u64, at: f64, id: Option<&str>, p: &str| {
+        let suffix = key.suffix();
+        let call = StartAtCall::new(
+            now,
+            at,
+            Some(p.to_string()),
+            "WORKFLOW".into(),
+            id.map(|id| InstanceId::parse("instanceId", id).unwrap()),
+        )
+        .unwrap();
+        key.run_ok(now, Input::StartAt { call, suffix })
+    };
+    let first = start(&mut key, 0, 500.5, None, "1");
+    assert_eq!(
+        first,
+        Reply::StartAt {
+            instance_id: InstanceId::parse("i", "start-1").unwrap(),
+            at: 500.5
+        }
+    );
+    assert_eq!(pending_view(&key.state).unwrap().edge, "at");
+    assert_eq!(key.state.next_alarm_ms(), Some(501));
+    // Replaced: the time and params change, the id stays.
+    start(&mut key, 10, 800.0, None, "2");
+    key.tick(501);
+    assert!(key.creates.is_empty());
+    key.tick(800);
+    assert_eq!(
+        key.creates,
+        vec![(800, "start-1".to_string(), Some("2".to_string()))]
+    );
+    // A past `at` starts at once.
+    start(&mut key, 900, 5.0, Some("given"), "3");
+    assert_eq!(key.created_ids(), ["start-1", "given"]);
+    // Cancelled: its id is returned and never started.
+    start(&mut key, 1000, 2000.0, None, "4");
+    assert_eq!(
+        key.run_ok(1001, Input::Cancel),
+        Reply::Cancel {
+            cancelled: Some(InstanceId::parse("i", "start-4").unwrap())
+        }
+    );
+    key.tick(2000);
+    assert_eq!(key.created_ids(), ["start-1", "given"]);
+    assert_eq!(
+        key.run_ok(3000, Input::Cancel),
+        Reply::Cancel { cancelled: None }
+    );
+}
+
+#[test]
+fn start_at_ends_a_burst_and_a_burst_takes_over_a_start_at() {
+    let mut key = Key::new();
+    key.debounce(0, Edge::Trailing, 100, 1000, 1);
+    let suffix = key.suffix();
+    let call =
+        StartAtCall::new(10, 5000.0, Some("\"at\"".into()), "WORKFLOW".into(), None).unwrap();
+    key.run_ok(10, Input::StartAt { call, suffix });
+    // The burst is over: this call begins a new one, which takes over the
+    // pending start, id and all.
+    assert_eq!(
+        key.debounce(20, Edge::Trailing, 100, 1000, 2),
+        reply(Outcome::Scheduled, "debounce-1", Some(120))
+    );
+    key.tick(120);
+    assert_eq!(
+        key.creates,
+        vec![(120, "debounce-1".to_string(), Some("{\"n\":2}".to_string()))]
+    );
+}
+
+#[test]
+fn flush_starts_now_and_ends_the_burst() {
+    let mut key = Key::new();
+    key.debounce(0, Edge::Trailing, 100, 1000, 1);
+    key.debounce(10, Edge::Trailing, 100, 1000, 2);
+    assert_eq!(
+        key.run_ok(20, Input::Flush),
+        Reply::Flush {
+            started: Some(InstanceId::parse("i", "debounce-1").unwrap())
+        }
+    );
+    assert_eq!(
+        key.creates,
+        vec![(20, "debounce-1".into(), Some("{\"n\":2}".into()))]
+    );
+    assert_eq!(
+        key.debounce(30, Edge::Trailing, 100, 1000, 3)
+            .instance_id
+            .as_str(),
+        "debounce-3"
+    );
+    key.run_ok(40, Input::Cancel);
+    assert_eq!(key.run_ok(50, Input::Flush), Reply::Flush { started: None });
+}
+
+#[test]
+fn a_failing_create_is_retried_with_backoff_and_never_dropped() {
+    let mut key = Key::new();
+    let suffix = key.suffix();
+    let t = key
+        .run(
+            0,
+            Input::Debounce {
+                call: call(Edge::Leading, 100, None, None),
+                suffix,
+            },
+        )
+        .unwrap();
+    assert_eq!(t.creates.len(), 1);
+    // Unreported (the object died before the create): retried after the loss timeout.
+    assert_eq!(t.alarm_at_ms, Some(DEBOUNCE_CREATE_LOST_MS));
+    let mut now = DEBOUNCE_CREATE_LOST_MS;
+    let t = key.run(now, Input::Tick).unwrap();
+    assert_eq!(t.creates.len(), 1, "re-fired after the loss timeout");
+    // Failures back off, doubling to the cap.
+    for failures in 1..=12 {
+        key.report(
+            now,
+            "debounce-1",
+            CreateOutcome::Failed("binding down".into()),
+        );
+        let wait = retry_backoff_ms(failures);
+        assert_eq!(
+            wait,
+            (DEBOUNCE_CREATE_RETRY_MS_MIN << (failures - 1)).min(DEBOUNCE_CREATE_RETRY_MS_MAX)
+        );
+        assert_eq!(key.state.next_alarm_ms(), Some(now + wait));
+        assert_eq!(key.state.creating[0].failures, failures);
+        assert_eq!(
+            key.run(now + wait - 1, Input::Tick).unwrap().creates.len(),
+            0
+        );
+        now += wait;
+        let t = key.run(now, Input::Tick).unwrap();
+        assert_eq!(t.creates[0].attempt, failures + 1);
+    }
+    // "Exists" is done: a re-fire after a crash starts nothing twice.
+    key.report(now, "debounce-1", CreateOutcome::AlreadyExists);
+    assert!(key.state.creating.is_empty());
+    assert_eq!(key.started(), ["debounce-1"]);
+    assert_eq!(key.state.next_alarm_ms(), None);
+}
+
+#[test]
+fn a_key_full_of_unconfirmed_starts_refuses_more_and_changes_nothing() {
+    let mut key = Key::new();
+    for i in 0..DEBOUNCE_UNFINISHED_STARTS_MAX as u64 {
+        let suffix = key.suffix();
+        // Leading calls 1 s apart: a start each, none confirmed.
+        key.run(
+            i * 1000,
+            Input::Debounce {
+                call: call(Edge::Leading, 1, None, None),
+                suffix,
+            },
+        )
+        .unwrap();
+    }
+    let before = key.state.clone();
+    let suffix = key.suffix();
+    let err = key
+        .run(
+            100_000,
+            Input::Debounce {
+                call: call(Edge::Trailing, 1, None, None),
+                suffix,
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.field(), "key");
+    assert_eq!(key.state, before);
+    // Once one is confirmed, there is room again.
+    key.report(100_000, "debounce-1", CreateOutcome::Created);
+    let suffix = key.suffix();
+    assert!(key
+        .run(
+            100_001,
+            Input::Debounce {
+                call: call(Edge::Trailing, 1, None, None),
+                suffix
+            }
+        )
+        .is_ok());
+}
+
+#[test]
+fn recent_starts_are_newest_first_and_bounded() {
+    let mut key = Key::new();
+    for i in 0..30u64 {
+        key.debounce(i * 1000, Edge::Leading, 1, 1, i as u32);
+    }
+    assert_eq!(key.state.started.len(), DEBOUNCE_STARTED_KEPT);
+    assert_eq!(key.started()[0], "debounce-30");
+    assert_eq!(key.started()[DEBOUNCE_STARTED_KEPT - 1], "debounce-11");
+}
+
+#[test]
+fn a_call_changing_the_values_applies_from_that_call_on() {
+    let mut key = Key::new();
+    key.debounce(0, Edge::Trailing, 100, 1000, 1);
+    // Joins (50 < 0 + 100, the burst's delay), then its own delay of 10 applies.
+    let r = key.debounce(50, Edge::Trailing, 10, 1000, 2);
+    assert_eq!(r, reply(Outcome::Scheduled, "debounce-1", Some(60)));
+    // A leading call joining a trailing burst is suppressed and keeps no params.
+    let r = key.debounce(55, Edge::Leading, 10, 1000, 3);
+    assert_eq!(r, reply(Outcome::Suppressed, "debounce-1", Some(65)));
+    key.tick(65);
+    assert_eq!(
+        key.creates,
+        vec![(65, "debounce-1".into(), Some("{\"n\":2}".into()))]
+    );
+}
+
+#[test]
+fn start_at_refuses_an_id_whose_create_is_unconfirmed() {
+    let mut key = Key::new();
+    let suffix = key.suffix();
+    key.run(
+        0,
+        Input::Debounce {
+            call: call(Edge::Leading, 100, None, None),
+            suffix,
+        },
+    )
+    .unwrap();
+    let before = key.state.clone();
+    let given = InstanceId::parse("instanceId", "debounce-1").unwrap();
+    let call = StartAtCall::new(10, 20.0, None, "WORKFLOW".into(), Some(given)).unwrap();
+    let suffix = key.suffix();
+    let err = key.run(10, Input::StartAt { call, suffix }).unwrap_err();
+    assert_eq!(err.field(), "instanceId");
+    assert_eq!(key.state, before);
+}

@@ -1,0 +1,1102 @@
+//! A seeded, deterministic simulation of the debounce core (contract §4).
+//!
+//! The real [`decide`] runs against three models: the Durable Object shell
+//! (commit the writes and arm the alarm, then reply, then create, then report
+//! each create's result back), the Workflow engine (creates that succeed,
+//! fail, succeed but report a failure, or find the id taken) and the callers
+//! (`debounce` with random edges, delays, waits, params and prefixes, at
+//! random times; `startAt` in the past and future, with and without an id;
+//! `flush`; `cancel`; `inspect`).
+//!
+//! Faults: crashes before the commit (the call never happened) and between
+//! the commit and the creates (the creates are lost; the alarm must redo
+//! them); object resets that lose every create and report in flight; alarms
+//! that come late, early, twice, or never (then the platform retries them);
+//! alarm handlers that crash before or after their commit.
+//!
+//! Checked after every step, against a reference [`Model`] of the rules that
+//! predicts every reply and every start fired:
+//! - the core's invariants, and that applying its writes gives its state;
+//! - every reply, and the exact set of starts each decision fires;
+//! - a trailing start fires no earlier than its burst's end and no later
+//!   than that end (so never later than `maxWaitMs` after the burst began)
+//!   plus the worst alarm lateness the simulation injects;
+//! - every create carries the latest params its id was given, no id fires
+//!   twice, and an id that was cancelled or replaced never starts;
+//! - the key's pending start and unconfirmed creates are exactly the
+//!   model's: no pending start is ever lost.
+//!
+//! At the end of each seed, faults and calls stop and the system drains:
+//! every start promised and not cancelled must have been created exactly
+//! once, with its latest params, and the key must be left with nothing pending.
+//!
+//! `BATON_SIM_STEPS=n` sets the total step budget (default 200,000).
+//! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
+
+mod common;
+
+use baton::debounce::{
+    apply, assert_invariants, decide, pending_view, CreateOutcome, DebounceCall, DebounceFields,
+    DebounceReply, Edge, IdSuffix, Input, KeyState, Outcome, Reply, StartAtCall, Transition,
+};
+use baton::ident::InstanceId;
+use baton::limits::{
+    DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_UNFINISHED_STARTS_MAX,
+};
+use common::Rng;
+use std::collections::{HashMap, HashSet};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+/// Total steps per `cargo test` unless `BATON_SIM_STEPS` says otherwise.
+const SIM_STEPS_DEFAULT: u64 = 200_000;
+/// Steps with calls and faults per seed, before the drain.
+const FAULT_STEPS_PER_SEED: u64 = 3_000;
+/// A drain longer than this is a liveness failure.
+const DRAIN_STEPS_MAX: u64 = 20_000;
+/// Latest an alarm is delivered after its time, in ms, when nothing fails.
+const ALARM_LATE_MS_MAX: u64 = 300;
+/// How soon the platform retries an alarm that was lost or whose handler failed.
+const ALARM_RETRY_MS: u64 = 1_000;
+/// The worst lateness the simulation injects: one late delivery, then one
+/// retry (each armed alarm suffers at most one fault).
+const ALARM_LATENESS_MS_MAX: u64 = ALARM_LATE_MS_MAX + ALARM_RETRY_MS;
+
+type Id = InstanceId;
+
+fn id(text: &str) -> Id {
+    InstanceId::parse("instanceId", text).unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// The reference model: the contract's rules, written as plainly as possible.
+
+#[derive(Debug, Clone)]
+struct MBurst {
+    first: u64,
+    last: u64,
+    delay: u64,
+    max_wait: u64,
+    leading: Option<Id>,
+    trailing: Option<Id>,
+}
+
+impl MBurst {
+    fn end(&self) -> u64 {
+        (self.last + self.delay).min(self.first + self.max_wait)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Model {
+    burst: Option<MBurst>,
+    /// A pending `startAt`: its id and time.
+    at: Option<(Id, u64)>,
+    /// The params each id will start with (the latest stored).
+    params_of: HashMap<Id, Option<String>>,
+    /// Fired, create not yet confirmed, with the params it fired with.
+    unconfirmed: HashMap<Id, Option<String>>,
+    confirmed: HashSet<Id>,
+    /// Cancelled, or replaced by a `startAt` with another id: never to start.
+    dropped: HashSet<Id>,
+    /// Every id a reply named.
+    promised: HashSet<Id>,
+}
+
+/// What the model expects of one decision.
+struct Expect {
+    reply: Result<Reply, &'static str>,
+    fires: Vec<Id>,
+}
+
+impl Model {
+    fn pending(&self) -> Option<&Id> {
+        self.burst
+            .as_ref()
+            .and_then(|b| b.trailing.as_ref())
+            .or(self.at.as_ref().map(|(id, _)| id))
+    }
+
+    fn unfinished(&self) -> usize {
+        self.unconfirmed.len() + usize::from(self.pending().is_some())
+    }
+
+    fn fire(&mut self, id: Id, fires: &mut Vec<Id>) {
+        assert!(
+            !self.unconfirmed.contains_key(&id) && !self.confirmed.contains(&id),
+            "model: {id} fires twice"
+        );
+        let params = self.params_of[&id].clone();
+        self.unconfirmed.insert(id.clone(), params);
+        fires.push(id);
+    }
+
+    /// What is due at `now` fires; the check that it is not late is here.
+    fn settle(&mut self, now: u64, fires: &mut Vec<Id>) {
+        if let Some(burst) = self.burst.clone() {
+            if now >= burst.end() {
+                if let Some(trailing) = burst.trailing.clone() {
+                    assert!(
+                        now <= burst.end() + ALARM_LATENESS_MS_MAX,
+                        "trailing start {trailing} fires at {now}, {} ms after its burst ended \
+                         (first call {}, maxWait {})",
+                        now - burst.end(),
+                        burst.first,
+                        burst.max_wait
+                    );
+                    assert!(now <= burst.first + burst.max_wait + ALARM_LATENESS_MS_MAX);
+                    self.fire(trailing, fires);
+                }
+                self.burst = None;
+            }
+        }
+        if let Some((at_id, at_ms)) = self.at.clone() {
+            if now >= at_ms {
+                assert!(
+                    now <= at_ms + ALARM_LATENESS_MS_MAX,
+                    "startAt {at_id} fires {} ms late",
+                    now - at_ms
+                );
+                self.at = None;
+                self.fire(at_id, fires);
+            }
+        }
+    }
+
+    fn room(&self) -> Result<(), &'static str> {
+        if self.unfinished() >= DEBOUNCE_UNFINISHED_STARTS_MAX {
+            Err("key")
+        } else {
+            Ok(())
+        }
+    }
+
+    fn debounce(&mut self, now: u64, call: &DebounceCall, suffix: &str) -> Expect {
+        let mut fires = Vec::new();
+        self.settle(now, &mut fires);
+        let new_id = || id(&format!("{}{suffix}", call.id_prefix));
+        let open = self.burst.clone().filter(|b| now < b.end());
+        let reply = if let Some(mut burst) = open {
+            burst.last = now;
+            burst.delay = call.delay_ms;
+            burst.max_wait = call.max_wait_ms;
+            let fire_at = burst.end().max(now);
+            let reply = match call.edge {
+                Edge::Trailing | Edge::Both => {
+                    let trailing = match burst.trailing.clone() {
+                        Some(id) => id,
+                        None => {
+                            if let Err(field) = self.room() {
+                                return Expect {
+                                    reply: Err(field),
+                                    fires,
+                                };
+                            }
+                            new_id()
+                        }
+                    };
+                    burst.trailing = Some(trailing.clone());
+                    assert!(!self.unconfirmed.contains_key(&trailing));
+                    self.params_of.insert(trailing.clone(), call.params.clone());
+                    DebounceReply {
+                        outcome: Outcome::Scheduled,
+                        instance_id: trailing,
+                        fire_at_ms: Some(fire_at),
+                    }
+                }
+                Edge::Leading => match (&burst.leading, &burst.trailing) {
+                    (Some(leading), _) => DebounceReply {
+                        outcome: Outcome::Suppressed,
+                        instance_id: leading.clone(),
+                        fire_at_ms: None,
+                    },
+                    (None, Some(trailing)) => DebounceReply {
+                        outcome: Outcome::Suppressed,
+                        instance_id: trailing.clone(),
+                        fire_at_ms: Some(fire_at),
+                    },
+                    (None, None) => panic!("model: a burst with no start"),
+                },
+            };
+            self.burst = Some(burst);
+            reply
+        } else {
+            let start = match self.at.take() {
+                Some((taken, _)) => taken,
+                None => {
+                    if let Err(field) = self.room() {
+                        return Expect {
+                            reply: Err(field),
+                            fires,
+                        };
+                    }
+                    new_id()
+                }
+            };
+            self.params_of.insert(start.clone(), call.params.clone());
+            let mut burst = MBurst {
+                first: now,
+                last: now,
+                delay: call.delay_ms,
+                max_wait: call.max_wait_ms,
+                leading: None,
+                trailing: None,
+            };
+            let reply = match call.edge {
+                Edge::Trailing => {
+                    burst.trailing = Some(start.clone());
+                    DebounceReply {
+                        outcome: Outcome::Scheduled,
+                        instance_id: start,
+                        fire_at_ms: Some(burst.end()),
+                    }
+                }
+                Edge::Leading | Edge::Both => {
+                    burst.leading = Some(start.clone());
+                    self.fire(start.clone(), &mut fires);
+                    DebounceReply {
+                        outcome: Outcome::Started,
+                        instance_id: start,
+                        fire_at_ms: None,
+                    }
+                }
+            };
+            self.burst = Some(burst);
+            reply
+        };
+        self.settle(now, &mut fires);
+        self.promised.insert(reply.instance_id.clone());
+        Expect {
+            reply: Ok(Reply::Debounce(reply)),
+            fires,
+        }
+    }
+
+    fn start_at(&mut self, now: u64, call: &StartAtCall, suffix: &str) -> Expect {
+        let mut fires = Vec::new();
+        self.settle(now, &mut fires);
+        let pending = self.pending().cloned();
+        if pending.is_none() {
+            if let Err(field) = self.room() {
+                return Expect {
+                    reply: Err(field),
+                    fires,
+                };
+            }
+        }
+        let start = match (&call.instance_id, &pending) {
+            (Some(given), _) => given.clone(),
+            (None, Some(pending)) => pending.clone(),
+            (None, None) => id(&format!("start-{suffix}")),
+        };
+        if let Some(replaced) = pending.filter(|p| *p != start) {
+            self.dropped.insert(replaced);
+        }
+        self.burst = None;
+        self.params_of.insert(start.clone(), call.params.clone());
+        self.at = Some((start.clone(), call.at_ms()));
+        self.settle(now, &mut fires);
+        self.promised.insert(start.clone());
+        Expect {
+            reply: Ok(Reply::StartAt {
+                instance_id: start,
+                at: call.at,
+            }),
+            fires,
+        }
+    }
+
+    fn flush(&mut self, now: u64) -> Expect {
+        let mut fires = Vec::new();
+        self.settle(now, &mut fires);
+        let started = self.pending().cloned();
+        self.burst = None;
+        self.at = None;
+        if let Some(start) = &started {
+            self.fire(start.clone(), &mut fires);
+        }
+        Expect {
+            reply: Ok(Reply::Flush { started }),
+            fires,
+        }
+    }
+
+    fn cancel(&mut self, now: u64) -> Expect {
+        let mut fires = Vec::new();
+        self.settle(now, &mut fires);
+        let cancelled = self.pending().cloned();
+        if let Some(id) = &cancelled {
+            self.dropped.insert(id.clone());
+        }
+        self.burst = None;
+        self.at = None;
+        Expect {
+            reply: Ok(Reply::Cancel { cancelled }),
+            fires,
+        }
+    }
+
+    fn tick(&mut self, now: u64) -> Expect {
+        let mut fires = Vec::new();
+        self.settle(now, &mut fires);
+        Expect {
+            reply: Ok(Reply::Nothing),
+            fires,
+        }
+    }
+
+    fn created(&mut self, now: u64, id: &Id, outcome: &CreateOutcome) -> Expect {
+        if !matches!(outcome, CreateOutcome::Failed(_)) && self.unconfirmed.remove(id).is_some() {
+            self.confirmed.insert(id.clone());
+        }
+        let mut fires = Vec::new();
+        self.settle(now, &mut fires);
+        Expect {
+            reply: Ok(Reply::Nothing),
+            fires,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The simulated world.
+
+/// How one seed behaves, drawn from the seed.
+#[derive(Debug)]
+struct Knobs {
+    /// Delays are drawn up to this; small, so bursts end often.
+    delay_max: u64,
+    /// How much time passes between steps, at most.
+    gap_max: u64,
+    call_w: u64,
+    time_w: u64,
+    create_w: u64,
+    edges: Vec<Edge>,
+    no_max_wait_pct: u64,
+    start_at_w: u64,
+    flush_w: u64,
+    cancel_w: u64,
+    /// Creates that fail, and that create but report a failure.
+    fail_pct: u64,
+    ghost_pct: u64,
+    /// Production says "exists" for a taken id; local mode creates nothing
+    /// and says nothing (contract: both count as done).
+    exists_is_error: bool,
+    crash_before_pct: u64,
+    crash_after_pct: u64,
+    reset_w: u64,
+    alarm_fault_pct: u64,
+}
+
+impl Knobs {
+    fn draw(rng: &mut Rng) -> Knobs {
+        let faulty = rng.below(8) != 0;
+        let mut fault = |hi: u64| if faulty { rng.range(0, hi) } else { 0 };
+        let (fail_pct, ghost_pct, crash_before_pct, crash_after_pct, reset_w, alarm_fault_pct) = (
+            fault(20),
+            fault(10),
+            fault(5),
+            fault(8),
+            fault(3),
+            fault(30),
+        );
+        let edge_sets: [&[Edge]; 5] = [
+            &[Edge::Trailing],
+            &[Edge::Leading],
+            &[Edge::Both],
+            &[Edge::Trailing, Edge::Leading, Edge::Both],
+            &[Edge::Trailing, Edge::Trailing, Edge::Both],
+        ];
+        Knobs {
+            delay_max: rng.range(2, 400),
+            gap_max: rng.range(1, 300),
+            call_w: rng.range(20, 150),
+            time_w: rng.range(20, 150),
+            create_w: rng.range(20, 150),
+            edges: rng.pick(&edge_sets).to_vec(),
+            no_max_wait_pct: rng.range(0, 30),
+            start_at_w: rng.range(0, 10),
+            flush_w: rng.range(0, 6),
+            cancel_w: rng.range(0, 4),
+            fail_pct,
+            ghost_pct,
+            exists_is_error: rng.below(2) == 0,
+            crash_before_pct,
+            crash_after_pct,
+            reset_w,
+            alarm_fault_pct,
+        }
+    }
+}
+
+/// How a decision went through the shell.
+#[derive(Debug)]
+enum Ran {
+    /// The object crashed before the commit: as if never called.
+    CrashedBefore,
+    /// Committed, then the object crashed: the creates were lost and the
+    /// caller heard an error.
+    CrashedAfter,
+    Refused,
+    Heard(Reply),
+}
+
+/// Work the shell does after a commit, in flight until a later step.
+#[derive(Debug, Clone)]
+enum Effect {
+    Create(baton::debounce::Create),
+    Report(Id, CreateOutcome),
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Stats {
+    steps: u64,
+    seeds: u64,
+    calls: u64,
+    refused: u64,
+    started: u64,
+    scheduled: u64,
+    suppressed: u64,
+    fires: u64,
+    creates: u64,
+    create_failures: u64,
+    exists: u64,
+    retries: u64,
+    crashes: u64,
+    resets: u64,
+    alarm_faults: u64,
+    flushes: u64,
+    cancels: u64,
+    start_ats: u64,
+    takeovers: u64,
+}
+
+impl Stats {
+    fn add(&mut self, other: &Stats) {
+        let Stats {
+            steps,
+            seeds,
+            calls,
+            refused,
+            started,
+            scheduled,
+            suppressed,
+            fires,
+            creates,
+            create_failures,
+            exists,
+            retries,
+            crashes,
+            resets,
+            alarm_faults,
+            flushes,
+            cancels,
+            start_ats,
+            takeovers,
+        } = other;
+        self.steps += steps;
+        self.seeds += seeds;
+        self.calls += calls;
+        self.refused += refused;
+        self.started += started;
+        self.scheduled += scheduled;
+        self.suppressed += suppressed;
+        self.fires += fires;
+        self.creates += creates;
+        self.create_failures += create_failures;
+        self.exists += exists;
+        self.retries += retries;
+        self.crashes += crashes;
+        self.resets += resets;
+        self.alarm_faults += alarm_faults;
+        self.flushes += flushes;
+        self.cancels += cancels;
+        self.start_ats += start_ats;
+        self.takeovers += takeovers;
+    }
+}
+
+struct Sim {
+    rng: Rng,
+    knobs: Knobs,
+    trace: bool,
+    now: u64,
+    /// What the object's storage holds.
+    stored: KeyState,
+    model: Model,
+    /// The armed alarm's time, and when the platform delivers it.
+    alarm: Option<(u64, u64)>,
+    /// Deliveries that are not the armed alarm: duplicates, early fires,
+    /// retries of failed handlers.
+    stray_alarms: Vec<u64>,
+    effects: Vec<Effect>,
+    /// The Workflow engine: every instance created, with its params.
+    instances: HashMap<Id, Option<String>>,
+    next_suffix: u64,
+    faults: bool,
+    stats: Stats,
+    log: Vec<String>,
+}
+
+impl Sim {
+    fn new(seed: u64, trace: bool) -> Sim {
+        let mut rng = Rng(seed);
+        let knobs = Knobs::draw(&mut rng);
+        Sim {
+            rng,
+            knobs,
+            trace,
+            now: 1_000_000 + seed,
+            stored: KeyState::default(),
+            model: Model::default(),
+            alarm: None,
+            stray_alarms: Vec::new(),
+            effects: Vec::new(),
+            instances: HashMap::new(),
+            next_suffix: 0,
+            faults: true,
+            stats: Stats::default(),
+            log: Vec::new(),
+        }
+    }
+
+    fn note(&mut self, line: String) {
+        if self.trace {
+            eprintln!("{:>10} {line}", self.now);
+        }
+        self.log.push(format!("{:>10} {line}", self.now));
+        if self.log.len() > 60 {
+            self.log.remove(0);
+        }
+    }
+
+    fn suffix(&mut self) -> (String, IdSuffix) {
+        self.next_suffix += 1;
+        let text = format!("s{}", self.next_suffix);
+        (text.clone(), IdSuffix::new(text))
+    }
+
+    fn chance(&mut self, pct: u64) -> bool {
+        self.faults && self.rng.percent(pct)
+    }
+
+    /// Runs one decision through the shell: maybe crash before the commit;
+    /// commit (writes and alarm together); maybe crash before the effects;
+    /// queue the creates. `expect` is the model's side of the same input:
+    /// it is applied to the model when the decision commits (on a copy, to
+    /// compare, when the core refuses).
+    fn run_call(&mut self, input: Input, expect: impl FnOnce(&mut Model, u64) -> Expect) -> Ran {
+        if self.chance(self.knobs.crash_before_pct) {
+            self.stats.crashes += 1;
+            self.note(format!("crash before commit: {input:?}"));
+            return Ran::CrashedBefore;
+        }
+        let before = self.stored.clone();
+        let transition = match decide(&before, self.now, input.clone()) {
+            Err(error) => {
+                let expected = expect(&mut self.model.clone(), self.now);
+                assert_eq!(
+                    Err(error.field()),
+                    expected.reply.map(|_| ()),
+                    "refusal differs from the model for {input:?}"
+                );
+                assert!(
+                    self.stored.unfinished_starts() >= DEBOUNCE_UNFINISHED_STARTS_MAX,
+                    "refused with room to spare: {error}"
+                );
+                self.stats.refused += 1;
+                return Ran::Refused;
+            }
+            Ok(transition) => transition,
+        };
+        let mut model = std::mem::take(&mut self.model);
+        let expected = expect(&mut model, self.now);
+        self.check_transition(&before, &transition, &expected, &input, &model);
+        self.model = model;
+        self.stored = transition.state;
+        self.arm(transition.alarm_at_ms);
+        if self.chance(self.knobs.crash_after_pct) {
+            self.stats.crashes += 1;
+            self.note(format!(
+                "crash after commit, {} creates lost: {input:?}",
+                transition.creates.len()
+            ));
+            return Ran::CrashedAfter;
+        }
+        for create in transition.creates {
+            self.effects.push(Effect::Create(create));
+        }
+        Ran::Heard(transition.reply)
+    }
+
+    fn check_transition(
+        &mut self,
+        before: &KeyState,
+        transition: &Transition,
+        expect: &Expect,
+        input: &Input,
+        model: &Model,
+    ) {
+        let mut applied = before.clone();
+        apply(&mut applied, &transition.writes);
+        assert_eq!(
+            applied, transition.state,
+            "writes do not give the decided state"
+        );
+        assert_invariants(&transition.state);
+        assert_eq!(
+            Ok(transition.reply.clone()),
+            expect.reply.clone(),
+            "reply differs from the model for {input:?}"
+        );
+        let fired: Vec<Id> = transition
+            .creates
+            .iter()
+            .filter(|c| !before.creating.iter().any(|b| b.id == c.id))
+            .map(|c| c.id.clone())
+            .collect();
+        assert_eq!(fired, expect.fires, "fired starts differ from the model");
+        self.stats.fires += fired.len() as u64;
+        self.stats.retries += (transition.creates.len() - fired.len()) as u64;
+        for create in &transition.creates {
+            assert!(
+                !model.dropped.contains(&create.id),
+                "{} was cancelled or replaced, yet is created",
+                create.id
+            );
+            assert_eq!(
+                Some(&create.params),
+                model.unconfirmed.get(&create.id),
+                "{} is created with params other than its latest",
+                create.id
+            );
+        }
+        // Nothing pending is lost: the key's pending start and unconfirmed
+        // creates are exactly the model's.
+        let state = &transition.state;
+        assert_eq!(
+            state.pending.as_ref().map(|p| &p.id),
+            model.pending(),
+            "pending start differs from the model"
+        );
+        if let Some(pending) = &state.pending {
+            assert_eq!(Some(&pending.params), model.params_of.get(&pending.id));
+        }
+        let creating: HashSet<&Id> = state.creating.iter().map(|c| &c.id).collect();
+        let unconfirmed: HashSet<&Id> = model.unconfirmed.keys().collect();
+        assert_eq!(
+            creating, unconfirmed,
+            "unconfirmed creates differ from the model"
+        );
+        if let Some(alarm_at) = transition.alarm_at_ms {
+            assert!(
+                alarm_at > self.now,
+                "the core asked for an alarm in the past"
+            );
+        }
+        let due = model
+            .burst
+            .as_ref()
+            .filter(|b| b.trailing.is_some())
+            .map(MBurst::end)
+            .or(model.at.as_ref().map(|(_, at)| *at));
+        if let Some(due) = due {
+            assert!(
+                transition.alarm_at_ms.is_some_and(|a| a <= due),
+                "alarm {:?} is after the pending start's time {due}",
+                transition.alarm_at_ms
+            );
+        }
+        if let Some(view) = pending_view(state) {
+            assert_eq!(Some(view.fire_at_ms), due, "inspect's fireAt is wrong");
+        }
+    }
+
+    /// The shell sets the alarm; the platform decides when it comes.
+    fn arm(&mut self, at: Option<u64>) {
+        let Some(at) = at else {
+            self.alarm = None;
+            return;
+        };
+        if self.alarm.is_some_and(|(armed, _)| armed == at) {
+            return;
+        }
+        let mut delivery = at + self.rng.range(0, ALARM_LATE_MS_MAX);
+        if self.chance(self.knobs.alarm_fault_pct) {
+            self.stats.alarm_faults += 1;
+            match self.rng.below(3) {
+                // Lost, then retried by the platform.
+                0 => delivery += ALARM_RETRY_MS,
+                // Early: a stray delivery before its time.
+                1 => {
+                    let early = self.rng.range(self.now, at);
+                    self.stray_alarms.push(early);
+                }
+                // Twice.
+                _ => {
+                    let again = delivery + self.rng.range(0, ALARM_LATE_MS_MAX);
+                    self.stray_alarms.push(again);
+                }
+            }
+        }
+        self.alarm = Some((at, delivery));
+    }
+
+    fn next_alarm_delivery(&self) -> Option<u64> {
+        let armed = self.alarm.map(|(_, d)| d);
+        let stray = self.stray_alarms.iter().copied().min();
+        match (armed, stray) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Delivers every alarm due now. A handler may crash; the platform retries it.
+    fn deliver_alarms(&mut self) {
+        loop {
+            let armed_due = self.alarm.filter(|(_, d)| *d <= self.now);
+            let stray_due = self.stray_alarms.iter().position(|d| *d <= self.now);
+            if armed_due.is_some() {
+                self.alarm = None;
+            } else if let Some(i) = stray_due {
+                self.stray_alarms.swap_remove(i);
+            } else {
+                return;
+            }
+            let retried_already = armed_due.is_none();
+            let crash_before = !retried_already && self.chance(self.knobs.crash_before_pct);
+            if crash_before {
+                self.stats.crashes += 1;
+                self.note("alarm handler crashed; retried".into());
+                self.stray_alarms.push(self.now + ALARM_RETRY_MS);
+                continue;
+            }
+            self.note("alarm".into());
+            // The handler's crash before its commit is the one above.
+            let saved = self.knobs.crash_before_pct;
+            self.knobs.crash_before_pct = 0;
+            let ran = self.run_call(Input::Tick, |m, now| m.tick(now));
+            self.knobs.crash_before_pct = saved;
+            if matches!(ran, Ran::CrashedAfter) && !retried_already {
+                // Crashed after its commit: the platform retries the handler.
+                self.stray_alarms.push(self.now + ALARM_RETRY_MS);
+            }
+        }
+    }
+
+    fn step(&mut self) {
+        self.stats.steps += 1;
+        let k = &self.knobs;
+        let calls = if self.faults { k.call_w } else { 0 };
+        let weights = [
+            calls,
+            if self.faults { k.start_at_w } else { 0 },
+            if self.faults { k.flush_w } else { 0 },
+            if self.faults { k.cancel_w } else { 0 },
+            // Each effect in flight is about as likely to land as a call to come.
+            k.create_w * self.effects.len() as u64,
+            k.time_w,
+            if self.faults && !self.effects.is_empty() {
+                k.reset_w
+            } else {
+                0
+            },
+        ];
+        let total: u64 = weights.iter().sum();
+        let mut pick = self.rng.below(total.max(1));
+        let mut action = weights.len();
+        for (i, w) in weights.iter().enumerate() {
+            if pick < *w {
+                action = i;
+                break;
+            }
+            pick -= w;
+        }
+        match action {
+            0 => self.call_debounce(),
+            1 => self.call_start_at(),
+            2 => self.call_flush(),
+            3 => self.call_cancel(),
+            4 => self.perform_effect(),
+            6 => {
+                self.stats.resets += 1;
+                self.note(format!("reset: {} effects lost", self.effects.len()));
+                self.effects.clear();
+            }
+            _ => self.advance_time(),
+        }
+    }
+
+    fn advance_time(&mut self) {
+        let target = if self.faults || !self.effects.is_empty() {
+            // Now and then a long quiet stretch, long enough for lost creates
+            // to be presumed lost and retried.
+            let gap_max = if self.rng.percent(1) {
+                DEBOUNCE_CREATE_RETRY_MS_MAX
+            } else if self.rng.percent(2) {
+                2 * DEBOUNCE_CREATE_LOST_MS
+            } else {
+                self.knobs.gap_max
+            };
+            self.now + self.rng.range(0, gap_max)
+        } else {
+            // Draining with nothing in flight: jump to the next alarm.
+            self.next_alarm_delivery().unwrap_or(self.now)
+        };
+        // Alarms are delivered at their time, never skipped over.
+        let target = match self.next_alarm_delivery() {
+            Some(d) if d <= target => d.max(self.now),
+            _ => target,
+        };
+        self.now = target;
+        self.deliver_alarms();
+    }
+
+    fn call_debounce(&mut self) {
+        self.stats.calls += 1;
+        let edge = *self.rng.pick(&self.knobs.edges.clone());
+        let delay_ms = self.rng.range(1, self.knobs.delay_max);
+        let max_wait_ms = if self.rng.percent(self.knobs.no_max_wait_pct) {
+            None
+        } else {
+            Some(self.rng.range(delay_ms, delay_ms * 4))
+        };
+        let params = if self.rng.percent(20) {
+            None
+        } else {
+            Some(format!("{{\"n\":{}}}", self.rng.below(1_000_000)))
+        };
+        let id_prefix = if self.rng.percent(50) {
+            None
+        } else {
+            Some(format!("p{}_", self.rng.below(3)))
+        };
+        let call = DebounceCall::new(DebounceFields {
+            delay_ms,
+            max_wait_ms,
+            edge: Some(edge),
+            params,
+            workflow: "WORKFLOW".into(),
+            id_prefix,
+        })
+        .unwrap();
+        let (text, suffix) = self.suffix();
+        let had_at = self.model.at.as_ref().is_some_and(|(_, at)| *at > self.now);
+        self.note(format!(
+            "debounce {edge:?} delay {delay_ms} maxWait {max_wait_ms:?}"
+        ));
+        let input = Input::Debounce {
+            call: call.clone(),
+            suffix,
+        };
+        let ran = self.run_call(input, |m, now| m.debounce(now, &call, &text));
+        if let Ran::Heard(Reply::Debounce(reply)) = ran {
+            match reply.outcome {
+                Outcome::Started => self.stats.started += 1,
+                Outcome::Scheduled => self.stats.scheduled += 1,
+                Outcome::Suppressed => self.stats.suppressed += 1,
+            }
+            if had_at && reply.outcome != Outcome::Suppressed {
+                self.stats.takeovers += 1;
+            }
+        }
+    }
+
+    fn call_start_at(&mut self) {
+        self.stats.start_ats += 1;
+        let at = match self.rng.below(4) {
+            0 => self.now as f64 - self.rng.below(1_000) as f64,
+            1 => self.now as f64 + self.rng.below(self.knobs.delay_max * 4) as f64 + 0.5,
+            _ => (self.now + self.rng.below(self.knobs.delay_max * 4)) as f64,
+        };
+        let params = Some(format!("{{\"at\":{}}}", self.rng.below(1_000_000)));
+        let (text, suffix) = self.suffix();
+        let instance_id = self.rng.percent(30).then(|| id(&format!("given-{text}")));
+        let call = StartAtCall::new(self.now, at, params, "WORKFLOW".into(), instance_id).unwrap();
+        self.note(format!("startAt {at}"));
+        let input = Input::StartAt {
+            call: call.clone(),
+            suffix,
+        };
+        self.run_call(input, |m, now| m.start_at(now, &call, &text));
+    }
+
+    fn call_flush(&mut self) {
+        self.stats.flushes += 1;
+        self.note("flush".into());
+        self.run_call(Input::Flush, |m, now| m.flush(now));
+    }
+
+    fn call_cancel(&mut self) {
+        self.stats.cancels += 1;
+        self.note("cancel".into());
+        self.run_call(Input::Cancel, |m, now| m.cancel(now));
+    }
+
+    /// The shell performs one queued effect: a create against the engine,
+    /// or the report of one back through `decide`.
+    fn perform_effect(&mut self) {
+        let i = self.rng.below(self.effects.len() as u64) as usize;
+        match self.effects.swap_remove(i) {
+            Effect::Create(create) => {
+                self.stats.creates += 1;
+                let outcome = if self.instances.contains_key(&create.id) {
+                    self.stats.exists += 1;
+                    if self.knobs.exists_is_error {
+                        CreateOutcome::AlreadyExists
+                    } else {
+                        CreateOutcome::Created
+                    }
+                } else if self.chance(self.knobs.fail_pct) {
+                    self.stats.create_failures += 1;
+                    CreateOutcome::Failed("binding unavailable".into())
+                } else {
+                    // The engine starts it: exactly the params the model expects.
+                    assert!(
+                        !self.model.dropped.contains(&create.id),
+                        "{} starts though it was cancelled",
+                        create.id
+                    );
+                    assert_eq!(
+                        self.model.params_of.get(&create.id),
+                        Some(&create.params),
+                        "{} starts without its latest params",
+                        create.id
+                    );
+                    self.instances
+                        .insert(create.id.clone(), create.params.clone());
+                    if self.chance(self.knobs.ghost_pct) {
+                        self.stats.create_failures += 1;
+                        CreateOutcome::Failed("timed out".into())
+                    } else {
+                        CreateOutcome::Created
+                    }
+                };
+                self.note(format!("create {} -> {outcome:?}", create.id));
+                self.effects.push(Effect::Report(create.id, outcome));
+            }
+            Effect::Report(id, outcome) => {
+                self.note(format!("report {id} {outcome:?}"));
+                let input = Input::Created {
+                    id: id.clone(),
+                    outcome: outcome.clone(),
+                };
+                self.run_call(input, |m, now| m.created(now, &id, &outcome));
+            }
+        }
+    }
+
+    fn run_seed(&mut self) {
+        while self.stats.steps < FAULT_STEPS_PER_SEED {
+            self.step();
+        }
+        self.faults = false;
+        let drain_started = self.stats.steps;
+        // Calls and faults stop; everything in flight lands, alarms fire,
+        // creates succeed (the worst backoff is bounded, so this ends).
+        while !self.effects.is_empty() || self.alarm.is_some() || !self.stray_alarms.is_empty() {
+            assert!(
+                self.stats.steps - drain_started < DRAIN_STEPS_MAX,
+                "the drain did not finish: {:?} pending, {} unconfirmed",
+                self.stored.pending,
+                self.stored.creating.len()
+            );
+            self.step();
+        }
+        assert!(self.stored.pending.is_none(), "a pending start was left");
+        assert!(
+            self.stored.creating.is_empty(),
+            "a create was left unconfirmed"
+        );
+        assert!(self.model.unconfirmed.is_empty());
+        for promised in &self.model.promised {
+            if self.model.dropped.contains(promised) {
+                assert!(
+                    !self.instances.contains_key(promised),
+                    "{promised} was cancelled or replaced, yet started"
+                );
+            } else {
+                assert!(
+                    self.model.confirmed.contains(promised),
+                    "{promised} was promised and never started"
+                );
+                assert_eq!(
+                    self.instances.get(promised),
+                    self.model.params_of.get(promised),
+                    "{promised} started without its latest params"
+                );
+            }
+        }
+        self.stats.seeds += 1;
+    }
+
+    fn dump(&self) -> String {
+        format!(
+            "knobs: {:?}\nstate: {:?}\nlast steps:\n{}",
+            self.knobs,
+            self.stored,
+            self.log.join("\n")
+        )
+    }
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    let value = std::env::var(name).ok()?;
+    Some(
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be an integer, got {value:?}")),
+    )
+}
+
+fn run_seed(seed: u64, trace: bool) -> Stats {
+    let mut sim = Sim::new(seed, trace);
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| sim.run_seed())) {
+        eprintln!(
+            "\ndebounce simulation failed at seed {seed}, step {}. Rerun it with\n  \
+             BATON_SIM_SEED={seed} BATON_SIM_TRACE=1 cargo test --test debounce_sim \
+             simulation -- --nocapture\n{}",
+            sim.stats.steps,
+            sim.dump()
+        );
+        resume_unwind(panic);
+    }
+    sim.stats
+}
+
+#[test]
+fn simulation() {
+    if let Some(seed) = env_u64("BATON_SIM_SEED") {
+        let stats = run_seed(seed, std::env::var_os("BATON_SIM_TRACE").is_some());
+        eprintln!("seed {seed}: {stats:?}");
+        return;
+    }
+    let budget = env_u64("BATON_SIM_STEPS").unwrap_or(SIM_STEPS_DEFAULT);
+    let mut total = Stats::default();
+    let mut seed = 0;
+    while total.steps < budget {
+        total.add(&run_seed(seed, false));
+        seed += 1;
+    }
+    eprintln!("debounce simulation: {total:?}");
+    if budget >= SIM_STEPS_DEFAULT {
+        let reached = [
+            ("started", total.started),
+            ("scheduled", total.scheduled),
+            ("suppressed", total.suppressed),
+            ("refused", total.refused),
+            ("create_failures", total.create_failures),
+            ("exists", total.exists),
+            ("retries", total.retries),
+            ("crashes", total.crashes),
+            ("resets", total.resets),
+            ("alarm_faults", total.alarm_faults),
+            ("flushes", total.flushes),
+            ("cancels", total.cancels),
+            ("start_ats", total.start_ats),
+            ("takeovers", total.takeovers),
+        ];
+        for (what, n) in reached {
+            assert!(n > 0, "the simulation never reached {what}");
+        }
+    }
+}

@@ -1,0 +1,354 @@
+// The npm package as a user gets it: `npm pack`, installed from the tarball
+// into scratch Worker projects (in a temp dir, with their own wrangler
+// configs and their own Workflows), the way the README's "Deploying" tells a
+// user to set them up. The wrangler configs are the README's own blocks
+// (```toml file=...), so the README cannot drift from what is tested.
+//
+// - the tarball holds every module its entry points import;
+// - every Durable Object class of baton/worker is declared, embedded and
+//   deployed (the test names the place a new class is missing from);
+// - a user's Workflow typed with @cloudflare/workers-types compiles with
+//   `tsc --strict` (embedded and standalone, and the README's samples);
+// - embedded mode: `wrangler deploy --dry-run` bundles the user's Worker with
+//   wrangler's default rules and lists its bindings, and the bundle runs in
+//   miniflare, its Workflow using withKey and serialize against the classes
+//   it re-exports;
+// - standalone mode: every step of the first-deploy order, and adding a
+//   Workflow later, passes `wrangler deploy --dry-run` with that step's
+//   config; step 1's Baton serves without a Workflow binding (and logs it
+//   when a call needs one); the two
+//   bundles of steps 2 and 3 run the user's Workflow against Baton.
+//
+// Offline except for wrangler's update check: the tarball has no
+// dependencies, so installing it needs no registry.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { Harness, ROOT, applyMigrations } from "./harness.mjs";
+
+const FIXTURES = path.join(ROOT, "tests/miniflare/user-project");
+const BIN = path.join(ROOT, "node_modules/.bin");
+// npm and wrangler run on the repo's Node 22, quietly and without prompts.
+const ENV = {
+  ...process.env,
+  PATH: `${BIN}${path.delimiter}${process.env.PATH}`,
+  CI: "true",
+  WRANGLER_SEND_METRICS: "false",
+};
+
+let scratch;
+let tarball;
+let packed;
+
+function run(command, args, cwd) {
+  try {
+    return execFileSync(command, args, { cwd, env: ENV, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (error) {
+    throw new Error(`${command} ${args.join(" ")} (in ${cwd}) failed:\n${error.stdout}\n${error.stderr}`);
+  }
+}
+
+/** The README's config and code blocks: ```toml file=NAME ... ``` (or ts) by NAME. */
+function readmeBlocks() {
+  const text = readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const blocks = new Map();
+  for (const match of text.matchAll(/^```(?:toml|ts) file=(\S+)\n([\s\S]*?)^```$/gm)) {
+    blocks.set(match[1], match[2]);
+  }
+  return blocks;
+}
+
+function block(name) {
+  const text = readmeBlocks().get(name);
+  assert.ok(text, `README.md should have a block \`\`\`toml (or ts) file=${name}`);
+  return text;
+}
+
+/**
+ * A user's Worker project in the scratch dir: its package.json, the packed
+ * `baton` installed from the tarball, `src/index.ts` from the fixture
+ * `source`, and a tsconfig for `tsc --strict`.
+ */
+function userProject(name, source) {
+  const dir = path.join(scratch, name);
+  mkdirSync(path.join(dir, "src"), { recursive: true });
+  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }, null, 2));
+  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], dir);
+  if (source) copyFileSync(path.join(FIXTURES, source), path.join(dir, "src/index.ts"));
+  copyFileSync(path.join(FIXTURES, "tsconfig.json"), path.join(dir, "tsconfig.json"));
+  // The user's own dev dependency for types; linked, not downloaded again.
+  mkdirSync(path.join(dir, "node_modules/@cloudflare"), { recursive: true });
+  symlinkSync(path.join(ROOT, "node_modules/@cloudflare/workers-types"), path.join(dir, "node_modules/@cloudflare/workers-types"));
+  return dir;
+}
+
+/**
+ * `tsc --strict` over the project's src/index.ts and the README's TypeScript
+ * block `readme` (as src/readme.ts), with the fixture's tsconfig.
+ */
+function typeCheck(dir, readme) {
+  writeFileSync(path.join(dir, "src/readme.ts"), block(readme));
+  const config = { extends: "./tsconfig.json", files: ["src/index.ts", "src/readme.ts"] };
+  writeFileSync(path.join(dir, "tsconfig.test.json"), JSON.stringify(config));
+  run(path.join(BIN, "tsc"), ["-p", path.join(dir, "tsconfig.test.json")], dir);
+}
+
+/** `wrangler deploy --dry-run` with `config` as the project's wrangler.toml; returns its output. */
+function dryRun(dir, config) {
+  writeFileSync(path.join(dir, "wrangler.toml"), config);
+  rmSync(path.join(dir, "out"), { recursive: true, force: true });
+  return run(path.join(BIN, "wrangler"), ["deploy", "--dry-run", "--outdir", "out"], dir);
+}
+
+function assertBindings(output, present, absent = []) {
+  for (const binding of present) {
+    assert.ok(output.includes(binding), `bindings should list ${binding}:\n${output}`);
+  }
+  for (const binding of absent) {
+    assert.ok(!output.includes(binding), `bindings should not list ${binding}:\n${output}`);
+  }
+}
+
+/**
+ * Miniflare's options for the project in `dir` as wrangler bundled it into
+ * `out/` (the last dryRun), with the bindings of its wrangler.toml.
+ */
+function bundledOptions(dir, bindings = {}) {
+  const config = path.join(dir, "wrangler.toml");
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
+  return {
+    ...workerOptions,
+    name: readFileSync(config, "utf8").match(/^name = "(.+)"$/m)[1],
+    modules: true,
+    modulesRoot: path.join(dir, "out"),
+    scriptPath: path.join(dir, "out", path.basename(main).replace(/\.(ts|mjs)$/, ".js")),
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    bindings: { ...workerOptions.bindings, ...bindings },
+  };
+}
+
+before(() => {
+  assert.ok(existsSync(path.join(ROOT, "build/index_bg.wasm")), "build/ is missing: run `npm run build` first");
+  scratch = mkdtempSync(path.join(tmpdir(), "baton-package-"));
+  // --ignore-scripts: the suite has built build/ already (prepack would rebuild it).
+  const [info] = JSON.parse(run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", scratch], ROOT));
+  tarball = path.join(scratch, info.filename);
+  packed = new Set(info.files.map((f) => f.path));
+});
+
+after(() => {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+test("the tarball holds every module its entry points import", () => {
+  const manifest = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  const targets = Object.values(manifest.exports).flatMap((t) => (typeof t === "string" ? [t] : Object.values(t)));
+  const pending = targets.filter((t) => !t.includes("*")).map((t) => path.posix.normalize(t));
+  const seen = new Set();
+  while (pending.length > 0) {
+    const file = pending.pop();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    assert.ok(packed.has(file), `${file} is imported or exported but not in the tarball (package.json "files")`);
+    if (!/\.(m?js|d\.ts)$/.test(file)) continue;
+    const text = readFileSync(path.join(ROOT, file), "utf8");
+    for (const [, spec] of text.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)) {
+      const resolved = path.posix.join(path.posix.dirname(file), spec);
+      // A declaration's "./index.js" is its sibling index.d.ts.
+      pending.push(file.endsWith(".d.ts") ? resolved.replace(/\.js$/, ".d.ts") : resolved);
+    }
+  }
+  assert.ok(seen.has("build/index_bg.wasm"), `the WASM is reached from baton/worker: ${[...seen]}`);
+  assert.ok([...packed].some((f) => /^migrations\/.*\.sql$/.test(f)), `D1 migrations ship: ${[...packed]}`);
+});
+
+test("every Durable Object class of baton/worker is declared, embedded and deployed", () => {
+  // What a new class must add to join both modes: this test names the file.
+  const read = (file) => readFileSync(path.join(ROOT, file), "utf8");
+  const classes = [...read("js/worker.mjs").matchAll(/^export class (\w+) extends DurableObject\b/gm)].map((m) => m[1]);
+  assert.ok(classes.includes("Coordinator"), `classes found in js/worker.mjs: ${classes}`);
+  const embeddedExports = read("tests/miniflare/user-project/embedded.ts").match(/^export \{ ([^}]+) \} from "baton\/worker";$/m)[1];
+  const places = {
+    "js/worker.d.ts (export declare class X extends DurableObject)": (c) =>
+      new RegExp(`^export declare class ${c} extends DurableObject\\b`, "m").test(read("js/worker.d.ts")),
+    "tests/miniflare/user-project/embedded.ts (export { ... } from \"baton/worker\")": (c) =>
+      embeddedExports.split(/,\s*/).includes(c),
+  };
+  for (const name of ["embedded/wrangler.toml", "standalone/baton/wrangler.toml"]) {
+    places[`README.md's ${name} (binding and new_sqlite_classes)`] = (c) =>
+      block(name).includes(`class_name = "${c}"`) && new RegExp(`new_sqlite_classes = \\[[^\\]]*"${c}"`).test(block(name));
+  }
+  places["wrangler.toml (binding and new_sqlite_classes)"] = (c) =>
+    read("wrangler.toml").includes(`class_name = "${c}"`) && new RegExp(`new_sqlite_classes = \\[[^\\]]*"${c}"`).test(read("wrangler.toml"));
+  for (const c of classes) {
+    for (const [place, has] of Object.entries(places)) {
+      assert.ok(has(c), `${c} is exported by js/worker.mjs but missing from ${place}`);
+    }
+  }
+});
+
+describe("embedded mode: Baton inside the user's Worker", () => {
+  let dir;
+  before(() => {
+    dir = userProject("embedded", "embedded.ts");
+  });
+
+  test("the user's typed Workflow compiles with tsc --strict", () => {
+    typeCheck(dir, "embedded/src/index.ts");
+  });
+
+  test("wrangler deploy --dry-run bundles it with the default rules and lists its bindings", () => {
+    const output = dryRun(dir, block("embedded/wrangler.toml"));
+    assertBindings(output, ["env.COORDINATOR (Coordinator)", "env.DEBOUNCER (Debouncer)", "env.RATE_LIMITER (RateLimiter)", "env.RUNS (Runs)", "env.DEPLOY (DeployWorkflow)", "env.DB (baton)"]);
+  });
+
+  test("its Workflow runs withKey and serialize against the embedded classes", async () => {
+    // The bundle wrangler made above, as it would upload it.
+    const mf = new Miniflare(bundledOptions(dir, { BATON_TOKEN: "package-test" }));
+    try {
+      await mf.ready;
+      await applyMigrations(await mf.getD1Database("DB"), path.join(dir, "node_modules/baton/migrations"));
+      const harness = new Harness(mf);
+      const call = async (route, init) => {
+        const response = await mf.dispatchFetch(`http://user${route}`, init);
+        const text = await response.text();
+        assert.ok(response.ok, `${route}: ${response.status} ${text}`);
+        return JSON.parse(text);
+      };
+      const ids = ["deploy-1", "deploy-2", "deploy-3"];
+      for (const id of ids) {
+        await call("/start", { method: "POST", body: JSON.stringify({ id, key: "site", holdSeconds: 1 }) });
+      }
+      const outputs = [];
+      for (const id of ids) {
+        const status = await harness.until(`${id} to finish`, async () => {
+          const s = await call(`/status?id=${id}`);
+          return ["complete", "errored", "terminated"].includes(s.status) ? s : null;
+        });
+        assert.equal(status.status, "complete", `${id}: ${JSON.stringify(status)}`);
+        assert.equal(status.output.deployed, `published ${id}`);
+        outputs.push(status.output.held);
+      }
+      // One holder at a time: the held spans, in order, never overlap.
+      outputs.sort((a, b) => a.from - b.from);
+      for (let i = 1; i < outputs.length; i++) {
+        assert.ok(outputs[i].from >= outputs[i - 1].to, `held spans overlap: ${JSON.stringify(outputs)}`);
+      }
+      // The HTTP API, served from the user's own fetch.
+      const view = await call("/v1/keys/site", { headers: { authorization: "Bearer package-test" } });
+      assert.equal(view.holder, null);
+      const group = await call("/v1/groups/site", { headers: { authorization: "Bearer package-test" } });
+      assert.deepEqual(group.recent.map((r) => r.outcome).sort(), ["released", "released", "released"]);
+    } finally {
+      await mf.dispose();
+    }
+  });
+});
+
+describe("standalone mode: the first deploy binds nothing that does not exist yet", () => {
+  let baton;
+  let worker;
+  before(() => {
+    baton = userProject("baton");
+    worker = userProject("my-worker", "standalone.ts");
+  });
+
+  test("the user's typed Workflow compiles with tsc --strict", () => {
+    typeCheck(worker, "standalone/my-worker/src/env.ts");
+  });
+
+  test("1. Baton, with no Workflow binding", async () => {
+    const output = dryRun(baton, block("standalone/baton/wrangler.toml"));
+    assertBindings(output, ["env.COORDINATOR (Coordinator)", "env.DB (baton)"], ["Workflow"]);
+    // It serves, and a call that needs the Workflow says what is missing.
+    let printed = "";
+    const mf = new Miniflare({
+      ...bundledOptions(baton, { BATON_TOKEN: "package-test" }),
+      handleRuntimeStdio(stdout, stderr) {
+        for (const stream of [stdout, stderr]) stream.on("data", (chunk) => (printed += chunk));
+      },
+    });
+    try {
+      const page = await mf.dispatchFetch("http://baton/");
+      assert.equal(page.status, 200, await page.text());
+      const acquire = (instanceId) =>
+        mf.dispatchFetch("http://baton/v1/keys/site/acquire", {
+          method: "POST",
+          headers: { authorization: "Bearer package-test", "content-type": "application/json" },
+          body: JSON.stringify({ instanceId }),
+        });
+      // A free key is granted without asking the Workflow anything...
+      assert.deepEqual(await (await acquire("deploy-1")).json(), { status: "granted" });
+      // ...a held one needs the holder's status, through the missing
+      // binding: the caller waits (nothing is taken on a guess) and the
+      // log names the binding to configure.
+      assert.deepEqual(await (await acquire("deploy-2")).json(), { status: "pending" });
+      await new Harness(mf).until("the missing binding to be logged", () =>
+        /no Workflow binding named "WORKFLOW"/.test(printed),
+      );
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  test("2. the user's Worker, bound to Baton (which exists now)", () => {
+    const output = dryRun(worker, block("standalone/my-worker/wrangler.toml"));
+    assertBindings(output, ["env.COORDINATOR (Coordinator, defined in baton)", "env.DEBOUNCER (Debouncer, defined in baton)", "env.RATE_LIMITER (RateLimiter, defined in baton)", "env.BATON (baton)", "env.DEPLOY (DeployWorkflow)"]);
+  });
+
+  test("3. Baton again, bound to the user's Workflow (which exists now)", () => {
+    const config = block("standalone/baton/wrangler.toml") + block("standalone/baton/wrangler.toml+workflow");
+    const output = dryRun(baton, config);
+    assertBindings(output, ["env.COORDINATOR (Coordinator)", "env.DB (baton)", "env.WORKFLOW (DeployWorkflow (defined in my-worker))"]);
+  });
+
+  test("the two Workers as deployed by steps 2 and 3 run the user's Workflow against Baton", async () => {
+    // Both bundles as the dry runs above left them, each Worker under its name.
+    const [batonOptions, workerOptions] = [baton, worker].map((dir) => bundledOptions(dir));
+    const mf = new Miniflare({ workers: [workerOptions, batonOptions] });
+    try {
+      await mf.ready;
+      await applyMigrations(await mf.getD1Database("DB", "baton"), path.join(baton, "node_modules/baton/migrations"));
+      const harness = new Harness(mf);
+      const call = async (route, init) => {
+        const response = await mf.dispatchFetch(`http://user${route}`, init);
+        const text = await response.text();
+        assert.ok(response.ok, `${route}: ${response.status} ${text}`);
+        return JSON.parse(text);
+      };
+      for (const sha of ["a1", "b2"]) {
+        const id = `deploy-${sha}`;
+        await call("/start", { method: "POST", body: JSON.stringify({ id, repo: "acme/site", sha, head: sha }) });
+        const status = await harness.until(`${id} to finish`, async () => {
+          const s = await call(`/status?id=${id}`);
+          return ["complete", "errored", "terminated"].includes(s.status) ? s : null;
+        });
+        assert.deepEqual({ status: status.status, output: status.output }, { status: "complete", output: { published: sha } });
+      }
+      const view = await call("/?key=acme/site:deploy");
+      assert.deepEqual(view.group.recent.map((r) => [r.revision, r.outcome]).sort(), [["a1", "released"], ["b2", "released"]]);
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  test("later: a second Workflow, deployed first by its Worker, then bound by Baton", () => {
+    const output = dryRun(worker, block("standalone/my-worker/wrangler.toml") + block("standalone/my-worker/wrangler.toml+migrate"));
+    assertBindings(output, ["env.DEPLOY (DeployWorkflow)", "env.MIGRATE (MigrateWorkflow)"]);
+    const config =
+      block("standalone/baton/wrangler.toml") +
+      block("standalone/baton/wrangler.toml+workflow") +
+      block("standalone/baton/wrangler.toml+migrate");
+    const batonOutput = dryRun(baton, config);
+    assertBindings(batonOutput, [
+      "env.WORKFLOW (DeployWorkflow (defined in my-worker))",
+      "env.MIGRATE (MigrateWorkflow (defined in my-worker))",
+      'env.WORKFLOW_BINDINGS ("WORKFLOW,MIGRATE")',
+    ]);
+  });
+});
