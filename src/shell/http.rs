@@ -114,44 +114,26 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
     match command {
         Command::Coordinator(call) => {
             let is_acquire = matches!(call, CoordinatorCall::Acquire(_));
-            let reply =
-                coordinator_service::call(env, call)
-                    .await
-                    .map_err(|error| match error {
-                        CallError::Refused(error) => HttpError::BadInput(error),
-                        CallError::Thrown(error) => thrown(error),
-                    })?;
+            let reply = coordinator_service::call(env, call)
+                .await
+                .map_err(stub_error)?;
             if is_acquire {
                 // Every HTTP reply is an object: `acquire`'s string becomes `{ status }`.
                 let status: AcquireOutcome =
                     serde_wasm_bindgen::from_value(reply).map_err(internal)?;
                 return json(&AcquireStatus { status });
             }
-            js_sys::JSON::stringify(&reply)
-                .map(String::from)
-                .map_err(thrown)
+            stringify(&reply)
         }
         Command::Rate(call) => {
-            let reply = rate_service::call(env, &call)
-                .await
-                .map_err(|error| match error {
-                    CallError::Refused(error) => HttpError::BadInput(error),
-                    CallError::Thrown(error) => thrown(error),
-                })?;
-            js_sys::JSON::stringify(&reply)
-                .map(String::from)
-                .map_err(thrown)
+            let reply = rate_service::call(env, &call).await.map_err(stub_error)?;
+            stringify(&reply)
         }
         Command::Debounce(call) => {
             let reply = debounce_service::call(env, call)
                 .await
-                .map_err(|error| match error {
-                    CallError::Refused(error) => HttpError::BadInput(error),
-                    CallError::Thrown(error) => thrown(error),
-                })?;
-            js_sys::JSON::stringify(&reply)
-                .map(String::from)
-                .map_err(thrown)
+                .map_err(stub_error)?;
+            stringify(&reply)
         }
         Command::Serial(call) => {
             let shell = Shell::new(env.clone());
@@ -172,15 +154,8 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
             }
         }
         Command::Run(call) => {
-            let reply = runs_service::call(env, call)
-                .await
-                .map_err(|error| match error {
-                    CallError::Refused(error) => HttpError::BadInput(error),
-                    CallError::Thrown(error) => thrown(error),
-                })?;
-            js_sys::JSON::stringify(&reply)
-                .map(String::from)
-                .map_err(thrown)
+            let reply = runs_service::call(env, call).await.map_err(stub_error)?;
+            stringify(&reply)
         }
     }
 }
@@ -244,4 +219,20 @@ fn asset_response(asset: Asset) -> worker::Result<Response> {
     Ok(Response::builder()
         .with_headers(headers)
         .fixed(body.as_bytes().to_vec()))
+}
+
+/// A stub call's failure as the API answers it: a refusal is the caller's
+/// bad input (400), anything else is Baton's.
+fn stub_error(error: CallError) -> HttpError {
+    match error {
+        CallError::Refused(error) => HttpError::BadInput(error),
+        CallError::Thrown(error) => thrown(error),
+    }
+}
+
+/// An object's reply, already a JS value, as the JSON body.
+fn stringify(reply: &JsValue) -> Result<String, HttpError> {
+    js_sys::JSON::stringify(reply)
+        .map(String::from)
+        .map_err(thrown)
 }
