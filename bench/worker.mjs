@@ -304,7 +304,20 @@ async function runsLog(env, { key, batch, object = key }) {
   };
 }
 
+/**
+ * The RPC floor under P3: `calls` storageWork() calls (a method that reads
+ * two counters, no storage) one after another on one object, timed as a whole.
+ */
+async function rpcFloor(env, { key, calls, binding }) {
+  const stub = coordinator(env, key, binding);
+  await stub.storageWork();
+  const start = Date.now();
+  for (let i = 0; i < calls; i++) await stub.storageWork();
+  return { elapsedMs: Date.now() - start, calls };
+}
+
 const ROUTES = {
+  "/bench/rpc-floor": rpcFloor,
   "/bench/rate-acquires": rateAcquires,
   "/bench/rate-calls": rateCalls,
   "/bench/runs-await": runsAwait,
