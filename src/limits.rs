@@ -153,6 +153,16 @@ pub const RATE_REFUND_ROWS_VISITED_MAX: u32 = 10_000;
 
 /// Grant rows read per page while a refund walks back.
 pub const RATE_REFUND_PAGE_ROWS: u32 = 64;
+
+/// Newest grant rows a `RateLimiter` object keeps in memory (its
+/// `RateCache`). A row is about 160 bytes, so this is about 650 kB per
+/// object at most. A window whose start falls among the rows held needs no
+/// statement to find its use; the README's rules (100 a minute) and any
+/// bucket granting fewer than ~68 calls a second under a minute window stay
+/// inside it. Past it the cache still answers from the oldest and newest
+/// rows where it can and asks storage otherwise, so a larger bucket is
+/// exact too, with a read or two more per call.
+pub const RATE_CACHE_ROWS: usize = 4_096;
 // --- coordinator: several Workflows, N holders, late creates (§1a) ---
 
 /// Default `ENQUEUE_GRACE_MS` (contract default): how long after its enqueue

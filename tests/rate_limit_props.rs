@@ -2,9 +2,13 @@
 //!
 //! Seeded random call sequences (acquire with random rule subsets and block
 //! sizes, penalize, refund, inspect, time jumps, rule values changed) run on
-//! the memory store and on the SQL store (rusqlite) in lockstep, and every
+//! the memory store, on the SQL store (rusqlite) and on the object's
+//! write-through cache over a second SQL store in lockstep, and every
 //! answer is compared with a model that keeps every grant ever made and
-//! recomputes everything from scratch:
+//! recomputes everything from scratch. The cache is checked against the
+//! storage under it after every step, holds few rows in most sequences (so
+//! it must ask storage for the rest), and restarts at random (dropped and
+//! reloaded from storage, as after an eviction):
 //!
 //! - no interval `[x, x + windowMs)` of any rule holds more than its limit;
 //! - `granted` is exactly what every rule and the cooldown allowed (so no
@@ -25,8 +29,8 @@ mod common;
 use baton::coordinator::{SqlExec, SqlValue};
 use baton::limits::RATE_RULE_SLOTS;
 use baton::rate_limit::{
-    acquire, assert_invariants, inspect, migrate, penalize, refund, AcquireReply, Inspection,
-    MemoryRateStore, Rule, RuleSet, SqlRateStore,
+    acquire, assert_invariants, inspect, migrate, penalize, refund, AcquireReply, CachedRateStore,
+    Inspection, MemoryRateStore, RateCache, Rule, RuleSet, SqlRateStore,
 };
 use common::Rng;
 use rusqlite::types::{Null, ValueRef};
@@ -455,6 +459,11 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
     let mut now: u64 = rng.range(0, 1_000_000);
     let mut last_cooldown = 0;
     let change_values = rng.percent(25);
+    // The cache's own randomness, apart, so the sequences stay as they were.
+    let mut cache_rng = Rng(seed ^ 0xCAC4E);
+    let capacity = [1, 2, 3, 5, 8, 64][(seed % 6) as usize];
+    let cached_db = Db::migrated();
+    let mut cache = RateCache::load(&SqlRateStore::new(&cached_db, "bucket"), capacity);
 
     for step in 0..steps {
         // Time: often still, often a little, sometimes past every window.
@@ -465,6 +474,9 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
             _ => rng.range(0, 3),
         };
         let mut sql = SqlRateStore::new(&db, "bucket");
+        let cache_before = cache.clone();
+        let mut refused = false;
+        let mut cached = CachedRateStore::new(SqlRateStore::new(&cached_db, "bucket"), &mut cache);
         match rng.below(100) {
             0..=69 => {
                 let mut chosen: Vec<(String, u64, u64)> = pool
@@ -494,6 +506,8 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                 let before = format!("{mem:?}");
                 let from_mem = acquire(&mut mem, now, &set, permits as u32);
                 let from_sql = acquire(&mut sql, now, &set, permits as u32);
+                let from_cached = acquire(&mut cached, now, &set, permits as u32);
+                assert_eq!(from_cached, from_sql, "cached store, step {step}");
                 match expected {
                     Some(expected) => {
                         assert_eq!(
@@ -508,6 +522,7 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                         assert_eq!(from_mem.map_err(|e| e.field()), Err("rules"), "step {step}");
                         assert_eq!(from_sql.map_err(|e| e.field()), Err("rules"), "step {step}");
                         assert_eq!(format!("{mem:?}"), before, "a refusal changed the store");
+                        refused = true;
                     }
                 }
             }
@@ -526,6 +541,11 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                     expected,
                     "SQL penalize, step {step}"
                 );
+                assert_eq!(
+                    penalize(&mut cached, now, cooldown),
+                    expected,
+                    "cached penalize, step {step}"
+                );
             }
             75..=84 => {
                 let permits = rng.range(1, 20);
@@ -540,6 +560,11 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                     expected,
                     "SQL refund, step {step}"
                 );
+                assert_eq!(
+                    u64::from(refund(&mut cached, now, permits as u32)),
+                    expected,
+                    "cached refund, step {step}"
+                );
             }
             _ => {
                 let expected = model.inspect(now);
@@ -547,12 +572,29 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                 let from_sql = inspect(&sql, now);
                 assert_eq!(views(&from_mem), expected, "memory inspect, step {step}");
                 assert_eq!(from_sql, from_mem, "SQL inspect, step {step}");
+                assert_eq!(
+                    inspect(&cached, now),
+                    from_mem,
+                    "cached inspect, step {step}"
+                );
                 let cooling = (model.cooldown_until > now).then_some(model.cooldown_until);
                 assert_eq!(from_mem.cooldown_until_ms, cooling);
             }
         }
         assert_invariants(&mem);
         assert_invariants(&SqlRateStore::new(&db, "bucket"));
+        assert_invariants(&cached);
+        drop(cached);
+        if refused {
+            assert_eq!(cache, cache_before, "a refusal changed the cache");
+        }
+        let storage = SqlRateStore::new(&cached_db, "bucket");
+        cache.assert_matches(&storage);
+        assert_invariants(&storage);
+        if cache_rng.percent(3) {
+            // A restart: the object forgets its cache and reloads it.
+            cache = RateCache::load(&storage, capacity);
+        }
     }
     model.check_intervals();
     REFUSED_FOR_SLOTS.fetch_add(refusals, std::sync::atomic::Ordering::Relaxed);

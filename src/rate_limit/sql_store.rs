@@ -303,7 +303,7 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         );
     }
 
-    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> u32 {
+    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> Option<u64> {
         // Times rise with seq, so the oldest rows are the ones aged out. The
         // time index bounds the search to them: ordered by seq alone, SQLite
         // would walk every kept row to find that none has aged out.
@@ -319,6 +319,6 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
                 value(u64::from(limit)),
             ],
         );
-        deleted.len() as u32
+        deleted.iter().map(|row| count(&row[0])).max()
     }
 }

@@ -8,8 +8,12 @@
 //! second phase, no alarm and no Workflow call: a rate decision needs
 //! nothing from outside the object (a refused caller is told `waitMs` and
 //! sleeps on its own side), and aged grants are pruned a few per call.
-//! Nothing lives in memory: the object's SQLite tables are the truth, so an
-//! eviction or restart forgets no grant.
+//! The object's SQLite tables are the truth, so an eviction or restart
+//! forgets no grant. In front of them the object keeps a write-through
+//! [`RateCache`] of its bucket (it is the tables' only writer): every write
+//! still reaches SQLite in the call that makes it, before the reply leaves,
+//! and a refusal whose answer the cache holds runs no statement at all.
+//! A restart drops the cache and the first call rebuilds it from SQLite.
 //!
 //! JS callers reach these methods through the `RateLimiter` class in
 //! `js/worker.mjs` (which extends `DurableObject`), with the contract's
@@ -27,12 +31,13 @@ use crate::edge::rate::{
 };
 use crate::error::BatonError;
 use crate::ident::Ident;
-use crate::rate_limit::{self, migrate, SqlRateStore};
+use crate::limits::RATE_CACHE_ROWS;
+use crate::rate_limit::{self, migrate, CachedRateStore, RateCache, SqlRateStore};
 use js_sys::Promise;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use worker::durable::State;
@@ -49,12 +54,16 @@ struct Object {
     sql: ObjectSql,
     /// A cache of "the schema is current", not state.
     schema_checked: Cell<bool>,
+    /// The bucket this object serves and what its tables hold, once a call
+    /// has loaded it. One object serves one bucket (the service addresses
+    /// it by name); a call naming another bucket reloads.
+    cache: RefCell<Option<(Ident, RateCache)>>,
     /// Storage statements run since the object started, for the benchmark.
     reads: Cell<u64>,
     writes: Cell<u64>,
 }
 
-type Store<'a> = SqlRateStore<'a, ObjectSql>;
+type Store<'a> = CachedRateStore<'a, SqlRateStore<'a, ObjectSql>>;
 
 /// A JS argument as JSON, or a refusal naming it.
 fn json_argument(field: &'static str, value: JsValue) -> Result<Option<Value>, BatonError> {
@@ -87,6 +96,7 @@ impl RateLimiterCore {
             object: Rc::new(Object {
                 sql,
                 schema_checked: Cell::new(false),
+                cache: RefCell::new(None),
                 reads: Cell::new(0),
                 writes: Cell::new(0),
             }),
@@ -182,9 +192,15 @@ impl Object {
             migrate(&self.sql);
             self.schema_checked.set(true);
         }
-        let mut store = SqlRateStore::new(&self.sql, bucket.as_str());
+        let inner = SqlRateStore::new(&self.sql, bucket.as_str());
+        let mut cache = self.cache.borrow_mut();
+        if cache.as_ref().is_none_or(|(held, _)| held != bucket) {
+            *cache = Some((bucket.clone(), RateCache::load(&inner, RATE_CACHE_ROWS)));
+        }
+        let (_, held) = cache.as_mut().expect("loaded above");
+        let mut store = CachedRateStore::new(inner, held);
         let value = decision(&mut store, now_ms());
-        let (reads, writes) = store.work();
+        let (reads, writes) = store.inner().work();
         self.reads.set(self.reads.get() + u64::from(reads));
         self.writes.set(self.writes.get() + u64::from(writes));
         value
