@@ -148,6 +148,13 @@ describe("RateLimiter", () => {
       [["acquire", bucket, { rules, burst: 1 }], "burst"],
       [["acquire", bucket, { rules: [{ ...rule("r", 3), burst: 1 }] }], "burst"],
       [["acquire", bucket, { rules, bucket: "other" }], "options"],
+      // Near the common shape, which the object reads by a quicker way:
+      // anything off it takes the general decode and its refusals.
+      [["acquire", bucket, { rules, permits: "2" }], "permits"],
+      [["acquire", bucket, { rules: { 0: rule("r", 3) } }], "rules"],
+      [["acquire", bucket, { rules: [{ ...rule("r", 3), limit: "3" }] }], "limit"],
+      [["acquire", bucket, { rules: [{ id: "r", limit: 3 }] }], "windowMs"],
+      [["acquire", bucket, { rules: [rule("r", 3), "r"] }], "rules"],
       [["acquire", "", { rules }], "bucket"],
       [["penalize", bucket, { cooldownMs: -1 }], "cooldownMs"],
       [["penalize", bucket, { cooldownMs: 86_400_001 }], "cooldownMs"],
