@@ -88,6 +88,7 @@ function analyse(profile) {
   const self = new Map();
   const inclusive = new Map(PARTS.map(([name]) => [name, 0]));
   const topSelf = new Map();
+  const topInclusive = new Map();
   let total = 0;
   let busy = 0;
   profile.samples.forEach((id, i) => {
@@ -101,16 +102,19 @@ function analyse(profile) {
     const label = `${node.callFrame.functionName || "(anonymous)"} [${kind}]`;
     topSelf.set(label, (topSelf.get(label) ?? 0) + dt);
     const matched = new Set();
+    const onStack = new Set();
     for (let at = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at).callFrame;
       for (const [name, test] of PARTS) if (test(frame)) matched.add(name);
+      if (frame.url.startsWith("wasm://")) onStack.add(frame.functionName.replace(/::h[0-9a-f]{16}$/, ""));
     }
     for (const name of matched) inclusive.set(name, inclusive.get(name) + dt);
+    for (const name of onStack) topInclusive.set(name, (topInclusive.get(name) ?? 0) + dt);
   });
-  return { total, busy, self, inclusive, topSelf };
+  return { total, busy, self, inclusive, topSelf, topInclusive };
 }
 
-function report(title, { total, busy, self, inclusive, topSelf }, pairs) {
+function report(title, { total, busy, self, inclusive, topSelf, topInclusive }, pairs) {
   const us = (t) => `${(t / pairs).toFixed(1)} µs/pair`;
   const pct = (t, of) => `${((100 * t) / of).toFixed(1)}%`;
   console.log(`\n## ${title}: ${pairs} pairs, ${(total / 1000).toFixed(0)} ms sampled, busy ${pct(busy, total)}`);
@@ -126,6 +130,10 @@ function report(title, { total, busy, self, inclusive, topSelf }, pairs) {
   for (const [label, t] of [...topSelf].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
     console.log(`  ${pct(t, busy).padStart(6)}  ${label}`);
   }
+  if (topInclusive.size) console.log("\ntop inclusive time of Rust functions (busy):");
+  for (const [label, t] of [...topInclusive].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
+    console.log(`  ${pct(t, busy).padStart(6)}  ${us(t).padStart(14)}  ${label}`);
+  }
 }
 
 async function profileWhile(target, run) {
@@ -136,6 +144,10 @@ async function profileWhile(target, run) {
   const result = await run();
   const { profile } = await cdp.send("Profiler.stop");
   cdp.close();
+  if (process.env.PROFILE_DUMP) {
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(`${process.env.PROFILE_DUMP}.${target.title ?? "target"}.cpuprofile`.replaceAll(" ", "_"), JSON.stringify(profile));
+  }
   return { profile, result };
 }
 
