@@ -279,16 +279,20 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
     }
 
     fn push_grant(&mut self, row: &GrantRow) {
-        let placeholders: Vec<String> =
-            (2..=5 + RATE_RULE_SLOTS).map(|i| format!("?{i}")).collect();
-        let sql = format!(
-            "INSERT INTO rate_grants (bucket, {}) VALUES (?1, {})",
-            self.grant_columns,
-            placeholders.join(", ")
-        );
+        // Every grant runs this: its text is built once.
+        static SQL: OnceLock<String> = OnceLock::new();
+        let sql = SQL.get_or_init(|| {
+            let placeholders: Vec<String> =
+                (2..=5 + RATE_RULE_SLOTS).map(|i| format!("?{i}")).collect();
+            format!(
+                "INSERT INTO rate_grants (bucket, {}) VALUES (?1, {})",
+                grant_columns(),
+                placeholders.join(", ")
+            )
+        });
         let mut params = vec![self.bucket()];
         params.extend(grant_values(row));
-        self.write(&sql, &params);
+        self.write(sql, &params);
     }
 
     fn replace_grant(&mut self, row: &GrantRow) {
