@@ -462,8 +462,14 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
     // The cache's own randomness, apart, so the sequences stay as they were.
     let mut cache_rng = Rng(seed ^ 0xCAC4E);
     let capacity = [1, 2, 3, 5, 8, 64][(seed % 6) as usize];
+    // Rows read at a (re)start: all of the capacity, or fewer (it grows).
+    let load_rows = [capacity, 1, 2, capacity / 2][(seed / 6 % 4) as usize];
     let cached_db = Db::migrated();
-    let mut cache = RateCache::load(&SqlRateStore::new(&cached_db, "bucket"), capacity);
+    let mut cache = RateCache::load(
+        &SqlRateStore::new(&cached_db, "bucket"),
+        load_rows,
+        capacity,
+    );
 
     for step in 0..steps {
         // Time: often still, often a little, sometimes past every window.
@@ -593,7 +599,7 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
         assert_invariants(&storage);
         if cache_rng.percent(3) {
             // A restart: the object forgets its cache and reloads it.
-            cache = RateCache::load(&storage, capacity);
+            cache = RateCache::load(&storage, load_rows, capacity);
         }
     }
     model.check_intervals();
@@ -917,6 +923,67 @@ fn an_acquire_costs_the_same_with_ten_or_ten_thousand_live_grants() {
         assert!(
             l <= s + s / 5,
             "{what} acquire: {l} VM steps with 10,000 grants, {s} with 10"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The object's cache: what it saves.
+// ---------------------------------------------------------------------------
+
+/// With the cache warm, a refused acquire runs no statement and a granted
+/// one only its insert, whether the bucket holds a few grants or more than
+/// the cache does (the README's rules; then a day-long window over 5,000).
+#[test]
+fn with_the_cache_a_refusal_runs_no_statement_and_a_grant_one() {
+    use baton::limits::{RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS};
+    let example = rules(&[("second", 5, 1_000), ("minute", 100, 60_000)]);
+    let db = Db::migrated();
+    let mut cache = RateCache::load(
+        &SqlRateStore::new(&db, "b"),
+        RATE_CACHE_LOAD_ROWS,
+        RATE_CACHE_ROWS,
+    );
+    let (mut grants, mut refusals) = (0, 0);
+    for i in 0..400u64 {
+        let mut store = CachedRateStore::new(SqlRateStore::new(&db, "b"), &mut cache);
+        let reply = acquire(&mut store, 1_000_000 + i * 37, &example, 1).unwrap();
+        let work = store.inner().work();
+        if i == 0 {
+            continue; // the first call writes the bucket's rules and scalars
+        }
+        if reply.granted > 0 {
+            grants += 1;
+            // After the first minute, a grant also prunes what aged out.
+            assert_eq!(work.0, 0, "reads of a grant, call {i}");
+            assert!(work.1 <= 2, "writes of a grant, call {i}: {work:?}");
+        } else {
+            refusals += 1;
+            assert_eq!(work, (0, 0), "statements of a refusal, call {i}");
+        }
+    }
+    assert!(
+        grants > 50 && refusals > 50,
+        "{grants} grants, {refusals} refusals"
+    );
+
+    let day = rules(&[("day", 20_000, 86_400_000)]);
+    let db = Db::migrated();
+    let mut store = SqlRateStore::new(&db, "b");
+    for i in 0..5_000 {
+        acquire(&mut store, i * 1_000, &day, 1).unwrap();
+    }
+    let mut cache = RateCache::load(&store, RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS);
+    for i in 0..50 {
+        let mut store = CachedRateStore::new(SqlRateStore::new(&db, "b"), &mut cache);
+        assert_eq!(
+            acquire(&mut store, 5_000_000 + i, &day, 1).unwrap(),
+            granted(1)
+        );
+        assert_eq!(
+            store.inner().work(),
+            (0, 1),
+            "statements of a grant, call {i}"
         );
     }
 }

@@ -34,19 +34,26 @@ pub struct RateCache {
     recent: VecDeque<GrantRow>,
     /// Most rows `recent` holds.
     capacity: usize,
+    /// Rows read into `recent` when it is (re)loaded; it grows from there.
+    load_rows: usize,
 }
 
 impl RateCache {
-    /// What `store` holds, remembering at most `capacity` recent rows (at
-    /// least one: the newest row carries the running totals).
-    pub fn load(store: &impl RateStore, capacity: usize) -> RateCache {
+    /// What `store` holds: its newest `load_rows` rows, growing with each
+    /// grant to at most `capacity` (both at least one: the newest row
+    /// carries the running totals). Loading few keeps the first call after
+    /// a restart short; rows older than those held are read from storage
+    /// when a call needs them, until they age out.
+    pub fn load(store: &impl RateStore, load_rows: usize, capacity: usize) -> RateCache {
         let (meta, rules) = store.meta_and_rules();
+        let capacity = capacity.max(1);
         let mut cache = RateCache {
             meta,
             rules,
             oldest: None,
             recent: VecDeque::new(),
-            capacity: capacity.max(1),
+            capacity,
+            load_rows: load_rows.clamp(1, capacity),
         };
         cache.reload_rows(store);
         cache
@@ -54,11 +61,11 @@ impl RateCache {
 
     /// Reads the newest rows and the oldest one again.
     fn reload_rows(&mut self, store: &impl RateStore) {
-        let limit = u32::try_from(self.capacity).unwrap_or(u32::MAX);
+        let limit = u32::try_from(self.load_rows).unwrap_or(u32::MAX);
         let mut rows = store.grants_before(u64::MAX, limit);
         rows.reverse();
         self.recent = rows.into();
-        self.oldest = if self.recent.len() < self.capacity {
+        self.oldest = if self.recent.len() < self.load_rows {
             self.recent.front().cloned()
         } else {
             store.oldest_grant()

@@ -31,7 +31,7 @@ use crate::edge::rate::{
 };
 use crate::error::BatonError;
 use crate::ident::Ident;
-use crate::limits::{RATE_CACHE_ROWS, RATE_RULES_PER_CALL_MAX};
+use crate::limits::{RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS, RATE_RULES_PER_CALL_MAX};
 use crate::rate_limit::rules::parse_permits;
 use crate::rate_limit::{self, migrate, CachedRateStore, RateCache, Rule, RuleSet, SqlRateStore};
 use js_sys::{Array, Promise};
@@ -256,7 +256,10 @@ impl Object {
         let inner = SqlRateStore::new(&self.sql, bucket.as_str());
         let mut cache = self.cache.borrow_mut();
         if cache.as_ref().is_none_or(|(held, _)| held != bucket) {
-            *cache = Some((bucket.clone(), RateCache::load(&inner, RATE_CACHE_ROWS)));
+            *cache = Some((
+                bucket.clone(),
+                RateCache::load(&inner, RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS),
+            ));
         }
         let (_, held) = cache.as_mut().expect("loaded above");
         let mut store = CachedRateStore::new(inner, held);
