@@ -6,7 +6,9 @@
 //! then the alarm, then whatever the decision asked for outside the gate (a
 //! status check, a turn event, terminations), whose result re-enters through
 //! the next decision. Nothing is awaited between a read and the write that
-//! depends on it, and no state lives in memory: the tables are the truth.
+//! depends on it. The tables are the truth; the only memory kept between
+//! decisions is each key's summary (`coordinator::KeySummary`), which the
+//! store keeps equal to its rows, since this object is their only writer.
 //!
 //! JS callers reach these methods through the `Coordinator` class in
 //! `js/worker.mjs`, which extends `DurableObject` (workerd refuses RPC to a
@@ -21,8 +23,8 @@ use super::sqlite::ObjectSql;
 use super::wake::{self, Turn};
 use super::workflow::Workflow;
 use crate::coordinator::{
-    self, migrate, AcquireStep, Decided, EnqueueStep, Holder, KeyStore, Liveness, Member,
-    SqlKeyStore, Waiter,
+    self, migrate, AcquireStep, Decided, EnqueueStep, Holder, KeyStore, KeySummary, Liveness,
+    Member, SqlKeyStore, Waiter,
 };
 use crate::edge::coordinator::{
     Acquire, AcquireOutcome, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
@@ -31,12 +33,14 @@ use crate::edge::coordinator::{
 use crate::edge::TurnEvent;
 use crate::ident::{Ident, InstanceId, WorkflowName};
 use crate::limits::{
-    KEYS_CHECKED_PER_ALARM_MAX, TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
+    KEYS_CHECKED_PER_ALARM_MAX, KEY_SUMMARIES_KEPT_MAX, TERMINATIONS_PER_CALL_MAX,
+    WAKE_ATTEMPTS_PER_CALL_MAX,
 };
 use futures_util::future::join_all;
 use js_sys::{Array, Promise};
 use serde::Serialize;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -60,6 +64,10 @@ struct Object {
     /// A cache of "the schema is current", not state: losing it only means
     /// the (idempotent) migration check runs again.
     schema_checked: Cell<bool>,
+    /// Each key's summary as the last decision on it left it, so that the
+    /// next one starts without reading it. Memory only: a restart (or a
+    /// full map, at [`KEY_SUMMARIES_KEPT_MAX`]) means one read to reload.
+    summaries: RefCell<HashMap<String, KeySummary>>,
     /// Storage statements run since the object started, for the benchmark.
     reads: Cell<u64>,
     writes: Cell<u64>,
@@ -84,6 +92,7 @@ impl CoordinatorCore {
                 sql,
                 config,
                 schema_checked: Cell::new(false),
+                summaries: RefCell::new(HashMap::new()),
                 reads: Cell::new(0),
                 writes: Cell::new(0),
             }),
@@ -242,7 +251,7 @@ impl Object {
         decision: impl FnOnce(&mut Store<'_>, u64) -> T,
     ) -> (T, bool) {
         self.ensure_schema();
-        let mut store = SqlKeyStore::new(&self.sql, key.as_str());
+        let mut store = self.open_store(key);
         let value = decision(&mut store, now_ms());
         let needs_check = coordinator::needs_holder_check(&store);
         let (reads, writes) = store.work();
@@ -250,7 +259,27 @@ impl Object {
         self.writes.set(self.writes.get() + u64::from(writes));
         // On in release builds too; it reads only what the decision loaded.
         coordinator::assert_invariants(&store);
+        self.keep_summary(key, store);
         (value, needs_check)
+    }
+
+    /// A store for `key`, starting from the summary the last decision on it
+    /// left. The summary is taken out: should the decision panic, the
+    /// object restarts without it anyway.
+    fn open_store(&self, key: &Ident) -> Store<'_> {
+        let summary = self.summaries.borrow_mut().remove(key.as_str());
+        SqlKeyStore::resume(&self.sql, key.as_str(), summary)
+    }
+
+    /// Keeps the summary `store`'s decision left, for the next decision on `key`.
+    fn keep_summary(&self, key: &Ident, store: Store<'_>) {
+        if let Some(summary) = store.into_summary() {
+            let mut summaries = self.summaries.borrow_mut();
+            if summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
+                summaries.clear();
+            }
+            summaries.insert(key.as_str().to_owned(), summary);
+        }
     }
 
     /// Runs one decision for `key` under the gate, then arms the holder-check
@@ -264,7 +293,7 @@ impl Object {
         let key = key.clone();
         let (value, needs_check) = under_gate(&self.raw_state, move || {
             object.ensure_schema();
-            let mut store = SqlKeyStore::new(&object.sql, key.as_str());
+            let mut store = object.open_store(&key);
             let value = decision(&mut store, now_ms());
             let needs_check = coordinator::needs_holder_check(&store);
             // The benchmark's count is the decision's own storage work; the
@@ -276,6 +305,7 @@ impl Object {
             // resets the object (panic = "abort"), and it reloads from storage
             // before anything else is written on that state.
             coordinator::assert_invariants(&store);
+            object.keep_summary(&key, store);
             (value, needs_check)
         })
         .await?;
