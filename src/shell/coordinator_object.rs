@@ -105,12 +105,18 @@ impl CoordinatorCore {
         js::serve(request, move |r| async move { object.enqueue(r).await })
     }
 
-    /// `acquire`: `request` is `{ key, instanceId, options? }`. Answers at
-    /// once (a value, not a Promise) when the first phase decides with no
-    /// I/O to follow: the uncontended path (see [`Object::decide_now`]).
-    pub fn acquire(&self, request: JsValue) -> JsValue {
+    /// `acquire(key, instanceId, options?)`, the request `{ key, instanceId,
+    /// options? }`. Answers at once (a value, not a Promise) when the first
+    /// phase decides with no I/O to follow: the uncontended path (see
+    /// [`Object::decide_now`]).
+    pub fn acquire(&self, key: JsValue, instance_id: JsValue, options: JsValue) -> JsValue {
         let object = self.object.clone();
-        let first = js::request::<Acquire>(request).and_then(|r| {
+        let request = js::positional_request(key, instance_id, Some(options), |key, id| Acquire {
+            key,
+            instance_id: id,
+            options: None,
+        });
+        let first = request.and_then(|r| {
             let step = object.acquire_first(&r)?;
             Ok((r, step))
         });
@@ -131,11 +137,15 @@ impl CoordinatorCore {
         }
     }
 
-    /// `release`: `request` is `{ key, instanceId }`. Answers at once when
-    /// nobody is to be woken and no alarm is to be armed.
-    pub fn release(&self, request: JsValue) -> JsValue {
+    /// `release(key, instanceId)`, the request `{ key, instanceId }`.
+    /// Answers at once when nobody is to be woken and no alarm is to be armed.
+    pub fn release(&self, key: JsValue, instance_id: JsValue) -> JsValue {
         let object = self.object.clone();
-        let decided = js::request::<Release>(request).and_then(|r| {
+        let request = js::positional_request(key, instance_id, None, |key, id| Release {
+            key,
+            instance_id: id,
+        });
+        let decided = request.and_then(|r| {
             let decided = object.release_first(&r)?;
             Ok((r, decided))
         });
