@@ -4,7 +4,7 @@
 
 mod common;
 
-use baton::coordinator::{SqlExec, SqlValue};
+use baton::sql::{SqlExec, SqlValue};
 use baton::debounce::{
     decide, sql, CreateOutcome, DebounceCall, DebounceFields, Edge, IdSuffix, Input, KeyState,
     StartAtCall,

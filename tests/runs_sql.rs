@@ -13,7 +13,7 @@
 
 mod common;
 
-use baton::coordinator::{SqlExec, SqlValue};
+use baton::sql::{SqlExec, SqlValue};
 use baton::ident::{Ident, InstanceId};
 use baton::runs::{
     alarm_at, append, assert_invariants, claim, claim_after_check, complete, expire, keys_due,

@@ -20,46 +20,18 @@
 use super::schema;
 use super::state::{Holder, HolderState, KeyStore, Member, Waiter};
 use crate::ident::{InputHash, InstanceId, WorkflowName};
-use crate::limits::{HOLDERS_PER_KEY_MAX, JS_SAFE_INTEGER_MAX, WAITERS_PER_KEY_MAX};
-use std::cell::{Cell, Ref, RefCell};
+use crate::limits::{HOLDERS_PER_KEY_MAX, WAITERS_PER_KEY_MAX};
+use crate::sql::{
+    integer, millis, millis_value, optional_millis, optional_millis_value, optional_text,
+    stored_id, text, Counted,
+};
+use std::cell::{Ref, RefCell};
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum SqlValue {
-    Null,
-    Integer(i64),
-    Text(String),
-}
+pub use crate::sql::{SqlExec, SqlValue};
 
-/// Runs one SQL statement with bound parameters (`?1`, `?2`, ...) and returns
-/// its rows, each as its columns in order.
-pub trait SqlExec {
-    fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>>;
-}
-
-/// Brings a database to [`schema::CURRENT_VERSION`]; a no-op when it is there.
+/// Brings a database to [`schema::LADDER`]'s current version; a no-op when it is there.
 pub fn migrate(exec: &impl SqlExec) {
-    exec.run(schema::CREATE_VERSION_TABLE, &[]);
-    let found = exec
-        .run(schema::READ_VERSION, &[])
-        .first()
-        .map(|row| integer(&row[0]))
-        .unwrap_or(0);
-    assert!(
-        found <= schema::CURRENT_VERSION,
-        "database schema v{found} is newer than this release (v{})",
-        schema::CURRENT_VERSION
-    );
-    for step in &schema::MIGRATIONS[found as usize..] {
-        for statement in *step {
-            exec.run(statement, &[]);
-        }
-    }
-    if found < schema::CURRENT_VERSION {
-        exec.run(
-            schema::WRITE_VERSION,
-            &[SqlValue::Integer(schema::CURRENT_VERSION)],
-        );
-    }
+    schema::LADDER.migrate(exec);
 }
 
 /// The key's counts, part of its [`KeySummary`].
@@ -98,11 +70,9 @@ const HOLDER_COLUMNS_OF_H: &str = "h.id, h.since_ms, h.state, h.workflow, h.enqu
 /// One key's rows, read and written through `exec`. Counts the statements it
 /// runs, so the shell can report storage work per operation.
 pub struct SqlKeyStore<'a, E: SqlExec> {
-    exec: &'a E,
+    sql: Counted<'a, E>,
     key: String,
     summary: RefCell<Option<KeySummary>>,
-    reads: Cell<u32>,
-    writes: Cell<u32>,
 }
 
 impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
@@ -116,11 +86,9 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
     /// key's rows in between.
     pub fn resume(exec: &'a E, key: &str, summary: Option<KeySummary>) -> Self {
         SqlKeyStore {
-            exec,
+            sql: Counted::new(exec),
             key: key.to_owned(),
             summary: RefCell::new(summary),
-            reads: Cell::new(0),
-            writes: Cell::new(0),
         }
     }
 
@@ -131,22 +99,20 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
 
     /// The database this store runs its statements on.
     pub fn exec(&self) -> &'a E {
-        self.exec
+        self.sql.exec()
     }
 
     /// Statements that only read, and statements that wrote, so far.
     pub fn work(&self) -> (u32, u32) {
-        (self.reads.get(), self.writes.get())
+        self.sql.work()
     }
 
     fn read(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.reads.set(self.reads.get() + 1);
-        self.exec.run(sql, params)
+        self.sql.read(sql, params)
     }
 
     fn write(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.writes.set(self.writes.get() + 1);
-        self.exec.run(sql, params)
+        self.sql.write(sql, params)
     }
 
     fn key(&self) -> SqlValue {
@@ -296,17 +262,6 @@ fn workflow_value(workflow: Option<&WorkflowName>) -> SqlValue {
     workflow.map_or(SqlValue::Null, |w| SqlValue::Text(w.to_string()))
 }
 
-fn optional_millis(value: &SqlValue) -> Option<u64> {
-    match value {
-        SqlValue::Null => None,
-        other => Some(millis(other)),
-    }
-}
-
-fn optional_millis_value(ms: Option<u64>) -> SqlValue {
-    ms.map_or(SqlValue::Null, millis_value)
-}
-
 fn holder_from_row(row: &[SqlValue]) -> Holder {
     Holder {
         id: stored_id(&row[0]),
@@ -315,48 +270,6 @@ fn holder_from_row(row: &[SqlValue]) -> Holder {
         workflow: workflow_from(&row[3]),
         enqueued_ms: optional_millis(&row[4]),
     }
-}
-
-fn integer(value: &SqlValue) -> i64 {
-    match value {
-        SqlValue::Integer(n) => *n,
-        other => panic!("expected an integer column, found {other:?}"),
-    }
-}
-
-fn text(value: &SqlValue) -> String {
-    match value {
-        SqlValue::Text(s) => s.clone(),
-        other => panic!("expected a text column, found {other:?}"),
-    }
-}
-
-fn optional_text(value: &SqlValue) -> Option<String> {
-    match value {
-        SqlValue::Null => None,
-        other => Some(text(other)),
-    }
-}
-
-/// Milliseconds are stored as SQLite integers and must survive a JS number.
-fn millis(value: &SqlValue) -> u64 {
-    let ms = integer(value);
-    assert!(
-        (0..=JS_SAFE_INTEGER_MAX as i64).contains(&ms),
-        "stored time {ms} is out of range"
-    );
-    ms as u64
-}
-
-fn millis_value(ms: u64) -> SqlValue {
-    assert!(ms <= JS_SAFE_INTEGER_MAX, "time {ms} is out of range");
-    SqlValue::Integer(ms as i64)
-}
-
-/// Stored values were validated before they were written; a value that no
-/// longer parses means the database was edited by hand or corrupted.
-fn stored_id(value: &SqlValue) -> InstanceId {
-    InstanceId::parse("stored id", &text(value)).expect("stored instance id is valid")
 }
 
 fn waiter_from_row(row: &[SqlValue]) -> Waiter {
