@@ -124,6 +124,28 @@ describe("RateLimiter", () => {
     assert.deepEqual(view.rules.map((r) => [r.id, r.limit, r.used]), [["r", 4, 6]]);
   });
 
+  test("valid variants of the common argument shape are read alike", async () => {
+    // The object reads { rules, permits } of plain rules by a quicker way
+    // and anything else by the general decoder: both must accept these.
+    const bucket = "shapes";
+    const rules = [rule("r", 10)];
+    const calls = [
+      [{ rules, permits: 2 }, 2],
+      [{ permits: 2, rules }, 2],
+      [{ rules }, 1],
+      [{ rules, permits: null }, 1],
+      [{ rules, permits: undefined }, 1],
+      [{ rules: [{ windowMs: HOUR, limit: 10, id: "r" }] }, 1],
+      [{ rules: [rule("r", 10), rule("wide", 10, 2 * HOUR)], permits: 9 }, 2],
+    ];
+    for (const [options, granted] of calls) {
+      const reply = await h.rateOk(bucket, "acquire", bucket, options);
+      assert.equal(reply.granted, granted, JSON.stringify(options));
+    }
+    const view = await h.rateOk(bucket, "inspect", bucket);
+    assert.deepEqual(view.rules.map((r) => [r.id, r.used]), [["r", 10], ["wide", 2]]);
+  });
+
   test("bad input is refused naming the field and changes nothing", async () => {
     const bucket = "bad";
     const rules = [rule("r", 3)];
