@@ -16,9 +16,10 @@ use baton::coordinator::{
     enqueue_after_check, migrate, needs_holder_check, release, schema, tick, tick_after_check,
     woken_after_check, AcquireReply, AcquireRequest, AcquireStep, Decided, EnqueueReply,
     EnqueueRequest, EnqueueStep, Holder, HolderState, KeyStore, KeySummary, Liveness, Member,
-    MemoryKeyStore, Options, SqlExec, SqlKeyStore, SqlValue, Waiter,
+    MemoryKeyStore, Options, SqlKeyStore, Waiter,
 };
 use baton::ident::{InputHash, InstanceId, WorkflowName};
+use baton::sql::{SqlExec, SqlValue};
 mod common;
 
 use baton::limits::SUPERSEDED_REMEMBERED_MAX;

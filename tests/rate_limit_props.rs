@@ -26,12 +26,12 @@
 
 mod common;
 
-use baton::coordinator::{SqlExec, SqlValue};
 use baton::limits::RATE_RULE_SLOTS;
 use baton::rate_limit::{
     acquire, assert_invariants, inspect, migrate, penalize, refund, AcquireReply, CachedRateStore,
     Inspection, MemoryRateStore, RateCache, Rule, RuleSet, SqlRateStore,
 };
+use baton::sql::{SqlExec, SqlValue};
 use common::Rng;
 use rusqlite::types::{Null, ValueRef};
 use rusqlite::{Connection, StatementStatus};

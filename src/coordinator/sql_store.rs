@@ -27,7 +27,7 @@ use crate::sql::{
 };
 use std::cell::{Ref, RefCell};
 
-pub use crate::sql::{SqlExec, SqlValue};
+use crate::sql::{SqlExec, SqlValue};
 
 /// Brings a database to [`schema::LADDER`]'s current version; a no-op when it is there.
 pub fn migrate(exec: &impl SqlExec) {

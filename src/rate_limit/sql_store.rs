@@ -7,10 +7,9 @@
 
 use super::schema;
 use super::state::{GrantRow, Meta, RateStore, RuleRow, Totals};
-use crate::coordinator::{SqlExec, SqlValue};
 use crate::limits::{JS_SAFE_INTEGER_MAX, RATE_RULE_SLOTS};
 use crate::rate_limit::rules::RuleId;
-use std::cell::Cell;
+use crate::sql::{integer, millis, millis_value, Counted, SqlExec, SqlValue};
 use std::sync::OnceLock;
 
 /// `seq, at_ms, permits, mask, t0, ..., t15`, built once: a store is made
@@ -50,38 +49,32 @@ pub fn migrate(exec: &impl SqlExec) {
 
 /// One bucket's rows, read and written through `exec`, counting statements.
 pub struct SqlRateStore<'a, E: SqlExec> {
-    exec: &'a E,
+    sql: Counted<'a, E>,
     bucket: String,
     /// `seq, at_ms, permits, mask, t0, ..., t15`.
     grant_columns: &'static str,
-    reads: Cell<u32>,
-    writes: Cell<u32>,
 }
 
 impl<'a, E: SqlExec> SqlRateStore<'a, E> {
     pub fn new(exec: &'a E, bucket: &str) -> Self {
         SqlRateStore {
-            exec,
+            sql: Counted::new(exec),
             bucket: bucket.to_owned(),
             grant_columns: grant_columns(),
-            reads: Cell::new(0),
-            writes: Cell::new(0),
         }
     }
 
     /// Statements that only read, and statements that wrote, so far.
     pub fn work(&self) -> (u32, u32) {
-        (self.reads.get(), self.writes.get())
+        self.sql.work()
     }
 
     fn read(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.reads.set(self.reads.get() + 1);
-        self.exec.run(sql, params)
+        self.sql.read(sql, params)
     }
 
     fn write(&self, sql: &str, params: &[SqlValue]) {
-        self.writes.set(self.writes.get() + 1);
-        self.exec.run(sql, params);
+        self.sql.write(sql, params);
     }
 
     fn bucket(&self) -> SqlValue {
@@ -107,64 +100,42 @@ impl<'a, E: SqlExec> SqlRateStore<'a, E> {
     }
 }
 
-fn integer(value: &SqlValue) -> i64 {
-    match value {
-        SqlValue::Integer(n) => *n,
-        other => panic!("expected an integer column, found {other:?}"),
-    }
-}
-
-/// A stored count or time: never negative, always a safe JS integer.
-fn count(value: &SqlValue) -> u64 {
-    let n = integer(value);
-    assert!(
-        (0..=JS_SAFE_INTEGER_MAX as i64).contains(&n),
-        "stored value {n} is out of range"
-    );
-    n as u64
-}
-
-fn value(n: u64) -> SqlValue {
-    assert!(n <= JS_SAFE_INTEGER_MAX, "value {n} is out of range");
-    SqlValue::Integer(n as i64)
-}
-
 fn rule_from_row(row: &[SqlValue]) -> RuleRow {
     RuleRow {
-        slot: u8::try_from(count(&row[0])).expect("stored slot fits u8"),
+        slot: u8::try_from(millis(&row[0])).expect("stored slot fits u8"),
         id: match &row[1] {
             SqlValue::Text(id) => {
                 RuleId::parse("stored rule id", id).expect("stored rule id is valid")
             }
             other => panic!("expected a text rule id, found {other:?}"),
         },
-        limit: u32::try_from(count(&row[2])).expect("stored limit fits u32"),
-        window_ms: count(&row[3]),
+        limit: u32::try_from(millis(&row[2])).expect("stored limit fits u32"),
+        window_ms: millis(&row[3]),
     }
 }
 
 fn grant_from_row(row: &[SqlValue]) -> GrantRow {
     let mut totals: Totals = [0; RATE_RULE_SLOTS];
     for (slot, total) in totals.iter_mut().enumerate() {
-        *total = count(&row[4 + slot]);
+        *total = millis(&row[4 + slot]);
     }
     GrantRow {
-        seq: count(&row[0]),
-        at_ms: count(&row[1]),
-        permits: u32::try_from(count(&row[2])).expect("stored permits fit u32"),
-        mask: u16::try_from(count(&row[3])).expect("stored mask fits u16"),
+        seq: millis(&row[0]),
+        at_ms: millis(&row[1]),
+        permits: u32::try_from(millis(&row[2])).expect("stored permits fit u32"),
+        mask: u16::try_from(millis(&row[3])).expect("stored mask fits u16"),
         totals,
     }
 }
 
 fn grant_values(row: &GrantRow) -> Vec<SqlValue> {
     let mut values = vec![
-        value(row.seq),
-        value(row.at_ms),
-        value(u64::from(row.permits)),
-        value(u64::from(row.mask)),
+        millis_value(row.seq),
+        millis_value(row.at_ms),
+        millis_value(u64::from(row.permits)),
+        millis_value(u64::from(row.mask)),
     ];
-    values.extend(row.totals.iter().map(|&t| value(t)));
+    values.extend(row.totals.iter().map(|&t| millis_value(t)));
     values
 }
 
@@ -177,9 +148,9 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         )
         .first()
         .map_or_else(Meta::default, |row| Meta {
-            cooldown_until_ms: count(&row[0]),
-            max_window_ms: count(&row[1]),
-            horizon_ms: count(&row[2]),
+            cooldown_until_ms: millis(&row[0]),
+            max_window_ms: millis(&row[1]),
+            horizon_ms: millis(&row[2]),
         })
     }
 
@@ -191,9 +162,9 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
              max_window_ms = excluded.max_window_ms, horizon_ms = excluded.horizon_ms",
             &[
                 self.bucket(),
-                value(meta.cooldown_until_ms),
-                value(meta.max_window_ms),
-                value(meta.horizon_ms),
+                millis_value(meta.cooldown_until_ms),
+                millis_value(meta.max_window_ms),
+                millis_value(meta.horizon_ms),
             ],
         );
     }
@@ -202,7 +173,7 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         self.read(
             "SELECT slot, id, rule_limit, window_ms FROM rate_rules \
              WHERE bucket = ?1 ORDER BY slot LIMIT ?2",
-            &[self.bucket(), value(RATE_RULE_SLOTS as u64)],
+            &[self.bucket(), millis_value(RATE_RULE_SLOTS as u64)],
         )
         .iter()
         .map(|row| rule_from_row(row))
@@ -216,16 +187,16 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
              r.slot, r.id, r.rule_limit, r.window_ms \
              FROM rate_buckets b LEFT JOIN rate_rules r ON r.bucket = b.bucket \
              WHERE b.bucket = ?1 ORDER BY r.slot LIMIT ?2",
-            &[self.bucket(), value(RATE_RULE_SLOTS as u64)],
+            &[self.bucket(), millis_value(RATE_RULE_SLOTS as u64)],
         );
         let Some(first) = rows.first() else {
             // No row yet; rules are only ever written with (after) the bucket's row.
             return (Meta::default(), Vec::new());
         };
         let meta = Meta {
-            cooldown_until_ms: count(&first[0]),
-            max_window_ms: count(&first[1]),
-            horizon_ms: count(&first[2]),
+            cooldown_until_ms: millis(&first[0]),
+            max_window_ms: millis(&first[1]),
+            horizon_ms: millis(&first[2]),
         };
         let rules = rows
             .iter()
@@ -242,10 +213,10 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
              id = excluded.id, rule_limit = excluded.rule_limit, window_ms = excluded.window_ms",
             &[
                 self.bucket(),
-                value(u64::from(rule.slot)),
+                millis_value(u64::from(rule.slot)),
                 SqlValue::Text(rule.id.to_string()),
-                value(u64::from(rule.limit)),
-                value(rule.window_ms),
+                millis_value(u64::from(rule.limit)),
+                millis_value(rule.window_ms),
             ],
         );
     }
@@ -261,12 +232,12 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
     fn last_grant_at_or_before(&self, t: u64) -> Option<GrantRow> {
         self.grant(
             "at_ms <= ?2 ORDER BY at_ms DESC, seq DESC LIMIT 1",
-            &[value(t)],
+            &[millis_value(t)],
         )
     }
 
     fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow> {
-        self.grant("seq >= ?2 ORDER BY seq LIMIT 1", &[value(seq)])
+        self.grant("seq >= ?2 ORDER BY seq LIMIT 1", &[millis_value(seq)])
     }
 
     fn grants_before(&self, before: u64, limit: u32) -> Vec<GrantRow> {
@@ -274,7 +245,7 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         let before = before.min(JS_SAFE_INTEGER_MAX);
         self.grants(
             "seq < ?2 ORDER BY seq DESC LIMIT ?3",
-            &[value(before), value(u64::from(limit))],
+            &[millis_value(before), millis_value(u64::from(limit))],
         )
     }
 
@@ -305,15 +276,19 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
             "UPDATE rate_grants SET permits = ?3, {} WHERE bucket = ?1 AND seq = ?2",
             sets.join(", ")
         );
-        let mut params = vec![self.bucket(), value(row.seq), value(u64::from(row.permits))];
-        params.extend(row.totals.iter().map(|&t| value(t)));
+        let mut params = vec![
+            self.bucket(),
+            millis_value(row.seq),
+            millis_value(u64::from(row.permits)),
+        ];
+        params.extend(row.totals.iter().map(|&t| millis_value(t)));
         self.write(&sql, &params);
     }
 
     fn delete_grant(&mut self, seq: u64) {
         self.write(
             "DELETE FROM rate_grants WHERE bucket = ?1 AND seq = ?2",
-            &[self.bucket(), value(seq)],
+            &[self.bucket(), millis_value(seq)],
         );
     }
 
@@ -321,18 +296,17 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         // Times rise with seq, so the oldest rows are the ones aged out. The
         // time index bounds the search to them: ordered by seq alone, SQLite
         // would walk every kept row to find that none has aged out.
-        self.writes.set(self.writes.get() + 1);
-        let deleted = self.exec.run(
+        let deleted = self.sql.write(
             "DELETE FROM rate_grants WHERE bucket = ?1 AND seq IN (SELECT seq FROM rate_grants \
              WHERE bucket = ?1 AND at_ms < ?3 AND seq < ?2 ORDER BY at_ms, seq LIMIT ?4) \
              RETURNING seq",
             &[
                 self.bucket(),
-                value(keep_seq),
-                value(before_ms),
-                value(u64::from(limit)),
+                millis_value(keep_seq),
+                millis_value(before_ms),
+                millis_value(u64::from(limit)),
             ],
         );
-        deleted.iter().map(|row| count(&row[0])).max()
+        deleted.iter().map(|row| millis(&row[0])).max()
     }
 }

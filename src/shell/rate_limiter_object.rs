@@ -23,6 +23,7 @@
 //! restarts from what was committed.
 
 use super::js::{self, now_ms, to_js};
+use super::object::ObjectBase;
 use super::sqlite::ObjectSql;
 use crate::edge::decode_value;
 use crate::edge::rate::{
@@ -36,12 +37,10 @@ use crate::rate_limit::rules::parse_permits;
 use crate::rate_limit::{self, migrate, CachedRateStore, RateCache, Rule, RuleSet, SqlRateStore};
 use js_sys::{Array, Promise};
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::Value;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use worker::durable::State;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
@@ -52,16 +51,11 @@ pub struct RateLimiterCore {
 }
 
 struct Object {
-    sql: ObjectSql,
-    /// A cache of "the schema is current", not state.
-    schema_checked: Cell<bool>,
+    base: ObjectBase,
     /// The bucket this object serves and what its tables hold, once a call
     /// has loaded it. One object serves one bucket (the service addresses
     /// it by name); a call naming another bucket reloads.
     cache: RefCell<Option<(Ident, RateCache)>>,
-    /// Storage statements run since the object started, for the benchmark.
-    reads: Cell<u64>,
-    writes: Cell<u64>,
 }
 
 type Store<'a> = CachedRateStore<'a, SqlRateStore<'a, ObjectSql>>;
@@ -146,17 +140,11 @@ fn quick_rules(value: &JsValue) -> Option<RuleSet> {
 #[wasm_bindgen]
 impl RateLimiterCore {
     #[wasm_bindgen(constructor)]
-    pub fn new(raw_state: DurableObjectState, _env: Env) -> RateLimiterCore {
-        console_error_panic_hook::set_once();
-        let state = State::from(raw_state);
-        let sql = ObjectSql::new(state.storage().sql());
+    pub fn new(raw_state: DurableObjectState, env: Env) -> RateLimiterCore {
         RateLimiterCore {
             object: Rc::new(Object {
-                sql,
-                schema_checked: Cell::new(false),
+                base: ObjectBase::new(raw_state, env),
                 cache: RefCell::new(None),
-                reads: Cell::new(0),
-                writes: Cell::new(0),
             }),
         }
     }
@@ -217,19 +205,8 @@ impl RateLimiterCore {
     /// Storage statements run since the object started: `{ reads, writes }`.
     #[wasm_bindgen(js_name = storageWork)]
     pub fn storage_work(&self) -> JsValue {
-        to_js(&StorageWork {
-            reads: self.object.reads.get(),
-            writes: self.object.writes.get(),
-        })
+        self.object.base.storage_work()
     }
-}
-
-/// Storage statements run since the object started (for the benchmark;
-/// not part of the contract).
-#[derive(Serialize)]
-struct StorageWork {
-    reads: u64,
-    writes: u64,
 }
 
 /// A method's answer as RPC returns it: the reply itself, or a rejected
@@ -249,11 +226,8 @@ impl Object {
     /// gate's Promise, closure and microtasks were a fixed cost on every
     /// call (measured: bench/subset.mjs l1, the commit that made this).
     fn decide<T>(&self, bucket: &Ident, decision: impl FnOnce(&mut Store<'_>, u64) -> T) -> T {
-        if !self.schema_checked.get() {
-            migrate(&self.sql);
-            self.schema_checked.set(true);
-        }
-        let inner = SqlRateStore::new(&self.sql, bucket.as_str());
+        self.base.ensure_schema(migrate);
+        let inner = SqlRateStore::new(&self.base.sql, bucket.as_str());
         let mut cache = self.cache.borrow_mut();
         if cache.as_ref().is_none_or(|(held, _)| held != bucket) {
             *cache = Some((
@@ -264,9 +238,7 @@ impl Object {
         let (_, held) = cache.as_mut().expect("loaded above");
         let mut store = CachedRateStore::new(inner, held);
         let value = decision(&mut store, now_ms());
-        let (reads, writes) = store.inner().work();
-        self.reads.set(self.reads.get() + u64::from(reads));
-        self.writes.set(self.writes.get() + u64::from(writes));
+        self.base.count_work(store.inner().work());
         value
     }
 }
