@@ -23,9 +23,8 @@ use baton::sql::{SqlExec, SqlValue};
 mod common;
 
 use baton::limits::SUPERSEDED_REMEMBERED_MAX;
-use common::Rng;
-use rusqlite::types::{Null, ValueRef};
-use rusqlite::{Connection, StatementStatus};
+use common::{sqlite, Rng};
+use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -90,64 +89,18 @@ impl Db {
     }
 }
 
-fn to_sql_value(value: ValueRef<'_>) -> SqlValue {
-    match value {
-        ValueRef::Null => SqlValue::Null,
-        ValueRef::Integer(n) => SqlValue::Integer(n),
-        ValueRef::Text(bytes) => {
-            SqlValue::Text(String::from_utf8(bytes.to_vec()).expect("stored text is UTF-8"))
-        }
-        other => panic!("column type the store never writes: {other:?}"),
-    }
-}
-
 impl SqlExec for Db {
     fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql)
-            .unwrap_or_else(|e| panic!("preparing {sql:?}: {e}"));
-        // Unbound parameters would silently read as NULL: the store must bind
-        // exactly as many as the statement names.
-        assert_eq!(
-            stmt.parameter_count(),
-            params.len(),
-            "parameters bound for {sql:?}"
-        );
-        for (i, param) in params.iter().enumerate() {
-            let bound = match param {
-                SqlValue::Null => stmt.raw_bind_parameter(i + 1, Null),
-                SqlValue::Integer(n) => stmt.raw_bind_parameter(i + 1, n),
-                SqlValue::Text(s) => stmt.raw_bind_parameter(i + 1, s.as_str()),
-            };
-            bound.unwrap_or_else(|e| panic!("binding ?{} of {sql:?}: {e}", i + 1));
-        }
-        let columns = stmt.column_count();
-        let mut out = Vec::new();
-        {
-            let mut rows = stmt.raw_query();
-            while let Some(row) = rows
-                .next()
-                .unwrap_or_else(|e| panic!("running {sql:?} with {params:?}: {e}"))
-            {
-                out.push(
-                    (0..columns)
-                        .map(|i| to_sql_value(row.get_ref(i).expect("column in range")))
-                        .collect(),
-                );
-            }
-        }
-        let vm_steps = stmt.reset_status(StatementStatus::VmStep);
-        let fullscan_steps = stmt.reset_status(StatementStatus::FullscanStep);
+        let ran = sqlite::run(&self.conn, sql, params);
         if self.recording.get() {
             self.log.borrow_mut().push(Ran {
                 sql: sql.to_owned(),
                 params: params.to_vec(),
-                vm_steps,
-                fullscan_steps,
+                vm_steps: ran.vm_steps,
+                fullscan_steps: ran.fullscan_steps,
             });
         }
-        out
+        ran.rows
     }
 }
 
@@ -1469,14 +1422,7 @@ fn every_statement_searches_by_key() {
             .conn
             .prepare(&format!("EXPLAIN QUERY PLAN {}", ran.sql))
             .expect("explain prepares");
-        for (i, param) in ran.params.iter().enumerate() {
-            match param {
-                SqlValue::Null => stmt.raw_bind_parameter(i + 1, Null),
-                SqlValue::Integer(n) => stmt.raw_bind_parameter(i + 1, n),
-                SqlValue::Text(s) => stmt.raw_bind_parameter(i + 1, s.as_str()),
-            }
-            .expect("bind");
-        }
+        sqlite::bind(&mut stmt, &ran.sql, &ran.params);
         let mut plan = Vec::new();
         let mut rows = stmt.raw_query();
         while let Some(row) = rows.next().expect("explain runs") {

@@ -10,47 +10,14 @@ use baton::debounce::{
 };
 use baton::limits::DEBOUNCE_STARTED_KEPT;
 use baton::sql::{SqlExec, SqlValue};
-use common::Rng;
-use rusqlite::types::{Null, ValueRef};
+use common::{sqlite, Rng};
 use rusqlite::Connection;
 
 struct Db(Connection);
 
 impl SqlExec for Db {
     fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        let mut stmt = self
-            .0
-            .prepare_cached(sql)
-            .unwrap_or_else(|e| panic!("preparing {sql:?}: {e}"));
-        assert_eq!(
-            stmt.parameter_count(),
-            params.len(),
-            "parameters of {sql:?}"
-        );
-        for (i, param) in params.iter().enumerate() {
-            match param {
-                SqlValue::Null => stmt.raw_bind_parameter(i + 1, Null),
-                SqlValue::Integer(n) => stmt.raw_bind_parameter(i + 1, n),
-                SqlValue::Text(s) => stmt.raw_bind_parameter(i + 1, s.as_str()),
-            }
-            .unwrap();
-        }
-        let columns = stmt.column_count();
-        let mut rows = stmt.raw_query();
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().unwrap_or_else(|e| panic!("{sql:?}: {e}")) {
-            out.push(
-                (0..columns)
-                    .map(|i| match row.get_ref(i).unwrap() {
-                        ValueRef::Null => SqlValue::Null,
-                        ValueRef::Integer(n) => SqlValue::Integer(n),
-                        ValueRef::Text(t) => SqlValue::Text(String::from_utf8(t.to_vec()).unwrap()),
-                        other => panic!("unexpected column {other:?}"),
-                    })
-                    .collect(),
-            );
-        }
-        out
+        sqlite::run(&self.0, sql, params).rows
     }
 }
 

@@ -32,9 +32,8 @@ use baton::rate_limit::{
     Inspection, MemoryRateStore, RateCache, Rule, RuleSet, SqlRateStore,
 };
 use baton::sql::{SqlExec, SqlValue};
-use common::Rng;
-use rusqlite::types::{Null, ValueRef};
-use rusqlite::{Connection, StatementStatus};
+use common::{sqlite, Rng};
+use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -69,27 +68,11 @@ impl Db {
         db
     }
 
-    fn bind(stmt: &mut rusqlite::Statement<'_>, sql: &str, params: &[SqlValue]) {
-        assert_eq!(
-            stmt.parameter_count(),
-            params.len(),
-            "parameters bound for {sql:?}"
-        );
-        for (i, param) in params.iter().enumerate() {
-            let bound = match param {
-                SqlValue::Null => stmt.raw_bind_parameter(i + 1, Null),
-                SqlValue::Integer(n) => stmt.raw_bind_parameter(i + 1, n),
-                SqlValue::Text(s) => stmt.raw_bind_parameter(i + 1, s.as_str()),
-            };
-            bound.unwrap_or_else(|e| panic!("binding ?{} of {sql:?}: {e}", i + 1));
-        }
-    }
-
     /// The statement's query plan, one line per step.
     fn plan(&self, sql: &str, params: &[SqlValue]) -> Vec<String> {
         let explain = format!("EXPLAIN QUERY PLAN {sql}");
         let mut stmt = self.conn.prepare(&explain).expect("explain");
-        Db::bind(&mut stmt, sql, params);
+        sqlite::bind(&mut stmt, sql, params);
         let mut rows = stmt.raw_query();
         let mut out = Vec::new();
         while let Some(row) = rows.next().expect("plan row") {
@@ -112,39 +95,12 @@ impl SqlExec for Db {
                 }
             }
         }
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql)
-            .unwrap_or_else(|e| panic!("preparing {sql:?}: {e}"));
-        Db::bind(&mut stmt, sql, params);
-        let columns = stmt.column_count();
-        let mut out = Vec::new();
-        {
-            let mut rows = stmt.raw_query();
-            while let Some(row) = rows
-                .next()
-                .unwrap_or_else(|e| panic!("running {sql:?}: {e}"))
-            {
-                out.push(
-                    (0..columns)
-                        .map(|i| match row.get_ref(i).expect("column in range") {
-                            ValueRef::Null => SqlValue::Null,
-                            ValueRef::Integer(n) => SqlValue::Integer(n),
-                            ValueRef::Text(t) => {
-                                SqlValue::Text(String::from_utf8(t.to_vec()).expect("utf-8"))
-                            }
-                            other => panic!("unexpected column {other:?}"),
-                        })
-                        .collect(),
-                );
-            }
-        }
-        let scanned = stmt.reset_status(StatementStatus::FullscanStep);
-        let steps = stmt.reset_status(StatementStatus::VmStep);
-        self.vm_steps.set(self.vm_steps.get() + i64::from(steps));
+        let ran = sqlite::run(&self.conn, sql, params);
+        self.vm_steps
+            .set(self.vm_steps.get() + i64::from(ran.vm_steps));
         self.fullscan_steps
-            .set(self.fullscan_steps.get() + i64::from(scanned));
-        out
+            .set(self.fullscan_steps.get() + i64::from(ran.fullscan_steps));
+        ran.rows
     }
 }
 

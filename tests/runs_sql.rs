@@ -21,9 +21,8 @@ use baton::runs::{
     RunStore, RunsConfig, SqlRunStore,
 };
 use baton::sql::{SqlExec, SqlValue};
-use common::Rng;
-use rusqlite::types::{Null, ValueRef};
-use rusqlite::{Connection, StatementStatus};
+use common::{sqlite, Rng};
+use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -63,57 +62,17 @@ impl Db {
     }
 }
 
-fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[SqlValue]) {
-    for (i, param) in params.iter().enumerate() {
-        match param {
-            SqlValue::Null => stmt.raw_bind_parameter(i + 1, Null),
-            SqlValue::Integer(n) => stmt.raw_bind_parameter(i + 1, n),
-            SqlValue::Text(s) => stmt.raw_bind_parameter(i + 1, s.as_str()),
-        }
-        .expect("bind");
-    }
-}
-
 impl SqlExec for Db {
     fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql)
-            .unwrap_or_else(|e| panic!("preparing {sql:?}: {e}"));
-        assert_eq!(
-            stmt.parameter_count(),
-            params.len(),
-            "parameters of {sql:?}"
-        );
-        bind(&mut stmt, params);
-        let columns = stmt.column_count();
-        let mut out = Vec::new();
-        {
-            let mut rows = stmt.raw_query();
-            while let Some(row) = rows.next().unwrap_or_else(|e| panic!("{sql:?}: {e}")) {
-                out.push(
-                    (0..columns)
-                        .map(|i| match row.get_ref(i).expect("column") {
-                            ValueRef::Null => SqlValue::Null,
-                            ValueRef::Integer(n) => SqlValue::Integer(n),
-                            ValueRef::Text(b) => {
-                                SqlValue::Text(String::from_utf8(b.to_vec()).expect("UTF-8"))
-                            }
-                            other => panic!("column type the store never writes: {other:?}"),
-                        })
-                        .collect(),
-                );
-            }
-        }
-        let vm_steps = stmt.reset_status(StatementStatus::VmStep);
+        let ran = sqlite::run(&self.conn, sql, params);
         if self.recording.get() {
             self.log.borrow_mut().push(Ran {
                 sql: sql.to_owned(),
                 params: params.to_vec(),
-                vm_steps,
+                vm_steps: ran.vm_steps,
             });
         }
-        out
+        ran.rows
     }
 }
 
@@ -425,7 +384,7 @@ fn every_statement_searches_an_index() {
             .conn
             .prepare(&format!("EXPLAIN QUERY PLAN {}", r.sql))
             .unwrap();
-        bind(&mut stmt, &r.params);
+        sqlite::bind(&mut stmt, &r.sql, &r.params);
         let mut rows = stmt.raw_query();
         let mut plan = Vec::new();
         while let Some(row) = rows.next().unwrap() {

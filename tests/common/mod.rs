@@ -37,6 +37,7 @@ impl Rng {
 
 /// D1 on SQLite, for the serial queue's tests.
 pub mod d1;
+pub mod sqlite;
 
 /// What a simulation's per-seed figures need for [`simulate`]: the steps
 /// they took, and adding another seed's figures to a total.
