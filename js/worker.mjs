@@ -4,11 +4,11 @@
 // cannot declare, Durable Object classes that extend `DurableObject`
 // (workerd refuses JS RPC to any other), and a default entrypoint that
 // carries the RPC methods for service-binding callers.
-// No logic lives here: the Coordinator's methods turn the contract's
-// positional arguments into the request object (`{ key, instanceId, ... }`,
-// the same object the entrypoint's `coordinator*` methods take) and hand it
-// to Rust (`CoordinatorCore`), which decodes and checks it; the entrypoint's
-// methods hand their one object argument on as is.
+// No logic lives here: the Coordinator's methods hand the contract's
+// positional arguments to Rust (`CoordinatorCore`), or turn them into the
+// request object (`{ key, instanceId, ... }`, the same object the
+// entrypoint's `coordinator*` methods take) for it; Rust decodes and checks
+// either. The entrypoint's methods hand their one object argument on as is.
 //
 // Standalone, this module is Baton's `main`. Embedded, a user's Worker
 // re-exports the classes and mounts the rest with `handleFetch` and
@@ -63,11 +63,11 @@ export class Coordinator extends DurableObject {
   // (panic = "abort"), and #guard resets the object as the gate would, so it
   // restarts from what was committed.
   acquire(key, instanceId, options) {
-    return this.#guard(() => this.#core.acquire({ key, instanceId, options }));
+    return this.#guard(() => this.#core.acquire(key, instanceId, options));
   }
 
   release(key, instanceId) {
-    return this.#guard(() => this.#core.release({ key, instanceId }));
+    return this.#guard(() => this.#core.release(key, instanceId));
   }
 
   #guard(call) {

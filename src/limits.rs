@@ -43,6 +43,12 @@ pub const TERMINATIONS_PER_CALL_MAX: usize = 256;
 /// whole alarm budget on status calls.
 pub const KEYS_CHECKED_PER_ALARM_MAX: u32 = 64;
 
+/// Most keys whose summary (counts and holders, up to
+/// [`HOLDERS_PER_KEY_MAX`] of them) one Coordinator object keeps in memory
+/// between decisions. One object normally serves one key; an object handed
+/// many keys drops them all when full and reloads each with one read.
+pub const KEY_SUMMARIES_KEPT_MAX: usize = 64;
+
 /// Default period of the holder-check alarm, in milliseconds (contract default).
 pub const HOLDER_CHECK_MS_DEFAULT: u64 = 5_000;
 

@@ -42,7 +42,7 @@
 
 mod common;
 
-use common::Rng;
+use common::{assert_reached, simulate, Rng, SimStats};
 
 use baton::coordinator::{
     acquire, acquire_after_check, assert_invariants_deep, enqueue, enqueue_after_check,
@@ -359,7 +359,11 @@ struct Stats {
     drain_steps_max: u64,
 }
 
-impl Stats {
+impl SimStats for Stats {
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
     fn add(&mut self, o: &Stats) {
         self.seeds += o.seeds;
         self.steps += o.steps;
@@ -1656,15 +1660,6 @@ fn workflow(s: &str) -> WorkflowName {
     WorkflowName::new(s.to_owned()).expect("valid workflow")
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    let value = std::env::var(name).ok()?;
-    Some(
-        value
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be an integer, got {value:?}")),
-    )
-}
-
 /// Runs one seed; on failure prints the seed, how to rerun it, and the state.
 fn run_seed(seed: u64, trace: bool) -> Stats {
     let mut sim = Sim::new(seed, trace);
@@ -1683,23 +1678,8 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
 
 #[test]
 fn simulation() {
-    if let Some(seed) = env_u64("BATON_SIM_SEED") {
-        let stats = run_seed(seed, std::env::var_os("BATON_SIM_TRACE").is_some());
-        eprintln!("seed {seed}: {stats:?}");
-        return;
-    }
-    let budget = env_u64("BATON_SIM_STEPS").unwrap_or(SIM_STEPS_DEFAULT);
-    let mut total = Stats::default();
-    let mut seed = 0;
-    while total.steps < budget {
-        total.add(&run_seed(seed, false));
-        seed += 1;
-    }
-    eprintln!("simulation: {total:?}");
-    // Coverage: a change that stops the simulation from reaching these paths
-    // would make it pass without testing them.
-    if budget >= SIM_STEPS_DEFAULT {
-        let reached = [
+    if let Some(total) = simulate("simulation", 0, SIM_STEPS_DEFAULT, run_seed) {
+        assert_reached(&[
             ("granted", total.granted),
             ("granted_beside_others", total.granted_beside_others),
             ("superseded", total.superseded),
@@ -1720,10 +1700,7 @@ fn simulation() {
             ("lost_events", total.lost_events),
             ("duplicate_events", total.duplicate_events),
             ("spurious_alarms", total.spurious_alarms),
-        ];
-        for (what, n) in reached {
-            assert!(n > 0, "the simulation never reached {what}");
-        }
+        ]);
     }
 }
 

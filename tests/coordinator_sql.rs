@@ -15,8 +15,8 @@ use baton::coordinator::{
     acquire, acquire_after_check, assert_invariants, assert_invariants_deep, enqueue,
     enqueue_after_check, migrate, needs_holder_check, release, schema, tick, tick_after_check,
     woken_after_check, AcquireReply, AcquireRequest, AcquireStep, Decided, EnqueueReply,
-    EnqueueRequest, EnqueueStep, Holder, HolderState, KeyStore, Liveness, Member, MemoryKeyStore,
-    Options, SqlExec, SqlKeyStore, SqlValue, Waiter,
+    EnqueueRequest, EnqueueStep, Holder, HolderState, KeyStore, KeySummary, Liveness, Member,
+    MemoryKeyStore, Options, SqlExec, SqlKeyStore, SqlValue, Waiter,
 };
 use baton::ident::{InputHash, InstanceId, WorkflowName};
 mod common;
@@ -526,6 +526,8 @@ fn decisions(seed: u64) {
     let db = Db::migrated();
     let mut memory = [MemoryKeyStore::default(), MemoryKeyStore::default()];
     let mut pending: [Vec<Pending>; 2] = [Vec::new(), Vec::new()];
+    // What the shell carries from one decision to the next, per key.
+    let mut summaries: [Option<KeySummary>; 2] = [None, None];
     let mut rng = Rng(seed ^ 0xD1CE);
     let mut now_ms = 1_700_000_000_000u64;
     let mut history: Vec<String> = Vec::new();
@@ -561,9 +563,24 @@ fn decisions(seed: u64) {
         };
         let liveness = random_liveness(&mut rng);
         let from_memory = decide(&mut memory[k], now_ms, &action, resumed.as_ref(), liveness);
-        // A store per decision, as the shell makes one.
-        let mut sql = SqlKeyStore::new(&db, KEYS[k]);
+        // A store per decision, as the shell makes one, resuming from the
+        // summary the last decision on the key left; now and then the
+        // object restarts and the summary is gone.
+        let mut sql = SqlKeyStore::resume(&db, KEYS[k], summaries[k].take());
         let from_sql = decide(&mut sql, now_ms, &action, resumed.as_ref(), liveness);
+        summaries[k] = if rng.percent(5) {
+            None
+        } else {
+            sql.into_summary()
+        };
+        if let Some(carried) = &summaries[k] {
+            assert_eq!(
+                Some(carried),
+                fresh_summary(&db, KEYS[k]).as_ref(),
+                "seed {seed}: the carried summary differs from the database after:\n{}",
+                history.join("\n")
+            );
+        }
         history.push(format!(
             "{step}: key {:?} at {now_ms}: {action:?} {resumed:?} {liveness:?} -> {from_memory:?}",
             KEYS[k]
@@ -608,6 +625,13 @@ fn decisions(seed: u64) {
             );
         }
     }
+}
+
+/// The summary a store with nothing carried over reads.
+fn fresh_summary(db: &Db, key: &str) -> Option<KeySummary> {
+    let store = SqlKeyStore::new(db, key);
+    _ = store.limit();
+    store.into_summary()
 }
 
 #[test]
@@ -1325,7 +1349,10 @@ const CALLS: &[Call] = &[
     ("counts", false, |s| {
         _ = SqlKeyStore::new(s_db(s), "k").limit()
     }),
-    ("holders", false, |s| _ = s.holders()),
+    // A fresh store: the summary (which lists the holders) is not loaded yet.
+    ("holders", false, |s| {
+        _ = SqlKeyStore::new(s_db(s), "k").holders()
+    }),
     ("holders_to_check (waiters)", false, |s| {
         _ = s.holders_to_check(3)
     }),

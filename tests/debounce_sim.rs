@@ -43,7 +43,7 @@ use baton::ident::InstanceId;
 use baton::limits::{
     DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_UNFINISHED_STARTS_MAX,
 };
-use common::Rng;
+use common::{assert_reached, simulate, Rng, SimStats};
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -470,7 +470,11 @@ struct Stats {
     takeovers: u64,
 }
 
-impl Stats {
+impl SimStats for Stats {
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
     fn add(&mut self, other: &Stats) {
         let Stats {
             steps,
@@ -1039,15 +1043,6 @@ impl Sim {
     }
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    let value = std::env::var(name).ok()?;
-    Some(
-        value
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be an integer, got {value:?}")),
-    )
-}
-
 fn run_seed(seed: u64, trace: bool) -> Stats {
     let mut sim = Sim::new(seed, trace);
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| sim.run_seed())) {
@@ -1065,21 +1060,8 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
 
 #[test]
 fn simulation() {
-    if let Some(seed) = env_u64("BATON_SIM_SEED") {
-        let stats = run_seed(seed, std::env::var_os("BATON_SIM_TRACE").is_some());
-        eprintln!("seed {seed}: {stats:?}");
-        return;
-    }
-    let budget = env_u64("BATON_SIM_STEPS").unwrap_or(SIM_STEPS_DEFAULT);
-    let mut total = Stats::default();
-    let mut seed = 0;
-    while total.steps < budget {
-        total.add(&run_seed(seed, false));
-        seed += 1;
-    }
-    eprintln!("debounce simulation: {total:?}");
-    if budget >= SIM_STEPS_DEFAULT {
-        let reached = [
+    if let Some(total) = simulate("debounce simulation", 0, SIM_STEPS_DEFAULT, run_seed) {
+        assert_reached(&[
             ("started", total.started),
             ("scheduled", total.scheduled),
             ("suppressed", total.suppressed),
@@ -1094,9 +1076,6 @@ fn simulation() {
             ("cancels", total.cancels),
             ("start_ats", total.start_ats),
             ("takeovers", total.takeovers),
-        ];
-        for (what, n) in reached {
-            assert!(n > 0, "the simulation never reached {what}");
-        }
+        ]);
     }
 }

@@ -4,12 +4,12 @@
 
 mod common;
 
-use baton::coordinator::{SqlExec, SqlValue};
 use baton::debounce::{
     decide, sql, CreateOutcome, DebounceCall, DebounceFields, Edge, IdSuffix, Input, KeyState,
     StartAtCall,
 };
 use baton::limits::DEBOUNCE_STARTED_KEPT;
+use baton::sql::{SqlExec, SqlValue};
 use common::Rng;
 use rusqlite::types::{Null, ValueRef};
 use rusqlite::Connection;

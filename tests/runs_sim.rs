@@ -45,7 +45,7 @@ use baton::runs::{
     JsonText, MemoryRunStore, Outcome, Poll, Run, RunStore, RunView, RunsConfig, Wait, WaitFor,
     WaitId, WaitMs, Waits, Wake,
 };
-use common::Rng;
+use common::{assert_reached, simulate, Rng, SimStats};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -244,7 +244,11 @@ struct Stats {
     lost_replies: u64,
 }
 
-impl Stats {
+impl SimStats for Stats {
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
     fn add(&mut self, o: &Stats) {
         macro_rules! sum { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
         sum!(
@@ -1168,51 +1172,32 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
 
 #[test]
 fn simulation() {
-    let trace = std::env::var("BATON_SIM_TRACE").is_ok();
-    if let Ok(seed) = std::env::var("BATON_SIM_SEED") {
-        let stats = run_seed(seed.parse().expect("BATON_SIM_SEED"), trace);
-        eprintln!("{stats:?}");
-        return;
-    }
-    let budget: u64 = std::env::var("BATON_SIM_STEPS")
-        .ok()
-        .map(|s| s.parse().expect("BATON_SIM_STEPS"))
-        .unwrap_or(SIM_STEPS_DEFAULT);
-    let mut total = Stats::default();
-    let mut seed = 0x5eed_0000_u64;
-    while total.steps < budget {
-        total.add(&run_seed(seed, trace));
-        seed += 1;
-    }
-    eprintln!("runs_sim: {total:?}");
-    // Coverage: the paths that matter were reached.
-    let t = &total;
-    for (what, n) in [
-        ("claims", t.claims),
-        ("claimants replaced after ending", t.replaced_ended),
-        (
-            "claimants replaced when never created",
-            t.replaced_not_found,
-        ),
-        ("claimants kept in their grace", t.kept_in_grace),
-        ("outcomes", t.outcomes),
-        ("appends", t.appends),
-        (
-            "retried reports that found their event",
-            t.report_retries_found,
-        ),
-        ("completes that recorded nothing", t.complete_retries),
-        ("events forgotten", t.forgotten),
-        ("waits parked", t.parked),
-        ("waits woken", t.woken),
-        ("waits expired", t.expired),
-        ("deletions", t.deletions),
-        ("late alarms", t.late_alarms),
-        ("spurious alarms", t.spurious_alarms),
-        ("resets", t.resets),
-        ("lost replies", t.lost_replies),
-    ] {
-        assert!(n > 0, "the simulation never reached: {what}");
+    if let Some(t) = simulate("runs_sim", 0x5eed_0000, SIM_STEPS_DEFAULT, run_seed) {
+        assert_reached(&[
+            ("claims", t.claims),
+            ("claimants replaced after ending", t.replaced_ended),
+            (
+                "claimants replaced when never created",
+                t.replaced_not_found,
+            ),
+            ("claimants kept in their grace", t.kept_in_grace),
+            ("outcomes", t.outcomes),
+            ("appends", t.appends),
+            (
+                "retried reports that found their event",
+                t.report_retries_found,
+            ),
+            ("completes that recorded nothing", t.complete_retries),
+            ("events forgotten", t.forgotten),
+            ("waits parked", t.parked),
+            ("waits woken", t.woken),
+            ("waits expired", t.expired),
+            ("deletions", t.deletions),
+            ("late alarms", t.late_alarms),
+            ("spurious alarms", t.spurious_alarms),
+            ("resets", t.resets),
+            ("lost replies", t.lost_replies),
+        ]);
     }
 }
 

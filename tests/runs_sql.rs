@@ -13,7 +13,6 @@
 
 mod common;
 
-use baton::coordinator::{SqlExec, SqlValue};
 use baton::ident::{Ident, InstanceId};
 use baton::runs::{
     alarm_at, append, assert_invariants, claim, claim_after_check, complete, expire, keys_due,
@@ -21,6 +20,7 @@ use baton::runs::{
     ClaimStep, ClaimantStatus, CompleteRequest, EventType, JsonText, MemoryRunStore, Outcome,
     RunStore, RunsConfig, SqlRunStore,
 };
+use baton::sql::{SqlExec, SqlValue};
 use common::Rng;
 use rusqlite::types::{Null, ValueRef};
 use rusqlite::{Connection, StatementStatus};

@@ -37,7 +37,7 @@ use baton::serial_queue::{
     self as sq, ClaimReply, EnqueueReply, Outcome, Plan, Released, SerialEnqueue, SerialTimeouts,
     Wake,
 };
-use common::{d1, Rng};
+use common::{assert_reached, d1, simulate, Rng, SimStats};
 use rusqlite::Connection;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -340,6 +340,24 @@ struct Stats {
     wakes: u64,
     dead_waiters: u64,
     crashes: u64,
+}
+
+impl SimStats for Stats {
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    fn add(&mut self, s: &Stats) {
+        self.steps += s.steps;
+        self.batches += s.batches;
+        self.holds += s.holds;
+        self.skips += s.skips;
+        self.timeouts += s.timeouts;
+        self.lost_holds += s.lost_holds;
+        self.wakes += s.wakes;
+        self.dead_waiters += s.dead_waiters;
+        self.crashes += s.crashes;
+    }
 }
 
 struct Sim {
@@ -806,35 +824,16 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
     sim.stats
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|v| v.parse().expect(name))
-}
-
 #[test]
 fn simulation() {
-    if let Some(seed) = env_u64("BATON_SIM_SEED") {
-        let stats = run_seed(seed, std::env::var_os("BATON_SIM_TRACE").is_some());
-        eprintln!("seed {seed}: {stats:?}");
-        return;
+    if let Some(t) = simulate("serial queue simulation", 0, SIM_STEPS_DEFAULT, run_seed) {
+        assert_reached(&[
+            ("holds", t.holds),
+            ("skips", t.skips),
+            ("wakes", t.wakes),
+            ("crashes", t.crashes),
+            ("lost holds", t.lost_holds),
+            ("dead waiters", t.dead_waiters),
+        ]);
     }
-    let budget = env_u64("BATON_SIM_STEPS").unwrap_or(SIM_STEPS_DEFAULT);
-    let mut total = Stats::default();
-    let mut seed = 0;
-    while total.steps < budget {
-        let s = run_seed(seed, false);
-        total.steps += s.steps;
-        total.batches += s.batches;
-        total.holds += s.holds;
-        total.skips += s.skips;
-        total.timeouts += s.timeouts;
-        total.lost_holds += s.lost_holds;
-        total.wakes += s.wakes;
-        total.dead_waiters += s.dead_waiters;
-        total.crashes += s.crashes;
-        seed += 1;
-    }
-    eprintln!("{seed} seeds: {total:?}");
-    // The run exercised what it claims to.
-    assert!(total.holds > 0 && total.skips > 0 && total.wakes > 0 && total.crashes > 0);
-    assert!(total.lost_holds > 0 && total.dead_waiters > 0, "{total:?}");
 }

@@ -39,5 +39,5 @@ mod state;
 
 pub use decide::*;
 pub use memory::MemoryKeyStore;
-pub use sql_store::{migrate, SqlExec, SqlKeyStore, SqlValue};
+pub use sql_store::{migrate, KeySummary, SqlExec, SqlKeyStore, SqlValue};
 pub use state::*;

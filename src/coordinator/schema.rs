@@ -6,9 +6,9 @@
 //! version reached is recorded in `baton_schema`. Steps only add: a column an
 //! older row lacks takes its default on read (see `sql_store`).
 
-/// Tracks how far the ladder has been climbed; created before anything else.
-pub const CREATE_VERSION_TABLE: &str =
-    "CREATE TABLE IF NOT EXISTS baton_schema (name TEXT PRIMARY KEY, version INTEGER NOT NULL)";
+use crate::sql::Ladder;
+pub use crate::sql::CREATE_VERSION_TABLE;
+
 pub const READ_VERSION: &str =
     "SELECT version FROM baton_schema WHERE name = 'coordinator' LIMIT 1";
 pub const WRITE_VERSION: &str =
@@ -84,4 +84,11 @@ pub const MIGRATIONS: &[&[&str]] = &[
 ];
 
 /// The version this release writes.
-pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+pub const CURRENT_VERSION: i64 = LADDER.current();
+
+pub const LADDER: Ladder = Ladder {
+    name: "database",
+    read_version: READ_VERSION,
+    write_version: WRITE_VERSION,
+    migrations: MIGRATIONS,
+};

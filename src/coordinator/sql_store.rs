@@ -6,58 +6,36 @@
 //! `rusqlite` in tests. Every query is bounded by an index and a `LIMIT`; no
 //! statement rewrites the queue, so each decision's cost is flat in its length.
 //!
+//! What the store knows of its key without reading (its counts and its
+//! holders, a [`KeySummary`]) is loaded with one read and kept up to date by
+//! the store's own writes. The object is the only writer of its database, so
+//! the shell carries a key's summary from one decision to the next
+//! ([`SqlKeyStore::resume`], [`SqlKeyStore::into_summary`]): an uncontended
+//! acquire+release then reads nothing at all, and writes only its holder row.
+//!
 //! A failing statement means the schema and this code disagree, a broken
-//! invariant: it panics, and the object restarts from what was committed.
+//! invariant: it panics, and the object restarts from what was committed
+//! (and with no summary: it is memory, rebuilt by the next read).
 
 use super::schema;
 use super::state::{Holder, HolderState, KeyStore, Member, Waiter};
 use crate::ident::{InputHash, InstanceId, WorkflowName};
-use crate::limits::{HOLDERS_PER_KEY_MAX, JS_SAFE_INTEGER_MAX, WAITERS_PER_KEY_MAX};
-use std::cell::Cell;
+use crate::limits::{HOLDERS_PER_KEY_MAX, WAITERS_PER_KEY_MAX};
+use crate::sql::{
+    integer, millis, millis_value, optional_millis, optional_millis_value, optional_text,
+    stored_id, text, Counted,
+};
+use std::cell::{Ref, RefCell};
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum SqlValue {
-    Null,
-    Integer(i64),
-    Text(String),
-}
+pub use crate::sql::{SqlExec, SqlValue};
 
-/// Runs one SQL statement with bound parameters (`?1`, `?2`, ...) and returns
-/// its rows, each as its columns in order.
-pub trait SqlExec {
-    fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>>;
-}
-
-/// Brings a database to [`schema::CURRENT_VERSION`]; a no-op when it is there.
+/// Brings a database to [`schema::LADDER`]'s current version; a no-op when it is there.
 pub fn migrate(exec: &impl SqlExec) {
-    exec.run(schema::CREATE_VERSION_TABLE, &[]);
-    let found = exec
-        .run(schema::READ_VERSION, &[])
-        .first()
-        .map(|row| integer(&row[0]))
-        .unwrap_or(0);
-    assert!(
-        found <= schema::CURRENT_VERSION,
-        "database schema v{found} is newer than this release (v{})",
-        schema::CURRENT_VERSION
-    );
-    for step in &schema::MIGRATIONS[found as usize..] {
-        for statement in *step {
-            exec.run(statement, &[]);
-        }
-    }
-    if found < schema::CURRENT_VERSION {
-        exec.run(
-            schema::WRITE_VERSION,
-            &[SqlValue::Integer(schema::CURRENT_VERSION)],
-        );
-    }
+    schema::LADDER.migrate(exec);
 }
 
-/// The key's counts, read once per decision (with the caller's place, by
-/// [`KeyStore::member`]) and kept up to date by the decision's own writes.
-/// A store lives for one decision, so this is never stale.
-#[derive(Debug, Clone, Copy)]
+/// The key's counts, part of its [`KeySummary`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Counts {
     limit: u32,
     waiters: u32,
@@ -65,50 +43,76 @@ struct Counts {
     handed: u32,
 }
 
+/// What a store knows of its key without reading: the counts and every
+/// holder (at most the key's limit of them), loaded with one statement and
+/// kept up to date by the store's own writes. Valid for as long as nothing
+/// else writes the key's rows: one decision, or, in the Durable Object (the
+/// only writer of its database), from one decision to the next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeySummary {
+    counts: Counts,
+    /// In the order they got the key (their `seq`).
+    holders: Vec<Holder>,
+    /// The key remembers no superseded id. `false` only means "not known":
+    /// forgetting old superseded ids does not set it back.
+    none_superseded: bool,
+}
+
 /// The columns a waiter is read with, in [`waiter_from_row`]'s order.
 const WAITER_COLUMNS: &str = "id, since_ms, input_hash, workflow, enqueued_ms";
+/// [`WAITER_COLUMNS`] of the table aliased `w`.
+const WAITER_COLUMNS_OF_W: &str = "w.id, w.since_ms, w.input_hash, w.workflow, w.enqueued_ms";
 /// The columns a holder is read with, in [`holder_from_row`]'s order.
 const HOLDER_COLUMNS: &str = "id, since_ms, state, workflow, enqueued_ms";
+/// [`HOLDER_COLUMNS`] of the table aliased `h`.
+const HOLDER_COLUMNS_OF_H: &str = "h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms";
 
 /// One key's rows, read and written through `exec`. Counts the statements it
 /// runs, so the shell can report storage work per operation.
 pub struct SqlKeyStore<'a, E: SqlExec> {
-    exec: &'a E,
+    sql: Counted<'a, E>,
     key: String,
-    counts: Cell<Option<Counts>>,
-    reads: Cell<u32>,
-    writes: Cell<u32>,
+    summary: RefCell<Option<KeySummary>>,
 }
 
 impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
+    /// A store that reads its key's summary when it first needs it.
     pub fn new(exec: &'a E, key: &str) -> Self {
+        Self::resume(exec, key, None)
+    }
+
+    /// A store that starts from `summary`, the one a previous store of the
+    /// same key left ([`SqlKeyStore::into_summary`]) with no write to the
+    /// key's rows in between.
+    pub fn resume(exec: &'a E, key: &str, summary: Option<KeySummary>) -> Self {
         SqlKeyStore {
-            exec,
+            sql: Counted::new(exec),
             key: key.to_owned(),
-            counts: Cell::new(None),
-            reads: Cell::new(0),
-            writes: Cell::new(0),
+            summary: RefCell::new(summary),
         }
+    }
+
+    /// The summary as this store's writes left it, if it was loaded.
+    pub fn into_summary(self) -> Option<KeySummary> {
+        self.summary.into_inner()
     }
 
     /// The database this store runs its statements on.
     pub fn exec(&self) -> &'a E {
-        self.exec
+        self.sql.exec()
     }
 
     /// Statements that only read, and statements that wrote, so far.
     pub fn work(&self) -> (u32, u32) {
-        (self.reads.get(), self.writes.get())
+        self.sql.work()
     }
 
     fn read(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.reads.set(self.reads.get() + 1);
-        self.exec.run(sql, params)
+        self.sql.read(sql, params)
     }
 
     fn write(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.writes.set(self.writes.get() + 1);
-        self.exec.run(sql, params)
+        self.sql.write(sql, params)
     }
 
     fn key(&self) -> SqlValue {
@@ -137,28 +141,41 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
         .collect()
     }
 
-    /// The key's counts, from the cache or one read.
-    fn counts(&self) -> Counts {
-        if let Some(counts) = self.counts.get() {
-            return counts;
+    /// The key's summary, from memory or one read: the key row, whether
+    /// any superseded id is remembered, and every holder (one row each, or
+    /// one row of NULLs when there is none; sorted here, by `seq`, as
+    /// SQLite would sort them in a temporary B-tree after this join).
+    fn summary(&self) -> Ref<'_, KeySummary> {
+        if self.summary.borrow().is_none() {
+            let rows = self.read(
+                &format!(
+                    "SELECT k.holder_limit, k.waiter_count, \
+                     NOT EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1), \
+                     {}, h.seq \
+                     FROM (SELECT 1) \
+                     LEFT JOIN coordinator_keys k ON k.key = ?1 \
+                     LEFT JOIN coordinator_holders h ON h.key = ?1 LIMIT ?2",
+                    HOLDER_COLUMNS_OF_H
+                ),
+                &[
+                    self.key(),
+                    SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
+                ],
+            );
+            *self.summary.borrow_mut() = Some(summary_from_rows(&rows));
         }
-        let rows = self.read(
-            "SELECT k.holder_limit, k.waiter_count, \
-             (SELECT COUNT(*) FROM coordinator_holders WHERE key = ?1), \
-             (SELECT COUNT(*) FROM coordinator_holders WHERE key = ?1 AND state = 'handed') \
-             FROM (SELECT 1) LEFT JOIN coordinator_keys k ON k.key = ?1",
-            &[self.key()],
-        );
-        let counts = counts_from_row(&rows[0]);
-        self.counts.set(Some(counts));
-        counts
+        Ref::map(self.summary.borrow(), |s| s.as_ref().expect("loaded above"))
     }
 
-    /// Applies a decision's own write to the cached counts, if loaded.
-    fn adjust(&self, change: impl FnOnce(&mut Counts)) {
-        if let Some(mut counts) = self.counts.get() {
-            change(&mut counts);
-            self.counts.set(Some(counts));
+    fn counts(&self) -> Counts {
+        self.summary().counts
+    }
+
+    /// Applies one of this store's writes to the summary, if loaded (if
+    /// not, the next read sees the write).
+    fn adjust(&self, change: impl FnOnce(&mut KeySummary)) {
+        if let Some(summary) = self.summary.borrow_mut().as_mut() {
+            change(summary);
         }
     }
 
@@ -168,26 +185,54 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
              ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + ?2",
             &[self.key(), SqlValue::Integer(delta)],
         );
-        self.adjust(|c| {
-            c.waiters = u32::try_from(i64::from(c.waiters) + delta).expect("count stays >= 0")
+        self.adjust(|s| {
+            s.counts.waiters =
+                u32::try_from(i64::from(s.counts.waiters) + delta).expect("count stays >= 0")
         });
     }
 }
 
-fn counts_from_row(row: &[SqlValue]) -> Counts {
+/// [`SqlKeyStore::summary`]'s rows: the key's columns repeated on each,
+/// then a holder's (all NULL on the one row of a key nobody holds).
+fn summary_from_rows(rows: &[Vec<SqlValue>]) -> KeySummary {
     let count = |v: &SqlValue| u32::try_from(integer(v)).expect("counts are bounded");
-    Counts {
-        // NULL (no key row, or one from before v3) is the default limit.
-        limit: match &row[0] {
-            SqlValue::Null => 1,
-            value => count(value),
+    let first = &rows[0];
+    let mut held: Vec<(i64, Holder)> = rows
+        .iter()
+        .filter(|row| row[3] != SqlValue::Null)
+        .map(|row| (integer(&row[8]), holder_from_row(&row[3..8])))
+        .collect();
+    held.sort_unstable_by_key(|(seq, _)| *seq);
+    let holders: Vec<Holder> = held.into_iter().map(|(_, holder)| holder).collect();
+    let handed = holders
+        .iter()
+        .filter(|h| h.state == HolderState::Handed)
+        .count();
+    KeySummary {
+        counts: Counts {
+            // NULL (no key row, or one from before v3) is the default limit.
+            limit: match &first[0] {
+                SqlValue::Null => 1,
+                value => count(value),
+            },
+            waiters: match &first[1] {
+                SqlValue::Null => 0,
+                value => count(value),
+            },
+            holders: holders.len() as u32,
+            handed: handed as u32,
         },
-        waiters: match &row[1] {
-            SqlValue::Null => 0,
-            value => count(value),
-        },
-        holders: count(&row[2]),
-        handed: count(&row[3]),
+        none_superseded: integer(&first[2]) != 0,
+        holders,
+    }
+}
+
+impl KeySummary {
+    fn holder_mut(&mut self, id: &InstanceId) -> &mut Holder {
+        self.holders
+            .iter_mut()
+            .find(|h| h.id == *id)
+            .expect("a holder the database has is in the summary")
     }
 }
 
@@ -217,17 +262,6 @@ fn workflow_value(workflow: Option<&WorkflowName>) -> SqlValue {
     workflow.map_or(SqlValue::Null, |w| SqlValue::Text(w.to_string()))
 }
 
-fn optional_millis(value: &SqlValue) -> Option<u64> {
-    match value {
-        SqlValue::Null => None,
-        other => Some(millis(other)),
-    }
-}
-
-fn optional_millis_value(ms: Option<u64>) -> SqlValue {
-    ms.map_or(SqlValue::Null, millis_value)
-}
-
 fn holder_from_row(row: &[SqlValue]) -> Holder {
     Holder {
         id: stored_id(&row[0]),
@@ -236,48 +270,6 @@ fn holder_from_row(row: &[SqlValue]) -> Holder {
         workflow: workflow_from(&row[3]),
         enqueued_ms: optional_millis(&row[4]),
     }
-}
-
-fn integer(value: &SqlValue) -> i64 {
-    match value {
-        SqlValue::Integer(n) => *n,
-        other => panic!("expected an integer column, found {other:?}"),
-    }
-}
-
-fn text(value: &SqlValue) -> String {
-    match value {
-        SqlValue::Text(s) => s.clone(),
-        other => panic!("expected a text column, found {other:?}"),
-    }
-}
-
-fn optional_text(value: &SqlValue) -> Option<String> {
-    match value {
-        SqlValue::Null => None,
-        other => Some(text(other)),
-    }
-}
-
-/// Milliseconds are stored as SQLite integers and must survive a JS number.
-fn millis(value: &SqlValue) -> u64 {
-    let ms = integer(value);
-    assert!(
-        (0..=JS_SAFE_INTEGER_MAX as i64).contains(&ms),
-        "stored time {ms} is out of range"
-    );
-    ms as u64
-}
-
-fn millis_value(ms: u64) -> SqlValue {
-    assert!(ms <= JS_SAFE_INTEGER_MAX, "time {ms} is out of range");
-    SqlValue::Integer(ms as i64)
-}
-
-/// Stored values were validated before they were written; a value that no
-/// longer parses means the database was edited by hand or corrupted.
-fn stored_id(value: &SqlValue) -> InstanceId {
-    InstanceId::parse("stored id", &text(value)).expect("stored instance id is valid")
 }
 
 fn waiter_from_row(row: &[SqlValue]) -> Waiter {
@@ -293,26 +285,28 @@ fn waiter_from_row(row: &[SqlValue]) -> Waiter {
 
 impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     fn member(&self, id: &InstanceId) -> Member {
+        let summary = self.summary();
+        if let Some(holder) = summary.holders.iter().find(|h| h.id == *id) {
+            return Member::Holder(holder.clone());
+        }
+        // Nobody waits and nobody was superseded: a stranger, with no read.
+        if summary.counts.waiters == 0 && summary.none_superseded {
+            return Member::Stranger;
+        }
+        drop(summary);
         let rows = self.read(
-            "SELECT k.holder_limit, k.waiter_count, \
-             (SELECT COUNT(*) FROM coordinator_holders WHERE key = ?1), \
-             (SELECT COUNT(*) FROM coordinator_holders WHERE key = ?1 AND state = 'handed'), \
-             h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms, \
-             w.id, w.since_ms, w.input_hash, w.workflow, w.enqueued_ms, \
-             EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1 AND id = ?2) \
-             FROM (SELECT 1) \
-             LEFT JOIN coordinator_keys k ON k.key = ?1 \
-             LEFT JOIN coordinator_holders h ON h.key = ?1 AND h.id = ?2 \
-             LEFT JOIN coordinator_waiters w ON w.key = ?1 AND w.id = ?2",
+            &format!(
+                "SELECT {WAITER_COLUMNS_OF_W}, \
+                 EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1 AND id = ?2) \
+                 FROM (SELECT 1) \
+                 LEFT JOIN coordinator_waiters w ON w.key = ?1 AND w.id = ?2"
+            ),
             &[self.key(), Self::id_value(id)],
         );
         let row = &rows[0];
-        self.counts.set(Some(counts_from_row(&row[0..4])));
-        if row[4] != SqlValue::Null {
-            Member::Holder(holder_from_row(&row[4..9]))
-        } else if row[9] != SqlValue::Null {
-            Member::Waiter(waiter_from_row(&row[9..14]))
-        } else if integer(&row[14]) != 0 {
+        if row[0] != SqlValue::Null {
+            Member::Waiter(waiter_from_row(&row[0..5]))
+        } else if integer(&row[5]) != 0 {
             Member::Superseded
         } else {
             Member::Stranger
@@ -329,7 +323,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
              ON CONFLICT(key) DO UPDATE SET holder_limit = excluded.holder_limit",
             &[self.key(), SqlValue::Integer(i64::from(limit))],
         );
-        self.adjust(|c| c.limit = limit);
+        self.adjust(|s| s.counts.limit = limit);
     }
 
     fn holder_count(&self) -> u32 {
@@ -341,19 +335,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     }
 
     fn holders(&self) -> Vec<Holder> {
-        self.read(
-            &format!(
-                "SELECT {HOLDER_COLUMNS} FROM coordinator_holders \
-                 WHERE key = ?1 ORDER BY seq LIMIT ?2"
-            ),
-            &[
-                self.key(),
-                SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
-            ],
-        )
-        .iter()
-        .map(|row| holder_from_row(row))
-        .collect()
+        self.summary().holders.clone()
     }
 
     fn holders_to_check(&self, n: u32) -> Vec<Holder> {
@@ -398,9 +380,10 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
             ],
         );
         let handed = holder.state == HolderState::Handed;
-        self.adjust(|c| {
-            c.holders += 1;
-            c.handed += u32::from(handed);
+        self.adjust(|s| {
+            s.counts.holders += 1;
+            s.counts.handed += u32::from(handed);
+            s.holders.push(holder.clone());
         });
     }
 
@@ -411,7 +394,10 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
             &[self.key(), Self::id_value(id)],
         );
         if !changed.is_empty() {
-            self.adjust(|c| c.handed -= 1);
+            self.adjust(|s| {
+                s.counts.handed -= 1;
+                s.holder_mut(id).state = HolderState::Holding;
+            });
         }
     }
 
@@ -420,6 +406,11 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
             "UPDATE coordinator_holders SET workflow = ?3 WHERE key = ?1 AND id = ?2",
             &[self.key(), Self::id_value(id), workflow_value(workflow)],
         );
+        self.adjust(|s| {
+            if let Some(holder) = s.holders.iter_mut().find(|h| h.id == *id) {
+                holder.workflow = workflow.cloned();
+            }
+        });
     }
 
     fn remove_holder(&mut self, id: &InstanceId) {
@@ -429,9 +420,10 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
         );
         if let Some(row) = removed.first() {
             let handed = state_from(&row[0]) == HolderState::Handed;
-            self.adjust(|c| {
-                c.holders -= 1;
-                c.handed -= u32::from(handed);
+            self.adjust(|s| {
+                s.counts.holders -= 1;
+                s.counts.handed -= u32::from(handed);
+                s.holders.retain(|h| h.id != *id);
             });
         }
     }
@@ -539,6 +531,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
             &[self.key(), keep_value],
         );
         self.adjust_waiter_count(-(dropped.len() as i64));
+        self.adjust(|s| s.none_superseded = false);
         dropped
     }
 

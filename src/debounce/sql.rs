@@ -11,9 +11,12 @@
 
 use super::decide::Write;
 use super::state::{Burst, Creating, Edge, Fire, KeyState, Pending, Started};
-use crate::coordinator::{SqlExec, SqlValue};
 use crate::ident::InstanceId;
 use crate::limits::{DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX};
+use crate::sql::{
+    millis, millis_value, optional_millis, optional_millis_value, optional_text,
+    optional_text_value, stored_id, text, text_value, SqlExec, SqlValue,
+};
 
 /// The tables, created on first use. A later release that changes them adds
 /// statements here that upgrade in place (`ADD COLUMN` with defaults), so a
@@ -73,55 +76,9 @@ pub fn migrate(exec: &impl SqlExec) {
     }
 }
 
-fn text(value: &SqlValue) -> String {
-    match value {
-        SqlValue::Text(s) => s.clone(),
-        other => panic!("expected text, found {other:?}"),
-    }
-}
-
-fn opt_text(value: &SqlValue) -> Option<String> {
-    match value {
-        SqlValue::Null => None,
-        other => Some(text(other)),
-    }
-}
-
-fn int(value: &SqlValue) -> u64 {
-    match value {
-        SqlValue::Integer(n) if *n >= 0 => *n as u64,
-        other => panic!("expected a non-negative integer, found {other:?}"),
-    }
-}
-
-fn opt_int(value: &SqlValue) -> Option<u64> {
-    match value {
-        SqlValue::Null => None,
-        other => Some(int(other)),
-    }
-}
-
-fn id(value: &SqlValue) -> InstanceId {
-    let raw = text(value);
-    InstanceId::parse("instanceId", &raw).unwrap_or_else(|_| panic!("stored id {raw:?} is invalid"))
-}
-
-/// Persisted integers are i64; times and counts stay far below 2^63.
-fn n(value: u64) -> SqlValue {
-    SqlValue::Integer(i64::try_from(value).expect("a stored integer fits i64"))
-}
-
-fn t(value: &str) -> SqlValue {
-    SqlValue::Text(value.to_owned())
-}
-
-fn opt_t(value: Option<&str>) -> SqlValue {
-    value.map_or(SqlValue::Null, t)
-}
-
 /// Everything one key holds.
 pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
-    let k = t(key);
+    let k = text_value(key);
     let burst = exec
         .run(
             "SELECT edge, delay_ms, max_wait_ms, workflow, first_at, last_at, calls, leading \
@@ -131,13 +88,13 @@ pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
         .first()
         .map(|row| Burst {
             edge: Edge::parse(&text(&row[0])).expect("a stored edge is known"),
-            delay_ms: int(&row[1]),
-            max_wait_ms: int(&row[2]),
+            delay_ms: millis(&row[1]),
+            max_wait_ms: millis(&row[2]),
             workflow: text(&row[3]),
-            first_at_ms: int(&row[4]),
-            last_at_ms: int(&row[5]),
-            calls: int(&row[6]),
-            leading: opt_text(&row[7]).map(|_| id(&row[7])),
+            first_at_ms: millis(&row[4]),
+            last_at_ms: millis(&row[5]),
+            calls: millis(&row[6]),
+            leading: optional_text(&row[7]).map(|_| stored_id(&row[7])),
         });
     let pending = exec
         .run(
@@ -146,10 +103,10 @@ pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
         )
         .first()
         .map(|row| Pending {
-            id: id(&row[0]),
+            id: stored_id(&row[0]),
             workflow: text(&row[1]),
-            params: opt_text(&row[2]),
-            fire: match (opt_int(&row[3]), opt_int(&row[4])) {
+            params: optional_text(&row[2]),
+            fire: match (optional_millis(&row[3]), optional_millis(&row[4])) {
                 (Some(at_ms), Some(set_at_ms)) => Fire::At { at_ms, set_at_ms },
                 _ => Fire::BurstEnd,
             },
@@ -158,28 +115,31 @@ pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
         .run(
             "SELECT id, workflow, params, fired_at, failures, next_try_at, last_error \
              FROM debounce_creating WHERE key = ?1 ORDER BY seq LIMIT ?2",
-            &[k.clone(), n(DEBOUNCE_UNFINISHED_STARTS_MAX as u64)],
+            &[
+                k.clone(),
+                millis_value(DEBOUNCE_UNFINISHED_STARTS_MAX as u64),
+            ],
         )
         .iter()
         .map(|row| Creating {
-            id: id(&row[0]),
+            id: stored_id(&row[0]),
             workflow: text(&row[1]),
-            params: opt_text(&row[2]),
-            fired_at_ms: int(&row[3]),
-            failures: u32::try_from(int(&row[4])).unwrap_or(u32::MAX),
-            next_try_at_ms: int(&row[5]),
-            last_error: opt_text(&row[6]),
+            params: optional_text(&row[2]),
+            fired_at_ms: millis(&row[3]),
+            failures: u32::try_from(millis(&row[4])).unwrap_or(u32::MAX),
+            next_try_at_ms: millis(&row[5]),
+            last_error: optional_text(&row[6]),
         })
         .collect();
     let started = exec
         .run(
             "SELECT id, at_ms FROM debounce_started WHERE key = ?1 ORDER BY seq DESC LIMIT ?2",
-            &[k, n(DEBOUNCE_STARTED_KEPT as u64)],
+            &[k, millis_value(DEBOUNCE_STARTED_KEPT as u64)],
         )
         .iter()
         .map(|row| Started {
-            id: id(&row[0]),
-            at_ms: int(&row[1]),
+            id: stored_id(&row[0]),
+            at_ms: millis(&row[1]),
         })
         .collect();
     KeyState {
@@ -192,7 +152,7 @@ pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
 
 /// Commits one decision's writes for `key`, and when the key next needs the alarm.
 pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Option<u64>) {
-    let k = t(key);
+    let k = text_value(key);
     for write in writes {
         match write {
             Write::Burst(None) => {
@@ -208,14 +168,14 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                     &[
                         k.clone(),
-                        t(b.edge.as_str()),
-                        n(b.delay_ms),
-                        n(b.max_wait_ms),
-                        t(&b.workflow),
-                        n(b.first_at_ms),
-                        n(b.last_at_ms),
-                        n(b.calls),
-                        opt_t(b.leading.as_ref().map(InstanceId::as_str)),
+                        text_value(b.edge.as_str()),
+                        millis_value(b.delay_ms),
+                        millis_value(b.max_wait_ms),
+                        text_value(&b.workflow),
+                        millis_value(b.first_at_ms),
+                        millis_value(b.last_at_ms),
+                        millis_value(b.calls),
+                        optional_text_value(b.leading.as_ref().map(InstanceId::as_str)),
                     ],
                 );
             }
@@ -228,16 +188,16 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
             Write::Pending(Some(p)) => {
                 let (at_ms, set_at_ms) = match p.fire {
                     Fire::BurstEnd => (SqlValue::Null, SqlValue::Null),
-                    Fire::At { at_ms, set_at_ms } => (n(at_ms), n(set_at_ms)),
+                    Fire::At { at_ms, set_at_ms } => (millis_value(at_ms), millis_value(set_at_ms)),
                 };
                 exec.run(
                     "INSERT OR REPLACE INTO debounce_pending \
                      (key, id, workflow, params, at_ms, set_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     &[
                         k.clone(),
-                        t(p.id.as_str()),
-                        t(&p.workflow),
-                        opt_t(p.params.as_deref()),
+                        text_value(p.id.as_str()),
+                        text_value(&p.workflow),
+                        optional_text_value(p.params.as_deref()),
                         at_ms,
                         set_at_ms,
                     ],
@@ -251,13 +211,13 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
                      WHERE key = ?1 AND id = ?2 RETURNING id",
                     &[
                         k.clone(),
-                        t(c.id.as_str()),
-                        t(&c.workflow),
-                        opt_t(c.params.as_deref()),
-                        n(c.fired_at_ms),
-                        n(u64::from(c.failures)),
-                        n(c.next_try_at_ms),
-                        opt_t(c.last_error.as_deref()),
+                        text_value(c.id.as_str()),
+                        text_value(&c.workflow),
+                        optional_text_value(c.params.as_deref()),
+                        millis_value(c.fired_at_ms),
+                        millis_value(u64::from(c.failures)),
+                        millis_value(c.next_try_at_ms),
+                        optional_text_value(c.last_error.as_deref()),
                     ],
                 );
                 if updated.is_empty() {
@@ -268,13 +228,13 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
                          WHERE key = ?1), ?3, ?4, ?5, ?6, ?7, ?8)",
                         &[
                             k.clone(),
-                            t(c.id.as_str()),
-                            t(&c.workflow),
-                            opt_t(c.params.as_deref()),
-                            n(c.fired_at_ms),
-                            n(u64::from(c.failures)),
-                            n(c.next_try_at_ms),
-                            opt_t(c.last_error.as_deref()),
+                            text_value(c.id.as_str()),
+                            text_value(&c.workflow),
+                            optional_text_value(c.params.as_deref()),
+                            millis_value(c.fired_at_ms),
+                            millis_value(u64::from(c.failures)),
+                            millis_value(c.next_try_at_ms),
+                            optional_text_value(c.last_error.as_deref()),
                         ],
                     );
                 }
@@ -282,20 +242,20 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
             Write::CreatingDone(id) => {
                 exec.run(
                     "DELETE FROM debounce_creating WHERE key = ?1 AND id = ?2",
-                    &[k.clone(), t(id.as_str())],
+                    &[k.clone(), text_value(id.as_str())],
                 );
             }
             Write::Started(s) => {
                 exec.run(
                     "INSERT INTO debounce_started (key, id, at_ms) VALUES (?1, ?2, ?3)",
-                    &[k.clone(), t(s.id.as_str()), n(s.at_ms)],
+                    &[k.clone(), text_value(s.id.as_str()), millis_value(s.at_ms)],
                 );
                 // Keep the newest few: the oldest beyond them goes, one per
                 // insert, so the key's rows stay bounded.
                 exec.run(
                     "DELETE FROM debounce_started WHERE seq IN (SELECT seq FROM debounce_started \
                      WHERE key = ?1 ORDER BY seq DESC LIMIT -1 OFFSET ?2)",
-                    &[k.clone(), n(DEBOUNCE_STARTED_KEPT as u64)],
+                    &[k.clone(), millis_value(DEBOUNCE_STARTED_KEPT as u64)],
                 );
             }
         }
@@ -303,7 +263,7 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
     exec.run(
         "INSERT INTO debounce_keys (key, wake_at) VALUES (?1, ?2) \
          ON CONFLICT (key) DO UPDATE SET wake_at = excluded.wake_at",
-        &[k, wake_at_ms.map_or(SqlValue::Null, n)],
+        &[k, optional_millis_value(wake_at_ms)],
     );
 }
 
@@ -312,7 +272,7 @@ pub fn due_keys(exec: &impl SqlExec, now_ms: u64, limit: u32) -> Vec<String> {
     exec.run(
         "SELECT key FROM debounce_keys WHERE wake_at IS NOT NULL AND wake_at <= ?1 \
          ORDER BY wake_at LIMIT ?2",
-        &[n(now_ms), n(u64::from(limit))],
+        &[millis_value(now_ms), millis_value(u64::from(limit))],
     )
     .iter()
     .map(|row| text(&row[0]))
@@ -326,5 +286,5 @@ pub fn next_wake(exec: &impl SqlExec) -> Option<u64> {
         &[],
     )
     .first()
-    .map(|row| int(&row[0]))
+    .map(|row| millis(&row[0]))
 }

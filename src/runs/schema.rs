@@ -1,8 +1,9 @@
 //! The Runs object's SQLite schema and its upgrade ladder (the Coordinator's
 //! shape: `baton_schema` records how far each concept's ladder has climbed).
 
-pub const CREATE_VERSION_TABLE: &str =
-    "CREATE TABLE IF NOT EXISTS baton_schema (name TEXT PRIMARY KEY, version INTEGER NOT NULL)";
+use crate::sql::Ladder;
+pub use crate::sql::CREATE_VERSION_TABLE;
+
 pub const READ_VERSION: &str = "SELECT version FROM baton_schema WHERE name = 'runs' LIMIT 1";
 pub const WRITE_VERSION: &str = "INSERT INTO baton_schema (name, version) VALUES ('runs', ?1) \
      ON CONFLICT(name) DO UPDATE SET version = excluded.version";
@@ -37,4 +38,11 @@ pub const MIGRATIONS: &[&[&str]] = &[
 ];
 
 /// The version this release writes.
-pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+pub const CURRENT_VERSION: i64 = LADDER.current();
+
+pub const LADDER: Ladder = Ladder {
+    name: "runs",
+    read_version: READ_VERSION,
+    write_version: WRITE_VERSION,
+    migrations: MIGRATIONS,
+};

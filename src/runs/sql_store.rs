@@ -12,35 +12,15 @@
 use super::input::{EventType, JsonText, Outcome};
 use super::schema;
 use super::state::{Claim, Event, Finished, Run, RunStore};
-use crate::coordinator::{SqlExec, SqlValue};
 use crate::ident::InstanceId;
-use crate::limits::JS_SAFE_INTEGER_MAX;
-use std::cell::Cell;
+use crate::sql::{
+    millis, millis_value, optional_text, optional_text_value, stored_id, text, Counted, SqlExec,
+    SqlValue,
+};
 
-/// Brings a database to [`schema::CURRENT_VERSION`]; a no-op when it is there.
+/// Brings a database to [`schema::LADDER`]'s current version; a no-op when it is there.
 pub fn migrate(exec: &impl SqlExec) {
-    exec.run(schema::CREATE_VERSION_TABLE, &[]);
-    let found = exec
-        .run(schema::READ_VERSION, &[])
-        .first()
-        .map(|row| integer(&row[0]))
-        .unwrap_or(0);
-    assert!(
-        found <= schema::CURRENT_VERSION,
-        "runs schema v{found} is newer than this release (v{})",
-        schema::CURRENT_VERSION
-    );
-    for step in &schema::MIGRATIONS[found as usize..] {
-        for statement in *step {
-            exec.run(statement, &[]);
-        }
-    }
-    if found < schema::CURRENT_VERSION {
-        exec.run(
-            schema::WRITE_VERSION,
-            &[SqlValue::Integer(schema::CURRENT_VERSION)],
-        );
-    }
+    schema::LADDER.migrate(exec);
 }
 
 /// Keys whose record is due for deletion at `now_ms`, oldest first, at most `limit`.
@@ -68,86 +48,34 @@ pub fn next_deletion_ms(exec: &impl SqlExec) -> Option<u64> {
 /// One key's rows, read and written through `exec`. Counts the statements
 /// it runs, so the shell can report storage work per operation.
 pub struct SqlRunStore<'a, E: SqlExec> {
-    exec: &'a E,
+    sql: Counted<'a, E>,
     key: String,
-    reads: Cell<u32>,
-    writes: Cell<u32>,
 }
 
 impl<'a, E: SqlExec> SqlRunStore<'a, E> {
     pub fn new(exec: &'a E, key: &str) -> Self {
         SqlRunStore {
-            exec,
+            sql: Counted::new(exec),
             key: key.to_owned(),
-            reads: Cell::new(0),
-            writes: Cell::new(0),
         }
     }
 
     /// Statements that only read, and statements that wrote, so far.
     pub fn work(&self) -> (u32, u32) {
-        (self.reads.get(), self.writes.get())
+        self.sql.work()
     }
 
     fn read(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.reads.set(self.reads.get() + 1);
-        self.exec.run(sql, params)
+        self.sql.read(sql, params)
     }
 
     fn write(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.writes.set(self.writes.get() + 1);
-        self.exec.run(sql, params)
+        self.sql.write(sql, params)
     }
 
     fn key(&self) -> SqlValue {
         SqlValue::Text(self.key.clone())
     }
-}
-
-fn integer(value: &SqlValue) -> i64 {
-    match value {
-        SqlValue::Integer(n) => *n,
-        other => panic!("expected an integer column, found {other:?}"),
-    }
-}
-
-fn text(value: &SqlValue) -> String {
-    match value {
-        SqlValue::Text(s) => s.clone(),
-        other => panic!("expected a text column, found {other:?}"),
-    }
-}
-
-fn optional_text(value: &SqlValue) -> Option<String> {
-    match value {
-        SqlValue::Null => None,
-        other => Some(text(other)),
-    }
-}
-
-fn optional_text_value(value: Option<&str>) -> SqlValue {
-    value.map_or(SqlValue::Null, |s| SqlValue::Text(s.to_owned()))
-}
-
-/// Times and sequence numbers are stored as SQLite integers and must survive a JS number.
-fn millis(value: &SqlValue) -> u64 {
-    let n = integer(value);
-    assert!(
-        (0..=JS_SAFE_INTEGER_MAX as i64).contains(&n),
-        "stored number {n} is out of range"
-    );
-    n as u64
-}
-
-fn millis_value(n: u64) -> SqlValue {
-    assert!(n <= JS_SAFE_INTEGER_MAX, "number {n} is out of range");
-    SqlValue::Integer(n as i64)
-}
-
-/// Stored values were validated before they were written; one that no
-/// longer parses means the database was edited by hand or corrupted.
-fn stored_id(value: &SqlValue) -> InstanceId {
-    InstanceId::parse("stored id", &text(value)).expect("stored instance id is valid")
 }
 
 fn event_from_row(row: &[SqlValue]) -> Event {

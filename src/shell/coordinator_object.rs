@@ -6,7 +6,9 @@
 //! then the alarm, then whatever the decision asked for outside the gate (a
 //! status check, a turn event, terminations), whose result re-enters through
 //! the next decision. Nothing is awaited between a read and the write that
-//! depends on it, and no state lives in memory: the tables are the truth.
+//! depends on it. The tables are the truth; the only memory kept between
+//! decisions is each key's summary (`coordinator::KeySummary`), which the
+//! store keeps equal to its rows, since this object is their only writer.
 //!
 //! JS callers reach these methods through the `Coordinator` class in
 //! `js/worker.mjs`, which extends `DurableObject` (workerd refuses RPC to a
@@ -17,12 +19,13 @@ use super::config::CoordinatorConfig;
 use super::decision_log::{self, Scope};
 use super::gate::under_gate;
 use super::js::{self, now_ms, to_js};
+use super::object::ObjectBase;
 use super::sqlite::ObjectSql;
 use super::wake::{self, Turn};
 use super::workflow::Workflow;
 use crate::coordinator::{
-    self, migrate, AcquireStep, Decided, EnqueueStep, Holder, KeyStore, Liveness, Member,
-    SqlKeyStore, Waiter,
+    self, migrate, AcquireStep, Decided, EnqueueStep, Holder, KeyStore, KeySummary, Liveness,
+    Member, SqlKeyStore, Waiter,
 };
 use crate::edge::coordinator::{
     Acquire, AcquireOutcome, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
@@ -31,17 +34,17 @@ use crate::edge::coordinator::{
 use crate::edge::TurnEvent;
 use crate::ident::{Ident, InstanceId, WorkflowName};
 use crate::limits::{
-    KEYS_CHECKED_PER_ALARM_MAX, TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
+    KEYS_CHECKED_PER_ALARM_MAX, KEY_SUMMARIES_KEPT_MAX, TERMINATIONS_PER_CALL_MAX,
+    WAKE_ATTEMPTS_PER_CALL_MAX,
 };
 use futures_util::future::join_all;
 use js_sys::{Array, Promise};
-use serde::Serialize;
-use std::cell::Cell;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
-use worker::durable::State;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
@@ -52,17 +55,12 @@ pub struct CoordinatorCore {
 }
 
 struct Object {
-    raw_state: DurableObjectState,
-    state: State,
-    env: Env,
-    sql: ObjectSql,
+    base: ObjectBase,
     config: Result<CoordinatorConfig, String>,
-    /// A cache of "the schema is current", not state: losing it only means
-    /// the (idempotent) migration check runs again.
-    schema_checked: Cell<bool>,
-    /// Storage statements run since the object started, for the benchmark.
-    reads: Cell<u64>,
-    writes: Cell<u64>,
+    /// Each key's summary as the last decision on it left it, so that the
+    /// next one starts without reading it. Memory only: a restart (or a
+    /// full map, at [`KEY_SUMMARIES_KEPT_MAX`]) means one read to reload.
+    summaries: RefCell<HashMap<String, KeySummary>>,
 }
 
 type Store<'a> = SqlKeyStore<'a, ObjectSql>;
@@ -71,21 +69,13 @@ type Store<'a> = SqlKeyStore<'a, ObjectSql>;
 impl CoordinatorCore {
     #[wasm_bindgen(constructor)]
     pub fn new(raw_state: DurableObjectState, env: Env) -> CoordinatorCore {
-        console_error_panic_hook::set_once();
-        let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
-        let sql = ObjectSql::new(state.storage().sql());
         let config = CoordinatorConfig::from_env(&env);
         decision_log::configure(&env);
         CoordinatorCore {
             object: Rc::new(Object {
-                raw_state,
-                state,
-                env,
-                sql,
+                base: ObjectBase::new(raw_state, env),
                 config,
-                schema_checked: Cell::new(false),
-                reads: Cell::new(0),
-                writes: Cell::new(0),
+                summaries: RefCell::new(HashMap::new()),
             }),
         }
     }
@@ -96,12 +86,18 @@ impl CoordinatorCore {
         js::serve(request, move |r| async move { object.enqueue(r).await })
     }
 
-    /// `acquire`: `request` is `{ key, instanceId, options? }`. Answers at
-    /// once (a value, not a Promise) when the first phase decides with no
-    /// I/O to follow: the uncontended path (see [`Object::decide_now`]).
-    pub fn acquire(&self, request: JsValue) -> JsValue {
+    /// `acquire(key, instanceId, options?)`, the request `{ key, instanceId,
+    /// options? }`. Answers at once (a value, not a Promise) when the first
+    /// phase decides with no I/O to follow: the uncontended path (see
+    /// [`Object::decide_now`]).
+    pub fn acquire(&self, key: JsValue, instance_id: JsValue, options: JsValue) -> JsValue {
         let object = self.object.clone();
-        let first = js::request::<Acquire>(request).and_then(|r| {
+        let request = js::positional_request(key, instance_id, Some(options), |key, id| Acquire {
+            key,
+            instance_id: id,
+            options: None,
+        });
+        let first = request.and_then(|r| {
             let step = object.acquire_first(&r)?;
             Ok((r, step))
         });
@@ -122,11 +118,15 @@ impl CoordinatorCore {
         }
     }
 
-    /// `release`: `request` is `{ key, instanceId }`. Answers at once when
-    /// nobody is to be woken and no alarm is to be armed.
-    pub fn release(&self, request: JsValue) -> JsValue {
+    /// `release(key, instanceId)`, the request `{ key, instanceId }`.
+    /// Answers at once when nobody is to be woken and no alarm is to be armed.
+    pub fn release(&self, key: JsValue, instance_id: JsValue) -> JsValue {
         let object = self.object.clone();
-        let decided = js::request::<Release>(request).and_then(|r| {
+        let request = js::positional_request(key, instance_id, None, |key, id| Release {
+            key,
+            instance_id: id,
+        });
+        let decided = request.and_then(|r| {
             let decided = object.release_first(&r)?;
             Ok((r, decided))
         });
@@ -165,19 +165,8 @@ impl CoordinatorCore {
     /// Storage statements run since the object started: `{ reads, writes }`.
     #[wasm_bindgen(js_name = storageWork)]
     pub fn storage_work(&self) -> JsValue {
-        to_js(&StorageWork {
-            reads: self.object.reads.get(),
-            writes: self.object.writes.get(),
-        })
+        self.object.base.storage_work()
     }
-}
-
-/// Storage statements run since the object started (for the benchmark;
-/// not part of the contract).
-#[derive(Serialize)]
-struct StorageWork {
-    reads: u64,
-    writes: u64,
 }
 
 impl Object {
@@ -192,7 +181,7 @@ impl Object {
     fn workflow(&self, name: Option<&WorkflowName>) -> Result<Workflow, JsValue> {
         let config = self.config()?;
         Workflow::from_env(
-            &self.env,
+            &self.base.env,
             name.map_or(config.workflow_binding.as_str(), |n| n.as_str()),
         )
     }
@@ -242,15 +231,33 @@ impl Object {
         decision: impl FnOnce(&mut Store<'_>, u64) -> T,
     ) -> (T, bool) {
         self.ensure_schema();
-        let mut store = SqlKeyStore::new(&self.sql, key.as_str());
+        let mut store = self.open_store(key);
         let value = decision(&mut store, now_ms());
         let needs_check = coordinator::needs_holder_check(&store);
-        let (reads, writes) = store.work();
-        self.reads.set(self.reads.get() + u64::from(reads));
-        self.writes.set(self.writes.get() + u64::from(writes));
+        self.base.count_work(store.work());
         // On in release builds too; it reads only what the decision loaded.
         coordinator::assert_invariants(&store);
+        self.keep_summary(key, store);
         (value, needs_check)
+    }
+
+    /// A store for `key`, starting from the summary the last decision on it
+    /// left. The summary is taken out: should the decision panic, the
+    /// object restarts without it anyway.
+    fn open_store(&self, key: &Ident) -> Store<'_> {
+        let summary = self.summaries.borrow_mut().remove(key.as_str());
+        SqlKeyStore::resume(&self.base.sql, key.as_str(), summary)
+    }
+
+    /// Keeps the summary `store`'s decision left, for the next decision on `key`.
+    fn keep_summary(&self, key: &Ident, store: Store<'_>) {
+        if let Some(summary) = store.into_summary() {
+            let mut summaries = self.summaries.borrow_mut();
+            if summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
+                summaries.clear();
+            }
+            summaries.insert(key.as_str().to_owned(), summary);
+        }
     }
 
     /// Runs one decision for `key` under the gate, then arms the holder-check
@@ -262,20 +269,19 @@ impl Object {
     ) -> Result<T, JsValue> {
         let object = self.clone();
         let key = key.clone();
-        let (value, needs_check) = under_gate(&self.raw_state, move || {
+        let (value, needs_check) = under_gate(&self.base.raw_state, move || {
             object.ensure_schema();
-            let mut store = SqlKeyStore::new(&object.sql, key.as_str());
+            let mut store = object.open_store(&key);
             let value = decision(&mut store, now_ms());
             let needs_check = coordinator::needs_holder_check(&store);
             // The benchmark's count is the decision's own storage work; the
             // invariant check below reads a few indexed rows on top of it.
-            let (reads, writes) = store.work();
-            object.reads.set(object.reads.get() + u64::from(reads));
-            object.writes.set(object.writes.get() + u64::from(writes));
+            object.base.count_work(store.work());
             // On in release builds too: a broken invariant panics, which
             // resets the object (panic = "abort"), and it reloads from storage
             // before anything else is written on that state.
             coordinator::assert_invariants(&store);
+            object.keep_summary(&key, store);
             (value, needs_check)
         })
         .await?;
@@ -286,14 +292,11 @@ impl Object {
     }
 
     fn ensure_schema(&self) {
-        if !self.schema_checked.get() {
-            migrate(&self.sql);
-            self.schema_checked.set(true);
-        }
+        self.base.ensure_schema(migrate);
     }
 
     async fn ensure_alarm(&self) -> Result<(), JsValue> {
-        let storage = self.state.storage();
+        let storage = self.base.state.storage();
         if storage.get_alarm().await?.is_none() {
             // workers-rs reads a bare integer as an offset from now, not a
             // time since the epoch; a Duration says so in the type.
@@ -498,9 +501,9 @@ impl Object {
     async fn alarm(self: &Rc<Self>) -> Result<(), JsValue> {
         let grace_ms = self.grace_ms()?;
         let object = self.clone();
-        let keys = under_gate(&self.raw_state, move || {
+        let keys = under_gate(&self.base.raw_state, move || {
             object.ensure_schema();
-            Store::keys_needing_check(&object.sql, KEYS_CHECKED_PER_ALARM_MAX)
+            Store::keys_needing_check(&object.base.sql, KEYS_CHECKED_PER_ALARM_MAX)
         })
         .await?;
         for key in keys {

@@ -8,12 +8,10 @@
 
 use super::config::CoordinatorConfig;
 use super::js::{self, to_js};
-use super::stub::{call_object, CallError};
+use super::stub::{call_object, entrypoint_service, CallError};
 use crate::edge::coordinator::KeyOptions;
 use crate::edge::CoordinatorCall;
-use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use worker::Env;
 
 /// Runs one Coordinator request on its key's object; the reply as the
@@ -62,52 +60,13 @@ pub async fn call(env: &Env, request: CoordinatorCall) -> Result<JsValue, CallEr
     call_object(env, "COORDINATOR", key.as_str(), method, &args).await
 }
 
-/// The Rust half of the default entrypoint's `coordinator*` methods (see
-/// js/worker.mjs): one object argument each, the §7 shape.
-#[wasm_bindgen]
-pub struct CoordinatorService {
-    env: Env,
-}
-
-#[wasm_bindgen]
-impl CoordinatorService {
-    #[wasm_bindgen(constructor)]
-    pub fn new(env: Env) -> CoordinatorService {
-        console_error_panic_hook::set_once();
-        CoordinatorService { env }
-    }
-
-    #[wasm_bindgen(js_name = coordinatorEnqueue)]
-    pub fn coordinator_enqueue(&self, input: JsValue) -> Promise {
-        self.run(input, CoordinatorCall::Enqueue)
-    }
-
-    #[wasm_bindgen(js_name = coordinatorAcquire)]
-    pub fn coordinator_acquire(&self, input: JsValue) -> Promise {
-        self.run(input, CoordinatorCall::Acquire)
-    }
-
-    #[wasm_bindgen(js_name = coordinatorRelease)]
-    pub fn coordinator_release(&self, input: JsValue) -> Promise {
-        self.run(input, CoordinatorCall::Release)
-    }
-
-    #[wasm_bindgen(js_name = coordinatorInspect)]
-    pub fn coordinator_inspect(&self, input: JsValue) -> Promise {
-        self.run(input, CoordinatorCall::Inspect)
-    }
-}
-
-impl CoordinatorService {
-    fn run<T: serde::de::DeserializeOwned + 'static>(
-        &self,
-        input: JsValue,
-        call_of: fn(T) -> CoordinatorCall,
-    ) -> Promise {
-        let env = self.env.clone();
-        future_to_promise(async move {
-            let request = call_of(js::request(input)?);
-            call(&env, request).await.map_err(CallError::into_js)
-        })
+entrypoint_service! {
+    /// The Rust half of the default entrypoint's `coordinator*` methods (see
+    /// js/worker.mjs): one object argument each, the §7 shape.
+    CoordinatorService, decode: js::request, call: call, {
+        "coordinatorEnqueue" coordinator_enqueue => CoordinatorCall::Enqueue,
+        "coordinatorAcquire" coordinator_acquire => CoordinatorCall::Acquire,
+        "coordinatorRelease" coordinator_release => CoordinatorCall::Release,
+        "coordinatorInspect" coordinator_inspect => CoordinatorCall::Inspect,
     }
 }

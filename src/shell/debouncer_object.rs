@@ -21,7 +21,7 @@ use super::config::CoordinatorConfig;
 use super::decision_log::{self, Scope};
 use super::gate::under_gate;
 use super::js::{self, now_ms, to_js};
-use super::sqlite::ObjectSql;
+use super::object::ObjectBase;
 use super::workflow::Workflow;
 use crate::debounce::{
     self, assert_invariants, sql, Create, CreateOutcome, IdSuffix, Input, Reply, Transition,
@@ -35,11 +35,10 @@ use crate::error::BatonError;
 use crate::ident::{Ident, WorkflowName};
 use crate::limits::{DEBOUNCE_CREATE_ROUNDS_MAX, DEBOUNCE_KEYS_PER_ALARM_MAX};
 use js_sys::{Promise, Reflect};
-use std::cell::Cell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
-use worker::durable::{ScheduledTime, State};
+use worker::durable::ScheduledTime;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
@@ -50,32 +49,19 @@ pub struct DebouncerCore {
 }
 
 struct Object {
-    raw_state: DurableObjectState,
-    state: State,
-    env: Env,
-    sql: ObjectSql,
+    base: ObjectBase,
     config: Result<CoordinatorConfig, String>,
-    /// A cache of "the tables exist", not state: losing it only means the
-    /// (idempotent) `CREATE ... IF NOT EXISTS` runs again.
-    schema_checked: Cell<bool>,
 }
 
 #[wasm_bindgen]
 impl DebouncerCore {
     #[wasm_bindgen(constructor)]
     pub fn new(raw_state: DurableObjectState, env: Env) -> DebouncerCore {
-        console_error_panic_hook::set_once();
-        let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
-        let sql = ObjectSql::new(state.storage().sql());
         let config = CoordinatorConfig::from_env(&env);
         DebouncerCore {
             object: Rc::new(Object {
-                raw_state,
-                state,
-                env,
-                sql,
+                base: ObjectBase::new(raw_state, env),
                 config,
-                schema_checked: Cell::new(false),
             }),
         }
     }
@@ -205,10 +191,7 @@ impl Object {
     }
 
     fn ensure_schema(&self) {
-        if !self.schema_checked.get() {
-            sql::migrate(&self.sql);
-            self.schema_checked.set(true);
-        }
+        self.base.ensure_schema(sql::migrate);
     }
 
     /// Runs one decision for `key` under the gate and commits its writes;
@@ -236,12 +219,12 @@ impl Object {
     ) -> Result<Result<Transition, BatonError>, JsValue> {
         let object = self.clone();
         let key = key.clone();
-        under_gate(&self.raw_state, move || {
+        under_gate(&self.base.raw_state, move || {
             object.ensure_schema();
-            let state = sql::load(&object.sql, key.as_str());
+            let state = sql::load(&object.base.sql, key.as_str());
             let transition = debounce::decide(&state, now_ms(), input)?;
             sql::write(
-                &object.sql,
+                &object.base.sql,
                 key.as_str(),
                 &transition.writes,
                 transition.alarm_at_ms,
@@ -257,8 +240,8 @@ impl Object {
     /// Sets the object's alarm to the earliest time any of its keys needs.
     async fn arm_alarm(&self) -> Result<(), JsValue> {
         self.ensure_schema();
-        let storage = self.state.storage();
-        match sql::next_wake(&self.sql) {
+        let storage = self.base.state.storage();
+        match sql::next_wake(&self.base.sql) {
             Some(at_ms) => {
                 let date = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
                 storage.set_alarm(ScheduledTime::new(date)).await?;
@@ -326,7 +309,7 @@ impl Object {
 
     async fn create(&self, create: &Create) -> CreateOutcome {
         let attempt = async {
-            let workflow = Workflow::from_env(&self.env, &create.workflow)?;
+            let workflow = Workflow::from_env(&self.base.env, &create.workflow)?;
             let params = match &create.params {
                 Some(text) => js_sys::JSON::parse(text)?,
                 None => JsValue::UNDEFINED,
@@ -429,9 +412,9 @@ impl Object {
 
     async fn inspect(self: &Rc<Self>, request: DebounceKey) -> Result<Inspection, JsValue> {
         let object = self.clone();
-        under_gate(&self.raw_state, move || {
+        under_gate(&self.base.raw_state, move || {
             object.ensure_schema();
-            let state = sql::load(&object.sql, request.key.as_str());
+            let state = sql::load(&object.base.sql, request.key.as_str());
             Inspection::of(request.key, &state)
         })
         .await
@@ -442,9 +425,9 @@ impl Object {
     /// next, which is now if keys were left over.
     async fn alarm(self: &Rc<Self>) -> Result<(), JsValue> {
         let object = self.clone();
-        let keys = under_gate(&self.raw_state, move || {
+        let keys = under_gate(&self.base.raw_state, move || {
             object.ensure_schema();
-            sql::due_keys(&object.sql, now_ms(), DEBOUNCE_KEYS_PER_ALARM_MAX)
+            sql::due_keys(&object.base.sql, now_ms(), DEBOUNCE_KEYS_PER_ALARM_MAX)
         })
         .await?;
         for key in keys {

@@ -122,7 +122,7 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
             stringify(&reply)
         }
         Command::Rate(call) => {
-            let reply = rate_service::call(env, &call).await.map_err(stub_error)?;
+            let reply = rate_service::call(env, call).await.map_err(stub_error)?;
             stringify(&reply)
         }
         Command::Debounce(call) => {

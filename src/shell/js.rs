@@ -4,6 +4,7 @@
 
 use crate::edge;
 use crate::error::BatonError;
+use crate::ident::{Ident, InstanceId};
 use crate::limits::JS_SAFE_INTEGER_MAX;
 use js_sys::{Array, Object, Promise, Reflect, Symbol};
 use serde::de::DeserializeOwned;
@@ -39,6 +40,41 @@ pub fn request<T: DeserializeOwned>(input: JsValue) -> Result<T, JsValue> {
         None => edge::decode(serde_wasm_bindgen::Deserializer::from(input)),
     };
     decoded.map_err(|e| to_js_error(&e))
+}
+
+/// The request `{ key, instanceId, options }` of a method called with
+/// those positional arguments (the Coordinator's `acquire` and `release`).
+/// On their hot path, two strings and no options, it is built from the two
+/// identifiers directly (`fast`), skipping the object and the general
+/// decoder; anything else, an identifier that does not parse included,
+/// takes the general way, which gives the exact refusal naming the field.
+pub fn positional_request<T: DeserializeOwned>(
+    key: JsValue,
+    instance_id: JsValue,
+    options: Option<JsValue>,
+    fast: impl FnOnce(Ident, InstanceId) -> T,
+) -> Result<T, JsValue> {
+    let no_options = options.as_ref().is_none_or(JsValue::is_undefined);
+    if no_options {
+        let key = key.as_string().and_then(|k| Ident::new(k).ok());
+        let id = instance_id
+            .as_string()
+            .and_then(|i| InstanceId::new(i).ok());
+        if let (Some(key), Some(id)) = (key, id) {
+            return Ok(fast(key, id));
+        }
+    }
+    let object = Object::new();
+    let set = |field: &str, value: &JsValue| {
+        Reflect::set(&object, &JsValue::from_str(field), value)
+            .expect("a plain object takes a field")
+    };
+    set("key", &key);
+    set("instanceId", &instance_id);
+    if let Some(options) = &options {
+        set("options", options);
+    }
+    request(object.into())
 }
 
 /// A JS value as JSON, as `serde_wasm_bindgen` reads it into a

@@ -35,6 +35,7 @@ pub mod entry;
 pub mod gate;
 pub mod http;
 pub mod js;
+pub mod object;
 pub mod rate_limiter_object;
 pub mod rate_service;
 pub mod runs_object;

@@ -20,6 +20,7 @@ use super::config::RunsShellConfig;
 use super::decision_log::{self, Scope};
 use super::gate::under_gate;
 use super::js::{self, now_ms};
+use super::object::ObjectBase;
 use super::sqlite::ObjectSql;
 use super::workflow::{Lookup, Workflow};
 use crate::edge;
@@ -33,15 +34,14 @@ use crate::runs::{
 };
 use js_sys::{Function, Promise};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, Value};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
-use worker::durable::State;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
@@ -58,19 +58,12 @@ pub struct RunsCore {
 }
 
 struct Object {
-    raw_state: DurableObjectState,
-    env: Env,
-    sql: ObjectSql,
+    base: ObjectBase,
     config: Result<RunsShellConfig, String>,
-    /// A cache of "the schema is current", not state.
-    schema_checked: Cell<bool>,
     /// The open long-polls, as the core decides them...
     waits: RefCell<Waits>,
     /// ...and the resolver of each one's promise.
     resolvers: RefCell<HashMap<WaitId, Function>>,
-    /// Storage statements run since the object started, for the benchmark.
-    reads: Cell<u64>,
-    writes: Cell<u64>,
 }
 
 type Store<'a> = SqlRunStore<'a, ObjectSql>;
@@ -79,21 +72,13 @@ type Store<'a> = SqlRunStore<'a, ObjectSql>;
 impl RunsCore {
     #[wasm_bindgen(constructor)]
     pub fn new(raw_state: DurableObjectState, env: Env) -> RunsCore {
-        console_error_panic_hook::set_once();
-        let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
-        let sql = ObjectSql::new(state.storage().sql());
         let config = RunsShellConfig::from_env(&env);
         RunsCore {
             object: Rc::new(Object {
-                raw_state,
-                env,
-                sql,
+                base: ObjectBase::new(raw_state, env),
                 config,
-                schema_checked: Cell::new(false),
                 waits: RefCell::new(Waits::default()),
                 resolvers: RefCell::new(HashMap::new()),
-                reads: Cell::new(0),
-                writes: Cell::new(0),
             }),
         }
     }
@@ -141,25 +126,17 @@ impl RunsCore {
         })
     }
 
-    /// Storage statements run since the object started: `{ reads, writes }`.
+    /// Storage statements run since the object started, and the open
+    /// waits: `{ reads, writes, openWaits }` (for the benchmark and tests;
+    /// not part of the contract).
     #[wasm_bindgen(js_name = storageWork)]
     pub fn storage_work(&self) -> JsValue {
-        js::to_js(&StorageWork {
-            reads: self.object.reads.get(),
-            writes: self.object.writes.get(),
-            open_waits: self.object.waits.borrow().open(),
-        })
+        let work = self.object.base.storage_work();
+        let open = self.object.waits.borrow().open();
+        js_sys::Reflect::set(&work, &"openWaits".into(), &open.into())
+            .expect("a plain object takes a field");
+        work
     }
-}
-
-/// Storage statements run since the object started, and the open waits
-/// (for the benchmark and tests; not part of the contract).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StorageWork {
-    reads: u64,
-    writes: u64,
-    open_waits: u32,
 }
 
 // ---------------------------------------------------------------------------
@@ -223,10 +200,7 @@ impl Object {
     }
 
     fn ensure_schema(&self) {
-        if !self.schema_checked.get() {
-            runs::migrate(&self.sql);
-            self.schema_checked.set(true);
-        }
+        self.base.ensure_schema(runs::migrate);
     }
 
     /// Runs one decision for `key` under the gate. `decision` gets the
@@ -238,9 +212,9 @@ impl Object {
     ) -> Result<T, JsValue> {
         let object = self.clone();
         let key = key.clone();
-        under_gate(&self.raw_state, move || {
+        under_gate(&self.base.raw_state, move || {
             object.ensure_schema();
-            let mut store = SqlRunStore::new(&object.sql, key.as_str());
+            let mut store = SqlRunStore::new(&object.base.sql, key.as_str());
             let value = decision(&object, &mut store, now_ms());
             // The whole check reads the record, an outcome of up to 1 MiB
             // among it: debug builds run it after every decision; release
@@ -255,17 +229,15 @@ impl Object {
     }
 
     fn count(&self, store: &Store<'_>) {
-        let (reads, writes) = store.work();
-        self.reads.set(self.reads.get() + u64::from(reads));
-        self.writes.set(self.writes.get() + u64::from(writes));
+        self.base.count_work(store.work());
     }
 
     /// Sets the retention alarm to the earliest deletion of any key (or
     /// none), in the turn of the write that changed it, so that a crash
     /// cannot separate the two. Returns the storage call to await.
     fn arm_retention(&self) -> Option<Promise> {
-        let storage = self.raw_state.storage().ok()?;
-        let call = match runs::next_deletion_ms(&self.sql) {
+        let storage = self.base.raw_state.storage().ok()?;
+        let call = match runs::next_deletion_ms(&self.base.sql) {
             Some(at) => storage.set_alarm(
                 js_sys::Date::new(&JsValue::from_f64(at as f64)),
                 js_sys::Object::new(),
@@ -276,7 +248,7 @@ impl Object {
     }
 
     fn workflow(&self, name: Option<&str>) -> Result<Workflow, JsValue> {
-        Workflow::from_env(&self.env, self.config()?.workflow_binding(name))
+        Workflow::from_env(&self.base.env, self.config()?.workflow_binding(name))
     }
 
     async fn claim(self: &Rc<Self>, request: RunClaim) -> Result<JsValue, JsValue> {
@@ -446,7 +418,7 @@ impl Object {
             return;
         };
         self.ensure_schema();
-        let store = SqlRunStore::new(&self.sql, wait.key.as_str());
+        let store = SqlRunStore::new(&self.base.sql, wait.key.as_str());
         let text = match wait.on {
             WaitFor::Outcome => wire::await_reply(runs::run_view(&store).as_ref()),
             WaitFor::Events { after, limit } => {
@@ -513,12 +485,12 @@ impl Object {
     /// nothing due, by construction.
     async fn alarm(self: &Rc<Self>) -> Result<(), JsValue> {
         let object = self.clone();
-        let (deleted, alarm) = under_gate(&self.raw_state, move || {
+        let (deleted, alarm) = under_gate(&self.base.raw_state, move || {
             object.ensure_schema();
             let now = now_ms();
             let mut deleted = Vec::new();
-            for key in runs::keys_due(&object.sql, now, RUN_DELETIONS_PER_ALARM_MAX) {
-                let mut store = SqlRunStore::new(&object.sql, &key);
+            for key in runs::keys_due(&object.base.sql, now, RUN_DELETIONS_PER_ALARM_MAX) {
+                let mut store = SqlRunStore::new(&object.base.sql, &key);
                 if runs::expire(&mut store, now) {
                     deleted.push(key);
                 }

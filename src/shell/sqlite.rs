@@ -8,7 +8,7 @@
 //! one `Array.from` of the cursor, and each value is read with the fewest
 //! type checks (a number first, the common case).
 
-use crate::coordinator::{SqlExec, SqlValue};
+use crate::sql::{SqlExec, SqlValue};
 use js_sys::{Array, JsString};
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -68,3 +68,53 @@ pub async fn call_object(
     let pending = Promise::resolve(&answer);
     Ok(JsFuture::from(pending).await?)
 }
+
+/// The options object of a positional call: the request as JS without its
+/// `key`, which the object takes as its first argument.
+pub fn options_without_key<T: serde::Serialize>(request: &T) -> JsValue {
+    let value = js::to_js(request);
+    let _ = Reflect::delete_property(value.unchecked_ref::<js_sys::Object>(), &"key".into());
+    value
+}
+
+/// Declares the Rust half of a concept's methods on the default entrypoint
+/// (contract §7; js/worker.mjs hands each its one object argument): a
+/// `#[wasm_bindgen]` class holding the `Env`, and per method the JS name,
+/// the Rust name and the call variant the decoded request goes in, which
+/// `$call` carries to the object.
+macro_rules! entrypoint_service {
+    (
+        $(#[$doc:meta])*
+        $service:ident, decode: $decode:path, call: $call:path,
+        { $($js:literal $method:ident => $variant:path),+ $(,)? }
+    ) => {
+        $(#[$doc])*
+        #[wasm_bindgen::prelude::wasm_bindgen]
+        pub struct $service {
+            env: worker::Env,
+        }
+
+        #[wasm_bindgen::prelude::wasm_bindgen]
+        impl $service {
+            #[wasm_bindgen(constructor)]
+            pub fn new(env: worker::Env) -> $service {
+                console_error_panic_hook::set_once();
+                $service { env }
+            }
+
+            $(
+                #[wasm_bindgen(js_name = $js)]
+                pub fn $method(&self, input: wasm_bindgen::JsValue) -> js_sys::Promise {
+                    let env = self.env.clone();
+                    wasm_bindgen_futures::future_to_promise(async move {
+                        let request = $variant($decode(input)?);
+                        $call(&env, request)
+                            .await
+                            .map_err($crate::shell::stub::CallError::into_js)
+                    })
+                }
+            )+
+        }
+    };
+}
+pub(crate) use entrypoint_service;
