@@ -9,9 +9,9 @@
 //! what cold starts and the upload limit pay for (BENCHMARKS.md, P6); as a
 //! JS module they cost the same bytes, outside the WASM.
 
+use super::js::promise;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use worker::worker_sys::web_sys;
 use worker::{Env, Request, Response};
 
@@ -37,7 +37,7 @@ impl HttpApi {
     pub fn fetch(&self, request: web_sys::Request) -> Promise {
         let env = self.env.clone();
         let assets = self.assets.clone();
-        future_to_promise(async move {
+        promise(async move {
             let response = match super::http::handle(Request::from(request), env, &assets).await {
                 Ok(response) => response,
                 // Only building a response can fail here (a header the
