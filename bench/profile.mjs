@@ -5,6 +5,11 @@
 //
 //   BATON_WASM_NAMES=1 bash scripts/build.sh   # release build, names kept
 //   node_modules/.bin/node bench/profile.mjs [pairs]
+//   node_modules/.bin/node bench/profile.mjs rate [example|open] [calls]
+//
+// The second form profiles the RateLimiter instead, while the bench Worker
+// loops acquires on one bucket (bench/rate.mjs's L1 rule sets), against
+// the plain JS exact limiter.
 //
 // Prints self time by kind of code and inclusive time of the parts named in
 // issue 8 (WASM<->JS crossings, serde conversions, SQL statements, the
@@ -13,7 +18,9 @@
 import { Miniflare } from "miniflare";
 import { benchOptions } from "./miniflare.mjs";
 
-const PAIRS = Number(process.argv[2] ?? 3000);
+const RATE = process.argv[2] === "rate";
+const RATE_CONFIG = RATE ? (process.argv[3] ?? "example") : null;
+const PAIRS = Number((RATE ? process.argv[4] : process.argv[2]) ?? 3000);
 const SAMPLING_US = 50;
 
 /** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
@@ -67,9 +74,10 @@ const PARTS = [
   ["reply encode (serde-wasm-bindgen to_js)", (f) => /shell::js::to_js|serde_wasm_bindgen::ser/.test(f.functionName)],
   ["the gate (blockConcurrencyWhile)", (f) => f.functionName.includes("blockConcurrencyWhile") || f.functionName.includes("under_gate")],
   ["the alarm (get/set)", (f) => /getAlarm|setAlarm|ensure_alarm/.test(f.functionName)],
-  ["the core's decisions", (f) => /baton::coordinator::decide/.test(f.functionName)],
+  ["the core's decisions", (f) => /baton::(coordinator|rate_limit)::decide/.test(f.functionName)],
+  ["the rate cache (CachedRateStore)", (f) => f.functionName.includes("cached_store")],
   ["schema check (migrate)", (f) => f.functionName.includes("migrate")],
-  ["JS->WASM entry (wasm-bindgen exports)", (f) => /^(coordinatorcore_|__wbg_adapter|wasm_bindgen__convert__closures)/.test(f.functionName)],
+  ["JS->WASM entry (wasm-bindgen exports)", (f) => /^(coordinatorcore_|ratelimitercore_|__wbg_adapter|wasm_bindgen__convert__closures)/.test(f.functionName)],
   ["WASM->JS calls (wasm-bindgen imports)", (f) => f.functionName.startsWith("__wbg_")],
 ];
 
@@ -80,6 +88,7 @@ function analyse(profile) {
   const self = new Map();
   const inclusive = new Map(PARTS.map(([name]) => [name, 0]));
   const topSelf = new Map();
+  const topInclusive = new Map();
   let total = 0;
   let busy = 0;
   profile.samples.forEach((id, i) => {
@@ -93,16 +102,19 @@ function analyse(profile) {
     const label = `${node.callFrame.functionName || "(anonymous)"} [${kind}]`;
     topSelf.set(label, (topSelf.get(label) ?? 0) + dt);
     const matched = new Set();
+    const onStack = new Set();
     for (let at = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at).callFrame;
       for (const [name, test] of PARTS) if (test(frame)) matched.add(name);
+      if (frame.url.startsWith("wasm://")) onStack.add(frame.functionName.replace(/::h[0-9a-f]{16}$/, ""));
     }
     for (const name of matched) inclusive.set(name, inclusive.get(name) + dt);
+    for (const name of onStack) topInclusive.set(name, (topInclusive.get(name) ?? 0) + dt);
   });
-  return { total, busy, self, inclusive, topSelf };
+  return { total, busy, self, inclusive, topSelf, topInclusive };
 }
 
-function report(title, { total, busy, self, inclusive, topSelf }, pairs) {
+function report(title, { total, busy, self, inclusive, topSelf, topInclusive }, pairs) {
   const us = (t) => `${(t / pairs).toFixed(1)} µs/pair`;
   const pct = (t, of) => `${((100 * t) / of).toFixed(1)}%`;
   console.log(`\n## ${title}: ${pairs} pairs, ${(total / 1000).toFixed(0)} ms sampled, busy ${pct(busy, total)}`);
@@ -118,6 +130,10 @@ function report(title, { total, busy, self, inclusive, topSelf }, pairs) {
   for (const [label, t] of [...topSelf].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
     console.log(`  ${pct(t, busy).padStart(6)}  ${label}`);
   }
+  if (topInclusive.size) console.log("\ntop inclusive time of Rust functions (busy):");
+  for (const [label, t] of [...topInclusive].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
+    console.log(`  ${pct(t, busy).padStart(6)}  ${us(t).padStart(14)}  ${label}`);
+  }
 }
 
 async function profileWhile(target, run) {
@@ -128,6 +144,10 @@ async function profileWhile(target, run) {
   const result = await run();
   const { profile } = await cdp.send("Profiler.stop");
   cdp.close();
+  if (process.env.PROFILE_DUMP) {
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(`${process.env.PROFILE_DUMP}.${target.title ?? "target"}.cpuprofile`.replaceAll(" ", "_"), JSON.stringify(profile));
+  }
   return { profile, result };
 }
 
@@ -146,6 +166,24 @@ async function main() {
       const response = await mf.dispatchFetch("http://bench/bench/pairs", { method: "POST", body: JSON.stringify(body) });
       return response.json();
     };
+    if (RATE) {
+      const { CONFIGS } = await import("./rate.mjs");
+      const acquires = async (t, calls) => {
+        const body = { target: t, bucket: `prof-${RATE_CONFIG}`, rules: CONFIGS[RATE_CONFIG], calls };
+        const response = await mf.dispatchFetch("http://bench/bench/rate-acquires", { method: "POST", body: JSON.stringify(body) });
+        return response.json();
+      };
+      await acquires("baton", 300);
+      await acquires("js", 300);
+      const baton = await profileWhile(target("baton"), () => acquires("baton", PAIRS));
+      report(`Baton's isolate (RateLimiter, ${RATE_CONFIG})`, analyse(baton.profile), PAIRS);
+      const plain = await profileWhile(target("bench"), () => acquires("js", PAIRS));
+      report("the bench isolate (the loop and the plain JS exact limiter)", analyse(plain.profile), PAIRS);
+      const b = await acquires("baton", PAIRS);
+      const p = await acquires("js", PAIRS);
+      console.log(`\nunprofiled: Baton ${((PAIRS / b.elapsedMs) * 1000).toFixed(0)} calls/s, plain JS ${((PAIRS / p.elapsedMs) * 1000).toFixed(0)} calls/s`);
+      return;
+    }
     // Warm-up: objects, tables, JIT.
     await call({ keys: ["prof"], pairs: 300 });
     await call({ keys: ["prof"], binding: "PLAIN", pairs: 300 });

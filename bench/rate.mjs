@@ -151,14 +151,12 @@ export function explainRate(rate) {
     return `${c}: Baton ${fmt(s.baton.p50)}, plain JS ${fmt(s.js.p50)}, fixed window ${fmt(s.fixed.p50)} calls/s`;
   });
   return (
-    `${lines.join("; ")}. Baton's acquire is a constant number of indexed statements (L3 counts them for a ` +
-    `grant; a refusal writes nothing), plus decoding the request in WASM and a ` +
-    `turn under blockConcurrencyWhile. The plain JS limiter's cost grows with the grants in its windows (it sums ` +
-    `them): it is cheap when a window holds few grants (the README's limits, where most calls are refused and ` +
-    `each SUM reads at most 100 rows) and slows as windows fill. Where Baton is behind, the gap is its fixed ` +
-    `per-call cost. What would fix it: fewer statements per acquire (the bucket row, its rules and the newest ` +
-    `grant in one query; the per-rule window lookups in one), reading only the running total a lookup needs (a grant row carries 16, and each value crosses the WASM boundary), and a cheaper request decode (the options object ` +
-    `read straight into the request type, not through a JSON tree).`
+    `${lines.join("; ")}. Baton's object keeps a write-through cache of its bucket: a refused acquire runs no ` +
+    `statement and a granted one only its insert (L3 counts them), so what is left per call is the RPC, reading ` +
+    `the arguments into WASM (a quick path for the common shape), the decision and the reply, plus for a grant the ` +
+    `insert and the commit that every write pays before its reply. The plain JS limiter sums its windows ` +
+    `(its cost grows with the grants in them) and writes a row per rule. Where Baton is behind, profile it: ` +
+    `node bench/profile.mjs rate example|open (after BATON_WASM_NAMES=1 bash scripts/build.sh).`
   );
 }
 

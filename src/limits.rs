@@ -159,6 +159,24 @@ pub const RATE_REFUND_ROWS_VISITED_MAX: u32 = 10_000;
 
 /// Grant rows read per page while a refund walks back.
 pub const RATE_REFUND_PAGE_ROWS: u32 = 64;
+
+/// Newest grant rows a `RateLimiter` object keeps in memory (its
+/// `RateCache`). A row is about 150 bytes, so this is about 150 kB per
+/// object at most, little even with many objects in one isolate. Rows are
+/// held only until they age out, so a bucket holds at most the grants in
+/// its longest window. A window whose start falls among the rows held, or
+/// before the oldest row kept (the longest window, usually: older rows are
+/// pruned), needs no statement to find its use; the README's rules (100 a
+/// minute) stay far inside it. Past it the cache asks storage for what it
+/// does not hold, so a larger bucket is exact too, with a read or two more
+/// per call.
+pub const RATE_CACHE_ROWS: usize = 1_024;
+
+/// Grant rows a `RateLimiter` object reads into its cache when it starts
+/// (after an eviction or a restart); the cache grows from there with each
+/// grant, up to [`RATE_CACHE_ROWS`]. Few, so that the first call after a
+/// restart stays short (every value read crosses from JS into WASM).
+pub const RATE_CACHE_LOAD_ROWS: usize = 128;
 // --- coordinator: several Workflows, N holders, late creates (§1a) ---
 
 /// Default `ENQUEUE_GRACE_MS` (contract default): how long after its enqueue

@@ -2,9 +2,13 @@
 //!
 //! Seeded random call sequences (acquire with random rule subsets and block
 //! sizes, penalize, refund, inspect, time jumps, rule values changed) run on
-//! the memory store and on the SQL store (rusqlite) in lockstep, and every
+//! the memory store, on the SQL store (rusqlite) and on the object's
+//! write-through cache over a second SQL store in lockstep, and every
 //! answer is compared with a model that keeps every grant ever made and
-//! recomputes everything from scratch:
+//! recomputes everything from scratch. The cache is checked against the
+//! storage under it after every step, holds few rows in most sequences (so
+//! it must ask storage for the rest), and restarts at random (dropped and
+//! reloaded from storage, as after an eviction):
 //!
 //! - no interval `[x, x + windowMs)` of any rule holds more than its limit;
 //! - `granted` is exactly what every rule and the cooldown allowed (so no
@@ -25,8 +29,8 @@ mod common;
 use baton::coordinator::{SqlExec, SqlValue};
 use baton::limits::RATE_RULE_SLOTS;
 use baton::rate_limit::{
-    acquire, assert_invariants, inspect, migrate, penalize, refund, AcquireReply, Inspection,
-    MemoryRateStore, Rule, RuleSet, SqlRateStore,
+    acquire, assert_invariants, inspect, migrate, penalize, refund, AcquireReply, CachedRateStore,
+    Inspection, MemoryRateStore, RateCache, Rule, RuleSet, SqlRateStore,
 };
 use common::Rng;
 use rusqlite::types::{Null, ValueRef};
@@ -455,6 +459,17 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
     let mut now: u64 = rng.range(0, 1_000_000);
     let mut last_cooldown = 0;
     let change_values = rng.percent(25);
+    // The cache's own randomness, apart, so the sequences stay as they were.
+    let mut cache_rng = Rng(seed ^ 0xCAC4E);
+    let capacity = [1, 2, 3, 5, 8, 64][(seed % 6) as usize];
+    // Rows read at a (re)start: all of the capacity, or fewer (it grows).
+    let load_rows = [capacity, 1, 2, capacity / 2][(seed / 6 % 4) as usize];
+    let cached_db = Db::migrated();
+    let mut cache = RateCache::load(
+        &SqlRateStore::new(&cached_db, "bucket"),
+        load_rows,
+        capacity,
+    );
 
     for step in 0..steps {
         // Time: often still, often a little, sometimes past every window.
@@ -465,6 +480,9 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
             _ => rng.range(0, 3),
         };
         let mut sql = SqlRateStore::new(&db, "bucket");
+        let cache_before = cache.clone();
+        let mut refused = false;
+        let mut cached = CachedRateStore::new(SqlRateStore::new(&cached_db, "bucket"), &mut cache);
         match rng.below(100) {
             0..=69 => {
                 let mut chosen: Vec<(String, u64, u64)> = pool
@@ -494,6 +512,8 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                 let before = format!("{mem:?}");
                 let from_mem = acquire(&mut mem, now, &set, permits as u32);
                 let from_sql = acquire(&mut sql, now, &set, permits as u32);
+                let from_cached = acquire(&mut cached, now, &set, permits as u32);
+                assert_eq!(from_cached, from_sql, "cached store, step {step}");
                 match expected {
                     Some(expected) => {
                         assert_eq!(
@@ -508,6 +528,7 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                         assert_eq!(from_mem.map_err(|e| e.field()), Err("rules"), "step {step}");
                         assert_eq!(from_sql.map_err(|e| e.field()), Err("rules"), "step {step}");
                         assert_eq!(format!("{mem:?}"), before, "a refusal changed the store");
+                        refused = true;
                     }
                 }
             }
@@ -526,6 +547,11 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                     expected,
                     "SQL penalize, step {step}"
                 );
+                assert_eq!(
+                    penalize(&mut cached, now, cooldown),
+                    expected,
+                    "cached penalize, step {step}"
+                );
             }
             75..=84 => {
                 let permits = rng.range(1, 20);
@@ -540,6 +566,11 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                     expected,
                     "SQL refund, step {step}"
                 );
+                assert_eq!(
+                    u64::from(refund(&mut cached, now, permits as u32)),
+                    expected,
+                    "cached refund, step {step}"
+                );
             }
             _ => {
                 let expected = model.inspect(now);
@@ -547,12 +578,29 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
                 let from_sql = inspect(&sql, now);
                 assert_eq!(views(&from_mem), expected, "memory inspect, step {step}");
                 assert_eq!(from_sql, from_mem, "SQL inspect, step {step}");
+                assert_eq!(
+                    inspect(&cached, now),
+                    from_mem,
+                    "cached inspect, step {step}"
+                );
                 let cooling = (model.cooldown_until > now).then_some(model.cooldown_until);
                 assert_eq!(from_mem.cooldown_until_ms, cooling);
             }
         }
         assert_invariants(&mem);
         assert_invariants(&SqlRateStore::new(&db, "bucket"));
+        assert_invariants(&cached);
+        drop(cached);
+        if refused {
+            assert_eq!(cache, cache_before, "a refusal changed the cache");
+        }
+        let storage = SqlRateStore::new(&cached_db, "bucket");
+        cache.assert_matches(&storage);
+        assert_invariants(&storage);
+        if cache_rng.percent(3) {
+            // A restart: the object forgets its cache and reloads it.
+            cache = RateCache::load(&storage, load_rows, capacity);
+        }
     }
     model.check_intervals();
     REFUSED_FOR_SLOTS.fetch_add(refusals, std::sync::atomic::Ordering::Relaxed);
@@ -875,6 +923,67 @@ fn an_acquire_costs_the_same_with_ten_or_ten_thousand_live_grants() {
         assert!(
             l <= s + s / 5,
             "{what} acquire: {l} VM steps with 10,000 grants, {s} with 10"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The object's cache: what it saves.
+// ---------------------------------------------------------------------------
+
+/// With the cache warm, a refused acquire runs no statement and a granted
+/// one only its insert, whether the bucket holds a few grants or more than
+/// the cache does (the README's rules; then a day-long window over 5,000).
+#[test]
+fn with_the_cache_a_refusal_runs_no_statement_and_a_grant_one() {
+    use baton::limits::{RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS};
+    let example = rules(&[("second", 5, 1_000), ("minute", 100, 60_000)]);
+    let db = Db::migrated();
+    let mut cache = RateCache::load(
+        &SqlRateStore::new(&db, "b"),
+        RATE_CACHE_LOAD_ROWS,
+        RATE_CACHE_ROWS,
+    );
+    let (mut grants, mut refusals) = (0, 0);
+    for i in 0..400u64 {
+        let mut store = CachedRateStore::new(SqlRateStore::new(&db, "b"), &mut cache);
+        let reply = acquire(&mut store, 1_000_000 + i * 37, &example, 1).unwrap();
+        let work = store.inner().work();
+        if i == 0 {
+            continue; // the first call writes the bucket's rules and scalars
+        }
+        if reply.granted > 0 {
+            grants += 1;
+            // After the first minute, a grant also prunes what aged out.
+            assert_eq!(work.0, 0, "reads of a grant, call {i}");
+            assert!(work.1 <= 2, "writes of a grant, call {i}: {work:?}");
+        } else {
+            refusals += 1;
+            assert_eq!(work, (0, 0), "statements of a refusal, call {i}");
+        }
+    }
+    assert!(
+        grants > 50 && refusals > 50,
+        "{grants} grants, {refusals} refusals"
+    );
+
+    let day = rules(&[("day", 20_000, 86_400_000)]);
+    let db = Db::migrated();
+    let mut store = SqlRateStore::new(&db, "b");
+    for i in 0..5_000 {
+        acquire(&mut store, i * 1_000, &day, 1).unwrap();
+    }
+    let mut cache = RateCache::load(&store, RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS);
+    for i in 0..50 {
+        let mut store = CachedRateStore::new(SqlRateStore::new(&db, "b"), &mut cache);
+        assert_eq!(
+            acquire(&mut store, 5_000_000 + i, &day, 1).unwrap(),
+            granted(1)
+        );
+        assert_eq!(
+            store.inner().work(),
+            (0, 1),
+            "statements of a grant, call {i}"
         );
     }
 }

@@ -81,7 +81,7 @@ impl RateStore for MemoryRateStore {
         self.grants.remove(&seq);
     }
 
-    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> u32 {
+    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> Option<u64> {
         let doomed: Vec<u64> = self
             .grants
             .range(..keep_seq)
@@ -92,6 +92,6 @@ impl RateStore for MemoryRateStore {
         for seq in &doomed {
             self.grants.remove(seq);
         }
-        doomed.len() as u32
+        doomed.last().copied()
     }
 }

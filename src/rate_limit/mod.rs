@@ -20,7 +20,14 @@
 //! time are a few indexed lookups however many grants are kept (see
 //! [`state`]). Rows are kept for the longest window the bucket has seen and
 //! deleted a few per call as they age out.
+//!
+//! The object keeps a write-through [`RateCache`] of its bucket in front of
+//! that storage ([`CachedRateStore`]): the scalars, the rules, the oldest
+//! row and the newest rows. A refusal then runs no statement and a grant
+//! only its insert; storage stays the truth, and the cache is rebuilt from
+//! it after a restart.
 
+mod cached_store;
 mod decide;
 mod memory;
 pub mod rules;
@@ -28,6 +35,7 @@ pub mod schema;
 mod sql_store;
 pub mod state;
 
+pub use cached_store::{CachedRateStore, RateCache};
 pub use decide::*;
 pub use memory::MemoryRateStore;
 pub use rules::{Rule, RuleId, RuleSet};

@@ -11,6 +11,19 @@ use crate::coordinator::{SqlExec, SqlValue};
 use crate::limits::{JS_SAFE_INTEGER_MAX, RATE_RULE_SLOTS};
 use crate::rate_limit::rules::RuleId;
 use std::cell::Cell;
+use std::sync::OnceLock;
+
+/// `seq, at_ms, permits, mask, t0, ..., t15`, built once: a store is made
+/// per call, and formatting this each time showed in the profile.
+fn grant_columns() -> &'static str {
+    static COLUMNS: OnceLock<String> = OnceLock::new();
+    COLUMNS.get_or_init(|| {
+        format!(
+            "seq, at_ms, permits, mask, {}",
+            schema::total_columns().join(", ")
+        )
+    })
+}
 
 /// Brings a database to the current rate-limit schema; a no-op when it is there.
 pub fn migrate(exec: &impl SqlExec) {
@@ -40,7 +53,7 @@ pub struct SqlRateStore<'a, E: SqlExec> {
     exec: &'a E,
     bucket: String,
     /// `seq, at_ms, permits, mask, t0, ..., t15`.
-    grant_columns: String,
+    grant_columns: &'static str,
     reads: Cell<u32>,
     writes: Cell<u32>,
 }
@@ -50,10 +63,7 @@ impl<'a, E: SqlExec> SqlRateStore<'a, E> {
         SqlRateStore {
             exec,
             bucket: bucket.to_owned(),
-            grant_columns: format!(
-                "seq, at_ms, permits, mask, {}",
-                schema::total_columns().join(", ")
-            ),
+            grant_columns: grant_columns(),
             reads: Cell::new(0),
             writes: Cell::new(0),
         }
@@ -269,16 +279,20 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
     }
 
     fn push_grant(&mut self, row: &GrantRow) {
-        let placeholders: Vec<String> =
-            (2..=5 + RATE_RULE_SLOTS).map(|i| format!("?{i}")).collect();
-        let sql = format!(
-            "INSERT INTO rate_grants (bucket, {}) VALUES (?1, {})",
-            self.grant_columns,
-            placeholders.join(", ")
-        );
+        // Every grant runs this: its text is built once.
+        static SQL: OnceLock<String> = OnceLock::new();
+        let sql = SQL.get_or_init(|| {
+            let placeholders: Vec<String> =
+                (2..=5 + RATE_RULE_SLOTS).map(|i| format!("?{i}")).collect();
+            format!(
+                "INSERT INTO rate_grants (bucket, {}) VALUES (?1, {})",
+                grant_columns(),
+                placeholders.join(", ")
+            )
+        });
         let mut params = vec![self.bucket()];
         params.extend(grant_values(row));
-        self.write(&sql, &params);
+        self.write(sql, &params);
     }
 
     fn replace_grant(&mut self, row: &GrantRow) {
@@ -303,7 +317,7 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         );
     }
 
-    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> u32 {
+    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> Option<u64> {
         // Times rise with seq, so the oldest rows are the ones aged out. The
         // time index bounds the search to them: ordered by seq alone, SQLite
         // would walk every kept row to find that none has aged out.
@@ -319,6 +333,6 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
                 value(u64::from(limit)),
             ],
         );
-        deleted.len() as u32
+        deleted.iter().map(|row| count(&row[0])).max()
     }
 }

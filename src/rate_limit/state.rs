@@ -103,6 +103,8 @@ pub trait RateStore {
     fn replace_grant(&mut self, row: &GrantRow);
     fn delete_grant(&mut self, seq: u64);
     /// Deletes up to `limit` of the oldest rows with `at_ms < before_ms`
-    /// and `seq < keep_seq`; returns how many it deleted.
-    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> u32;
+    /// and `seq < keep_seq`; returns the newest `seq` it deleted, if any.
+    /// (Times rise with `seq`, so the rows deleted are the oldest kept: every
+    /// row at or before the returned `seq` is gone.)
+    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> Option<u64>;
 }

@@ -120,6 +120,17 @@ pub fn json(value: JsValue) -> Option<Value> {
 /// too (an iterable is read as `[key, value]` pairs, an `ArrayBuffer` as
 /// bytes).
 fn plain_object(input: &JsValue) -> Option<Value> {
+    let mut fields = Map::new();
+    for (key, value) in plain_entries(input)? {
+        fields.insert(key, primitive(value)?);
+    }
+    Some(Value::Object(fields))
+}
+
+/// A plain object's own `[key, value]` pairs, as `Object.entries` lists
+/// them, if `input` is one: its prototype is `Object.prototype` and it is
+/// not iterable (what `serde_wasm_bindgen` too reads with `Object.entries`).
+pub fn plain_entries(input: &JsValue) -> Option<Vec<(String, JsValue)>> {
     if !input.is_object() {
         return None;
     }
@@ -128,13 +139,13 @@ fn plain_object(input: &JsValue) -> Option<Value> {
     if !plain || Reflect::has(object, &Symbol::iterator()).unwrap_or(true) {
         return None;
     }
-    let mut fields = Map::new();
-    for entry in Object::entries(object).iter() {
-        let entry: Array = entry.unchecked_into();
-        let key = entry.get(0).as_string()?;
-        fields.insert(key, primitive(entry.get(1))?);
-    }
-    Some(Value::Object(fields))
+    Object::entries(object)
+        .iter()
+        .map(|entry| {
+            let entry: Array = entry.unchecked_into();
+            Some((entry.get(0).as_string()?, entry.get(1)))
+        })
+        .collect()
 }
 
 thread_local! {

@@ -124,6 +124,28 @@ describe("RateLimiter", () => {
     assert.deepEqual(view.rules.map((r) => [r.id, r.limit, r.used]), [["r", 4, 6]]);
   });
 
+  test("valid variants of the common argument shape are read alike", async () => {
+    // The object reads { rules, permits } of plain rules by a quicker way
+    // and anything else by the general decoder: both must accept these.
+    const bucket = "shapes";
+    const rules = [rule("r", 10)];
+    const calls = [
+      [{ rules, permits: 2 }, 2],
+      [{ permits: 2, rules }, 2],
+      [{ rules }, 1],
+      [{ rules, permits: null }, 1],
+      [{ rules, permits: undefined }, 1],
+      [{ rules: [{ windowMs: HOUR, limit: 10, id: "r" }] }, 1],
+      [{ rules: [rule("r", 10), rule("wide", 10, 2 * HOUR)], permits: 9 }, 2],
+    ];
+    for (const [options, granted] of calls) {
+      const reply = await h.rateOk(bucket, "acquire", bucket, options);
+      assert.equal(reply.granted, granted, JSON.stringify(options));
+    }
+    const view = await h.rateOk(bucket, "inspect", bucket);
+    assert.deepEqual(view.rules.map((r) => [r.id, r.used]), [["r", 10], ["wide", 2]]);
+  });
+
   test("bad input is refused naming the field and changes nothing", async () => {
     const bucket = "bad";
     const rules = [rule("r", 3)];
@@ -148,6 +170,13 @@ describe("RateLimiter", () => {
       [["acquire", bucket, { rules, burst: 1 }], "burst"],
       [["acquire", bucket, { rules: [{ ...rule("r", 3), burst: 1 }] }], "burst"],
       [["acquire", bucket, { rules, bucket: "other" }], "options"],
+      // Near the common shape, which the object reads by a quicker way:
+      // anything off it takes the general decode and its refusals.
+      [["acquire", bucket, { rules, permits: "2" }], "permits"],
+      [["acquire", bucket, { rules: { 0: rule("r", 3) } }], "rules"],
+      [["acquire", bucket, { rules: [{ ...rule("r", 3), limit: "3" }] }], "limit"],
+      [["acquire", bucket, { rules: [{ id: "r", limit: 3 }] }], "windowMs"],
+      [["acquire", bucket, { rules: [rule("r", 3), "r"] }], "rules"],
       [["acquire", "", { rules }], "bucket"],
       [["penalize", bucket, { cooldownMs: -1 }], "cooldownMs"],
       [["penalize", bucket, { cooldownMs: 86_400_001 }], "cooldownMs"],
