@@ -418,7 +418,8 @@ function describe(r) {
           `${sizes.optimized.bytes} bytes, ${sizes.optimized.gzip} gzipped. The feature flags are worker-build's own ` +
           `list; without exception handling binaryen rejects the module (wasm-bindgen's catch wrappers use ` +
           `\`try_table\`). Unlike worker-build, no \`--debuginfo\`: the name section is dropped. The JS glue ` +
-          `(build/index.js) adds ${sizes.glue.gzip} bytes gzipped.`,
+          `(build/index.js) adds ${sizes.glue.gzip} bytes gzipped, and the status page and OpenAPI document, a JS ` +
+          `module outside the WASM (build/assets.js), ${sizes.assets.gzip}.`,
         "",
         `Cold start, ${size.COLD_RUNS} runs per module, alternating: \`new Miniflare(...)\` until \`ready\`, then the ` +
           `first response (the bench Worker calls \`inspect\` on a fresh Coordinator: both Workers' first request, ` +

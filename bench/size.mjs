@@ -31,10 +31,16 @@ export const WASM_OPT_FEATURES = [
 
 const gzipBytes = (bytes) => gzipSync(bytes, { level: 9 }).length;
 
-/** Sizes of build/index_bg.wasm and of its wasm-opt -Oz version (written to bench-out/). */
+/**
+ * Sizes of build/index_bg.wasm and of its wasm-opt -Oz version (written to
+ * bench-out/), and of the JS beside it: the glue and the static files.
+ */
 export function wasmSizes(outDir) {
   const built = readFileSync(path.join(ROOT, "build/index_bg.wasm"));
   const glue = readFileSync(path.join(ROOT, "build/index.js"));
+  // static/'s files, served from JS rather than compiled into the WASM
+  // (scripts/assets.mjs): the Worker's upload carries them all the same.
+  const assets = readFileSync(path.join(ROOT, "build/assets.js"));
   mkdirSync(outDir, { recursive: true });
   const optPath = path.join(outDir, "index_bg.oz.wasm");
   const started = performance.now();
@@ -45,6 +51,7 @@ export function wasmSizes(outDir) {
     built: { bytes: built.length, gzip: gzipBytes(built) },
     optimized: { bytes: optimized.length, gzip: gzipBytes(optimized), path: optPath, optMs },
     glue: { bytes: glue.length, gzip: gzipBytes(glue) },
+    assets: { bytes: assets.length, gzip: gzipBytes(assets) },
     optimizedBytes: optimized,
   };
 }

@@ -1,5 +1,6 @@
 // The Worker's entry module, and the npm package's `baton/worker`: the Rust
-// build (build/index.js, which imports the WASM) plus the one thing Rust
+// build (build/index.js, which imports the WASM; build/assets.js, the static
+// files it serves) plus the one thing Rust
 // cannot declare, Durable Object classes that extend `DurableObject`
 // (workerd refuses JS RPC to any other), and a default entrypoint that
 // carries the RPC methods for service-binding callers.
@@ -14,9 +15,10 @@
 // `batonService` (the README's "Deploying"). Every export below is part of
 // the package's surface, declared in worker.d.ts.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
-import RustWorker, {
+import {
   CoordinatorCore,
   CoordinatorService,
+  HttpApi,
   RateLimiterCore,
   RateService,
   DebounceService,
@@ -25,6 +27,9 @@ import RustWorker, {
   RunsService,
   SerialQueue,
 } from "../build/index.js";
+// static/'s files (the status page, the OpenAPI document) by name, which
+// `HttpApi` serves: a JS module, not part of the WASM (scripts/assets.mjs).
+import assets from "../build/assets.js";
 
 /**
  * Runs `call`, a Rust method that decides synchronously outside
@@ -209,6 +214,7 @@ export class Runs extends DurableObject {
  * an embedding Worker can serve it as a named entrypoint.
  */
 export class Baton extends WorkerEntrypoint {
+  #http;
   #coordinator;
   #serial;
   #runs;
@@ -217,6 +223,7 @@ export class Baton extends WorkerEntrypoint {
 
   constructor(ctx, env) {
     super(ctx, env);
+    this.#http = new HttpApi(env, assets);
     this.#coordinator = new CoordinatorService(env);
     this.#serial = new SerialQueue(env);
     this.#runs = new RunsService(env);
@@ -225,7 +232,7 @@ export class Baton extends WorkerEntrypoint {
   }
 
   fetch(request) {
-    return RustWorker.prototype.fetch.call(this, request);
+    return this.#http.fetch(request);
   }
 
   coordinatorEnqueue(input) {
@@ -325,10 +332,11 @@ export default Baton;
 
 /**
  * Baton's HTTP API, status page and OpenAPI document, for an embedding
- * Worker's own `fetch`: `return handleFetch(request, env, ctx)`.
+ * Worker's own `fetch`: `return handleFetch(request, env, ctx)`. (`ctx` is
+ * part of the signature; the API needs only `env`.)
  */
 export function handleFetch(request, env, ctx) {
-  return RustWorker.prototype.fetch.call({ env, ctx }, request);
+  return new HttpApi(env, assets).fetch(request);
 }
 
 /**

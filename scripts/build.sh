@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the deployable Worker into build/ (wrangler.toml's `main`,
-# js/worker.mjs, imports it). `--dev` builds without optimisation.
+# js/worker.mjs, imports it): the WASM, its JS glue, and static/'s files as
+# build/assets.js. `--dev` builds without optimisation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -15,6 +16,9 @@ if [ -x node_modules/.bin/esbuild ]; then
   export ESBUILD_BIN="$PWD/node_modules/.bin/esbuild"
 fi
 "$cargo_bin/worker-build" "$profile" --no-opt
+# The status page and the OpenAPI document, as build/assets.js: JS serves
+# their bytes, so they stay out of the WASM (scripts/assets.mjs says why).
+node_modules/.bin/node scripts/assets.mjs
 # -O2, measured with `npm run bench`: it takes the gzipped module from about
 # 206 KiB to 147 KiB (cold start, upload limit) and keeps the hand-off at
 # the unoptimised speed; -Oz saves 1 KiB more but slowed every hand-off by

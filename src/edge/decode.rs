@@ -153,13 +153,42 @@ struct Node<'a> {
     path: Option<(&'static str, &'a Value)>,
 }
 
-impl Node<'_> {
+impl<'a> Node<'a> {
     /// `null` is an absent value; anything else is the wrong type.
     fn refuse(&self, expected: &'static str) -> Refusal {
         match self.value {
             Value::Null => Refusal::Missing,
             _ => Refusal::WrongType(expected),
         }
+    }
+
+    /// A struct's fields present in the input, in declaration order, or the
+    /// refusal of an input that is no object or has a field it does not
+    /// know. Not generic, and never inlined: the one copy serves every
+    /// request type's `deserialize_struct` (each would otherwise carry its
+    /// own, in the deployed WASM).
+    #[inline(never)]
+    fn struct_fields(
+        &self,
+        fields: &'static [&'static str],
+    ) -> Result<Vec<(&'static str, &'a Value)>, Refusal> {
+        let Value::Object(present) = self.value else {
+            return Err(self.refuse("an object"));
+        };
+        if let Some(refusal) = self.unknown_field(present, fields) {
+            return Err(refusal);
+        }
+        let mut ordered = Vec::with_capacity(fields.len());
+        for field in fields {
+            let value = match self.path {
+                Some((path_field, value)) if path_field == *field => Some(value),
+                _ => present.get(*field),
+            };
+            if let Some(value) = value {
+                ordered.push((*field, value));
+            }
+        }
+        Ok(ordered)
     }
 
     fn unknown_field(
@@ -375,24 +404,8 @@ impl<'a> Deserializer<'a> for Node<'a> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Refusal> {
-        let Value::Object(present) = self.value else {
-            return Err(self.refuse("an object"));
-        };
-        if let Some(refusal) = self.unknown_field(present, fields) {
-            return Err(refusal);
-        }
-        let mut ordered = Vec::with_capacity(fields.len());
-        for field in fields {
-            let value = match self.path {
-                Some((path_field, value)) if path_field == *field => Some(value),
-                _ => present.get(*field),
-            };
-            if let Some(value) = value {
-                ordered.push((*field, value));
-            }
-        }
         visitor.visit_map(Fields {
-            fields: ordered.into_iter(),
+            fields: self.struct_fields(fields)?.into_iter(),
             value: None,
         })
     }

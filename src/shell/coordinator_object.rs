@@ -44,7 +44,7 @@ use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
@@ -105,12 +105,14 @@ impl CoordinatorCore {
             Err(error) => Promise::reject(&error).into(),
             Ok((request, (step, false))) => match object.acquire_settled(&request, &step) {
                 Some(outcome) => to_js(&outcome),
-                None => future_to_promise(async move {
-                    Ok(to_js(&object.acquire_rest(request, step).await?))
-                })
-                .into(),
+                None => {
+                    js::promise(
+                        async move { Ok(to_js(&object.acquire_rest(request, step).await?)) },
+                    )
+                    .into()
+                }
             },
-            Ok((request, (step, true))) => future_to_promise(async move {
+            Ok((request, (step, true))) => js::promise(async move {
                 object.ensure_alarm().await?;
                 Ok(to_js(&object.acquire_rest(request, step).await?))
             })
@@ -135,7 +137,7 @@ impl CoordinatorCore {
             Ok((request, (decided, false))) if decided.wake.is_empty() => {
                 to_js(&object.release_logged(&request, &decided, None))
             }
-            Ok((request, (decided, needs_check))) => future_to_promise(async move {
+            Ok((request, (decided, needs_check))) => js::promise(async move {
                 if needs_check {
                     object.ensure_alarm().await?;
                 }
@@ -156,7 +158,7 @@ impl CoordinatorCore {
 
     pub fn alarm(&self) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
+        js::promise(async move {
             object.alarm().await?;
             Ok(JsValue::UNDEFINED)
         })
@@ -634,7 +636,7 @@ impl Object {
                 continue;
             };
             let id = waiter.id.to_string();
-            pending.push(&future_to_promise(async move {
+            pending.push(&js::promise(async move {
                 workflow.instance(&id).await?.stop().await?;
                 Ok(JsValue::UNDEFINED)
             }));

@@ -37,7 +37,6 @@ use crate::limits::{DEBOUNCE_CREATE_ROUNDS_MAX, DEBOUNCE_KEYS_PER_ALARM_MAX};
 use js_sys::{Promise, Reflect};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use worker::durable::ScheduledTime;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
@@ -113,7 +112,7 @@ impl DebouncerCore {
 
     pub fn alarm(&self) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
+        js::promise(async move {
             object.alarm().await?;
             Ok(JsValue::UNDEFINED)
         })
@@ -132,7 +131,7 @@ where
     R: serde::Serialize,
     F: std::future::Future<Output = Result<R, JsValue>> + 'static,
 {
-    future_to_promise(async move {
+    js::promise(async move {
         let request = js::positional(key, options).map_err(|e| js::to_js_error(&e))?;
         Ok(to_js(&method(request).await?))
     })

@@ -19,14 +19,22 @@ pub async fn under_gate<T: 'static>(
 ) -> Result<T, JsValue> {
     let result: Rc<RefCell<Option<T>>> = Rc::new(RefCell::new(None));
     let slot = result.clone();
+    gated(state, Box::new(move || *slot.borrow_mut() = Some(decide()))).await?;
+    let value = result.borrow_mut().take();
+    value.ok_or_else(|| JsValue::from_str("the gated decision did not run"))
+}
+
+/// The half of [`under_gate`] that does not depend on the decision's type,
+/// so the deployed WASM holds one copy of the JS callback and its await
+/// rather than one per decision (BENCHMARKS.md, P6).
+async fn gated(state: &DurableObjectState, decide: Box<dyn FnOnce()>) -> Result<(), JsValue> {
     let mut decide = Some(decide);
     let callback: Closure<dyn FnMut() -> Promise> = Closure::new(move || {
         if let Some(decide) = decide.take() {
-            *slot.borrow_mut() = Some(decide());
+            decide();
         }
         Promise::resolve(&JsValue::UNDEFINED)
     });
     JsFuture::from(state.block_concurrency_while(callback.as_ref().unchecked_ref())?).await?;
-    let value = result.borrow_mut().take();
-    value.ok_or_else(|| JsValue::from_str("the gated decision did not run"))
+    Ok(())
 }

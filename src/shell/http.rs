@@ -28,13 +28,9 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use worker::{Env, Headers, Request, Response};
 
-const STATUS_PAGE: &str = include_str!("../../static/index.html");
-const STATUS_SCRIPT: &str = include_str!("../../static/app.js");
-const STATUS_STYLE: &str = include_str!("../../static/style.css");
-const OPENAPI: &str = include_str!("../../static/openapi.json");
-
 /// Answers one request. Never fails: every error becomes a response.
-pub async fn handle(request: Request, env: Env) -> worker::Result<Response> {
+/// `assets`: the static files by name (`shell::entry`).
+pub async fn handle(request: Request, env: Env, assets: &JsValue) -> worker::Result<Response> {
     let method = request.inner().method();
     let path = request.path();
     let matched = match http::route(&method, &path) {
@@ -44,7 +40,7 @@ pub async fn handle(request: Request, env: Env) -> worker::Result<Response> {
     // Assets are public and API routes need the token, by the route table's
     // construction (tested in `edge::http`): the endpoint says which.
     match matched.endpoint {
-        Endpoint::Asset(asset) => asset_response(asset),
+        Endpoint::Asset(asset) => asset_response(assets, asset),
         Endpoint::Api(operation) => match api(request, &env, operation, matched.param).await {
             Ok(reply) => json_response(200, reply),
             Err(error) => error_response(&error),
@@ -206,19 +202,29 @@ fn error_response(error: &HttpError) -> worker::Result<Response> {
     Ok(response)
 }
 
-fn asset_response(asset: Asset) -> worker::Result<Response> {
-    let (content_type, body) = match asset {
-        Asset::StatusPage => ("text/html; charset=utf-8", STATUS_PAGE),
-        Asset::StatusScript => ("text/javascript; charset=utf-8", STATUS_SCRIPT),
-        Asset::StatusStyle => ("text/css; charset=utf-8", STATUS_STYLE),
-        Asset::OpenApi => ("application/json; charset=utf-8", OPENAPI),
+/// One static file, from build/assets.js (`shell::entry` says why there).
+fn asset_response(assets: &JsValue, asset: Asset) -> worker::Result<Response> {
+    let (file, content_type) = match asset {
+        Asset::StatusPage => ("index.html", "text/html; charset=utf-8"),
+        Asset::StatusScript => ("app.js", "text/javascript; charset=utf-8"),
+        Asset::StatusStyle => ("style.css", "text/css; charset=utf-8"),
+        Asset::OpenApi => ("openapi.json", "application/json; charset=utf-8"),
+    };
+    let Some(body) = js_sys::Reflect::get(assets, &JsValue::from_str(file))
+        .ok()
+        .and_then(|body| body.as_string())
+    else {
+        // A build without scripts/assets.mjs's module; say which file.
+        return error_response(&internal(format_args!(
+            "static/{file} is missing from build/assets.js"
+        )));
     };
     let headers = Headers::new();
     headers.set("content-type", content_type)?;
     headers.set("x-content-type-options", "nosniff")?;
     Ok(Response::builder()
         .with_headers(headers)
-        .fixed(body.as_bytes().to_vec()))
+        .fixed(body.into_bytes()))
 }
 
 /// A stub call's failure as the API answers it: a refusal is the caller's

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 use std::future::Future;
+use std::pin::Pin;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::future_to_promise;
 
@@ -26,10 +27,23 @@ where
     Reply: Serialize,
     Answer: Future<Output = Result<Reply, JsValue>> + 'static,
 {
-    future_to_promise(async move {
+    promise(async move {
         let reply = method(request(input)?).await?;
         Ok(to_js(&reply))
     })
+}
+
+/// A future as the JS promise of its result, for every async method Rust
+/// hands to JS. Boxed, so that the whole shell shares one instance of
+/// `future_to_promise` (its task and wakers) instead of one per future type:
+/// 48 copies were ~18 KB of the deployed WASM (BENCHMARKS.md, P6). The cost
+/// is one allocation per call, beside the task's own.
+pub fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    spawn(Box::pin(future))
+}
+
+fn spawn(future: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>) -> Promise {
+    future_to_promise(future)
 }
 
 /// Decodes one RPC argument into its request type; a refusal is already

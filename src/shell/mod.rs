@@ -22,7 +22,8 @@
 //! - [`decision_log`]: one structured log line per decision.
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
 //! - [`http`]: the HTTP API, the status page's files and the OpenAPI document.
-//! - [`entry`]: the Worker's fetch handler.
+//! - [`entry`]: the Worker's fetch handler (`HttpApi`), which JS constructs
+//!   with the static files (they are a JS module, not part of the WASM).
 
 pub mod config;
 pub mod coordinator_object;

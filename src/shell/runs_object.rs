@@ -41,7 +41,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
@@ -120,7 +120,7 @@ impl RunsCore {
 
     pub fn alarm(&self) -> Promise {
         let object = self.object.clone();
-        future_to_promise(async move {
+        js::promise(async move {
             object.alarm().await?;
             Ok(JsValue::UNDEFINED)
         })
@@ -178,7 +178,7 @@ fn serve<T: DeserializeOwned + 'static, F: Future<Output = Result<JsValue, JsVal
     options: JsValue,
     method: impl FnOnce(T) -> F + 'static,
 ) -> Promise {
-    future_to_promise(async move {
+    js::promise(async move {
         let request = positional(key, options).map_err(|e| js::to_js_error(&e))?;
         method(request).await
     })

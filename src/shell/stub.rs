@@ -106,7 +106,7 @@ macro_rules! entrypoint_service {
                 #[wasm_bindgen(js_name = $js)]
                 pub fn $method(&self, input: wasm_bindgen::JsValue) -> js_sys::Promise {
                     let env = self.env.clone();
-                    wasm_bindgen_futures::future_to_promise(async move {
+                    js::promise(async move {
                         let request = $variant($decode(input)?);
                         $call(&env, request)
                             .await

@@ -93,7 +93,8 @@ async function tableExists(db, name) {
 
 /**
  * Miniflare options for Baton's own Worker, as wrangler.toml declares it:
- * the entry module and the built WASM, the Coordinator, D1, and the Workflow
+ * the entry module, the built WASM with its glue and static files
+ * (build/assets.js), the Coordinator, D1, and the Workflow
  * it coordinates (`workflow`: its name, class and defining script, bound
  * as WORKFLOW; `workflows`: more, by binding name).
  * `wasm`: other module bytes to load instead of build/index_bg.wasm.
@@ -108,6 +109,7 @@ export function batonWorker({ workflow, workflows = {}, vars = {}, wasm }) {
     modules: [
       { type: "ESModule", path: path.join(ROOT, "js/worker.mjs") },
       { type: "ESModule", path: path.join(ROOT, "build/index.js") },
+      { type: "ESModule", path: path.join(ROOT, "build/assets.js") },
       wasmModule,
     ],
     durableObjects: {

@@ -244,6 +244,9 @@ describe("embedded mode: Baton inside the user's Worker", () => {
       assert.equal(view.holder, null);
       const group = await call("/v1/groups/site", { headers: { authorization: "Bearer package-test" } });
       assert.deepEqual(group.recent.map((r) => r.outcome).sort(), ["released", "released", "released"]);
+      // The OpenAPI document too: static/'s files are a JS module (build/assets.js)
+      // that the user's bundle must have picked up with wrangler's default rules.
+      assert.deepEqual(await call("/openapi.json"), JSON.parse(readFileSync(path.join(ROOT, "static/openapi.json"), "utf8")));
     } finally {
       await mf.dispose();
     }
