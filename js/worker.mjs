@@ -218,7 +218,7 @@ export class Baton extends WorkerEntrypoint {
   constructor(ctx, env) {
     super(ctx, env);
     this.#coordinator = new CoordinatorService(env);
-    this.#serial = new SerialQueue(env);
+    this.#serial = new SerialQueue(env, ctx);
     this.#runs = new RunsService(env);
     this.#rate = new RateService(env);
     this.#debounce = new DebounceService(env);

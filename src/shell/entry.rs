@@ -4,7 +4,7 @@
 use worker::{event, Context, Env, Request, Response, Result};
 
 #[event(fetch)]
-async fn fetch(request: Request, env: Env, _ctx: Context) -> Result<Response> {
+async fn fetch(request: Request, env: Env, ctx: Context) -> Result<Response> {
     console_error_panic_hook::set_once();
-    super::http::handle(request, env).await
+    super::http::handle(request, env, ctx).await
 }

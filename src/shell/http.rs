@@ -25,8 +25,9 @@ use crate::edge::http::{self, Asset, Command, Endpoint, HttpError, Operation};
 use crate::edge::{CoordinatorCall, SerialCall};
 use futures_util::StreamExt;
 use serde::Serialize;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use worker::{Env, Headers, Request, Response};
+use worker::{Context, Env, Headers, Request, Response};
 
 const STATUS_PAGE: &str = include_str!("../../static/index.html");
 const STATUS_SCRIPT: &str = include_str!("../../static/app.js");
@@ -34,7 +35,7 @@ const STATUS_STYLE: &str = include_str!("../../static/style.css");
 const OPENAPI: &str = include_str!("../../static/openapi.json");
 
 /// Answers one request. Never fails: every error becomes a response.
-pub async fn handle(request: Request, env: Env) -> worker::Result<Response> {
+pub async fn handle(request: Request, env: Env, ctx: Context) -> worker::Result<Response> {
     let method = request.inner().method();
     let path = request.path();
     let matched = match http::route(&method, &path) {
@@ -45,7 +46,7 @@ pub async fn handle(request: Request, env: Env) -> worker::Result<Response> {
     // construction (tested in `edge::http`): the endpoint says which.
     match matched.endpoint {
         Endpoint::Asset(asset) => asset_response(asset),
-        Endpoint::Api(operation) => match api(request, &env, operation, matched.param).await {
+        Endpoint::Api(operation) => match api(request, &env, ctx, operation, matched.param).await {
             Ok(reply) => json_response(200, reply),
             Err(error) => error_response(&error),
         },
@@ -56,6 +57,7 @@ pub async fn handle(request: Request, env: Env) -> worker::Result<Response> {
 async fn api(
     mut request: Request,
     env: &Env,
+    ctx: Context,
     operation: Operation,
     param: Option<&str>,
 ) -> Result<String, HttpError> {
@@ -76,7 +78,7 @@ async fn api(
         None
     };
     let command = Command::parse(operation, param, body)?;
-    run(env, command).await
+    run(env, ctx, command).await
 }
 
 /// `BATON_TOKEN`. In workers-rs a secret (`wrangler secret put`) and a
@@ -110,7 +112,7 @@ fn internal(error: impl std::fmt::Display) -> HttpError {
 
 /// Runs a parsed command through the method an RPC caller would use; the
 /// reply as JSON text.
-async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
+async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpError> {
     match command {
         Command::Coordinator(call) => {
             let is_acquire = matches!(call, CoordinatorCall::Acquire(_));
@@ -136,7 +138,7 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
             stringify(&reply)
         }
         Command::Serial(call) => {
-            let shell = Shell::new(env.clone());
+            let shell = Rc::new(Shell::new(env.clone(), ctx));
             match call {
                 SerialCall::Enqueue(request) => {
                     json(&shell.enqueue(request).await.map_err(thrown)?)
@@ -146,7 +148,7 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
                     json(&shell.heartbeat(request).await.map_err(thrown)?)
                 }
                 SerialCall::Release(request) => {
-                    json(&shell.release(request).await.map_err(thrown)?)
+                    json(&Shell::release(&shell, request).await.map_err(thrown)?)
                 }
                 SerialCall::Inspect(request) => {
                     json(&shell.inspect(request).await.map_err(thrown)?)
