@@ -23,6 +23,7 @@ use crate::edge::serial::{
 use crate::edge::TurnEvent;
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
+use crate::limits::SERIAL_HAND_ON_CHECK_DELAY_MS;
 use crate::serial_queue::{
     self as core, Batch, ClaimReply, EnqueueReply, Entry, EntryState, Outcome, Param, Plan,
     Released, Row, Wake,
@@ -32,9 +33,10 @@ use serde::Deserialize;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
+use std::time::Duration;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use worker::{Context, D1Database, Env};
+use worker::{Context, D1Database, Delay, Env};
 
 /// The Rust half of the Worker's serial-queue RPC methods (see js/worker.mjs).
 #[wasm_bindgen]
@@ -324,10 +326,11 @@ impl Shell {
     /// A freed group's hand-on: the first candidate is sent the turn event
     /// before the reply, which names it; its status check, and the rest of
     /// the chain if it is dead (abandon it, wake the next: `wake::first_alive`),
-    /// run after the reply, in `waitUntil`. The holder's release then costs
-    /// one D1 batch and the event, as a hand-written queue's does, and the
-    /// status query no longer reaches the woken waiter's engine while it
-    /// claims. Should the Worker stop before that check, a dead first
+    /// run after the reply, in `waitUntil`, once the woken waiter has had
+    /// [`SERIAL_HAND_ON_CHECK_DELAY_MS`] to claim. The holder's release then
+    /// costs one D1 batch and the event, as a hand-written queue's does,
+    /// and the status query does not reach the woken waiter's engine while
+    /// it claims. Should the Worker stop before that check, a dead first
     /// waiter only costs the others their next poll: a claim needs no
     /// turn, only a free group.
     async fn hand_on(
@@ -346,6 +349,8 @@ impl Shell {
         let shell = self.clone();
         let woken = first.clone();
         self.ctx.wait_until(async move {
+            // Let the waiter claim before its engine is asked its status.
+            Delay::from(Duration::from_millis(SERIAL_HAND_ON_CHECK_DELAY_MS)).await;
             let wakes = GroupWakes {
                 shell: &shell,
                 group: &group,
