@@ -79,6 +79,18 @@ extern "C" {
     fn batch(this: &D1Batch, statements: Array) -> Result<Promise, JsValue>;
 }
 
+thread_local! {
+    /// What `JSON.stringify` keeps of a batch's results (a replacer array
+    /// names the properties kept at every depth): each statement's rows and
+    /// its `meta.changes`, not the rest of `meta` (durations, sizes, where
+    /// it ran), which would only be copied into WASM to be skipped.
+    static RESULT_FIELDS: Array = ["results", "meta", "changes"]
+        .into_iter()
+        .chain(core::sql::COLUMNS.split(',').map(str::trim))
+        .map(JsValue::from_str)
+        .collect();
+}
+
 /// One statement's result in a batch, as JSON: its rows (none for a
 /// write without `RETURNING`) and how many rows it changed.
 #[derive(Deserialize)]
@@ -181,7 +193,9 @@ impl Shell {
         let results = JsFuture::from(database.batch(statements)?)
             .await
             .map_err(d1_failed)?;
-        let text: String = js_sys::JSON::stringify(&results)?.into();
+        let text: String = RESULT_FIELDS
+            .with(|fields| js_sys::JSON::stringify_with_replacer(&results, fields))?
+            .into();
         let results: Vec<D1Outcome> = serde_json::from_str(&text).map_err(|e| {
             JsValue::from(js_sys::Error::new(&format!(
                 "Baton: D1 failed: unreadable results: {e}"
