@@ -309,10 +309,12 @@ pub const RUN_DELETIONS_PER_ALARM_MAX: u32 = 64;
 
 /// How long after a release's reply the woken waiter's status is checked
 /// (to skip it if dead). The woken waiter's engine answers one call at a
-/// time, and right after the turn event it is busy waking and claiming (one
-/// step, one D1 round trip): a status query then delays that claim. Locally
-/// (bench/subset.mjs p2) the claim call took about 5 ms with the query
-/// right after the event and 3 ms with it 30 ms later, the same as with no
-/// query at all. The price is 30 ms more before a dead first waiter is
-/// skipped, which only happens after a crash.
-pub const SERIAL_HAND_ON_CHECK_DELAY_MS: u64 = 30;
+/// time, and after the turn event it is busy waking, claiming (one step,
+/// one D1 round trip) and starting its body: a status query then slows the
+/// hand-off. Locally (bench/p2 A/B in one run) the query right after the
+/// event cost about 2 ms of claim; at 30 ms it still landed inside the
+/// hand-off on a loaded machine (40 ms against 33 ms at 1 s). One second is
+/// long past a live waiter's claim and short beside the 30 s poll that a
+/// dead waiter's successors would otherwise wait; a dead first waiter only
+/// follows a crash.
+pub const SERIAL_HAND_ON_CHECK_DELAY_MS: u64 = 1_000;
