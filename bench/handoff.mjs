@@ -25,6 +25,8 @@ const handoffRecord = (out, next) => ({
   releaseCallMs: out.releaseDone - out.releaseAt,
   wakeMs: next.grantCallAt - out.releaseAt,
   grantToStepMs: next.enterAt - next.grantCallAt,
+  // Of which the granting call itself (acquire or claim).
+  grantCallMs: next.grantDone - next.grantCallAt,
 });
 
 /** Hand-off records from a chain's outputs, paired by the `next` each release returned. */
@@ -42,6 +44,7 @@ function summarize(records) {
     releaseCall: pick("releaseCallMs"),
     wake: pick("wakeMs"),
     grantToStep: pick("grantToStepMs"),
+    grantCall: pick("grantCallMs"),
   };
 }
 
@@ -103,7 +106,7 @@ const stepOutputs = async (b, id) => (await b.details(id)).__LOCAL_DEV_STEP_OUTP
  * in its wait, then (after `delayMs`) H finishes and releases. Returns the
  * hand-off record.
  */
-async function serialHandoff(b, name, delayMs = 0, queue = "baton") {
+export async function serialHandoff(b, name, delayMs = 0, queue = "baton") {
   const group = `p2-${name}`;
   const holder = `${group}-h`;
   const waiter = `${group}-w`;

@@ -1,10 +1,15 @@
 // A part of the benchmark, for comparing a change before and after without
-// the whole run: `node bench/subset.mjs p3 l1` (after scripts/build.sh).
+// the whole run: `node bench/subset.mjs p3 l1 p2 serial-calls` (after
+// scripts/build.sh). p2 is bench/handoff.mjs's serialPush as `npm run bench`
+// runs it (Baton and the plain JS queue alternating), with where each
+// hand-off's time goes; serial-calls times the serial queue's calls alone
+// (no Workflow), Baton against the JS queue, alternating.
 // Prints the ratios only; BENCHMARKS.md is written by bench/run.mjs alone.
 import { startBench } from "./miniflare.mjs";
 import * as calls from "./calls.mjs";
 import * as rateBench from "./rate.mjs";
-import { fmt } from "./stats.mjs";
+import * as handoff from "./handoff.mjs";
+import { fmt, summary } from "./stats.mjs";
 
 const parts = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ["p3", "l1"]);
 const b = await startBench();
@@ -24,6 +29,29 @@ try {
         `L1 ${config}: Baton/JS ${fmt(rate.vsJs[config], 2)}x, Baton/fixed ${fmt(rate.vsFixed[config], 2)}x; ` +
           `baton ${fmt(s.baton.p50, 0)}/s, js ${fmt(s.js.p50, 0)}/s, fixed ${fmt(s.fixed.p50, 0)}/s`,
       );
+    }
+  }
+  if (parts.has("p2")) {
+    const p2 = await handoff.serialPush(b);
+    // total = release call + (woken waiter's claim call starts) ... + its next step.
+    const line = (name, s) =>
+      `${name}: total p50 ${fmt(s.total.p50)} ms (IQR ${fmt(s.total.q1)}-${fmt(s.total.q3)}); ` +
+      `release call ${fmt(s.releaseCall.p50)}, release->claim call ${fmt(s.wake.p50)}, claim->next step ${fmt(s.grantToStep.p50)} ` +
+      `(the claim call itself ${fmt(s.grantCall.p50)})`;
+    console.log(`P2 Baton vs JS: ${fmt(p2.total.p50 / p2.js.total.p50)}x (n=${p2.total.n} each)`);
+    console.log(line("P2 Baton", p2));
+    console.log(line("P2 JS   ", p2.js));
+  }
+  if (parts.has("serial-calls")) {
+    const times = { BATON: [], JS_QUEUE: [] };
+    for (let round = 0; round < 8; round++) {
+      for (const binding of round % 2 ? ["BATON", "JS_QUEUE"] : ["JS_QUEUE", "BATON"]) {
+        times[binding].push(await b.call("/bench/serial-calls", { group: `calls-${round}-${binding}`, count: 200, binding }));
+      }
+    }
+    for (const [binding, rounds] of Object.entries(times)) {
+      const p50 = (call) => fmt(summary(rounds.map((r) => r[call])).p50);
+      console.log(`serial calls ${binding}: enqueue ${p50("enqueue")} ms, claim ${p50("claim")} ms, release ${p50("release")} ms`);
     }
   }
 } finally {

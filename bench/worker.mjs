@@ -29,7 +29,7 @@ function timedCoordinator(namespace, times) {
         async acquire(key, id) {
           const at = Date.now();
           const outcome = await stub.acquire(key, id);
-          if (outcome === "granted") times.grantCallAt = at;
+          if (outcome === "granted") Object.assign(times, { grantCallAt: at, grantDone: Date.now() });
           return outcome;
         },
         async release(key, id) {
@@ -52,7 +52,7 @@ function timedSerial(baton, times) {
     async serialClaim(input) {
       const at = Date.now();
       const claim = await baton.serialClaim(input);
-      if (claim.status === "holding") times.grantCallAt = at;
+      if (claim.status === "holding") Object.assign(times, { grantCallAt: at, grantDone: Date.now() });
       return claim;
     },
     async serialRelease(input) {
@@ -316,7 +316,32 @@ async function rpcFloor(env, { key, calls, binding }) {
   return { elapsedMs: Date.now() - start, calls };
 }
 
+/**
+ * The serial queue's calls alone, no Workflow: `count` rounds of enqueue,
+ * claim (uncontended: "holding") and release on a fresh id in `group`,
+ * through `binding` (BATON or JS_QUEUE), each kind timed in total.
+ */
+async function serialCalls(env, { group, count, binding }) {
+  const queue = env[binding];
+  const ms = { enqueue: 0, claim: 0, release: 0 };
+  for (let i = 0; i < count; i++) {
+    const who = { group, instanceId: `${group}-${i}` };
+    let at = Date.now();
+    await queue.serialEnqueue({ ...who, revision: "r" });
+    ms.enqueue += Date.now() - at;
+    at = Date.now();
+    const claim = await queue.serialClaim(who);
+    ms.claim += Date.now() - at;
+    if (claim.status !== "holding") throw new Error(`claim: ${JSON.stringify(claim)}`);
+    at = Date.now();
+    await queue.serialRelease(who);
+    ms.release += Date.now() - at;
+  }
+  return Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, v / count]));
+}
+
 const ROUTES = {
+  "/bench/serial-calls": serialCalls,
   "/bench/rpc-floor": rpcFloor,
   "/bench/rate-acquires": rateAcquires,
   "/bench/rate-calls": rateCalls,

@@ -223,9 +223,9 @@ export class Baton extends WorkerEntrypoint {
 
   constructor(ctx, env) {
     super(ctx, env);
-    this.#http = new HttpApi(env, assets);
+    this.#http = new HttpApi(env, ctx, assets);
     this.#coordinator = new CoordinatorService(env);
-    this.#serial = new SerialQueue(env);
+    this.#serial = new SerialQueue(env, ctx);
     this.#runs = new RunsService(env);
     this.#rate = new RateService(env);
     this.#debounce = new DebounceService(env);
@@ -332,19 +332,28 @@ export default Baton;
 
 /**
  * Baton's HTTP API, status page and OpenAPI document, for an embedding
- * Worker's own `fetch`: `return handleFetch(request, env, ctx)`. (`ctx` is
- * part of the signature; the API needs only `env`.)
+ * Worker's own `fetch`: `return handleFetch(request, env, ctx)`. (`ctx`
+ * carries work past the reply: a serial release's status check.)
  */
 export function handleFetch(request, env, ctx) {
-  return new HttpApi(env, assets).fetch(request);
+  return new HttpApi(env, withWaitUntil(ctx), assets).fetch(request);
+}
+
+/**
+ * `ctx`, or one whose `waitUntil` lets the promise run unawaited when the
+ * caller has no request context (a Workflow): what runs after a reply is a
+ * status check whose loss only delays skipping a dead waiter.
+ */
+function withWaitUntil(ctx = {}) {
+  if (typeof ctx.waitUntil === "function") return ctx;
+  return { ...ctx, waitUntil: (promise) => void promise.catch(() => {}) };
 }
 
 /**
  * The default entrypoint's RPC methods, called in this Worker with its own
  * `env` (no service binding): `serialize(step, batonService(this.env), ...)`.
  */
-export function batonService(env, ctx = {}) {
-  // The methods use only `env`; the runtime's constructor wants some object
-  // for the context, which callers outside a request (a Workflow) may lack.
-  return new Baton(ctx, env);
+export function batonService(env, ctx) {
+  // Callers outside a request (a Workflow) may have no context to give.
+  return new Baton(withWaitUntil(ctx), env);
 }

@@ -328,3 +328,17 @@ pub const RUN_CLAIM_GRACE_MS_DEFAULT: u64 = 60_000;
 /// once for the rest. One object normally holds one run key, so this only
 /// bounds an object misused for many keys.
 pub const RUN_DELETIONS_PER_ALARM_MAX: u32 = 64;
+
+// --- serial queue: hand-on ---
+
+/// How long after a release's reply the woken waiter's status is checked
+/// (to skip it if dead). The woken waiter's engine answers one call at a
+/// time, and after the turn event it is busy waking, claiming (one step,
+/// one D1 round trip) and starting its body: a status query then slows the
+/// hand-off. Locally (bench/p2 A/B in one run) the query right after the
+/// event cost about 2 ms of claim; at 30 ms it still landed inside the
+/// hand-off on a loaded machine (40 ms against 33 ms at 1 s). One second is
+/// long past a live waiter's claim and short beside the 30 s poll that a
+/// dead waiter's successors would otherwise wait; a dead first waiter only
+/// follows a crash.
+pub const SERIAL_HAND_ON_CHECK_DELAY_MS: u64 = 1_000;

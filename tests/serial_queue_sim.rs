@@ -7,15 +7,18 @@
 //!   release; a heartbeat that says `holding: false` ends the body), each
 //!   RPC retried after a failure as a Workflow step is;
 //! - the D1 shell: every RPC is several scheduler steps (its batch, then
-//!   each wake: a status check and a turn event, an abandon batch for a
-//!   waiter found dead), interleaved at random with every other RPC's, and
+//!   each wake: a turn event and a status check, an abandon batch for a
+//!   waiter found dead; a release replies once the first waiter is sent
+//!   its event, and checks its status and hands on past it after the
+//!   reply), interleaved at random with every other RPC's, and
 //!   each RPC reads its clock when it starts (skewed per Worker), so batches
 //!   commit out of time order and wakes act on reads that are stale;
 //! - the Workflow engine: instances die at any point, turn events are lost,
 //!   duplicated, delayed and buffered until the next wait.
 //!
 //! Faults: RPCs crash between any two of their steps (after the batch,
-//! before or between its wakes), then the caller retries.
+//! before or between its wakes, after the reply), then the caller retries
+//! (unless it had its reply).
 //!
 //! Checked after every step that ran a batch (nothing else changes the table): the core's `assert_invariants` over the whole
 //! table (one holder per group, no row both superseded and holding, every
@@ -308,9 +311,15 @@ enum Stage {
     Batch,
     /// Telling superseded waiters, one per step.
     WakeEach(Vec<InstanceId>),
-    /// Handing on a freed group: the candidates left, and whether the first
-    /// was just found dead (its abandon batch is the next step).
-    WakeFirstAlive(Vec<InstanceId>, bool),
+    /// Handing on a freed group: the first candidate is sent the turn
+    /// event and the reply goes back; the rest runs after the reply.
+    HandOn(Vec<InstanceId>),
+    /// After the reply: the first candidate, sent the event, has its status
+    /// checked; the rest are the candidates after it.
+    Check(Vec<InstanceId>),
+    /// After the reply: the first candidate was found dead: its abandon
+    /// batch, then the next is sent the event.
+    Abandon(Vec<InstanceId>),
 }
 
 struct Call {
@@ -319,6 +328,9 @@ struct Call {
     now: u64,
     stage: Stage,
     reply: Option<Reply>,
+    /// The caller has its reply; the call's steps left run after it
+    /// (`waitUntil`).
+    replied: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -483,6 +495,7 @@ impl Sim {
             now: now.saturating_sub(skew),
             stage: Stage::Batch,
             reply: None,
+            replied: false,
         });
     }
 
@@ -568,7 +581,7 @@ impl Sim {
                             let waiting: Vec<InstanceId> =
                                 self.model.waiting(&g).iter().map(|w| id(w)).collect();
                             assert_eq!(ids, waiting, "the freed group's waiters, in order");
-                            self.calls[c].stage = Stage::WakeFirstAlive(ids, false)
+                            self.calls[c].stage = Stage::HandOn(ids)
                         }
                         Wake::Nobody => self.finish_reply(c),
                         Wake::Each(_) => panic!("a release supersedes no one"),
@@ -586,24 +599,38 @@ impl Sim {
                     self.calls[c].stage = Stage::WakeEach(ids);
                 }
             }
-            Stage::WakeFirstAlive(mut ids, true) => {
+            Stage::HandOn(ids) => {
+                let Some(first) = ids.first() else {
+                    return self.finish_reply(c);
+                };
+                // The event first (a dead instance ignores it), then the
+                // reply; the status check is a later step.
+                self.send(first.as_str());
+                self.deliver(c);
+                self.calls[c].stage = Stage::Check(ids);
+            }
+            Stage::Check(ids) => {
+                if self.alive(ids[0].as_str()) {
+                    self.calls.swap_remove(c);
+                } else {
+                    self.calls[c].stage = Stage::Abandon(ids);
+                }
+            }
+            Stage::Abandon(mut ids) => {
                 // The candidate was found dead a step ago: abandon it (a
                 // stale read: it may have claimed or left since).
                 let dead = ids.remove(0);
                 self.run(&sq::waiter_dead(&group, &dead, now));
                 self.model.abandon_waiter(&g, dead.as_str(), now);
                 self.stats.dead_waiters += 1;
-                self.calls[c].stage = Stage::WakeFirstAlive(ids, false);
-            }
-            Stage::WakeFirstAlive(ids, false) => {
-                let Some(first) = ids.first() else {
-                    return self.finish_reply(c);
-                };
-                if self.alive(first.as_str()) {
-                    self.send(first.as_str());
-                    self.finish_reply(c);
-                } else {
-                    self.calls[c].stage = Stage::WakeFirstAlive(ids, true);
+                match ids.first() {
+                    None => {
+                        self.calls.swap_remove(c);
+                    }
+                    Some(next) => {
+                        self.send(next.as_str());
+                        self.calls[c].stage = Stage::Check(ids);
+                    }
                 }
             }
         }
@@ -659,16 +686,24 @@ impl Sim {
         self.finish_reply(c);
     }
 
-    /// The RPC returns its reply to the caller (a dead caller ignores it).
+    /// The RPC returns its reply to the caller, and has no step left.
     fn finish_reply(&mut self, c: usize) {
-        let call = self.calls.swap_remove(c);
+        self.deliver(c);
+        self.calls.swap_remove(c);
+    }
+
+    /// The RPC returns its reply to the caller (a dead caller ignores it);
+    /// the call may have steps left after it.
+    fn deliver(&mut self, c: usize) {
         let now = self.clock;
+        let call = &mut self.calls[c];
+        call.replied = true;
+        let reply = call.reply.take().expect("a call replies once");
         let actor = &mut self.actors[call.actor];
         actor.busy = false;
         if !actor.alive {
             return;
         }
-        let reply = call.reply.expect("a finished call has a reply");
         actor.phase = match (actor.phase, reply) {
             (Phase::Enqueue, Reply::Enqueue(EnqueueReply::Waiting { .. })) => Phase::Claim,
             (Phase::Enqueue, Reply::Enqueue(EnqueueReply::Skipped { .. })) => {
@@ -712,12 +747,16 @@ impl Sim {
     }
 
     /// The RPC fails between two of its steps (a Worker crash, a lost
-    /// connection): the caller's step retries it from the start.
+    /// connection): the caller's step retries it from the start, unless
+    /// the call had replied (its `waitUntil` work is lost).
     fn crash(&mut self, c: usize) {
         let call = self.calls.swap_remove(c);
         self.stats.crashes += 1;
         self.log(|| format!("{:?} of {} crashes", call.kind, self.actors[call.actor].id));
-        self.actors[call.actor].busy = false;
+        // After its reply, a crash only loses what was left to do.
+        if !call.replied {
+            self.actors[call.actor].busy = false;
+        }
     }
 
     fn step(&mut self) {

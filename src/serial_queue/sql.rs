@@ -24,6 +24,11 @@ macro_rules! columns {
     };
 }
 
+/// The columns of [`super::Row`], as the statements name them (the D1
+/// shell keeps only these, `meta.changes` and the results' own fields
+/// when it reads a batch's results).
+pub const COLUMNS: &str = columns!();
+
 /// The caller's own row, as a condition: ?1 group, ?2 instance id.
 macro_rules! caller_waiting {
     () => {

@@ -13,13 +13,16 @@ use super::js::promise;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use worker::worker_sys::web_sys;
-use worker::{Env, Request, Response};
+use worker::{Context, Env, Request, Response};
 
 /// The Rust half of the Worker's `fetch` (and of `handleFetch`, for an
 /// embedding Worker).
 #[wasm_bindgen]
 pub struct HttpApi {
     env: Env,
+    /// The request's context: work after a reply (the serial release's
+    /// status check) runs in its `waitUntil`.
+    ctx: worker::worker_sys::Context,
     assets: JsValue,
 }
 
@@ -28,17 +31,19 @@ impl HttpApi {
     /// `assets`: build/assets.js's default export, each file of static/ by
     /// its name.
     #[wasm_bindgen(constructor)]
-    pub fn new(env: Env, assets: JsValue) -> HttpApi {
+    pub fn new(env: Env, ctx: worker::worker_sys::Context, assets: JsValue) -> HttpApi {
         console_error_panic_hook::set_once();
-        HttpApi { env, assets }
+        HttpApi { env, ctx, assets }
     }
 
     /// Answers one request; never rejects.
     pub fn fetch(&self, request: web_sys::Request) -> Promise {
         let env = self.env.clone();
+        let ctx = Context::new(self.ctx.clone().unchecked_into());
         let assets = self.assets.clone();
         promise(async move {
-            let response = match super::http::handle(Request::from(request), env, &assets).await {
+            let request = Request::from(request);
+            let response = match super::http::handle(request, env, ctx, &assets).await {
                 Ok(response) => response,
                 // Only building a response can fail here (a header the
                 // runtime refuses), as under `#[event(fetch)]`: a bare 500.

@@ -25,12 +25,18 @@ use crate::edge::http::{self, Asset, Command, Endpoint, HttpError, Operation};
 use crate::edge::{CoordinatorCall, SerialCall};
 use futures_util::StreamExt;
 use serde::Serialize;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use worker::{Env, Headers, Request, Response};
+use worker::{Context, Env, Headers, Request, Response};
 
 /// Answers one request. Never fails: every error becomes a response.
 /// `assets`: the static files by name (`shell::entry`).
-pub async fn handle(request: Request, env: Env, assets: &JsValue) -> worker::Result<Response> {
+pub async fn handle(
+    request: Request,
+    env: Env,
+    ctx: Context,
+    assets: &JsValue,
+) -> worker::Result<Response> {
     let method = request.inner().method();
     let path = request.path();
     let matched = match http::route(&method, &path) {
@@ -41,7 +47,7 @@ pub async fn handle(request: Request, env: Env, assets: &JsValue) -> worker::Res
     // construction (tested in `edge::http`): the endpoint says which.
     match matched.endpoint {
         Endpoint::Asset(asset) => asset_response(assets, asset),
-        Endpoint::Api(operation) => match api(request, &env, operation, matched.param).await {
+        Endpoint::Api(operation) => match api(request, &env, ctx, operation, matched.param).await {
             Ok(reply) => json_response(200, reply),
             Err(error) => error_response(&error),
         },
@@ -52,6 +58,7 @@ pub async fn handle(request: Request, env: Env, assets: &JsValue) -> worker::Res
 async fn api(
     mut request: Request,
     env: &Env,
+    ctx: Context,
     operation: Operation,
     param: Option<&str>,
 ) -> Result<String, HttpError> {
@@ -72,7 +79,7 @@ async fn api(
         None
     };
     let command = Command::parse(operation, param, body)?;
-    run(env, command).await
+    run(env, ctx, command).await
 }
 
 /// `BATON_TOKEN`. In workers-rs a secret (`wrangler secret put`) and a
@@ -106,7 +113,7 @@ fn internal(error: impl std::fmt::Display) -> HttpError {
 
 /// Runs a parsed command through the method an RPC caller would use; the
 /// reply as JSON text.
-async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
+async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpError> {
     match command {
         Command::Coordinator(call) => {
             let is_acquire = matches!(call, CoordinatorCall::Acquire(_));
@@ -132,7 +139,7 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
             stringify(&reply)
         }
         Command::Serial(call) => {
-            let shell = Shell::new(env.clone());
+            let shell = Rc::new(Shell::new(env.clone(), ctx));
             match call {
                 SerialCall::Enqueue(request) => {
                     json(&shell.enqueue(request).await.map_err(thrown)?)
@@ -142,7 +149,7 @@ async fn run(env: &Env, command: Command) -> Result<String, HttpError> {
                     json(&shell.heartbeat(request).await.map_err(thrown)?)
                 }
                 SerialCall::Release(request) => {
-                    json(&shell.release(request).await.map_err(thrown)?)
+                    json(&Shell::release(&shell, request).await.map_err(thrown)?)
                 }
                 SerialCall::Inspect(request) => {
                     json(&shell.inspect(request).await.map_err(thrown)?)

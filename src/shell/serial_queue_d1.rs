@@ -5,12 +5,14 @@
 //! core for its batch, run it (one D1 round trip, one transaction), let the
 //! core decide the reply and the wakes from what came back, log the
 //! decision, wake (through `shell::wake`, the Coordinator's wake path), and
-//! reply. Nothing here decides anything the core does not say.
+//! reply; a release replies once the next waiter is sent its turn event,
+//! and checks that waiter's status after the reply ([`Shell::hand_on`]).
+//! Nothing here decides anything the core does not say.
 
 use super::config::SerialConfig;
 use super::decision_log::{self, Scope};
 use super::js::{self, now_ms, to_js};
-use super::wake::{self, Turn, Wakes};
+use super::wake::{self, Sent, Turn, Wakes};
 use super::workflow::Workflow;
 use crate::edge::coordinator::ReleaseReply;
 use crate::edge::serial::{
@@ -21,16 +23,20 @@ use crate::edge::serial::{
 use crate::edge::TurnEvent;
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
+use crate::limits::SERIAL_HAND_ON_CHECK_DELAY_MS;
 use crate::serial_queue::{
     self as core, Batch, ClaimReply, EnqueueReply, Entry, EntryState, Outcome, Param, Plan,
     Released, Row, Wake,
 };
-use js_sys::Promise;
+use js_sys::{Array, Promise};
+use serde::Deserialize;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
+use std::time::Duration;
 use wasm_bindgen::prelude::*;
-use worker::{D1Database, Env};
+use wasm_bindgen_futures::JsFuture;
+use worker::{Context, D1Database, Delay, Env};
 
 /// The Rust half of the Worker's serial-queue RPC methods (see js/worker.mjs).
 #[wasm_bindgen]
@@ -42,6 +48,9 @@ pub struct SerialQueue {
 /// HTTP API both call these with the decoded request.
 pub(crate) struct Shell {
     env: Env,
+    /// The request's context: the release's status check runs in its
+    /// `waitUntil`, after the reply.
+    ctx: Context,
 }
 
 fn refuse(error: BatonError) -> JsValue {
@@ -52,13 +61,58 @@ fn internal(error: worker::Error) -> JsValue {
     js_sys::Error::new(&format!("Baton: D1 failed: {error}")).into()
 }
 
+/// A rejected D1 batch, as the caller sees it.
+fn d1_failed(error: JsValue) -> JsValue {
+    let message = error
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .unwrap_or_else(|| format!("{error:?}"));
+    js_sys::Error::new(&format!("Baton: D1 failed: {message}")).into()
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The D1 binding, for its `batch` alone: `worker::D1Database::batch`
+    /// hands back results whose rows it can only decode field by field.
+    type D1Batch;
+    #[wasm_bindgen(method, catch)]
+    fn batch(this: &D1Batch, statements: Array) -> Result<Promise, JsValue>;
+}
+
+thread_local! {
+    /// What `JSON.stringify` keeps of a batch's results (a replacer array
+    /// names the properties kept at every depth): each statement's rows and
+    /// its `meta.changes`, not the rest of `meta` (durations, sizes, where
+    /// it ran), which would only be copied into WASM to be skipped.
+    static RESULT_FIELDS: Array = ["results", "meta", "changes"]
+        .into_iter()
+        .chain(core::sql::COLUMNS.split(',').map(str::trim))
+        .map(JsValue::from_str)
+        .collect();
+}
+
+/// One statement's result in a batch, as JSON: its rows (none for a
+/// write without `RETURNING`) and how many rows it changed.
+#[derive(Deserialize)]
+struct D1Outcome {
+    #[serde(default)]
+    results: Vec<Row>,
+    #[serde(default)]
+    meta: D1Meta,
+}
+
+#[derive(Default, Deserialize)]
+struct D1Meta {
+    changes: Option<u64>,
+}
+
 #[wasm_bindgen]
 impl SerialQueue {
     #[wasm_bindgen(constructor)]
-    pub fn new(env: Env) -> SerialQueue {
+    pub fn new(env: Env, ctx: worker::worker_sys::Context) -> SerialQueue {
         console_error_panic_hook::set_once();
         SerialQueue {
-            shell: Rc::new(Shell::new(env)),
+            shell: Rc::new(Shell::new(env, Context::new(ctx))),
         }
     }
 
@@ -83,7 +137,10 @@ impl SerialQueue {
     #[wasm_bindgen(js_name = serialRelease)]
     pub fn serial_release(&self, input: JsValue) -> Promise {
         let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.release(r).await })
+        js::serve(
+            input,
+            move |r| async move { Shell::release(&shell, r).await },
+        )
     }
 
     #[wasm_bindgen(js_name = serialInspect)]
@@ -94,8 +151,8 @@ impl SerialQueue {
 }
 
 impl Shell {
-    pub(crate) fn new(env: Env) -> Shell {
-        Shell { env }
+    pub(crate) fn new(env: Env, ctx: Context) -> Shell {
+        Shell { env, ctx }
     }
 
     fn db(&self) -> Result<D1Database, JsValue> {
@@ -109,6 +166,11 @@ impl Shell {
     }
 
     /// Runs one of the core's batches: one round trip, one transaction.
+    /// The results come back as one JSON text (one call out of WASM, and
+    /// `JSON.stringify` is native) rather than field by field through
+    /// `serde_wasm_bindgen`, which asks JS about every column of every row
+    /// and every field of every statement's `meta`: that was most of a
+    /// call's time in WASM (the profile of `bench/subset.mjs p2`'s calls).
     async fn run(&self, batch: &Batch) -> Result<Vec<Outcome>, JsValue> {
         let db = self.db()?;
         let statements = batch
@@ -123,23 +185,29 @@ impl Shell {
                         Param::Integer(n) => JsValue::from_f64(*n as f64),
                     })
                     .collect();
-                db.prepare(s.sql).bind(&params).map_err(internal)
+                let statement = db.prepare(s.sql).bind(&params).map_err(internal)?;
+                Ok(JsValue::from(statement.inner()))
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        let results = db.batch(statements).await.map_err(internal)?;
-        results
-            .iter()
-            .map(|result| {
-                Ok(Outcome {
-                    rows: result.results::<Row>().map_err(internal)?,
-                    changes: result
-                        .meta()
-                        .map_err(internal)?
-                        .and_then(|m| m.changes)
-                        .unwrap_or(0) as u64,
-                })
+            .collect::<Result<Array, JsValue>>()?;
+        let database: &D1Batch = db.as_ref().unchecked_ref();
+        let results = JsFuture::from(database.batch(statements)?)
+            .await
+            .map_err(d1_failed)?;
+        let text: String = RESULT_FIELDS
+            .with(|fields| js_sys::JSON::stringify_with_replacer(&results, fields))?
+            .into();
+        let results: Vec<D1Outcome> = serde_json::from_str(&text).map_err(|e| {
+            JsValue::from(js_sys::Error::new(&format!(
+                "Baton: D1 failed: unreadable results: {e}"
+            )))
+        })?;
+        Ok(results
+            .into_iter()
+            .map(|r| Outcome {
+                rows: r.results,
+                changes: r.meta.changes.unwrap_or(0),
             })
-            .collect()
+            .collect())
     }
 
     /// The turn event for `group`.
@@ -235,8 +303,12 @@ impl Shell {
         })
     }
 
-    /// `next` is the waiter woken, if any.
-    pub(crate) async fn release(&self, request: GroupMember) -> Result<ReleaseReply, JsValue> {
+    /// `next` is the waiter sent the turn event, if any: the first in
+    /// hand-on order, whose status is checked after the reply.
+    pub(crate) async fn release(
+        self: &Rc<Self>,
+        request: GroupMember,
+    ) -> Result<ReleaseReply, JsValue> {
         let GroupMember {
             group,
             instance_id: id,
@@ -258,14 +330,53 @@ impl Shell {
         );
         let next = match decided.wake {
             Wake::FirstAlive(candidates) if config.push => {
-                let wakes = GroupWakes::new(self, &config, &group, candidates)?;
-                let first = wakes.candidates.borrow_mut().pop_front();
-                let turn = self.turn(&config, &group);
-                wake::first_alive(&wakes, Scope::Group(group.as_str()), &turn, first).await?
+                self.hand_on(&config, group, candidates).await?
             }
             _ => None,
         };
         Ok(ReleaseReply { next })
+    }
+
+    /// A freed group's hand-on: the first candidate is sent the turn event
+    /// before the reply, which names it; its status check, and the rest of
+    /// the chain if it is dead (abandon it, wake the next: `wake::first_alive`),
+    /// run after the reply, in `waitUntil`, once the woken waiter has had
+    /// [`SERIAL_HAND_ON_CHECK_DELAY_MS`] to claim. The holder's release then
+    /// costs one D1 batch and the event, as a hand-written queue's does,
+    /// and the status query does not reach the woken waiter's engine while
+    /// it claims. Should the Worker stop before that check, a dead first
+    /// waiter only costs the others their next poll: a claim needs no
+    /// turn, only a free group.
+    async fn hand_on(
+        self: &Rc<Self>,
+        config: &SerialConfig,
+        group: Ident,
+        candidates: Vec<InstanceId>,
+    ) -> Result<Option<InstanceId>, JsValue> {
+        let mut candidates: VecDeque<InstanceId> = candidates.into();
+        let Some(first) = candidates.pop_front() else {
+            return Ok(None);
+        };
+        let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
+        let turn = self.turn(config, &group);
+        let sent = Sent::send(&workflow, &first, &turn).await;
+        let shell = self.clone();
+        let woken = first.clone();
+        self.ctx.wait_until(async move {
+            // Let the waiter claim before its engine is asked its status.
+            Delay::from(Duration::from_millis(SERIAL_HAND_ON_CHECK_DELAY_MS)).await;
+            let wakes = GroupWakes {
+                shell: &shell,
+                group: &group,
+                workflow,
+                candidates: RefCell::new(candidates),
+            };
+            let scope = Scope::Group(group.as_str());
+            if let Err(error) = wake::first_alive(&wakes, scope, &turn, woken, sent).await {
+                worker::console_error!("baton: serial hand-on in group {group} failed: {error:?}");
+            }
+        });
+        Ok(Some(first))
     }
 
     pub(crate) async fn inspect(

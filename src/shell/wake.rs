@@ -12,9 +12,12 @@
 //! [`first_alive`] hands something on: it wakes candidates in turn until
 //! one is alive, and lets the concept re-enter its own decision for each
 //! one found dead ([`Wakes::found_dead`]), which names the next to try.
+//! The two halves of a wake are apart ([`Sent`]) so that a concept can
+//! send the first event, reply, and check the status after the reply: the
+//! serial queue's release does.
 
 use super::decision_log::{self, Scope};
-use super::workflow::{liveness_of, Workflow};
+use super::workflow::{liveness_of, Workflow, WorkflowInstance};
 use crate::coordinator::Liveness;
 use crate::ident::InstanceId;
 use crate::limits::WAKE_ATTEMPTS_PER_CALL_MAX;
@@ -40,42 +43,76 @@ pub trait Wakes {
     async fn found_dead(&self, id: InstanceId) -> Result<Option<InstanceId>, JsValue>;
 }
 
-/// Sends `id` the turn event, then asks its status; returns its liveness.
-/// The event goes first: it is what the woken instance waits for, and its
-/// engine answers one call at a time, so a status query ahead of the event
-/// (or beside it) would delay the wake-up; a dead instance ignores the
-/// event. One handle serves both calls.
-pub async fn send_turn(workflow: &Workflow, id: &InstanceId, event: &Turn) -> Liveness {
-    let instance = match workflow.instance(id.as_str()).await {
-        Ok(instance) => instance,
-        Err(error) => return liveness_of(Err(error)),
-    };
-    let sent = instance.send(&event.event_type, &event.payload).await;
-    let liveness = liveness_of(instance.current_status().await);
-    if let (Err(error), Liveness::Alive | Liveness::Unknown) = (sent, liveness) {
-        worker::console_warn!("baton: turn event to {id} failed: {error:?}");
-    }
-    liveness
+/// A turn event sent (or not: the failure is kept), with the instance
+/// handle its status is then read through.
+pub struct Sent {
+    instance: Result<WorkflowInstance, JsValue>,
+    sent: Result<(), JsValue>,
 }
 
-/// Wakes `next`, and while the woken is dead, the next the concept names,
-/// up to [`WAKE_ATTEMPTS_PER_CALL_MAX`]. Returns the instance woken, or the
-/// one left untried past the bound (the concept's own recovery, the
-/// holder-check alarm or a poll, carries on from there).
+impl Sent {
+    /// Sends `id` the turn event. The event goes before any status query:
+    /// it is what the woken instance waits for, and its engine answers one
+    /// call at a time, so a status query ahead of the event (or beside it)
+    /// would delay the wake-up; a dead instance ignores the event.
+    pub async fn send(workflow: &Workflow, id: &InstanceId, event: &Turn) -> Sent {
+        let instance = workflow.instance(id.as_str()).await;
+        let sent = match &instance {
+            Ok(instance) => instance.send(&event.event_type, &event.payload).await,
+            Err(error) => Err(error.clone()),
+        };
+        Sent { instance, sent }
+    }
+
+    /// The status of the instance sent the event, through the same handle.
+    pub async fn liveness(self, id: &InstanceId) -> Liveness {
+        let liveness = match self.instance {
+            Ok(instance) => liveness_of(instance.current_status().await),
+            Err(error) => liveness_of(Err(error)),
+        };
+        if let (Err(error), Liveness::Alive | Liveness::Unknown) = (self.sent, liveness) {
+            worker::console_warn!("baton: turn event to {id} failed: {error:?}");
+        }
+        liveness
+    }
+}
+
+/// Sends `id` the turn event, then asks its status; returns its liveness.
+pub async fn send_turn(workflow: &Workflow, id: &InstanceId, event: &Turn) -> Liveness {
+    Sent::send(workflow, id, event).await.liveness(id).await
+}
+
+/// Hands something on from `id`, already sent the turn event (`sent`):
+/// while the woken is dead, the next the concept names is woken, up to
+/// [`WAKE_ATTEMPTS_PER_CALL_MAX`] events in all. Returns the instance
+/// woken, or the one left untried past the bound (the concept's own
+/// recovery, the holder-check alarm or a poll, carries on from there).
+/// The first event is the caller's, so that it can reply between the event
+/// and the status check.
 pub async fn first_alive<W: Wakes>(
     concept: &W,
     scope: Scope<'_>,
     event: &Turn,
-    mut next: Option<InstanceId>,
+    mut id: InstanceId,
+    mut sent: Sent,
 ) -> Result<Option<InstanceId>, JsValue> {
-    for _ in 0..WAKE_ATTEMPTS_PER_CALL_MAX {
-        let Some(id) = next else { return Ok(None) };
-        match send_turn(&concept.workflow(&id)?, &id, event).await {
+    // Events sent so far, this chain's first included.
+    let mut attempts = 1;
+    loop {
+        match sent.liveness(&id).await {
             // The serial queue has no enqueue grace: not found is dead.
             Liveness::Dead | Liveness::NotFound => {
                 let (decision, reason) = W::DEAD;
                 decision_log::decision(scope, id.as_str(), decision, reason, None);
-                next = concept.found_dead(id).await?;
+                let Some(next) = concept.found_dead(id).await? else {
+                    return Ok(None);
+                };
+                if attempts >= WAKE_ATTEMPTS_PER_CALL_MAX {
+                    return Ok(Some(next));
+                }
+                sent = Sent::send(&concept.workflow(&next)?, &next, event).await;
+                attempts += 1;
+                id = next;
             }
             Liveness::Alive | Liveness::Unknown => {
                 let (decision, reason) = W::WOKEN;
@@ -84,7 +121,6 @@ pub async fn first_alive<W: Wakes>(
             }
         }
     }
-    Ok(next)
 }
 
 /// Tells each of `ids` (up to the bound), the dead ones skipped by status.

@@ -154,13 +154,19 @@ describe("HTTP API with BATON_TOKEN set", () => {
     assert.deepEqual(view.waiting.map((w) => w.instanceId), ["d3"]);
     assert.deepEqual(view, (await h.serial("serialInspect", { group })).value, "HTTP and RPC see the same state");
 
-    // d3 is a made-up id, so the release finds it dead and wakes nobody.
-    assert.deepEqual(await ok(h, "POST", `${base}/release`, { instanceId: "d1" }), { next: null });
-    view = await ok(h, "GET", base);
+    // d3 is a made-up id: the release sends it the turn event and names it;
+    // the status check after the reply finds it dead and abandons it.
+    assert.deepEqual(await ok(h, "POST", `${base}/release`, { instanceId: "d1" }), { next: "d3" });
+    view = await h.until("d3 abandoned after the release", async () => {
+      const v = await ok(h, "GET", base);
+      return v.recent.some((r) => r.instanceId === "d3") ? v : null;
+    });
     assert.equal(view.holder, null);
+    assert.deepEqual(view.waiting, []);
     const outcome = Object.fromEntries(view.recent.map((r) => [r.instanceId, r.outcome]));
     assert.equal(outcome.d1, "released");
     assert.equal(outcome.d2, "superseded");
+    assert.equal(outcome.d3, "abandoned");
   });
 
   test("every API route refuses a missing, malformed or wrong token, changing nothing", async () => {

@@ -331,6 +331,28 @@ describe("serial queue with default settings", () => {
     assert.deepEqual(await ok(h, "serialRelease", { group, instanceId: "pushd-H" }), { next: "pushd-W" });
     assert.deepEqual(await h.output("pushd-W", 20_000), RAN);
   });
+
+  test("serialRelease hands on past a dead first waiter: abandoned after the reply, the next live one woken", async () => {
+    const group = "push-dead";
+    await holdDirectly(h, group, "pushx-H");
+    // A made-up id: never created, so dead. Both wait at the current revision.
+    const dead = { group, instanceId: "pushx-D", revision: "r2", current: "r2" };
+    assert.equal((await ok(h, "serialEnqueue", dead)).status, "waiting");
+    await h.create("pushx-W", serial(group, "r2", { current: "r2" }));
+    await untilParked(h, "pushx-W");
+    assert.deepEqual(waitingIds(await inspect(h, group)), ["pushx-D", "pushx-W"]);
+
+    // The reply names the first waiter, sent the turn event; its status is
+    // checked after the reply, and the hand-on goes on past it from there.
+    assert.deepEqual(await ok(h, "serialRelease", { group, instanceId: "pushx-H" }), { next: "pushx-D" });
+    // A wait bound, as above: W is parked in a 30 s wait.
+    assert.deepEqual(await h.output("pushx-W", 20_000), RAN);
+    assert.ok(
+      (await stepOutputs(h, "pushx-W")).some((o) => o?.group === group && !("status" in o)),
+      "W's wait ended with the turn event",
+    );
+    assert.equal(recentOf(await inspect(h, group), "pushx-D").outcome, "abandoned");
+  });
 });
 
 describe("serial queue with SERIAL_PUSH off", () => {
