@@ -163,8 +163,10 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
     }
 }
 
+/// A typed reply as the JSON body, through the JS value RPC callers get:
+/// the same text, and no JSON serializer per reply type in the WASM (P6).
 fn json(reply: &impl Serialize) -> Result<String, HttpError> {
-    serde_json::to_string(reply).map_err(internal)
+    stringify(&super::js::to_js(reply))
 }
 
 /// Whatever a method threw: its refusals are the caller's fault (400, the
