@@ -28,13 +28,14 @@ const EXPLAIN = {
     `own costs, as in the row above.`,
   "P2 push": ({ p2push, io }) =>
     `Median ${fmt(p2push.total.p50)} ms. Split (medians): the serialRelease call takes ${fmt(p2push.releaseCall.p50)} ms ` +
-    `(one D1 batch: RELEASE, read the waiters; then the turn event, then the waiter's status ` +
-    `check), the waiter's claim starts ` +
+    `(one D1 batch: RELEASE, read the waiters; then the turn event; the waiter's status check runs ` +
+    `SERIAL_HAND_ON_CHECK_DELAY_MS after the reply), the waiter's claim starts ` +
     `${fmt(p2push.wake.p50)} ms after the release call, and the claim to the next step takes ` +
     `${fmt(p2push.grantToStep.p50)} ms (one D1 batch, which reads the caller's and the holder's rows back). Here a D1 statement ` +
     `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. Compare the plain JS Worker's split ` +
-    `in P2's section: what Baton's path has that the hand-written one does not is the status check after the event ` +
-    `(which skips dead waiters), and it overlaps the woken waiter's claim.`,
+    `in P2's section: what is left is per call (\`node bench/subset.mjs serial-calls\`): Baton's claim batch runs ` +
+    `four statements where the hand-written one runs two (the stale-holder and time-out rules), and each call ` +
+    `crosses into WASM; folding the time-out into the claim would make it three.`,
   "P3 Baton": ({ p3 }) =>
     `Median ${fmt(p3.ratio.p50)}× (Baton ${fmt(p3.oneKey.p50)} pairs/s, the plain JavaScript Durable Object ` +
     `${fmt(p3.baseline.p50)}); against the same baseline in a Worker of its own, reached as Baton is, ` +
