@@ -205,20 +205,21 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
             }
             Write::Creating(c) => {
                 // An update keeps the row's place (its seq); a new row goes last.
+                let params = [
+                    k.clone(),
+                    text_value(c.id.as_str()),
+                    text_value(&c.workflow),
+                    optional_text_value(c.params.as_deref()),
+                    millis_value(c.fired_at_ms),
+                    millis_value(u64::from(c.failures)),
+                    millis_value(c.next_try_at_ms),
+                    optional_text_value(c.last_error.as_deref()),
+                ];
                 let updated = exec.run(
                     "UPDATE debounce_creating SET workflow = ?3, params = ?4, fired_at = ?5, \
                      failures = ?6, next_try_at = ?7, last_error = ?8 \
                      WHERE key = ?1 AND id = ?2 RETURNING id",
-                    &[
-                        k.clone(),
-                        text_value(c.id.as_str()),
-                        text_value(&c.workflow),
-                        optional_text_value(c.params.as_deref()),
-                        millis_value(c.fired_at_ms),
-                        millis_value(u64::from(c.failures)),
-                        millis_value(c.next_try_at_ms),
-                        optional_text_value(c.last_error.as_deref()),
-                    ],
+                    &params,
                 );
                 if updated.is_empty() {
                     exec.run(
@@ -226,16 +227,7 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
                          (key, id, seq, workflow, params, fired_at, failures, next_try_at, last_error) \
                          VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM debounce_creating \
                          WHERE key = ?1), ?3, ?4, ?5, ?6, ?7, ?8)",
-                        &[
-                            k.clone(),
-                            text_value(c.id.as_str()),
-                            text_value(&c.workflow),
-                            optional_text_value(c.params.as_deref()),
-                            millis_value(c.fired_at_ms),
-                            millis_value(u64::from(c.failures)),
-                            millis_value(c.next_try_at_ms),
-                            optional_text_value(c.last_error.as_deref()),
-                        ],
+                        &params,
                     );
                 }
             }
