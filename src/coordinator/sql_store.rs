@@ -107,14 +107,6 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
         self.sql.work()
     }
 
-    fn read(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.sql.read(sql, params)
-    }
-
-    fn write(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.sql.write(sql, params)
-    }
-
     fn key(&self) -> SqlValue {
         SqlValue::Text(self.key.clone())
     }
@@ -147,7 +139,7 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
     /// SQLite would sort them in a temporary B-tree after this join).
     fn summary(&self) -> Ref<'_, KeySummary> {
         if self.summary.borrow().is_none() {
-            let rows = self.read(
+            let rows = self.sql.read(
                 &format!(
                     "SELECT k.holder_limit, k.waiter_count, \
                      NOT EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1), \
@@ -180,7 +172,7 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
     }
 
     fn adjust_waiter_count(&self, delta: i64) {
-        self.write(
+        self.sql.write(
             "INSERT INTO coordinator_keys (key, waiter_count) VALUES (?1, ?2) \
              ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + ?2",
             &[self.key(), SqlValue::Integer(delta)],
@@ -294,7 +286,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
             return Member::Stranger;
         }
         drop(summary);
-        let rows = self.read(
+        let rows = self.sql.read(
             &format!(
                 "SELECT {WAITER_COLUMNS_OF_W}, \
                  EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1 AND id = ?2) \
@@ -318,7 +310,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     }
 
     fn set_limit(&mut self, limit: u32) {
-        self.write(
+        self.sql.write(
             "INSERT INTO coordinator_keys (key, holder_limit) VALUES (?1, ?2) \
              ON CONFLICT(key) DO UPDATE SET holder_limit = excluded.holder_limit",
             &[self.key(), SqlValue::Integer(i64::from(limit))],
@@ -351,21 +343,22 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
                  WHERE key = ?1 AND state = 'handed' ORDER BY checked_ms, seq LIMIT ?2"
             )
         };
-        self.read(&sql, &[self.key(), SqlValue::Integer(i64::from(n))])
+        self.sql
+            .read(&sql, &[self.key(), SqlValue::Integer(i64::from(n))])
             .iter()
             .map(|row| holder_from_row(row))
             .collect()
     }
 
     fn mark_checked(&mut self, id: &InstanceId, now_ms: u64) {
-        self.write(
+        self.sql.write(
             "UPDATE coordinator_holders SET checked_ms = ?3 WHERE key = ?1 AND id = ?2",
             &[self.key(), Self::id_value(id), millis_value(now_ms)],
         );
     }
 
     fn add_holder(&mut self, holder: &Holder) {
-        self.write(
+        self.sql.write(
             "INSERT INTO coordinator_holders \
              (key, seq, id, since_ms, state, workflow, enqueued_ms) \
              VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_holders WHERE key = ?1), \
@@ -388,7 +381,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     }
 
     fn confirm_holder(&mut self, id: &InstanceId) {
-        let changed = self.write(
+        let changed = self.sql.write(
             "UPDATE coordinator_holders SET state = 'holding' \
              WHERE key = ?1 AND id = ?2 AND state = 'handed' RETURNING 1",
             &[self.key(), Self::id_value(id)],
@@ -402,7 +395,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     }
 
     fn set_holder_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
-        self.write(
+        self.sql.write(
             "UPDATE coordinator_holders SET workflow = ?3 WHERE key = ?1 AND id = ?2",
             &[self.key(), Self::id_value(id), workflow_value(workflow)],
         );
@@ -414,7 +407,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     }
 
     fn remove_holder(&mut self, id: &InstanceId) {
-        let removed = self.write(
+        let removed = self.sql.write(
             "DELETE FROM coordinator_holders WHERE key = ?1 AND id = ?2 RETURNING state",
             &[self.key(), Self::id_value(id)],
         );
@@ -433,32 +426,34 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     }
 
     fn first_waiters(&self, n: u32) -> Vec<Waiter> {
-        self.read(
-            &format!(
-                "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+        self.sql
+            .read(
+                &format!(
+                    "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
                  WHERE key = ?1 ORDER BY seq LIMIT ?2"
-            ),
-            &[self.key(), SqlValue::Integer(i64::from(n))],
-        )
-        .iter()
-        .map(|row| waiter_from_row(row))
-        .collect()
+                ),
+                &[self.key(), SqlValue::Integer(i64::from(n))],
+            )
+            .iter()
+            .map(|row| waiter_from_row(row))
+            .collect()
     }
 
     fn first_waiter_with_hash(&self, hash: &InputHash) -> Option<Waiter> {
-        self.read(
-            &format!(
-                "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+        self.sql
+            .read(
+                &format!(
+                    "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
                  WHERE key = ?1 AND input_hash = ?2 ORDER BY seq LIMIT 1"
-            ),
-            &[self.key(), SqlValue::Text(hash.to_string())],
-        )
-        .first()
-        .map(|row| waiter_from_row(row))
+                ),
+                &[self.key(), SqlValue::Text(hash.to_string())],
+            )
+            .first()
+            .map(|row| waiter_from_row(row))
     }
 
     fn push_waiter(&mut self, waiter: &Waiter) {
-        self.write(
+        self.sql.write(
             "INSERT INTO coordinator_waiters \
              (key, seq, id, since_ms, input_hash, workflow, enqueued_ms) \
              VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters WHERE key = ?1), \
@@ -479,14 +474,14 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     }
 
     fn set_waiter_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
-        self.write(
+        self.sql.write(
             "UPDATE coordinator_waiters SET workflow = ?3 WHERE key = ?1 AND id = ?2",
             &[self.key(), Self::id_value(id), workflow_value(workflow)],
         );
     }
 
     fn remove_waiter(&mut self, id: &InstanceId) {
-        let removed = self.write(
+        let removed = self.sql.write(
             "DELETE FROM coordinator_waiters WHERE key = ?1 AND id = ?2 RETURNING seq",
             &[self.key(), Self::id_value(id)],
         );
@@ -498,6 +493,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     fn supersede_waiters_except(&mut self, keep: &InstanceId) -> Vec<Waiter> {
         let keep_value = Self::id_value(keep);
         let dropped: Vec<Waiter> = self
+            .sql
             .read(
                 &format!(
                     "SELECT {WAITER_COLUMNS} FROM coordinator_waiters WHERE key = ?1 AND id <> ?2 \
@@ -519,14 +515,14 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
         // with no gaps: the remembered seqs of a key are always one run, so
         // counting them and forgetting the oldest need only its two ends.
         // (A superseded id is never a waiter, so the insert cannot collide.)
-        self.write(
+        self.sql.write(
             "INSERT INTO coordinator_superseded (key, id, seq) \
              SELECT key, id, (SELECT COALESCE(MAX(seq), 0) FROM coordinator_superseded \
              WHERE key = ?1) + ROW_NUMBER() OVER (ORDER BY seq) \
              FROM coordinator_waiters WHERE key = ?1 AND id <> ?2",
             &[self.key(), keep_value.clone()],
         );
-        self.write(
+        self.sql.write(
             "DELETE FROM coordinator_waiters WHERE key = ?1 AND id <> ?2",
             &[self.key(), keep_value],
         );
@@ -536,18 +532,19 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     }
 
     fn superseded_count(&self) -> u32 {
-        self.read(
-            "SELECT COALESCE((SELECT MAX(seq) FROM coordinator_superseded WHERE key = ?1) \
+        self.sql
+            .read(
+                "SELECT COALESCE((SELECT MAX(seq) FROM coordinator_superseded WHERE key = ?1) \
              - (SELECT MIN(seq) FROM coordinator_superseded WHERE key = ?1) + 1, 0)",
-            &[self.key()],
-        )
-        .first()
-        .map(|row| u32::try_from(integer(&row[0])).expect("superseded count is bounded"))
-        .unwrap_or(0)
+                &[self.key()],
+            )
+            .first()
+            .map(|row| u32::try_from(integer(&row[0])).expect("superseded count is bounded"))
+            .unwrap_or(0)
     }
 
     fn forget_superseded_beyond(&mut self, keep: u32) {
-        self.write(
+        self.sql.write(
             "DELETE FROM coordinator_superseded WHERE key = ?1 AND seq <= \
              (SELECT MAX(seq) FROM coordinator_superseded WHERE key = ?1) - ?2",
             &[self.key(), SqlValue::Integer(i64::from(keep))],

@@ -69,14 +69,6 @@ impl<'a, E: SqlExec> SqlRateStore<'a, E> {
         self.sql.work()
     }
 
-    fn read(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.sql.read(sql, params)
-    }
-
-    fn write(&self, sql: &str, params: &[SqlValue]) {
-        self.sql.write(sql, params);
-    }
-
     fn bucket(&self) -> SqlValue {
         SqlValue::Text(self.bucket.clone())
     }
@@ -89,7 +81,8 @@ impl<'a, E: SqlExec> SqlRateStore<'a, E> {
         );
         let mut all = vec![self.bucket()];
         all.extend_from_slice(params);
-        self.read(&sql, &all)
+        self.sql
+            .read(&sql, &all)
             .iter()
             .map(|row| grant_from_row(row))
             .collect()
@@ -141,21 +134,22 @@ fn grant_values(row: &GrantRow) -> Vec<SqlValue> {
 
 impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
     fn meta(&self) -> Meta {
-        self.read(
-            "SELECT cooldown_until_ms, max_window_ms, horizon_ms FROM rate_buckets \
+        self.sql
+            .read(
+                "SELECT cooldown_until_ms, max_window_ms, horizon_ms FROM rate_buckets \
              WHERE bucket = ?1 LIMIT 1",
-            &[self.bucket()],
-        )
-        .first()
-        .map_or_else(Meta::default, |row| Meta {
-            cooldown_until_ms: millis(&row[0]),
-            max_window_ms: millis(&row[1]),
-            horizon_ms: millis(&row[2]),
-        })
+                &[self.bucket()],
+            )
+            .first()
+            .map_or_else(Meta::default, |row| Meta {
+                cooldown_until_ms: millis(&row[0]),
+                max_window_ms: millis(&row[1]),
+                horizon_ms: millis(&row[2]),
+            })
     }
 
     fn set_meta(&mut self, meta: &Meta) {
-        self.write(
+        self.sql.write(
             "INSERT INTO rate_buckets (bucket, cooldown_until_ms, max_window_ms, horizon_ms) \
              VALUES (?1, ?2, ?3, ?4) ON CONFLICT(bucket) DO UPDATE SET \
              cooldown_until_ms = excluded.cooldown_until_ms, \
@@ -170,19 +164,20 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
     }
 
     fn rules(&self) -> Vec<RuleRow> {
-        self.read(
-            "SELECT slot, id, rule_limit, window_ms FROM rate_rules \
+        self.sql
+            .read(
+                "SELECT slot, id, rule_limit, window_ms FROM rate_rules \
              WHERE bucket = ?1 ORDER BY slot LIMIT ?2",
-            &[self.bucket(), millis_value(RATE_RULE_SLOTS as u64)],
-        )
-        .iter()
-        .map(|row| rule_from_row(row))
-        .collect()
+                &[self.bucket(), millis_value(RATE_RULE_SLOTS as u64)],
+            )
+            .iter()
+            .map(|row| rule_from_row(row))
+            .collect()
     }
 
     /// One statement for both: the bucket's row joined with its rules.
     fn meta_and_rules(&self) -> (Meta, Vec<RuleRow>) {
-        let rows = self.read(
+        let rows = self.sql.read(
             "SELECT b.cooldown_until_ms, b.max_window_ms, b.horizon_ms, \
              r.slot, r.id, r.rule_limit, r.window_ms \
              FROM rate_buckets b LEFT JOIN rate_rules r ON r.bucket = b.bucket \
@@ -207,7 +202,7 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
     }
 
     fn put_rule(&mut self, rule: &RuleRow) {
-        self.write(
+        self.sql.write(
             "INSERT INTO rate_rules (bucket, slot, id, rule_limit, window_ms) \
              VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(bucket, slot) DO UPDATE SET \
              id = excluded.id, rule_limit = excluded.rule_limit, window_ms = excluded.window_ms",
@@ -263,7 +258,7 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         });
         let mut params = vec![self.bucket()];
         params.extend(grant_values(row));
-        self.write(sql, &params);
+        self.sql.write(sql, &params);
     }
 
     fn replace_grant(&mut self, row: &GrantRow) {
@@ -282,11 +277,11 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
             millis_value(u64::from(row.permits)),
         ];
         params.extend(row.totals.iter().map(|&t| millis_value(t)));
-        self.write(&sql, &params);
+        self.sql.write(&sql, &params);
     }
 
     fn delete_grant(&mut self, seq: u64) {
-        self.write(
+        self.sql.write(
             "DELETE FROM rate_grants WHERE bucket = ?1 AND seq = ?2",
             &[self.bucket(), millis_value(seq)],
         );

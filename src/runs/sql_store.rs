@@ -65,14 +65,6 @@ impl<'a, E: SqlExec> SqlRunStore<'a, E> {
         self.sql.work()
     }
 
-    fn read(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.sql.read(sql, params)
-    }
-
-    fn write(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
-        self.sql.write(sql, params)
-    }
-
     fn key(&self) -> SqlValue {
         SqlValue::Text(self.key.clone())
     }
@@ -89,7 +81,7 @@ fn event_from_row(row: &[SqlValue]) -> Event {
 
 impl<E: SqlExec> RunStore for SqlRunStore<'_, E> {
     fn run(&self) -> Run {
-        let rows = self.read(
+        let rows = self.sql.read(
             "SELECT claimant_id, claimant_workflow, claimed_ms, outcome, result, error, \
              finished_ms, delete_ms FROM runs WHERE key = ?1 AND claimant_id IS NOT NULL LIMIT 1",
             &[self.key()],
@@ -123,16 +115,17 @@ impl<E: SqlExec> RunStore for SqlRunStore<'_, E> {
     }
 
     fn claimant(&self) -> Option<InstanceId> {
-        self.read(
-            "SELECT claimant_id FROM runs WHERE key = ?1 AND claimant_id IS NOT NULL LIMIT 1",
-            &[self.key()],
-        )
-        .first()
-        .map(|row| stored_id(&row[0]))
+        self.sql
+            .read(
+                "SELECT claimant_id FROM runs WHERE key = ?1 AND claimant_id IS NOT NULL LIMIT 1",
+                &[self.key()],
+            )
+            .first()
+            .map(|row| stored_id(&row[0]))
     }
 
     fn set_claim(&mut self, claim: &Claim) {
-        self.write(
+        self.sql.write(
             "INSERT INTO runs (key, claimant_id, claimant_workflow, claimed_ms) \
              VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO UPDATE SET \
              claimant_id = excluded.claimant_id, claimant_workflow = excluded.claimant_workflow, \
@@ -151,7 +144,7 @@ impl<E: SqlExec> RunStore for SqlRunStore<'_, E> {
             Outcome::Complete { result } => ("complete", result.as_ref().map(|r| r.as_str()), None),
             Outcome::Failed { error } => ("failed", None, Some(error.as_str())),
         };
-        self.write(
+        self.sql.write(
             "UPDATE runs SET outcome = ?2, result = ?3, error = ?4, finished_ms = ?5, \
              delete_ms = ?6 WHERE key = ?1",
             &[
@@ -166,26 +159,28 @@ impl<E: SqlExec> RunStore for SqlRunStore<'_, E> {
     }
 
     fn latest_seq(&self) -> u64 {
-        self.read(
-            "SELECT latest_seq FROM runs WHERE key = ?1 LIMIT 1",
-            &[self.key()],
-        )
-        .first()
-        .map(|row| millis(&row[0]))
-        .unwrap_or(0)
+        self.sql
+            .read(
+                "SELECT latest_seq FROM runs WHERE key = ?1 LIMIT 1",
+                &[self.key()],
+            )
+            .first()
+            .map(|row| millis(&row[0]))
+            .unwrap_or(0)
     }
 
     fn first_kept_seq(&self) -> Option<u64> {
-        self.read(
-            "SELECT seq FROM run_events WHERE key = ?1 ORDER BY seq LIMIT 1",
-            &[self.key()],
-        )
-        .first()
-        .map(|row| millis(&row[0]))
+        self.sql
+            .read(
+                "SELECT seq FROM run_events WHERE key = ?1 ORDER BY seq LIMIT 1",
+                &[self.key()],
+            )
+            .first()
+            .map(|row| millis(&row[0]))
     }
 
     fn push_event(&mut self, event: &Event) {
-        self.write(
+        self.sql.write(
             "INSERT INTO run_events (key, seq, at_ms, type, data) VALUES (?1, ?2, ?3, ?4, ?5)",
             &[
                 self.key(),
@@ -195,7 +190,7 @@ impl<E: SqlExec> RunStore for SqlRunStore<'_, E> {
                 optional_text_value(event.data.as_ref().map(|d| d.as_str())),
             ],
         );
-        self.write(
+        self.sql.write(
             "INSERT INTO runs (key, latest_seq) VALUES (?1, ?2) \
              ON CONFLICT(key) DO UPDATE SET latest_seq = excluded.latest_seq",
             &[self.key(), millis_value(event.seq)],
@@ -203,29 +198,32 @@ impl<E: SqlExec> RunStore for SqlRunStore<'_, E> {
     }
 
     fn events_after(&self, after: u64, limit: u32) -> Vec<Event> {
-        self.read(
-            "SELECT seq, at_ms, type, data FROM run_events WHERE key = ?1 AND seq > ?2 \
+        self.sql
+            .read(
+                "SELECT seq, at_ms, type, data FROM run_events WHERE key = ?1 AND seq > ?2 \
              ORDER BY seq LIMIT ?3",
-            &[
-                self.key(),
-                millis_value(after),
-                SqlValue::Integer(i64::from(limit)),
-            ],
-        )
-        .iter()
-        .map(|row| event_from_row(row))
-        .collect()
+                &[
+                    self.key(),
+                    millis_value(after),
+                    SqlValue::Integer(i64::from(limit)),
+                ],
+            )
+            .iter()
+            .map(|row| event_from_row(row))
+            .collect()
     }
 
     fn forget_events_through(&mut self, through: u64) {
-        self.write(
+        self.sql.write(
             "DELETE FROM run_events WHERE key = ?1 AND seq <= ?2",
             &[self.key(), millis_value(through)],
         );
     }
 
     fn delete_run(&mut self) {
-        self.write("DELETE FROM run_events WHERE key = ?1", &[self.key()]);
-        self.write("DELETE FROM runs WHERE key = ?1", &[self.key()]);
+        self.sql
+            .write("DELETE FROM run_events WHERE key = ?1", &[self.key()]);
+        self.sql
+            .write("DELETE FROM runs WHERE key = ?1", &[self.key()]);
     }
 }
