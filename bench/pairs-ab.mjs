@@ -3,30 +3,41 @@
 // alternating which goes first, plus the RPC floor (a call that touches no
 // storage) on both. Run after scripts/build.sh:
 //   node bench/pairs-ab.mjs            (BENCH_VARS='{"DECISION_LOG":"off"}' to vary Baton's vars)
-// Prints medians and minima in µs per pair and the median ratio. Not part
-// of `npm run bench`, whose P3 is the figure of record.
+// PAIR='COORDINATOR PLAIN_REMOTE' compares with the baseline in a Worker of
+// its own (the default: 'COORDINATOR PLAIN', the baseline in the bench Worker).
+// Prints medians and minima in µs per pair and the median ratio, and each
+// side's per-call work without a commit: acquires by the key's holder, which
+// write nothing on either side. Not part of `npm run bench`, whose P3 is the
+// figure of record.
 import { startBench } from "./miniflare.mjs";
+const [BATON, BASE] = (process.env.PAIR ?? "COORDINATOR PLAIN").split(" ");
 const b = await startBench({ vars: JSON.parse(process.env.BENCH_VARS ?? "{}") });
 const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
 const min = (a) => Math.min(...a);
 try {
-  const res = { COORDINATOR: [], PLAIN: [] };
-  for (const binding of ["COORDINATOR", "PLAIN"]) await b.call("/bench/pairs", { keys: ["pp-" + binding], pairs: 200, binding });
+  const res = { [BATON]: [], [BASE]: [] };
+  for (const binding of [BATON, BASE]) await b.call("/bench/pairs", { keys: ["pp-" + binding], pairs: 200, binding });
   const ratios = [];
   for (let r = 0; r < 15; r++) {
     const t = {};
-    for (const binding of r % 2 ? ["COORDINATOR", "PLAIN"] : ["PLAIN", "COORDINATOR"]) {
+    for (const binding of r % 2 ? [BATON, BASE] : [BASE, BATON]) {
       const p = await b.call("/bench/pairs", { keys: ["pp-" + binding], pairs: 500, binding });
       t[binding] = p.elapsedMs * 1000 / p.pairs;
       res[binding].push(t[binding]);
     }
-    ratios.push(t.PLAIN / t.COORDINATOR);
+    ratios.push(t[BASE] / t[BATON]);
   }
   const floor = {};
-  for (const binding of ["COORDINATOR", "PLAIN"]) {
+  for (const binding of [BATON, BASE]) {
     const f = await b.call("/bench/rpc-floor", { key: `floor-${binding}`, calls: 2000, binding });
     floor[binding] = ((f.elapsedMs * 1000) / f.calls) * 2;
   }
-  console.log(`RPC floor µs per two calls: baton ${floor.COORDINATOR}, plain ${floor.PLAIN}`);
-  console.log(`pair µs: baton med ${med(res.COORDINATOR)} min ${min(res.COORDINATOR)}; plain med ${med(res.PLAIN)} min ${min(res.PLAIN)}; ratio med ${med(ratios).toFixed(2)}`);
+  const reacquire = {};
+  for (const binding of [BATON, BASE]) {
+    const r = await b.call("/bench/reacquire", { key: `re-${binding}`, calls: 2000, binding });
+    reacquire[binding] = (r.elapsedMs * 1000) / r.calls;
+  }
+  console.log(`RPC floor µs per two calls: ${BATON} ${floor[BATON]}, ${BASE} ${floor[BASE]}`);
+  console.log(`holder's re-acquire (no write), µs per call: ${BATON} ${reacquire[BATON]}, ${BASE} ${reacquire[BASE]}`);
+  console.log(`pair µs: ${BATON} med ${med(res[BATON])} min ${min(res[BATON])}; ${BASE} med ${med(res[BASE])} min ${min(res[BASE])}; ratio med ${med(ratios).toFixed(2)}`);
 } finally { await b.dispose(); }

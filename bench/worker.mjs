@@ -308,6 +308,19 @@ async function runsLog(env, { key, batch, object = key }) {
  * The RPC floor under P3: `calls` storageWork() calls (a method that reads
  * two counters, no storage) one after another on one object, timed as a whole.
  */
+/** `calls` acquires by the key's holder (no write on either side): per-call work without a commit. */
+async function reacquire(env, { key, calls, binding }) {
+  const stub = coordinator(env, key, binding);
+  await stub.acquire(key, "bench-holder");
+  const before = await stub.storageWork();
+  const start = Date.now();
+  for (let i = 0; i < calls; i++) await stub.acquire(key, "bench-holder");
+  const elapsedMs = Date.now() - start;
+  const work = workDelta(before, await stub.storageWork());
+  await stub.release(key, "bench-holder");
+  return { elapsedMs, calls, work };
+}
+
 async function rpcFloor(env, { key, calls, binding }) {
   const stub = coordinator(env, key, binding);
   await stub.storageWork();
@@ -343,6 +356,7 @@ async function serialCalls(env, { group, count, binding }) {
 const ROUTES = {
   "/bench/serial-calls": serialCalls,
   "/bench/rpc-floor": rpcFloor,
+  "/bench/reacquire": reacquire,
   "/bench/rate-acquires": rateAcquires,
   "/bench/rate-calls": rateCalls,
   "/bench/runs-await": runsAwait,
