@@ -130,13 +130,17 @@ export async function serialHandoff(b, name, delayMs = 0, queue = "baton") {
  * P2 with push on: `P2_PUSH_SAMPLES` hand-offs one after another through
  * Baton, alternating with as many through the plain JS Worker baseline
  * (bench/js-queue.mjs), so both see the same machine at the same time.
+ * Which goes first alternates too: whatever one leaves running after its
+ * sample (Baton's status check, SERIAL_HAND_ON_CHECK_DELAY_MS after the
+ * release, in waitUntil) falls as often after the other's sample as before it.
  */
 export async function serialPush(b) {
   const baton = [];
   const js = [];
   for (let i = 0; i < P2_PUSH_SAMPLES; i++) {
-    baton.push(await serialHandoff(b, `push-${i}`));
-    js.push(await serialHandoff(b, `js-${i}`, 0, "js"));
+    const runBaton = async () => baton.push(await serialHandoff(b, `push-${i}`));
+    const runJs = async () => js.push(await serialHandoff(b, `js-${i}`, 0, "js"));
+    for (const run of i % 2 ? [runJs, runBaton] : [runBaton, runJs]) await run();
   }
   return { ...summarize(baton), js: summarize(js) };
 }

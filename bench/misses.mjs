@@ -34,8 +34,11 @@ const EXPLAIN = {
     `${fmt(p2push.grantToStep.p50)} ms (one D1 batch, which reads the caller's and the holder's rows back). Here a D1 statement ` +
     `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. Compare the plain JS Worker's split ` +
     `in P2's section: what is left is per call (\`node bench/subset.mjs serial-calls\`): Baton's claim batch runs ` +
-    `four statements where the hand-written one runs two (the stale-holder and time-out rules), and each call ` +
-    `crosses into WASM; folding the time-out into the claim would make it three.`,
+    `three statements where the hand-written one runs two (the stale-holder rule), and each call crosses into ` +
+    `WASM, where (under the profiler) reading the batch's results back through JSON and the decision log line ` +
+    `are the largest parts. The two hand-offs take the same steps, so matching the hand-written queue is the ` +
+    `most these can give; beating it by a margin needs a step fewer, e.g. the release handing the group to the ` +
+    `waiter and the turn event saying so, so that serialize skips its claim step (a contract change).`,
   "P3 Baton": ({ p3 }) =>
     `Median ${fmt(p3.ratio.p50)}× (Baton ${fmt(p3.oneKey.p50)} pairs/s, the plain JavaScript Durable Object ` +
     `${fmt(p3.baseline.p50)}); against the same baseline in a Worker of its own, reached as Baton is, ` +

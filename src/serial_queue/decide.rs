@@ -215,27 +215,24 @@ fn already_left(state: &EntryState) -> BatonError {
 
 // --- claim ------------------------------------------------------------------
 
-/// `serialClaim` in one batch: time out a waiter stuck behind a live
-/// holder, abandon a stale holder, take the group if nobody holds it, and
+/// `serialClaim` in one batch: abandon a stale holder, then take the group
+/// if nobody holds it or time out a waiter stuck behind the holder, and
 /// read back the caller's row and the holder's.
 pub fn claim(group: &Ident, id: &InstanceId, now_ms: u64, timeouts: SerialTimeouts) -> Batch {
-    let base = || {
+    let with = |bound: u64| {
         vec![
             text(group.as_str()),
             text(id.as_str()),
             Param::Integer(now_ms),
+            Param::Integer(bound),
         ]
     };
-    let live = Param::Integer(timeouts.oldest_live_heartbeat_ms(now_ms));
-    let mut time_out = base();
-    time_out.push(live.clone());
-    time_out.push(Param::Integer(timeouts.waiter_cutoff_ms(now_ms)));
-    let mut abandon = base();
-    abandon.push(live);
     Batch(vec![
-        statement(sql::TIME_OUT, time_out),
-        statement(sql::ABANDON_STALE_HOLDER, abandon),
-        statement(sql::CLAIM, base()),
+        statement(
+            sql::ABANDON_STALE_HOLDER,
+            with(timeouts.oldest_live_heartbeat_ms(now_ms)),
+        ),
+        statement(sql::CLAIM, with(timeouts.waiter_cutoff_ms(now_ms))),
         statement(
             sql::READ_ENTRY_AND_HOLDER,
             vec![text(group.as_str()), text(id.as_str())],
@@ -254,8 +251,8 @@ pub struct Claimed {
 
 /// The claim's reply, from the rows read back at the end of its batch.
 pub fn claim_outcome(id: &InstanceId, outcomes: &[Outcome]) -> Result<Claimed, BatonError> {
-    let at = checked(outcomes, 4);
-    let rows = &at(3).rows;
+    let at = checked(outcomes, 3);
+    let rows = &at(2).rows;
     let me = rows
         .iter()
         .find(|r| r.instance_id == id.as_str())
@@ -284,7 +281,7 @@ pub fn claim_outcome(id: &InstanceId, outcomes: &[Outcome]) -> Result<Claimed, B
         }
         left => return Err(already_left(left)),
     };
-    let abandoned = at(1).rows.first().map(|r| entry(r).instance_id);
+    let abandoned = at(0).rows.first().map(|r| entry(r).instance_id);
     Ok(Claimed {
         reply,
         me,

@@ -325,6 +325,14 @@ impl Shell {
             Released::LeftQueue => "left the queue",
             Released::FreedGroup => "freed the group",
         };
+        // The turn event goes first: the next holder waits on it, and the
+        // log line can wait for it.
+        let next = match decided.wake {
+            Wake::FirstAlive(candidates) if config.push => {
+                self.hand_on(&config, &group, candidates).await?
+            }
+            _ => None,
+        };
         decision_log::decision(
             Scope::Group(group.as_str()),
             id.as_str(),
@@ -332,12 +340,6 @@ impl Shell {
             left,
             None,
         );
-        let next = match decided.wake {
-            Wake::FirstAlive(candidates) if config.push => {
-                self.hand_on(&config, group, candidates).await?
-            }
-            _ => None,
-        };
         Ok(ReleaseReply { next })
     }
 
@@ -354,7 +356,7 @@ impl Shell {
     async fn hand_on(
         self: &Rc<Self>,
         config: &SerialConfig,
-        group: Ident,
+        group: &Ident,
         candidates: Vec<InstanceId>,
     ) -> Result<Option<InstanceId>, JsValue> {
         let mut candidates: VecDeque<InstanceId> = candidates.into();
@@ -362,9 +364,10 @@ impl Shell {
             return Ok(None);
         };
         let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
-        let turn = self.turn(config, &group);
+        let turn = self.turn(config, group);
         let sent = Sent::send(&workflow, &first, &turn).await;
         let shell = self.clone();
+        let group = group.clone();
         let woken = first.clone();
         self.ctx.wait_until(async move {
             // Let the waiter claim before its engine is asked its status.
