@@ -131,7 +131,7 @@ export async function serialHandoff(b, name, delayMs = 0, queue = "baton") {
  * Baton, alternating with as many through the plain JS Worker baseline
  * (bench/js-queue.mjs), so both see the same machine at the same time.
  * Which goes first alternates too: whatever one leaves running after its
- * sample (Baton's status check, SERIAL_HAND_ON_CHECK_DELAY_MS after the
+ * sample (Baton's status check, HAND_ON_CHECK_DELAY_MS after the
  * release, in waitUntil) falls as often after the other's sample as before it.
  */
 export async function serialPush(b) {

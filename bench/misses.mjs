@@ -11,15 +11,17 @@ const EXPLAIN = {
   "P1 hand-off": ({ p1, floor, io }) =>
     `Median ${fmt(p1.total.p50)} ms. Split (medians): ${fmt(p1.wake.p50)} ms from the release call until the woken ` +
     `waiter's acquire starts, of which the release call itself takes ${fmt(p1.releaseCall.p50)} ms (the decision, ` +
-    `then the turn event, about ${fmt(io.sendEventMs)} ms, and after it a Workflow status check, about ` +
-    `${fmt(io.statusMs)} ms, as timed from a Worker); then ${fmt(p1.grantToStep.p50)} ms from that acquire to the ` +
+    `then the turn event, about ${fmt(io.sendEventMs)} ms as timed from a Worker; the woken waiter's status check, ` +
+    `about ${fmt(io.statusMs)} ms, runs HAND_ON_CHECK_DELAY_MS after the reply); then ${fmt(p1.grantToStep.p50)} ms from that acquire to the ` +
     `next step. The Workflow engine's floor for the same path without Baton (an event to a parked instance, a step ` +
     `making one Coordinator call, the next step) is ${fmt(floor.total.p50)} ms here: the engine's event delivery ` +
     `and step persistence make most of the hand-off; what Baton adds beyond that floor (the difference of the ` +
     `medians) is ${fmt(p1.total.p50 - floor.total.p50)} ms. What would fix it: check the build first (a ` +
     `wasm-opt -Oz module measured about 4 ms slower per hand-off than -O2); to go below the engine's floor, let the turn event ` +
-    `carry the grant so the woken waiter need not spend a step on acquire before its body (confirming the ` +
-    `hand-over in its first step instead). Miniflare's engine is not production's: the same split on Cloudflare ` +
+    `carry the grant so the woken waiter need not spend a step on acquire before its body. That is a contract ` +
+    `change: an event re-sent to a waiter that then went on without it stays buffered and would satisfy its next ` +
+    `wait of the same type, so each wait needs an event type of its own that the waiter names to the Coordinator ` +
+    `(the turn event's type is one per deployment today, TURN_EVENT_TYPE). Miniflare's engine is not production's: the same split on Cloudflare ` +
     `would say which part dominates there.`,
   "P2 baseline": ({ p2push, p2base }) =>
     `The baseline mean is ${fmt(p2base.total.mean)} ms (a release at a uniformly random moment waits half the ` +
@@ -29,7 +31,7 @@ const EXPLAIN = {
   "P2 push": ({ p2push, io }) =>
     `Median ${fmt(p2push.total.p50)} ms. Split (medians): the serialRelease call takes ${fmt(p2push.releaseCall.p50)} ms ` +
     `(one D1 batch: RELEASE, read the waiters; then the turn event; the waiter's status check runs ` +
-    `SERIAL_HAND_ON_CHECK_DELAY_MS after the reply), the waiter's claim starts ` +
+    `HAND_ON_CHECK_DELAY_MS after the reply), the waiter's claim starts ` +
     `${fmt(p2push.wake.p50)} ms after the release call, and the claim to the next step takes ` +
     `${fmt(p2push.grantToStep.p50)} ms (one D1 batch, which reads the caller's and the holder's rows back). Here a D1 statement ` +
     `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. Compare the plain JS Worker's split ` +

@@ -1,5 +1,5 @@
 // A part of the benchmark, for comparing a change before and after without
-// the whole run: `node bench/subset.mjs p3 l1 p2 serial-calls` (after
+// the whole run: `node bench/subset.mjs p1 p3 l1 p2 serial-calls` (after
 // scripts/build.sh). p2 is bench/handoff.mjs's serialPush as `npm run bench`
 // runs it (Baton and the plain JS queue alternating), with where each
 // hand-off's time goes; serial-calls times the serial queue's calls alone
@@ -30,6 +30,13 @@ try {
           `baton ${fmt(s.baton.p50, 0)}/s, js ${fmt(s.js.p50, 0)}/s, fixed ${fmt(s.fixed.p50, 0)}/s`,
       );
     }
+  }
+  if (parts.has("p1")) {
+    const p1 = await handoff.coordinatorHandoff(b);
+    console.log(
+      `P1: p50 ${fmt(p1.total.p50)} ms (IQR ${fmt(p1.total.q1)}-${fmt(p1.total.q3)}, n=${p1.total.n}); per round ${p1.perRoundP50.map((x) => fmt(x)).join(", ")}; ` +
+        `release->acquire call ${fmt(p1.wake.p50)}, acquire->next step ${fmt(p1.grantToStep.p50)}, release call ${fmt(p1.releaseCall.p50)}`,
+    );
   }
   if (parts.has("p2")) {
     const p2 = await handoff.serialPush(b);

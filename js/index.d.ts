@@ -525,7 +525,7 @@ export type RateRules = RateRule[];
 /** The rule's window, in milliseconds. */
 export type RateWindowMs = number;
 
-/** `release`'s reply (the Coordinator's and the serial queue's): the instance left holding the key or group by this call, if any. */
+/** `release`'s reply (the Coordinator's and the serial queue's): the instance this call handed the key or group to and sent the turn event, if any (its status is checked after the reply). */
 export type ReleaseReply = {
   next: InstanceId | null;
 };

@@ -329,16 +329,19 @@ pub const RUN_CLAIM_GRACE_MS_DEFAULT: u64 = 60_000;
 /// bounds an object misused for many keys.
 pub const RUN_DELETIONS_PER_ALARM_MAX: u32 = 64;
 
-// --- serial queue: hand-on ---
+// --- hand-on: the Coordinator and the serial queue ---
 
-/// How long after a release's reply the woken waiter's status is checked
-/// (to skip it if dead). The woken waiter's engine answers one call at a
-/// time, and after the turn event it is busy waking, claiming (one step,
-/// one D1 round trip) and starting its body: a status query then slows the
-/// hand-off. Locally (bench/p2 A/B in one run) the query right after the
-/// event cost about 2 ms of claim; at 30 ms it still landed inside the
-/// hand-off on a loaded machine (40 ms against 33 ms at 1 s). One second is
-/// long past a live waiter's claim and short beside the 30 s poll that a
-/// dead waiter's successors would otherwise wait; a dead first waiter only
-/// follows a crash.
-pub const SERIAL_HAND_ON_CHECK_DELAY_MS: u64 = 1_000;
+/// How long after the turn event a woken instance's status is checked (to
+/// skip it if dead), after the call that woke it has replied. The woken
+/// instance's engine answers one call at a time, and after the event it is
+/// busy waking, acquiring or claiming (one step) and starting its body: a
+/// status query then slows the hand-off. Locally (bench/p2 A/B in one run)
+/// the query right after the event cost about 2 ms of the serial claim;
+/// at 30 ms it still landed inside the hand-off on a loaded machine (40 ms
+/// against 33 ms at 1 s); the Coordinator's release, checking before its
+/// reply, took 21 to 38 ms where it takes 4 to 6 without the check (P1,
+/// `node bench/subset.mjs p1`). One second is long past a live instance's
+/// acquire or claim and short beside what a dead one's successors would
+/// otherwise wait (the serial poll, 30 s; the Coordinator's holder-check
+/// alarm, `HOLDER_CHECK_MS`); a dead woken instance only follows a crash.
+pub const HAND_ON_CHECK_DELAY_MS: u64 = 1_000;

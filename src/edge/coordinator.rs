@@ -214,7 +214,8 @@ pub struct AcquireStatus {
 }
 
 /// `release`'s reply (the Coordinator's and the serial queue's): the
-/// instance left holding the key or group by this call, if any.
+/// instance this call handed the key or group to and sent the turn event,
+/// if any (its status is checked after the reply).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ReleaseReply {
     pub next: Option<InstanceId>,

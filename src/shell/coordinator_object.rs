@@ -21,7 +21,7 @@ use super::gate::under_gate;
 use super::js::{self, now_ms, to_js};
 use super::object::ObjectBase;
 use super::sqlite::ObjectSql;
-use super::wake::{self, Turn};
+use super::wake::{Sent, Turn};
 use super::workflow::Workflow;
 use crate::coordinator::{
     self, migrate, AcquireStep, Decided, EnqueueStep, Holder, KeyStore, KeySummary, Liveness,
@@ -34,19 +34,19 @@ use crate::edge::coordinator::{
 use crate::edge::TurnEvent;
 use crate::ident::{Ident, InstanceId, WorkflowName};
 use crate::limits::{
-    KEYS_CHECKED_PER_ALARM_MAX, KEY_SUMMARIES_KEPT_MAX, TERMINATIONS_PER_CALL_MAX,
-    WAKE_ATTEMPTS_PER_CALL_MAX,
+    HAND_ON_CHECK_DELAY_MS, KEYS_CHECKED_PER_ALARM_MAX, KEY_SUMMARIES_KEPT_MAX,
+    TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
 };
 use futures_util::future::join_all;
 use js_sys::{Array, Promise};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::collections::VecDeque;
 use std::rc::Rc;
+use std::time::Duration;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectState;
-use worker::Env;
+use worker::{Delay, Env};
 
 /// The Rust half of the `Coordinator` Durable Object.
 #[wasm_bindgen]
@@ -544,82 +544,126 @@ impl Object {
     }
 
     /// Wakes the holders just handed a slot of `key`, each through its own
-    /// Workflow, a round at a time (each wake is `wake::send_turn`: the turn
-    /// event, then the status). Not `wake::first_alive`, which follows one
-    /// chain of ids: a decision here may hand several slots at once, each
-    /// dead holder is reported with the snapshot it was handed as, and one
-    /// not created yet may keep its slot (the grace). One found dead is reported back (its
-    /// slot moves on to the next waiter, who joins the next round); one not
-    /// created yet keeps its slot within its grace (the alarm re-checks it).
-    /// At most [`WAKE_ATTEMPTS_PER_CALL_MAX`] attempts; past them the
-    /// holder-check alarm carries on. Returns the first instance woken alive.
+    /// Workflow: each is sent the turn event now, and asked its status
+    /// [`HAND_ON_CHECK_DELAY_MS`] later, after the reply, in `waitUntil`
+    /// ([`Self::settle_woken`]). Returns the first instance sent the event.
+    /// At most [`WAKE_ATTEMPTS_PER_CALL_MAX`] are sent; past them, and should
+    /// the object stop before the check, the holder-check alarm carries on:
+    /// a holder handed a slot keeps it armed until it confirms.
     async fn wake_chain(
         self: &Rc<Self>,
         key: &Ident,
-        handed: Vec<Holder>,
+        mut handed: Vec<Holder>,
     ) -> Result<Option<InstanceId>, JsValue> {
-        let config = self.config()?;
-        let grace_ms = config.enqueue_grace_ms;
-        let turn = Turn {
-            event_type: config.turn_event_type.clone(),
-            payload: to_js(&TurnEvent::Key(key.as_str())),
+        handed.truncate(WAKE_ATTEMPTS_PER_CALL_MAX as usize);
+        let Some(first) = handed.first().map(|h| h.id.clone()) else {
+            return Ok(None);
         };
-        let mut queue: VecDeque<Holder> = handed.into();
+        let turn = self.turn(key)?;
+        let sent = join_all(
+            handed
+                .iter()
+                .map(|holder| self.send_turn(key, holder, &turn)),
+        )
+        .await;
+        let object = self.clone();
+        let key = key.clone();
+        self.base.state.wait_until(async move {
+            Delay::from(Duration::from_millis(HAND_ON_CHECK_DELAY_MS)).await;
+            let answers = join_all(
+                handed
+                    .into_iter()
+                    .zip(sent)
+                    .map(|(holder, sent)| async move {
+                        let liveness = match sent {
+                            Some(sent) => sent.liveness(&holder.id).await,
+                            None => Liveness::Unknown,
+                        };
+                        (holder, liveness)
+                    }),
+            )
+            .await;
+            if let Err(error) = object.settle_woken(&key, answers).await {
+                worker::console_error!("baton: hand-on of key {key} failed: {error:?}");
+            }
+        });
+        Ok(Some(first))
+    }
+
+    /// The turn event for `key`.
+    fn turn(&self, key: &Ident) -> Result<Turn, JsValue> {
+        Ok(Turn {
+            event_type: self.config()?.turn_event_type.clone(),
+            payload: to_js(&TurnEvent::Key(key.as_str())),
+        })
+    }
+
+    /// Sends `holder` the turn event through its own Workflow; `None` when
+    /// that binding is gone from the configuration (nothing is then taken
+    /// on a guess: its status reads as unknown).
+    async fn send_turn(&self, key: &Ident, holder: &Holder, turn: &Turn) -> Option<Sent> {
+        let workflow = self.workflow(holder.workflow.as_ref()).ok()?;
+        let sent = Sent::send(&workflow, &holder.id, turn).await;
+        let scope = Scope::Key(key.as_str());
+        decision_log::decision(scope, holder.id.as_str(), "woken", "handed the key", None);
+        Some(sent)
+    }
+
+    /// Acts on the status of holders woken with a slot of `key`. One found
+    /// dead is reported back with the snapshot it was handed as (its slot
+    /// moves on to the next waiter; one not created yet keeps its slot
+    /// within its grace, and the alarm re-checks it); those handed the freed
+    /// slots are woken and checked at once, a round at a time: a dead
+    /// waiter only follows a crash, so no live one's acquire is slowed.
+    /// At most [`WAKE_ATTEMPTS_PER_CALL_MAX`] more are woken; past them the
+    /// holder-check alarm carries on. Not `wake::first_alive`, which follows
+    /// one chain of ids: a decision here may hand several slots at once.
+    async fn settle_woken(
+        self: &Rc<Self>,
+        key: &Ident,
+        mut answers: Vec<(Holder, Liveness)>,
+    ) -> Result<(), JsValue> {
+        let grace_ms = self.grace_ms()?;
+        let turn = self.turn(key)?;
         let mut attempts = 0;
-        let mut first_alive = None;
-        while !queue.is_empty() && attempts < WAKE_ATTEMPTS_PER_CALL_MAX {
-            let take = queue
-                .len()
-                .min((WAKE_ATTEMPTS_PER_CALL_MAX - attempts) as usize);
-            let round: Vec<Holder> = queue.drain(..take).collect();
-            attempts += take as u32;
-            let answers = join_all(round.into_iter().map(|holder| {
+        loop {
+            let mut handed = Vec::new();
+            for (holder, liveness) in answers {
+                if let Liveness::Alive | Liveness::Unknown = liveness {
+                    continue;
+                }
+                let dead = liveness.is_dead(holder.enqueued_ms, now_ms(), grace_ms);
+                let reason = if dead {
+                    "handed the key but dead"
+                } else {
+                    "handed the key but not created yet: keeps it within the grace"
+                };
+                let scope = Scope::Key(key.as_str());
+                decision_log::decision(scope, holder.id.as_str(), "skipped", reason, None);
+                let next = self
+                    .decide(key, move |store, now| {
+                        coordinator::woken_after_check(store, now, grace_ms, &holder, liveness)
+                    })
+                    .await?;
+                handed.extend(next);
+            }
+            handed.truncate((WAKE_ATTEMPTS_PER_CALL_MAX - attempts) as usize);
+            if handed.is_empty() {
+                return Ok(());
+            }
+            attempts += handed.len() as u32;
+            answers = join_all(handed.into_iter().map(|holder| {
                 let turn = &turn;
                 async move {
-                    let liveness = match self.workflow(holder.workflow.as_ref()) {
-                        Ok(workflow) => wake::send_turn(&workflow, &holder.id, turn).await,
-                        // A binding gone from the configuration: nothing is
-                        // taken on a guess.
-                        Err(_) => Liveness::Unknown,
+                    let liveness = match self.send_turn(key, &holder, turn).await {
+                        Some(sent) => sent.liveness(&holder.id).await,
+                        None => Liveness::Unknown,
                     };
                     (holder, liveness)
                 }
             }))
             .await;
-            for (holder, liveness) in answers {
-                let scope = Scope::Key(key.as_str());
-                match liveness {
-                    Liveness::Alive | Liveness::Unknown => {
-                        decision_log::decision(
-                            scope,
-                            holder.id.as_str(),
-                            "woken",
-                            "handed the key",
-                            None,
-                        );
-                        first_alive.get_or_insert(holder.id);
-                    }
-                    Liveness::Dead | Liveness::NotFound => {
-                        let dead = liveness.is_dead(holder.enqueued_ms, now_ms(), grace_ms);
-                        let reason = if dead {
-                            "handed the key but dead"
-                        } else {
-                            "handed the key but not created yet: keeps it within the grace"
-                        };
-                        decision_log::decision(scope, holder.id.as_str(), "skipped", reason, None);
-                        let next = self
-                            .decide(key, move |store, now| {
-                                coordinator::woken_after_check(
-                                    store, now, grace_ms, &holder, liveness,
-                                )
-                            })
-                            .await?;
-                        queue.extend(next);
-                    }
-                }
-            }
         }
-        Ok(first_alive)
     }
 
     /// Terminates superseded instances, best effort and concurrently, each

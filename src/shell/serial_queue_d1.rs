@@ -23,7 +23,7 @@ use crate::edge::serial::{
 use crate::edge::TurnEvent;
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
-use crate::limits::SERIAL_HAND_ON_CHECK_DELAY_MS;
+use crate::limits::HAND_ON_CHECK_DELAY_MS;
 use crate::serial_queue::{
     self as core, Batch, ClaimReply, EnqueueReply, Entry, EntryState, Outcome, Param, Plan,
     Released, Row, Wake,
@@ -347,7 +347,7 @@ impl Shell {
     /// before the reply, which names it; its status check, and the rest of
     /// the chain if it is dead (abandon it, wake the next: `wake::first_alive`),
     /// run after the reply, in `waitUntil`, once the woken waiter has had
-    /// [`SERIAL_HAND_ON_CHECK_DELAY_MS`] to claim. The holder's release then
+    /// [`HAND_ON_CHECK_DELAY_MS`] to claim. The holder's release then
     /// costs one D1 batch and the event, as a hand-written queue's does,
     /// and the status query does not reach the woken waiter's engine while
     /// it claims. Should the Worker stop before that check, a dead first
@@ -371,7 +371,7 @@ impl Shell {
         let woken = first.clone();
         self.ctx.wait_until(async move {
             // Let the waiter claim before its engine is asked its status.
-            Delay::from(Duration::from_millis(SERIAL_HAND_ON_CHECK_DELAY_MS)).await;
+            Delay::from(Duration::from_millis(HAND_ON_CHECK_DELAY_MS)).await;
             let wakes = GroupWakes {
                 shell: &shell,
                 group: &group,

@@ -13,8 +13,11 @@
 //! one is alive, and lets the concept re-enter its own decision for each
 //! one found dead ([`Wakes::found_dead`]), which names the next to try.
 //! The two halves of a wake are apart ([`Sent`]) so that a concept can
-//! send the first event, reply, and check the status after the reply: the
-//! serial queue's release does.
+//! send the event, reply, and check the status after the reply, once the
+//! woken instance has had [`HAND_ON_CHECK_DELAY_MS`] to act on it: the
+//! Coordinator's wakes and the serial queue's release both do.
+//!
+//! [`HAND_ON_CHECK_DELAY_MS`]: crate::limits::HAND_ON_CHECK_DELAY_MS
 
 use super::decision_log::{self, Scope};
 use super::workflow::{liveness_of, Workflow, WorkflowInstance};

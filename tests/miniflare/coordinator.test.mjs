@@ -249,6 +249,27 @@ describe("Coordinator with 10,000 waiters on one key", () => {
   });
   after(() => h?.dispose());
 
+  test("release hands on past a dead first waiter: skipped after the reply, the next live one woken", async () => {
+    const key = "past-dead";
+    await h.create("pd-h", { key, waitForFinish: true });
+    await untilHolder(h, key, "pd-h");
+    // Both waiters' own re-checks are an hour away, as is the alarm: only
+    // the release's hand-on can wake pd-w.
+    await h.create("pd-d", { key, turnTimeout: "1 hour" });
+    await untilQueued(h, key, "pd-d");
+    await h.create("pd-w", { key, turnTimeout: "1 hour" });
+    await untilQueued(h, key, "pd-w");
+    await h.terminate("pd-d");
+
+    // The reply names the first waiter, sent the turn event; its status is
+    // checked after the reply, and the key goes on past it from there.
+    assert.deepEqual(await h.ok(key, "release", key, "pd-h"), { next: "pd-d" });
+    assert.deepEqual(await h.output("pd-w", 30_000), DONE);
+    assert.deepEqual(await h.logOf(["pd-d", "pd-w"]), ["enter pd-w", "exit pd-w"]);
+    await assertIdle(h, key);
+    await h.terminate("pd-h");
+  });
+
   test("a key takes 10,000 waiters and still hands on in order", async () => {
     const key = "big";
     await h.create("big-h", { key, waitForFinish: true });
