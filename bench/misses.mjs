@@ -33,11 +33,11 @@ const EXPLAIN = {
     `(one D1 batch: RELEASE, read the waiters; then the turn event; the waiter's status check runs ` +
     `HAND_ON_CHECK_DELAY_MS after the reply), the waiter's claim starts ` +
     `${fmt(p2push.wake.p50)} ms after the release call, and the claim to the next step takes ` +
-    `${fmt(p2push.grantToStep.p50)} ms (one D1 batch, which reads the caller's and the holder's rows back). Here a D1 statement ` +
+    `${fmt(p2push.grantToStep.p50)} ms (one D1 batch of two statements: the stale-holder rule, then the claim, which returns the caller's and the holder's rows). Here a D1 statement ` +
     `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. Compare the plain JS Worker's split ` +
     `in P2's section: what is left is per call (\`node bench/subset.mjs serial-calls\`): Baton's claim batch runs ` +
-    `three statements where the hand-written one runs two (the stale-holder rule), and each call crosses into ` +
-    `WASM, where (under the profiler) reading the batch's results back through JSON and the decision log line ` +
+    `two statements, as the hand-written one does (Baton's first is the stale-holder rule, its claim returns ` +
+    `the rows the hand-written one reads back), and each call crosses into WASM, where (under the profiler) reading the batch's results back through JSON and the decision log line ` +
     `are the largest parts. The two hand-offs take the same steps, so matching the hand-written queue is the ` +
     `most these can give; beating it by a margin needs a step fewer, e.g. the release handing the group to the ` +
     `waiter and the turn event saying so, so that serialize skips its claim step (a contract change).`,

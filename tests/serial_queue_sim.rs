@@ -869,6 +869,7 @@ fn simulation() {
         assert_reached(&[
             ("holds", t.holds),
             ("skips", t.skips),
+            ("timeouts", t.timeouts),
             ("wakes", t.wakes),
             ("crashes", t.crashes),
             ("lost holds", t.lost_holds),

@@ -216,8 +216,8 @@ fn already_left(state: &EntryState) -> BatonError {
 // --- claim ------------------------------------------------------------------
 
 /// `serialClaim` in one batch: abandon a stale holder, then take the group
-/// if nobody holds it or time out a waiter stuck behind the holder, and
-/// read back the caller's row and the holder's.
+/// if nobody holds it or time out a waiter stuck behind the holder,
+/// returning the caller's row and the holder's as they are after it.
 pub fn claim(group: &Ident, id: &InstanceId, now_ms: u64, timeouts: SerialTimeouts) -> Batch {
     let with = |bound: u64| {
         vec![
@@ -233,10 +233,6 @@ pub fn claim(group: &Ident, id: &InstanceId, now_ms: u64, timeouts: SerialTimeou
             with(timeouts.oldest_live_heartbeat_ms(now_ms)),
         ),
         statement(sql::CLAIM, with(timeouts.waiter_cutoff_ms(now_ms))),
-        statement(
-            sql::READ_ENTRY_AND_HOLDER,
-            vec![text(group.as_str()), text(id.as_str())],
-        ),
     ])
 }
 
@@ -249,10 +245,10 @@ pub struct Claimed {
     pub abandoned: Option<InstanceId>,
 }
 
-/// The claim's reply, from the rows read back at the end of its batch.
+/// The claim's reply, from the rows its claim returned.
 pub fn claim_outcome(id: &InstanceId, outcomes: &[Outcome]) -> Result<Claimed, BatonError> {
-    let at = checked(outcomes, 3);
-    let rows = &at(2).rows;
+    let at = checked(outcomes, 2);
+    let rows = &at(1).rows;
     let me = rows
         .iter()
         .find(|r| r.instance_id == id.as_str())

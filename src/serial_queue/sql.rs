@@ -53,14 +53,6 @@ pub const READ_HOLDER: &str = concat!(
     " FROM serial_queue WHERE group_name = ?1 AND state = 'holding' LIMIT 1"
 );
 
-/// ?1 group, ?2 instance id: the caller's row and the holder's (one row
-/// when the caller holds).
-pub const READ_ENTRY_AND_HOLDER: &str = concat!(
-    "SELECT ",
-    columns!(),
-    " FROM serial_queue WHERE group_name = ?1 AND (instance_id = ?2 OR state = 'holding') LIMIT 2"
-);
-
 /// ?1 group, ?2 limit: waiters in hand-on order.
 pub const READ_WAITING: &str = concat!(
     "SELECT ",
@@ -143,23 +135,44 @@ macro_rules! held {
     };
 }
 
+/// Whether the caller's row (?2) moves in [`CLAIM`]: it waits, and either
+/// nobody holds the group or it has waited since before ?4.
+macro_rules! claimable {
+    () => {
+        concat!(
+            "(instance_id = ?2 AND state = 'waiting' AND (enqueued_at < ?4 OR NOT ",
+            held!(),
+            "))"
+        )
+    };
+}
+
 /// ?1 group, ?2 instance id, ?3 now, ?4 the latest enqueue that may still
 /// wait (now - waiter timeout). The atomic claim: a waiter takes the group
 /// only while nobody holds it; behind a holder (live, after
 /// [`ABANDON_STALE_HOLDER`]), a waiter that has waited too long times out
-/// instead. One statement for both, as a batch's cost is per statement.
+/// instead. It also returns the caller's row and the holder's, as they are
+/// after it (one row when the caller holds): the holder's row is matched
+/// only to be returned, its values set to themselves. One statement for
+/// all of it, as a batch's cost is per statement (D1 counts that row as
+/// written). No order of the rows breaks "one holder per group" midway:
+/// the caller becomes the holder only when no row was holding.
 pub const CLAIM: &str = concat!(
     "UPDATE serial_queue SET state = CASE WHEN ",
+    claimable!(),
+    " THEN CASE WHEN ",
     held!(),
-    " THEN 'timed_out' ELSE 'holding' END, heartbeat_at = CASE WHEN ",
+    " THEN 'timed_out' ELSE 'holding' END ELSE state END, heartbeat_at = CASE WHEN ",
+    claimable!(),
+    " AND NOT ",
     held!(),
-    " THEN heartbeat_at ELSE ?3 END, finished_at = CASE WHEN ",
+    " THEN ?3 ELSE heartbeat_at END, finished_at = CASE WHEN ",
+    claimable!(),
+    " AND ",
     held!(),
     " THEN ?3 ELSE finished_at END \
-     WHERE group_name = ?1 AND instance_id = ?2 AND state = 'waiting' \
-     AND (enqueued_at < ?4 OR NOT ",
-    held!(),
-    ")"
+     WHERE group_name = ?1 AND (instance_id = ?2 OR state = 'holding') RETURNING ",
+    columns!()
 );
 
 // --- heartbeat and release ------------------------------------------------
@@ -185,7 +198,6 @@ pub const ABANDON_WAITER: &str = "UPDATE serial_queue SET state = 'abandoned', f
 pub const ALL: &[&str] = &[
     READ_ENTRY,
     READ_HOLDER,
-    READ_ENTRY_AND_HOLDER,
     READ_WAITING,
     READ_RECENT,
     INSERT_WAITER,
