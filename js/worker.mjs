@@ -214,21 +214,37 @@ export class Runs extends DurableObject {
  * an embedding Worker can serve it as a named entrypoint.
  */
 export class Baton extends WorkerEntrypoint {
-  #http;
-  #coordinator;
-  #serial;
-  #runs;
-  #rate;
-  #debounce;
+  // Each service is built on its first use: the runtime makes an entrypoint
+  // per call, and a call uses one of them.
+  #httpApi;
+  #coordinatorService;
+  #serialQueue;
+  #runsService;
+  #rateService;
+  #debounceService;
 
-  constructor(ctx, env) {
-    super(ctx, env);
-    this.#http = new HttpApi(env, ctx, assets);
-    this.#coordinator = new CoordinatorService(env);
-    this.#serial = new SerialQueue(env, ctx);
-    this.#runs = new RunsService(env);
-    this.#rate = new RateService(env);
-    this.#debounce = new DebounceService(env);
+  get #http() {
+    return (this.#httpApi ??= new HttpApi(this.env, this.ctx, assets));
+  }
+
+  get #coordinator() {
+    return (this.#coordinatorService ??= new CoordinatorService(this.env));
+  }
+
+  get #serial() {
+    return (this.#serialQueue ??= new SerialQueue(this.env, this.ctx));
+  }
+
+  get #runs() {
+    return (this.#runsService ??= new RunsService(this.env));
+  }
+
+  get #rate() {
+    return (this.#rateService ??= new RateService(this.env));
+  }
+
+  get #debounce() {
+    return (this.#debounceService ??= new DebounceService(this.env));
   }
 
   fetch(request) {
