@@ -12,8 +12,10 @@ export const PROFILE_FINDINGS = {
       "2,000–3,000 pairs; self time by kind of code, and inclusive time of the candidates the issue names. " +
       "With the inspector attached V8 runs WASM slower than without, so these are shares, not speeds.",
     "2. `node bench/pairs-ab.mjs`: P3 alone, 15 rounds of 500 pairs alternating Baton and the baseline, with the " +
-      "RPC floor (a call that touches no storage). Its medians move by ±0.1 between runs on this shared 2-core " +
-      "machine, so each comparison below was run at least twice, back to back.",
+      "RPC floor (a call that touches no storage), each side's CPU time per pair (workerd's user and system time " +
+      "from /proc, and the bench process's own, which reads every line workerd prints), and each side's call " +
+      "without a commit (a holder's re-acquire, which writes nothing on either side). Its medians move by ±0.1 " +
+      "between runs on this shared 2-core machine, so each comparison below was run at least twice, back to back.",
     "3. A/B builds that cut one part out of Baton's object at a time (not committed), each measured with (2).",
     "",
     "What the measurements say:",
@@ -24,8 +26,18 @@ export const PROFILE_FINDINGS = {
       "indexes dropped, changed nothing measurable). Both an acquire and a release must write, so most of a " +
       "pair is two commits whoever runs it.",
     "- **The decision log line is the largest part of the rest.** Baton's object doing only its two writes from JS " +
-      "(no Rust) ran at 0.98–1.15× the baseline; the same with one `console.log` of a decision line per call, as " +
-      "Baton logs, at 0.76–0.89×. The baseline logs nothing. Logs stay on.",
+      "(no Rust) ran at 0.90–1.15× the baseline; the same with one `console.log` of a decision line per call, as " +
+      "Baton logs, at 0.66–0.89×. A holder's re-acquire, which writes nothing, costs Baton about what it costs the " +
+      "baseline with the lines off (36–70 µs against 60–95 µs per call, RPC included) and 90–150 µs with them on " +
+      "(the baseline 61–79). A `console.log` costs about 8 µs in a loop inside one request, but 40–110 µs as the " +
+      "one line of an RPC call, more while a commit is pending; with the lines on, the bench process also spends " +
+      "150–290 µs of CPU per pair reading them from workerd's stdout (10 µs without), on the same two cores. The " +
+      "baseline logs nothing. Logs stay on.",
+    "- **Rust's writes.** With the lines off, workerd's user CPU per pair is still about 120–200 µs above the " +
+      "baseline's (680–760 µs against 480–600), and Baton runs at 0.71–0.93×. The calls that write are where it " +
+      "goes (the re-acquire, which runs no statement, is on par); the same statements run from JS are not, and " +
+      "each statement's own Rust work (binding values, one `exec`, one `Array.from`) is small in the profile " +
+      "beside `exec` itself, so this is not yet explained: the next thing to measure.",
     "- **Storage reads: now none.** 11 reads and 2 writes per pair at the start of issue 8; then one combined read " +
       "per call (2 reads, 2 writes); now each key's summary (its counts and holders) is carried from one decision " +
       "to the next, since the object is the only writer of its tables, and an uncontended pair reads nothing " +
@@ -39,11 +51,10 @@ export const PROFILE_FINDINGS = {
       "strings, and reads rows with one `Array.from`.",
     "- **The alarm** and **the schema check**: 0 on this path.",
     "",
-    "What is left: with the same log line, a plain JS object doing Baton's writes runs at 0.76–0.89× the baseline " +
-      "and Baton at about 0.7×; the rest is Baton's own per-call work in WASM (decode, the decision with its " +
-      "invariant check, the reply). The baseline is the least a correct version does (one holder, no log, no " +
-      "limits, Workflows or grace), so beating it needs the log line to cost less than the baseline's reads: " +
-      "the candidates are a cheaper logging path in the runtime, or a line per contended decision only, which the " +
-      "contract's decision logs would have to allow.",
+    "What is left: the decision line's cost in this runtime exceeds the baseline's reads, so with logs on Baton " +
+      "cannot beat a baseline that logs nothing whatever its own per-call work. Beating it needs the line to cost " +
+      "less here (the runtime's logging path, which is not Baton's), or a line per contended decision only, which " +
+      "the contract's decision logs would have to allow; with the lines off, the writes' unexplained Rust cost " +
+      "above is what stands between Baton and the baseline.",
   ].join("\n"),
 };
