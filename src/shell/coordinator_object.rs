@@ -560,33 +560,20 @@ impl Object {
             return Ok(None);
         };
         let turn = self.turn(key)?;
-        let sent = join_all(
-            handed
-                .iter()
-                .map(|holder| self.send_turn(key, holder, &turn)),
-        )
-        .await;
+        let sent = self.send_round(key, handed, &turn).await;
         let object = self.clone();
         let key = key.clone();
-        self.base.state.wait_until(async move {
+        let check = js::promise(async move {
             Delay::from(Duration::from_millis(HAND_ON_CHECK_DELAY_MS)).await;
-            let answers = join_all(
-                handed
-                    .into_iter()
-                    .zip(sent)
-                    .map(|(holder, sent)| async move {
-                        let liveness = match sent {
-                            Some(sent) => sent.liveness(&holder.id).await,
-                            None => Liveness::Unknown,
-                        };
-                        (holder, liveness)
-                    }),
-            )
-            .await;
+            let answers = liveness_of(sent).await;
             if let Err(error) = object.settle_woken(&key, answers).await {
                 worker::console_error!("baton: hand-on of key {key} failed: {error:?}");
             }
+            Ok(JsValue::UNDEFINED)
         });
+        // The raw binding, not `State::wait_until`: that one is generic
+        // and builds its own copy of the future-to-promise glue (P6).
+        let _ = self.base.raw_state.wait_until(&check);
         Ok(Some(first))
     }
 
@@ -607,6 +594,20 @@ impl Object {
         let scope = Scope::Key(key.as_str());
         decision_log::decision(scope, holder.id.as_str(), "woken", "handed the key", None);
         Some(sent)
+    }
+
+    /// Sends each of `handed` the turn event, at once.
+    async fn send_round(
+        &self,
+        key: &Ident,
+        handed: Vec<Holder>,
+        turn: &Turn,
+    ) -> Vec<(Holder, Option<Sent>)> {
+        join_all(handed.into_iter().map(|holder| async move {
+            let sent = self.send_turn(key, &holder, turn).await;
+            (holder, sent)
+        }))
+        .await
     }
 
     /// Acts on the status of holders woken with a slot of `key`. One found
@@ -652,17 +653,7 @@ impl Object {
                 return Ok(());
             }
             attempts += handed.len() as u32;
-            answers = join_all(handed.into_iter().map(|holder| {
-                let turn = &turn;
-                async move {
-                    let liveness = match self.send_turn(key, &holder, turn).await {
-                        Some(sent) => sent.liveness(&holder.id).await,
-                        None => Liveness::Unknown,
-                    };
-                    (holder, liveness)
-                }
-            }))
-            .await;
+            answers = liveness_of(self.send_round(key, handed, &turn).await).await;
         }
     }
 
@@ -688,4 +679,18 @@ impl Object {
         // allSettled never rejects; individual failures are the best effort's cost.
         let _ = JsFuture::from(Promise::all_settled(&pending)).await;
     }
+}
+
+/// The status of each instance sent the turn event, one after another (a
+/// binding gone from the configuration reads as unknown).
+async fn liveness_of(sent: Vec<(Holder, Option<Sent>)>) -> Vec<(Holder, Liveness)> {
+    let mut answers = Vec::with_capacity(sent.len());
+    for (holder, sent) in sent {
+        let liveness = match sent {
+            Some(sent) => sent.liveness(&holder.id).await,
+            None => Liveness::Unknown,
+        };
+        answers.push((holder, liveness));
+    }
+    answers
 }

@@ -369,7 +369,7 @@ impl Shell {
         let shell = self.clone();
         let group = group.clone();
         let woken = first.clone();
-        self.ctx.wait_until(async move {
+        let check = js::promise(async move {
             // Let the waiter claim before its engine is asked its status.
             Delay::from(Duration::from_millis(HAND_ON_CHECK_DELAY_MS)).await;
             let wakes = GroupWakes {
@@ -382,7 +382,11 @@ impl Shell {
             if let Err(error) = wake::first_alive(&wakes, scope, &turn, woken, sent).await {
                 worker::console_error!("baton: serial hand-on in group {group} failed: {error:?}");
             }
+            Ok(JsValue::UNDEFINED)
         });
+        // The raw binding, not `Context::wait_until`: that one is generic
+        // and builds its own copy of the future-to-promise glue (P6).
+        let _ = self.ctx.as_ref().wait_until(&check);
         Ok(Some(first))
     }
 
