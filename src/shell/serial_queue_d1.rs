@@ -57,15 +57,14 @@ fn refuse(error: BatonError) -> JsValue {
     js::to_js_error(&error)
 }
 
-fn internal(error: worker::Error) -> JsValue {
-    js_sys::Error::new(&format!("Baton: D1 failed: {error}")).into()
-}
-
-/// A rejected D1 batch, as the caller sees it.
-fn d1_failed(error: JsValue) -> JsValue {
+/// A D1 failure as the caller sees it: a statement the binding refused
+/// (`worker::Error`, through `From`) or a rejected batch (the thrown value).
+fn d1_failed(error: impl Into<JsValue>) -> JsValue {
+    let error = error.into();
     let message = error
         .dyn_ref::<js_sys::Error>()
         .map(|e| String::from(e.message()))
+        .or_else(|| error.as_string())
         .unwrap_or_else(|| format!("{error:?}"));
     js_sys::Error::new(&format!("Baton: D1 failed: {message}")).into()
 }
@@ -185,7 +184,7 @@ impl Shell {
                         Param::Integer(n) => JsValue::from_f64(*n as f64),
                     })
                     .collect();
-                let statement = db.prepare(s.sql).bind(&params).map_err(internal)?;
+                let statement = db.prepare(s.sql).bind(&params).map_err(d1_failed)?;
                 Ok(JsValue::from(statement.inner()))
             })
             .collect::<Result<Array, JsValue>>()?;
