@@ -614,8 +614,9 @@ impl Object {
     /// dead is reported back with the snapshot it was handed as (its slot
     /// moves on to the next waiter; one not created yet keeps its slot
     /// within its grace, and the alarm re-checks it); those handed the freed
-    /// slots are woken and checked at once, a round at a time: a dead
-    /// waiter only follows a crash, so no live one's acquire is slowed.
+    /// slots are woken and checked at once, a round at a time. Their status
+    /// query may slow a live one's acquire, but a dead woken holder only
+    /// follows a crash, and a chain of them should not wait a second each.
     /// At most [`WAKE_ATTEMPTS_PER_CALL_MAX`] more are woken; past them the
     /// holder-check alarm carries on. Not `wake::first_alive`, which follows
     /// one chain of ids: a decision here may hand several slots at once.
