@@ -304,10 +304,6 @@ async function runsLog(env, { key, batch, object = key }) {
   };
 }
 
-/**
- * The RPC floor under P3: `calls` storageWork() calls (a method that reads
- * two counters, no storage) one after another on one object, timed as a whole.
- */
 /** `calls` acquires by the key's holder (no write on either side): per-call work without a commit. */
 async function reacquire(env, { key, calls, binding }) {
   const stub = coordinator(env, key, binding);
@@ -321,6 +317,10 @@ async function reacquire(env, { key, calls, binding }) {
   return { elapsedMs, calls, work };
 }
 
+/**
+ * The RPC floor under P3: `calls` storageWork() calls (a method that reads
+ * two counters, no storage) one after another on one object, timed as a whole.
+ */
 async function rpcFloor(env, { key, calls, binding }) {
   const stub = coordinator(env, key, binding);
   await stub.storageWork();

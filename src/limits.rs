@@ -339,7 +339,7 @@ pub const RUN_DELETIONS_PER_ALARM_MAX: u32 = 64;
 /// the query right after the event cost about 2 ms of the serial claim;
 /// at 30 ms it still landed inside the hand-off on a loaded machine (40 ms
 /// against 33 ms at 1 s); the Coordinator's release, checking before its
-/// reply, took 21 to 38 ms where it takes 4 to 6 without the check (P1,
+/// reply, took 17 to 38 ms where it takes 4 to 10 without the check (P1,
 /// `node bench/subset.mjs p1`). One second is long past a live instance's
 /// acquire or claim and short beside what a dead one's successors would
 /// otherwise wait (the serial poll, 30 s; the Coordinator's holder-check
