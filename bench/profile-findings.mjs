@@ -37,12 +37,12 @@ export const PROFILE_FINDINGS = {
       "baseline's (680–760 µs against 480–600), and Baton runs at 0.71–0.93×. It is not Baton's decisions: with " +
       "the two statements faked out in Rust (A/B build, not committed) a pair costs 136 µs, both RPCs included, " +
       "and a holder's re-acquire or a stranger's release (no statement) costs 40–44 µs per call against the " +
-      "baseline's 45. It comes with the write: the same statements run from JS in Baton's object, with no call " +
-      "into WASM, ran at 0.92–0.99× the baseline; adding one trivial WASM call (`storageWork`) to each of those " +
-      "calls gave 0.84–0.88×, and running the statements from JS right after Rust's (faked) decision was slower " +
-      "still. So a call into WASM in the same turn as a write costs the commit's turn about 50–100 µs here; why " +
-      "(V8's handling of the module around the commit, or the runtime's) is not yet known, and it may not hold " +
-      "on Cloudflare, whose storage commits differently: the next thing to measure, there.",
+      "baseline's 45. It comes with the calls that write: the same statements run from JS in Baton's object, " +
+      "with no call into WASM, ran at 0.92–0.99× the baseline. What makes Rust's writing calls dearer is not " +
+      "pinned down: adding one trivial WASM call (`storageWork`) to each JS-only call gave 0.84–0.88× in two " +
+      "runs and 0.92–0.95× in two later ones, and one extra `Proxy` call (what worker-build's shim makes per " +
+      "method call) 0.76× and 0.91×: inside this machine's noise. The next thing to measure, on a quieter " +
+      "machine or on Cloudflare, whose storage commits differently.",
     "- **Storage reads: now none.** 11 reads and 2 writes per pair at the start of issue 8; then one combined read " +
       "per call (2 reads, 2 writes); now each key's summary (its counts and holders) is carried from one decision " +
       "to the next, since the object is the only writer of its tables, and an uncontended pair reads nothing " +
@@ -59,7 +59,7 @@ export const PROFILE_FINDINGS = {
     "What is left: the decision line's cost in this runtime exceeds the baseline's reads, so with logs on Baton " +
       "cannot beat a baseline that logs nothing whatever its own per-call work. Beating it needs the line to cost " +
       "less here (the runtime's logging path, which is not Baton's), or a line per contended decision only, which " +
-      "the contract's decision logs would have to allow; with the lines off, the cost a WASM call adds to a " +
-      "writing turn (above) is what stands between Baton and the baseline.",
+      "the contract's decision logs would have to allow; with the lines off, what makes Rust's writing calls " +
+      "dearer (above) is what stands between Baton and the baseline.",
   ].join("\n"),
 };
