@@ -98,12 +98,16 @@ export async function startBench(options = {}) {
   const mf = new Miniflare(benchOptions(options));
   await mf.ready;
   await applyMigrations(await mf.getD1Database("DB", "baton"));
-  const jsQueue = await mf.getD1Database("DB", "js-queue");
+  await applyJsQueueSchema(await mf.getD1Database("DB", "js-queue"));
+  return new Bench(mf);
+}
+
+/** Creates the P2 baseline's table (bench/js-queue.sql) in its D1 database `db`. */
+export async function applyJsQueueSchema(db) {
   const schema = readFileSync(path.join(ROOT, "bench/js-queue.sql"), "utf8").replace(/^--.*$/gm, "");
   for (const statement of schema.split(";").filter((s) => s.trim())) {
-    await jsQueue.prepare(statement).run();
+    await db.prepare(statement).run();
   }
-  return new Bench(mf);
 }
 
 /** The test harness's controls; `rpc` and `serial` answer with the value alone. */

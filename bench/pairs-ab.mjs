@@ -12,32 +12,12 @@
 // work without a commit: acquires by the key's holder, which write nothing
 // on either side. Not part of `npm run bench`, whose P3 is the figure of
 // record.
-import { readdirSync, readFileSync } from "node:fs";
+import { cpuSeconds, workerdPids } from "./cpu.mjs";
 import { startBench } from "./miniflare.mjs";
 const [BATON, BASE] = (process.env.PAIR ?? "COORDINATOR PLAIN").split(" ");
 const b = await startBench({ vars: JSON.parse(process.env.BENCH_VARS ?? "{}") });
-const TICKS_PER_S = 100; // USER_HZ, the unit of /proc/<pid>/stat's times
-const workerdPids = readdirSync("/proc")
-  .filter((pid) => /^\d+$/.test(pid))
-  .filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("workerd");
-    } catch {
-      return false;
-    }
-  });
-/** CPU seconds so far: workerd's user and system time, and this process's. */
-function cpu() {
-  let user = 0;
-  let system = 0;
-  for (const pid of workerdPids) {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    user += Number(fields[11]) / TICKS_PER_S;
-    system += Number(fields[12]) / TICKS_PER_S;
-  }
-  const own = process.cpuUsage();
-  return { user, system, bench: (own.user + own.system) / 1e6 };
-}
+const pids = workerdPids();
+const cpu = () => cpuSeconds(pids);
 const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
 const min = (a) => Math.min(...a);
 try {

@@ -6,7 +6,11 @@
 //   BATON_WASM_NAMES=1 bash scripts/build.sh   # release build, names kept
 //   node_modules/.bin/node bench/profile.mjs [pairs]
 //   node_modules/.bin/node bench/profile.mjs rate [example|open] [calls]
+//   node_modules/.bin/node bench/profile.mjs serial [rounds]
 //
+// The serial form profiles the serial queue's calls (enqueue, claim,
+// release: bench/worker.mjs's /bench/serial-calls) in Baton's isolate and
+// the same calls to the plain JS queue (bench/js-queue.mjs) in its own.
 // The second form profiles the RateLimiter instead, while the bench Worker
 // loops acquires on one bucket (bench/rate.mjs's L1 rule sets), against
 // the plain JS exact limiter.
@@ -16,11 +20,13 @@
 // decision log line, the alarm). Not part of `npm run bench`: a profiler
 // slows what it samples, so its figures are shares, not speeds.
 import { Miniflare } from "miniflare";
-import { benchOptions } from "./miniflare.mjs";
+import { applyJsQueueSchema, benchOptions } from "./miniflare.mjs";
+import { applyMigrations } from "../tests/miniflare/harness.mjs";
 
 const RATE = process.argv[2] === "rate";
+const SERIAL = process.argv[2] === "serial";
 const RATE_CONFIG = RATE ? (process.argv[3] ?? "example") : null;
-const PAIRS = Number((RATE ? process.argv[4] : process.argv[2]) ?? 3000);
+const PAIRS = Number((RATE ? process.argv[4] : SERIAL ? process.argv[3] : process.argv[2]) ?? 3000);
 const SAMPLING_US = 50;
 
 /** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
@@ -166,6 +172,26 @@ async function main() {
       const response = await mf.dispatchFetch("http://bench/bench/pairs", { method: "POST", body: JSON.stringify(body) });
       return response.json();
     };
+    if (SERIAL) {
+      // Each round is an enqueue, a claim and a release on a fresh id.
+      const rounds = async (binding, count, tag) => {
+        const body = { group: `prof-${binding}-${tag}`, count, binding };
+        const response = await mf.dispatchFetch("http://bench/bench/serial-calls", { method: "POST", body: JSON.stringify(body) });
+        return response.json();
+      };
+      await applyMigrations(await mf.getD1Database("DB", "baton"));
+      await applyJsQueueSchema(await mf.getD1Database("DB", "js-queue"));
+      await rounds("BATON", 200, "warm");
+      await rounds("JS_QUEUE", 200, "warm");
+      const baton = await profileWhile(target("baton"), () => rounds("BATON", PAIRS, "profiled"));
+      report("Baton's isolate (serial queue; per round of 3 calls)", analyse(baton.profile), PAIRS);
+      const plain = await profileWhile(target("js-queue"), () => rounds("JS_QUEUE", PAIRS, "profiled"));
+      report("the JS queue's isolate (per round of 3 calls)", analyse(plain.profile), PAIRS);
+      const b = await rounds("BATON", PAIRS, "plain");
+      const p = await rounds("JS_QUEUE", PAIRS, "plain");
+      console.log(`\nunprofiled, ms per call (enqueue, claim, release): Baton ${JSON.stringify(b)}, JS ${JSON.stringify(p)}`);
+      return;
+    }
     if (RATE) {
       const { CONFIGS } = await import("./rate.mjs");
       const acquires = async (t, calls) => {

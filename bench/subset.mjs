@@ -3,13 +3,15 @@
 // scripts/build.sh). p2 is bench/handoff.mjs's serialPush as `npm run bench`
 // runs it (Baton and the plain JS queue alternating), with where each
 // hand-off's time goes; serial-calls times the serial queue's calls alone
-// (no Workflow), Baton against the JS queue, alternating.
+// (no Workflow), Baton against the JS queue, alternating, with workerd's CPU
+// per call beside the wall time.
 // Prints the ratios only; BENCHMARKS.md is written by bench/run.mjs alone.
 import { startBench } from "./miniflare.mjs";
 import * as calls from "./calls.mjs";
 import * as rateBench from "./rate.mjs";
 import * as handoff from "./handoff.mjs";
 import { fmt, summary } from "./stats.mjs";
+import { cpuSeconds, workerdPids } from "./cpu.mjs";
 
 const parts = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ["p3", "l1"]);
 const b = await startBench();
@@ -51,14 +53,28 @@ try {
   }
   if (parts.has("serial-calls")) {
     const times = { BATON: [], JS_QUEUE: [] };
+    // workerd's CPU per call beside the wall time: every isolate's work
+    // for the call (D1's and the Worker's included) is counted there.
+    const pids = workerdPids();
+    const workerdCpuMs = () => {
+      const { user, system } = cpuSeconds(pids);
+      return (user + system) * 1000;
+    };
+    const cpuPerCall = { BATON: [], JS_QUEUE: [] };
+    const COUNT = 200;
     for (let round = 0; round < 8; round++) {
       for (const binding of round % 2 ? ["BATON", "JS_QUEUE"] : ["JS_QUEUE", "BATON"]) {
-        times[binding].push(await b.call("/bench/serial-calls", { group: `calls-${round}-${binding}`, count: 200, binding }));
+        const before = workerdCpuMs();
+        times[binding].push(await b.call("/bench/serial-calls", { group: `calls-${round}-${binding}`, count: COUNT, binding }));
+        cpuPerCall[binding].push((workerdCpuMs() - before) / (3 * COUNT));
       }
     }
     for (const [binding, rounds] of Object.entries(times)) {
       const p50 = (call) => fmt(summary(rounds.map((r) => r[call])).p50);
-      console.log(`serial calls ${binding}: enqueue ${p50("enqueue")} ms, claim ${p50("claim")} ms, release ${p50("release")} ms`);
+      console.log(
+        `serial calls ${binding}: enqueue ${p50("enqueue")} ms, claim ${p50("claim")} ms, release ${p50("release")} ms; ` +
+          `workerd CPU ${fmt(summary(cpuPerCall[binding]).p50, 3)} ms per call`,
+      );
     }
   }
 } finally {
