@@ -160,8 +160,22 @@ impl Shell {
         })
     }
 
-    fn config(&self) -> Result<SerialConfig, JsValue> {
-        SerialConfig::from_env(&self.env).map_err(|m| js_sys::Error::new(&m).into())
+    /// The variables, read on the isolate's first call: a Worker's
+    /// variables do not change while its isolate lives, and reading them
+    /// (nine crossings into JS, each copying a string) was a visible part
+    /// of every call's time in WASM (`bench/profile.mjs serial`).
+    fn config(&self) -> Result<Rc<SerialConfig>, JsValue> {
+        thread_local! {
+            static CONFIG: std::cell::OnceCell<Result<Rc<SerialConfig>, String>> =
+                const { std::cell::OnceCell::new() };
+        }
+        CONFIG
+            .with(|config| {
+                config
+                    .get_or_init(|| SerialConfig::from_env(&self.env).map(Rc::new))
+                    .clone()
+            })
+            .map_err(|m| js_sys::Error::new(&m).into())
     }
 
     /// Runs one of the core's batches: one round trip, one transaction.
