@@ -1,4 +1,5 @@
-// The findings of `node bench/profile.mjs` (issue 8, item 6), as prose for
+// The findings of `node bench/profile.mjs` (issue 8, item 6; its serial form
+// for issue 9's P2), as prose for
 // BENCHMARKS.md. The profile is not part of `npm run bench` (a profiler
 // slows what it samples), so its figures are the ones measured on the date
 // below; rerun it after changing the hot path and update this text.
@@ -61,5 +62,32 @@ export const PROFILE_FINDINGS = {
       "less here (the runtime's logging path, which is not Baton's), or a line per contended decision only, which " +
       "the contract's decision logs would have to allow; with the lines off, what makes Rust's writing calls " +
       "dearer (above) is what stands between Baton and the baseline.",
+    "",
+    "**The serial queue's calls (P2).** `node bench/profile.mjs serial` profiles Baton's isolate while the bench " +
+      "Worker loops enqueue, claim and release on fresh ids, then the hand-written JS queue's isolate doing the " +
+      "same; `node bench/subset.mjs serial-calls` times both unprofiled, with workerd's CPU per call from /proc.",
+    "",
+    "- **A serial call is CPU, not waiting.** workerd's CPU per call is about its wall time (2.1 ms against 2.1–2.4 " +
+      "for Baton, 1.55 against 1.6–1.7 for the JS queue): D1, the Workflow engine, the bench Worker and Baton run " +
+      "on the same threads, so every microsecond of work on a hand-off's path is on its critical path, and doing " +
+      "two things at once saves nothing. Looking the woken waiter up (`get`, itself a status query) beside the " +
+      "release's batch, from a per-isolate guess of the newest waiter, was built and measured (3 alternating " +
+      "P2 runs each, not committed): no change, and 1.3 KB of WASM.",
+    "- **Where Baton's extra goes** (busy time per round of three calls under the profiler: Baton 6.7 ms, the JS " +
+      "queue 5.0): D1's binding costs both the same (1.9 ms); Baton adds its WASM (1.2 ms: the futures executor, " +
+      "serde, the allocator) and wasm-bindgen's glue (1.9 ms), of which `JSON.stringify` of the batch's results " +
+      "is the largest part (10% of Baton's busy time), then the decision line's `console.log` (5–9%), strings " +
+      "copied into WASM (3–6%) and the microtask queue (5%). Reading the Worker's variables was 2%; they are now " +
+      "read once per isolate. Dropping the stringify's replacer (V8's fast path) cut it to 3% but lengthened " +
+      "the string copied and parsed (string copy 3.7% → 5.5%): about 2% net, inside the profile's run-to-run " +
+      "spread, so the replacer stays.",
+    "- **What it means for P2.** Per call, Baton's claim and release cost 0.3–0.5 ms more than the JS queue's in a " +
+      "loop, and 1–2 ms more inside a hand-off, where the code is colder and competes with the engine's work. " +
+      "Both hand-offs take the same steps (one batch and one event for the release, one batch for the claim), and " +
+      "the JS queue does only that, without the decision lines, the waiter bound, time-outs or the status check " +
+      "that skips a dead waiter. Even with its own work at zero, Baton would only tie; beating the hand-written " +
+      "queue needs the hand-off to take a step fewer (the release handing the group over and the turn event " +
+      "saying so, so that `serialize` skips its claim step), which changes what contract §2 says a release and a " +
+      "claim do.",
   ].join("\n"),
 };
