@@ -37,8 +37,8 @@ const EXPLAIN = {
     `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. Compare the plain JS Worker's split ` +
     `in P2's section: what is left is per call (\`node bench/subset.mjs serial-calls\`): Baton's claim batch runs ` +
     `two statements, as the hand-written one does (Baton's first is the stale-holder rule, its claim returns ` +
-    `the rows the hand-written one reads back), and each call crosses into WASM, where (under the profiler) reading the batch's results back through JSON and the decision log line ` +
-    `are the largest parts. The two hand-offs take the same steps, so matching the hand-written queue is the ` +
+    `the rows the hand-written one reads back), and each call crosses into WASM, where (under the profiler) the decision log line, the futures executor and ` +
+    `wasm-bindgen's glue are the largest parts (the profile section). The two hand-offs take the same steps, so matching the hand-written queue is the ` +
     `most these can give; beating it by a margin needs a step fewer, e.g. the release handing the group to the ` +
     `waiter and the turn event saying so, so that serialize skips its claim step (a contract change).`,
   "P3 Baton": ({ p3 }) =>

@@ -73,14 +73,17 @@ export const PROFILE_FINDINGS = {
       "two things at once saves nothing. Looking the woken waiter up (`get`, itself a status query) beside the " +
       "release's batch, from a per-isolate guess of the newest waiter, was built and measured (3 alternating " +
       "P2 runs each, not committed): no change, and 1.3 KB of WASM.",
-    "- **Where Baton's extra goes** (busy time per round of three calls under the profiler: Baton 6.7 ms, the JS " +
-      "queue 5.0): D1's binding costs both the same (1.9 ms); Baton adds its WASM (1.2 ms: the futures executor, " +
-      "serde, the allocator) and wasm-bindgen's glue (1.9 ms), of which `JSON.stringify` of the batch's results " +
-      "is the largest part (10% of Baton's busy time), then the decision line's `console.log` (5–9%), strings " +
-      "copied into WASM (3–6%) and the microtask queue (5%). Reading the Worker's variables was 2%; they are now " +
-      "read once per isolate. Dropping the stringify's replacer (V8's fast path) cut it to 3% but lengthened " +
-      "the string copied and parsed (string copy 3.7% → 5.5%): about 2% net, inside the profile's run-to-run " +
-      "spread, so the replacer stays.",
+    "- **Where Baton's extra goes.** Busy time per round of three calls under the profiler, before this round's " +
+      "change: Baton 6.7 ms, the JS queue 5.0. D1's binding cost both the same (1.9 ms); Baton added its WASM " +
+      "(1.2 ms: the futures executor, serde, the allocator) and wasm-bindgen's glue (1.9 ms), whose largest part " +
+      "was `JSON.stringify` of the batch's results (10% of Baton's busy time; 3% without its replacer, but then " +
+      "the longer text cost as much to copy into WASM and parse), then the decision line's `console.log` (5–9%), " +
+      "strings copied into WASM (3–6%) and the microtask queue (5%). Reading the Worker's variables was 2%. Now " +
+      "the variables are read once per isolate, and the results are read property by property, only the ten " +
+      "columns and `meta.changes` (`shell::d1_results`): the stringify and the JSON parse are gone, the WASM is " +
+      "4.5 KB smaller, and workerd's CPU per serial call went from 1.36–1.41× the JS queue's to 1.27–1.29× " +
+      "(`serial-calls`, two alternating runs each). The decision line's `console.log` is now Baton's largest " +
+      "part of its own (about 11% of its busy time).",
     "- **What it means for P2.** Per call, Baton's claim and release cost 0.3–0.5 ms more than the JS queue's in a " +
       "loop, and 1–2 ms more inside a hand-off, where the code is colder and competes with the engine's work. " +
       "Both hand-offs take the same steps (one batch and one event for the release, one batch for the claim), and " +

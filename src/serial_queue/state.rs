@@ -2,7 +2,6 @@
 //! hands the shell to run (a batch of statements) and gets back.
 
 use crate::ident::{Ident, InstanceId};
-use serde::Deserialize;
 
 /// The two time bounds of a group, from `SERIAL_WAITER_TIMEOUT_MS` and
 /// `SERIAL_HEARTBEAT_EXPIRY_MS`.
@@ -30,7 +29,7 @@ impl SerialTimeouts {
 /// One row of the `serial_queue` table, column for column ([`super::sql`]
 /// returns these columns from every statement that returns rows). Times
 /// are ms since the epoch.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     pub seq: u64,
     pub group_name: String,

@@ -21,6 +21,7 @@
 //!   and the HTTP API's run routes), by the run key's stub.
 //! - [`decision_log`]: one structured log line per decision.
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
+//! - [`d1_results`]: a D1 batch's results, read into the serial queue's outcomes.
 //! - [`http`]: the HTTP API, the status page's files and the OpenAPI document.
 //! - [`entry`]: the Worker's fetch handler (`HttpApi`), which JS constructs
 //!   with the static files (they are a JS module, not part of the WASM).
@@ -28,6 +29,7 @@
 pub mod config;
 pub mod coordinator_object;
 pub mod coordinator_service;
+pub mod d1_results;
 pub mod debounce_service;
 pub mod debouncer_object;
 pub mod decision_log;

@@ -10,6 +10,7 @@
 //! Nothing here decides anything the core does not say.
 
 use super::config::SerialConfig;
+use super::d1_results;
 use super::decision_log::{self, Scope};
 use super::js::{self, now_ms, to_js};
 use super::wake::{self, Sent, Turn, Wakes};
@@ -26,10 +27,9 @@ use crate::ident::{Ident, InstanceId};
 use crate::limits::HAND_ON_CHECK_DELAY_MS;
 use crate::serial_queue::{
     self as core, Batch, ClaimReply, EnqueueReply, Entry, EntryState, Outcome, Param, Plan,
-    Released, Row, Wake,
+    Released, Wake,
 };
 use js_sys::{Array, Promise};
-use serde::Deserialize;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -76,33 +76,6 @@ extern "C" {
     type D1Batch;
     #[wasm_bindgen(method, catch)]
     fn batch(this: &D1Batch, statements: Array) -> Result<Promise, JsValue>;
-}
-
-thread_local! {
-    /// What `JSON.stringify` keeps of a batch's results (a replacer array
-    /// names the properties kept at every depth): each statement's rows and
-    /// its `meta.changes`, not the rest of `meta` (durations, sizes, where
-    /// it ran), which would only be copied into WASM to be skipped.
-    static RESULT_FIELDS: Array = ["results", "meta", "changes"]
-        .into_iter()
-        .chain(core::sql::COLUMNS.split(',').map(str::trim))
-        .map(JsValue::from_str)
-        .collect();
-}
-
-/// One statement's result in a batch, as JSON: its rows (none for a
-/// write without `RETURNING`) and how many rows it changed.
-#[derive(Deserialize)]
-struct D1Outcome {
-    #[serde(default)]
-    results: Vec<Row>,
-    #[serde(default)]
-    meta: D1Meta,
-}
-
-#[derive(Default, Deserialize)]
-struct D1Meta {
-    changes: Option<u64>,
 }
 
 #[wasm_bindgen]
@@ -179,11 +152,6 @@ impl Shell {
     }
 
     /// Runs one of the core's batches: one round trip, one transaction.
-    /// The results come back as one JSON text (one call out of WASM, and
-    /// `JSON.stringify` is native) rather than field by field through
-    /// `serde_wasm_bindgen`, which asks JS about every column of every row
-    /// and every field of every statement's `meta`: that was most of a
-    /// call's time in WASM (the profile of `bench/subset.mjs p2`'s calls).
     async fn run(&self, batch: &Batch) -> Result<Vec<Outcome>, JsValue> {
         let db = self.db()?;
         let statements = batch
@@ -206,25 +174,11 @@ impl Shell {
         let results = JsFuture::from(database.batch(statements)?)
             .await
             .map_err(d1_failed)?;
-        let text: String = RESULT_FIELDS
-            .with(|fields| js_sys::JSON::stringify_with_replacer(&results, fields))?
-            .into();
-        // Through a JSON value, with the parser the HTTP body already uses:
-        // a parser of its own for these types cost the WASM about 7 KB.
-        let results = serde_json::from_slice::<serde_json::Value>(text.as_bytes())
-            .and_then(Vec::<D1Outcome>::deserialize)
-            .map_err(|e| {
-                JsValue::from(js_sys::Error::new(&format!(
-                    "Baton: D1 failed: unreadable results: {e}"
-                )))
-            })?;
-        Ok(results
-            .into_iter()
-            .map(|r| Outcome {
-                rows: r.results,
-                changes: r.meta.changes.unwrap_or(0),
-            })
-            .collect())
+        d1_results::outcomes(&results).map_err(|e| {
+            JsValue::from(js_sys::Error::new(&format!(
+                "Baton: D1 failed: unreadable results: {e}"
+            )))
+        })
     }
 
     /// The turn event for `group`.

@@ -1,0 +1,123 @@
+//! A D1 batch's results, read into the serial queue's [`Outcome`]s: each
+//! statement's rows, column by column, and its `meta.changes`.
+//!
+//! Read property by property, and only the properties wanted: the ten
+//! columns of each returned row (one or two rows on the hot path) and one
+//! field of each statement's `meta`. Turning the results into JSON text
+//! first (`JSON.stringify`, then `serde_json` in WASM) was the largest
+//! single part of a serial call's time in Baton's isolate under the
+//! profiler (`node bench/profile.mjs serial`); a general decoder
+//! (`serde_wasm_bindgen`) asks JS about every property of every object,
+//! `meta`'s dozen among them.
+
+use crate::serial_queue::{Outcome, Row};
+use js_sys::{Array, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+
+/// The columns of a returned row: `crate::serial_queue::sql::COLUMNS`, in
+/// its order, which the first read checks (so every test that reaches the
+/// serial queue fails should the two drift apart).
+const COLUMNS: [&str; 10] = [
+    "seq",
+    "group_name",
+    "instance_id",
+    "revision",
+    "state",
+    "enqueued_at",
+    "heartbeat_at",
+    "superseded_by",
+    "superseded_by_revision",
+    "finished_at",
+];
+
+/// The property names read, as JS strings made once per isolate rather
+/// than copied out of WASM on every read.
+struct Names {
+    results: JsValue,
+    meta: JsValue,
+    changes: JsValue,
+    columns: [JsValue; 10],
+}
+
+thread_local! {
+    static NAMES: Names = {
+        let returned = crate::serial_queue::sql::COLUMNS.split(',').map(str::trim);
+        assert!(returned.eq(COLUMNS), "shell::d1_results::COLUMNS differs from sql::COLUMNS");
+        Names {
+            results: "results".into(),
+            meta: "meta".into(),
+            changes: "changes".into(),
+            columns: COLUMNS.map(JsValue::from),
+        }
+    };
+}
+
+/// Each statement's outcome, in the batch's order.
+pub fn outcomes(results: &JsValue) -> Result<Vec<Outcome>, String> {
+    let results: &Array = results
+        .dyn_ref()
+        .ok_or("the batch did not return an array")?;
+    NAMES.with(|names| results.iter().map(|r| outcome(names, &r)).collect())
+}
+
+fn outcome(names: &Names, result: &JsValue) -> Result<Outcome, String> {
+    let get = |object: &JsValue, name: &JsValue| Reflect::get(object, name).unwrap_or_default();
+    let changes = get(&get(result, &names.meta), &names.changes);
+    let rows = get(result, &names.results);
+    // A write without RETURNING may carry no `results` at all.
+    let rows = match rows.dyn_ref::<Array>() {
+        Some(rows) => rows.iter().map(|r| row(names, &r)).collect(),
+        None if rows.is_undefined() || rows.is_null() => Ok(Vec::new()),
+        None => Err("`results` is not an array".to_owned()),
+    }?;
+    Ok(Outcome {
+        rows,
+        changes: integer(&changes, "meta.changes")?.unwrap_or(0),
+    })
+}
+
+fn row(names: &Names, row: &JsValue) -> Result<Row, String> {
+    let value = |at: usize| Reflect::get(row, &names.columns[at]).unwrap_or_default();
+    let optional_text = |at: usize| text(&value(at), COLUMNS[at]);
+    let optional_integer = |at: usize| integer(&value(at), COLUMNS[at]);
+    let required = |column: Result<Option<String>, String>, at: usize| {
+        column?.ok_or_else(|| format!("column {} is null", COLUMNS[at]))
+    };
+    Ok(Row {
+        seq: optional_integer(0)?.ok_or("column seq is null")?,
+        group_name: required(optional_text(1), 1)?,
+        instance_id: required(optional_text(2), 2)?,
+        revision: required(optional_text(3), 3)?,
+        state: required(optional_text(4), 4)?,
+        enqueued_at: optional_integer(5)?.ok_or("column enqueued_at is null")?,
+        heartbeat_at: optional_integer(6)?,
+        superseded_by: optional_text(7)?,
+        superseded_by_revision: optional_text(8)?,
+        finished_at: optional_integer(9)?,
+    })
+}
+
+fn text(value: &JsValue, name: &str) -> Result<Option<String>, String> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(None);
+    }
+    value
+        .as_string()
+        .map(Some)
+        .ok_or_else(|| format!("{name} is not text"))
+}
+
+/// A non-negative integer (D1 returns SQLite integers as JS numbers).
+fn integer(value: &JsValue, name: &str) -> Result<Option<u64>, String> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(None);
+    }
+    match value.as_f64() {
+        Some(n)
+            if n >= 0.0 && n.fract() == 0.0 && n <= crate::limits::JS_SAFE_INTEGER_MAX as f64 =>
+        {
+            Ok(Some(n as u64))
+        }
+        _ => Err(format!("{name} is not a non-negative integer")),
+    }
+}
