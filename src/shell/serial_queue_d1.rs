@@ -135,8 +135,9 @@ impl Shell {
 
     /// The variables, read on the isolate's first call: a Worker's
     /// variables do not change while its isolate lives, and reading them
-    /// (nine crossings into JS, each copying a string) was a visible part
-    /// of every call's time in WASM (`bench/profile.mjs serial`).
+    /// (eight lookups in `env`, each a crossing into JS, and a string
+    /// copied for each one set) was about 2% of every call's busy time in
+    /// Baton's isolate (`bench/profile.mjs serial`).
     fn config(&self) -> Result<Rc<SerialConfig>, JsValue> {
         thread_local! {
             static CONFIG: std::cell::OnceCell<Result<Rc<SerialConfig>, String>> =
