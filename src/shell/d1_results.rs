@@ -80,16 +80,16 @@ fn row(names: &Names, row: &JsValue) -> Result<Row, String> {
     let value = |at: usize| Reflect::get(row, &names.columns[at]).unwrap_or_default();
     let optional_text = |at: usize| text(&value(at), COLUMNS[at]);
     let optional_integer = |at: usize| integer(&value(at), COLUMNS[at]);
-    let required = |column: Result<Option<String>, String>, at: usize| {
-        column?.ok_or_else(|| format!("column {} is null", COLUMNS[at]))
-    };
+    let null = |at: usize| format!("column {} is null", COLUMNS[at]);
+    let required_text = |at: usize| optional_text(at)?.ok_or_else(|| null(at));
+    let required_integer = |at: usize| optional_integer(at)?.ok_or_else(|| null(at));
     Ok(Row {
-        seq: optional_integer(0)?.ok_or("column seq is null")?,
-        group_name: required(optional_text(1), 1)?,
-        instance_id: required(optional_text(2), 2)?,
-        revision: required(optional_text(3), 3)?,
-        state: required(optional_text(4), 4)?,
-        enqueued_at: optional_integer(5)?.ok_or("column enqueued_at is null")?,
+        seq: required_integer(0)?,
+        group_name: required_text(1)?,
+        instance_id: required_text(2)?,
+        revision: required_text(3)?,
+        state: required_text(4)?,
+        enqueued_at: required_integer(5)?,
         heartbeat_at: optional_integer(6)?,
         superseded_by: optional_text(7)?,
         superseded_by_revision: optional_text(8)?,
