@@ -91,6 +91,16 @@ pub const SERIAL_INSPECT_WAITING_MAX: u32 = 100;
 /// before parsing bounds the work one request can cause.
 pub const HTTP_BODY_BYTES_MAX: usize = 64 * 1024;
 
+/// Most bytes past an operation's own body limit that the API reads and
+/// discards from a refused request before it answers (1 MiB). A reply sent
+/// while the client is still writing makes the runtime close the
+/// connection, and the client then often sees the reset instead of its 413
+/// (or 401, 415): reading the rest first lets it read the answer. The bound
+/// keeps what one refused request costs within 17 times the 64 KiB limit;
+/// past it (by `Content-Length`, or once read) the answer goes at once and
+/// a reset is the client's lot.
+pub const HTTP_BODY_DRAIN_BYTES_MAX: usize = 1024 * 1024;
+
 /// Fewest bytes a bearer-token comparison walks, whatever the lengths: the
 /// comparison's time then does not depend on the configured token's length
 /// for any token up to this size (a 256-bit token in hex is 64 bytes; this

@@ -63,16 +63,28 @@ async fn api(
     param: Option<&str>,
 ) -> Result<String, HttpError> {
     let header = |name: &str| request.headers().get(name).ok().flatten();
-    http::authorize(
+    let content_length = header("content-length");
+    let checked = http::authorize(
         configured_token(env).as_deref(),
         header("authorization").as_deref(),
-    )?;
+    )
+    .and_then(|()| {
+        if !operation.has_body() {
+            return Ok(());
+        }
+        http::check_declared_length(content_length.as_deref(), operation.body_bytes_max())?;
+        http::check_content_type(header("content-type").as_deref())
+    });
+    if let Err(error) = checked {
+        let bytes_max = operation.body_bytes_max();
+        if operation.has_body() && http::worth_draining(content_length.as_deref(), bytes_max) {
+            if let Ok(mut stream) = request.stream() {
+                discard(&mut stream, 0, bytes_max).await;
+            }
+        }
+        return Err(error);
+    }
     let body = if operation.has_body() {
-        http::check_declared_length(
-            header("content-length").as_deref(),
-            operation.body_bytes_max(),
-        )?;
-        http::check_content_type(header("content-type").as_deref())?;
         let bytes = read_body(&mut request, operation.body_bytes_max()).await?;
         Some(http::parse_json_object(&bytes)?)
     } else {
@@ -91,8 +103,9 @@ fn configured_token(env: &Env) -> Option<String> {
         .map(|token| token.to_string())
 }
 
-/// The body, read chunk by chunk and abandoned as soon as it passes the
-/// limit, whatever the `Content-Length` claimed.
+/// The body, read chunk by chunk; past the limit the rest is read and
+/// discarded (up to `http::drain_bytes_max`) and the request refused,
+/// whatever the `Content-Length` claimed.
 async fn read_body(request: &mut Request, bytes_max: usize) -> Result<Vec<u8>, HttpError> {
     if request.inner().body().is_none() {
         return Ok(Vec::new());
@@ -101,10 +114,27 @@ async fn read_body(request: &mut Request, bytes_max: usize) -> Result<Vec<u8>, H
     let mut body = Vec::new();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(internal)?;
-        http::check_body_length(body.len() + chunk.len(), bytes_max)?;
+        if let Err(refused) = http::check_body_length(body.len() + chunk.len(), bytes_max) {
+            discard(&mut stream, body.len() + chunk.len(), bytes_max).await;
+            return Err(refused);
+        }
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// Reads what is left of a refused body, so that the client has finished
+/// writing when its answer comes (`limits::HTTP_BODY_DRAIN_BYTES_MAX` says
+/// why); `read` bytes are already read, `bytes_max` is the operation's
+/// limit. Stops at the bound or on a read error: the answer is the refusal
+/// either way.
+async fn discard(stream: &mut worker::ByteStream, mut read: usize, bytes_max: usize) {
+    while read <= http::drain_bytes_max(bytes_max) {
+        match stream.next().await {
+            Some(Ok(chunk)) => read += chunk.len(),
+            Some(Err(_)) | None => return,
+        }
+    }
 }
 
 fn internal(error: impl std::fmt::Display) -> HttpError {

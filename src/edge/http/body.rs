@@ -5,9 +5,32 @@
 //! The size is checked twice: on the declared `Content-Length` before
 //! anything is read, and on the bytes as they arrive (a chunked body has no
 //! declared length, and a declared one is only a claim).
+//!
+//! A refused request's body is read to its end before the answer goes, up
+//! to [`drain_bytes_max`]: [`worth_draining`] says whether to start.
 
 use super::error::HttpError;
+use crate::limits::HTTP_BODY_DRAIN_BYTES_MAX;
 use serde_json::{Map, Value};
+
+/// How many bytes of a refused request's body the shell reads (and
+/// discards) before it answers, for an operation whose limit is
+/// `bytes_max`: the limit plus [`HTTP_BODY_DRAIN_BYTES_MAX`].
+pub fn drain_bytes_max(bytes_max: usize) -> usize {
+    bytes_max.saturating_add(HTTP_BODY_DRAIN_BYTES_MAX)
+}
+
+/// Whether a refused request's unread body is read and discarded before
+/// the answer: unless its declared `Content-Length` is over
+/// [`drain_bytes_max`] (then reading it would cost more than a reset does).
+/// A body with no declared length is drained, and the shell stops at the
+/// bound.
+pub fn worth_draining(content_length: Option<&str>, bytes_max: usize) -> bool {
+    match content_length.and_then(|v| v.trim().parse::<u64>().ok()) {
+        Some(length) => length <= drain_bytes_max(bytes_max) as u64,
+        None => true,
+    }
+}
 
 /// 413 when the declared `Content-Length` is over the limit. A header that
 /// is not a number is left to the runtime (which refuses such requests) and
@@ -71,6 +94,19 @@ pub fn parse_json_object(body: &[u8]) -> Result<Map<String, Value>, HttpError> {
 mod tests {
     use super::*;
     use crate::limits::HTTP_BODY_BYTES_MAX;
+
+    #[test]
+    fn a_body_is_drained_unless_declared_over_the_drain_bound() {
+        let max = HTTP_BODY_BYTES_MAX;
+        let bound = (max + HTTP_BODY_DRAIN_BYTES_MAX).to_string();
+        let over = (max + HTTP_BODY_DRAIN_BYTES_MAX + 1).to_string();
+        assert_eq!(drain_bytes_max(max), max + HTTP_BODY_DRAIN_BYTES_MAX);
+        assert!(worth_draining(None, max));
+        assert!(worth_draining(Some("not a number"), max));
+        assert!(worth_draining(Some(&bound), max));
+        assert!(!worth_draining(Some(&over), max));
+        assert!(worth_draining(Some(&over), max + 1));
+    }
 
     #[test]
     fn declared_lengths_over_the_limit_are_413() {

@@ -34,7 +34,10 @@ mod error;
 mod routes;
 
 pub use auth::{authorize, tokens_equal};
-pub use body::{check_body_length, check_content_type, check_declared_length, parse_json_object};
+pub use body::{
+    check_body_length, check_content_type, check_declared_length, drain_bytes_max,
+    parse_json_object, worth_draining,
+};
 pub use command::{decode_segment, Command};
 pub use error::{ErrorReply, HttpError};
 pub use routes::{route, Asset, Auth, Endpoint, Matched, Method, Operation, RouteSpec, ROUTES};
