@@ -6,18 +6,27 @@ import path from "node:path";
 import {
   applyMigrations,
   batonWorker,
+  bind,
   callerModules,
+  collectLogs,
   Harness,
+  manifest,
   ROOT,
+  sqliteClasses,
+  worker,
 } from "../tests/miniflare/harness.mjs";
 import { readFileSync } from "node:fs";
 
 export { ROOT };
 
-/** The runtime's last stderr lines (all Miniflares of this process), for a failure report. */
+/** The runtime's last log lines (all Miniflares of this process), for a failure report. */
 const STDERR_TAIL_LINES = 40;
 const stderrTail = [];
 export const runtimeStderrTail = () => stderrTail.join("\n");
+
+/** The bench Workflow, defined by the bench Worker. */
+const BENCH_WORKFLOW = { name: "bench-workflow", className: "BenchWorkflow", scriptName: "bench" };
+const benchWorkflow = () => bind.workflow("bench", BENCH_WORKFLOW.name, BENCH_WORKFLOW.className);
 
 /**
  * Miniflare options for Baton plus the bench Worker.
@@ -26,69 +35,47 @@ export const runtimeStderrTail = () => stderrTail.join("\n");
  */
 export function benchOptions({ vars = {}, wasm } = {}) {
   return {
-    // Baton logs every decision; the bench prints only its own figures,
-    // and the runtime's last error lines if it fails.
-    handleRuntimeStdio(stdout, stderr) {
-      stdout.resume();
-      stderr.on("data", (chunk) => {
-        stderrTail.push(...String(chunk).split("\n").filter(Boolean));
-        stderrTail.splice(0, Math.max(0, stderrTail.length - STDERR_TAIL_LINES));
-      });
-    },
+    // The bench prints only its own figures, and the runtime's last lines
+    // if it fails.
+    handleStructuredLogs: collectLogs(stderrTail, STDERR_TAIL_LINES),
     workers: [
-      {
+      worker({
         name: "bench",
-        compatibilityDate: "2026-07-01",
-        modulesRoot: ROOT,
-        modules: [
-          ...callerModules("bench/worker.mjs"),
-          { type: "ESModule", path: path.join(ROOT, "bench/rate-baselines.mjs") },
-          { type: "ESModule", path: path.join(ROOT, "bench/plain-coordinator.mjs") },
-        ],
-        durableObjects: {
-          COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
-          RATE_LIMITER: { className: "RateLimiter", scriptName: "baton", useSQLite: true },
-          JS_RATE_LIMITER: { className: "JsExactRateLimiter", useSQLite: true },
-          FIXED_RATE_LIMITER: { className: "FixedWindowRateLimiter", useSQLite: true },
+        modules: manifest([...callerModules("bench/worker.mjs"), "bench/rate-baselines.mjs", "bench/plain-coordinator.mjs"]),
+        env: {
+          COORDINATOR: bind.durableObject("baton", "Coordinator"),
+          RATE_LIMITER: bind.durableObject("baton", "RateLimiter"),
+          JS_RATE_LIMITER: bind.durableObject("bench", "JsExactRateLimiter"),
+          FIXED_RATE_LIMITER: bind.durableObject("bench", "FixedWindowRateLimiter"),
           // The baseline: what a user would write instead (bench/plain-coordinator.mjs),
           // in the calling Worker itself...
-          PLAIN: { className: "PlainCoordinator", useSQLite: true },
+          PLAIN: bind.durableObject("bench", "PlainCoordinator"),
           // ...and the same class in a Worker of its own, reached as Baton's
           // Coordinator is (a Durable Object of another script).
-          PLAIN_REMOTE: { className: "PlainCoordinator", scriptName: "plain", useSQLite: true },
-          DEBOUNCER: { className: "Debouncer", scriptName: "baton", useSQLite: true },
-          RUNS: { className: "Runs", scriptName: "baton", useSQLite: true },
+          PLAIN_REMOTE: bind.durableObject("plain", "PlainCoordinator"),
+          DEBOUNCER: bind.durableObject("baton", "Debouncer"),
+          RUNS: bind.durableObject("baton", "Runs"),
+          BENCH_WF: benchWorkflow(),
+          BATON: bind.service("baton"),
+          // JS_QUEUE: P2's baseline, the same queue in a plain JS Worker.
+          JS_QUEUE: bind.service("js-queue"),
+          // Only to time a D1 round trip; the serial queue's tables live in Baton's.
+          DB: bind.d1("DB"),
         },
-        workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow" } },
-        // JS_QUEUE: P2's baseline, the same queue in a plain JS Worker.
-        serviceBindings: { BATON: "baton", JS_QUEUE: "js-queue" },
-        // Only to time a D1 round trip; the serial queue's tables live in Baton's.
-        d1Databases: ["DB"],
-      },
-      batonWorker({
-        workflow: { name: "bench-workflow", className: "BenchWorkflow", scriptName: "bench" },
-        vars,
-        wasm,
+        exports: sqliteClasses("JsExactRateLimiter", "FixedWindowRateLimiter", "PlainCoordinator"),
       }),
-      {
+      batonWorker({ workflow: BENCH_WORKFLOW, vars, wasm }),
+      worker({
         name: "plain",
-        compatibilityDate: "2026-07-01",
-        modulesRoot: ROOT,
-        modules: [
-          { type: "ESModule", path: path.join(ROOT, "bench/plain-worker.mjs") },
-          { type: "ESModule", path: path.join(ROOT, "bench/plain-coordinator.mjs") },
-        ],
-        durableObjects: { PLAIN: { className: "PlainCoordinator", useSQLite: true } },
-        workflows: { BENCH_WF: { name: "bench-workflow", className: "BenchWorkflow", scriptName: "bench" } },
-      },
-      {
+        modules: manifest(["bench/plain-worker.mjs", "bench/plain-coordinator.mjs"]),
+        env: { PLAIN: bind.durableObject("plain", "PlainCoordinator"), BENCH_WF: benchWorkflow() },
+        exports: sqliteClasses("PlainCoordinator"),
+      }),
+      worker({
         name: "js-queue",
-        compatibilityDate: "2026-07-01",
-        modulesRoot: ROOT,
-        modules: [{ type: "ESModule", path: path.join(ROOT, "bench/js-queue.mjs") }],
-        d1Databases: ["DB"],
-        workflows: { WORKFLOW: { name: "bench-workflow", className: "BenchWorkflow", scriptName: "bench" } },
-      },
+        modules: manifest(["bench/js-queue.mjs"]),
+        env: { DB: bind.d1("DB"), WORKFLOW: benchWorkflow() },
+      }),
     ],
   };
 }

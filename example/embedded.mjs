@@ -4,10 +4,10 @@
 // standalone Baton, reached through the service binding `BATON`; here
 // `batonService(env, ctx)` stands in for that binding (the queue's RPC
 // methods and Baton's fetch, run in this Worker), so nothing else differs.
-import { batonService } from "baton/worker";
+import { batonService } from "baton-workflows/worker";
 import standalone, { ExampleWorkflow as StandaloneWorkflow } from "./worker.mjs";
 
-export { Coordinator } from "baton/worker";
+export { Coordinator } from "baton-workflows/worker";
 
 const embedded = (env, ctx) => ({ ...env, BATON: batonService(env, ctx) });
 

@@ -1,8 +1,8 @@
-// Types for `baton/worker`: the Worker itself, for a user's Worker to embed
+// Types for `baton-workflows/worker`: the Worker itself, for a user's Worker to embed
 // (re-export the Durable Object classes, mount the HTTP API and the RPC
 // methods) or to name in its binding types:
 //
-//   import type { Coordinator, RateLimiter, Runs, Baton } from "baton/worker";
+//   import type { Coordinator, RateLimiter, Runs, Baton } from "baton-workflows/worker";
 //   interface Env {
 //     COORDINATOR: DurableObjectNamespace<Coordinator>;
 //     RATE_LIMITER: DurableObjectNamespace<RateLimiter>;

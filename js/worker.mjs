@@ -1,4 +1,4 @@
-// The Worker's entry module, and the npm package's `baton/worker`: the Rust
+// The Worker's entry module, and the npm package's `baton-workflows/worker`: the Rust
 // build (build/index.js, which imports the WASM; build/assets.js, the static
 // files it serves) plus the one thing Rust
 // cannot declare, Durable Object classes that extend `DurableObject`

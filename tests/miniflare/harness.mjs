@@ -1,11 +1,91 @@
 // Starts Baton and a test Worker in one Miniflare: the real Workflow engine,
 // the real Coordinator Durable Object (SQLite-backed) and the built WASM.
+//
+// The options are Miniflare 5's (the Miniflare that the pinned wrangler
+// runs, on its workerd): each Worker is `{ config, dev }`, its modules a
+// manifest of contents, its bindings typed entries of `env`. The helpers
+// below build those entries, so a test names a binding in one line.
 import { Miniflare } from "miniflare";
 import { fileURLToPath } from "node:url";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+/**
+ * The compatibility date of every Worker the tests and the bench start: the
+ * date of the workerd that the pinned wrangler ships (workerd 1.YYYYMMDD.N),
+ * the newest that runtime knows. package.test.mjs checks that every wrangler
+ * config of the repository and the README names the same date, and
+ * `npm run upgrade-runtime` moves them all with the pins.
+ */
+export const COMPATIBILITY_DATE = workerdDate();
+
+function workerdDate() {
+  const { version } = JSON.parse(readFileSync(path.join(ROOT, "node_modules/workerd/package.json"), "utf8"));
+  const [, y, m, d] = version.match(/^1\.(\d{4})(\d{2})(\d{2})\./) ?? [];
+  if (!y) throw new Error(`workerd ${version}: not 1.YYYYMMDD.N`);
+  return `${y}-${m}-${d}`;
+}
+
+/** A module of a manifest: its type and its bytes, read from `file` under ROOT unless given. */
+const MODULE_TYPES = { ".mjs": "esm", ".js": "esm", ".wasm": "wasm" };
+
+/**
+ * A Worker's module manifest: `files` relative to ROOT, the first one the
+ * main module; `contents` replaces a file's bytes (`{ [file]: bytes }`).
+ */
+export function manifest(files, contents = {}) {
+  const modules = {};
+  for (const file of files) {
+    const type = MODULE_TYPES[path.extname(file)];
+    if (!type) throw new Error(`manifest: no module type for ${file}`);
+    const bytes = contents[file] ?? readFileSync(path.join(ROOT, file));
+    modules[file] = { type, contents: type === "esm" ? String(bytes) : new Uint8Array(bytes) };
+  }
+  return { mainModule: files[0], modulesRoot: ROOT, modules };
+}
+
+/** Binding entries of a Worker's `env`. */
+export const bind = {
+  /** A Durable Object class `exportName` of Worker `worker`. */
+  durableObject: (worker, exportName) => ({ type: "durable-object", worker, exportName }),
+  /** Workflow `name`, whose class `exportName` Worker `worker` defines. */
+  workflow: (worker, name, exportName) => ({ type: "workflow", name, worker, exportName }),
+  /** A service binding to Worker `worker`'s default entrypoint. */
+  service: (worker) => ({ type: "worker", worker }),
+  d1: (id) => ({ type: "d1", id }),
+  text: (value) => ({ type: "text", value }),
+  /** Every entry of `vars` as a text binding. */
+  vars: (vars) => Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, bind.text(value)])),
+};
+
+/** The `exports` entries declaring SQLite-backed Durable Object classes. */
+export function sqliteClasses(...classNames) {
+  return Object.fromEntries(classNames.map((name) => [name, { type: "durable-object", storage: "sqlite" }]));
+}
+
+/**
+ * A Miniflare 5 Worker entry. `sockets`: real ports for it (see batonUrl()).
+ */
+export function worker({ name, modules, env = {}, exports = {}, sockets }) {
+  return {
+    config: { name, compatibilityDate: COMPATIBILITY_DATE, manifest: modules, env, exports },
+    dev: sockets ? { unsafeDirectSockets: sockets } : {},
+  };
+}
+
+/**
+ * Collects everything the Workers runtime prints, one entry a line (its
+ * structured logs: decision logs among them), into `lines`; keeps at most
+ * `keep` of the newest when given.
+ */
+export function collectLogs(lines, keep) {
+  return (log) => {
+    lines.push(...String(log.message).split("\n"));
+    if (keep) lines.splice(0, Math.max(0, lines.length - keep));
+  };
+}
 
 /**
  * @param {{ holderCheckMs?: number, vars?: Record<string, string>, listen?: boolean,
@@ -18,59 +98,43 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 export async function startBaton(options = {}) {
   // Everything the Workers runtime prints, line by line (decision logs among it).
   const runtimeLines = [];
-  const collect = (stream) => {
-    let rest = "";
-    stream.on("data", (chunk) => {
-      const lines = (rest + chunk).split("\n");
-      rest = lines.pop();
-      runtimeLines.push(...lines);
-    });
-  };
   const mf = new Miniflare({
-    ...(options.persistRoot ? { defaultPersistRoot: options.persistRoot } : {}),
-    handleRuntimeStdio(stdout, stderr) {
-      collect(stdout);
-      collect(stderr);
-    },
+    ...(options.persistRoot ? { resourcePersistencePath: options.persistRoot } : {}),
+    handleStructuredLogs: collectLogs(runtimeLines),
     workers: [
-      {
+      worker({
         name: "test-workflows",
-        compatibilityDate: "2026-07-01",
-        modulesRoot: ROOT,
-        modules: callerModules("tests/miniflare/workflows.mjs"),
-        durableObjects: {
-          COORDINATOR: { className: "Coordinator", scriptName: "baton", useSQLite: true },
-          DEBOUNCER: { className: "Debouncer", scriptName: "baton", useSQLite: true },
-          RUNS: { className: "Runs", scriptName: "baton", useSQLite: true },
-          RECORDER: { className: "Recorder", useSQLite: true },
-          RATE_LIMITER: { className: "RateLimiter", scriptName: "baton", useSQLite: true },
+        modules: manifest(callerModules("tests/miniflare/workflows.mjs")),
+        env: {
+          COORDINATOR: bind.durableObject("baton", "Coordinator"),
+          DEBOUNCER: bind.durableObject("baton", "Debouncer"),
+          RUNS: bind.durableObject("baton", "Runs"),
+          RECORDER: bind.durableObject("test-workflows", "Recorder"),
+          RATE_LIMITER: bind.durableObject("baton", "RateLimiter"),
+          TEST_WF: bind.workflow("test-workflows", "test-workflow", "TestWorkflow"),
+          OTHER_WF: bind.workflow("test-workflows", "other-workflow", "OtherWorkflow"),
+          ECHO_WF: bind.workflow("test-workflows", "echo-workflow", "EchoWorkflow"),
+          BATON: bind.service("baton"),
         },
+        exports: sqliteClasses("Recorder"),
+      }),
+      batonWorker({
+        workflow: { name: "test-workflow", className: "TestWorkflow", scriptName: "test-workflows" },
+        // OTHER: a second Workflow sharing Baton's keys (contract §1a);
+        // ECHO: what the Debouncer starts in tests.
         workflows: {
-          TEST_WF: { name: "test-workflow", className: "TestWorkflow" },
-          OTHER_WF: { name: "other-workflow", className: "OtherWorkflow" },
-          ECHO_WF: { name: "echo-workflow", className: "EchoWorkflow" },
+          OTHER: { name: "other-workflow", className: "OtherWorkflow", scriptName: "test-workflows" },
+          ECHO: ECHO_WORKFLOW,
+          ...options.workflows,
         },
-        serviceBindings: { BATON: "baton" },
-      },
-      {
-        ...batonWorker({
-          workflow: { name: "test-workflow", className: "TestWorkflow", scriptName: "test-workflows" },
-          // OTHER: a second Workflow sharing Baton's keys (contract §1a);
-          // ECHO: what the Debouncer starts in tests.
-          workflows: {
-            OTHER: { name: "other-workflow", className: "OtherWorkflow", scriptName: "test-workflows" },
-            ECHO: ECHO_WORKFLOW,
-            ...options.workflows,
-          },
-          vars: {
-            HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000),
-            WORKFLOW_BINDINGS: "WORKFLOW,OTHER",
-            ...options.vars,
-          },
-        }),
+        vars: {
+          HOLDER_CHECK_MS: String(options.holderCheckMs ?? 5000),
+          WORKFLOW_BINDINGS: "WORKFLOW,OTHER",
+          ...options.vars,
+        },
         // Port 0: the OS picks a free one; batonUrl() reads it back.
-        ...(options.listen ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
-      },
+        sockets: options.listen ? [{ host: "127.0.0.1", port: 0 }] : undefined,
+      }),
     ],
   });
   await mf.ready;
@@ -91,45 +155,40 @@ async function tableExists(db, name) {
   return results.some((row) => row.name === name);
 }
 
+/** Baton's classes, each a SQLite-backed Durable Object bound under its name. */
+const BATON_CLASSES = { COORDINATOR: "Coordinator", RATE_LIMITER: "RateLimiter", DEBOUNCER: "Debouncer", RUNS: "Runs" };
+
 /**
- * Miniflare options for Baton's own Worker, as wrangler.toml declares it:
- * the entry module, the built WASM with its glue and static files
- * (build/assets.js), the Coordinator, D1, and the Workflow
- * it coordinates (`workflow`: its name, class and defining script, bound
- * as WORKFLOW; `workflows`: more, by binding name).
+ * Miniflare's Worker entry for Baton's own Worker, as wrangler.toml declares
+ * it: the entry module, the built WASM with its glue and static files
+ * (build/assets.js), its Durable Objects, D1, and the Workflow it coordinates
+ * (`workflow`: `{ name, className, scriptName }`, bound as WORKFLOW;
+ * `workflows`: more, by binding name). `vars`: its variables.
  * `wasm`: other module bytes to load instead of build/index_bg.wasm.
+ * `sockets`: real ports for it.
  */
-export function batonWorker({ workflow, workflows = {}, vars = {}, wasm }) {
-  const wasmModule = { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm") };
-  if (wasm) wasmModule.contents = wasm;
-  return {
-    name: "baton",
-    compatibilityDate: "2026-07-01",
-    modulesRoot: ROOT,
-    modules: [
-      { type: "ESModule", path: path.join(ROOT, "js/worker.mjs") },
-      { type: "ESModule", path: path.join(ROOT, "build/index.js") },
-      { type: "ESModule", path: path.join(ROOT, "build/assets.js") },
-      wasmModule,
-    ],
-    durableObjects: {
-      COORDINATOR: { className: "Coordinator", useSQLite: true },
-      RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
-      DEBOUNCER: { className: "Debouncer", useSQLite: true },
-      RUNS: { className: "Runs", useSQLite: true },
-    },
-    d1Databases: ["DB"],
-    workflows: { WORKFLOW: workflow, ...workflows },
-    bindings: vars,
+export function batonWorker({ workflow, workflows = {}, vars = {}, wasm, sockets }) {
+  const files = ["js/worker.mjs", "build/index.js", "build/assets.js", "build/index_bg.wasm"];
+  const env = {
+    ...Object.fromEntries(Object.entries(BATON_CLASSES).map(([name, className]) => [name, bind.durableObject("baton", className)])),
+    DB: bind.d1("DB"),
+    ...Object.fromEntries(
+      Object.entries({ WORKFLOW: workflow, ...workflows }).map(([name, w]) => [name, bind.workflow(w.scriptName, w.name, w.className)]),
+    ),
+    ...bind.vars(vars),
   };
+  return worker({
+    name: "baton",
+    modules: manifest(files, wasm ? { "build/index_bg.wasm": wasm } : {}),
+    env,
+    exports: sqliteClasses(...Object.values(BATON_CLASSES)),
+    sockets,
+  });
 }
 
-/** A calling Worker's modules: its entry plus the npm package's helpers. */
+/** A calling Worker's module files: its entry plus the npm package's helpers. */
 export function callerModules(entry) {
-  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/rate-limit.mjs", "js/steps.mjs", "js/debounce.mjs", "js/runs.mjs"].map((file) => ({
-    type: "ESModule",
-    path: path.join(ROOT, file),
-  }));
+  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/rate-limit.mjs", "js/steps.mjs", "js/debounce.mjs", "js/runs.mjs"];
 }
 
 /**

@@ -5,7 +5,7 @@
 // (```toml file=...), so the README cannot drift from what is tested.
 //
 // - the tarball holds every module its entry points import;
-// - every Durable Object class of baton/worker is declared, embedded and
+// - every Durable Object class of baton-workflows/worker is declared, embedded and
 //   deployed (the test names the place a new class is missing from);
 // - a user's Workflow typed with @cloudflare/workers-types compiles with
 //   `tsc --strict` (embedded and standalone, and the README's samples);
@@ -23,13 +23,14 @@
 // dependencies, so installing it needs no registry.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Miniflare } from "miniflare";
+import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
-import { Harness, ROOT, applyMigrations } from "./harness.mjs";
+import { COMPATIBILITY_DATE, Harness, ROOT, applyMigrations } from "./harness.mjs";
 
 const FIXTURES = path.join(ROOT, "tests/miniflare/user-project");
 const BIN = path.join(ROOT, "node_modules/.bin");
@@ -116,20 +117,33 @@ function assertBindings(output, present, absent = []) {
 
 /**
  * Miniflare's options for the project in `dir` as wrangler bundled it into
- * `out/` (the last dryRun), with the bindings of its wrangler.toml.
+ * `out/` (the last dryRun), with the bindings of its wrangler.toml. wrangler
+ * still answers in Miniflare 4's shape; `miniflare()` converts it.
  */
 function bundledOptions(dir, bindings = {}) {
   const config = path.join(dir, "wrangler.toml");
   const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
+  const out = path.join(dir, "out");
+  const entry = path.basename(main).replace(/\.(ts|mjs)$/, ".js");
+  // Every file of the bundle as a module, the entry first (Miniflare 5 has
+  // no module rules: each module is listed with its type).
+  const files = readdirSync(out, { recursive: true }).filter((f) => /\.(js|wasm)$/.test(f) && f !== entry);
+  const modules = [entry, ...files].map((file) => ({
+    type: file.endsWith(".wasm") ? "CompiledWasm" : "ESModule",
+    path: path.join(out, file),
+  }));
   return {
     ...workerOptions,
     name: readFileSync(config, "utf8").match(/^name = "(.+)"$/m)[1],
-    modules: true,
-    modulesRoot: path.join(dir, "out"),
-    scriptPath: path.join(dir, "out", path.basename(main).replace(/\.(ts|mjs)$/, ".js")),
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    modulesRoot: out,
+    modules,
     bindings: { ...workerOptions.bindings, ...bindings },
   };
+}
+
+/** A Miniflare 5 of the Workers `workers` (wrangler's Miniflare 4 shape), with `shared` options of its own. */
+function miniflare(workers, shared = {}) {
+  return new Miniflare({ ...convertV4MiniflareOptions({ workers }), ...shared });
 }
 
 before(() => {
@@ -143,6 +157,32 @@ before(() => {
 
 after(() => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+test("the package is baton-workflows, packed as baton-workflows-<version>.tgz", () => {
+  const { name, version } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  assert.equal(name, "baton-workflows");
+  assert.equal(path.basename(tarball), `baton-workflows-${version}.tgz`);
+});
+
+test("the pins: wrangler exact, its own Miniflare, and every config on its workerd's date", () => {
+  const { devDependencies } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  const installed = (name) => JSON.parse(readFileSync(path.join(ROOT, "node_modules", name, "package.json"), "utf8"));
+  const wrangler = installed("wrangler");
+  assert.equal(devDependencies.wrangler, wrangler.version, "wrangler is pinned exactly (npm run upgrade-runtime)");
+  assert.equal(devDependencies.miniflare, wrangler.dependencies.miniflare, "the tests' Miniflare is wrangler's own");
+  assert.equal(installed("miniflare").version, wrangler.dependencies.miniflare);
+  assert.equal(installed("workerd").version, wrangler.dependencies.workerd, "the tests run the workerd wrangler dev runs");
+  const configs = ["wrangler.toml", "example/wrangler.toml", "example/embedded.toml"].map((f) => [f, readFileSync(path.join(ROOT, f), "utf8")]);
+  configs.push(...[...readmeBlocks()].map(([name, text]) => [`README.md's ${name}`, text]));
+  let dated = 0;
+  for (const [name, text] of configs) {
+    for (const [, date] of text.matchAll(/^compatibility_date = "([^"]+)"$/gm)) {
+      assert.equal(date, COMPATIBILITY_DATE, `${name}: compatibility_date`);
+      dated += 1;
+    }
+  }
+  assert.ok(dated >= 6, `compatibility dates found: ${dated}`);
 });
 
 test("the tarball holds every module its entry points import", () => {
@@ -163,20 +203,20 @@ test("the tarball holds every module its entry points import", () => {
       pending.push(file.endsWith(".d.ts") ? resolved.replace(/\.js$/, ".d.ts") : resolved);
     }
   }
-  assert.ok(seen.has("build/index_bg.wasm"), `the WASM is reached from baton/worker: ${[...seen]}`);
+  assert.ok(seen.has("build/index_bg.wasm"), `the WASM is reached from baton-workflows/worker: ${[...seen]}`);
   assert.ok([...packed].some((f) => /^migrations\/.*\.sql$/.test(f)), `D1 migrations ship: ${[...packed]}`);
 });
 
-test("every Durable Object class of baton/worker is declared, embedded and deployed", () => {
+test("every Durable Object class of baton-workflows/worker is declared, embedded and deployed", () => {
   // What a new class must add to join both modes: this test names the file.
   const read = (file) => readFileSync(path.join(ROOT, file), "utf8");
   const classes = [...read("js/worker.mjs").matchAll(/^export class (\w+) extends DurableObject\b/gm)].map((m) => m[1]);
   assert.ok(classes.includes("Coordinator"), `classes found in js/worker.mjs: ${classes}`);
-  const embeddedExports = read("tests/miniflare/user-project/embedded.ts").match(/^export \{ ([^}]+) \} from "baton\/worker";$/m)[1];
+  const embeddedExports = read("tests/miniflare/user-project/embedded.ts").match(/^export \{ ([^}]+) \} from "baton-workflows\/worker";$/m)[1];
   const places = {
     "js/worker.d.ts (export declare class X extends DurableObject)": (c) =>
       new RegExp(`^export declare class ${c} extends DurableObject\\b`, "m").test(read("js/worker.d.ts")),
-    "tests/miniflare/user-project/embedded.ts (export { ... } from \"baton/worker\")": (c) =>
+    "tests/miniflare/user-project/embedded.ts (export { ... } from \"baton-workflows/worker\")": (c) =>
       embeddedExports.split(/,\s*/).includes(c),
   };
   for (const name of ["embedded/wrangler.toml", "standalone/baton/wrangler.toml"]) {
@@ -209,10 +249,10 @@ describe("embedded mode: Baton inside the user's Worker", () => {
 
   test("its Workflow runs withKey and serialize against the embedded classes", async () => {
     // The bundle wrangler made above, as it would upload it.
-    const mf = new Miniflare(bundledOptions(dir, { BATON_TOKEN: "package-test" }));
+    const mf = miniflare([bundledOptions(dir, { BATON_TOKEN: "package-test" })]);
     try {
       await mf.ready;
-      await applyMigrations(await mf.getD1Database("DB"), path.join(dir, "node_modules/baton/migrations"));
+      await applyMigrations(await mf.getD1Database("DB"), path.join(dir, "node_modules/baton-workflows/migrations"));
       const harness = new Harness(mf);
       const call = async (route, init) => {
         const response = await mf.dispatchFetch(`http://user${route}`, init);
@@ -270,11 +310,8 @@ describe("standalone mode: the first deploy binds nothing that does not exist ye
     assertBindings(output, ["env.COORDINATOR (Coordinator)", "env.DB (baton)"], ["Workflow"]);
     // It serves, and a call that needs the Workflow says what is missing.
     let printed = "";
-    const mf = new Miniflare({
-      ...bundledOptions(baton, { BATON_TOKEN: "package-test" }),
-      handleRuntimeStdio(stdout, stderr) {
-        for (const stream of [stdout, stderr]) stream.on("data", (chunk) => (printed += chunk));
-      },
+    const mf = miniflare([bundledOptions(baton, { BATON_TOKEN: "package-test" })], {
+      handleStructuredLogs: (log) => (printed += `${log.message}\n`),
     });
     try {
       const page = await mf.dispatchFetch("http://baton/");
@@ -313,10 +350,10 @@ describe("standalone mode: the first deploy binds nothing that does not exist ye
   test("the two Workers as deployed by steps 2 and 3 run the user's Workflow against Baton", async () => {
     // Both bundles as the dry runs above left them, each Worker under its name.
     const [batonOptions, workerOptions] = [baton, worker].map((dir) => bundledOptions(dir));
-    const mf = new Miniflare({ workers: [workerOptions, batonOptions] });
+    const mf = miniflare([workerOptions, batonOptions]);
     try {
       await mf.ready;
-      await applyMigrations(await mf.getD1Database("DB", "baton"), path.join(baton, "node_modules/baton/migrations"));
+      await applyMigrations(await mf.getD1Database("DB", "baton"), path.join(baton, "node_modules/baton-workflows/migrations"));
       const harness = new Harness(mf);
       const call = async (route, init) => {
         const response = await mf.dispatchFetch(`http://user${route}`, init);
@@ -353,5 +390,102 @@ describe("standalone mode: the first deploy binds nothing that does not exist ye
       "env.MIGRATE (MigrateWorkflow (defined in my-worker))",
       'env.WORKFLOW_BINDINGS ("WORKFLOW,MIGRATE")',
     ]);
+  });
+});
+
+/** A port on 127.0.0.1 that nothing listens on now (the OS picks it). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Bounds for `wrangler dev`: its start, one instance's run, its stop. */
+const DEV_READY_MS = 90_000;
+const DEV_RUN_MS = 60_000;
+const DEV_STOP_MS = 10_000;
+
+describe("the README's embedded project under wrangler dev, as a user runs it", () => {
+  let dir;
+  let dev;
+  let output = "";
+  let base;
+
+  before(async () => {
+    dir = userProject("dev-embedded");
+    writeFileSync(path.join(dir, "src/index.ts"), block("embedded/src/index.ts"));
+    writeFileSync(path.join(dir, "wrangler.toml"), block("embedded/wrangler.toml"));
+    run(path.join(BIN, "wrangler"), ["d1", "migrations", "apply", "DB", "--local"], dir);
+    const [port, inspector] = [await freePort(), await freePort()];
+    base = `http://127.0.0.1:${port}`;
+    // Its own process group, so that stopping it stops workerd with it.
+    dev = spawn(
+      path.join(BIN, "wrangler"),
+      ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--show-interactive-dev-session=false"],
+      { cwd: dir, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    for (const stream of [dev.stdout, dev.stderr]) stream.on("data", (chunk) => (output += chunk));
+    const exited = new Promise((resolve) => dev.once("exit", resolve));
+    const deadline = Date.now() + DEV_READY_MS;
+    for (;;) {
+      const answer = await fetch(`${base}/openapi.json`).catch(() => null);
+      if (answer?.ok) break;
+      const gone = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 250))]);
+      if (gone || Date.now() > deadline) throw new Error(`wrangler dev did not serve ${base} in time:\n${output}`);
+    }
+  });
+
+  after(async () => {
+    if (dev && dev.exitCode === null && dev.signalCode === null) {
+      const exited = new Promise((resolve) => dev.once("exit", resolve));
+      process.kill(-dev.pid, "SIGTERM");
+      const stopped = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), DEV_STOP_MS))]);
+      if (!stopped) process.kill(-dev.pid, "SIGKILL");
+    }
+  });
+
+  const json = async (route, init) => {
+    const answer = await fetch(`${base}${route}`, init);
+    const text = await answer.text();
+    assert.ok(answer.ok, `${route}: ${answer.status} ${text}\n${output}`);
+    return JSON.parse(text);
+  };
+
+  test("three deploys of one key through the project's own route hold it one at a time", async () => {
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await json("/deploy?key=site", { method: "POST" })).id);
+    const spans = [];
+    for (const id of ids) {
+      const deadline = Date.now() + DEV_RUN_MS;
+      let status;
+      for (;;) {
+        status = await json(`/deploy?id=${id}`);
+        if (["complete", "errored", "terminated"].includes(status.status)) break;
+        assert.ok(Date.now() < deadline, `${id} did not finish in time: ${JSON.stringify(status)}\n${output}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.equal(status.status, "complete", `${id}: ${JSON.stringify(status)}`);
+      assert.equal(status.output.published, "published");
+      spans.push({ id, ...status.output.migrated });
+    }
+    // Handed on in turn: sorted by when each took the key, no span starts
+    // before the one ahead of it ended.
+    spans.sort((a, b) => a.from - b.from);
+    for (let i = 1; i < spans.length; i++) {
+      assert.ok(spans[i].from >= spans[i - 1].to, `held spans overlap: ${JSON.stringify(spans)}`);
+    }
+  });
+
+  test("the status page and /openapi.json answer", async () => {
+    const page = await fetch(`${base}/`);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<html/i);
+    const document = await json("/openapi.json");
+    assert.match(document.openapi, /^3\./);
   });
 });

@@ -5,11 +5,11 @@
 // `tsc --strict`, bundles it with `wrangler deploy --dry-run` and runs it in
 // miniflare.
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
-import { serialize, withKey } from "baton";
-import { batonService, handleFetch, type Coordinator, type Debouncer, type RateLimiter, type Runs } from "baton/worker";
+import { serialize, withKey } from "baton-workflows";
+import { batonService, handleFetch, type Coordinator, type Debouncer, type RateLimiter, type Runs } from "baton-workflows/worker";
 
 // Baton's Durable Object classes, served by this Worker.
-export { Coordinator, Debouncer, RateLimiter, Runs } from "baton/worker";
+export { Coordinator, Debouncer, RateLimiter, Runs } from "baton-workflows/worker";
 
 interface Env {
   COORDINATOR: DurableObjectNamespace<Coordinator>;

@@ -3,8 +3,8 @@
 // to the `baton` Worker. Type-checked with `tsc --strict` and bundled with
 // `wrangler deploy --dry-run` by tests/miniflare/package.test.mjs.
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
-import { RunSkipped, serialize, withKey } from "baton";
-import type { Baton, Coordinator } from "baton/worker";
+import { RunSkipped, serialize, withKey } from "baton-workflows";
+import type { Baton, Coordinator } from "baton-workflows/worker";
 
 interface Env {
   COORDINATOR: DurableObjectNamespace<Coordinator>;
