@@ -72,7 +72,7 @@ function block(name) {
 
 /**
  * A user's Worker project in the scratch dir: its package.json, the packed
- * `baton` installed from the tarball, `src/index.ts` from the fixture
+ * `baton-workflows` installed from the tarball, `src/index.ts` from the fixture
  * `source`, and a tsconfig for `tsc --strict`.
  */
 function userProject(name, source) {

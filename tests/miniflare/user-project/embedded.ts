@@ -1,7 +1,7 @@
 // A user's Worker that embeds Baton (the README's "Embedded mode"): it
 // re-exports Baton's Durable Object classes, declares its own Workflow, and
 // serves Baton's HTTP API from its own fetch. tests/miniflare/package.test.mjs
-// installs the packed `baton` tarball beside this file, type-checks it with
+// installs the packed `baton-workflows` tarball beside this file, type-checks it with
 // `tsc --strict`, bundles it with `wrangler deploy --dry-run` and runs it in
 // miniflare.
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
