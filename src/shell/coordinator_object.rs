@@ -16,7 +16,7 @@
 //! into the request object each method here takes.
 
 use super::config::CoordinatorConfig;
-use super::decision_log::{self, Scope};
+use super::decision_log::{self, Kind, Scope};
 use super::gate::under_gate;
 use super::js::{self, now_ms, to_js};
 use super::object::ObjectBase;
@@ -70,7 +70,6 @@ impl CoordinatorCore {
     #[wasm_bindgen(constructor)]
     pub fn new(raw_state: DurableObjectState, env: Env) -> CoordinatorCore {
         let config = CoordinatorConfig::from_env(&env);
-        decision_log::configure(&env);
         CoordinatorCore {
             object: Rc::new(Object {
                 base: ObjectBase::new(raw_state, env),
@@ -344,7 +343,15 @@ impl Object {
                 format!("superseded {} waiter(s)", reply.terminated.len()),
             ),
         };
+        // A plain join waits only if its acquire finds the key taken: that
+        // acquire's line says so.
+        let kind = if reply.coalesced_into.is_none() && reply.terminated.is_empty() {
+            Kind::Routine
+        } else {
+            Kind::Contended
+        };
         decision_log::decision(
+            kind,
             Scope::Key(key.as_str()),
             logged_request.instance_id.as_str(),
             decision,
@@ -371,7 +378,12 @@ impl Object {
         match step {
             AcquireStep::Done(Decided { reply, wake }) if wake.is_empty() => {
                 let outcome = AcquireOutcome::from(*reply);
+                let kind = match outcome {
+                    AcquireOutcome::Granted => Kind::Routine,
+                    _ => Kind::Contended,
+                };
                 decision_log::decision(
+                    kind,
                     Scope::Key(request.key.as_str()),
                     request.instance_id.as_str(),
                     outcome.as_str(),
@@ -431,7 +443,10 @@ impl Object {
             }
         };
         let outcome = AcquireOutcome::from(reply);
+        // This path wakes slots ahead of the caller or checks a holder: the
+        // key is contended whatever the answer.
         decision_log::decision(
+            Kind::Contended,
             Scope::Key(key.as_str()),
             id.as_str(),
             outcome.as_str(),
@@ -466,7 +481,13 @@ impl Object {
             (Some(_), Some(next)) => format!("handed the key to {next}"),
             (Some(_), None) => "freed the key: no live waiter".to_string(),
         };
+        let kind = if next.is_some() {
+            Kind::Contended
+        } else {
+            Kind::Routine
+        };
         decision_log::decision(
+            kind,
             Scope::Key(request.key.as_str()),
             request.instance_id.as_str(),
             "released",
@@ -526,6 +547,7 @@ impl Object {
             .await;
             for (holder, liveness) in &answers {
                 decision_log::decision(
+                    Kind::Contended,
                     Scope::Key(key.as_str()),
                     holder.id.as_str(),
                     "checked",
@@ -592,7 +614,14 @@ impl Object {
         let workflow = self.workflow(holder.workflow.as_ref()).ok()?;
         let sent = Sent::send(&workflow, &holder.id, turn).await;
         let scope = Scope::Key(key.as_str());
-        decision_log::decision(scope, holder.id.as_str(), "woken", "handed the key", None);
+        decision_log::decision(
+            Kind::Contended,
+            scope,
+            holder.id.as_str(),
+            "woken",
+            "handed the key",
+            None,
+        );
         Some(sent)
     }
 
@@ -641,7 +670,14 @@ impl Object {
                     "handed the key but not created yet: keeps it within the grace"
                 };
                 let scope = Scope::Key(key.as_str());
-                decision_log::decision(scope, holder.id.as_str(), "skipped", reason, None);
+                decision_log::decision(
+                    Kind::Contended,
+                    scope,
+                    holder.id.as_str(),
+                    "skipped",
+                    reason,
+                    None,
+                );
                 let next = self
                     .decide(key, move |store, now| {
                         coordinator::woken_after_check(store, now, grace_ms, &holder, liveness)

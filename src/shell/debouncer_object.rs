@@ -18,13 +18,14 @@
 //! `js/worker.mjs`, which extends `DurableObject` and only delegates here.
 
 use super::config::CoordinatorConfig;
-use super::decision_log::{self, Scope};
+use super::decision_log::{self, Kind, Scope};
 use super::gate::under_gate;
 use super::js::{self, now_ms, to_js};
 use super::object::ObjectBase;
 use super::workflow::Workflow;
 use crate::debounce::{
-    self, assert_invariants, sql, Create, CreateOutcome, IdSuffix, Input, Reply, Transition,
+    self, assert_invariants, sql, Create, CreateOutcome, IdSuffix, Input, Outcome, Reply,
+    Transition,
 };
 use crate::edge::coordinator::KeyOptions;
 use crate::edge::debounce::{
@@ -286,6 +287,7 @@ impl Object {
                     );
                 }
                 decision_log::decision(
+                    Kind::Contended,
                     Scope::Key(key.as_str()),
                     create.id.as_str(),
                     decision,
@@ -335,7 +337,14 @@ impl Object {
                     Some(at) => format!("fires at {at}"),
                     None => "the burst's leading start".to_string(),
                 };
+                // A call that only moves the burst's fire time is routine;
+                // a start at once or a suppressed call is not.
+                let kind = match reply.outcome {
+                    Outcome::Scheduled => Kind::Routine,
+                    Outcome::Started | Outcome::Suppressed => Kind::Contended,
+                };
                 decision_log::decision(
+                    kind,
                     Scope::Key(request.key.as_str()),
                     reply.instance_id.as_str(),
                     reply.outcome.as_str(),
@@ -364,6 +373,7 @@ impl Object {
         {
             Reply::StartAt { instance_id, at } => {
                 decision_log::decision(
+                    Kind::Routine,
                     Scope::Key(request.key.as_str()),
                     instance_id.as_str(),
                     "scheduled",
@@ -396,6 +406,7 @@ impl Object {
             Reply::Cancel { cancelled } => {
                 if let Some(id) = &cancelled {
                     decision_log::decision(
+                        Kind::Contended,
                         Scope::Key(request.key.as_str()),
                         id.as_str(),
                         "cancelled",

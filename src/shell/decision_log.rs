@@ -1,29 +1,90 @@
 //! One structured log line per decision, so `wrangler tail` answers "why is
 //! this instance waiting?". Lines carry identifiers and reasons only: never
 //! a token, an input hash's source or a payload.
+//!
+//! `BATON_LOG` (contract §9) chooses which lines print: `contended` (the
+//! default) prints the decisions that involve more than one instance or an
+//! instance's end ([`Kind::Contended`]), `all` prints every decision, `off`
+//! none. Errors from Baton's own I/O are not decisions: they print always,
+//! elsewhere.
 
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-/// `DECISION_LOG = "off"` stops the lines, for the benchmark's measurement
-/// of what they cost (BENCHMARKS.md); never a production setting: the
-/// contract's logs stay on.
-static OFF: AtomicBool = AtomicBool::new(false);
-
-/// Reads `DECISION_LOG` (one isolate serves one Worker's variables).
-pub fn configure(env: &worker::Env) {
-    let off = env
-        .var("DECISION_LOG")
-        .is_ok_and(|v| v.to_string() == "off");
-    OFF.store(off, Ordering::Relaxed);
+/// Whether a decision is worth a line at the default level.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// Makes an instance wait, hands a key, slot or group on, supersedes,
+    /// coalesces, skips, refuses or times something out, finds an instance
+    /// dead, creates or fails to create an instance, or denies permits.
+    Contended,
+    /// Anything else: an uncontended grant or release, a holder's repeated
+    /// acquire, a heartbeat, a debounce call that only moves its fire time,
+    /// a run's completion. A line per call on the hot path costs more than
+    /// the call's own reads (BENCHMARKS.md), so these print only at `all`.
+    Routine,
 }
 
-/// What a log line is about: a Coordinator key, a serial-queue group or a run key.
+/// The `BATON_LOG` levels, as stored in [`LEVEL`].
+const CONTENDED: u8 = 0;
+const ALL: u8 = 1;
+const OFF: u8 = 2;
+
+/// The level this isolate's Worker configured (one isolate serves one
+/// Worker's variables, so every object in it reads the same value).
+static LEVEL: AtomicU8 = AtomicU8::new(CONTENDED);
+
+/// The level `BATON_LOG` names, or the refusal naming the variable.
+pub fn parse_level(value: Option<&str>) -> Result<u8, String> {
+    match value.map(str::trim) {
+        None | Some("contended") => Ok(CONTENDED),
+        Some("all") => Ok(ALL),
+        Some("off") => Ok(OFF),
+        Some(other) => Err(format!(
+            "Baton configuration: BATON_LOG must be \"contended\", \"all\" or \"off\" (got {other:?}); logging contended decisions"
+        )),
+    }
+}
+
+/// Whether [`configure`] has read the variable in this isolate.
+static CONFIGURED: AtomicBool = AtomicBool::new(false);
+
+/// Reads `BATON_LOG`, once per isolate (every object's and entrypoint's
+/// constructor calls this; the variables of an isolate never change). A
+/// value it does not know is reported (an operator's error, naming the
+/// variable) and the default kept: a typo in a log setting must not stop
+/// coordination.
+pub fn configure(env: &worker::Env) {
+    if CONFIGURED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let value = env.var("BATON_LOG").ok().map(|v| v.to_string());
+    let level = parse_level(value.as_deref()).unwrap_or_else(|message| {
+        worker::console_error!("{message}");
+        CONTENDED
+    });
+    LEVEL.store(level, Ordering::Relaxed);
+}
+
+/// Whether a line of `kind` prints at the configured level (a caller with
+/// a reason to format asks first, so a line that does not print costs no
+/// allocation).
+pub fn prints(kind: Kind) -> bool {
+    match LEVEL.load(Ordering::Relaxed) {
+        ALL => true,
+        OFF => false,
+        _ => kind == Kind::Contended,
+    }
+}
+
+/// What a log line is about: a Coordinator or Debouncer key, a
+/// serial-queue group, a run key or a rate-limit bucket.
 #[derive(Clone, Copy)]
 pub enum Scope<'a> {
     Key(&'a str),
     Group(&'a str),
     Run(&'a str),
+    Bucket(&'a str),
 }
 
 /// One line, serialized straight from borrowed fields (no intermediate JSON
@@ -38,6 +99,8 @@ struct Line<'a> {
     group: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     run: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bucket: Option<&'a str>,
     instance: &'a str,
     decision: &'a str,
     reason: &'a str,
@@ -45,27 +108,32 @@ struct Line<'a> {
     waited_ms: Option<u64>,
 }
 
-/// Logs one decision. `waited_ms` is how long the instance has waited so far, if it waits.
+/// Logs one decision of `kind`, if the level prints it. `waited_ms` is how
+/// long the instance has waited so far, if it waits.
 pub fn decision(
+    kind: Kind,
     scope: Scope<'_>,
     instance: &str,
     decision: &str,
     reason: &str,
     waited_ms: Option<u64>,
 ) {
-    if OFF.load(Ordering::Relaxed) {
+    if !prints(kind) {
         return;
     }
-    let (key, group, run) = match scope {
-        Scope::Key(key) => (Some(key), None, None),
-        Scope::Group(group) => (None, Some(group), None),
-        Scope::Run(key) => (None, None, Some(key)),
-    };
+    let (mut key, mut group, mut run, mut bucket) = (None, None, None, None);
+    match scope {
+        Scope::Key(k) => key = Some(k),
+        Scope::Group(g) => group = Some(g),
+        Scope::Run(r) => run = Some(r),
+        Scope::Bucket(b) => bucket = Some(b),
+    }
     let line = Line {
         baton: "decision",
         key,
         group,
         run,
+        bucket,
         instance,
         decision,
         reason,

@@ -33,6 +33,7 @@ impl HttpApi {
     #[wasm_bindgen(constructor)]
     pub fn new(env: Env, ctx: worker::worker_sys::Context, assets: JsValue) -> HttpApi {
         console_error_panic_hook::set_once();
+        super::decision_log::configure(&env);
         HttpApi { env, ctx, assets }
     }
 

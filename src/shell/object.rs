@@ -29,6 +29,7 @@ pub struct ObjectBase {
 impl ObjectBase {
     pub fn new(raw_state: DurableObjectState, env: Env) -> ObjectBase {
         console_error_panic_hook::set_once();
+        super::decision_log::configure(&env);
         let state = State::from(raw_state.clone().unchecked_into::<DurableObjectState>());
         let sql = ObjectSql::new(state.storage().sql());
         ObjectBase {

@@ -22,6 +22,7 @@
 //! traps the module (panic = "abort"), and it aborts the object so it
 //! restarts from what was committed.
 
+use super::decision_log::{self, Kind, Scope};
 use super::js::{self, now_ms, to_js};
 use super::object::ObjectBase;
 use super::sqlite::ObjectSql;
@@ -163,7 +164,23 @@ impl RateLimiterCore {
                     rate_limit::acquire(store, now, &request.rules.0, permits)
                 })
                 .map_err(|e| js::to_js_error(&e))?;
-            Ok(to_js(&RateAcquireReply::from(reply)))
+            let reply = RateAcquireReply::from(reply);
+            // A grant is routine (P5's hot path prints nothing by default);
+            // a denial of every permit asked is worth its line.
+            let (kind, decision) = if reply.granted > 0 {
+                (Kind::Routine, "granted")
+            } else {
+                (Kind::Contended, "denied")
+            };
+            if decision_log::prints(kind) {
+                let reason = format!(
+                    "{} of {permits} permit(s); retry in {} ms",
+                    reply.granted, reply.wait_ms
+                );
+                let scope = Scope::Bucket(request.bucket.as_str());
+                decision_log::decision(kind, scope, "-", decision, &reason, None);
+            }
+            Ok(to_js(&reply))
         })())
     }
 

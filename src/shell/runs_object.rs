@@ -17,7 +17,7 @@
 //! `js/worker.mjs`, which extends `DurableObject` and only delegates here.
 
 use super::config::RunsShellConfig;
-use super::decision_log::{self, Scope};
+use super::decision_log::{self, Kind, Scope};
 use super::gate::under_gate;
 use super::js::{self, now_ms};
 use super::object::ObjectBase;
@@ -286,11 +286,13 @@ impl Object {
                 (decided.reply, reason)
             }
         };
-        let name = match &answer {
-            ClaimReply::Claimed => "claimed",
-            ClaimReply::Taken(_) => "taken",
+        // Joining a run that another caller holds coalesces the two.
+        let (name, kind) = match &answer {
+            ClaimReply::Claimed => ("claimed", Kind::Routine),
+            ClaimReply::Taken(_) => ("taken", Kind::Contended),
         };
         decision_log::decision(
+            kind,
             Scope::Run(key.as_str()),
             request.id.as_str(),
             name,
@@ -322,7 +324,14 @@ impl Object {
         } else {
             "not the claimant of an unfinished run"
         };
+        // An outcome from anyone but the claimant is refused.
+        let kind = if recorded {
+            Kind::Routine
+        } else {
+            Kind::Contended
+        };
         decision_log::decision(
+            kind,
             Scope::Run(key.as_str()),
             id.as_str(),
             if recorded { "completed" } else { "ignored" },
@@ -503,7 +512,14 @@ impl Object {
             JsFuture::from(alarm).await?;
         }
         for key in deleted {
-            decision_log::decision(Scope::Run(&key), "-", "deleted", "retention over", None);
+            decision_log::decision(
+                Kind::Routine,
+                Scope::Run(&key),
+                "-",
+                "deleted",
+                "retention over",
+                None,
+            );
         }
         Ok(())
     }

@@ -11,7 +11,7 @@
 
 use super::config::SerialConfig;
 use super::d1_results;
-use super::decision_log::{self, Scope};
+use super::decision_log::{self, Kind, Scope};
 use super::js::{self, now_ms, to_js};
 use super::wake::{self, Sent, Turn, Wakes};
 use super::workflow::Workflow;
@@ -83,6 +83,7 @@ impl SerialQueue {
     #[wasm_bindgen(constructor)]
     pub fn new(env: Env, ctx: worker::worker_sys::Context) -> SerialQueue {
         console_error_panic_hook::set_once();
+        super::decision_log::configure(&env);
         SerialQueue {
             shell: Rc::new(Shell::new(env, Context::new(ctx))),
         }
@@ -217,7 +218,19 @@ impl Shell {
             ),
         };
         let scope = Scope::Group(request.group.as_str());
-        decision_log::decision(scope, request.instance_id.as_str(), name, &reason, None);
+        // Joining waits only if the claim finds the group held: its line says so.
+        let kind = match &decided.reply {
+            EnqueueReply::Waiting { superseded } if superseded.is_empty() => Kind::Routine,
+            _ => Kind::Contended,
+        };
+        decision_log::decision(
+            kind,
+            scope,
+            request.instance_id.as_str(),
+            name,
+            &reason,
+            None,
+        );
         if let (Wake::Each(ids), true) = (&decided.wake, config.push) {
             // Superseded waiters learn at once: their next claim says `skipped`.
             let group = GroupWakes::new(self, &config, &request.group, vec![])?;
@@ -246,7 +259,14 @@ impl Shell {
         let scope = Scope::Group(group.as_str());
         if let Some(stale) = &claimed.abandoned {
             let reason = "its heartbeat went stale";
-            decision_log::decision(scope, stale.as_str(), "abandoned", reason, None);
+            decision_log::decision(
+                Kind::Contended,
+                scope,
+                stale.as_str(),
+                "abandoned",
+                reason,
+                None,
+            );
         }
         let (name, reason) = match &claimed.reply {
             ClaimReply::Holding => ("holding", "no live holder".to_string()),
@@ -263,7 +283,11 @@ impl Shell {
             ClaimReply::TimedOut => ("timed_out", "waited past the waiter timeout".to_string()),
         };
         let waited_ms = now.saturating_sub(claimed.me.enqueued_at_ms);
-        decision_log::decision(scope, id.as_str(), name, &reason, Some(waited_ms));
+        let kind = match &claimed.reply {
+            ClaimReply::Holding => Kind::Routine,
+            _ => Kind::Contended,
+        };
+        decision_log::decision(kind, scope, id.as_str(), name, &reason, Some(waited_ms));
         Ok(claimed.reply.into())
     }
 
@@ -301,7 +325,13 @@ impl Shell {
             }
             _ => None,
         };
+        let kind = if next.is_some() {
+            Kind::Contended
+        } else {
+            Kind::Routine
+        };
         decision_log::decision(
+            kind,
             Scope::Group(group.as_str()),
             id.as_str(),
             "released",

@@ -19,7 +19,7 @@
 //!
 //! [`HAND_ON_CHECK_DELAY_MS`]: crate::limits::HAND_ON_CHECK_DELAY_MS
 
-use super::decision_log::{self, Scope};
+use super::decision_log::{self, Kind, Scope};
 use super::workflow::{liveness_of, Workflow, WorkflowInstance};
 use crate::coordinator::Liveness;
 use crate::ident::InstanceId;
@@ -106,7 +106,7 @@ pub async fn first_alive<W: Wakes>(
             // The serial queue has no enqueue grace: not found is dead.
             Liveness::Dead | Liveness::NotFound => {
                 let (decision, reason) = W::DEAD;
-                decision_log::decision(scope, id.as_str(), decision, reason, None);
+                decision_log::decision(Kind::Contended, scope, id.as_str(), decision, reason, None);
                 let Some(next) = concept.found_dead(id).await? else {
                     return Ok(None);
                 };
@@ -119,7 +119,7 @@ pub async fn first_alive<W: Wakes>(
             }
             Liveness::Alive | Liveness::Unknown => {
                 let (decision, reason) = W::WOKEN;
-                decision_log::decision(scope, id.as_str(), decision, reason, None);
+                decision_log::decision(Kind::Contended, scope, id.as_str(), decision, reason, None);
                 return Ok(Some(id));
             }
         }

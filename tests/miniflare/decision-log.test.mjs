@@ -1,5 +1,9 @@
-// Decision logs: one JSON line per decision, enough to answer "why is this
-// instance waiting?" from `wrangler tail`, and nothing secret in them.
+// Decision logs (contract §9): one JSON line per decision, enough to answer
+// "why is this instance waiting?" from `wrangler tail`, nothing secret in
+// them, and at the default level (`BATON_LOG` unset: `contended`) nothing
+// for a call that involves no other instance. Each level is read from the
+// Worker's own output, for an uncontended pair and a contended hand-off
+// through a real Workflow instance.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startBaton } from "./harness.mjs";
@@ -12,31 +16,59 @@ function decisions(h) {
     .map((line) => JSON.parse(line));
 }
 
-describe("decision logs", () => {
+/** The decisions printed for instance `id`, as "decision" names in order. */
+function linesOf(h, id) {
+  return decisions(h)
+    .filter((d) => d.instance === id)
+    .map((d) => d.decision);
+}
+
+/**
+ * An uncontended pair on a key of its own (`free-<tag>`), then a contended
+ * hand-off: a real instance holds `busy-<tag>`, a waiter's acquire finds it
+ * alive and waits, the holder releases to it. Returns the ids. The last
+ * step is a contended decision logged at every level but `off`, and lines
+ * print in order, so once it is there (or, at `off`, once the instance's
+ * status shows the hand-off done) every earlier line is too.
+ */
+async function pairThenHandOff(h, tag) {
+  const ids = { free: `free-${tag}`, holder: `hold-${tag}`, waiter: `wait-${tag}` };
+  const free = `free-${tag}`;
+  assert.equal(await h.ok(free, "acquire", free, ids.free), "granted");
+  assert.deepEqual(await h.ok(free, "release", free, ids.free), { next: null });
+
+  const busy = `busy-${tag}`;
+  await h.create(ids.holder, { key: busy, waitForFinish: true });
+  await h.untilInspect(busy, `${ids.holder} holding`, (v) => v.holder?.id === ids.holder);
+  assert.equal(await h.ok(busy, "acquire", busy, ids.waiter), "pending");
+  assert.deepEqual(await h.ok(busy, "release", busy, ids.holder), { next: ids.waiter });
+  await h.untilInspect(busy, `${ids.waiter} handed the key`, (v) => v.holder?.id === ids.waiter);
+  return ids;
+}
+
+describe("decision logs at the default level (contended)", () => {
   let h;
   before(async () => {
     h = await startBaton({ holderCheckMs: 3_600_000 });
   });
   after(() => h?.dispose());
 
-  test("a waiting instance's line names the holder and how long it has waited", async () => {
-    const key = "log-key";
-    await h.create("log-h", { key, waitForFinish: true });
-    await h.untilInspect(key, "log-h holding", (v) => v.holder?.id === "log-h");
-    await h.ok(key, "acquire", key, "log-w");
-    await h.ok(key, "acquire", key, "log-w");
-    const line = await h.until("a pending line for log-w", () =>
-      decisions(h).findLast((d) => d.instance === "log-w" && d.decision === "pending"),
-    );
-    assert.equal(line.key, key);
-    assert.match(line.reason, /log-h/);
-    assert.equal(typeof line.waitedMs, "number");
-    const granted = decisions(h).find((d) => d.instance === "log-h" && d.decision === "granted");
-    assert.ok(granted, "the holder's grant is logged");
-    await h.sendEvent("log-h", "finish", {});
+  test("an uncontended pair prints nothing; a contended hand-off prints each of its decisions", async () => {
+    const ids = await pairThenHandOff(h, "c");
+    await h.until("the hand-off's lines", () => linesOf(h, ids.holder).includes("released"));
+    assert.deepEqual(linesOf(h, ids.free), [], "an uncontended acquire and release print nothing");
+    // The holder's own grant was uncontended when it came.
+    assert.deepEqual(linesOf(h, ids.holder), ["released"]);
+    assert.deepEqual(linesOf(h, ids.waiter).slice(0, 1), ["pending"]);
+    const pending = decisions(h).find((d) => d.instance === ids.waiter && d.decision === "pending");
+    assert.equal(pending.key, "busy-c");
+    assert.match(pending.reason, new RegExp(ids.holder));
+    assert.equal(typeof pending.waitedMs, "number");
+    const released = decisions(h).find((d) => d.instance === ids.holder && d.decision === "released");
+    assert.match(released.reason, new RegExp(`handed the key to ${ids.waiter}`));
   });
 
-  test("serial-queue decisions are logged by group", async () => {
+  test("serial-queue decisions are logged by group, a claim that holds at once not at all", async () => {
     const group = "log-group";
     await h.serial("serialEnqueue", { group, instanceId: "sq-a", revision: "r1" });
     await h.serial("serialClaim", { group, instanceId: "sq-a" });
@@ -47,16 +79,71 @@ describe("decision logs", () => {
       decisions(h).find((d) => d.group === group && d.instance === "sq-b" && d.decision === "skipped"),
     );
     assert.match(skipped.reason, /sq-c/);
-    const holding = decisions(h).find((d) => d.instance === "sq-a" && d.decision === "holding");
-    assert.ok(holding, "the claim that won is logged");
+    assert.deepEqual(linesOf(h, "sq-a"), [], "sq-a's enqueue and claim were uncontended");
   });
 
   test("lines carry no event payloads or input hashes", async () => {
     const key = "log-secret";
+    // A superseding enqueue is contended, so it prints.
     await h.ok(key, "enqueue", key, true, "sec-a", "hash-that-must-not-appear");
-    await h.until("the enqueue's line", () => decisions(h).find((d) => d.instance === "sec-a"));
+    await h.ok(key, "enqueue", key, true, "sec-b", "hash-that-must-not-appear");
+    await h.until("the enqueue's line", () => decisions(h).find((d) => d.instance === "sec-b"));
     for (const line of h.runtimeLines) {
       assert.ok(!line.includes("hash-that-must-not-appear"), line);
     }
+  });
+});
+
+describe("decision logs with BATON_LOG=all", () => {
+  let h;
+  before(async () => {
+    h = await startBaton({ holderCheckMs: 3_600_000, vars: { BATON_LOG: "all" } });
+  });
+  after(() => h?.dispose());
+
+  test("every decision prints, the uncontended pair's too", async () => {
+    const ids = await pairThenHandOff(h, "a");
+    await h.until("the hand-off's lines", () => linesOf(h, ids.holder).includes("released"));
+    assert.deepEqual(linesOf(h, ids.free), ["granted", "released"]);
+    assert.deepEqual(linesOf(h, ids.holder).slice(0, 1), ["granted"], "the holder's uncontended grant");
+    assert.ok(linesOf(h, ids.holder).includes("released"));
+    assert.deepEqual(linesOf(h, ids.waiter).slice(0, 1), ["pending"]);
+  });
+});
+
+describe("decision logs with BATON_LOG=off", () => {
+  let h;
+  before(async () => {
+    h = await startBaton({ holderCheckMs: 3_600_000, vars: { BATON_LOG: "off" } });
+  });
+  after(() => h?.dispose());
+
+  test("no decision prints, contended or not", async () => {
+    const ids = await pairThenHandOff(h, "o");
+    // The waiter holds the key (checked above), so every decision of the
+    // hand-off has been made; a last contended one, then the check.
+    const key = "log-off";
+    await h.ok(key, "enqueue", key, true, "off-a");
+    await h.ok(key, "enqueue", key, true, "off-b");
+    assert.deepEqual(decisions(h), []);
+    assert.ok(ids.waiter);
+  });
+});
+
+describe("a BATON_LOG the Worker does not know", () => {
+  let h;
+  before(async () => {
+    h = await startBaton({ holderCheckMs: 3_600_000, vars: { BATON_LOG: "verbose" } });
+  });
+  after(() => h?.dispose());
+
+  test("is reported naming the variable, and the default level is kept", async () => {
+    const ids = await pairThenHandOff(h, "v");
+    await h.until("the hand-off's lines", () => linesOf(h, ids.holder).includes("released"));
+    assert.deepEqual(linesOf(h, ids.free), []);
+    assert.ok(
+      h.runtimeLines.some((line) => line.includes('BATON_LOG must be "contended", "all" or "off" (got "verbose")')),
+      "the operator is told which variable is wrong",
+    );
   });
 });
