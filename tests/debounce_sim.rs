@@ -616,18 +616,18 @@ impl Sim {
         let expected = expect(&mut model, self.now);
         self.check_transition(&before, &transition, &expected, &input, &model);
         self.model = model;
-        self.stored = transition.state;
+        self.stored = transition.state.clone();
         self.arm(transition.alarm_at_ms);
         if self.chance(self.knobs.crash_after_pct) {
             self.stats.crashes += 1;
             self.note(format!(
                 "crash after commit, {} creates lost: {input:?}",
-                transition.creates.len()
+                transition.creates().count()
             ));
             return Ran::CrashedAfter;
         }
-        for create in transition.creates {
-            self.effects.push(Effect::Create(create));
+        for create in transition.creates() {
+            self.effects.push(Effect::Create(create.clone()));
         }
         Ran::Heard(transition.reply)
     }
@@ -653,15 +653,14 @@ impl Sim {
             "reply differs from the model for {input:?}"
         );
         let fired: Vec<Id> = transition
-            .creates
-            .iter()
+            .creates()
             .filter(|c| !before.creating.iter().any(|b| b.id == c.id))
             .map(|c| c.id.clone())
             .collect();
         assert_eq!(fired, expect.fires, "fired starts differ from the model");
         self.stats.fires += fired.len() as u64;
-        self.stats.retries += (transition.creates.len() - fired.len()) as u64;
-        for create in &transition.creates {
+        self.stats.retries += (transition.creates().count() - fired.len()) as u64;
+        for create in transition.creates() {
             assert!(
                 !model.dropped.contains(&create.id),
                 "{} was cancelled or replaced, yet is created",

@@ -21,6 +21,7 @@ use crate::limits::{
     DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_CREATE_RETRY_MS_MIN,
     DEBOUNCE_ERROR_CHARS_MAX, DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX,
 };
+pub use crate::transition::{Create, CreateOutcome, Effect};
 
 /// What a key is asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,18 +46,6 @@ pub enum Input {
         id: InstanceId,
         outcome: CreateOutcome,
     },
-}
-
-/// What a create of an instance came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CreateOutcome {
-    Created,
-    /// The id is taken: an earlier attempt succeeded (a re-fire after a
-    /// crash, a reply lost on the way back) or a caller chose a used id.
-    /// Either way, the start is done and starts nothing twice.
-    AlreadyExists,
-    /// Anything else; retried with backoff.
-    Failed(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,16 +91,6 @@ pub enum Reply {
     Nothing,
 }
 
-/// An instance for the shell to create, after the writes are committed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Create {
-    pub id: InstanceId,
-    pub workflow: String,
-    pub params: Option<String>,
-    /// 1 for the first try.
-    pub attempt: u32,
-}
-
 /// One row-level change to the key's storage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Write {
@@ -125,18 +104,10 @@ pub enum Write {
     Started(Started),
 }
 
-/// A decision: its reply, its writes (to commit together, before anything
-/// else), the creates to make after the commit, and when the key next
-/// needs the alarm.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Transition {
-    pub reply: Reply,
-    pub writes: Vec<Write>,
-    pub creates: Vec<Create>,
-    pub alarm_at_ms: Option<u64>,
-    /// The key's state once the writes are applied.
-    pub state: KeyState,
-}
+/// A decision: its reply, its writes, the creates to make after the
+/// commit ([`Effect::Create`]), when the key next needs the alarm, and the
+/// key's state once the writes are applied.
+pub type Transition = crate::transition::Transition<Reply, Write, KeyState>;
 
 /// Decides `input` for the key in `state` at `now_ms`. A refusal (`Err`)
 /// comes with no writes and no effects: nothing changes.
@@ -250,7 +221,7 @@ impl Draft {
         Transition {
             reply,
             writes,
-            creates: self.creates,
+            effects: self.creates.into_iter().map(Effect::Create).collect(),
             alarm_at_ms: self.s.next_alarm_ms(),
             state: self.s,
         }

@@ -207,7 +207,7 @@ impl Object {
             Err(refusal) => return Ok(Err(refusal)),
         };
         self.arm_alarm().await?;
-        self.create_all(key, transition.creates).await?;
+        self.create_all(key, transition.creates()).await?;
         Ok(Ok(transition.reply))
     }
 
@@ -299,7 +299,7 @@ impl Object {
                     outcome,
                 };
                 if let Ok(transition) = self.commit(key, input).await? {
-                    next.extend(transition.creates);
+                    next.extend(transition.creates());
                 }
                 self.arm_alarm().await?;
             }

@@ -1,0 +1,70 @@
+//! The one shape of every decision: a [`Transition`] (the reply, the row
+//! writes, the effects on Workflow instances, when the key next needs the
+//! alarm, and the key's state once the writes are applied) and the
+//! [`Effect`]s it asks of the shell, as data.
+//!
+//! Each concept's `decide(state, now_ms, input) -> Result<Transition, _>`
+//! is pure. The shell's driver (`shell::driver`) loads the state, calls it,
+//! commits the writes in one turn, arms the alarm, replies, then performs
+//! the effects; what an effect came to re-enters through the concept's
+//! `decide` as an input of its own. A refusal carries no writes and no
+//! effects: nothing changes.
+
+use crate::ident::InstanceId;
+
+/// A decision of a concept whose replies are `Reply`, whose storage changes
+/// are `Write`s and whose state (or the part a decision reads) is `State`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transition<Reply, Write, State> {
+    pub reply: Reply,
+    /// Row-level changes, committed together before anything else.
+    pub writes: Vec<Write>,
+    /// What to do with Workflow instances once the writes are committed.
+    pub effects: Vec<Effect>,
+    /// When the key next needs the alarm, if ever.
+    pub alarm_at_ms: Option<u64>,
+    /// The state once the writes are applied: the invariants are checked
+    /// on it, and the simulations check that applying the writes gives it.
+    pub state: State,
+}
+
+impl<Reply, Write, State> Transition<Reply, Write, State> {
+    /// The creates among the effects.
+    pub fn creates(&self) -> impl Iterator<Item = &Create> {
+        self.effects.iter().map(|effect| match effect {
+            Effect::Create(create) => create,
+        })
+    }
+}
+
+/// One thing for the shell to do with a Workflow instance after the commit.
+/// Its result re-enters through the concept's `decide` as an input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Create an instance (the Debouncer's starts).
+    Create(Create),
+}
+
+/// An instance for the shell to create, after the writes are committed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Create {
+    pub id: InstanceId,
+    /// The Workflow binding to create it through.
+    pub workflow: String,
+    /// Its params, as JSON text.
+    pub params: Option<String>,
+    /// 1 for the first try.
+    pub attempt: u32,
+}
+
+/// What a create of an instance came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateOutcome {
+    Created,
+    /// The id is taken: an earlier attempt succeeded (a re-fire after a
+    /// crash, a reply lost on the way back) or a caller chose a used id.
+    /// Either way, the start is done and starts nothing twice.
+    AlreadyExists,
+    /// Anything else; retried with backoff.
+    Failed(String),
+}
