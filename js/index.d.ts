@@ -268,6 +268,12 @@ export type CoordinatorAcquire = {
   options?: KeyOptions | null;
 };
 
+/** `acquire`'s reply over HTTP: `{ status }`, or with `grant` the object. */
+export type CoordinatorAcquireHttpReply = AcquireStatus | CoordinatorGrantReply;
+
+/** `acquire`'s reply: the string of §1, or with `options.grant` the object. */
+export type CoordinatorAcquireReply = AcquireOutcome | CoordinatorGrantReply;
+
 /** `enqueue(key, supersedes, instanceId, inputHash?, options?)`. */
 export type CoordinatorEnqueue = {
   key: Ident;
@@ -285,6 +291,18 @@ export type CoordinatorEnqueueReply = {
   terminated: InstanceId[];
   /** A live waiter with the same `inputHash` took this enqueue's place: nothing was registered, and the caller must not create its instance. */
   coalescedInto?: InstanceId;
+};
+
+/** `acquire`'s reply with `options.grant` (§1b). */
+export type CoordinatorGrantReply = {
+  status: "granted";
+  fence: number;
+} | {
+  status: "pending";
+  turn: string;
+  position: number;
+} | {
+  status: "superseded";
 };
 
 /** `inspect(key)`. */
@@ -391,6 +409,8 @@ export type HolderEntry = {
   since: number;
   /** The Workflow binding Baton checks, wakes and terminates it through. */
   workflow: string;
+  /** The fence of its grant (§1b; 0 for a grant from before fences). */
+  fence: number;
 };
 
 /** How many instances may hold the key at once. */
@@ -401,6 +421,8 @@ export type HolderView = {
   id: InstanceId;
   /** When the key passed to it, in ms since the epoch. */
   since: number;
+  /** The fence of its grant (§1b; 0 for a grant from before fences). */
+  fence: number;
 };
 
 /** The start of a debounce instance id; a unique suffix of at most 36 characters follows. */
@@ -421,6 +443,8 @@ export type KeyOptions = {
   workflow?: WorkflowName | null;
   /** How many instances may hold the key at once (default 1); the key keeps the limit of the latest call that named one. */
   limit?: HolderLimit | null;
+  /** Hand-off by grant (§1b): the registration this call makes is sent the grant itself on a turn event of its own, and `acquire` answers an object (`CoordinatorGrantReply`) instead of a string. */
+  grant?: boolean | null;
 };
 
 /** The pending start, as `inspect` shows it. */
@@ -756,7 +780,7 @@ export type WorkflowName = string;
 /** The service binding to Baton's Worker: its default entrypoint (contract §2, §7). */
 export interface BatonService {
   coordinatorEnqueue(input: CoordinatorEnqueue): Promise<CoordinatorEnqueueReply>;
-  coordinatorAcquire(input: CoordinatorAcquire): Promise<AcquireOutcome>;
+  coordinatorAcquire(input: CoordinatorAcquire): Promise<CoordinatorAcquireReply>;
   coordinatorRelease(input: CoordinatorRelease): Promise<ReleaseReply>;
   coordinatorInspect(input: CoordinatorInspect): Promise<CoordinatorInspection>;
   serialEnqueue(input: SerialEnqueue): Promise<SerialEnqueueReply>;

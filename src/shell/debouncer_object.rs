@@ -182,6 +182,7 @@ impl Object {
         let options = KeyOptions {
             workflow: Some(name.clone()),
             limit: None,
+            grant: None,
         };
         config
             .check_options(Some(&options))
