@@ -48,7 +48,9 @@ export interface CoordinatorRpc {
     inputHash?: string,
     options?: KeyOptions,
   ): Promise<CoordinatorEnqueueReply>;
-  acquire(key: string, instanceId: string, options?: KeyOptions): Promise<AcquireOutcome>;
+  acquire(key: string, instanceId: string, options?: KeyOptions & { grant?: false }): Promise<AcquireOutcome>;
+  /** With `grant: true` (contract §1b): the object reply. */
+  acquire(key: string, instanceId: string, options: KeyOptions & { grant: true }): Promise<CoordinatorGrantReply>;
   release(key: string, instanceId: string): Promise<ReleaseReply>;
   inspect(key: string): Promise<CoordinatorInspection>;
 }
@@ -64,7 +66,10 @@ export interface WithKeyOptions {
   turnTimeout?: WorkflowDuration;
   /** Most waits before giving up with a NonRetryableError (default 1000). */
   maxWaits?: number;
-  /** Must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
+  /**
+   * Unused since contract §1b: the event type a wait is for is the `turn`
+   * Baton's `acquire` names. Kept so that existing callers type-check.
+   */
   turnEventType?: string;
   /** Retry policy of the acquire/release steps. */
   stepRetries?: StepRetries;
@@ -83,17 +88,24 @@ export interface WithKeyOptions {
 
 export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };
 
+/** What `withKey` passes to `body`: the fence of the grant it holds (contract §1b). */
+export interface WithKeyGrant {
+  fence: number;
+}
+
 /**
- * Runs `body` while `instanceId` holds `key`: acquires (waiting in
- * `step.waitForEvent`), runs, and releases on every exit. A superseded
- * instance gets `{ superseded: true }` and `body` never runs.
+ * Runs `body` while `instanceId` holds `key`: acquires with `grant`
+ * (waiting in `step.waitForEvent` for the grant itself), runs, and
+ * releases on every exit. Two Baton steps when the key is free, three when
+ * it waits once. A superseded instance gets `{ superseded: true }` and
+ * `body` never runs.
  */
 export function withKey<T>(
   step: WorkflowStepLike,
   coordinator: CoordinatorNamespace,
   key: string,
   instanceId: string,
-  body: () => Promise<T>,
+  body: (grant: WithKeyGrant) => Promise<T>,
   options?: WithKeyOptions,
 ): Promise<WithKeyResult<T>>;
 
