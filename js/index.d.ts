@@ -48,9 +48,8 @@ export interface CoordinatorRpc {
     inputHash?: string,
     options?: KeyOptions,
   ): Promise<CoordinatorEnqueueReply>;
-  acquire(key: string, instanceId: string, options?: KeyOptions & { grant?: false }): Promise<AcquireOutcome>;
-  /** With `grant: true` (contract §1b): the object reply. */
-  acquire(key: string, instanceId: string, options: KeyOptions & { grant: true }): Promise<CoordinatorGrantReply>;
+  /** §1's string, or with `options.grant: true` (contract §1b) the object. */
+  acquire(key: string, instanceId: string, options?: KeyOptions): Promise<CoordinatorAcquireReply>;
   release(key: string, instanceId: string): Promise<ReleaseReply>;
   inspect(key: string): Promise<CoordinatorInspection>;
 }

@@ -467,10 +467,10 @@ fn fill_slots(store: &mut impl KeyStore, now_ms: u64, wake: &mut Vec<Holder>) {
 }
 
 /// Acts on one holder check, if `checked`'s instance still holds a slot.
-/// "Dead" counts only if the holder is exactly as checked (an instance
-/// not found because it did not exist yet may have been created and
-/// acquired since), and "not found" only past the grace after its
-/// enqueue. A dead holder's slot is freed (the caller fills it); a live
+/// "Not found" counts only past the grace after its enqueue, and only if
+/// the holder is exactly as checked (an instance not found because it did
+/// not exist yet may have been created and acquired since); a finished
+/// instance counts if it still holds the grant checked. A dead holder's slot is freed (the caller fills it); a live
 /// holder that has not confirmed a hand-over is pushed onto `wake`, so that
 /// a lost turn event is sent again (a duplicate only makes it re-check).
 /// One not created yet, within its grace, keeps its slot without an event.
@@ -486,7 +486,12 @@ fn apply_check(
         return;
     };
     if liveness.is_dead(checked.enqueued_ms, now_ms, grace_ms) {
-        if holder == *checked {
+        // A finished instance is dead however its record changed since the
+        // snapshot (a grant the engine accepted confirms the hand-over even
+        // when the instance is dead: locally an event to a finished
+        // instance is accepted), as long as it is the same grant.
+        let finished = liveness == Liveness::Dead && holder.fence == checked.fence;
+        if holder == *checked || finished {
             store.remove_holder(&holder.id);
         }
         return;
