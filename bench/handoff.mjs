@@ -20,14 +20,19 @@ const SETTLE_MS = 300;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One hand-off from the outputs of the releasing instance and the next holder. */
-const handoffRecord = (out, next) => ({
-  totalMs: next.enterAt - out.releaseAt,
-  releaseCallMs: out.releaseDone - out.releaseAt,
-  wakeMs: next.grantCallAt - out.releaseAt,
-  grantToStepMs: next.enterAt - next.grantCallAt,
-  // Of which the granting call itself (acquire or claim).
-  grantCallMs: next.grantDone - next.grantCallAt,
-});
+const handoffRecord = (out, next) => {
+  // A waiter handed the key by grant (contract §1b) makes no granting call:
+  // its wait's event is the grant, and its next step is the body's.
+  const grantCallAt = next.grantCallAt ?? next.enterAt;
+  return {
+    totalMs: next.enterAt - out.releaseAt,
+    releaseCallMs: out.releaseDone - out.releaseAt,
+    wakeMs: grantCallAt - out.releaseAt,
+    grantToStepMs: next.enterAt - grantCallAt,
+    // Of which the granting call itself (acquire or claim).
+    grantCallMs: (next.grantDone ?? grantCallAt) - grantCallAt,
+  };
+};
 
 /** Hand-off records from a chain's outputs, paired by the `next` each release returned. */
 function handoffs(outputs) {
@@ -53,6 +58,7 @@ export async function coordinatorHandoff(b) {
   const records = [];
   const perRoundP50 = [];
   const work = { joins: 0, joinReads: 0, joinWrites: 0, handoffs: 0, handoffReads: 0, handoffWrites: 0 };
+  const steps = { free: [], contended: [] };
   for (let round = 0; round < P1_ROUNDS; round++) {
     const key = `p1-${round}`;
     const holder = `p1-${round}-h`;
@@ -71,6 +77,10 @@ export async function coordinatorHandoff(b) {
     const outputs = {};
     for (const id of [holder, ...waiters]) outputs[id] = await b.output(id);
     const w2 = await b.rpc(key, "storageWork");
+    // P10: Baton steps per withKey section, the holder's (the key was
+    // free) and each waiter's (it waited once, handed on by grant).
+    steps.free.push(outputs[holder].batonSteps);
+    for (const id of waiters) steps.contended.push(outputs[id].batonSteps);
     const round_ = handoffs(outputs);
     records.push(...round_);
     perRoundP50.push(summary(round_.map((r) => r.totalMs)).p50);
@@ -81,7 +91,13 @@ export async function coordinatorHandoff(b) {
     work.handoffReads += w2.reads - w1.reads;
     work.handoffWrites += w2.writes - w1.writes;
   }
-  return { ...summarize(records), perRoundP50, work, samples: records.map((r) => r.totalMs) };
+  return {
+    ...summarize(records),
+    perRoundP50,
+    work,
+    samples: records.map((r) => r.totalMs),
+    steps: { free: summary(steps.free), contended: summary(steps.contended) },
+  };
 }
 
 /** The engine's floor: ping a parked instance, time to its call step and to the step after. */

@@ -112,6 +112,24 @@ async function main() {
       used: p1.total.p50 / TARGET.p1HandoffP50Ms,
     },
     {
+      id: "P1",
+      name: "coordinator hand-off by grant (withKey, §1b) vs the engine floor (p50)",
+      measured: `Baton ${fmt(p1.total.p50)} ms, floor ${fmt(floor.total.p50)} ms (n=${p1.total.n} / ${floor.total.n})`,
+      target: "below the floor",
+      met: p1.total.p50 < floor.total.p50,
+      used: p1.total.p50 / floor.total.p50,
+    },
+    {
+      id: "P10",
+      name: "Baton steps per withKey section, free / waited once (P1's instances)",
+      measured:
+        `${fmt(p1.steps.free.p50, 0)} / ${fmt(p1.steps.contended.p50, 0)} ` +
+        `(max ${fmt(p1.steps.free.max, 0)} / ${fmt(p1.steps.contended.max, 0)}; n=${p1.steps.free.n} / ${p1.steps.contended.n}); ` +
+        "without grant (§1's withKey: acquire, wait, acquire, release): 2 / 4",
+      target: "2 / 3",
+      met: p1.steps.free.max <= 2 && p1.steps.contended.max <= 3,
+    },
+    {
       id: "P2",
       name: "serial-queue hand-off with push",
       measured: `p50 ${fmt(p2push.total.p50)} ms, p99 ${fmt(p2push.total.p99)} ms (n=${p2push.total.n})`,

@@ -37,7 +37,8 @@ try {
     const p1 = await handoff.coordinatorHandoff(b);
     console.log(
       `P1: p50 ${fmt(p1.total.p50)} ms (IQR ${fmt(p1.total.q1)}-${fmt(p1.total.q3)}, n=${p1.total.n}); per round ${p1.perRoundP50.map((x) => fmt(x)).join(", ")}; ` +
-        `release->acquire call ${fmt(p1.wake.p50)}, acquire->next step ${fmt(p1.grantToStep.p50)}, release call ${fmt(p1.releaseCall.p50)}`,
+        `release->acquire call ${fmt(p1.wake.p50)}, acquire->next step ${fmt(p1.grantToStep.p50)}, release call ${fmt(p1.releaseCall.p50)}; ` +
+        `P10 Baton steps per section: free ${fmt(p1.steps.free.p50, 0)}, waited once ${fmt(p1.steps.contended.p50, 0)}`,
     );
   }
   if (parts.has("p2")) {

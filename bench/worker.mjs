@@ -26,10 +26,13 @@ function timedCoordinator(namespace, times) {
     get(objectId) {
       const stub = namespace.get(objectId);
       return {
-        async acquire(key, id) {
+        async acquire(key, id, options) {
           const at = Date.now();
-          const outcome = await stub.acquire(key, id);
-          if (outcome === "granted") Object.assign(times, { grantCallAt: at, grantDone: Date.now() });
+          const outcome = await stub.acquire(key, id, options);
+          // withKey asks with grant (contract §1b): the reply is an object.
+          if ((outcome?.status ?? outcome) === "granted") {
+            Object.assign(times, { grantCallAt: at, grantDone: Date.now() });
+          }
           return outcome;
         },
         async release(key, id) {
@@ -85,7 +88,16 @@ export class BenchWorkflow extends WorkflowEntrypoint {
     const options = { stepRetries: STEP_RETRIES };
     if (mode === "key") {
       const coordinator = timedCoordinator(this.env.COORDINATOR, times);
-      await withKey(step, coordinator, event.payload.key, event.instanceId, body, options);
+      // P10: the Baton steps of this section, by name (a replay adds none).
+      const names = new Set();
+      const note = (name) => name.startsWith("baton ") && names.add(name);
+      const counted = {
+        do: (name, ...rest) => (note(name), step.do(name, ...rest)),
+        waitForEvent: (name, o) => (note(name), step.waitForEvent(name, o)),
+        sleep: (name, d) => (note(name), step.sleep(name, d)),
+      };
+      await withKey(counted, coordinator, event.payload.key, event.instanceId, body, options);
+      times.batonSteps = names.size;
     } else if (mode === "serial") {
       // `queue: "js"`: P2's baseline, the same queue in a plain JS Worker.
       const { group, revision, queue } = event.payload;

@@ -48,7 +48,8 @@ export interface CoordinatorRpc {
     inputHash?: string,
     options?: KeyOptions,
   ): Promise<CoordinatorEnqueueReply>;
-  acquire(key: string, instanceId: string, options?: KeyOptions): Promise<AcquireOutcome>;
+  /** §1's string, or with `options.grant: true` (contract §1b) the object. */
+  acquire(key: string, instanceId: string, options?: KeyOptions): Promise<CoordinatorAcquireReply>;
   release(key: string, instanceId: string): Promise<ReleaseReply>;
   inspect(key: string): Promise<CoordinatorInspection>;
 }
@@ -64,7 +65,10 @@ export interface WithKeyOptions {
   turnTimeout?: WorkflowDuration;
   /** Most waits before giving up with a NonRetryableError (default 1000). */
   maxWaits?: number;
-  /** Must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
+  /**
+   * Unused since contract §1b: the event type a wait is for is the `turn`
+   * Baton's `acquire` names. Kept so that existing callers type-check.
+   */
   turnEventType?: string;
   /** Retry policy of the acquire/release steps. */
   stepRetries?: StepRetries;
@@ -83,17 +87,24 @@ export interface WithKeyOptions {
 
 export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };
 
+/** What `withKey` passes to `body`: the fence of the grant it holds (contract §1b). */
+export interface WithKeyGrant {
+  fence: number;
+}
+
 /**
- * Runs `body` while `instanceId` holds `key`: acquires (waiting in
- * `step.waitForEvent`), runs, and releases on every exit. A superseded
- * instance gets `{ superseded: true }` and `body` never runs.
+ * Runs `body` while `instanceId` holds `key`: acquires with `grant`
+ * (waiting in `step.waitForEvent` for the grant itself), runs, and
+ * releases on every exit. Two Baton steps when the key is free, three when
+ * it waits once. A superseded instance gets `{ superseded: true }` and
+ * `body` never runs.
  */
 export function withKey<T>(
   step: WorkflowStepLike,
   coordinator: CoordinatorNamespace,
   key: string,
   instanceId: string,
-  body: () => Promise<T>,
+  body: (grant: WithKeyGrant) => Promise<T>,
   options?: WithKeyOptions,
 ): Promise<WithKeyResult<T>>;
 
@@ -268,6 +279,12 @@ export type CoordinatorAcquire = {
   options?: KeyOptions | null;
 };
 
+/** `acquire`'s reply over HTTP: `{ status }`, or with `grant` the object. */
+export type CoordinatorAcquireHttpReply = AcquireStatus | CoordinatorGrantReply;
+
+/** `acquire`'s reply: the string of §1, or with `options.grant` the object. */
+export type CoordinatorAcquireReply = AcquireOutcome | CoordinatorGrantReply;
+
 /** `enqueue(key, supersedes, instanceId, inputHash?, options?)`. */
 export type CoordinatorEnqueue = {
   key: Ident;
@@ -285,6 +302,18 @@ export type CoordinatorEnqueueReply = {
   terminated: InstanceId[];
   /** A live waiter with the same `inputHash` took this enqueue's place: nothing was registered, and the caller must not create its instance. */
   coalescedInto?: InstanceId;
+};
+
+/** `acquire`'s reply with `options.grant` (§1b). */
+export type CoordinatorGrantReply = {
+  status: "granted";
+  fence: number;
+} | {
+  status: "pending";
+  turn: string;
+  position: number;
+} | {
+  status: "superseded";
 };
 
 /** `inspect(key)`. */
@@ -391,6 +420,8 @@ export type HolderEntry = {
   since: number;
   /** The Workflow binding Baton checks, wakes and terminates it through. */
   workflow: string;
+  /** The fence of its grant (§1b; 0 for a grant from before fences). */
+  fence: number;
 };
 
 /** How many instances may hold the key at once. */
@@ -401,6 +432,8 @@ export type HolderView = {
   id: InstanceId;
   /** When the key passed to it, in ms since the epoch. */
   since: number;
+  /** The fence of its grant (§1b; 0 for a grant from before fences). */
+  fence: number;
 };
 
 /** The start of a debounce instance id; a unique suffix of at most 36 characters follows. */
@@ -421,6 +454,8 @@ export type KeyOptions = {
   workflow?: WorkflowName | null;
   /** How many instances may hold the key at once (default 1); the key keeps the limit of the latest call that named one. */
   limit?: HolderLimit | null;
+  /** Hand-off by grant (§1b): the registration this call makes is sent the grant itself on a turn event of its own, and `acquire` answers an object (`CoordinatorGrantReply`) instead of a string. */
+  grant?: boolean | null;
 };
 
 /** The pending start, as `inspect` shows it. */
@@ -756,7 +791,7 @@ export type WorkflowName = string;
 /** The service binding to Baton's Worker: its default entrypoint (contract §2, §7). */
 export interface BatonService {
   coordinatorEnqueue(input: CoordinatorEnqueue): Promise<CoordinatorEnqueueReply>;
-  coordinatorAcquire(input: CoordinatorAcquire): Promise<AcquireOutcome>;
+  coordinatorAcquire(input: CoordinatorAcquire): Promise<CoordinatorAcquireReply>;
   coordinatorRelease(input: CoordinatorRelease): Promise<ReleaseReply>;
   coordinatorInspect(input: CoordinatorInspect): Promise<CoordinatorInspection>;
   serialEnqueue(input: SerialEnqueue): Promise<SerialEnqueueReply>;

@@ -15,6 +15,15 @@ pub const INSTANCE_ID_CHARS_MAX: usize = 100;
 /// SHA-512 digest, which is the longest hash a caller is likely to send.
 pub const INPUT_HASH_CHARS_MAX: usize = 128;
 
+/// Longest `TURN_EVENT_TYPE`, in characters (contract §1b): a grant's own
+/// event type is `TURN_EVENT_TYPE`, `-`, the key's 16-hex-digit digest, `-`
+/// and its registration number (at most 16 digits, a safe JS integer), and
+/// must stay within the Workflows platform's 100 characters for an event type.
+pub const TURN_EVENT_TYPE_CHARS_MAX: usize = 64;
+
+/// Longest Workflow event type, in characters: the Workflows platform's limit.
+pub const EVENT_TYPE_CHARS_MAX: usize = 100;
+
 /// Most waiters one key holds. The contract promises 10,000; twice that leaves
 /// room for bursts above the promise while bounding a superseding enqueue's
 /// work (and its reply: 20,000 ids of 100 characters is 2 MB, under the RPC

@@ -37,6 +37,20 @@
 //! been told it was superseded, been coalesced away, or died, and a fresh
 //! probe instance per key must get it and leave nothing but dead holders.
 //!
+//! Contract §1b: some instances register with `grant`. They wait for the
+//! event type their `pending` reply named, and a grant event puts them in
+//! their body with its fence, no acquire after it; a failed send (lost)
+//! stays to send and the alarm retries it, an accepted one is confirmed by
+//! a later step (which a reset may lose: a crash between effect and
+//! commit). Some instances run a second section on the same key, a second
+//! registration. An oracle of the simulation's own checks, after every
+//! decision and send: each grant takes the key's next fence (its own
+//! count of grants, from the holders that appeared); a turn number belongs
+//! to one instance on one key and to one registration (a registration ends
+//! with the instance's release; its turns never come back); a grant event
+//! names a slot its target holds, with that slot's fence; and an instance
+//! in its body holds the fence it was told.
+//!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 1,000,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
 
@@ -46,9 +60,9 @@ use common::{assert_reached, simulate, Rng, SimStats};
 
 use baton::coordinator::{
     acquire, acquire_after_check, assert_invariants_deep, enqueue, enqueue_after_check,
-    needs_holder_check, release, tick, tick_after_check, woken_after_check, AcquireReply,
-    AcquireRequest, AcquireStep, Decided, EnqueueReply, EnqueueRequest, EnqueueStep, Holder,
-    HolderState, KeyStore, Liveness, Member, MemoryKeyStore, Options, Waiter,
+    grant_accepted, needs_holder_check, release, tick, tick_after_check, woken_after_check,
+    AcquireReply, AcquireRequest, AcquireStep, Decided, EnqueueReply, EnqueueRequest, EnqueueStep,
+    Holder, HolderState, KeyStore, Liveness, Member, MemoryKeyStore, Options, Place, Turn, Waiter,
 };
 use baton::ident::{InputHash, InstanceId, WorkflowName};
 use baton::limits::{
@@ -98,9 +112,10 @@ enum Script {
     /// Running; the next step calls `acquire`.
     Ready,
     Acquiring,
-    /// In `step.waitForEvent` for the turn event.
+    /// In `step.waitForEvent` for the turn event of type `turn`.
     Waiting {
         deadline_ms: u64,
+        turn: Turn,
     },
     InBody {
         steps_left: u64,
@@ -131,8 +146,18 @@ struct Inst {
     abandoned: bool,
     /// Between a "granted" it heard and the start of its release.
     in_body: bool,
-    /// Turn events delivered while not waiting; `waitForEvent` consumes them.
-    inbox: u32,
+    /// Events delivered while not waiting for their type, buffered by the
+    /// engine for a later `waitForEvent` of that type: (type, grant fence).
+    inbox: Vec<(Turn, Option<u64>)>,
+    /// Registers with `grant` (contract §1b).
+    grant: bool,
+    /// The fence of the slot it believes it holds, while in its body.
+    fence: Option<u64>,
+    /// Entered its body on a grant event (the core may not have recorded
+    /// the engine's acceptance yet: the holder may still read `Handed`).
+    by_event: bool,
+    /// More `withKey` sections on the same key after this one.
+    sections_left: u32,
     ran: bool,
     told_superseded: bool,
     coalesced: bool,
@@ -155,6 +180,8 @@ enum OpKind {
     /// The shell terminating superseded instances, after the commit, each
     /// through the Workflow remembered for it.
     Terminate(Vec<(usize, Option<WorkflowName>)>),
+    /// The shell recording that the engine accepted this hand-over's grant event.
+    Confirm(Holder),
 }
 
 #[derive(Debug, Clone)]
@@ -269,6 +296,9 @@ struct Params {
     event_dup_pct: u64,
     unknown_pct: u64,
     terminate_lost_pct: u64,
+    /// Instances that register with `grant`, and that run a second section.
+    grant_pct: u64,
+    second_pct: u64,
 }
 
 impl Params {
@@ -322,6 +352,8 @@ impl Params {
             event_dup_pct,
             unknown_pct,
             terminate_lost_pct,
+            grant_pct: [0, 50, 100][rng.below(3) as usize],
+            second_pct: [0, 30][rng.below(2) as usize],
         }
     }
 }
@@ -355,6 +387,12 @@ struct Stats {
     lost_events: u64,
     duplicate_events: u64,
     spurious_alarms: u64,
+    /// Grant events sent, and bodies entered on one (no acquire after the wait).
+    grant_events: u64,
+    entered_by_event: u64,
+    /// Accepted grants whose confirmation a reset or drop lost.
+    confirms_lost: u64,
+    second_sections: u64,
     /// The longest drain seen, against [`DRAIN_STEPS_MAX`].
     drain_steps_max: u64,
 }
@@ -384,6 +422,10 @@ impl SimStats for Stats {
         self.lost_events += o.lost_events;
         self.duplicate_events += o.duplicate_events;
         self.spurious_alarms += o.spurious_alarms;
+        self.grant_events += o.grant_events;
+        self.entered_by_event += o.entered_by_event;
+        self.confirms_lost += o.confirms_lost;
+        self.second_sections += o.second_sections;
         self.drain_steps_max = self.drain_steps_max.max(o.drain_steps_max);
     }
 }
@@ -431,8 +473,17 @@ struct Sim {
     insts: Vec<Inst>,
     by_id: HashMap<InstanceId, usize>,
     ops: Vec<Op>,
-    /// Turn events in flight, by target.
-    events: Vec<usize>,
+    /// Events in flight: target, type, and a grant's fence.
+    events: Vec<(usize, Turn, Option<u64>)>,
+    /// The oracle's own count of each key's grants: the next grant's fence
+    /// is one more.
+    grants: Vec<u64>,
+    /// The fence the oracle saw each holder granted with, by key.
+    fence_of: HashMap<(usize, InstanceId), u64>,
+    /// Which instance a key's turn number belongs to, and the turns of
+    /// registrations that ended (released), which must never be seen again.
+    turn_owner: HashMap<(usize, u64), usize>,
+    retired: HashSet<(usize, u64)>,
     alarm_at: Option<u64>,
     /// Every instance some enqueue reported as superseded.
     superseded: HashSet<usize>,
@@ -461,11 +512,15 @@ impl Sim {
             now_ms: 1_000_000,
             stores: vec![MemoryKeyStore::default(); p.keys],
             prev_holders: vec![0; p.keys],
+            grants: vec![0; p.keys],
             p,
             insts: Vec::new(),
             by_id: HashMap::new(),
             ops: Vec::new(),
             events: Vec::new(),
+            fence_of: HashMap::new(),
+            turn_owner: HashMap::new(),
+            retired: HashSet::new(),
             alarm_at: None,
             superseded: HashSet::new(),
             faults: true,
@@ -640,7 +695,7 @@ impl Sim {
                     live += 1;
                     let ready = match inst.script {
                         Script::Ready | Script::InBody { .. } | Script::After { .. } => true,
-                        Script::Waiting { deadline_ms } => deadline_ms <= now,
+                        Script::Waiting { deadline_ms, .. } => deadline_ms <= now,
                         _ => false,
                     };
                     if ready {
@@ -677,7 +732,7 @@ impl Sim {
     /// Moves time to the next deadline, creation or alarm; false if there is none.
     fn jump_to_next_timer(&mut self) -> bool {
         let waits = self.insts.iter().filter_map(|i| match (i.life, i.script) {
-            (Life::Running, Script::Waiting { deadline_ms }) => Some(deadline_ms),
+            (Life::Running, Script::Waiting { deadline_ms, .. }) => Some(deadline_ms),
             _ => None,
         });
         let creations = self
@@ -712,8 +767,8 @@ impl Sim {
                 self.retry(op);
             }
             Action::Deliver(e) => {
-                let target = self.events.swap_remove(e);
-                self.deliver(target);
+                let (target, turn, fence) = self.events.swap_remove(e);
+                self.deliver(target, turn, fence);
             }
             Action::Instance(i) => self.instance_step(i),
             Action::Create(i) => {
@@ -775,7 +830,11 @@ impl Sim {
             .rng
             .percent(self.p.limit_pct)
             .then(|| self.rng.range(1, self.p.limit_max) as u32);
-        Options { workflow, limit }
+        Options {
+            workflow,
+            limit,
+            grant: self.insts[who].grant,
+        }
     }
 
     fn arrive(&mut self) {
@@ -805,6 +864,8 @@ impl Sim {
         let idx = self.insts.len();
         let id = id(&format!("i{idx}"));
         self.by_id.insert(id.clone(), idx);
+        let grant = self.rng.percent(self.p.grant_pct);
+        let sections_left = u32::from(!self.probing && self.rng.percent(self.p.second_pct));
         self.insts.push(Inst {
             id,
             key,
@@ -814,7 +875,11 @@ impl Sim {
             create_at: None,
             abandoned: false,
             in_body: false,
-            inbox: 0,
+            inbox: Vec::new(),
+            grant,
+            fence: None,
+            by_event: false,
+            sections_left,
             ran: false,
             told_superseded: false,
             coalesced: false,
@@ -846,8 +911,11 @@ impl Sim {
                 };
             }
             Script::InBody { .. } => {
-                self.insts[i].in_body = false;
-                self.insts[i].script = Script::Releasing;
+                let inst = &mut self.insts[i];
+                inst.in_body = false;
+                inst.fence = None;
+                inst.by_event = false;
+                inst.script = Script::Releasing;
                 self.ops.push(Op::call(OpKind::Release, key, i, 1));
             }
             Script::After { steps_left } if steps_left > 1 => {
@@ -863,30 +931,53 @@ impl Sim {
         }
     }
 
-    fn deliver(&mut self, target: usize) {
+    fn deliver(&mut self, target: usize, turn: Turn, fence: Option<u64>) {
         let inst = &mut self.insts[target];
         if inst.life != Life::Running {
             return; // sendEvent to a finished or unknown instance goes nowhere
         }
-        if let Script::Waiting { .. } = inst.script {
-            inst.script = Script::Ready;
-        } else {
-            inst.inbox += 1; // buffered for its next waitForEvent
+        match inst.script {
+            Script::Waiting { turn: waits, .. } if waits == turn => self.woken(target, fence),
+            // Buffered for a later waitForEvent of its type.
+            _ => inst.inbox.push((turn, fence)),
         }
     }
 
-    /// `step.waitForEvent`, after a "pending".
-    fn wait_for_turn(&mut self, i: usize) {
+    /// `step.waitForEvent` for `turn`, after a "pending".
+    fn wait_for_turn(&mut self, i: usize, turn: Turn) {
         let timeout_ms = self.rng.range(500, self.p.wait_timeout_ms_max);
         let inst = &mut self.insts[i];
-        if inst.inbox > 0 {
-            inst.inbox -= 1;
-            inst.script = Script::Ready;
+        if let Some(n) = inst.inbox.iter().position(|(t, _)| *t == turn) {
+            let (_, fence) = inst.inbox.remove(n);
+            self.woken(i, fence);
         } else {
             inst.script = Script::Waiting {
                 deadline_ms: self.now_ms + timeout_ms,
+                turn,
             };
         }
+    }
+
+    /// The wait returned an event: a grant (its fence) enters the body with
+    /// no acquire; §1's turn event makes it acquire again.
+    fn woken(&mut self, i: usize, fence: Option<u64>) {
+        match fence {
+            Some(fence) => {
+                self.stats.entered_by_event += 1;
+                self.enter_body(i, fence, true);
+            }
+            None => self.insts[i].script = Script::Ready,
+        }
+    }
+
+    fn enter_body(&mut self, i: usize, fence: u64, by_event: bool) {
+        let steps_left = self.rng.range(1, 4);
+        let inst = &mut self.insts[i];
+        inst.in_body = true;
+        inst.ran = true;
+        inst.fence = Some(fence);
+        inst.by_event = by_event;
+        inst.script = Script::InBody { steps_left };
     }
 
     // --- in-flight work ------------------------------------------------------
@@ -923,6 +1014,7 @@ impl Sim {
             OpKind::Wake { .. } => self.run_wake(op),
             OpKind::Tick => self.run_tick(op),
             OpKind::Terminate(_) => self.run_terminate(op),
+            OpKind::Confirm(_) => self.run_confirm(op),
         }
     }
 
@@ -968,6 +1060,9 @@ impl Sim {
                 }
             }
             OpKind::Wake { .. } | OpKind::Terminate(_) => {}
+            // Accepted, but the record of it lost: the alarm sends the
+            // same grant again, which the target already has.
+            OpKind::Confirm(_) => self.stats.confirms_lost += 1,
             OpKind::Enqueue(_) | OpKind::Acquire(_) | OpKind::Release => {
                 if !op.orphan {
                     self.retry(op);
@@ -1190,19 +1285,44 @@ impl Sim {
     fn acquire_replied(&mut self, op: &Op, reply: AcquireReply, before: &Snap) {
         let who = op.caller.expect("acquire has a caller");
         let k = op.key;
-        let id = &self.insts[who].id;
+        let id = &self.insts[who].id.clone();
         self.note(|| format!("  acquire {id} -> {reply:?}"));
         // What each reply promises, whether or not the caller hears it.
         let member = self.stores[k].member(id);
         match reply {
-            AcquireReply::Granted => assert!(
-                matches!(&member, Member::Holder(h) if h.state == HolderState::Holding),
-                "granted, but {id} does not hold the key: {member:?}"
-            ),
-            AcquireReply::Pending => assert!(
-                matches!(member, Member::Waiter(_) | Member::Stranger),
-                "pending, but {id} holds or was superseded"
-            ),
+            AcquireReply::Granted { fence } => {
+                assert!(
+                    matches!(&member, Member::Holder(h) if h.state == HolderState::Holding),
+                    "granted, but {id} does not hold the key: {member:?}"
+                );
+                assert_eq!(
+                    self.fence_of.get(&(k, id.clone())),
+                    Some(&fence),
+                    "FENCE: {id} granted with fence {fence}, not the one its grant took"
+                );
+            }
+            AcquireReply::Pending(place) => {
+                assert!(
+                    matches!(member, Member::Waiter(_) | Member::Stranger),
+                    "pending, but {id} holds or was superseded"
+                );
+                let grant = self.insts[who].grant;
+                assert_eq!(
+                    place.is_some(),
+                    grant,
+                    "a place is answered with grant only"
+                );
+                if let Some(Place { turn, position }) = place {
+                    // Its place, counted by the oracle in the queue as it is.
+                    let queue = self.snap(k).queue;
+                    let at = queue
+                        .iter()
+                        .position(|w| w.id == *id)
+                        .unwrap_or(queue.len());
+                    assert_eq!(position as usize, at + 1, "{id}'s position");
+                    self.saw_turn(k, who, turn);
+                }
+            }
             AcquireReply::Superseded => assert!(
                 self.superseded.contains(&who),
                 "{id} told superseded, but no enqueue superseded it"
@@ -1212,7 +1332,7 @@ impl Sim {
             return;
         }
         match reply {
-            AcquireReply::Granted => {
+            AcquireReply::Granted { fence } => {
                 self.stats.granted += 1;
                 if before.holders.iter().any(|h| h.id != *id) {
                     self.stats.granted_beside_others += 1;
@@ -1220,13 +1340,14 @@ impl Sim {
                 if self.insts[who].workflow != 0 {
                     self.stats.other_workflow_holders += 1;
                 }
-                let steps_left = self.rng.range(1, 4);
-                let inst = &mut self.insts[who];
-                inst.in_body = true;
-                inst.ran = true;
-                inst.script = Script::InBody { steps_left };
+                self.enter_body(who, fence, false);
             }
-            AcquireReply::Pending => self.wait_for_turn(who),
+            AcquireReply::Pending(place) => {
+                // A grant registration waits for its own turn; withKey
+                // without grant (or a reply without a place) for the shared one.
+                let turn = place.map_or(Turn::Shared, |p| p.turn);
+                self.wait_for_turn(who, turn)
+            }
             AcquireReply::Superseded => {
                 // Ends without running its body.
                 let inst = &mut self.insts[who];
@@ -1269,6 +1390,14 @@ impl Sim {
             ),
             "{id} still holds or waits after its release"
         );
+        // The registration ended: its turns may never be seen again.
+        let ended: Vec<(usize, u64)> = self
+            .turn_owner
+            .iter()
+            .filter(|(&(key, _), &owner)| key == k && owner == who)
+            .map(|(&turn, _)| turn)
+            .collect();
+        self.retired.extend(ended);
         self.spawn_wakes(k, wake);
         if op.orphan || self.insts[who].life != Life::Running {
             return;
@@ -1277,13 +1406,41 @@ impl Sim {
             self.insts[who].life = Life::Errored;
             return;
         }
+        // A call of this section that the instance gave up on but the object
+        // still runs could act on the next one (a late release would end
+        // it): a section starts only once none is left in flight.
+        let in_flight = self.ops.iter().any(|o| o.caller == Some(who));
+        if self.insts[who].sections_left > 0 && !in_flight {
+            // Another withKey section on the same key: a new registration.
+            self.stats.second_sections += 1;
+            self.insts[who].sections_left -= 1;
+            self.insts[who].script = Script::Ready;
+            return;
+        }
         let steps_left = self.rng.range(1, 3);
         self.insts[who].script = Script::After { steps_left };
     }
 
+    /// The oracle's rule for turns: a key's turn number belongs to one
+    /// instance, and to one of its registrations (see `run_release`).
+    fn saw_turn(&mut self, k: usize, who: usize, turn: Turn) {
+        let Turn::Own(n) = turn else {
+            return;
+        };
+        let owner = *self.turn_owner.entry((k, n)).or_insert(who);
+        assert_eq!(
+            owner, who,
+            "TURN: key {k}'s turn {n} seen for i{who}, but it is i{owner}'s"
+        );
+        assert!(
+            !self.retired.contains(&(k, n)),
+            "TURN: key {k}'s turn {n} of i{who} is from a registration that ended"
+        );
+    }
+
     /// The shell wakes new holders, each through its own Workflow: the turn
     /// event, then a status check (shell/wake.rs); a dead instance ignores
-    /// the event, so the model delivers it only to one found not dead.
+    /// the event.
     fn spawn_wakes(&mut self, k: usize, holders: Vec<Holder>) {
         for holder in holders {
             self.spawn_wake(k, holder, 1);
@@ -1297,6 +1454,9 @@ impl Sim {
             holder.id
         );
         let target = self.idx(&holder.id);
+        // As the shell does: the event first, right after the commit, then
+        // the status check (a dead instance ignores the event).
+        self.send_turn(k, target, &holder);
         let via = holder.workflow.clone();
         self.ops.push(Op::shell(
             OpKind::Wake { holder, attempts },
@@ -1306,15 +1466,14 @@ impl Sim {
     }
 
     fn run_wake(&mut self, op: Op) {
-        let (OpKind::Wake { holder, attempts }, Phase::Checked(target, liveness)) =
+        let (OpKind::Wake { holder, attempts }, Phase::Checked(_, liveness)) =
             (&op.kind, &op.phase)
         else {
             unreachable!("{op:?}")
         };
         let (k, attempts, liveness) = (op.key, *attempts, *liveness);
         if matches!(liveness, Liveness::Alive | Liveness::Unknown) {
-            // Alive, or unknown (treated as alive): send the turn event.
-            self.send_turn(*target);
+            // Alive, or unknown (treated as alive): it was sent its event.
             return;
         }
         self.count_grace(holder.enqueued_ms, liveness);
@@ -1350,16 +1509,77 @@ impl Sim {
         }
     }
 
-    fn send_turn(&mut self, target: usize) {
-        if self.faults && self.rng.percent(self.p.event_lost_pct) {
+    /// Sends `holder` (as the wake names it) its event: §1's turn, or the
+    /// grant. A lost grant is a send that failed (the engine did not take
+    /// it, and the holder stays to send); an accepted one is confirmed by a
+    /// later step. An instance not created yet accepts nothing.
+    fn send_turn(&mut self, k: usize, target: usize, holder: &Holder) {
+        let fence = match holder.turn {
+            Turn::Shared => None,
+            Turn::Own(_) => {
+                self.check_grant_event(k, target, holder);
+                Some(holder.fence)
+            }
+        };
+        let accepted = self.insts[target].life != Life::NotCreated;
+        if !accepted || (self.faults && self.rng.percent(self.p.event_lost_pct)) {
             self.stats.lost_events += 1;
             return;
         }
-        self.events.push(target);
+        self.events.push((target, holder.turn, fence));
+        if fence.is_some() {
+            self.stats.grant_events += 1;
+            self.ops
+                .push(Op::shell(OpKind::Confirm(holder.clone()), k, Phase::Start));
+        }
         if self.faults && self.rng.percent(self.p.event_dup_pct) {
             self.stats.duplicate_events += 1;
-            self.events.push(target);
+            self.events.push((target, holder.turn, fence));
         }
+    }
+
+    /// The oracle, as a grant event leaves: it names a slot its target
+    /// holds now, with the fence that slot was granted with, on a turn of
+    /// the target's registration.
+    fn check_grant_event(&mut self, k: usize, target: usize, sent: &Holder) {
+        let id = &self.insts[target].id;
+        let holds = self.snap(k).holder(id).map(|h| h.fence);
+        assert_eq!(
+            holds,
+            Some(sent.fence),
+            "GRANT: event to {id} names fence {} of key {k}, but it holds {holds:?}",
+            sent.fence
+        );
+        assert_eq!(
+            self.fence_of.get(&(k, id.clone())),
+            Some(&sent.fence),
+            "GRANT: event to {id} with a fence its grant did not take"
+        );
+        self.saw_turn(k, target, sent.turn);
+    }
+
+    fn run_confirm(&mut self, op: Op) {
+        let OpKind::Confirm(holder) = &op.kind else {
+            unreachable!()
+        };
+        let k = op.key;
+        let before = self.snap(k);
+        grant_accepted(&mut self.stores[k], holder);
+        let allowed = Allowed {
+            // Only the holder's own hand-over may change: confirmed.
+            caller: Some(&holder.id),
+            dropped: &[],
+            take_from: &[],
+            fills: false,
+        };
+        self.decided(k, &before, &Options::default(), allowed);
+        let after = self.snap(k);
+        assert_eq!(before.queue, after.queue, "a confirmation moved waiters");
+        assert_eq!(
+            before.holders.len(),
+            after.holders.len(),
+            "a confirmation moved a slot"
+        );
     }
 
     fn run_tick(&mut self, mut op: Op) {
@@ -1462,7 +1682,33 @@ impl Sim {
             self.stats.limit_lowered_below_holders += 1;
         }
         check_transition(before, &after, options, &allowed);
+        self.check_fences(k, before, &after);
         self.arm_alarm();
+    }
+
+    /// The oracle's fence rule: every holder that appeared in a decision is
+    /// a grant, and takes the key's next fence by the oracle's own count,
+    /// one after another in the order they got the key; a holder that
+    /// stayed keeps its fence.
+    fn check_fences(&mut self, k: usize, before: &Snap, after: &Snap) {
+        for h in &after.holders {
+            match before.holder(&h.id) {
+                Some(b) => assert_eq!(
+                    b.fence, h.fence,
+                    "FENCE: {}'s fence changed while it held key {k}",
+                    h.id
+                ),
+                None => {
+                    self.grants[k] += 1;
+                    assert_eq!(
+                        h.fence, self.grants[k],
+                        "FENCE: grant {} of key {k} (to {}) has fence {}",
+                        self.grants[k], h.id, h.fence
+                    );
+                    self.fence_of.insert((k, h.id.clone()), h.fence);
+                }
+            }
+        }
     }
 
     /// After every step.
@@ -1473,12 +1719,15 @@ impl Sim {
             let holders = store.holders();
             for inst in self.insts.iter().filter(|i| i.key == k) {
                 if inst.life == Life::Running && inst.in_body {
+                    // Told by its grant event, it may hold before the core
+                    // recorded that the engine took the event.
                     assert!(
-                        holders
-                            .iter()
-                            .any(|h| h.id == inst.id && h.state == HolderState::Holding),
-                        "SAFETY: live {} is in its body but key {k}'s holders are {holders:?}",
-                        inst.id
+                        holders.iter().any(|h| h.id == inst.id
+                            && Some(h.fence) == inst.fence
+                            && (h.state == HolderState::Holding || inst.by_event)),
+                        "SAFETY: live {} is in its body with fence {:?} but key {k}'s holders are {holders:?}",
+                        inst.id,
+                        inst.fence
                     );
                 }
             }
@@ -1700,6 +1949,10 @@ fn simulation() {
             ("lost_events", total.lost_events),
             ("duplicate_events", total.duplicate_events),
             ("spurious_alarms", total.spurious_alarms),
+            ("grant_events", total.grant_events),
+            ("entered_by_event", total.entered_by_event),
+            ("confirms_lost", total.confirms_lost),
+            ("second_sections", total.second_sections),
         ]);
     }
 }
@@ -1731,6 +1984,7 @@ fn acq_with(who: &str, workflow_name: Option<&str>, limit: Option<u32>) -> Acqui
         options: Options {
             workflow: workflow_name.map(workflow),
             limit,
+            grant: false,
         },
     }
 }
@@ -1738,7 +1992,7 @@ fn acq_with(who: &str, workflow_name: Option<&str>, limit: Option<u32>) -> Acqui
 fn granted_with(store: &mut MemoryKeyStore, now_ms: u64, request: &AcquireRequest) -> Vec<Holder> {
     match acquire(store, now_ms, request) {
         Ok(AcquireStep::Done(Decided {
-            reply: AcquireReply::Granted,
+            reply: AcquireReply::Granted { .. },
             wake,
         })) => wake,
         other => panic!("expected {} granted, got {other:?}", request.id),
@@ -1898,7 +2152,7 @@ fn dead_holder_loses_the_key_only_if_it_still_holds_it() {
     assert_eq!(
         decided,
         Decided {
-            reply: AcquireReply::Granted,
+            reply: AcquireReply::Granted { fence: 2 },
             wake: vec![],
         }
     );
@@ -1907,19 +2161,18 @@ fn dead_holder_loses_the_key_only_if_it_still_holds_it() {
     // When it still holds the key, a dead holder loses it to the caller...
     let w = checks(acquire(&mut s, 5, &acq("x")), "w");
     let decided = acquire_after_check(&mut s, 6, GRACE, &acq("x"), &w, Liveness::Dead);
-    assert_eq!(decided.reply, AcquireReply::Granted);
+    assert!(matches!(decided.reply, AcquireReply::Granted { .. }));
     // ...but an alive or unknown one keeps it, and so does one "not found"
     // that reached the key by acquire... no: that one has no grace.
     let x = checks(acquire(&mut s, 7, &acq("y")), "x");
     for liveness in [Liveness::Alive, Liveness::Unknown] {
         let decided = acquire_after_check(&mut s, 8, GRACE, &acq("y"), &x, liveness);
-        assert_eq!(decided.reply, AcquireReply::Pending);
+        assert_eq!(decided.reply, AcquireReply::Pending(None));
         assert_eq!(ids(&s.holders()), ["x"]);
     }
     let decided = acquire_after_check(&mut s, 9, GRACE, &acq("y"), &x, Liveness::NotFound);
-    assert_eq!(
-        decided.reply,
-        AcquireReply::Granted,
+    assert!(
+        matches!(decided.reply, AcquireReply::Granted { .. }),
         "acquire-only: no grace"
     );
 }
@@ -1975,7 +2228,11 @@ fn a_dead_answer_from_before_creation_does_not_take_the_key_from_its_holder() {
     granted(&mut s, 2, "e");
     // `x` re-enters with the stale answer.
     let decided = acquire_after_check(&mut s, 3, 0, &acq("x"), &e, Liveness::NotFound);
-    assert_eq!(decided.reply, AcquireReply::Pending, "two holders: e and x");
+    assert_eq!(
+        decided.reply,
+        AcquireReply::Pending(None),
+        "two holders: e and x"
+    );
     assert_eq!(ids(&s.holders()), ["e"]);
 
     // Wake path: `h` releases to `e` (registered, not created yet); the
@@ -2072,12 +2329,12 @@ fn a_limit_of_three_grants_three_and_hands_each_slot_on() {
     );
     // `d`'s stale check of `a` ("alive") changes nothing; its acquire confirms.
     let decided = acquire_after_check(&mut s, 4, GRACE, &three("d"), &d, Liveness::Alive);
-    assert_eq!(decided.reply, AcquireReply::Granted);
+    assert!(matches!(decided.reply, AcquireReply::Granted { .. }));
     assert_eq!(s.handed_count(), 0);
     // A dead holder loses only its own slot.
     let a = checks(acquire(&mut s, 5, &acq("e")), "a");
     let decided = acquire_after_check(&mut s, 6, GRACE, &acq("e"), &a, Liveness::Dead);
-    assert_eq!(decided.reply, AcquireReply::Granted);
+    assert!(matches!(decided.reply, AcquireReply::Granted { .. }));
     assert_eq!(ids(&s.holders()), ["c", "d", "e"]);
 }
 
@@ -2106,6 +2363,8 @@ fn a_raised_limit_hands_the_free_slots_ahead_of_the_caller() {
             state: HolderState::Handed,
             workflow: None,
             enqueued_ms: Some(3),
+            turn: Turn::Shared,
+            fence: 4,
         }]
     );
     assert_eq!(ids(&s.holders()), ["h", "a", "b", "c", "n"]);
@@ -2181,7 +2440,7 @@ fn the_workflow_is_remembered_per_waiter_and_holder() {
     assert_eq!(h.workflow, Some(workflow("DEPLOY")));
     // An absent workflow keeps the remembered one, into the slot too.
     let decided = acquire_after_check(&mut s, 3, GRACE, &acq("r"), &h, Liveness::Dead);
-    assert_eq!(decided.reply, AcquireReply::Granted);
+    assert!(matches!(decided.reply, AcquireReply::Granted { .. }));
     let holder = s.holders().pop().unwrap();
     assert_eq!(
         (holder.id.as_str(), holder.workflow),

@@ -16,7 +16,7 @@ use baton::coordinator::{
     enqueue_after_check, migrate, needs_holder_check, release, schema, tick, tick_after_check,
     woken_after_check, AcquireReply, AcquireRequest, AcquireStep, Decided, EnqueueReply,
     EnqueueRequest, EnqueueStep, Holder, HolderState, KeyStore, KeySummary, Liveness, Member,
-    MemoryKeyStore, Options, SqlKeyStore, Waiter,
+    MemoryKeyStore, Options, SqlKeyStore, Turn, Waiter,
 };
 use baton::ident::{InputHash, InstanceId, WorkflowName};
 use baton::sql::{SqlExec, SqlValue};
@@ -178,6 +178,7 @@ fn for_each_seed(name: &str, count: u64, run: impl Fn(u64)) {
 #[derive(Debug, PartialEq)]
 struct Seen {
     limit: u32,
+    fence: u64,
     holders: Vec<Holder>,
     holder_count: u32,
     handed_count: u32,
@@ -185,6 +186,7 @@ struct Seen {
     /// The whole queue, in order (`MemoryKeyStore::waiters` / `SqlKeyStore::waiters`).
     waiters: Vec<Waiter>,
     members: Vec<(InstanceId, Member)>,
+    positions: Vec<Option<u32>>,
     first_waiters: Vec<Waiter>,
     first_by_hash: Vec<(InputHash, Option<Waiter>)>,
     waiter_count: u32,
@@ -201,12 +203,14 @@ fn observe(
 ) -> Seen {
     Seen {
         limit: store.limit(),
+        fence: store.fence(),
         holders: store.holders(),
         holder_count: store.holder_count(),
         handed_count: store.handed_count(),
         to_check: store.holders_to_check(3),
         waiters,
         members: ids.iter().map(|i| (i.clone(), store.member(i))).collect(),
+        positions: ids.iter().map(|i| store.position(i)).collect(),
         first_waiters: store.first_waiters(3),
         first_by_hash: hashes
             .iter()
@@ -285,6 +289,11 @@ fn storage_ops(seed: u64) {
                         input_hash: rng.percent(70).then(|| rng.pick(&hashes).clone()),
                         workflow: rng.pick(&workflows).clone(),
                         enqueued_ms: rng.percent(50).then_some(since_ms),
+                        turn: if rng.percent(50) {
+                            Turn::Own(rng.below(1 << 50))
+                        } else {
+                            Turn::Shared
+                        },
                     };
                     mem.push_waiter(&waiter);
                     sq.push_waiter(&waiter);
@@ -311,6 +320,12 @@ fn storage_ops(seed: u64) {
                         state: *rng.pick(&[HolderState::Handed, HolderState::Holding]),
                         workflow: rng.pick(&workflows).clone(),
                         enqueued_ms: rng.percent(50).then(|| rng.below(1 << 50)),
+                        turn: if rng.percent(50) {
+                            Turn::Own(rng.below(1 << 50))
+                        } else {
+                            Turn::Shared
+                        },
+                        fence: mem.fence() + 1 + rng.below(3),
                     };
                     mem.add_holder(&holder);
                     sq.add_holder(&holder);
@@ -355,7 +370,12 @@ fn storage_ops(seed: u64) {
                 }
                 format!("set_workflow({who}, {w:?})")
             }
-            71..74 => {
+            71..72 => {
+                let (m, q) = (mem.next_turn(), sq.next_turn());
+                assert_eq!(m, q, "next_turn");
+                format!("next_turn() = {m}")
+            }
+            72..74 => {
                 let limit = rng.range(1, 4) as u32;
                 mem.set_limit(limit);
                 sq.set_limit(limit);
@@ -466,6 +486,7 @@ fn random_options(rng: &mut Rng) -> Options {
             .percent(40)
             .then(|| workflow(rng.pick::<&str>(&["WF_A", "WF_B"]))),
         limit: rng.percent(20).then(|| rng.range(1, 4) as u32),
+        grant: rng.percent(40),
     }
 }
 
@@ -675,6 +696,7 @@ fn waiter(who: &str, since_ms: u64) -> Waiter {
         input_hash: None,
         workflow: None,
         enqueued_ms: None,
+        turn: Turn::Shared,
     }
 }
 
@@ -686,6 +708,8 @@ fn v1_holder(who: &str, since_ms: u64) -> Holder {
         state: HolderState::Holding,
         workflow: None,
         enqueued_ms: None,
+        turn: Turn::Shared,
+        fence: 0,
     }
 }
 
@@ -783,6 +807,9 @@ fn decisions_work_on_an_upgraded_v1_database() {
         state: HolderState::Handed,
         workflow: None,
         enqueued_ms: None,
+        turn: Turn::Shared,
+        // The first grant with a fence: v1 holders carry none (0).
+        fence: 1,
     };
     assert_eq!(
         released,
@@ -797,7 +824,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
     assert_eq!(
         acquire(&mut main, now + 1, &acquiring(&id("deploy-101"))),
         Ok(AcquireStep::Done(Decided {
-            reply: AcquireReply::Granted,
+            reply: AcquireReply::Granted { fence: 1 },
             wake: vec![]
         }))
     );
@@ -812,6 +839,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
         options: Options {
             workflow: Some(workflow("DEPLOY")),
             limit: None,
+            grant: false,
         },
     };
     assert_eq!(
@@ -831,6 +859,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
         input_hash: Some(hash("abc123")),
         workflow: Some(workflow("DEPLOY")),
         enqueued_ms: Some(now + 2),
+        turn: Turn::Shared,
     };
     let mut main = SqlKeyStore::new(&db, "repo/main");
     assert_eq!(main.waiters(), vec![survivor.clone()]);
@@ -880,7 +909,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
             Liveness::Dead
         ),
         Decided {
-            reply: AcquireReply::Granted,
+            reply: AcquireReply::Granted { fence: 1 },
             wake: vec![],
         }
     );
@@ -919,12 +948,13 @@ fn decisions_work_on_an_upgraded_v1_database() {
         options: Options {
             workflow: None,
             limit: Some(3),
+            grant: false,
         },
     };
     assert_eq!(
         acquire(&mut idle, now, &three),
         Ok(AcquireStep::Done(Decided {
-            reply: AcquireReply::Granted,
+            reply: AcquireReply::Granted { fence: 1 },
             wake: vec![]
         }))
     );
@@ -933,7 +963,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
     assert_eq!(
         acquire(&mut idle, now, &acquiring(&id("duo"))),
         Ok(AcquireStep::Done(Decided {
-            reply: AcquireReply::Granted,
+            reply: AcquireReply::Granted { fence: 2 },
             wake: vec![]
         }))
     );
@@ -1023,6 +1053,8 @@ fn fill(db: &Db, key: &str, n: usize) {
         state: HolderState::Holding,
         workflow: None,
         enqueued_ms: None,
+        turn: Turn::Shared,
+        fence: 1,
     });
     for i in 0..n {
         store.push_waiter(&Waiter {
@@ -1031,6 +1063,7 @@ fn fill(db: &Db, key: &str, n: usize) {
             input_hash: Some(hash(&format!("h{}", i % 7))),
             workflow: Some(workflow("WF")),
             enqueued_ms: Some(10 + i as u64),
+            turn: Turn::Own(i as u64 + 1),
         });
     }
     db.conn.execute_batch("COMMIT").expect("commit");
@@ -1058,6 +1091,7 @@ fn candidate(who: &str, seq: u64, input: &str) -> Waiter {
         input_hash: Some(hash(input)),
         workflow: Some(workflow("WF")),
         enqueued_ms: Some(10 + seq),
+        turn: Turn::Own(seq + 1),
     }
 }
 
@@ -1096,6 +1130,7 @@ fn flat_scenarios() -> Vec<Scenario> {
                 options: Options {
                     workflow: Some(workflow("OTHER")),
                     limit: Some(2),
+                    grant: false,
                 },
                 ..plain("w8", false, None)
             };
@@ -1166,6 +1201,7 @@ fn flat_scenarios() -> Vec<Scenario> {
                     options: Options {
                         workflow: None,
                         limit: Some(4),
+                        grant: false,
                     },
                 };
                 format!("{:?}", acquire(s, T + 5, &r))
@@ -1190,7 +1226,7 @@ fn an_uncontended_acquire_and_release_take_two_reads_and_two_writes() {
     assert_eq!(
         acquired,
         Ok(AcquireStep::Done(Decided {
-            reply: AcquireReply::Granted,
+            reply: AcquireReply::Granted { fence: 1 },
             wake: vec![]
         }))
     );
@@ -1322,8 +1358,11 @@ const CALLS: &[Call] = &[
             input_hash: Some(hash("h2")),
             workflow: None,
             enqueued_ms: Some(5),
+            turn: Turn::Shared,
         })
     }),
+    ("position", true, |s| _ = s.position(&id("w8"))),
+    ("next_turn", false, |s| _ = s.next_turn()),
     ("set_waiter_workflow", false, |s| {
         s.set_waiter_workflow(&id("w8"), Some(&workflow("WF_B")))
     }),
@@ -1336,6 +1375,8 @@ const CALLS: &[Call] = &[
             state: HolderState::Handed,
             workflow: None,
             enqueued_ms: None,
+            turn: Turn::Shared,
+            fence: 2,
         })
     }),
     ("confirm_holder", false, |s| s.confirm_holder(&id("second"))),
@@ -1511,4 +1552,34 @@ fn counting_and_forgetting_superseded_ids_is_flat_in_how_many_are_remembered() {
     let store = SqlKeyStore::new(&db, "many");
     assert_eq!(store.superseded_count(), 3);
     assert!(store.is_superseded(&id("w9999")) && !store.is_superseded(&id("w9996")));
+}
+
+/// Fences (contract §1b) live in the database, not in the summary: a store
+/// opened afresh (as after a restart) continues from the highest fence
+/// granted, also once every holder row that carried one is gone.
+#[test]
+fn fences_continue_from_the_database_after_every_holder_left() {
+    let db = Db::migrated();
+    let granted = |who: &str, now: u64| {
+        let mut store = SqlKeyStore::new(&db, "k");
+        match acquire(&mut store, now, &acquiring(&id(who))) {
+            Ok(AcquireStep::Done(Decided {
+                reply: AcquireReply::Granted { fence },
+                ..
+            })) => fence,
+            other => panic!("{who}: {other:?}"),
+        }
+    };
+    assert_eq!(granted("a", 1), 1);
+    assert_eq!(
+        granted("a", 2),
+        1,
+        "a holder's repeated acquire keeps its fence"
+    );
+    release(&mut SqlKeyStore::new(&db, "k"), 3, &id("a"));
+    assert_eq!(granted("b", 4), 2);
+    release(&mut SqlKeyStore::new(&db, "k"), 5, &id("b"));
+    assert_eq!(SqlKeyStore::new(&db, "k").fence(), 2);
+    assert_eq!(SqlKeyStore::new(&db, "other").fence(), 0);
+    assert_eq!(granted("a", 6), 3, "a new grant to an earlier holder");
 }

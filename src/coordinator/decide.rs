@@ -15,8 +15,17 @@
 //! Lowering the limit takes no slot away; it only stops new grants until
 //! the holders are below it. `enqueue` registers waiters and records a
 //! limit but hands nothing on: the next acquire, release or alarm does.
+//!
+//! # Grants and fences (contract §1b)
+//! Every grant of a slot, by `acquire` or by a hand-off, takes the key's
+//! next fence ([`KeyStore::fence`] + 1), in [`grant_slot`] alone, so no path
+//! can grant without one. A registration made with `grant` gets a
+//! [`Turn::Own`]: when a slot is handed to it, the shell sends it the grant
+//! itself (key, id, fence) on that registration's own event type, and
+//! reports the engine's acceptance back through [`grant_accepted`], after
+//! which the holder counts as told and the event is not sent again.
 
-use super::state::{Holder, HolderState, KeyStore, Liveness, Member, Waiter};
+use super::state::{Holder, HolderState, KeyStore, Liveness, Member, Turn, Waiter};
 use crate::error::BatonError;
 use crate::ident::{InputHash, InstanceId, WorkflowName};
 use crate::limits::{
@@ -32,6 +41,9 @@ pub struct Options {
     pub workflow: Option<WorkflowName>,
     /// The key's new limit; absent keeps the key's.
     pub limit: Option<u32>,
+    /// `grant: true` (§1b): a registration made by this call gets a turn of
+    /// its own, and `acquire` answers the object form ([`Place`], fences).
+    pub grant: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,9 +79,22 @@ pub struct AcquireRequest {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AcquireReply {
-    Granted,
-    Pending,
+    /// The caller holds a slot, granted with this fence.
+    Granted {
+        fence: u64,
+    },
+    /// The caller waits; with `grant`, where and for which event.
+    Pending(Option<Place>),
     Superseded,
+}
+
+/// A waiting caller's place, for a `grant` reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// The event it will be told its turn with.
+    pub turn: Turn,
+    /// 1 is next.
+    pub position: u32,
 }
 
 /// A finished decision: its reply, and the holders just handed a slot (or
@@ -100,6 +125,15 @@ fn check_room(store: &impl KeyStore) -> Result<(), BatonError> {
         });
     }
     Ok(())
+}
+
+/// The turn of a registration this call makes.
+fn new_turn(store: &mut impl KeyStore, options: &Options) -> Turn {
+    if options.grant {
+        Turn::Own(store.next_turn())
+    } else {
+        Turn::Shared
+    }
 }
 
 /// Records the key's limit if the call named one that differs.
@@ -216,12 +250,14 @@ fn commit_enqueue(
         Vec::new()
     };
     if member == Member::Stranger {
+        let turn = new_turn(store, &request.options);
         store.push_waiter(&Waiter {
             id: request.id.clone(),
             since_ms: now_ms,
             input_hash: request.input_hash.clone(),
             workflow: request.options.workflow.clone(),
             enqueued_ms: Some(now_ms),
+            turn,
         });
     }
     Ok(EnqueueReply {
@@ -269,6 +305,26 @@ pub fn acquire(
     Ok(AcquireStep::Check { holder, wake })
 }
 
+/// The reply to a caller left waiting: with `grant`, its place. One that
+/// found no room was not registered: it is told the shared turn and the
+/// place it would take, and its re-check tries again.
+fn pending(store: &impl KeyStore, request: &AcquireRequest) -> AcquireReply {
+    if !request.options.grant {
+        return AcquireReply::Pending(None);
+    }
+    let place = match store.member(&request.id) {
+        Member::Waiter(waiter) => Place {
+            turn: waiter.turn,
+            position: store.position(&request.id).expect("a waiter has a place"),
+        },
+        _ => Place {
+            turn: Turn::Shared,
+            position: store.waiter_count() + 1,
+        },
+    };
+    AcquireReply::Pending(Some(place))
+}
+
 /// Second phase of `acquire`, once the liveness of the holder `checked` (as
 /// the first phase saw it) is known. Decides on the state as it is now: the
 /// slot is taken only if the check said dead and the holder is unchanged.
@@ -286,8 +342,8 @@ pub fn acquire_after_check(
     // Normally registered in the first phase; if it left the queue between
     // phases and the key is full, it stays out and its next re-check tries
     // again, rather than failing a call that was valid.
-    let reply =
-        take_slot(store, now_ms, request, member, &mut wake).unwrap_or(AcquireReply::Pending);
+    let reply = take_slot(store, now_ms, request, member, &mut wake)
+        .unwrap_or_else(|| pending(store, request));
     // A slot freed by the check goes on even when the caller needed none
     // (it holds one already, or was superseded).
     fill_slots(store, now_ms, &mut wake);
@@ -312,7 +368,9 @@ fn take_slot(
             if holder.state == HolderState::Handed {
                 store.confirm_holder(id);
             }
-            return Some(AcquireReply::Granted);
+            return Some(AcquireReply::Granted {
+                fence: holder.fence,
+            });
         }
         Member::Waiter(waiter) => Some(waiter),
         Member::Stranger => None,
@@ -333,49 +391,68 @@ fn take_slot(
         }
     }
     if granted {
-        let (workflow, enqueued_ms) = match waiting {
+        let waiter = match waiting {
             Some(waiter) => {
                 store.remove_waiter(id);
                 // apply_workflow already stored a named workflow; the
                 // snapshot predates it.
                 let workflow = request.options.workflow.clone().or(waiter.workflow);
-                (workflow, waiter.enqueued_ms)
+                Waiter { workflow, ..waiter }
             }
-            None => (request.options.workflow.clone(), None),
+            // Granted at once: it never waits, so it needs no turn.
+            None => Waiter {
+                id: id.clone(),
+                since_ms: now_ms,
+                input_hash: None,
+                workflow: request.options.workflow.clone(),
+                enqueued_ms: None,
+                turn: Turn::Shared,
+            },
         };
-        store.add_holder(&Holder {
-            id: id.clone(),
-            since_ms: now_ms,
-            state: HolderState::Holding,
-            workflow,
-            enqueued_ms,
+        let holder = grant_slot(store, now_ms, waiter, HolderState::Holding);
+        return Some(AcquireReply::Granted {
+            fence: holder.fence,
         });
-        return Some(AcquireReply::Granted);
     }
     if waiting.is_none() && check_room(store).is_ok() {
+        let turn = new_turn(store, &request.options);
         store.push_waiter(&Waiter {
             id: id.clone(),
             since_ms: now_ms,
             input_hash: None,
             workflow: request.options.workflow.clone(),
             enqueued_ms: None,
+            turn,
         });
     }
     None
 }
 
-/// Moves `waiter` into a slot, to be woken.
-fn hand(store: &mut impl KeyStore, now_ms: u64, waiter: Waiter) -> Holder {
-    store.remove_waiter(&waiter.id);
+/// Gives `waiter` (no longer in the queue) a slot with the key's next
+/// fence: the one place a slot is granted.
+fn grant_slot(
+    store: &mut impl KeyStore,
+    now_ms: u64,
+    waiter: Waiter,
+    state: HolderState,
+) -> Holder {
     let holder = Holder {
         id: waiter.id,
         since_ms: now_ms,
-        state: HolderState::Handed,
+        state,
         workflow: waiter.workflow,
         enqueued_ms: waiter.enqueued_ms,
+        turn: waiter.turn,
+        fence: store.fence() + 1,
     };
     store.add_holder(&holder);
     holder
+}
+
+/// Moves `waiter` into a slot, to be woken.
+fn hand(store: &mut impl KeyStore, now_ms: u64, waiter: Waiter) -> Holder {
+    store.remove_waiter(&waiter.id);
+    grant_slot(store, now_ms, waiter, HolderState::Handed)
 }
 
 /// Hands every free slot to the earliest waiters; pushes them onto `wake`.
@@ -390,10 +467,10 @@ fn fill_slots(store: &mut impl KeyStore, now_ms: u64, wake: &mut Vec<Holder>) {
 }
 
 /// Acts on one holder check, if `checked`'s instance still holds a slot.
-/// "Dead" counts only if the holder is exactly as checked (an instance
-/// not found because it did not exist yet may have been created and
-/// acquired since), and "not found" only past the grace after its
-/// enqueue. A dead holder's slot is freed (the caller fills it); a live
+/// "Not found" counts only past the grace after its enqueue, and only if
+/// the holder is exactly as checked (an instance not found because it did
+/// not exist yet may have been created and acquired since); a finished
+/// instance counts if it still holds the grant checked. A dead holder's slot is freed (the caller fills it); a live
 /// holder that has not confirmed a hand-over is pushed onto `wake`, so that
 /// a lost turn event is sent again (a duplicate only makes it re-check).
 /// One not created yet, within its grace, keeps its slot without an event.
@@ -409,7 +486,12 @@ fn apply_check(
         return;
     };
     if liveness.is_dead(checked.enqueued_ms, now_ms, grace_ms) {
-        if holder == *checked {
+        // A finished instance is dead however its record changed since the
+        // snapshot (a grant the engine accepted confirms the hand-over even
+        // when the instance is dead: locally an event to a finished
+        // instance is accepted), as long as it is the same grant.
+        let finished = liveness == Liveness::Dead && holder.fence == checked.fence;
+        if holder == *checked || finished {
             store.remove_holder(&holder.id);
         }
         return;
@@ -468,6 +550,20 @@ pub fn woken_after_check(
     wake
 }
 
+/// The engine accepted the grant event sent to `sent` (this snapshot, a
+/// [`Turn::Own`] holder): it holds from then on, so the alarm sends the
+/// event no more. Nothing changes if it is no longer that hand-over (it
+/// acquired, released or was found dead since).
+pub fn grant_accepted(store: &mut impl KeyStore, sent: &Holder) {
+    assert!(
+        matches!(sent.turn, Turn::Own(_)),
+        "only grants are confirmed by their event"
+    );
+    if store.member(&sent.id) == Member::Holder(sent.clone()) && sent.state == HolderState::Handed {
+        store.confirm_holder(&sent.id);
+    }
+}
+
 /// Whether the key needs the holder-check alarm: someone waits behind the
 /// holders, or a holder has not yet confirmed a hand-over (its wake may
 /// have been lost, or it is not created yet and within its grace).
@@ -516,6 +612,25 @@ pub fn assert_invariants(store: &impl KeyStore) {
     assert!(store.waiter_count() <= WAITERS_PER_KEY_MAX);
 }
 
+/// Panics unless every holder's fence is at most the key's, and no two
+/// holders share one: a fence names one grant.
+fn assert_fences(store: &impl KeyStore, holders: &[Holder]) {
+    let fence = store.fence();
+    for (n, holder) in holders.iter().enumerate() {
+        assert!(
+            holder.fence <= fence,
+            "{} holds fence {} above the key's {fence}",
+            holder.id,
+            holder.fence
+        );
+        assert!(
+            holder.fence == 0 || holders[..n].iter().all(|h| h.fence != holder.fence),
+            "fence {} granted twice",
+            holder.fence
+        );
+    }
+}
+
 /// Every invariant that reading the whole key can check, for tests and the
 /// simulation: the cheap ones, plus the holders agreeing with the counts,
 /// each holder holding (not waiting, not superseded), no id twice, and the
@@ -542,6 +657,7 @@ pub fn assert_invariants_deep(store: &impl KeyStore) {
             holder.id
         );
     }
+    assert_fences(store, &holders);
     assert!(store.superseded_count() <= SUPERSEDED_REMEMBERED_MAX);
     if let Some(first) = store.first_waiters(1).pop() {
         assert!(

@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 #[derive(Debug, Clone)]
 pub struct MemoryKeyStore {
     limit: u32,
+    fence: u64,
+    turns: u64,
     /// In the order they got the key, with when each was last checked.
     holders: Vec<(Holder, Option<u64>)>,
     waiters: BTreeMap<u64, Waiter>,
@@ -22,6 +24,8 @@ impl Default for MemoryKeyStore {
     fn default() -> Self {
         MemoryKeyStore {
             limit: 1,
+            fence: 0,
+            turns: 0,
             holders: Vec::new(),
             waiters: BTreeMap::new(),
             waiter_seq: HashMap::new(),
@@ -75,6 +79,15 @@ impl KeyStore for MemoryKeyStore {
         self.limit = limit;
     }
 
+    fn fence(&self) -> u64 {
+        self.fence
+    }
+
+    fn next_turn(&mut self) -> u64 {
+        self.turns += 1;
+        self.turns
+    }
+
     fn holder_count(&self) -> u32 {
         self.holders.len() as u32
     }
@@ -118,6 +131,12 @@ impl KeyStore for MemoryKeyStore {
             "{} already holds or waits",
             holder.id
         );
+        assert!(
+            holder.fence > self.fence,
+            "fence {} is not new",
+            holder.fence
+        );
+        self.fence = holder.fence;
         self.holders.push((holder.clone(), None));
     }
 
@@ -143,6 +162,11 @@ impl KeyStore for MemoryKeyStore {
 
     fn first_waiters(&self, n: u32) -> Vec<Waiter> {
         self.waiters.values().take(n as usize).cloned().collect()
+    }
+
+    fn position(&self, id: &InstanceId) -> Option<u32> {
+        let seq = *self.waiter_seq.get(id)?;
+        Some(self.waiters.range(..=seq).count() as u32)
     }
 
     fn first_waiter_with_hash(&self, hash: &InputHash) -> Option<Waiter> {

@@ -24,6 +24,11 @@
 //! sends each the turn event and checks its status, and reports a dead one back
 //! through [`woken_after_check`], which hands the slot on again.
 //!
+//! # Grants (contract §1b)
+//! A registration made with `grant` is told its hand-off by the grant
+//! itself, on an event type of its own ([`Turn::Own`], [`event_type`]);
+//! every grant of a slot carries the key's next fence. See `decide`.
+//!
 //! # What survives a crash
 //! Every decision's writes are committed together (the shell runs them in one
 //! synchronous turn). A crash between phases loses only the second phase,
@@ -36,8 +41,10 @@ mod memory;
 pub mod schema;
 mod sql_store;
 mod state;
+mod turn;
 
 pub use decide::*;
 pub use memory::MemoryKeyStore;
 pub use sql_store::{migrate, KeySummary, SqlKeyStore};
 pub use state::*;
+pub use turn::{check_turn_event_type, event_type};

@@ -81,6 +81,24 @@ pub const MIGRATIONS: &[&[&str]] = &[
         "ALTER TABLE coordinator_waiters ADD COLUMN workflow TEXT",
         "ALTER TABLE coordinator_waiters ADD COLUMN enqueued_ms INTEGER",
     ],
+    // v4 (contract §1b): fences and per-registration turns. The key's
+    // fence is the highest it granted; every grant inserts a holder row
+    // carrying its fence, and the trigger raises the key's to it in the
+    // same statement, so an uncontended acquire still runs one write.
+    // `turns` counts the key's grant registrations (a waiter's `turn`;
+    // NULL: woken with TURN_EVENT_TYPE, as every older waiter was).
+    // Holders from before have fence 0, below every later grant.
+    &[
+        "ALTER TABLE coordinator_keys ADD COLUMN fence INTEGER",
+        "ALTER TABLE coordinator_keys ADD COLUMN turns INTEGER",
+        "ALTER TABLE coordinator_holders ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE coordinator_holders ADD COLUMN turn INTEGER",
+        "ALTER TABLE coordinator_waiters ADD COLUMN turn INTEGER",
+        "CREATE TRIGGER coordinator_holders_fence AFTER INSERT ON coordinator_holders BEGIN \
+            INSERT INTO coordinator_keys (key, fence) VALUES (new.key, new.fence) \
+            ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence); \
+         END",
+    ],
 ];
 
 /// The version this release writes.

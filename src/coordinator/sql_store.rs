@@ -18,7 +18,7 @@
 //! (and with no summary: it is memory, rebuilt by the next read).
 
 use super::schema;
-use super::state::{Holder, HolderState, KeyStore, Member, Waiter};
+use super::state::{Holder, HolderState, KeyStore, Member, Turn, Waiter};
 use crate::ident::{InputHash, InstanceId, WorkflowName};
 use crate::limits::{HOLDERS_PER_KEY_MAX, WAITERS_PER_KEY_MAX};
 use crate::sql::{
@@ -38,6 +38,8 @@ pub fn migrate(exec: &impl SqlExec) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Counts {
     limit: u32,
+    /// The highest fence granted.
+    fence: u64,
     waiters: u32,
     holders: u32,
     handed: u32,
@@ -59,13 +61,19 @@ pub struct KeySummary {
 }
 
 /// The columns a waiter is read with, in [`waiter_from_row`]'s order.
-const WAITER_COLUMNS: &str = "id, since_ms, input_hash, workflow, enqueued_ms";
+const WAITER_COLUMNS: &str = "id, since_ms, input_hash, workflow, enqueued_ms, turn";
 /// [`WAITER_COLUMNS`] of the table aliased `w`.
-const WAITER_COLUMNS_OF_W: &str = "w.id, w.since_ms, w.input_hash, w.workflow, w.enqueued_ms";
+const WAITER_COLUMNS_OF_W: &str =
+    "w.id, w.since_ms, w.input_hash, w.workflow, w.enqueued_ms, w.turn";
+/// How many columns [`waiter_from_row`] reads.
+const WAITER_WIDTH: usize = 6;
 /// The columns a holder is read with, in [`holder_from_row`]'s order.
-const HOLDER_COLUMNS: &str = "id, since_ms, state, workflow, enqueued_ms";
+const HOLDER_COLUMNS: &str = "id, since_ms, state, workflow, enqueued_ms, turn, fence";
 /// [`HOLDER_COLUMNS`] of the table aliased `h`.
-const HOLDER_COLUMNS_OF_H: &str = "h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms";
+const HOLDER_COLUMNS_OF_H: &str =
+    "h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms, h.turn, h.fence";
+/// How many columns [`holder_from_row`] reads.
+const HOLDER_WIDTH: usize = 7;
 
 /// One key's rows, read and written through `exec`. Counts the statements it
 /// runs, so the shell can report storage work per operation.
@@ -143,7 +151,7 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
                 &format!(
                     "SELECT k.holder_limit, k.waiter_count, \
                      NOT EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1), \
-                     {}, h.seq \
+                     k.fence, {}, h.seq \
                      FROM (SELECT 1) \
                      LEFT JOIN coordinator_keys k ON k.key = ?1 \
                      LEFT JOIN coordinator_holders h ON h.key = ?1 LIMIT ?2",
@@ -187,12 +195,19 @@ impl<'a, E: SqlExec> SqlKeyStore<'a, E> {
 /// [`SqlKeyStore::summary`]'s rows: the key's columns repeated on each,
 /// then a holder's (all NULL on the one row of a key nobody holds).
 fn summary_from_rows(rows: &[Vec<SqlValue>]) -> KeySummary {
+    /// Where the holder's columns start: after the key's four.
+    const H: usize = 4;
     let count = |v: &SqlValue| u32::try_from(integer(v)).expect("counts are bounded");
     let first = &rows[0];
     let mut held: Vec<(i64, Holder)> = rows
         .iter()
-        .filter(|row| row[3] != SqlValue::Null)
-        .map(|row| (integer(&row[8]), holder_from_row(&row[3..8])))
+        .filter(|row| row[H] != SqlValue::Null)
+        .map(|row| {
+            (
+                integer(&row[H + HOLDER_WIDTH]),
+                holder_from_row(&row[H..H + HOLDER_WIDTH]),
+            )
+        })
         .collect();
     held.sort_unstable_by_key(|(seq, _)| *seq);
     let holders: Vec<Holder> = held.into_iter().map(|(_, holder)| holder).collect();
@@ -211,6 +226,8 @@ fn summary_from_rows(rows: &[Vec<SqlValue>]) -> KeySummary {
                 SqlValue::Null => 0,
                 value => count(value),
             },
+            // NULL: no key row, or none from before v4 (no grant had a fence).
+            fence: optional_millis(&first[3]).unwrap_or(0),
             holders: holders.len() as u32,
             handed: handed as u32,
         },
@@ -254,6 +271,18 @@ fn workflow_value(workflow: Option<&WorkflowName>) -> SqlValue {
     workflow.map_or(SqlValue::Null, |w| SqlValue::Text(w.to_string()))
 }
 
+/// A turn column: NULL is [`Turn::Shared`] (every row from before v4).
+fn turn_from(value: &SqlValue) -> Turn {
+    optional_millis(value).map_or(Turn::Shared, Turn::Own)
+}
+
+fn turn_value(turn: Turn) -> SqlValue {
+    match turn {
+        Turn::Shared => SqlValue::Null,
+        Turn::Own(n) => millis_value(n),
+    }
+}
+
 fn holder_from_row(row: &[SqlValue]) -> Holder {
     Holder {
         id: stored_id(&row[0]),
@@ -261,6 +290,8 @@ fn holder_from_row(row: &[SqlValue]) -> Holder {
         state: state_from(&row[2]),
         workflow: workflow_from(&row[3]),
         enqueued_ms: optional_millis(&row[4]),
+        turn: turn_from(&row[5]),
+        fence: millis(&row[6]),
     }
 }
 
@@ -272,6 +303,7 @@ fn waiter_from_row(row: &[SqlValue]) -> Waiter {
             .map(|h| InputHash::parse("stored inputHash", &h).expect("stored hash is valid")),
         workflow: workflow_from(&row[3]),
         enqueued_ms: optional_millis(&row[4]),
+        turn: turn_from(&row[5]),
     }
 }
 
@@ -297,8 +329,8 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
         );
         let row = &rows[0];
         if row[0] != SqlValue::Null {
-            Member::Waiter(waiter_from_row(&row[0..5]))
-        } else if integer(&row[5]) != 0 {
+            Member::Waiter(waiter_from_row(&row[..WAITER_WIDTH]))
+        } else if integer(&row[WAITER_WIDTH]) != 0 {
             Member::Superseded
         } else {
             Member::Stranger
@@ -316,6 +348,19 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
             &[self.key(), SqlValue::Integer(i64::from(limit))],
         );
         self.adjust(|s| s.counts.limit = limit);
+    }
+
+    fn fence(&self) -> u64 {
+        self.counts().fence
+    }
+
+    fn next_turn(&mut self) -> u64 {
+        let rows = self.sql.write(
+            "INSERT INTO coordinator_keys (key, turns) VALUES (?1, 1) \
+             ON CONFLICT(key) DO UPDATE SET turns = COALESCE(turns, 0) + 1 RETURNING turns",
+            &[self.key()],
+        );
+        millis(&rows[0][0])
     }
 
     fn holder_count(&self) -> u32 {
@@ -358,11 +403,17 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     }
 
     fn add_holder(&mut self, holder: &Holder) {
+        assert!(
+            holder.fence > self.fence(),
+            "fence {} is not new",
+            holder.fence
+        );
+        // The trigger coordinator_holders_fence raises the key's fence.
         self.sql.write(
             "INSERT INTO coordinator_holders \
-             (key, seq, id, since_ms, state, workflow, enqueued_ms) \
+             (key, seq, id, since_ms, state, workflow, enqueued_ms, turn, fence) \
              VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_holders WHERE key = ?1), \
-             ?2, ?3, ?4, ?5, ?6)",
+             ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             &[
                 self.key(),
                 Self::id_value(&holder.id),
@@ -370,10 +421,13 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
                 state_value(holder.state),
                 workflow_value(holder.workflow.as_ref()),
                 optional_millis_value(holder.enqueued_ms),
+                turn_value(holder.turn),
+                millis_value(holder.fence),
             ],
         );
         let handed = holder.state == HolderState::Handed;
         self.adjust(|s| {
+            s.counts.fence = holder.fence;
             s.counts.holders += 1;
             s.counts.handed += u32::from(handed);
             s.holders.push(holder.clone());
@@ -439,6 +493,17 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
             .collect()
     }
 
+    fn position(&self, id: &InstanceId) -> Option<u32> {
+        // Counted on the (key, seq) index, up to the waiter's own row.
+        let rows = self.sql.read(
+            "SELECT COUNT(*) FROM coordinator_waiters WHERE key = ?1 AND seq <= \
+             (SELECT seq FROM coordinator_waiters WHERE key = ?1 AND id = ?2)",
+            &[self.key(), Self::id_value(id)],
+        );
+        let n = u32::try_from(integer(&rows[0][0])).expect("waiters are bounded");
+        (n > 0).then_some(n)
+    }
+
     fn first_waiter_with_hash(&self, hash: &InputHash) -> Option<Waiter> {
         self.sql
             .read(
@@ -455,9 +520,9 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
     fn push_waiter(&mut self, waiter: &Waiter) {
         self.sql.write(
             "INSERT INTO coordinator_waiters \
-             (key, seq, id, since_ms, input_hash, workflow, enqueued_ms) \
+             (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn) \
              VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters WHERE key = ?1), \
-             ?2, ?3, ?4, ?5, ?6)",
+             ?2, ?3, ?4, ?5, ?6, ?7)",
             &[
                 self.key(),
                 Self::id_value(&waiter.id),
@@ -468,6 +533,7 @@ impl<E: SqlExec> KeyStore for SqlKeyStore<'_, E> {
                     .map_or(SqlValue::Null, |h| SqlValue::Text(h.to_string())),
                 workflow_value(waiter.workflow.as_ref()),
                 optional_millis_value(waiter.enqueued_ms),
+                turn_value(waiter.turn),
             ],
         );
         self.adjust_waiter_count(1);

@@ -71,6 +71,11 @@ pub struct KeyOptions {
     /// keeps the limit of the latest call that named one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<HolderLimit>,
+    /// Hand-off by grant (§1b): the registration this call makes is sent
+    /// the grant itself on a turn event of its own, and `acquire` answers
+    /// an object (`CoordinatorGrantReply`) instead of a string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grant: Option<bool>,
 }
 
 /// `options.limit`: an integer from 1 to [`HOLDERS_PER_KEY_MAX`].
@@ -130,6 +135,7 @@ impl KeyOptions {
         core::Options {
             workflow: options.and_then(|o| o.workflow.clone()),
             limit: options.and_then(|o| o.limit).map(HolderLimit::get),
+            grant: options.and_then(|o| o.grant).unwrap_or(false),
         }
     }
 }
@@ -200,17 +206,103 @@ impl AcquireOutcome {
 impl From<core::AcquireReply> for AcquireOutcome {
     fn from(reply: core::AcquireReply) -> AcquireOutcome {
         match reply {
-            core::AcquireReply::Granted => AcquireOutcome::Granted,
-            core::AcquireReply::Pending => AcquireOutcome::Pending,
+            core::AcquireReply::Granted { .. } => AcquireOutcome::Granted,
+            core::AcquireReply::Pending(_) => AcquireOutcome::Pending,
             core::AcquireReply::Superseded => AcquireOutcome::Superseded,
         }
     }
+}
+
+/// `acquire`'s reply with `options.grant` (§1b).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(tag = "status", rename_all = "lowercase")]
+#[schemars(rename = "CoordinatorGrantReply")]
+pub enum GrantReply {
+    /// The caller holds a slot, granted with this fence.
+    Granted {
+        fence: u64,
+    },
+    /// The caller waits: Baton sends it an event of type `turn` when it
+    /// hands it a slot (`CoordinatorTurnEvent`, or `{ key }` with
+    /// `TURN_EVENT_TYPE` for an id registered without `grant`); `position`
+    /// is its place in the order the key is handed on (1 is next).
+    Pending {
+        turn: String,
+        position: u32,
+    },
+    Superseded,
+}
+
+/// `acquire`'s reply: the string of §1, or with `options.grant` the object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(rename = "CoordinatorAcquireReply")]
+pub enum AcquireReply {
+    Outcome(AcquireOutcome),
+    Grant(GrantReply),
+}
+
+impl AcquireReply {
+    /// The reply to a call with (`grant`) or without the option; `turn`
+    /// names a waiter's event type.
+    pub fn new(
+        reply: core::AcquireReply,
+        grant: bool,
+        turn: impl FnOnce(core::Turn) -> String,
+    ) -> Self {
+        if !grant {
+            return AcquireReply::Outcome(reply.into());
+        }
+        AcquireReply::Grant(match reply {
+            core::AcquireReply::Granted { fence } => GrantReply::Granted { fence },
+            core::AcquireReply::Pending(place) => {
+                let place = place.expect("a grant call's pending reply has its place");
+                GrantReply::Pending {
+                    turn: turn(place.turn),
+                    position: place.position,
+                }
+            }
+            core::AcquireReply::Superseded => GrantReply::Superseded,
+        })
+    }
+
+    /// The outcome, for the decision log.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AcquireReply::Outcome(outcome) => outcome.as_str(),
+            AcquireReply::Grant(GrantReply::Granted { .. }) => "granted",
+            AcquireReply::Grant(GrantReply::Pending { .. }) => "pending",
+            AcquireReply::Grant(GrantReply::Superseded) => "superseded",
+        }
+    }
+}
+
+/// The event a `grant` registration is sent when Baton hands it a slot,
+/// of the type its `pending` reply named (`turn`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "CoordinatorTurnEvent")]
+pub struct GrantEvent<'a> {
+    pub key: &'a str,
+    pub instance_id: &'a str,
+    /// Always `"granted"`.
+    pub status: AcquireOutcome,
+    pub fence: u64,
 }
 
 /// `acquire`'s reply over HTTP, where every reply is a JSON object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct AcquireStatus {
     pub status: AcquireOutcome,
+}
+
+/// `acquire`'s reply over HTTP: `{ status }`, or with `grant` the object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(rename = "CoordinatorAcquireHttpReply")]
+pub enum AcquireHttpReply {
+    Status(AcquireStatus),
+    Grant(GrantReply),
 }
 
 /// `release`'s reply (the Coordinator's and the serial queue's): the
@@ -246,6 +338,8 @@ pub struct HolderView {
     pub id: InstanceId,
     /// When the key passed to it, in ms since the epoch.
     pub since: u64,
+    /// The fence of its grant (§1b; 0 for a grant from before fences).
+    pub fence: u64,
 }
 
 /// A holder, as `inspect`'s `holders` shows it.
@@ -257,6 +351,8 @@ pub struct HolderEntry {
     pub since: u64,
     /// The Workflow binding Baton checks, wakes and terminates it through.
     pub workflow: String,
+    /// The fence of its grant (§1b; 0 for a grant from before fences).
+    pub fence: u64,
 }
 
 impl HolderEntry {
@@ -268,6 +364,7 @@ impl HolderEntry {
                 .map_or_else(|| default_workflow.to_owned(), |w| w.as_str().to_owned()),
             id: holder.id,
             since: holder.since_ms,
+            fence: holder.fence,
         }
     }
 }
@@ -288,6 +385,7 @@ impl From<Holder> for HolderView {
         HolderView {
             id: holder.id,
             since: holder.since_ms,
+            fence: holder.fence,
         }
     }
 }

@@ -606,7 +606,7 @@ mod tests {
         );
         assert_eq!(
             refusal::<Acquire>(json!({ "key": "k", "instanceId": "a", "options": { "limt": 2 } })),
-            "BatonError: options has an unknown field \"limt\"; accepted fields: workflow, limit"
+            "BatonError: options has an unknown field \"limt\"; accepted fields: workflow, limit, grant"
         );
     }
 

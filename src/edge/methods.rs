@@ -62,8 +62,8 @@ use Operation::*;
 #[rustfmt::skip]
 pub const METHODS: &[Method] = &[
     method::<c::Enqueue, c::EnqueueReply>("coordinatorEnqueue", Some(KeyEnqueue)),
-    method::<c::Acquire, c::AcquireOutcome>("coordinatorAcquire", Some(KeyAcquire))
-        .http_reply::<c::AcquireStatus>(),
+    method::<c::Acquire, c::AcquireReply>("coordinatorAcquire", Some(KeyAcquire))
+        .http_reply::<c::AcquireHttpReply>(),
     method::<c::Release, c::ReleaseReply>("coordinatorRelease", Some(KeyRelease)),
     method::<c::Inspect, c::Inspection>("coordinatorInspect", Some(KeyInspect)),
     method::<s::SerialEnqueue, s::SerialEnqueueReply>("serialEnqueue", Some(GroupEnqueue)),

@@ -40,11 +40,7 @@ impl CoordinatorConfig {
                 .collect(),
         };
         let turn_event_type = var(env, "TURN_EVENT_TYPE").unwrap_or_else(|| "baton-turn".into());
-        if !is_event_type(&turn_event_type) {
-            return Err(format!(
-                "Baton configuration: TURN_EVENT_TYPE {turn_event_type:?} is not a valid Workflow event type"
-            ));
-        }
+        crate::coordinator::check_turn_event_type(&turn_event_type)?;
         let holder_check_ms = match var(env, "HOLDER_CHECK_MS") {
             None => HOLDER_CHECK_MS_DEFAULT,
             Some(text) => text
@@ -101,16 +97,6 @@ impl CoordinatorConfig {
             ),
         })
     }
-}
-
-/// The platform's rule for event types: `^[a-zA-Z0-9_][a-zA-Z0-9-_]*$`, at most 100.
-fn is_event_type(value: &str) -> bool {
-    !value.is_empty()
-        && value.len() <= 100
-        && !value.starts_with('-')
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// The serial queue's variables.
@@ -221,6 +207,7 @@ impl RunsShellConfig {
         let options = KeyOptions {
             workflow: workflow.cloned(),
             limit: None,
+            grant: None,
         };
         self.workflows.check_options(Some(&options))
     }

@@ -28,8 +28,8 @@ use crate::coordinator::{
     Member, SqlKeyStore, Waiter,
 };
 use crate::edge::coordinator::{
-    Acquire, AcquireOutcome, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
-    KeyOptions, Release, ReleaseReply, WaiterView,
+    Acquire, AcquireOutcome, AcquireReply, Enqueue, EnqueueReply, GrantEvent, HolderEntry,
+    HolderView, Inspect, Inspection, KeyOptions, Release, ReleaseReply, WaiterView,
 };
 use crate::edge::TurnEvent;
 use crate::ident::{Ident, InstanceId, WorkflowName};
@@ -374,12 +374,12 @@ impl Object {
 
     /// The answer, logged, when the first phase decided and nobody is to be
     /// woken; `None` when the call must go on asynchronously.
-    fn acquire_settled(&self, request: &Acquire, step: &AcquireStep) -> Option<AcquireOutcome> {
+    fn acquire_settled(&self, request: &Acquire, step: &AcquireStep) -> Option<AcquireReply> {
         match step {
             AcquireStep::Done(Decided { reply, wake }) if wake.is_empty() => {
-                let outcome = AcquireOutcome::from(*reply);
-                let kind = match outcome {
-                    AcquireOutcome::Granted => Kind::Routine,
+                let outcome = self.acquire_reply(request, *reply).ok()?;
+                let kind = match outcome.as_str() {
+                    "granted" => Kind::Routine,
                     _ => Kind::Contended,
                 };
                 decision_log::decision(
@@ -402,10 +402,11 @@ impl Object {
         self: &Rc<Self>,
         request: Acquire,
         first: AcquireStep,
-    ) -> Result<AcquireOutcome, JsValue> {
+    ) -> Result<AcquireReply, JsValue> {
         let grace_ms = self.grace_ms()?;
         let key = request.key.clone();
         let id = request.instance_id.clone();
+        let original = request.clone();
         let request = request.core();
         let (reply, reason, waited_ms) = match first {
             AcquireStep::Done(Decided { reply, wake }) => {
@@ -442,7 +443,7 @@ impl Object {
                 (decided.reply, reason, waited_ms)
             }
         };
-        let outcome = AcquireOutcome::from(reply);
+        let outcome = self.acquire_reply(&original, reply)?;
         // This path wakes slots ahead of the caller or checks a holder: the
         // key is contended whatever the answer.
         decision_log::decision(
@@ -454,6 +455,20 @@ impl Object {
             waited_ms,
         );
         Ok(outcome)
+    }
+
+    /// `acquire`'s reply as the call asked for it: §1's string, or with
+    /// `grant` the object, naming a waiter's event type.
+    fn acquire_reply(
+        &self,
+        request: &Acquire,
+        reply: coordinator::AcquireReply,
+    ) -> Result<AcquireReply, JsValue> {
+        let base = &self.config()?.turn_event_type;
+        let grant = request.options.as_ref().and_then(|o| o.grant) == Some(true);
+        Ok(AcquireReply::new(reply, grant, |turn| {
+            coordinator::event_type(base, request.key.as_str(), turn)
+        }))
     }
 
     /// `release`'s decision, now: its reply and wakes, and whether the key
@@ -581,8 +596,7 @@ impl Object {
         let Some(first) = handed.first().map(|h| h.id.clone()) else {
             return Ok(None);
         };
-        let turn = self.turn(key)?;
-        let sent = self.send_round(key, handed, &turn).await;
+        let sent = self.send_round(key, handed).await?;
         let object = self.clone();
         let key = key.clone();
         let check = js::promise(async move {
@@ -599,11 +613,24 @@ impl Object {
         Ok(Some(first))
     }
 
-    /// The turn event for `key`.
-    fn turn(&self, key: &Ident) -> Result<Turn, JsValue> {
+    /// The event that tells `holder` it was handed a slot of `key`: §1's
+    /// `{ key }` on `TURN_EVENT_TYPE`, or for a grant registration the grant
+    /// itself on its own type (§1b). The same for every send to the same
+    /// hand-over, so a re-sent grant says what the first said.
+    fn turn(&self, key: &Ident, holder: &Holder) -> Result<Turn, JsValue> {
+        let base = &self.config()?.turn_event_type;
+        let payload = match holder.turn {
+            coordinator::Turn::Shared => to_js(&TurnEvent::Key(key.as_str())),
+            coordinator::Turn::Own(_) => to_js(&GrantEvent {
+                key: key.as_str(),
+                instance_id: holder.id.as_str(),
+                status: AcquireOutcome::Granted,
+                fence: holder.fence,
+            }),
+        };
         Ok(Turn {
-            event_type: self.config()?.turn_event_type.clone(),
-            payload: to_js(&TurnEvent::Key(key.as_str())),
+            event_type: coordinator::event_type(base, key.as_str(), holder.turn),
+            payload,
         })
     }
 
@@ -625,18 +652,39 @@ impl Object {
         Some(sent)
     }
 
-    /// Sends each of `handed` the turn event, at once.
+    /// Sends each of `handed` its turn event, at once. A grant the engine
+    /// accepted is recorded (the holder is then told, and the alarm sends
+    /// it no more); one that failed stays to send, and the alarm retries it.
     async fn send_round(
-        &self,
+        self: &Rc<Self>,
         key: &Ident,
         handed: Vec<Holder>,
-        turn: &Turn,
-    ) -> Vec<(Holder, Option<Sent>)> {
-        join_all(handed.into_iter().map(|holder| async move {
-            let sent = self.send_turn(key, &holder, turn).await;
+    ) -> Result<Vec<(Holder, Option<Sent>)>, JsValue> {
+        let sent = join_all(handed.into_iter().map(|holder| async move {
+            let sent = match self.turn(key, &holder) {
+                Ok(turn) => self.send_turn(key, &holder, &turn).await,
+                Err(_) => None,
+            };
             (holder, sent)
         }))
-        .await
+        .await;
+        let accepted: Vec<Holder> = sent
+            .iter()
+            .filter(|(holder, sent)| {
+                matches!(holder.turn, coordinator::Turn::Own(_))
+                    && sent.as_ref().is_some_and(Sent::accepted)
+            })
+            .map(|(holder, _)| holder.clone())
+            .collect();
+        if !accepted.is_empty() {
+            self.decide(key, move |store, _now| {
+                for holder in &accepted {
+                    coordinator::grant_accepted(store, holder);
+                }
+            })
+            .await?;
+        }
+        Ok(sent)
     }
 
     /// Acts on the status of holders woken with a slot of `key`. One found
@@ -655,7 +703,6 @@ impl Object {
         mut answers: Vec<(Holder, Liveness)>,
     ) -> Result<(), JsValue> {
         let grace_ms = self.grace_ms()?;
-        let turn = self.turn(key)?;
         let mut attempts = 0;
         loop {
             let mut handed = Vec::new();
@@ -690,7 +737,7 @@ impl Object {
                 return Ok(());
             }
             attempts += handed.len() as u32;
-            answers = liveness_of(self.send_round(key, handed, &turn).await).await;
+            answers = liveness_of(self.send_round(key, handed).await?).await;
         }
     }
 

@@ -183,6 +183,7 @@ impl Object {
         let options = KeyOptions {
             workflow: Some(name.clone()),
             limit: None,
+            grant: None,
         };
         config
             .check_options(Some(&options))
@@ -207,7 +208,8 @@ impl Object {
             Err(refusal) => return Ok(Err(refusal)),
         };
         self.arm_alarm().await?;
-        self.create_all(key, transition.creates()).await?;
+        self.create_all(key, transition.creates().cloned().collect())
+            .await?;
         Ok(Ok(transition.reply))
     }
 
@@ -299,7 +301,7 @@ impl Object {
                     outcome,
                 };
                 if let Ok(transition) = self.commit(key, input).await? {
-                    next.extend(transition.creates());
+                    next.extend(transition.creates().cloned());
                 }
                 self.arm_alarm().await?;
             }

@@ -150,8 +150,9 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
             let reply = coordinator_service::call(env, call)
                 .await
                 .map_err(stub_error)?;
-            if is_acquire {
-                // Every HTTP reply is an object: `acquire`'s string becomes `{ status }`.
+            if is_acquire && reply.is_string() {
+                // Every HTTP reply is an object: `acquire`'s string becomes
+                // `{ status }` (with `grant` it is an object already).
                 let status: AcquireOutcome =
                     serde_wasm_bindgen::from_value(reply).map_err(internal)?;
                 return json(&AcquireStatus { status });

@@ -67,6 +67,11 @@ impl Sent {
         Sent { instance, sent }
     }
 
+    /// Whether the engine accepted the event.
+    pub fn accepted(&self) -> bool {
+        self.sent.is_ok()
+    }
+
     /// The status of the instance sent the event, through the same handle.
     pub async fn liveness(self, id: &InstanceId) -> Liveness {
         let liveness = match self.instance {

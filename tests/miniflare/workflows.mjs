@@ -57,6 +57,18 @@ function lossyReplies(namespace) {
   };
 }
 
+/** `step`, noting in `names` every step name of Baton's helpers ("baton ..."). */
+function countingSteps(step, names) {
+  const note = (name) => {
+    if (name.startsWith("baton ")) names.add(name);
+  };
+  return {
+    do: (name, ...rest) => (note(name), step.do(name, ...rest)),
+    waitForEvent: (name, options) => (note(name), step.waitForEvent(name, options)),
+    sleep: (name, duration) => (note(name), step.sleep(name, duration)),
+  };
+}
+
 export class TestWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
     // One class for both helpers: the serial queue wakes instances through one Workflow binding.
@@ -64,17 +76,26 @@ export class TestWorkflow extends WorkflowEntrypoint {
     if (event.payload.mode === "rate") return this.runRate(event, step);
     if (event.payload.mode === "run") return this.runOnce(event, step);
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
-    const { workflow, limit } = event.payload;
+    const { workflow, limit, countSteps = false } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
-    return withKey(
-      step,
+    // With `countSteps`, the output also lists the Baton steps withKey took
+    // (by name, so a replay counts none twice) and the fence body was given.
+    const baton = new Set();
+    const counted = countSteps ? countingSteps(step, baton) : step;
+    let fence;
+    const result = await withKey(
+      counted,
       this.env.COORDINATOR,
       key,
       id,
-      () => recordedBody(step, recorder, id, { waitForFinish, holdMs }, "done"),
+      (grant) => {
+        fence = grant.fence;
+        return recordedBody(step, recorder, id, { waitForFinish, holdMs }, "done");
+      },
       { turnTimeout, stepRetries: { limit: 2, delay: "100 milliseconds" }, workflow, limit },
     );
+    return countSteps ? { ...result, batonSteps: [...baton], fence } : result;
   }
 
   /**
