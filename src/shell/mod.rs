@@ -33,6 +33,7 @@ pub mod d1_results;
 pub mod debounce_service;
 pub mod debouncer_object;
 pub mod decision_log;
+pub mod driver;
 pub mod entry;
 pub mod gate;
 pub mod http;

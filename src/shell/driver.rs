@@ -1,0 +1,309 @@
+//! The one loop every Durable Object class runs, in the fixed order of
+//! style.md: decode → load → decide → write → arm the alarm → reply →
+//! effects, whose results re-enter through the next decision.
+//!
+//! A class says what its concept is by implementing [`Rules`] (how to load
+//! a key's state, the core's `decide`, how to write a transition, when the
+//! object next needs its alarm, what the alarm and an effect's result feed
+//! back in) and holds a [`Driver`] of it; the driver does the rest the same
+//! way for every class. Load, decide and write happen in one synchronous
+//! turn under the input gate, so nothing is awaited between a read and the
+//! write that depends on it; the effects come after the commit, so a reset
+//! between the two only delays an effect until the alarm finds it due.
+
+use super::decision_log::{self, Kind, Scope};
+use super::gate::under_gate;
+use super::js::{self, now_ms};
+use super::object::ObjectBase;
+use super::sqlite::ObjectSql;
+use super::workflow::Workflow;
+use crate::error::BatonError;
+use crate::ident::Ident;
+use crate::transition::{Create, CreateOutcome, Effect, Transition};
+use js_sys::Promise;
+use std::future::Future;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+use worker::durable::ScheduledTime;
+use worker::worker_sys::DurableObjectState;
+use worker::Env;
+
+/// Rounds of effects one call performs: its own, then those their results
+/// asked for (a retry that fell due meanwhile). Two covers every case the
+/// cores produce; anything beyond waits for the alarm rather than keep a
+/// caller.
+pub const EFFECT_ROUNDS_MAX: usize = 2;
+
+/// A concept as the driver runs it: the pure core's types and functions,
+/// and the storage module's.
+pub trait Rules: 'static {
+    /// The Worker's variables this class reads, parsed once per object.
+    type Config: 'static;
+    type Input: 'static;
+    type Reply: 'static;
+    type Write: 'static;
+    /// What a decision reads: the key's state, or the part of it an input
+    /// names.
+    type State: 'static;
+
+    fn config(env: &Env) -> Result<Self::Config, String>;
+    /// The schema ladder, run once per object life.
+    fn migrate(sql: &ObjectSql);
+    fn load(sql: &ObjectSql, key: &str, input: &Self::Input) -> Self::State;
+    /// The core's decision.
+    fn decide(
+        state: &Self::State,
+        now_ms: u64,
+        input: Self::Input,
+    ) -> Result<TransitionOf<Self>, BatonError>;
+    /// Commits a transition's writes and its key's next alarm time.
+    fn write(
+        sql: &ObjectSql,
+        key: &str,
+        transition: &Transition<Self::Reply, Self::Write, Self::State>,
+    );
+    /// Panics on a broken invariant of the committed state: the object then
+    /// resets and reloads what was committed. On in release builds.
+    fn assert_invariants(state: &Self::State);
+    /// The earliest time any key of the object needs the alarm.
+    fn next_wake(sql: &ObjectSql) -> Option<u64>;
+    /// The keys whose time has come, at most `limit` of them.
+    fn due_keys(sql: &ObjectSql, now_ms: u64, limit: u32) -> Vec<String>;
+    /// Keys one alarm ticks before it re-arms for the rest.
+    const KEYS_PER_ALARM_MAX: u32;
+    /// What the alarm feeds a due key.
+    fn tick() -> Self::Input;
+    /// What a create's result feeds its key.
+    fn created(create: &Create, outcome: CreateOutcome) -> Self::Input;
+    /// What the decision log names a key as.
+    fn scope(key: &str) -> Scope<'_>;
+}
+
+/// A transition of `R`'s concept.
+pub type TransitionOf<R> =
+    Transition<<R as Rules>::Reply, <R as Rules>::Write, <R as Rules>::State>;
+
+/// The shell of one Durable Object of concept `R`: its storage and
+/// environment, and its variables as parsed when it started.
+pub struct Driver<R: Rules> {
+    pub base: ObjectBase,
+    config: Result<R::Config, String>,
+}
+
+impl<R: Rules> Driver<R> {
+    pub fn new(raw_state: DurableObjectState, env: Env) -> Rc<Driver<R>> {
+        let config = R::config(&env);
+        Rc::new(Driver {
+            base: ObjectBase::new(raw_state, env),
+            config,
+        })
+    }
+
+    /// The variables, or the operator's error naming the bad one.
+    pub fn config(&self) -> Result<&R::Config, JsValue> {
+        self.config
+            .as_ref()
+            .map_err(|message| js_sys::Error::new(message).into())
+    }
+
+    fn ensure_schema(&self) {
+        self.base.ensure_schema(R::migrate);
+    }
+
+    /// One decision for `key`, committed; then the alarm and the effects.
+    /// A refusal writes nothing and performs nothing.
+    pub async fn run(
+        self: &Rc<Self>,
+        key: &Ident,
+        input: R::Input,
+    ) -> Result<Result<R::Reply, BatonError>, JsValue> {
+        let transition = match self.commit(key, input).await? {
+            Ok(transition) => transition,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
+        self.arm_alarm().await?;
+        self.perform(key, transition.effects).await?;
+        Ok(Ok(transition.reply))
+    }
+
+    /// Load, decide, write: one synchronous turn under the gate.
+    async fn commit(
+        self: &Rc<Self>,
+        key: &Ident,
+        input: R::Input,
+    ) -> Result<Result<TransitionOf<R>, BatonError>, JsValue> {
+        let driver = self.clone();
+        let key = key.clone();
+        under_gate(&self.base.raw_state, move || {
+            driver.ensure_schema();
+            let sql = &driver.base.sql;
+            let state = R::load(sql, key.as_str(), &input);
+            let transition = R::decide(&state, now_ms(), input)?;
+            R::write(sql, key.as_str(), &transition);
+            R::assert_invariants(&transition.state);
+            Ok(transition)
+        })
+        .await
+    }
+
+    /// Reads under the gate without deciding (an inspect).
+    pub async fn read<T: 'static>(
+        self: &Rc<Self>,
+        read: impl FnOnce(&ObjectSql) -> T + 'static,
+    ) -> Result<T, JsValue> {
+        let driver = self.clone();
+        under_gate(&self.base.raw_state, move || {
+            driver.ensure_schema();
+            read(&driver.base.sql)
+        })
+        .await
+    }
+
+    /// Sets the object's alarm to the earliest time any of its keys needs.
+    async fn arm_alarm(&self) -> Result<(), JsValue> {
+        self.ensure_schema();
+        let storage = self.base.state.storage();
+        match R::next_wake(&self.base.sql) {
+            Some(at_ms) => {
+                let date = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
+                storage.set_alarm(ScheduledTime::new(date)).await?;
+            }
+            None => storage.delete_alarm().await?,
+        }
+        Ok(())
+    }
+
+    /// Performs the effects, feeds each result back to its key, and
+    /// performs what those decisions asked for in turn, for at most
+    /// [`EFFECT_ROUNDS_MAX`] rounds; the alarm finishes anything left.
+    async fn perform(self: &Rc<Self>, key: &Ident, effects: Vec<Effect>) -> Result<(), JsValue> {
+        let mut round = effects;
+        for _ in 0..EFFECT_ROUNDS_MAX {
+            if round.is_empty() {
+                return Ok(());
+            }
+            let results =
+                futures_util::future::join_all(round.iter().map(|e| self.effect(key, e))).await;
+            let mut next = Vec::new();
+            for input in results {
+                if let Ok(transition) = self.commit(key, input).await? {
+                    next.extend(transition.effects);
+                }
+                self.arm_alarm().await?;
+            }
+            round = next;
+        }
+        Ok(())
+    }
+
+    /// One effect, and what its result feeds back; its decision line.
+    async fn effect(&self, key: &Ident, effect: &Effect) -> R::Input {
+        match effect {
+            Effect::Create(create) => {
+                let outcome = self.create(create).await;
+                log_created(R::scope(key.as_str()), create, &outcome);
+                R::created(create, outcome)
+            }
+        }
+    }
+
+    async fn create(&self, create: &Create) -> CreateOutcome {
+        let attempt = async {
+            let workflow = Workflow::from_env(&self.base.env, &create.workflow)?;
+            let params = match &create.params {
+                Some(text) => js_sys::JSON::parse(text)?,
+                None => JsValue::UNDEFINED,
+            };
+            workflow
+                .create_instance(create.id.as_str(), &params)
+                .await
+                .map(|_| ())
+        };
+        create_outcome(attempt.await)
+    }
+
+    /// The alarm: every key whose time has come is ticked, up to
+    /// `R::KEYS_PER_ALARM_MAX`; the alarm is then set for the next, which is
+    /// now if keys were left over.
+    pub async fn alarm(self: &Rc<Self>) -> Result<(), JsValue> {
+        let keys = self
+            .read(|sql| R::due_keys(sql, now_ms(), R::KEYS_PER_ALARM_MAX))
+            .await?;
+        for key in keys {
+            // Keys were stored after validation; one that no longer parses is skipped.
+            let Ok(key) = Ident::parse("key", &key) else {
+                continue;
+            };
+            // A tick is never refused.
+            let _ = self.run(&key, R::tick()).await?;
+        }
+        self.arm_alarm().await
+    }
+}
+
+/// A create's decision line; a failure is also a warning (an error of
+/// Baton's own I/O prints at every log level).
+fn log_created(scope: Scope<'_>, create: &Create, outcome: &CreateOutcome) {
+    let (decision, reason) = match outcome {
+        CreateOutcome::Created => ("created", format!("attempt {}", create.attempt)),
+        CreateOutcome::AlreadyExists => ("created", "the id exists: counted as done".to_string()),
+        CreateOutcome::Failed(message) => {
+            worker::console_warn!(
+                "baton: create of {} through {} failed (attempt {}): {message}",
+                create.id,
+                create.workflow,
+                create.attempt
+            );
+            (
+                "create_failed",
+                format!(
+                    "attempt {}: {message}; retried with backoff",
+                    create.attempt
+                ),
+            )
+        }
+    };
+    decision_log::decision(
+        Kind::Contended,
+        scope,
+        create.id.as_str(),
+        decision,
+        &reason,
+        None,
+    );
+}
+
+/// What a create's failure means: "the id exists" is a done start.
+fn create_outcome(result: Result<(), JsValue>) -> CreateOutcome {
+    let Err(error) = result else {
+        return CreateOutcome::Created;
+    };
+    let message = match js::Thrown::of(&error) {
+        js::Thrown::Refused(message) | js::Thrown::Failed(message) => message,
+    };
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("already exist") || lower.contains("already_exist") {
+        CreateOutcome::AlreadyExists
+    } else {
+        CreateOutcome::Failed(message)
+    }
+}
+
+/// Serves one positional RPC method: builds the request object from
+/// `(key, options)`, decodes it (a refusal is the caller's `BatonError`),
+/// runs it, and answers its typed reply.
+pub fn serve<T, Reply, F>(
+    key: JsValue,
+    options: JsValue,
+    method: impl FnOnce(T) -> F + 'static,
+) -> Promise
+where
+    T: serde::de::DeserializeOwned + 'static,
+    Reply: serde::Serialize,
+    F: Future<Output = Result<Reply, JsValue>> + 'static,
+{
+    js::promise(async move {
+        let request = js::positional(key, options).map_err(|e| js::to_js_error(&e))?;
+        Ok(js::to_js(&method(request).await?))
+    })
+}
