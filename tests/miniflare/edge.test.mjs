@@ -179,8 +179,8 @@ describe("the edge", () => {
     const before = await h.inspect(key);
 
     const refusals = [
-      [{ fast: true }, 'BatonError: options has an unknown field "fast"; accepted fields: workflow, limit'],
-      [{ limit: 2, workflow: "WORKFLOW", extra: 1 }, 'BatonError: options has an unknown field "extra"; accepted fields: workflow, limit'],
+      [{ fast: true }, 'BatonError: options has an unknown field "fast"; accepted fields: workflow, limit, grant'],
+      [{ limit: 2, workflow: "WORKFLOW", extra: 1 }, 'BatonError: options has an unknown field "extra"; accepted fields: workflow, limit, grant'],
       ["fast", "BatonError: options must be an object"],
       [5, "BatonError: options must be an object"],
       [[{ limit: 2 }], "BatonError: options must be an object"],
@@ -193,6 +193,9 @@ describe("the edge", () => {
       [{ workflow: "" }, "BatonError: workflow must not be empty"],
       [{ workflow: 7 }, "BatonError: workflow must be a string"],
       [{ workflow: "not a binding" }, "BatonError: workflow must be a binding name: letters, digits and '_', not starting with a digit"],
+      // §1b: grant is a boolean.
+      [{ grant: "yes" }, "BatonError: grant must be a boolean"],
+      [{ grant: 1 }, "BatonError: grant must be a boolean"],
     ];
     for (const [options, message] of refusals) {
       const what = JSON.stringify(options);
