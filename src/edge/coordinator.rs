@@ -7,6 +7,7 @@
 //! body with the key from the path.
 
 use crate::coordinator::{self as core, Holder, Waiter};
+use crate::error::Number;
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use crate::limits::HOLDERS_PER_KEY_MAX;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -86,7 +87,10 @@ impl HolderLimit {
     pub fn new(value: f64) -> Result<HolderLimit, String> {
         let max = HOLDERS_PER_KEY_MAX;
         if value.fract() != 0.0 || !(1.0..=f64::from(max)).contains(&value) {
-            return Err(format!("must be an integer from 1 to {max} (got {value})"));
+            return Err(format!(
+                "must be an integer from 1 to {max} (got {})",
+                Number(value)
+            ));
         }
         Ok(HolderLimit(value as u32))
     }

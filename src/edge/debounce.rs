@@ -9,7 +9,7 @@
 use crate::debounce::{
     self as core, check_id_prefix, DebounceCall, DebounceFields, PendingView, StartAtCall,
 };
-use crate::error::BatonError;
+use crate::error::{BatonError, Number};
 use crate::ident::{Ident, InstanceId, WorkflowName};
 use crate::limits::{DEBOUNCE_DELAY_MS_MAX, DEBOUNCE_DELAY_MS_MIN, DEBOUNCE_ID_PREFIX_CHARS_MAX};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -77,7 +77,8 @@ impl DelayMs {
         let (min, max) = (DEBOUNCE_DELAY_MS_MIN, DEBOUNCE_DELAY_MS_MAX);
         if value.fract() != 0.0 || !(min as f64..=max as f64).contains(&value) {
             return Err(format!(
-                "must be a whole number of ms from {min} to {max} (7 days) (got {value})"
+                "must be a whole number of ms from {min} to {max} (7 days) (got {})",
+                Number(value)
             ));
         }
         Ok(DelayMs(value as u64))

@@ -3,7 +3,7 @@
 //! these types after that, so the decisions never see a value the contract
 //! refuses.
 
-use crate::error::BatonError;
+use crate::error::{BatonError, Number};
 use crate::limits::{
     RATE_COOLDOWN_MS_MAX, RATE_LIMIT_MAX, RATE_PERMITS_MAX, RATE_RULES_PER_CALL_MAX,
     RATE_RULE_ID_CHARS_MAX, RATE_WINDOW_MS_MAX,
@@ -56,7 +56,10 @@ pub fn bounded_integer(
     if value.fract() != 0.0 || !(lo as f64..=hi as f64).contains(&value) {
         return Err(BatonError::Invalid {
             field,
-            reason: format!("must be an integer from {lo} to {hi} (got {value})"),
+            reason: format!(
+                "must be an integer from {lo} to {hi} (got {})",
+                Number(value)
+            ),
         });
     }
     Ok(value as u64)

@@ -1,7 +1,7 @@
 //! Validated inputs of the Runs methods: each bound of contract §6 is
 //! checked once, here, and a refusal names the field.
 
-use crate::error::BatonError;
+use crate::error::{BatonError, Number};
 use crate::ident::InstanceId;
 use crate::limits::{
     JS_SAFE_INTEGER_MAX, RUN_EVENTS_LIMIT_DEFAULT, RUN_EVENTS_LIMIT_MAX, RUN_EVENT_DATA_BYTES_MAX,
@@ -105,7 +105,8 @@ impl WaitMs {
 fn whole(value: f64, min: u64, max: u64) -> Result<u64, String> {
     if value.fract() != 0.0 || !(min as f64..=max as f64).contains(&value) {
         return Err(format!(
-            "must be an integer from {min} to {max} (got {value})"
+            "must be an integer from {min} to {max} (got {})",
+            Number(value)
         ));
     }
     Ok(value as u64)
@@ -139,7 +140,7 @@ pub struct After(u64);
 impl After {
     pub fn new(value: f64) -> Result<Self, String> {
         if value < 0.0 {
-            return Err(format!("must not be negative (got {value})"));
+            return Err(format!("must not be negative (got {})", Number(value)));
         }
         whole(value, 0, JS_SAFE_INTEGER_MAX).map(After)
     }

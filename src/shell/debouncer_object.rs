@@ -222,7 +222,7 @@ impl Driver<Debouncer> {
                 );
                 Ok(reply.into())
             }
-            other => unreachable!("debounce answered {other:?}"),
+            _ => unreachable!("debounce answers its own reply"),
         }
     }
 
@@ -242,19 +242,19 @@ impl Driver<Debouncer> {
                     Scope::Key(request.key.as_str()),
                     instance_id.as_str(),
                     "scheduled",
-                    &format!("startAt {at}"),
+                    &format!("startAt {}", crate::error::Number(at)),
                     None,
                 );
                 Ok(StartAtReply { instance_id, at })
             }
-            other => unreachable!("startAt answered {other:?}"),
+            _ => unreachable!("startAt answers its own reply"),
         }
     }
 
     async fn flush(self: &Rc<Self>, request: DebounceKey) -> Result<FlushReply, JsValue> {
         match replied(self.run(&request.key, Input::Flush).await?)? {
             Reply::Flush { started } => Ok(FlushReply { started }),
-            other => unreachable!("flush answered {other:?}"),
+            _ => unreachable!("flush answers its own reply"),
         }
     }
 
@@ -273,7 +273,7 @@ impl Driver<Debouncer> {
                 }
                 Ok(CancelReply { cancelled })
             }
-            other => unreachable!("cancel answered {other:?}"),
+            _ => unreachable!("cancel answers its own reply"),
         }
     }
 }
