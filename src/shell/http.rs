@@ -150,11 +150,13 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
             let reply = coordinator_service::call(env, call)
                 .await
                 .map_err(stub_error)?;
-            if is_acquire && reply.is_string() {
+            if let (true, Some(text)) = (is_acquire, reply.as_string()) {
                 // Every HTTP reply is an object: `acquire`'s string becomes
-                // `{ status }` (with `grant` it is an object already).
-                let status: AcquireOutcome =
-                    serde_wasm_bindgen::from_value(reply).map_err(internal)?;
+                // `{ status }` (with `grant` it is an object already). Read
+                // by name, not through a typed deserializer, whose error
+                // paths would link Rust's float formatting (P6).
+                let status = AcquireOutcome::parse(&text)
+                    .ok_or_else(|| internal(format!("acquire answered {text:?}")))?;
                 return json(&AcquireStatus { status });
             }
             stringify(&reply)
