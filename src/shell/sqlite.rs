@@ -63,6 +63,16 @@ impl ObjectSql {
     }
 }
 
+/// A clone shares the database and copies the kept statement texts.
+impl Clone for ObjectSql {
+    fn clone(&self) -> Self {
+        ObjectSql {
+            sql: JsValue::from(&self.sql).unchecked_into(),
+            texts: self.texts.clone(),
+        }
+    }
+}
+
 impl SqlExec for ObjectSql {
     fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
         let bindings = Array::new_with_length(params.len() as u32);
