@@ -21,6 +21,12 @@
 //!   only when no kept grant counts for its rule, and otherwise refuses the
 //!   call (`rules`) without changing anything.
 //!
+//! A fifth of the steps land exactly on a boundary the model computes from
+//! its own grants and clock (a grant's time plus its window, the
+//! cooldown's end) or a millisecond before it, where an off-by-one shows.
+//! Every step runs `decide` and applies its writes to each store, as the
+//! shell does, and checks the whole table's invariants after.
+//!
 //! `BATON_SIM_SEED=<n>` replays one seed; `BATON_SIM_STEPS` makes sequences
 //! longer. A failure prints its seed.
 
@@ -242,6 +248,28 @@ struct Model {
 }
 
 impl Model {
+    /// The times at or after `now` where something frees: each grant's
+    /// time plus each of its rules' windows (it stops counting there), the
+    /// cooldown's end, and the millisecond before each.
+    fn boundaries(&self, now: u64) -> Vec<u64> {
+        let mut edges = vec![self.cooldown_until];
+        for g in self.grants.iter().rev().take(32) {
+            for rule in &g.rules {
+                if let Some(&(_, window)) = self.rules.get(rule) {
+                    edges.push(g.at + window);
+                }
+            }
+        }
+        let mut all: Vec<u64> = edges
+            .iter()
+            .flat_map(|&t| [t.saturating_sub(1), t])
+            .filter(|&t| t >= now)
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
     fn used(&self, rule: &str, t: u64) -> u64 {
         let (_, window) = self.rules[rule];
         // Counted at t: granted after t - window (and not before the horizon).
@@ -539,6 +567,15 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
             8 => rng.range(1, pool.max_window * 2),
             _ => rng.range(0, 3),
         };
+        if rng.percent(20) {
+            // Exactly on a boundary, or a millisecond before it: where a
+            // grant leaves a window, where the cooldown ends. The model's
+            // own times, never the core's.
+            let edges = model.boundaries(now);
+            if !edges.is_empty() {
+                now = *rng.pick(&edges);
+            }
+        }
         let mut sql = SqlRows::new(&db, "bucket");
         let cache_before = cache.clone();
         let mut refused = false;
