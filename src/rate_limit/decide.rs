@@ -523,44 +523,49 @@ fn prune(writes: &mut Vec<Write>, newest_seq: Option<u64>, meta: &Meta, now: u64
 /// from storage. A broken one panics, and the object restarts from what
 /// was committed.
 pub fn assert_invariants(view: &impl Rows) {
+    // Plain messages: formatting rows into them would cost the module's size.
     let (meta, rules) = view.meta_and_rules();
     assert!(rules.len() <= RATE_RULE_SLOTS, "more rules than slots");
     let mut slots = 0u16;
     for (i, rule) in rules.iter().enumerate() {
         assert!(
-            usize::from(rule.slot) < RATE_RULE_SLOTS,
-            "slot out of range"
+            usize::from(rule.slot) < RATE_RULE_SLOTS && slots & 1 << rule.slot == 0,
+            "a rule slot out of range or taken twice"
         );
-        assert!(slots & 1 << rule.slot == 0, "two rules in one slot");
         slots |= 1 << rule.slot;
         assert!(
             rule.window_ms <= meta.max_window_ms,
             "a window past the longest"
         );
-        for other in &rules[..i] {
-            assert_ne!(other.id, rule.id, "one rule id in two slots");
-        }
+        assert!(
+            rules[..i].iter().all(|other| other.id != rule.id),
+            "one rule id in two slots"
+        );
     }
     let (newest, oldest) = (view.newest_grant(), view.oldest_grant());
-    assert_eq!(newest.is_some(), oldest.is_some(), "newest without oldest");
+    assert!(
+        newest.is_some() == oldest.is_some(),
+        "newest without oldest"
+    );
     if let (Some(newest), Some(oldest)) = (newest, oldest) {
         assert!(
             oldest.seq <= newest.seq && oldest.at_ms <= newest.at_ms,
             "oldest row after the newest"
         );
-        for row in [&newest, &oldest] {
-            assert!(row.permits >= 1 && row.mask != 0, "empty row {row:?}");
-        }
+        assert!(
+            [&newest, &oldest]
+                .iter()
+                .all(|row| row.permits >= 1 && row.mask != 0),
+            "an empty grant row"
+        );
         assert!(
             newest.mask & !slots == 0,
             "the newest grant counts for a slot with no rule"
         );
-        for slot in 0..RATE_RULE_SLOTS {
-            assert!(
-                oldest.total_before(slot) <= newest.totals[slot],
-                "running totals fell"
-            );
-        }
+        assert!(
+            (0..RATE_RULE_SLOTS).all(|slot| oldest.total_before(slot) <= newest.totals[slot]),
+            "running totals fell"
+        );
     }
 }
 

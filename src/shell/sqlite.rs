@@ -63,12 +63,12 @@ impl ObjectSql {
     }
 }
 
-/// A clone shares the database and copies the kept statement texts.
+/// A clone shares the database and keeps its own statement texts.
 impl Clone for ObjectSql {
     fn clone(&self) -> Self {
         ObjectSql {
             sql: JsValue::from(&self.sql).unchecked_into(),
-            texts: self.texts.clone(),
+            texts: RefCell::new(HashMap::new()),
         }
     }
 }
