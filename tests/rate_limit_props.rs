@@ -21,15 +21,22 @@
 //!   only when no kept grant counts for its rule, and otherwise refuses the
 //!   call (`rules`) without changing anything.
 //!
+//! A fifth of the steps land exactly on a boundary the model computes from
+//! its own grants and clock (a grant's time plus its window, the
+//! cooldown's end) or a millisecond before it, where an off-by-one shows.
+//! Every step runs `decide` and applies its writes to each store, as the
+//! shell does, and checks the whole table's invariants after.
+//!
 //! `BATON_SIM_SEED=<n>` replays one seed; `BATON_SIM_STEPS` makes sequences
 //! longer. A failure prints its seed.
 
 mod common;
 
+use baton::error::BatonError;
 use baton::limits::RATE_RULE_SLOTS;
 use baton::rate_limit::{
-    acquire, assert_invariants, inspect, migrate, penalize, refund, AcquireReply, CachedRateStore,
-    Inspection, MemoryRateStore, RateCache, Rule, RuleSet, SqlRateStore,
+    assert_table_invariants as assert_invariants, decide, migrate, AcquireReply, Cached, Input,
+    Inspection, RateCache, Reply, Rule, RuleSet, SqlRows, Table, Transition,
 };
 use baton::sql::{SqlExec, SqlValue};
 use common::{sqlite, Rng};
@@ -37,6 +44,113 @@ use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+// ---------------------------------------------------------------------------
+// decide + apply, on each kind of bucket.
+// ---------------------------------------------------------------------------
+
+/// A bucket a test decides on and then applies the writes to, as the
+/// shell does: the memory table, the SQL store, the cache over SQL.
+trait Decides {
+    fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError>;
+    /// An inspect, which writes nothing.
+    fn peek(&self, now: u64) -> Inspection;
+}
+
+fn inspected<V>(decided: Result<Transition<V>, BatonError>) -> Inspection {
+    match decided.map(|t| t.reply) {
+        Ok(Reply::Inspect(inspection)) => inspection,
+        other => panic!("inspect answered {other:?}"),
+    }
+}
+
+impl Decides for Table {
+    fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError> {
+        let Transition { reply, writes, .. } = decide(&&*self, now, input)?;
+        self.apply(&writes);
+        Ok(reply)
+    }
+    fn peek(&self, now: u64) -> Inspection {
+        inspected(decide(&self, now, Input::Inspect))
+    }
+}
+
+impl Decides for SqlRows<'_, Db> {
+    fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError> {
+        let Transition { reply, writes, .. } = decide(&&*self, now, input)?;
+        self.write_all(&writes);
+        Ok(reply)
+    }
+    fn peek(&self, now: u64) -> Inspection {
+        inspected(decide(&self, now, Input::Inspect))
+    }
+}
+
+/// The object's cache over a SQL store, as the shell holds them.
+struct CachedStore<'a> {
+    inner: SqlRows<'a, Db>,
+    cache: &'a mut RateCache,
+}
+
+impl<'a> CachedStore<'a> {
+    fn new(inner: SqlRows<'a, Db>, cache: &'a mut RateCache) -> Self {
+        CachedStore { inner, cache }
+    }
+    fn inner(&self) -> &SqlRows<'a, Db> {
+        &self.inner
+    }
+    fn view(&self) -> Cached<'_, SqlRows<'a, Db>> {
+        Cached {
+            cache: self.cache,
+            inner: &self.inner,
+        }
+    }
+}
+
+impl Decides for CachedStore<'_> {
+    fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError> {
+        let Transition { reply, writes, .. } = decide(&self.view(), now, input)?;
+        self.cache.write(&self.inner, &writes);
+        Ok(reply)
+    }
+    fn peek(&self, now: u64) -> Inspection {
+        inspected(decide(&self.view(), now, Input::Inspect))
+    }
+}
+
+fn acquire(
+    s: &mut impl Decides,
+    now: u64,
+    rules: &RuleSet,
+    permits: u32,
+) -> Result<AcquireReply, BatonError> {
+    let input = Input::Acquire {
+        rules: rules.clone(),
+        permits,
+    };
+    match s.run(now, input)? {
+        Reply::Acquire(reply) => Ok(reply),
+        other => panic!("acquire answered {other:?}"),
+    }
+}
+
+fn penalize(s: &mut impl Decides, now: u64, cooldown_ms: u64) -> u64 {
+    match s.run(now, Input::Penalize { cooldown_ms }) {
+        Ok(Reply::Penalize { until_ms }) => until_ms,
+        other => panic!("penalize answered {other:?}"),
+    }
+}
+
+fn refund(s: &mut impl Decides, now: u64, permits: u32) -> u32 {
+    match s.run(now, Input::Refund { permits }) {
+        Ok(Reply::Refund { refunded }) => refunded,
+        other => panic!("refund answered {other:?}"),
+    }
+}
+
+fn inspect(s: &impl Decides, now: u64) -> Inspection {
+    s.peek(now)
+}
 
 // ---------------------------------------------------------------------------
 // SqlExec over rusqlite, counting SQLite's own work.
@@ -134,6 +248,28 @@ struct Model {
 }
 
 impl Model {
+    /// The times at or after `now` where something frees: each grant's
+    /// time plus each of its rules' windows (it stops counting there), the
+    /// cooldown's end, and the millisecond before each.
+    fn boundaries(&self, now: u64) -> Vec<u64> {
+        let mut edges = vec![self.cooldown_until];
+        for g in self.grants.iter().rev().take(32) {
+            for rule in &g.rules {
+                if let Some(&(_, window)) = self.rules.get(rule) {
+                    edges.push(g.at + window);
+                }
+            }
+        }
+        let mut all: Vec<u64> = edges
+            .iter()
+            .flat_map(|&t| [t.saturating_sub(1), t])
+            .filter(|&t| t >= now)
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
     fn used(&self, rule: &str, t: u64) -> u64 {
         let (_, window) = self.rules[rule];
         // Counted at t: granted after t - window (and not before the horizon).
@@ -406,7 +542,7 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
     let mut rng = Rng(seed);
     let mut pool = pool(&mut rng);
     let db = Db::migrated();
-    let mut mem = MemoryRateStore::default();
+    let mut mem = Table::default();
     let mut model = Model {
         slots: vec![None; RATE_RULE_SLOTS],
         ..Model::default()
@@ -421,11 +557,7 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
     // Rows read at a (re)start: all of the capacity, or fewer (it grows).
     let load_rows = [capacity, 1, 2, capacity / 2][(seed / 6 % 4) as usize];
     let cached_db = Db::migrated();
-    let mut cache = RateCache::load(
-        &SqlRateStore::new(&cached_db, "bucket"),
-        load_rows,
-        capacity,
-    );
+    let mut cache = RateCache::load(&SqlRows::new(&cached_db, "bucket"), load_rows, capacity);
 
     for step in 0..steps {
         // Time: often still, often a little, sometimes past every window.
@@ -435,10 +567,19 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
             8 => rng.range(1, pool.max_window * 2),
             _ => rng.range(0, 3),
         };
-        let mut sql = SqlRateStore::new(&db, "bucket");
+        if rng.percent(20) {
+            // Exactly on a boundary, or a millisecond before it: where a
+            // grant leaves a window, where the cooldown ends. The model's
+            // own times, never the core's.
+            let edges = model.boundaries(now);
+            if !edges.is_empty() {
+                now = *rng.pick(&edges);
+            }
+        }
+        let mut sql = SqlRows::new(&db, "bucket");
         let cache_before = cache.clone();
         let mut refused = false;
-        let mut cached = CachedRateStore::new(SqlRateStore::new(&cached_db, "bucket"), &mut cache);
+        let mut cached = CachedStore::new(SqlRows::new(&cached_db, "bucket"), &mut cache);
         match rng.below(100) {
             0..=69 => {
                 let mut chosen: Vec<(String, u64, u64)> = pool
@@ -544,13 +685,12 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
             }
         }
         assert_invariants(&mem);
-        assert_invariants(&SqlRateStore::new(&db, "bucket"));
-        assert_invariants(&cached);
-        drop(cached);
+        assert_invariants(&SqlRows::new(&db, "bucket"));
+        assert_invariants(&cached.view());
         if refused {
             assert_eq!(cache, cache_before, "a refusal changed the cache");
         }
-        let storage = SqlRateStore::new(&cached_db, "bucket");
+        let storage = SqlRows::new(&cached_db, "bucket");
         cache.assert_matches(&storage);
         assert_invariants(&storage);
         if cache_rng.percent(3) {
@@ -647,7 +787,7 @@ fn wait(wait_ms: u64) -> AcquireReply {
 /// The README's example: 5 a second and 100 a minute.
 #[test]
 fn two_rules_five_a_second_and_a_hundred_a_minute() {
-    let mut s = MemoryRateStore::default();
+    let mut s = Table::default();
     let both = rules(&[("second", 5, 1_000), ("minute", 100, 60_000)]);
     let t0 = 1_000_000;
     assert_eq!(acquire(&mut s, t0, &both, 3).unwrap(), granted(3));
@@ -682,7 +822,7 @@ fn two_rules_five_a_second_and_a_hundred_a_minute() {
 
 #[test]
 fn a_burst_at_a_window_edge_cannot_double_the_rate() {
-    let mut s = MemoryRateStore::default();
+    let mut s = Table::default();
     let r = rules(&[("r", 10, 1_000)]);
     assert_eq!(acquire(&mut s, 999, &r, 10).unwrap(), granted(10));
     // A fixed window would reset at 1000; the sliding one waits for 1999.
@@ -692,7 +832,7 @@ fn a_burst_at_a_window_edge_cannot_double_the_rate() {
 
 #[test]
 fn penalties_are_never_shortened_and_block_until_their_end() {
-    let mut s = MemoryRateStore::default();
+    let mut s = Table::default();
     let r = rules(&[("r", 100, 1_000)]);
     assert_eq!(penalize(&mut s, 1_000, 5_000), 6_000);
     assert_eq!(
@@ -713,7 +853,7 @@ fn penalties_are_never_shortened_and_block_until_their_end() {
 
 #[test]
 fn refunds_take_the_newest_live_grants_first() {
-    let mut s = MemoryRateStore::default();
+    let mut s = Table::default();
     let r = rules(&[("r", 10, 1_000)]);
     assert_eq!(acquire(&mut s, 0, &r, 4).unwrap(), granted(4));
     assert_eq!(acquire(&mut s, 100, &r, 4).unwrap(), granted(4));
@@ -731,7 +871,7 @@ fn refunds_take_the_newest_live_grants_first() {
 
 #[test]
 fn new_values_apply_to_grants_already_made() {
-    let mut s = MemoryRateStore::default();
+    let mut s = Table::default();
     assert_eq!(
         acquire(&mut s, 0, &rules(&[("r", 10, 1_000)]), 6).unwrap(),
         granted(6)
@@ -761,7 +901,7 @@ fn new_values_apply_to_grants_already_made() {
 
 #[test]
 fn a_rule_counts_only_the_grants_made_under_it() {
-    let mut s = MemoryRateStore::default();
+    let mut s = Table::default();
     assert_eq!(
         acquire(&mut s, 0, &rules(&[("a", 5, 1_000)]), 5).unwrap(),
         granted(5)
@@ -782,7 +922,7 @@ fn a_rule_counts_only_the_grants_made_under_it() {
 
 #[test]
 fn rule_ids_are_forgotten_only_once_their_grants_aged_out() {
-    let mut s = MemoryRateStore::default();
+    let mut s = Table::default();
     for i in 0..16u64 {
         let r = rules(&[(&format!("r{i}"), 1, 1_000)]);
         assert_eq!(acquire(&mut s, i, &r, 1).unwrap(), granted(1));
@@ -832,7 +972,7 @@ struct Cost {
 fn cost_with(live: u64) -> Cost {
     let db = Db::migrated();
     let day = rules(&[("day", 20_000, 86_400_000), ("second", 5, 1_000)]);
-    let mut store = SqlRateStore::new(&db, "b");
+    let mut store = SqlRows::new(&db, "b");
     for i in 0..live {
         // One second apart: "second" never binds while filling.
         assert_eq!(acquire(&mut store, i * 1_000, &day, 1).unwrap(), granted(1));
@@ -840,12 +980,12 @@ fn cost_with(live: u64) -> Cost {
     let now = live * 1_000;
     let scans_before = db.fullscan_steps.get();
     let steps_before = db.vm_steps.get();
-    let mut store = SqlRateStore::new(&db, "b");
+    let mut store = SqlRows::new(&db, "b");
     assert_eq!(acquire(&mut store, now, &day, 5).unwrap(), granted(5));
     let grant_statements = store.work();
     let grant_vm_steps = db.vm_steps.get() - steps_before;
     let steps_before = db.vm_steps.get();
-    let mut store = SqlRateStore::new(&db, "b");
+    let mut store = SqlRows::new(&db, "b");
     assert_eq!(acquire(&mut store, now, &day, 1).unwrap(), wait(1_000));
     Cost {
         grant_statements,
@@ -896,13 +1036,13 @@ fn with_the_cache_a_refusal_runs_no_statement_and_a_grant_one() {
     let example = rules(&[("second", 5, 1_000), ("minute", 100, 60_000)]);
     let db = Db::migrated();
     let mut cache = RateCache::load(
-        &SqlRateStore::new(&db, "b"),
+        &SqlRows::new(&db, "b"),
         RATE_CACHE_LOAD_ROWS,
         RATE_CACHE_ROWS,
     );
     let (mut grants, mut refusals) = (0, 0);
     for i in 0..400u64 {
-        let mut store = CachedRateStore::new(SqlRateStore::new(&db, "b"), &mut cache);
+        let mut store = CachedStore::new(SqlRows::new(&db, "b"), &mut cache);
         let reply = acquire(&mut store, 1_000_000 + i * 37, &example, 1).unwrap();
         let work = store.inner().work();
         if i == 0 {
@@ -925,13 +1065,13 @@ fn with_the_cache_a_refusal_runs_no_statement_and_a_grant_one() {
 
     let day = rules(&[("day", 20_000, 86_400_000)]);
     let db = Db::migrated();
-    let mut store = SqlRateStore::new(&db, "b");
+    let mut store = SqlRows::new(&db, "b");
     for i in 0..5_000 {
         acquire(&mut store, i * 1_000, &day, 1).unwrap();
     }
     let mut cache = RateCache::load(&store, RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS);
     for i in 0..50 {
-        let mut store = CachedRateStore::new(SqlRateStore::new(&db, "b"), &mut cache);
+        let mut store = CachedStore::new(SqlRows::new(&db, "b"), &mut cache);
         assert_eq!(
             acquire(&mut store, 5_000_000 + i, &day, 1).unwrap(),
             granted(1)

@@ -1,9 +1,13 @@
-//! The decisions: `acquire`, `penalize`, `refund` and `inspect`.
+//! The one decision, [`decide`]: `acquire`, `penalize`, `refund` and
+//! `inspect` as [`Input`]s.
 //!
-//! Each takes the bucket's [`RateStore`], the time and the request, writes
-//! through the store, and returns the reply. None of them blocks, awaits or
-//! fails on I/O; a request that breaks a rule of the contract is refused
-//! before anything is written.
+//! It takes the bucket as [`Rows`] (read-only lookups), the time and the
+//! input, and returns the shared [`Transition`](crate::transition::Transition):
+//! the reply and the row [`Write`]s, which the shell commits in the same
+//! turn. It never blocks, awaits, writes or fails on I/O; a request that
+//! breaks a rule of the contract is refused with no writes. A rate decision
+//! has no effects and never needs the alarm (aged rows are pruned a few per
+//! call), so `effects` is empty and `alarm_at_ms` is `None`.
 //!
 //! # Exactness
 //! A permit granted at `t` under a rule with window `W` counts for that rule
@@ -17,7 +21,7 @@
 //! latest of its rules' times and the cooldown's end.
 
 use super::rules::{RuleId, RuleSet};
-use super::state::{GrantRow, Meta, RateStore, RuleRow, Totals};
+use super::state::{GrantRow, Meta, Rows, RuleRow, Totals, Write};
 use crate::error::BatonError;
 use crate::limits::{
     RATE_PRUNE_ROWS_PER_CALL, RATE_REFUND_PAGE_ROWS, RATE_REFUND_ROWS_VISITED_MAX, RATE_RULE_SLOTS,
@@ -51,9 +55,70 @@ pub struct Inspection {
     pub rules: Vec<RuleView>,
 }
 
+/// What a caller asks of a bucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Up to `permits` that every rule in `rules` and the cooldown allow.
+    Acquire { rules: RuleSet, permits: u32 },
+    /// No grants until `now + cooldown_ms`, unless an earlier penalty
+    /// already reaches further.
+    Penalize { cooldown_ms: u64 },
+    /// Up to `permits` of the most recent live grants given back.
+    Refund { permits: u32 },
+    /// Every remembered rule with its use, and the cooldown.
+    Inspect,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    Acquire(AcquireReply),
+    /// The cooldown's end as it now stands.
+    Penalize {
+        until_ms: u64,
+    },
+    /// How many permits were refunded.
+    Refund {
+        refunded: u32,
+    },
+    Inspect(Inspection),
+}
+
+/// A rate decision: its state is the view it read, through which the
+/// shell's invariants read the bucket once the writes are committed.
+pub type Transition<V> = crate::transition::Transition<Reply, Write, V>;
+
+/// The one decision: what `input` at `now_ms` makes of the bucket `view`.
+pub fn decide<V: Rows + Clone>(
+    view: &V,
+    now_ms: u64,
+    input: Input,
+) -> Result<Transition<V>, BatonError> {
+    let mut writes = Vec::new();
+    let reply = match input {
+        Input::Acquire { rules, permits } => {
+            Reply::Acquire(acquire(view, &mut writes, now_ms, &rules, permits)?)
+        }
+        Input::Penalize { cooldown_ms } => Reply::Penalize {
+            until_ms: penalize(view, &mut writes, now_ms, cooldown_ms),
+        },
+        Input::Refund { permits } => Reply::Refund {
+            refunded: refund(view, &mut writes, now_ms, permits),
+        },
+        Input::Inspect => Reply::Inspect(inspect(view, now_ms)),
+    };
+    Ok(Transition {
+        reply,
+        writes,
+        effects: Vec::new(),
+        alarm_at_ms: None,
+        state: view.clone(),
+    })
+}
+
 /// Grants up to `permits` that every rule in `rules` and the cooldown allow.
-pub fn acquire(
-    store: &mut impl RateStore,
+fn acquire(
+    store: &impl Rows,
+    writes: &mut Vec<Write>,
     now_ms: u64,
     rules: &RuleSet,
     permits: u32,
@@ -97,6 +162,7 @@ pub fn acquire(
         free.min(u64::from(permits)) as u32
     };
 
+    let mut newest_seq = newest.as_ref().map(|n| n.seq);
     let wait_ms = if granted > 0 {
         let mask = rows.iter().fold(0u16, |mask, row| mask | 1 << row.slot);
         let mut totals = newest.as_ref().map_or([0; RATE_RULE_SLOTS], |n| n.totals);
@@ -105,13 +171,15 @@ pub fn acquire(
                 *total += u64::from(granted);
             }
         }
-        store.push_grant(&GrantRow {
-            seq: newest.as_ref().map_or(1, |n| n.seq + 1),
+        let seq = newest.as_ref().map_or(1, |n| n.seq + 1);
+        writes.push(Write::Grant(GrantRow {
+            seq,
             at_ms: now,
             permits: granted,
             mask,
             totals,
-        });
+        }));
+        newest_seq = Some(seq);
         0
     } else {
         let mut free_at = if cooling { meta.cooldown_until_ms } else { now };
@@ -122,32 +190,32 @@ pub fn acquire(
     };
     // Only what changed is written: a refusal on a bucket whose rules and
     // windows are as before writes nothing, a grant one row.
-    for (row, changed) in &assigned {
-        if *changed {
-            store.put_rule(row);
+    for (row, changed) in assigned {
+        if changed {
+            writes.push(Write::Rule(row));
         }
     }
     if meta != stored_meta {
-        store.set_meta(&meta);
+        writes.push(Write::Meta(meta));
     }
-    prune(store, &meta, now);
+    prune(writes, newest_seq, &meta, now);
     Ok(AcquireReply { granted, wait_ms })
 }
 
 /// No grants until `now + cooldown_ms`, unless an earlier penalty already
 /// reaches further. Returns the cooldown's end as it now stands.
-pub fn penalize(store: &mut impl RateStore, now_ms: u64, cooldown_ms: u64) -> u64 {
+fn penalize(store: &impl Rows, writes: &mut Vec<Write>, now_ms: u64, cooldown_ms: u64) -> u64 {
     let now = clamp_now(now_ms, store.newest_grant().as_ref());
     let mut meta = store.meta();
     meta.cooldown_until_ms = meta.cooldown_until_ms.max(now + cooldown_ms);
-    store.set_meta(&meta);
+    writes.push(Write::Meta(meta));
     meta.cooldown_until_ms
 }
 
 /// Returns up to `permits` of the most recent grants still inside some
 /// rule's window, newest first, so they count against no window. Returns
 /// how many it refunded.
-pub fn refund(store: &mut impl RateStore, now_ms: u64, permits: u32) -> u32 {
+fn refund(store: &impl Rows, writes: &mut Vec<Write>, now_ms: u64, permits: u32) -> u32 {
     let newest = store.newest_grant();
     let now = clamp_now(now_ms, newest.as_ref());
     let (meta, rules) = store.meta_and_rules();
@@ -192,6 +260,17 @@ pub fn refund(store: &mut impl RateStore, now_ms: u64, permits: u32) -> u32 {
         }
     }
 
+    // The newest row left once the wholly refunded ones are deleted: the
+    // first row walked that keeps a permit, or else the one before the
+    // last row walked (refunds delete the newest rows, never a gap).
+    let newest_left = match taken.iter().find(|(row, take)| *take < row.permits) {
+        Some((row, _)) => Some(row.seq),
+        None => match taken.last() {
+            Some((last, _)) => store.grants_before(last.seq, 1).first().map(|row| row.seq),
+            None => newest.as_ref().map(|n| n.seq),
+        },
+    };
+
     // Rewrite oldest first: each row's totals drop by everything refunded
     // at or before it, under the slots it counts for... and, carried
     // forward, under every slot an earlier refunded row counted for.
@@ -203,25 +282,25 @@ pub fn refund(store: &mut impl RateStore, now_ms: u64, permits: u32) -> u32 {
             }
         }
         if take == row.permits {
-            store.delete_grant(row.seq);
+            writes.push(Write::Ungrant { seq: row.seq });
         } else if delta.iter().any(|&d| d > 0) {
             let mut totals = row.totals;
             for (total, d) in totals.iter_mut().zip(&delta) {
                 *total -= d;
             }
-            store.replace_grant(&GrantRow {
+            writes.push(Write::Regrant(GrantRow {
                 permits: row.permits - take,
                 totals,
                 ..row
-            });
+            }));
         }
     }
-    prune(store, &meta, now);
+    prune(writes, newest_left, &meta, now);
     permits - remaining
 }
 
 /// Every remembered rule with its use and next free time, and the cooldown.
-pub fn inspect(store: &impl RateStore, now_ms: u64) -> Inspection {
+fn inspect(store: &impl Rows, now_ms: u64) -> Inspection {
     let newest = store.newest_grant();
     let now = clamp_now(now_ms, newest.as_ref());
     let (meta, rules) = store.meta_and_rules();
@@ -266,7 +345,7 @@ fn kept_from(meta: &Meta, now: u64) -> u64 {
 /// id takes a free slot, or reuses the lowest one whose rule no kept grant
 /// counts for (its running total has not moved since `kept_from`).
 fn assign_slots(
-    store: &impl RateStore,
+    store: &impl Rows,
     newest: Option<&GrantRow>,
     remembered: Vec<RuleRow>,
     rules: &RuleSet,
@@ -318,7 +397,7 @@ fn assign_slots(
 
 /// Every slot's running total just before `t`: the last row before it, or
 /// just before the oldest row kept.
-fn totals_before(store: &impl RateStore, t: u64) -> Totals {
+fn totals_before(store: &impl Rows, t: u64) -> Totals {
     let before = t
         .checked_sub(1)
         .and_then(|t| store.last_grant_at_or_before(t));
@@ -346,7 +425,7 @@ struct WindowUse {
 }
 
 fn window_use(
-    store: &impl RateStore,
+    store: &impl Rows,
     newest: Option<&GrantRow>,
     rule: &RuleRow,
     meta: &Meta,
@@ -383,7 +462,7 @@ fn window_use(
 
 /// When `rule` alone next has a free permit.
 fn rule_free_at(
-    store: &impl RateStore,
+    store: &impl Rows,
     newest: Option<&GrantRow>,
     rule: &RuleRow,
     used: &WindowUse,
@@ -426,26 +505,76 @@ fn rule_free_at(
 }
 
 /// Deletes a few rows that count for no rule any more, never the newest
-/// (it carries the running totals forward).
-fn prune(store: &mut impl RateStore, meta: &Meta, now: u64) {
-    if let Some(newest) = store.newest_grant() {
-        store.prune(kept_from(meta, now), newest.seq, RATE_PRUNE_ROWS_PER_CALL);
+/// (`newest_seq`, once the decision's other writes are made: it carries
+/// the running totals forward).
+fn prune(writes: &mut Vec<Write>, newest_seq: Option<u64>, meta: &Meta, now: u64) {
+    if let Some(keep_seq) = newest_seq {
+        writes.push(Write::Prune {
+            before_ms: kept_from(meta, now),
+            keep_seq,
+            limit: RATE_PRUNE_ROWS_PER_CALL,
+        });
     }
 }
 
-/// The store's invariants, checked by the tests after every step (it reads
-/// every row: tests only).
-pub fn assert_invariants(store: &impl RateStore) {
-    let rules = store.rules();
-    assert!(rules.len() <= RATE_RULE_SLOTS);
-    assert_eq!(store.meta_and_rules(), (store.meta(), rules.clone()));
+/// The bucket's invariants that a few lookups check (the rules, and the
+/// newest and oldest rows against them), after every committed decision,
+/// in release builds too: with the object's cache warm they read nothing
+/// from storage. A broken one panics, and the object restarts from what
+/// was committed.
+pub fn assert_invariants(view: &impl Rows) {
+    // Plain messages: formatting rows into them would cost the module's size.
+    let (meta, rules) = view.meta_and_rules();
+    assert!(rules.len() <= RATE_RULE_SLOTS, "more rules than slots");
+    let mut slots = 0u16;
     for (i, rule) in rules.iter().enumerate() {
-        assert!(usize::from(rule.slot) < RATE_RULE_SLOTS);
-        for other in &rules[..i] {
-            assert_ne!(other.slot, rule.slot, "two rules in one slot");
-            assert_ne!(other.id, rule.id, "one rule id in two slots");
-        }
+        assert!(
+            usize::from(rule.slot) < RATE_RULE_SLOTS && slots & 1 << rule.slot == 0,
+            "a rule slot out of range or taken twice"
+        );
+        slots |= 1 << rule.slot;
+        assert!(
+            rule.window_ms <= meta.max_window_ms,
+            "a window past the longest"
+        );
+        assert!(
+            rules[..i].iter().all(|other| other.id != rule.id),
+            "one rule id in two slots"
+        );
     }
+    let (newest, oldest) = (view.newest_grant(), view.oldest_grant());
+    assert!(
+        newest.is_some() == oldest.is_some(),
+        "newest without oldest"
+    );
+    if let (Some(newest), Some(oldest)) = (newest, oldest) {
+        assert!(
+            oldest.seq <= newest.seq && oldest.at_ms <= newest.at_ms,
+            "oldest row after the newest"
+        );
+        assert!(
+            [&newest, &oldest]
+                .iter()
+                .all(|row| row.permits >= 1 && row.mask != 0),
+            "an empty grant row"
+        );
+        assert!(
+            newest.mask & !slots == 0,
+            "the newest grant counts for a slot with no rule"
+        );
+        assert!(
+            (0..RATE_RULE_SLOTS).all(|slot| oldest.total_before(slot) <= newest.totals[slot]),
+            "running totals fell"
+        );
+    }
+}
+
+/// Every invariant of the whole table, row by row (it reads every row:
+/// tests only).
+pub fn assert_table_invariants(store: &impl Rows) {
+    assert_invariants(store);
+    let rules = store.rules();
+    assert_eq!(store.meta_and_rules(), (store.meta(), rules.clone()));
     let mut rows = store.grants_before(u64::MAX, u32::MAX);
     rows.reverse();
     for pair in rows.windows(2) {

@@ -1,38 +1,77 @@
-//! An in-memory [`RateStore`]: the property tests' reference, which the SQL
-//! store must match answer for answer.
+//! A bucket in memory, for the tests: [`Table::apply`] carries out a
+//! decision's writes as the SQL module does, and the table is the reference
+//! the SQL store and the object's cache must match answer for answer.
 
-use super::state::{GrantRow, Meta, RateStore, RuleRow};
+use super::state::{GrantRow, Meta, Rows, RuleRow, Write};
 use std::collections::BTreeMap;
 
-#[derive(Debug, Default, Clone)]
-pub struct MemoryRateStore {
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Table {
     meta: Meta,
     rules: BTreeMap<u8, RuleRow>,
     grants: BTreeMap<u64, GrantRow>,
 }
 
-impl MemoryRateStore {
+impl Table {
     /// Rows kept, deleted or not yet pruned, for cost checks.
     pub fn rows(&self) -> usize {
         self.grants.len()
     }
+
+    /// Carries out a decision's writes, in order.
+    pub fn apply(&mut self, writes: &[Write]) {
+        for write in writes {
+            match write {
+                Write::Meta(meta) => self.meta = *meta,
+                Write::Rule(rule) => {
+                    self.rules.insert(rule.slot, rule.clone());
+                }
+                Write::Grant(row) => {
+                    assert!(
+                        self.grants
+                            .keys()
+                            .next_back()
+                            .is_none_or(|&last| last < row.seq),
+                        "grant {} is not the newest",
+                        row.seq
+                    );
+                    self.grants.insert(row.seq, row.clone());
+                }
+                Write::Regrant(row) => {
+                    let old = self.grants.get_mut(&row.seq).expect("rewritten row exists");
+                    *old = row.clone();
+                }
+                Write::Ungrant { seq } => {
+                    self.grants.remove(seq);
+                }
+                Write::Prune {
+                    before_ms,
+                    keep_seq,
+                    limit,
+                } => {
+                    let doomed: Vec<u64> = self
+                        .grants
+                        .range(..keep_seq)
+                        .take_while(|(_, g)| g.at_ms < *before_ms)
+                        .take(*limit as usize)
+                        .map(|(&seq, _)| seq)
+                        .collect();
+                    for seq in &doomed {
+                        self.grants.remove(seq);
+                    }
+                }
+            }
+        }
+    }
 }
 
-impl RateStore for MemoryRateStore {
+impl Rows for Table {
     fn meta(&self) -> Meta {
         self.meta
     }
 
-    fn set_meta(&mut self, meta: &Meta) {
-        self.meta = *meta;
-    }
-
     fn rules(&self) -> Vec<RuleRow> {
         self.rules.values().cloned().collect()
-    }
-
-    fn put_rule(&mut self, rule: &RuleRow) {
-        self.rules.insert(rule.slot, rule.clone());
     }
 
     fn newest_grant(&self) -> Option<GrantRow> {
@@ -58,40 +97,5 @@ impl RateStore for MemoryRateStore {
             .take(limit as usize)
             .map(|(_, g)| g.clone())
             .collect()
-    }
-
-    fn push_grant(&mut self, row: &GrantRow) {
-        assert!(
-            self.grants
-                .keys()
-                .next_back()
-                .is_none_or(|&last| last < row.seq),
-            "grant {} is not the newest",
-            row.seq
-        );
-        self.grants.insert(row.seq, row.clone());
-    }
-
-    fn replace_grant(&mut self, row: &GrantRow) {
-        let old = self.grants.get_mut(&row.seq).expect("replaced row exists");
-        *old = row.clone();
-    }
-
-    fn delete_grant(&mut self, seq: u64) {
-        self.grants.remove(&seq);
-    }
-
-    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> Option<u64> {
-        let doomed: Vec<u64> = self
-            .grants
-            .range(..keep_seq)
-            .take_while(|(_, g)| g.at_ms < before_ms)
-            .take(limit as usize)
-            .map(|(&seq, _)| seq)
-            .collect();
-        for seq in &doomed {
-            self.grants.remove(seq);
-        }
-        doomed.last().copied()
     }
 }

@@ -1,5 +1,6 @@
-//! A bucket's state as decisions read and write it, and the storage
-//! interface ([`RateStore`]) both stores implement.
+//! A bucket's state as decisions read it ([`Rows`], the targeted view: its
+//! scalars and rules, and its grant rows by indexed lookups), and the row
+//! writes ([`Write`]) a decision returns for the shell to carry out.
 //!
 //! # How a window's use is one lookup
 //! Every grant is one row: when, how many permits, and which rules it counts
@@ -70,24 +71,23 @@ pub struct Meta {
     pub horizon_ms: u64,
 }
 
-/// One bucket's storage.
+/// What a decision reads of one bucket: read-only, indexed lookups, so a
+/// decision reads the few rows its input needs however many are kept (the
+/// view stays targeted; loading every row would make P4's flat cost and
+/// P5's reads grow with the traffic). The object's cache answers most of
+/// them from memory (`cached`), storage the rest (`sql`), the tests' table
+/// all of them (`memory`).
 ///
 /// Every method's cost must not depend on the number of rows kept, except
-/// the bounded ones that say so. Writes made during one decision must be
-/// committed together.
-pub trait RateStore {
+/// the bounded ones that say so.
+pub trait Rows {
     fn meta(&self) -> Meta;
-    fn set_meta(&mut self, meta: &Meta);
-
     /// Every remembered rule, by slot (at most [`RATE_RULE_SLOTS`]).
     fn rules(&self) -> Vec<RuleRow>;
     /// `meta()` and `rules()` together (one statement in SQL).
     fn meta_and_rules(&self) -> (Meta, Vec<RuleRow>) {
         (self.meta(), self.rules())
     }
-    /// Writes `rule` into its slot, replacing whatever rule was there.
-    fn put_rule(&mut self, rule: &RuleRow);
-
     fn newest_grant(&self) -> Option<GrantRow>;
     fn oldest_grant(&self) -> Option<GrantRow>;
     /// The newest row with `at_ms <= t`.
@@ -96,15 +96,56 @@ pub trait RateStore {
     fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow>;
     /// Up to `limit` rows with `seq < before`, newest first.
     fn grants_before(&self, before: u64, limit: u32) -> Vec<GrantRow>;
+}
 
-    /// Appends a row newer than every row kept.
-    fn push_grant(&mut self, row: &GrantRow);
-    /// Rewrites the row with `row.seq`.
-    fn replace_grant(&mut self, row: &GrantRow);
-    fn delete_grant(&mut self, seq: u64);
-    /// Deletes up to `limit` of the oldest rows with `at_ms < before_ms`
-    /// and `seq < keep_seq`; returns the newest `seq` it deleted, if any.
-    /// (Times rise with `seq`, so the rows deleted are the oldest kept: every
-    /// row at or before the returned `seq` is gone.)
-    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> Option<u64>;
+/// One row-level change a decision asks for. A decision's writes are
+/// committed together, in order, in the turn that decided them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    /// The bucket's scalars, as they now stand.
+    Meta(Meta),
+    /// A rule into its slot, replacing whatever rule was there.
+    Rule(RuleRow),
+    /// A grant, newer than every row kept.
+    Grant(GrantRow),
+    /// The row with `row.seq`, rewritten (a partial refund).
+    Regrant(GrantRow),
+    /// The row with `seq`, deleted (a whole refund).
+    Ungrant { seq: u64 },
+    /// Up to `limit` of the oldest rows with `at_ms < before_ms` and
+    /// `seq < keep_seq` deleted (aged out; `keep_seq` is the newest row's,
+    /// which carries the running totals forward). Times rise with `seq`, so
+    /// the rows deleted are the oldest kept.
+    Prune {
+        before_ms: u64,
+        keep_seq: u64,
+        limit: u32,
+    },
+}
+
+impl<T: Rows> Rows for &T {
+    fn meta(&self) -> Meta {
+        (**self).meta()
+    }
+    fn rules(&self) -> Vec<RuleRow> {
+        (**self).rules()
+    }
+    fn meta_and_rules(&self) -> (Meta, Vec<RuleRow>) {
+        (**self).meta_and_rules()
+    }
+    fn newest_grant(&self) -> Option<GrantRow> {
+        (**self).newest_grant()
+    }
+    fn oldest_grant(&self) -> Option<GrantRow> {
+        (**self).oldest_grant()
+    }
+    fn last_grant_at_or_before(&self, t: u64) -> Option<GrantRow> {
+        (**self).last_grant_at_or_before(t)
+    }
+    fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow> {
+        (**self).grant_at_or_after(seq)
+    }
+    fn grants_before(&self, before: u64, limit: u32) -> Vec<GrantRow> {
+        (**self).grants_before(before, limit)
+    }
 }

@@ -21,6 +21,7 @@ use crate::error::BatonError;
 use crate::ident::Ident;
 use crate::transition::{Create, CreateOutcome, Effect, Transition};
 use js_sys::Promise;
+use std::cell::RefCell;
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
@@ -83,19 +84,43 @@ pub trait Rules: 'static {
 pub type TransitionOf<R> =
     Transition<<R as Rules>::Reply, <R as Rules>::Write, <R as Rules>::State>;
 
-/// The shell of one Durable Object of concept `R`: its storage and
-/// environment, and its variables as parsed when it started.
-pub struct Driver<R: Rules> {
-    pub base: ObjectBase,
-    config: Result<R::Config, String>,
+/// What an object of concept `R` keeps in memory between calls, in front
+/// of its storage (a cache of what its tables hold, never the truth: a
+/// restart drops it and the next load rebuilds it), and how the driver
+/// loads and writes through it. [`Uncached`], the default, keeps nothing.
+pub trait Memory<R: Rules>: Default + 'static {
+    fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State;
+    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<R>);
 }
 
-impl<R: Rules> Driver<R> {
-    pub fn new(raw_state: DurableObjectState, env: Env) -> Rc<Driver<R>> {
+/// No memory: every load reads storage (`R::load`), every write is `R::write`.
+#[derive(Default)]
+pub struct Uncached;
+
+impl<R: Rules> Memory<R> for Uncached {
+    fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State {
+        R::load(sql, key, input)
+    }
+    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<R>) {
+        R::write(sql, key, transition);
+    }
+}
+
+/// The shell of one Durable Object of concept `R`: its storage and
+/// environment, its variables as parsed when it started, and its memory.
+pub struct Driver<R: Rules, M: Memory<R> = Uncached> {
+    pub base: ObjectBase,
+    config: Result<R::Config, String>,
+    memory: RefCell<M>,
+}
+
+impl<R: Rules, M: Memory<R>> Driver<R, M> {
+    pub fn new(raw_state: DurableObjectState, env: Env) -> Rc<Driver<R, M>> {
         let config = R::config(&env);
         Rc::new(Driver {
             base: ObjectBase::new(raw_state, env),
             config,
+            memory: RefCell::new(M::default()),
         })
     }
 
@@ -108,6 +133,11 @@ impl<R: Rules> Driver<R> {
 
     fn ensure_schema(&self) {
         self.base.ensure_schema(R::migrate);
+    }
+
+    /// What `look` reads of the object's memory (between decisions).
+    pub fn memory<T>(&self, look: impl FnOnce(&M) -> T) -> T {
+        look(&self.memory.borrow())
     }
 
     /// One decision for `key`, committed; then the alarm and the effects.
@@ -134,16 +164,35 @@ impl<R: Rules> Driver<R> {
     ) -> Result<Result<TransitionOf<R>, BatonError>, JsValue> {
         let driver = self.clone();
         let key = key.clone();
-        under_gate(&self.base.raw_state, move || {
-            driver.ensure_schema();
-            let sql = &driver.base.sql;
-            let state = R::load(sql, key.as_str(), &input);
-            let transition = R::decide(&state, now_ms(), input)?;
-            R::write(sql, key.as_str(), &transition);
-            R::assert_invariants(&transition.state);
-            Ok(transition)
-        })
-        .await
+        under_gate(&self.base.raw_state, move || driver.decide(&key, input)).await
+    }
+
+    /// Load, decide, write, check: synchronous, so nothing can interleave.
+    fn decide(&self, key: &Ident, input: R::Input) -> Result<TransitionOf<R>, BatonError> {
+        self.ensure_schema();
+        let sql = &self.base.sql;
+        let mut memory = self.memory.borrow_mut();
+        let state = memory.load(sql, key.as_str(), &input);
+        let transition = R::decide(&state, now_ms(), input)?;
+        memory.write(sql, key.as_str(), &transition);
+        R::assert_invariants(&transition.state);
+        Ok(transition)
+    }
+
+    /// One decision for `key`, committed in the caller's turn and outside
+    /// the gate, for a class whose decisions never have effects nor need
+    /// the alarm (the RateLimiter): the decision is synchronous (so is the
+    /// SQL API), so no other request can interleave with it, and the gate's
+    /// Promise, closure and microtasks were a fixed cost on every call
+    /// (measured: bench/subset.mjs l1). A broken invariant traps the module;
+    /// the JS class then aborts the object, as the gate would.
+    pub fn decide_now(&self, key: &Ident, input: R::Input) -> Result<R::Reply, BatonError> {
+        let transition = self.decide(key, input)?;
+        assert!(
+            transition.effects.is_empty() && transition.alarm_at_ms.is_none(),
+            "a decision taken outside the gate asked for an effect or the alarm"
+        );
+        Ok(transition.reply)
     }
 
     /// Reads under the gate without deciding (an inspect).

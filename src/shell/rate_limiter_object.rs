@@ -1,19 +1,19 @@
-//! The `RateLimiter` Durable Object: the shell around `crate::rate_limit`.
+//! The `RateLimiter` Durable Object: `crate::rate_limit` run by the shell's
+//! driver (`shell::driver`), one object per bucket. This file is only the
+//! concept's [`Rules`], its [`Memory`] (the cache) and its method bodies.
 //!
-//! One object per bucket. Every method runs the same short loop as the
-//! Coordinator's fast path: decode the request (`crate::edge::rate`),
-//! then one decision (read, decide and write in one synchronous turn, so
-//! nothing can interleave with it and it needs no `blockConcurrencyWhile`),
-//! then the reply, all before the method returns. Unlike the Coordinator there is no
-//! second phase, no alarm and no Workflow call: a rate decision needs
-//! nothing from outside the object (a refused caller is told `waitMs` and
-//! sleeps on its own side), and aged grants are pruned a few per call.
-//! The object's SQLite tables are the truth, so an eviction or restart
-//! forgets no grant. In front of them the object keeps a write-through
-//! [`RateCache`] of its bucket (it is the tables' only writer): every write
-//! still reaches SQLite in the call that makes it, before the reply leaves,
-//! and a refusal whose answer the cache holds runs no statement at all.
-//! A restart drops the cache and the first call rebuilds it from SQLite.
+//! Every method decodes its request (`crate::edge::rate`), then the driver
+//! runs one decision in the caller's turn (`Driver::decide_now`: load,
+//! decide, write, check the invariants, all synchronous, so nothing can
+//! interleave and no gate is needed), then replies. A rate decision has no
+//! effects and no alarm: a refused caller is told `waitMs` and sleeps on
+//! its own side, and aged grants are pruned a few per call. The object's
+//! SQLite tables are the truth, so an eviction or restart forgets no grant.
+//! In front of them the object keeps a write-through [`RateCache`] of its
+//! bucket (it is the tables' only writer): every write still reaches SQLite
+//! in the call that makes it, before the reply leaves, and a refusal whose
+//! answer the cache holds runs no statement at all. A restart drops the
+//! cache and the first call rebuilds it from SQLite.
 //!
 //! JS callers reach these methods through the `RateLimiter` class in
 //! `js/worker.mjs` (which extends `DurableObject`), with the contract's
@@ -23,43 +23,212 @@
 //! restarts from what was committed.
 
 use super::decision_log::{self, Kind, Scope};
-use super::js::{self, now_ms, to_js};
-use super::object::ObjectBase;
+use super::driver::{Driver, Memory, Rules, TransitionOf};
+use super::js::{self, to_js};
 use super::sqlite::ObjectSql;
 use crate::edge::decode_value;
 use crate::edge::rate::{
-    with_bucket, Permits, RateAcquire, RateAcquireReply, RateInspect, RateInspection, RatePenalize,
-    RatePenalizeReply, RateRefund, RateRefundReply, Rules,
+    self as edge, with_bucket, Permits, RateAcquire, RateAcquireReply, RateInspect, RateInspection,
+    RatePenalize, RatePenalizeReply, RateRefund, RateRefundReply,
 };
 use crate::error::BatonError;
 use crate::ident::Ident;
 use crate::limits::{RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS, RATE_RULES_PER_CALL_MAX};
 use crate::rate_limit::rules::parse_permits;
-use crate::rate_limit::{self, migrate, CachedRateStore, RateCache, Rule, RuleSet, SqlRateStore};
+use crate::rate_limit::{
+    self, migrate, Cached, GrantRow, Input, Meta, RateCache, Reply, Rows, Rule, RuleRow, RuleSet,
+    SqlRows,
+};
+use crate::transition::{Create, CreateOutcome};
 use js_sys::{Array, Promise};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
+/// The rate-limit concept as the driver runs it.
+pub struct RateLimiter;
+
+impl Rules for RateLimiter {
+    type Config = ();
+    type Input = Input;
+    type Reply = Reply;
+    type Write = rate_limit::Write;
+    type State = Bucket;
+    /// A rate limiter arms no alarm.
+    const KEYS_PER_ALARM_MAX: u32 = 0;
+
+    fn config(_: &Env) -> Result<(), String> {
+        Ok(())
+    }
+    fn migrate(sql: &ObjectSql) {
+        migrate(sql);
+    }
+    /// Without the object's memory: a cache loaded for this call alone.
+    fn load(sql: &ObjectSql, key: &str, _: &Input) -> Bucket {
+        Bucket::load(sql, key)
+    }
+    fn decide(
+        state: &Bucket,
+        now_ms: u64,
+        input: Input,
+    ) -> Result<TransitionOf<RateLimiter>, BatonError> {
+        rate_limit::decide(state, now_ms, input)
+    }
+    fn write(_: &ObjectSql, _: &str, transition: &TransitionOf<RateLimiter>) {
+        transition.state.write(&transition.writes);
+    }
+    fn assert_invariants(state: &Bucket) {
+        rate_limit::assert_invariants(state);
+    }
+    fn next_wake(_: &ObjectSql) -> Option<u64> {
+        None
+    }
+    fn due_keys(_: &ObjectSql, _: u64, _: u32) -> Vec<String> {
+        Vec::new()
+    }
+    /// Never fed (no key is ever due); were it, an inspect changes nothing.
+    fn tick() -> Input {
+        Input::Inspect
+    }
+    /// Never fed (a rate decision creates nothing); as [`Self::tick`].
+    fn created(_: &Create, _: CreateOutcome) -> Input {
+        Input::Inspect
+    }
+    fn scope(key: &str) -> Scope<'_> {
+        Scope::Bucket(key)
+    }
+}
+
+/// The bucket an object serves as its decisions read it: the object's
+/// cache in front of its SQLite (`rate_limit::Cached`), shared with the
+/// object's [`BucketMemory`] (a clone is the same bucket).
+#[derive(Clone)]
+pub struct Bucket(Rc<Held>);
+
+struct Held {
+    bucket: String,
+    /// The object's database (a clone of its handle).
+    sql: ObjectSql,
+    cache: RefCell<RateCache>,
+    /// Statements run through this bucket, for `storageWork()`.
+    reads: Cell<u32>,
+    writes: Cell<u32>,
+}
+
+impl Bucket {
+    fn load(sql: &ObjectSql, bucket: &str) -> Bucket {
+        let storage = SqlRows::new(sql, bucket);
+        let cache = RateCache::load(&storage, RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS);
+        let held = Held {
+            bucket: bucket.to_owned(),
+            sql: sql.clone(),
+            cache: RefCell::new(cache),
+            reads: Cell::new(0),
+            writes: Cell::new(0),
+        };
+        held.count(&storage);
+        Bucket(Rc::new(held))
+    }
+
+    /// One lookup through the cache, storage answering what it does not hold.
+    fn read<T>(&self, lookup: impl FnOnce(&Cached<'_, SqlRows<'_, ObjectSql>>) -> T) -> T {
+        let held = &*self.0;
+        let storage = SqlRows::new(&held.sql, &held.bucket);
+        let value = lookup(&Cached {
+            cache: &held.cache.borrow(),
+            inner: &storage,
+        });
+        held.count(&storage);
+        value
+    }
+
+    /// A decision's writes, through the cache to storage.
+    fn write(&self, writes: &[rate_limit::Write]) {
+        let held = &*self.0;
+        let storage = SqlRows::new(&held.sql, &held.bucket);
+        held.cache.borrow_mut().write(&storage, writes);
+        held.count(&storage);
+    }
+}
+
+impl Held {
+    fn count(&self, storage: &SqlRows<'_, ObjectSql>) {
+        let (reads, writes) = storage.work();
+        self.reads.set(self.reads.get() + reads);
+        self.writes.set(self.writes.get() + writes);
+    }
+}
+
+impl Rows for Bucket {
+    fn meta(&self) -> Meta {
+        self.read(|rows| rows.meta())
+    }
+    fn rules(&self) -> Vec<RuleRow> {
+        self.read(|rows| rows.rules())
+    }
+    fn meta_and_rules(&self) -> (Meta, Vec<RuleRow>) {
+        self.read(|rows| rows.meta_and_rules())
+    }
+    fn newest_grant(&self) -> Option<GrantRow> {
+        self.read(|rows| rows.newest_grant())
+    }
+    fn oldest_grant(&self) -> Option<GrantRow> {
+        self.read(|rows| rows.oldest_grant())
+    }
+    fn last_grant_at_or_before(&self, t: u64) -> Option<GrantRow> {
+        self.read(|rows| rows.last_grant_at_or_before(t))
+    }
+    fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow> {
+        self.read(|rows| rows.grant_at_or_after(seq))
+    }
+    fn grants_before(&self, before: u64, limit: u32) -> Vec<GrantRow> {
+        self.read(|rows| rows.grants_before(before, limit))
+    }
+}
+
+/// What the object remembers of its bucket between calls. One object
+/// serves one bucket (the service addresses it by name); a call naming
+/// another bucket reloads.
+#[derive(Default)]
+pub struct BucketMemory {
+    held: Option<Bucket>,
+}
+
+impl BucketMemory {
+    /// Statements run since the last time this was asked, as
+    /// `ObjectBase::count_work` takes them.
+    fn take_statements(&self) -> (u32, u32) {
+        self.held
+            .as_ref()
+            .map_or((0, 0), |b| (b.0.reads.replace(0), b.0.writes.replace(0)))
+    }
+}
+
+impl Memory<RateLimiter> for BucketMemory {
+    fn load(&mut self, sql: &ObjectSql, key: &str, _: &Input) -> Bucket {
+        match &self.held {
+            Some(bucket) if bucket.0.bucket == key => bucket.clone(),
+            _ => {
+                let bucket = Bucket::load(sql, key);
+                self.held = Some(bucket.clone());
+                bucket
+            }
+        }
+    }
+    fn write(&mut self, _: &ObjectSql, _: &str, transition: &TransitionOf<RateLimiter>) {
+        transition.state.write(&transition.writes);
+    }
+}
+
 /// The Rust half of the `RateLimiter` Durable Object.
 #[wasm_bindgen]
 pub struct RateLimiterCore {
-    object: Rc<Object>,
+    driver: Rc<Driver<RateLimiter, BucketMemory>>,
 }
-
-struct Object {
-    base: ObjectBase,
-    /// The bucket this object serves and what its tables hold, once a call
-    /// has loaded it. One object serves one bucket (the service addresses
-    /// it by name); a call naming another bucket reloads.
-    cache: RefCell<Option<(Ident, RateCache)>>,
-}
-
-type Store<'a> = CachedRateStore<'a, SqlRateStore<'a, ObjectSql>>;
 
 /// A JS argument as JSON, or a refusal naming it.
 fn json_argument(field: &'static str, value: JsValue) -> Result<Option<Value>, BatonError> {
@@ -108,7 +277,7 @@ fn quick_acquire(bucket: &JsValue, options: &JsValue) -> Option<RateAcquire> {
     }
     Some(RateAcquire {
         bucket,
-        rules: Rules(rules?),
+        rules: edge::Rules(rules?),
         permits,
     })
 }
@@ -143,10 +312,7 @@ impl RateLimiterCore {
     #[wasm_bindgen(constructor)]
     pub fn new(raw_state: DurableObjectState, env: Env) -> RateLimiterCore {
         RateLimiterCore {
-            object: Rc::new(Object {
-                base: ObjectBase::new(raw_state, env),
-                cache: RefCell::new(None),
-            }),
+            driver: Driver::new(raw_state, env),
         }
     }
 
@@ -158,12 +324,13 @@ impl RateLimiterCore {
                 None => positional(bucket, options)?,
             };
             let permits = request.permits.map_or(1, |p| p.0);
-            let reply = self
-                .object
-                .decide(&request.bucket, |store, now| {
-                    rate_limit::acquire(store, now, &request.rules.0, permits)
-                })
-                .map_err(|e| js::to_js_error(&e))?;
+            let input = Input::Acquire {
+                rules: request.rules.0,
+                permits,
+            };
+            let Reply::Acquire(reply) = self.decide(&request.bucket, input)? else {
+                unreachable!("acquire answered otherwise")
+            };
             let reply = RateAcquireReply::from(reply);
             // A grant is routine (P5's hot path prints nothing by default);
             // a denial of every permit asked is worth its line.
@@ -188,11 +355,13 @@ impl RateLimiterCore {
     pub fn penalize(&self, bucket: JsValue, options: JsValue) -> JsValue {
         answer((|| {
             let request: RatePenalize = positional(bucket, options)?;
-            let cooldown_ms = request.cooldown_ms.0;
-            let until = self.object.decide(&request.bucket, |store, now| {
-                rate_limit::penalize(store, now, cooldown_ms)
-            });
-            Ok(to_js(&RatePenalizeReply { until }))
+            let input = Input::Penalize {
+                cooldown_ms: request.cooldown_ms.0,
+            };
+            let Reply::Penalize { until_ms } = self.decide(&request.bucket, input)? else {
+                unreachable!("penalize answered otherwise")
+            };
+            Ok(to_js(&RatePenalizeReply { until: until_ms }))
         })())
     }
 
@@ -200,10 +369,12 @@ impl RateLimiterCore {
     pub fn refund(&self, bucket: JsValue, options: JsValue) -> JsValue {
         answer((|| {
             let request: RateRefund = positional(bucket, options)?;
-            let permits = request.permits.0;
-            let refunded = self.object.decide(&request.bucket, |store, now| {
-                rate_limit::refund(store, now, permits)
-            });
+            let input = Input::Refund {
+                permits: request.permits.0,
+            };
+            let Reply::Refund { refunded } = self.decide(&request.bucket, input)? else {
+                unreachable!("refund answered otherwise")
+            };
             Ok(to_js(&RateRefundReply { refunded }))
         })())
     }
@@ -212,9 +383,9 @@ impl RateLimiterCore {
     pub fn inspect(&self, bucket: JsValue) -> JsValue {
         answer((|| {
             let request: RateInspect = positional(bucket, JsValue::UNDEFINED)?;
-            let inspection = self.object.decide(&request.bucket, |store, now| {
-                rate_limit::inspect(store, now)
-            });
+            let Reply::Inspect(inspection) = self.decide(&request.bucket, Input::Inspect)? else {
+                unreachable!("inspect answered otherwise")
+            };
             Ok(to_js(&RateInspection::new(request.bucket, inspection)))
         })())
     }
@@ -222,7 +393,17 @@ impl RateLimiterCore {
     /// Storage statements run since the object started: `{ reads, writes }`.
     #[wasm_bindgen(js_name = storageWork)]
     pub fn storage_work(&self) -> JsValue {
-        self.object.base.storage_work()
+        self.driver.base.storage_work()
+    }
+}
+
+impl RateLimiterCore {
+    /// One decision in the caller's turn; a refusal is the caller's error.
+    fn decide(&self, bucket: &Ident, input: Input) -> Result<Reply, JsValue> {
+        let decided = self.driver.decide_now(bucket, input);
+        let work = self.driver.memory(|memory| memory.take_statements());
+        self.driver.base.count_work(work);
+        decided.map_err(|e| js::to_js_error(&e))
     }
 }
 
@@ -232,30 +413,5 @@ fn answer(result: Result<JsValue, JsValue>) -> JsValue {
     match result {
         Ok(reply) => reply,
         Err(error) => Promise::reject(&error).into(),
-    }
-}
-
-impl Object {
-    /// Runs one decision for `bucket` now, in this synchronous turn.
-    ///
-    /// Not under `blockConcurrencyWhile`: the decision is synchronous (the
-    /// SQL API is), so no other request can interleave with it, and the
-    /// gate's Promise, closure and microtasks were a fixed cost on every
-    /// call (measured: bench/subset.mjs l1, the commit that made this).
-    fn decide<T>(&self, bucket: &Ident, decision: impl FnOnce(&mut Store<'_>, u64) -> T) -> T {
-        self.base.ensure_schema(migrate);
-        let inner = SqlRateStore::new(&self.base.sql, bucket.as_str());
-        let mut cache = self.cache.borrow_mut();
-        if cache.as_ref().is_none_or(|(held, _)| held != bucket) {
-            *cache = Some((
-                bucket.clone(),
-                RateCache::load(&inner, RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS),
-            ));
-        }
-        let (_, held) = cache.as_mut().expect("loaded above");
-        let mut store = CachedRateStore::new(inner, held);
-        let value = decision(&mut store, now_ms());
-        self.base.count_work(store.inner().work());
-        value
     }
 }

@@ -63,6 +63,16 @@ impl ObjectSql {
     }
 }
 
+/// A clone shares the database and keeps its own statement texts.
+impl Clone for ObjectSql {
+    fn clone(&self) -> Self {
+        ObjectSql {
+            sql: JsValue::from(&self.sql).unchecked_into(),
+            texts: RefCell::new(HashMap::new()),
+        }
+    }
+}
+
 impl SqlExec for ObjectSql {
     fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
         let bindings = Array::new_with_length(params.len() as u32);

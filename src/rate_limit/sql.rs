@@ -1,18 +1,20 @@
-//! [`RateStore`] over SQLite: the Durable Object's storage, one row per grant.
+//! A bucket in SQLite, one row per grant: [`SqlRows`] answers the
+//! decision's lookups, and [`write`] carries out its [`Write`]s, one
+//! statement each, in one exhaustive `match`.
 //!
-//! Generic over the Coordinator's [`SqlExec`], so the same statements run in
-//! the Durable Object and natively under `rusqlite` in the tests. Every
-//! query is bounded by the primary key or the time index and a `LIMIT`.
-//! A failing statement is a broken invariant: it panics.
+//! Generic over [`SqlExec`], so the same statements run in the Durable
+//! Object and natively under `rusqlite` in the tests. Every query is bounded
+//! by the primary key or the time index and a `LIMIT`. A failing statement
+//! is a broken invariant: it panics.
 
 use super::schema;
-use super::state::{GrantRow, Meta, RateStore, RuleRow, Totals};
+use super::state::{GrantRow, Meta, Rows, RuleRow, Totals, Write};
 use crate::limits::{JS_SAFE_INTEGER_MAX, RATE_RULE_SLOTS};
 use crate::rate_limit::rules::RuleId;
 use crate::sql::{integer, millis, millis_value, Counted, SqlExec, SqlValue};
 use std::sync::OnceLock;
 
-/// `seq, at_ms, permits, mask, t0, ..., t15`, built once: a store is made
+/// `seq, at_ms, permits, mask, t0, ..., t15`, built once: a view is made
 /// per call, and formatting this each time showed in the profile.
 fn grant_columns() -> &'static str {
     static COLUMNS: OnceLock<String> = OnceLock::new();
@@ -47,19 +49,20 @@ pub fn migrate(exec: &impl SqlExec) {
     }
 }
 
-/// One bucket's rows, read and written through `exec`, counting statements.
-pub struct SqlRateStore<'a, E: SqlExec> {
+/// One bucket's rows, read (and written, by [`write`]) through `exec`,
+/// counting statements.
+pub struct SqlRows<'a, E: SqlExec> {
     sql: Counted<'a, E>,
-    bucket: String,
+    bucket: &'a str,
     /// `seq, at_ms, permits, mask, t0, ..., t15`.
     grant_columns: &'static str,
 }
 
-impl<'a, E: SqlExec> SqlRateStore<'a, E> {
-    pub fn new(exec: &'a E, bucket: &str) -> Self {
-        SqlRateStore {
+impl<'a, E: SqlExec> SqlRows<'a, E> {
+    pub fn new(exec: &'a E, bucket: &'a str) -> Self {
+        SqlRows {
             sql: Counted::new(exec),
-            bucket: bucket.to_owned(),
+            bucket,
             grant_columns: grant_columns(),
         }
     }
@@ -70,7 +73,7 @@ impl<'a, E: SqlExec> SqlRateStore<'a, E> {
     }
 
     fn bucket(&self) -> SqlValue {
-        SqlValue::Text(self.bucket.clone())
+        SqlValue::Text(self.bucket.to_owned())
     }
 
     /// The grant rows a `WHERE ... ORDER BY ... LIMIT` clause selects.
@@ -132,7 +135,7 @@ fn grant_values(row: &GrantRow) -> Vec<SqlValue> {
     values
 }
 
-impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
+impl<E: SqlExec> Rows for SqlRows<'_, E> {
     fn meta(&self) -> Meta {
         self.sql
             .read(
@@ -146,21 +149,6 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
                 max_window_ms: millis(&row[1]),
                 horizon_ms: millis(&row[2]),
             })
-    }
-
-    fn set_meta(&mut self, meta: &Meta) {
-        self.sql.write(
-            "INSERT INTO rate_buckets (bucket, cooldown_until_ms, max_window_ms, horizon_ms) \
-             VALUES (?1, ?2, ?3, ?4) ON CONFLICT(bucket) DO UPDATE SET \
-             cooldown_until_ms = excluded.cooldown_until_ms, \
-             max_window_ms = excluded.max_window_ms, horizon_ms = excluded.horizon_ms",
-            &[
-                self.bucket(),
-                millis_value(meta.cooldown_until_ms),
-                millis_value(meta.max_window_ms),
-                millis_value(meta.horizon_ms),
-            ],
-        );
     }
 
     fn rules(&self) -> Vec<RuleRow> {
@@ -201,21 +189,6 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         (meta, rules)
     }
 
-    fn put_rule(&mut self, rule: &RuleRow) {
-        self.sql.write(
-            "INSERT INTO rate_rules (bucket, slot, id, rule_limit, window_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(bucket, slot) DO UPDATE SET \
-             id = excluded.id, rule_limit = excluded.rule_limit, window_ms = excluded.window_ms",
-            &[
-                self.bucket(),
-                millis_value(u64::from(rule.slot)),
-                SqlValue::Text(rule.id.to_string()),
-                millis_value(u64::from(rule.limit)),
-                millis_value(rule.window_ms),
-            ],
-        );
-    }
-
     fn newest_grant(&self) -> Option<GrantRow> {
         self.grant("1 ORDER BY seq DESC LIMIT 1", &[])
     }
@@ -243,8 +216,64 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
             &[millis_value(before), millis_value(u64::from(limit))],
         )
     }
+}
 
-    fn push_grant(&mut self, row: &GrantRow) {
+impl<E: SqlExec> SqlRows<'_, E> {
+    /// Carries out one write; a prune answers the newest `seq` it deleted.
+    pub fn write(&self, write: &Write) -> Option<u64> {
+        match write {
+            Write::Meta(meta) => self.set_meta(meta),
+            Write::Rule(rule) => self.put_rule(rule),
+            Write::Grant(row) => self.push_grant(row),
+            Write::Regrant(row) => self.replace_grant(row),
+            Write::Ungrant { seq } => self.delete_grant(*seq),
+            Write::Prune {
+                before_ms,
+                keep_seq,
+                limit,
+            } => return self.prune(*before_ms, *keep_seq, *limit),
+        }
+        None
+    }
+
+    /// Carries out a decision's writes, in order.
+    pub fn write_all(&self, writes: &[Write]) {
+        for write in writes {
+            self.write(write);
+        }
+    }
+
+    fn set_meta(&self, meta: &Meta) {
+        self.sql.write(
+            "INSERT INTO rate_buckets (bucket, cooldown_until_ms, max_window_ms, horizon_ms) \
+             VALUES (?1, ?2, ?3, ?4) ON CONFLICT(bucket) DO UPDATE SET \
+             cooldown_until_ms = excluded.cooldown_until_ms, \
+             max_window_ms = excluded.max_window_ms, horizon_ms = excluded.horizon_ms",
+            &[
+                self.bucket(),
+                millis_value(meta.cooldown_until_ms),
+                millis_value(meta.max_window_ms),
+                millis_value(meta.horizon_ms),
+            ],
+        );
+    }
+
+    fn put_rule(&self, rule: &RuleRow) {
+        self.sql.write(
+            "INSERT INTO rate_rules (bucket, slot, id, rule_limit, window_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(bucket, slot) DO UPDATE SET \
+             id = excluded.id, rule_limit = excluded.rule_limit, window_ms = excluded.window_ms",
+            &[
+                self.bucket(),
+                millis_value(u64::from(rule.slot)),
+                SqlValue::Text(rule.id.to_string()),
+                millis_value(u64::from(rule.limit)),
+                millis_value(rule.window_ms),
+            ],
+        );
+    }
+
+    fn push_grant(&self, row: &GrantRow) {
         // Every grant runs this: its text is built once.
         static SQL: OnceLock<String> = OnceLock::new();
         let sql = SQL.get_or_init(|| {
@@ -261,7 +290,7 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         self.sql.write(sql, &params);
     }
 
-    fn replace_grant(&mut self, row: &GrantRow) {
+    fn replace_grant(&self, row: &GrantRow) {
         let sets: Vec<String> = schema::total_columns()
             .iter()
             .enumerate()
@@ -280,14 +309,14 @@ impl<E: SqlExec> RateStore for SqlRateStore<'_, E> {
         self.sql.write(&sql, &params);
     }
 
-    fn delete_grant(&mut self, seq: u64) {
+    fn delete_grant(&self, seq: u64) {
         self.sql.write(
             "DELETE FROM rate_grants WHERE bucket = ?1 AND seq = ?2",
             &[self.bucket(), millis_value(seq)],
         );
     }
 
-    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> Option<u64> {
+    fn prune(&self, before_ms: u64, keep_seq: u64, limit: u32) -> Option<u64> {
         // Times rise with seq, so the oldest rows are the ones aged out. The
         // time index bounds the search to them: ordered by seq alone, SQLite
         // would walk every kept row to find that none has aged out.

@@ -1,5 +1,7 @@
-//! A write-through cache in front of a bucket's [`RateStore`], so that a
-//! call whose answer is already known runs no statement.
+//! A write-through cache in front of a bucket's storage, so that a call
+//! whose answer is already known runs no statement: [`Cached`] answers the
+//! decision's lookups from it where it can, and [`RateCache::write`]
+//! carries a decision's writes out to storage and to it.
 //!
 //! The Durable Object is the only writer of its SQLite, and every write goes
 //! through this layer, so what it remembers of the bucket stays exactly what
@@ -18,7 +20,9 @@
 //! through the same random sequences as the stores, restarts it, and checks
 //! it against the storage under it after every step.
 
-use super::state::{GrantRow, Meta, RateStore, RuleRow};
+use super::sql::SqlRows;
+use super::state::{GrantRow, Meta, Rows, RuleRow, Write};
+use crate::sql::SqlExec;
 use std::collections::VecDeque;
 
 /// What one bucket's object remembers between calls.
@@ -44,7 +48,7 @@ impl RateCache {
     /// carries the running totals). Loading few keeps the first call after
     /// a restart short; rows older than those held are read from storage
     /// when a call needs them, until they age out.
-    pub fn load(store: &impl RateStore, load_rows: usize, capacity: usize) -> RateCache {
+    pub fn load(store: &impl Rows, load_rows: usize, capacity: usize) -> RateCache {
         let (meta, rules) = store.meta_and_rules();
         let capacity = capacity.max(1);
         let mut cache = RateCache {
@@ -60,7 +64,7 @@ impl RateCache {
     }
 
     /// Reads the newest rows and the oldest one again.
-    fn reload_rows(&mut self, store: &impl RateStore) {
+    fn reload_rows(&mut self, store: &impl Rows) {
         let limit = u32::try_from(self.load_rows).unwrap_or(u32::MAX);
         let mut rows = store.grants_before(u64::MAX, limit);
         rows.reverse();
@@ -84,7 +88,7 @@ impl RateCache {
 
     /// Checks the cache against the storage under it (tests): the same
     /// scalars, rules, oldest row, and the same newest rows.
-    pub fn assert_matches(&self, store: &impl RateStore) {
+    pub fn assert_matches(&self, store: &impl Rows) {
         assert_eq!((self.meta, self.rules.clone()), store.meta_and_rules());
         assert_eq!(self.oldest, store.oldest_grant(), "oldest row");
         assert!(self.recent.len() <= self.capacity, "over capacity");
@@ -95,33 +99,25 @@ impl RateCache {
     }
 }
 
-/// `inner` with `cache` in front of it. Reads take `&self` and never touch
-/// the cache's contents; writes go to `inner` first, then to the cache.
-pub struct CachedRateStore<'a, S: RateStore> {
-    inner: S,
-    cache: &'a mut RateCache,
+/// The bucket as a decision reads it: `cache` in front of `inner`, the
+/// storage it holds a copy of (`cache` must be [`RateCache::load`] of it,
+/// kept up to date since by [`RateCache::write`] alone).
+pub struct Cached<'a, S: Rows> {
+    pub cache: &'a RateCache,
+    pub inner: &'a S,
 }
 
-impl<'a, S: RateStore> CachedRateStore<'a, S> {
-    /// `cache` must be what `inner` holds: [`RateCache::load`] of it, kept
-    /// up to date since by this layer alone.
-    pub fn new(inner: S, cache: &'a mut RateCache) -> Self {
-        CachedRateStore { inner, cache }
-    }
-
-    pub fn inner(&self) -> &S {
-        &self.inner
+impl<S: Rows> Clone for Cached<'_, S> {
+    fn clone(&self) -> Self {
+        *self
     }
 }
 
-impl<S: RateStore> RateStore for CachedRateStore<'_, S> {
+impl<S: Rows> Copy for Cached<'_, S> {}
+
+impl<S: Rows> Rows for Cached<'_, S> {
     fn meta(&self) -> Meta {
         self.cache.meta
-    }
-
-    fn set_meta(&mut self, meta: &Meta) {
-        self.inner.set_meta(meta);
-        self.cache.meta = *meta;
     }
 
     fn rules(&self) -> Vec<RuleRow> {
@@ -130,15 +126,6 @@ impl<S: RateStore> RateStore for CachedRateStore<'_, S> {
 
     fn meta_and_rules(&self) -> (Meta, Vec<RuleRow>) {
         (self.cache.meta, self.cache.rules.clone())
-    }
-
-    fn put_rule(&mut self, rule: &RuleRow) {
-        self.inner.put_rule(rule);
-        let rules = &mut self.cache.rules;
-        match rules.binary_search_by_key(&rule.slot, |r| r.slot) {
-            Ok(i) => rules[i] = rule.clone(),
-            Err(i) => rules.insert(i, rule.clone()),
-        }
     }
 
     fn newest_grant(&self) -> Option<GrantRow> {
@@ -192,73 +179,95 @@ impl<S: RateStore> RateStore for CachedRateStore<'_, S> {
             self.inner.grants_before(before, limit)
         }
     }
+}
 
-    fn push_grant(&mut self, row: &GrantRow) {
-        self.inner.push_grant(row);
-        let cache = &mut *self.cache;
-        if cache.oldest.is_none() {
-            cache.oldest = Some(row.clone());
+impl RateCache {
+    /// Carries out a decision's writes, in order: each to `storage` first,
+    /// then to the cache, so the cache stays what storage holds. A prune
+    /// the cache knows would delete nothing runs no statement.
+    pub fn write<E: SqlExec>(&mut self, storage: &SqlRows<'_, E>, writes: &[Write]) {
+        for write in writes {
+            match write {
+                Write::Meta(meta) => {
+                    storage.write(write);
+                    self.meta = *meta;
+                }
+                Write::Rule(rule) => {
+                    storage.write(write);
+                    match self.rules.binary_search_by_key(&rule.slot, |r| r.slot) {
+                        Ok(i) => self.rules[i] = rule.clone(),
+                        Err(i) => self.rules.insert(i, rule.clone()),
+                    }
+                }
+                Write::Grant(row) => {
+                    storage.write(write);
+                    if self.oldest.is_none() {
+                        self.oldest = Some(row.clone());
+                    }
+                    self.recent.push_back(row.clone());
+                    if self.recent.len() > self.capacity {
+                        self.recent.pop_front();
+                    }
+                }
+                Write::Regrant(row) => {
+                    storage.write(write);
+                    if let Some(i) = self.position(row.seq) {
+                        self.recent[i] = row.clone();
+                    }
+                    if let Some(oldest) = self.oldest.as_mut().filter(|o| o.seq == row.seq) {
+                        *oldest = row.clone();
+                    }
+                }
+                Write::Ungrant { seq } => {
+                    storage.write(write);
+                    let was_complete = self.complete();
+                    if let Some(i) = self.position(*seq) {
+                        self.recent.remove(i);
+                    }
+                    if self.recent.is_empty() {
+                        // Refunds delete the newest rows: held ones may all be gone
+                        // while older rows remain.
+                        self.reload_rows(storage);
+                    } else if self.oldest.as_ref().is_some_and(|o| o.seq == *seq) {
+                        self.oldest = if was_complete {
+                            self.recent.front().cloned()
+                        } else {
+                            storage.oldest_grant()
+                        };
+                    }
+                }
+                Write::Prune {
+                    before_ms,
+                    keep_seq,
+                    limit,
+                } => {
+                    // The rows pruned are the oldest ones: if the oldest row may
+                    // not be deleted, no row may.
+                    let Some(oldest) = self.oldest.as_ref() else {
+                        continue;
+                    };
+                    if oldest.at_ms >= *before_ms || oldest.seq >= *keep_seq || *limit == 0 {
+                        continue;
+                    }
+                    let Some(deleted) = storage.write(write) else {
+                        continue;
+                    };
+                    let was_complete = self.complete();
+                    let mut reached_held = false;
+                    while self.recent.front().is_some_and(|r| r.seq <= deleted) {
+                        self.recent.pop_front();
+                        reached_held = true;
+                    }
+                    if self.recent.is_empty() {
+                        self.reload_rows(storage);
+                    } else if was_complete || reached_held {
+                        // Every row before the first held one is gone.
+                        self.oldest = self.recent.front().cloned();
+                    } else {
+                        self.oldest = storage.grant_at_or_after(deleted + 1);
+                    }
+                }
+            }
         }
-        cache.recent.push_back(row.clone());
-        if cache.recent.len() > cache.capacity {
-            cache.recent.pop_front();
-        }
-    }
-
-    fn replace_grant(&mut self, row: &GrantRow) {
-        self.inner.replace_grant(row);
-        let cache = &mut *self.cache;
-        if let Some(i) = cache.position(row.seq) {
-            cache.recent[i] = row.clone();
-        }
-        if let Some(oldest) = cache.oldest.as_mut().filter(|o| o.seq == row.seq) {
-            *oldest = row.clone();
-        }
-    }
-
-    fn delete_grant(&mut self, seq: u64) {
-        self.inner.delete_grant(seq);
-        let cache = &mut *self.cache;
-        let was_complete = cache.complete();
-        if let Some(i) = cache.position(seq) {
-            cache.recent.remove(i);
-        }
-        if cache.recent.is_empty() {
-            // Refunds delete the newest rows: held ones may all be gone
-            // while older rows remain.
-            cache.reload_rows(&self.inner);
-        } else if cache.oldest.as_ref().is_some_and(|o| o.seq == seq) {
-            cache.oldest = if was_complete {
-                cache.recent.front().cloned()
-            } else {
-                self.inner.oldest_grant()
-            };
-        }
-    }
-
-    fn prune(&mut self, before_ms: u64, keep_seq: u64, limit: u32) -> Option<u64> {
-        // The rows pruned are the oldest ones: if the oldest row may not be
-        // deleted, no row may.
-        let oldest = self.cache.oldest.as_ref()?;
-        if oldest.at_ms >= before_ms || oldest.seq >= keep_seq || limit == 0 {
-            return None;
-        }
-        let deleted = self.inner.prune(before_ms, keep_seq, limit)?;
-        let cache = &mut *self.cache;
-        let was_complete = cache.complete();
-        let mut reached_held = false;
-        while cache.recent.front().is_some_and(|r| r.seq <= deleted) {
-            cache.recent.pop_front();
-            reached_held = true;
-        }
-        if cache.recent.is_empty() {
-            cache.reload_rows(&self.inner);
-        } else if was_complete || reached_held {
-            // Every row before the first held one is gone.
-            cache.oldest = cache.recent.front().cloned();
-        } else {
-            cache.oldest = self.inner.grant_at_or_after(deleted + 1);
-        }
-        Some(deleted)
     }
 }
