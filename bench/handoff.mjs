@@ -53,43 +53,71 @@ function summarize(records) {
   };
 }
 
-/** P1: `P1_ROUNDS` chains of `P1_WAITERS_PER_ROUND` hand-offs; also the storage work per join and per hand-off. */
+/**
+ * One P1 chain on a fresh key: a holder, `P1_WAITERS_PER_ROUND` waiters
+ * queued behind it, then handed on one by one. `side` "baton" runs
+ * withKey over Baton's Coordinator (grants, §1b); "plain" the hand-written
+ * loop over the plain JS Durable Object (bench/worker.mjs, mode "plainKey").
+ */
+async function chain(b, side, round) {
+  const key = `p1-${side}-${round}`;
+  const mode = side === "baton" ? "key" : "plainKey";
+  const inspect = () => (side === "baton" ? b.rpc(key, "inspect", key) : b.plainRpc(key, "inspect", key));
+  const work = () => (side === "baton" ? b.rpc(key, "storageWork") : b.plainRpc(key, "storageWork"));
+  const holder = `${key}-h`;
+  await b.create(holder, { mode, key, waitForFinish: true });
+  await b.until(`${holder} to hold`, async () => (await inspect()).holder?.id === holder);
+  const w0 = await work();
+  const waiters = Array.from({ length: P1_WAITERS_PER_ROUND }, (_, i) => `${key}-w${i}`);
+  for (const id of waiters) await b.create(id, { mode, key });
+  await b.until(`${key}: all waiters queued`, async () => (await inspect()).waiting.length === waiters.length);
+  await sleep(SETTLE_MS);
+  const w1 = await work();
+  await b.sendEvent(holder, "finish");
+  const outputs = {};
+  for (const id of [holder, ...waiters]) outputs[id] = await b.output(id);
+  const w2 = await work();
+  return {
+    records: handoffs(outputs),
+    // P10: Baton steps per withKey section, the holder's (the key was
+    // free) and each waiter's (it waited once, handed on by grant).
+    steps: { free: [outputs[holder].batonSteps], contended: waiters.map((id) => outputs[id].batonSteps) },
+    work: {
+      joins: waiters.length,
+      joinReads: w1.reads - w0.reads,
+      joinWrites: w1.writes - w0.writes,
+      handoffReads: w2.reads - w1.reads,
+      handoffWrites: w2.writes - w1.writes,
+    },
+  };
+}
+
+/**
+ * P1: `P1_ROUNDS` chains of `P1_WAITERS_PER_ROUND` hand-offs on each side,
+ * Baton's and the plain baseline's, alternating which goes first; also
+ * Baton's storage work per join and per hand-off, and its steps per section.
+ */
 export async function coordinatorHandoff(b) {
   const records = [];
+  const plainRecords = [];
   const perRoundP50 = [];
   const work = { joins: 0, joinReads: 0, joinWrites: 0, handoffs: 0, handoffReads: 0, handoffWrites: 0 };
   const steps = { free: [], contended: [] };
   for (let round = 0; round < P1_ROUNDS; round++) {
-    const key = `p1-${round}`;
-    const holder = `p1-${round}-h`;
-    await b.create(holder, { mode: "key", key, waitForFinish: true });
-    await b.until(`${holder} to hold`, async () => (await b.rpc(key, "inspect", key)).holder?.id === holder);
-    const w0 = await b.rpc(key, "storageWork");
-    const waiters = Array.from({ length: P1_WAITERS_PER_ROUND }, (_, i) => `p1-${round}-w${i}`);
-    for (const id of waiters) await b.create(id, { mode: "key", key });
-    await b.until(
-      `${key}: all waiters queued`,
-      async () => (await b.rpc(key, "inspect", key)).waiting.length === waiters.length,
-    );
-    await sleep(SETTLE_MS);
-    const w1 = await b.rpc(key, "storageWork");
-    await b.sendEvent(holder, "finish");
-    const outputs = {};
-    for (const id of [holder, ...waiters]) outputs[id] = await b.output(id);
-    const w2 = await b.rpc(key, "storageWork");
-    // P10: Baton steps per withKey section, the holder's (the key was
-    // free) and each waiter's (it waited once, handed on by grant).
-    steps.free.push(outputs[holder].batonSteps);
-    for (const id of waiters) steps.contended.push(outputs[id].batonSteps);
-    const round_ = handoffs(outputs);
-    records.push(...round_);
-    perRoundP50.push(summary(round_.map((r) => r.totalMs)).p50);
-    work.joins += waiters.length;
-    work.joinReads += w1.reads - w0.reads;
-    work.joinWrites += w1.writes - w0.writes;
-    work.handoffs += round_.length;
-    work.handoffReads += w2.reads - w1.reads;
-    work.handoffWrites += w2.writes - w1.writes;
+    const order = round % 2 ? ["plain", "baton"] : ["baton", "plain"];
+    for (const side of order) {
+      const ran = await chain(b, side, round);
+      if (side === "plain") {
+        plainRecords.push(...ran.records);
+        continue;
+      }
+      records.push(...ran.records);
+      perRoundP50.push(summary(ran.records.map((r) => r.totalMs)).p50);
+      steps.free.push(...ran.steps.free);
+      steps.contended.push(...ran.steps.contended);
+      for (const field of ["joins", "joinReads", "joinWrites", "handoffReads", "handoffWrites"]) work[field] += ran.work[field];
+      work.handoffs += ran.records.length;
+    }
   }
   return {
     ...summarize(records),
@@ -97,6 +125,7 @@ export async function coordinatorHandoff(b) {
     work,
     samples: records.map((r) => r.totalMs),
     steps: { free: summary(steps.free), contended: summary(steps.contended) },
+    plain: summarize(plainRecords),
   };
 }
 

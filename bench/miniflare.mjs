@@ -110,6 +110,11 @@ export class Bench extends Harness {
     return (await super.rpc(key, method, ...args)).value;
   }
 
+  /** A method of the plain JS Durable Object (P1's and P3's baseline) through a stub. */
+  async plainRpc(key, method, ...args) {
+    return (await this.call("/rpc", { key, method, args, binding: "PLAIN" })).value;
+  }
+
   /** A Debouncer method through a stub (from the Worker). */
   async debouncer(key, method, ...args) {
     const result = await this.call("/debouncer", { key, method, args });

@@ -116,6 +116,13 @@ export class PlainCoordinator extends DurableObject {
     }
   }
 
+  /** What the bench waits on: the holder and the waiters in order (no part of a user's version). */
+  inspect(key) {
+    const holder = this.sql.exec("SELECT id FROM holders WHERE key = ?", key).toArray()[0] ?? null;
+    const waiting = this.sql.exec("SELECT id FROM waiters WHERE key = ? ORDER BY seq LIMIT 1000", key).toArray();
+    return { holder, waiting };
+  }
+
   storageWork() {
     return { reads: this.#reads, writes: this.#writes };
   }

@@ -38,7 +38,8 @@ try {
     console.log(
       `P1: p50 ${fmt(p1.total.p50)} ms (IQR ${fmt(p1.total.q1)}-${fmt(p1.total.q3)}, n=${p1.total.n}); per round ${p1.perRoundP50.map((x) => fmt(x)).join(", ")}; ` +
         `release->acquire call ${fmt(p1.wake.p50)}, acquire->next step ${fmt(p1.grantToStep.p50)}, release call ${fmt(p1.releaseCall.p50)}; ` +
-        `P10 Baton steps per section: free ${fmt(p1.steps.free.p50, 0)}, waited once ${fmt(p1.steps.contended.p50, 0)}`,
+        `P10 Baton steps per section: free ${fmt(p1.steps.free.p50, 0)}, waited once ${fmt(p1.steps.contended.p50, 0)}; ` +
+        `plain JS DO p50 ${fmt(p1.plain.total.p50)} ms (Baton/plain ${fmt(p1.total.p50 / p1.plain.total.p50, 2)}x)`,
     );
   }
   if (parts.has("p2")) {

@@ -15,6 +15,7 @@ export { PlainCoordinator } from "./plain-coordinator.mjs";
 
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
 const STEP_RETRIES = { limit: 2, delay: "100 milliseconds" };
+const STEP_RETRIES_ONLY = { retries: STEP_RETRIES };
 
 /**
  * A Coordinator namespace whose stubs note, in `times`, when the granting
@@ -98,6 +99,20 @@ export class BenchWorkflow extends WorkflowEntrypoint {
       };
       await withKey(counted, coordinator, event.payload.key, event.instanceId, body, options);
       times.batonSteps = names.size;
+    } else if (mode === "plainKey") {
+      // P1's baseline: what a user writes without Baton's helpers, over the
+      // plain JS Durable Object: acquire in a step; while pending, wait for
+      // the turn event and acquire again (the seed design: the woken waiter
+      // asks once more); the body; release.
+      const stub = timedCoordinator(this.env.PLAIN, times).get(this.env.PLAIN.idFromName(event.payload.key));
+      const key = event.payload.key;
+      let outcome = await step.do("acquire", STEP_RETRIES_ONLY, () => stub.acquire(key, event.instanceId));
+      for (let turn = 1; outcome !== "granted"; turn++) {
+        await step.waitForEvent(`turn ${turn}`, { type: "baton-turn", timeout: "1 minute" }).catch(() => null);
+        outcome = await step.do(`acquire ${turn}`, STEP_RETRIES_ONLY, () => stub.acquire(key, event.instanceId));
+      }
+      await body();
+      await step.do("release", STEP_RETRIES_ONLY, () => stub.release(key, event.instanceId));
     } else if (mode === "serial") {
       // `queue: "js"`: P2's baseline, the same queue in a plain JS Worker.
       const { group, revision, queue } = event.payload;
@@ -401,7 +416,7 @@ export default {
       if (ROUTES[url.pathname]) return json(await ROUTES[url.pathname](env, body));
       switch (url.pathname) {
         case "/rpc":
-          return json({ value: await coordinator(env, body.key)[body.method](...body.args) });
+          return json({ value: await coordinator(env, body.key, body.binding)[body.method](...body.args) });
         case "/serial":
           return json({ value: await env[body.binding ?? "BATON"][body.method](...body.args) });
         case "/debouncer": {
