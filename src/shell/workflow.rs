@@ -4,7 +4,7 @@
 //! `sendEvent` and `terminate`. Every call returns a Promise in the runtime;
 //! these wrappers await it and map failures to `JsValue` errors.
 
-use crate::coordinator::Liveness;
+use crate::workflow::Liveness;
 use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
