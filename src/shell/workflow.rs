@@ -123,31 +123,6 @@ impl Workflow {
     }
 }
 
-/// What the binding says about one instance, with "not found" kept apart
-/// from the final statuses: the Runs object gives a claimant that is not
-/// found yet a grace (contract §1a), but not one that has ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookup {
-    Found(InstanceStatus),
-    NotFound,
-    /// The call failed for another reason.
-    Failed,
-}
-
-impl Workflow {
-    pub async fn lookup(&self, id: &str) -> Lookup {
-        let status = async {
-            let instance = self.instance(id).await?;
-            instance.current_status().await
-        };
-        match status.await {
-            Ok(status) => Lookup::Found(status),
-            Err(error) if is_not_found(&error) => Lookup::NotFound,
-            Err(_) => Lookup::Failed,
-        }
-    }
-}
-
 impl WorkflowInstance {
     pub async fn current_status(&self) -> Result<InstanceStatus, JsValue> {
         let details = JsFuture::from(self.status()?).await?;
