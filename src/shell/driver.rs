@@ -219,15 +219,7 @@ impl<R: Rules> Driver<R> {
     /// Sets the object's alarm to the earliest time any of its keys needs.
     async fn arm_alarm(&self) -> Result<(), JsValue> {
         self.ensure_schema();
-        let storage = self.base.state.storage();
-        match R::next_wake(&self.base.sql) {
-            Some(at_ms) => {
-                let date = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
-                storage.set_alarm(ScheduledTime::new(date)).await?;
-            }
-            None => storage.delete_alarm().await?,
-        }
-        Ok(())
+        set_alarm(&self.base, R::next_wake(&self.base.sql)).await
     }
 
     /// Performs the effects, feeds each result back to its key, and
@@ -277,7 +269,7 @@ impl<R: Rules> Driver<R> {
     async fn effect(&self, key: &Ident, effect: &Effect, asked_by: Option<&R::Reply>) -> R::Input {
         match effect {
             Effect::Create(create) => {
-                let outcome = self.create(create).await;
+                let outcome = create_instance(&self.base.env, create).await;
                 log_created(R::scope(key.as_str()), create, &outcome);
                 R::created(create, outcome)
             }
@@ -285,21 +277,6 @@ impl<R: Rules> Driver<R> {
                 R::checked(check, liveness(&self.base.env, check).await, asked_by)
             }
         }
-    }
-
-    async fn create(&self, create: &Create) -> CreateOutcome {
-        let attempt = async {
-            let workflow = Workflow::from_env(&self.base.env, &create.workflow)?;
-            let params = match &create.params {
-                Some(text) => js_sys::JSON::parse(text)?,
-                None => JsValue::UNDEFINED,
-            };
-            workflow
-                .create_instance(create.id.as_str(), &params)
-                .await
-                .map(|_| ())
-        };
-        create_outcome(attempt.await)
     }
 
     /// The alarm: every key whose time has come is ticked, up to
@@ -319,6 +296,37 @@ impl<R: Rules> Driver<R> {
         }
         self.arm_alarm().await
     }
+}
+
+// The parts of the loop that do not depend on the class, kept out of the
+// generic code so the WASM holds one copy of each (P6).
+
+/// Sets the object's alarm for `at_ms`, or clears it.
+async fn set_alarm(base: &ObjectBase, at_ms: Option<u64>) -> Result<(), JsValue> {
+    let storage = base.state.storage();
+    match at_ms {
+        Some(at_ms) => {
+            let date = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
+            storage.set_alarm(ScheduledTime::new(date)).await?;
+        }
+        None => storage.delete_alarm().await?,
+    }
+    Ok(())
+}
+
+async fn create_instance(env: &Env, create: &Create) -> CreateOutcome {
+    let attempt = async {
+        let workflow = Workflow::from_env(env, &create.workflow)?;
+        let params = match &create.params {
+            Some(text) => js_sys::JSON::parse(text)?,
+            None => JsValue::UNDEFINED,
+        };
+        workflow
+            .create_instance(create.id.as_str(), &params)
+            .await
+            .map(|_| ())
+    };
+    create_outcome(attempt.await)
 }
 
 /// What the binding says of a check's instance; a binding that is not

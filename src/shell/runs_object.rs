@@ -78,7 +78,7 @@ impl Rules for Runs {
     }
     fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
         counted(sql, |c| sql::write(c, key, &transition.writes));
-        if transition.writes.contains(&Write::Delete) {
+        if transition.writes.iter().any(|w| matches!(w, Write::Delete)) {
             let scope = Scope::Run(key);
             decision_log::decision(Kind::Routine, scope, "-", "deleted", "retention over", None);
         }
