@@ -46,7 +46,6 @@ use js_sys::Promise;
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
-use worker::durable::ScheduledTime;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
@@ -153,12 +152,14 @@ impl<R: Rules> Driver<R> {
     /// One decision for `key`, committed; then the alarm and the effects;
     /// then the caller's answer. A refusal writes nothing and performs
     /// nothing.
-    pub async fn run(
-        self: &Rc<Self>,
-        key: &Ident,
+    // Not an `async fn` of its own: the same future as `run_in_turn`, so
+    // the WASM holds one copy of the loop per class (P6).
+    pub fn run<'a>(
+        self: &'a Rc<Self>,
+        key: &'a Ident,
         input: R::Input,
-    ) -> Result<Result<R::Reply, BatonError>, JsValue> {
-        self.run_in_turn(key, input, None).await
+    ) -> impl Future<Output = Result<Result<R::Reply, BatonError>, JsValue>> + 'a {
+        self.run_in_turn(key, input, None)
     }
 
     /// [`Driver::run`], with `in_turn` run in the commit's turn.
@@ -239,10 +240,24 @@ impl<R: Rules> Driver<R> {
             if round.is_empty() {
                 break;
             }
+            let scope = R::scope(key.as_str());
+            let env = &self.base.env;
+            let results =
+                futures_util::future::join_all(round.iter().map(|e| perform(env, scope, e))).await;
             let asked_by = answer.as_ref().ok();
-            let inputs =
-                futures_util::future::join_all(round.iter().map(|e| self.effect(key, e, asked_by)))
-                    .await;
+            let inputs: Vec<R::Input> = round
+                .iter()
+                .zip(results)
+                .map(|(effect, result)| match (effect, result) {
+                    (Effect::Create(create), Performed::Created(outcome)) => {
+                        R::created(create, outcome)
+                    }
+                    (Effect::Check(check), Performed::Checked(liveness)) => {
+                        R::checked(check, liveness, asked_by)
+                    }
+                    _ => unreachable!("an effect performed as another"),
+                })
+                .collect();
             let mut next = Vec::new();
             for (effect, input) in round.iter().zip(inputs) {
                 let answers = matches!(effect, Effect::Check(Check { answers: true, .. }));
@@ -265,20 +280,6 @@ impl<R: Rules> Driver<R> {
         Ok(answer)
     }
 
-    /// One effect, and what its result feeds back; its decision line.
-    async fn effect(&self, key: &Ident, effect: &Effect, asked_by: Option<&R::Reply>) -> R::Input {
-        match effect {
-            Effect::Create(create) => {
-                let outcome = create_instance(&self.base.env, create).await;
-                log_created(R::scope(key.as_str()), create, &outcome);
-                R::created(create, outcome)
-            }
-            Effect::Check(check) => {
-                R::checked(check, liveness(&self.base.env, check).await, asked_by)
-            }
-        }
-    }
-
     /// The alarm: every key whose time has come is ticked, up to
     /// `R::KEYS_PER_ALARM_MAX`; the alarm is then set for the next, which is
     /// now if keys were left over.
@@ -292,7 +293,7 @@ impl<R: Rules> Driver<R> {
                 continue;
             };
             // A tick is never refused.
-            let _ = self.run(&key, R::tick()).await?;
+            let _ = self.run_in_turn(&key, R::tick(), None).await?;
         }
         self.arm_alarm().await
     }
@@ -303,15 +304,34 @@ impl<R: Rules> Driver<R> {
 
 /// Sets the object's alarm for `at_ms`, or clears it.
 async fn set_alarm(base: &ObjectBase, at_ms: Option<u64>) -> Result<(), JsValue> {
-    let storage = base.state.storage();
-    match at_ms {
-        Some(at_ms) => {
-            let date = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
-            storage.set_alarm(ScheduledTime::new(date)).await?;
-        }
-        None => storage.delete_alarm().await?,
-    }
+    let storage = base.raw_state.storage()?;
+    let call = match at_ms {
+        Some(at_ms) => storage.set_alarm(
+            js_sys::Date::new(&JsValue::from_f64(at_ms as f64)),
+            js_sys::Object::new(),
+        ),
+        None => storage.delete_alarm(js_sys::Object::new()),
+    };
+    wasm_bindgen_futures::JsFuture::from(call?).await?;
     Ok(())
+}
+
+/// What an effect came to.
+enum Performed {
+    Created(CreateOutcome),
+    Checked(Liveness),
+}
+
+/// Performs one effect; a create's decision line.
+async fn perform(env: &Env, scope: Scope<'_>, effect: &Effect) -> Performed {
+    match effect {
+        Effect::Create(create) => {
+            let outcome = create_instance(env, create).await;
+            log_created(scope, create, &outcome);
+            Performed::Created(outcome)
+        }
+        Effect::Check(check) => Performed::Checked(liveness(env, check).await),
+    }
 }
 
 async fn create_instance(env: &Env, create: &Create) -> CreateOutcome {
