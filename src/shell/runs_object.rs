@@ -287,14 +287,9 @@ impl Object {
             request: request.core().map_err(|e| js::to_js_error(&e))?,
             retention_ms: self.driver.config()?.decide.retention_ms,
         };
-        let object = self.clone();
-        let key = request.key.clone();
-        let wake: InTurn<Runs> = Box::new(move |_, transition: &TransitionOf<Runs>| {
-            if let Reply::Complete(Some(view)) = &transition.reply {
-                object.wake_awaiters(&key, view);
-            }
-        });
-        let run = self.driver.run_in_turn(&request.key, input, Some(wake));
+        let run = self
+            .driver
+            .run_in_turn(&request.key, input, Some(self.waker(&request.key)));
         let Reply::Complete(view) = replied(run.await?)? else {
             unreachable!("{MISMATCH}");
         };
@@ -319,14 +314,9 @@ impl Object {
 
     async fn append(self: &Rc<Self>, request: RunAppend) -> Result<JsValue, JsValue> {
         let input = Input::Append(request.core().map_err(|e| js::to_js_error(&e))?);
-        let object = self.clone();
-        let key = request.key.clone();
-        let wake: InTurn<Runs> = Box::new(move |sql, transition: &TransitionOf<Runs>| {
-            if let Reply::Append(seq) = transition.reply {
-                object.wake_readers(sql, &key, seq);
-            }
-        });
-        let run = self.driver.run_in_turn(&request.key, input, Some(wake));
+        let run = self
+            .driver
+            .run_in_turn(&request.key, input, Some(self.waker(&request.key)));
         let Reply::Append(seq) = replied(run.await?)? else {
             unreachable!("{MISMATCH}");
         };
@@ -375,6 +365,20 @@ impl Object {
             Ok(text) => reply(&text),
             Err(parked) => wasm_bindgen_futures::JsFuture::from(parked).await,
         }
+    }
+
+    /// What a commit of `key` does in its own turn: answers the waits its
+    /// reply wakes (a recorded outcome's awaiters, a new event's readers).
+    fn waker(self: &Rc<Self>, key: &Ident) -> InTurn<Runs> {
+        let object = self.clone();
+        let key = key.clone();
+        Box::new(
+            move |sql, transition: &TransitionOf<Runs>| match &transition.reply {
+                Reply::Complete(Some(view)) => object.wake_awaiters(&key, view),
+                Reply::Append(seq) => object.wake_readers(sql, &key, *seq),
+                _ => {}
+            },
+        )
     }
 
     /// Registers a wait and returns its promise; a timer answers it at its
