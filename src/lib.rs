@@ -14,6 +14,8 @@
 //! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
 //! - [`debounce`]: one start per burst of calls, and starts at a time (contract §4).
 //! - [`runs`]: idempotent runs: claim once, await the outcome, follow the events (contract §6).
+//! - [`workflow`]: what every object says about Workflow instances: their
+//!   liveness and the grace rule.
 //! - [`transition`]: the one shape of every decision, and the effects on
 //!   Workflow instances it asks of the shell.
 //! - [`sql`]: the SQLite rows every Durable Object's store reads and writes,
@@ -32,6 +34,7 @@ pub mod runs;
 pub mod serial_queue;
 pub mod sql;
 pub mod transition;
+pub mod workflow;
 
 #[cfg(target_arch = "wasm32")]
 mod shell;

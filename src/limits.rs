@@ -337,12 +337,6 @@ pub const RUN_RETENTION_MS_MIN: u64 = 1;
 /// outcome, not an archive, and the time must stay far inside ±2^53.
 pub const RUN_RETENTION_MS_MAX: u64 = 31_536_000_000;
 
-/// Default grace, from the claim, during which a claimant the Workflow
-/// binding cannot find is not dead (contract §1a's `ENQUEUE_GRACE_MS`):
-/// `startOnce` claims first and creates the instance after, so "not found"
-/// right after a claim means "not created yet".
-pub const RUN_CLAIM_GRACE_MS_DEFAULT: u64 = 60_000;
-
 /// Most finished runs one retention alarm deletes; the alarm re-arms at
 /// once for the rest. One object normally holds one run key, so this only
 /// bounds an object misused for many keys.

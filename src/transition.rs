@@ -9,6 +9,12 @@
 //! the effects; what an effect came to re-enters through the concept's
 //! `decide` as an input of its own. A refusal carries no writes and no
 //! effects: nothing changes.
+//!
+//! A decision may leave its caller's answer to the check it asks for: a
+//! [`Check`] with `answers` set re-enters with the decision's reply (which
+//! carries what the next decision needs), and the reply of the decision it
+//! re-enters is the caller's (a claim that finds another claimant, an
+//! acquire that finds a holder to check).
 
 use crate::ident::InstanceId;
 
@@ -31,8 +37,9 @@ pub struct Transition<Reply, Write, State> {
 impl<Reply, Write, State> Transition<Reply, Write, State> {
     /// The creates among the effects.
     pub fn creates(&self) -> impl Iterator<Item = &Create> {
-        self.effects.iter().map(|effect| match effect {
-            Effect::Create(create) => create,
+        self.effects.iter().filter_map(|effect| match effect {
+            Effect::Create(create) => Some(create),
+            Effect::Check(_) => None,
         })
     }
 }
@@ -43,6 +50,21 @@ impl<Reply, Write, State> Transition<Reply, Write, State> {
 pub enum Effect {
     /// Create an instance (the Debouncer's starts).
     Create(Create),
+    /// Ask the binding how alive an instance is; the answer
+    /// ([`crate::workflow::Liveness`]) re-enters.
+    Check(Check),
+}
+
+/// An instance whose liveness the shell asks the Workflow binding for,
+/// after the writes are committed (outside the gate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub id: InstanceId,
+    /// The Workflow binding to ask.
+    pub workflow: String,
+    /// Whether the caller's answer is the reply of the decision the result
+    /// re-enters, rather than the reply of the decision that asked.
+    pub answers: bool,
 }
 
 /// An instance for the shell to create, after the writes are committed.

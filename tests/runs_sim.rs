@@ -1,11 +1,14 @@
-//! A seeded, deterministic simulation of the Runs core (contract §6).
+//! A seeded, deterministic simulation of the Runs core (contract §6),
+//! driving `decide` + `apply` and judging every reply for itself.
 //!
-//! The real decision functions and the real [`Waits`] registry run over
-//! [`MemoryRunStore`]s (one object holding a few run keys) against models
-//! of the Workflow engine (instances not yet created, running, ended), of
-//! the Durable Object shell (the two-phase claim with its status check
-//! outside the gate, long-polls parked with a timer at their deadline, the
-//! retention alarm armed with each commit) and of the callers:
+//! The real decision function and the real [`Waits`] registry run over
+//! [`MemoryRun`]s (one object holding a few run keys) against models of the
+//! Workflow engine (instances not yet created, running, ended), of the
+//! Durable Object shell (load, decide, apply the writes; the claim's
+//! answering `Effect::Check` performed outside the gate, its liveness
+//! re-entering later; long-polls parked with a timer at their deadline; the
+//! retention alarm armed when a transition says so, ticking the keys the
+//! rows say are due) and of the callers:
 //! - starters (`startOnce`): claim, then create the instance soon, after
 //!   the grace, or never (the starter crashed);
 //! - claimant instances, running the Workflow helpers' protocol: read the
@@ -21,15 +24,23 @@
 //! claims, appends and completes), `Unknown` status answers, late,
 //! duplicate and spurious alarms.
 //!
-//! Checked after every step: the core's `assert_invariants`; one claimant at
-//! a time (a key leaves its claimant only for a claimant that was dead when
-//! checked, or by retention); an outcome recorded at most once and never
-//! changed; no gap in the event sequence (it grows by one per append, and
-//! every reader sees consecutive seqs from `max(after + 1, firstSeq)`); each
-//! reported event in the log at most once; every waiter answered by its
-//! deadline, awaiters with the outcome as soon as it is recorded. At the
-//! end of each seed the faults stop, time runs past retention, and every
-//! finished record must be gone and every key claimable again.
+//! # The oracle
+//! [`Model`] is the sim's own account of each key, kept by the contract's
+//! rules as written here, never by the core's helpers: its own claim times,
+//! its own grace (not found is dead only at or past `claim + grace`), its
+//! own retention (`outcome + retention`), its own log of the newest
+//! [`KEPT`] events. Every reply is compared with what the model says the
+//! contract allows, not with what the core says it did; after every step
+//! the rows are compared with the model (one claimant at a time, an outcome
+//! once, no gap and no reuse in the sequence, the deletion time), every
+//! transition's `state` with the rows reloaded, and every waiter must be
+//! answered by its deadline, awaiters as soon as an outcome is recorded.
+//! Time jumps land exactly on the boundaries (a claim's grace end and the
+//! ms either side, a deletion time and the ms before it, a wait's
+//! deadline), alarms fire on time as often as late, and logs run to
+//! exactly 500 and 501 events. At the end of each seed the faults stop,
+//! time runs past retention, and every finished record must be gone and
+//! every key claimable again.
 //!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 200,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
@@ -37,16 +48,16 @@
 mod common;
 
 use baton::ident::{Ident, InstanceId};
-use baton::limits::{RUN_EVENTS_KEPT, RUN_OPEN_WAITS_MAX, RUN_WAIT_MS_MAX};
 use baton::runs::{
-    alarm_at, append, assert_invariants, await_run, claim, claim_after_check, complete, events,
-    expire, read_events, run_view, After, AppendRequest, Claim, ClaimReply, ClaimRequest,
-    ClaimStep, ClaimantStatus, CompleteRequest, EventLimit, EventType, EventsReply, EventsRequest,
-    JsonText, MemoryRunStore, Outcome, Poll, Run, RunStore, RunView, RunsConfig, Wait, WaitFor,
-    WaitId, WaitMs, Waits, Wake,
+    apply, assert_invariants, decide, After, AppendRequest, ClaimReply, ClaimRequest,
+    CompleteRequest, EventLimit, EventType, EventsReply, EventsRequest, Input, JsonText, MemoryRun,
+    Outcome, PendingClaim, Poll, Reply, Run, RunView, Transition, Wait, WaitFor, WaitId, WaitMs,
+    Waits,
 };
+use baton::transition::{Check, Effect};
+use baton::workflow::Liveness;
 use common::{assert_reached, simulate, Rng, SimStats};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Total scheduler steps per `cargo test` unless `BATON_SIM_STEPS` says otherwise.
@@ -57,6 +68,17 @@ const FAULT_STEPS_PER_SEED: u64 = 2_000;
 const DRAIN_STEPS_MAX: u64 = 20_000;
 /// Weight of an ordinary ready action (faults are weighted against this).
 const W: u64 = 100;
+
+// The contract's numbers (§6), written here rather than taken from the core.
+/// "The log keeps the newest 500."
+const KEPT: u64 = 500;
+/// `timeoutMs` is 0 to 30000.
+const WAIT_MS_MAX: u64 = 30_000;
+/// The object's bound on open long-polls, past which they answer at once
+/// (an implementation bound: the one number taken from the crate).
+const OPEN_WAITS_MAX: u32 = baton::limits::RUN_OPEN_WAITS_MAX;
+/// The default Workflow binding a claimant without one is checked through.
+const BINDING: &str = "WORKFLOW";
 
 // ---------------------------------------------------------------------------
 // The model.
@@ -100,12 +122,11 @@ struct Inst {
 
 #[derive(Debug, Clone)]
 enum Call {
-    /// A starter's claim for `inst`; `checked` is set between the phases.
+    /// A starter's claim for `inst`; between the phases, the pending claim
+    /// and (once the check was made) the liveness it found.
     Claim {
         inst: usize,
-        checked: Option<(Claim, ClaimantStatus)>,
-        /// The status was sampled; the second phase may run.
-        sampled: bool,
+        pending: Option<(PendingClaim, Option<Liveness>)>,
     },
     /// The claimant's cursor read.
     Cursor {
@@ -180,6 +201,8 @@ struct Params {
     unknown_pct: u64,
     retention_ms: u64,
     grace_ms: u64,
+    /// How often a time step lands exactly on a boundary.
+    boundary_pct: u64,
 }
 
 impl Params {
@@ -202,8 +225,8 @@ impl Params {
             await_w: rng.range(0, 40),
             read_w: rng.range(0, 60),
             time_w: rng.range(10, 80),
-            // Past the kept window sometimes, so the log forgets.
-            events_max: *rng.pick(&[0, 3, 20, 700]),
+            // Past the kept window sometimes, and exactly onto its bound.
+            events_max: *rng.pick(&[0, 3, 20, 500, 501, 700]),
             fail_pct: rng.range(0, 50),
             late_create_pct: rng.range(0, 20),
             never_create_pct,
@@ -211,10 +234,12 @@ impl Params {
             reset_w,
             lose_w,
             spurious_alarm_w,
-            late_alarm_ms_max: rng.range(0, 5_000),
+            // Half the seeds fire every alarm exactly on time.
+            late_alarm_ms_max: *rng.pick(&[0, 0, 3, 5_000]),
             unknown_pct,
             retention_ms: *rng.pick(&[1, 500, 20_000, 200_000]),
-            grace_ms: *rng.pick(&[0, 1_000, 60_000]),
+            grace_ms: *rng.pick(&[0, 1, 1_000, 60_000]),
+            boundary_pct: rng.range(20, 70),
         }
     }
 }
@@ -242,6 +267,9 @@ struct Stats {
     resets: u64,
     kills: u64,
     lost_replies: u64,
+    boundary_steps: u64,
+    checks_at_grace_end: u64,
+    full_logs: u64,
 }
 
 impl SimStats for Stats {
@@ -272,30 +300,71 @@ impl SimStats for Stats {
             spurious_alarms,
             resets,
             kills,
-            lost_replies
+            lost_replies,
+            boundary_steps,
+            checks_at_grace_end,
+            full_logs
         );
     }
 }
 
-/// What the checks remember of a key between steps.
+/// The sim's own account of one key, by the contract's rules.
 #[derive(Debug, Clone, Default)]
-struct KeySeen {
-    claimant: Option<Claim>,
+struct Model {
+    /// The claimant and when its claim was made (the grace counts from it).
+    claim: Option<(InstanceId, u64)>,
     outcome: Option<Outcome>,
+    /// When the record must be deleted: the outcome's time plus retention.
+    delete_at: Option<u64>,
+    /// The highest seq ever appended since the record was made.
     latest_seq: u64,
+    /// The newest events, at most [`KEPT`]: (seq, data).
+    kept: VecDeque<(u64, Option<String>)>,
     /// `complete` answered `recorded: true` since the record was (re)made.
     recorded: u32,
+}
+
+impl Model {
+    fn view(&self) -> Option<RunView> {
+        self.claim.as_ref().map(|(id, _)| RunView {
+            id: id.clone(),
+            outcome: self.outcome.clone(),
+        })
+    }
+
+    /// The contract's dead, at `now`, for what the binding said: ended, or
+    /// not found at or past the grace after the claim.
+    fn dead(&self, liveness: Liveness, now: u64, grace_ms: u64) -> bool {
+        let since = self.claim.as_ref().expect("a claimant to judge").1;
+        match liveness {
+            Liveness::Dead => true,
+            Liveness::NotFound => now >= since + grace_ms,
+            Liveness::Alive | Liveness::Unknown => false,
+        }
+    }
+
+    /// `events` as the contract answers it: `seq > after`, at most `limit`.
+    fn events(&self, after: u64, limit: u32) -> (Vec<(u64, Option<String>)>, u64, u64) {
+        let events = self
+            .kept
+            .iter()
+            .filter(|(seq, _)| *seq > after)
+            .take(limit as usize)
+            .cloned()
+            .collect();
+        let first = self.kept.front().map_or(self.latest_seq + 1, |e| e.0);
+        (events, self.latest_seq, first)
+    }
 }
 
 struct Sim {
     seed: u64,
     rng: Rng,
     p: Params,
-    config: RunsConfig,
     now_ms: u64,
     keys: Vec<Ident>,
-    stores: Vec<MemoryRunStore>,
-    seen: Vec<KeySeen>,
+    rows: Vec<MemoryRun>,
+    model: Vec<Model>,
     insts: Vec<Inst>,
     by_id: HashMap<InstanceId, usize>,
     calls: Vec<Call>,
@@ -329,14 +398,10 @@ impl Sim {
             .collect();
         Sim {
             seed,
-            config: RunsConfig {
-                retention_ms: p.retention_ms,
-                claim_grace_ms: p.grace_ms,
-            },
             rng,
             now_ms: 1_000_000,
-            stores: vec![MemoryRunStore::default(); keys.len()],
-            seen: vec![KeySeen::default(); keys.len()],
+            rows: vec![MemoryRun::default(); keys.len()],
+            model: vec![Model::default(); keys.len()],
             readers: vec![0; keys.len()],
             reader_busy: vec![false; keys.len()],
             keys,
@@ -372,11 +437,11 @@ impl Sim {
         // Time runs past every retention: every finished record goes.
         self.now_ms += self.p.retention_ms + self.p.grace_ms + 1;
         self.drain();
-        for (k, store) in self.stores.iter().enumerate() {
+        for (k, rows) in self.rows.iter().enumerate() {
             assert!(
-                !matches!(store.run(), Run::Finished { .. }),
+                !matches!(rows.run(), Run::Finished { .. }),
                 "key {k} kept past retention: {:?}",
-                store.run()
+                rows.run()
             );
         }
         // A fresh starter per key gets the claim: its previous claimant, if
@@ -385,8 +450,7 @@ impl Sim {
             let probe = self.add_inst(k);
             self.calls.push(Call::Claim {
                 inst: probe,
-                checked: None,
-                sampled: false,
+                pending: None,
             });
             self.drain();
             assert!(
@@ -498,8 +562,7 @@ impl Sim {
                 let inst = self.add_inst(k);
                 self.calls.push(Call::Claim {
                     inst,
-                    checked: None,
-                    sampled: false,
+                    pending: None,
                 });
             }
             Action::Await => {
@@ -572,12 +635,8 @@ impl Sim {
                     }
                 }
                 for call in &mut self.calls {
-                    if let Call::Claim {
-                        checked, sampled, ..
-                    } = call
-                    {
-                        *checked = None;
-                        *sampled = false;
+                    if let Call::Claim { pending, .. } = call {
+                        *pending = None;
                     }
                 }
             }
@@ -586,7 +645,7 @@ impl Sim {
     }
 
     fn draw_timeout(&mut self) -> WaitMs {
-        let ms = *self.rng.pick(&[0, 1, 500, 5_000, RUN_WAIT_MS_MAX]);
+        let ms = *self.rng.pick(&[0, 1, 500, 5_000, WAIT_MS_MAX]);
         WaitMs::parse("timeoutMs", ms as f64).unwrap()
     }
 
@@ -594,7 +653,13 @@ impl Sim {
         let idx = self.insts.len();
         let id = id(&format!("i{idx}"));
         self.by_id.insert(id.clone(), idx);
-        let events_total = self.rng.range(0, u64::from(self.p.events_max)) as u32;
+        let max = u64::from(self.p.events_max);
+        // Often exactly the most, so logs reach the bound's edge.
+        let events_total = if self.rng.percent(30) {
+            max
+        } else {
+            self.rng.range(0, max)
+        } as u32;
         self.insts.push(Inst {
             id,
             key,
@@ -609,15 +674,36 @@ impl Sim {
         idx
     }
 
+    /// The times at which a rule changes its answer, by the model: a
+    /// claim's grace end (and the ms either side), a deletion time (and the
+    /// ms before).
+    fn boundaries(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        for m in &self.model {
+            if let Some((_, since)) = &m.claim {
+                let end = since + self.p.grace_ms;
+                out.extend([end.saturating_sub(1), end, end + 1]);
+            }
+            if let Some(at) = m.delete_at {
+                out.extend([at.saturating_sub(1), at]);
+            }
+        }
+        out.retain(|t| *t > self.now_ms);
+        out
+    }
+
     /// Time moves on, but never past an open wait's deadline without its
     /// timer firing: the shell's timers are the runtime's, not a fault.
     fn advance_time(&mut self) {
-        let dt = if self.rng.percent(10) {
-            self.rng.range(1, 100_000)
+        let boundaries = self.boundaries();
+        let mut to = if !boundaries.is_empty() && self.rng.percent(self.p.boundary_pct) {
+            self.stats.boundary_steps += 1;
+            *self.rng.pick(&boundaries)
+        } else if self.rng.percent(10) {
+            self.now_ms + self.rng.range(1, 100_000)
         } else {
-            self.rng.range(1, 2_000)
+            self.now_ms + self.rng.range(1, 2_000)
         };
-        let mut to = self.now_ms + dt;
         if let Some(deadline) = self.waits.next_deadline() {
             to = to.min(deadline.max(self.now_ms));
         }
@@ -642,18 +728,55 @@ impl Sim {
 
     // --- the object --------------------------------------------------------
 
+    /// One decision, as the driver makes it: load the view the input needs,
+    /// decide, apply the writes; the transition's state must be the view
+    /// reloaded, and both must keep the invariants. The shell arms the
+    /// alarm when the transition says its key needs one.
+    fn decide(&mut self, key: usize, input: Input) -> Result<Transition, baton::error::BatonError> {
+        let view = self.rows[key].load(&input);
+        assert_invariants(&view);
+        let reload = input.clone();
+        let transition = decide(&view, self.now_ms, input)?;
+        apply(&mut self.rows[key], &transition.writes);
+        assert_invariants(&transition.state);
+        assert_eq!(
+            self.rows[key].load(&reload),
+            transition.state,
+            "the state a transition says it leaves is not what its writes left"
+        );
+        if transition.alarm_at_ms.is_some() {
+            self.arm_alarm();
+        }
+        Ok(transition)
+    }
+
+    /// A read-only decision (`events` with no wait): its reply.
+    fn read(&mut self, key: usize, after: u64, limit: u32) -> EventsReply {
+        let input = Input::Events {
+            request: EventsRequest {
+                after: After::parse("after", after as f64).unwrap(),
+                timeout: WaitMs::ZERO,
+                limit: EventLimit::parse("limit", f64::from(limit)).unwrap(),
+            },
+            open_waits: self.waits.open(),
+        };
+        match self.decide(key, input).map(|t| t.reply) {
+            Ok(Reply::Events(Poll::Answer(slice))) => {
+                self.check_slice(key, after, limit, &slice);
+                slice
+            }
+            other => panic!("events answered {other:?}"),
+        }
+    }
+
     /// Runs one call's next phase on the object. `heard`: the caller gets
     /// the reply (otherwise it retries the same call later).
     fn advance(&mut self, call: Call, heard: bool) {
         match call {
-            Call::Claim {
-                inst,
-                checked,
-                sampled,
-            } => self.claim(inst, checked, sampled, heard),
+            Call::Claim { inst, pending } => self.claim(inst, pending, heard),
             Call::Cursor { inst } => {
                 let key = self.insts[inst].key;
-                let latest = self.stores[key].latest_seq();
+                let latest = self.read(key, 0, 1).latest_seq;
                 self.reply(heard, Call::Cursor { inst }, |sim| {
                     let me = &mut sim.insts[inst];
                     me.cursor = latest;
@@ -664,53 +787,68 @@ impl Sim {
             Call::Report { inst, i } => self.report(inst, i, heard),
             Call::Complete { inst } => self.complete(inst, heard),
             Call::Await { key, timeout } => {
-                let poll = await_run(&self.stores[key], self.now_ms, timeout, self.waits.open());
-                match poll {
-                    Poll::Answer(view) => {
-                        if timeout > WaitMs::ZERO
-                            && view.as_ref().is_none_or(|v| v.outcome.is_none())
-                        {
-                            assert_eq!(self.waits.open(), RUN_OPEN_WAITS_MAX, "answered early");
+                let input = Input::Await {
+                    timeout,
+                    open_waits: self.waits.open(),
+                };
+                let open = self.waits.open();
+                match self.decide(key, input).map(|t| t.reply) {
+                    Ok(Reply::Await(Poll::Answer(view))) => {
+                        // At once only when finished, not waiting, or full.
+                        let finished = self.model[key].outcome.is_some();
+                        if timeout > WaitMs::ZERO && !finished {
+                            assert_eq!(open, OPEN_WAITS_MAX, "an await answered early");
                             self.stats.full_waits += 1;
                         }
                         self.check_view(key, &view);
                     }
-                    Poll::Park { deadline_ms } => {
-                        self.park(
-                            key,
-                            WaitFor::Outcome,
-                            deadline_ms,
-                            Parked::Await {
-                                key,
-                                since_ms: self.now_ms,
-                            },
+                    Ok(Reply::Await(Poll::Park { deadline_ms })) => {
+                        assert!(
+                            self.model[key].outcome.is_none(),
+                            "an await parked on a finished run"
                         );
+                        assert_eq!(
+                            deadline_ms,
+                            self.now_ms + timeout.ms(),
+                            "the wait's deadline"
+                        );
+                        let parked = Parked::Await {
+                            key,
+                            since_ms: self.now_ms,
+                        };
+                        self.park(key, WaitFor::Outcome, deadline_ms, parked);
                     }
+                    other => panic!("await answered {other:?}"),
                 }
             }
             Call::Events {
                 key,
                 reader,
                 request,
-            } => match events(&self.stores[key], self.now_ms, &request, self.waits.open()) {
-                Poll::Answer(reply) => self.reader_got(key, reader, request.after.get(), &reply),
-                Poll::Park { deadline_ms } => {
-                    assert_eq!(deadline_ms, self.now_ms + request.timeout.ms());
-                    self.park(
-                        key,
-                        WaitFor::Events {
-                            after: request.after.get(),
-                            limit: request.limit,
-                        },
-                        deadline_ms,
-                        Parked::Events {
-                            key,
-                            reader,
-                            after: request.after.get(),
-                        },
-                    );
+            } => {
+                let after = request.after.get();
+                let limit = request.limit;
+                let input = Input::Events {
+                    request,
+                    open_waits: self.waits.open(),
+                };
+                match self.decide(key, input).map(|t| t.reply) {
+                    Ok(Reply::Events(Poll::Answer(slice))) => {
+                        self.check_slice(key, after, limit.get(), &slice);
+                        self.reader_got(reader, &slice);
+                    }
+                    Ok(Reply::Events(Poll::Park { deadline_ms })) => {
+                        assert!(
+                            self.model[key].latest_seq <= after,
+                            "a reader parked with events to read"
+                        );
+                        assert_eq!(deadline_ms, self.now_ms + request.timeout.ms());
+                        let parked = Parked::Events { key, reader, after };
+                        self.park(key, WaitFor::Events { after, limit }, deadline_ms, parked);
+                    }
+                    other => panic!("events answered {other:?}"),
                 }
-            },
+            }
         }
     }
 
@@ -725,83 +863,130 @@ impl Sim {
     fn claim(
         &mut self,
         inst: usize,
-        checked: Option<(Claim, ClaimantStatus)>,
-        sampled: bool,
+        pending: Option<(PendingClaim, Option<Liveness>)>,
         heard: bool,
     ) {
         let key = self.insts[inst].key;
-        let request = ClaimRequest {
-            id: self.insts[inst].id.clone(),
-            workflow: None,
-        };
+        let me = self.insts[inst].id.clone();
         let retry = Call::Claim {
             inst,
-            checked: None,
-            sampled: false,
+            pending: None,
         };
-        let reply = match checked {
-            None => match claim(&mut self.stores[key], self.now_ms, &request) {
-                ClaimStep::Done(reply) => reply,
-                ClaimStep::CheckClaimant(claimed) => {
-                    // Outside the gate: the status is sampled at a later step.
-                    self.calls.push(Call::Claim {
-                        inst,
-                        checked: Some((claimed, ClaimantStatus::Unknown)),
-                        sampled: false,
-                    });
-                    return;
-                }
-            },
-            Some((claimed, _)) if !sampled => {
-                let status = self.status_of(&claimed.id);
+        let (input, liveness) = match pending {
+            None => (
+                Input::Claim {
+                    request: ClaimRequest {
+                        id: me.clone(),
+                        workflow: None,
+                    },
+                    grace_ms: self.p.grace_ms,
+                    workflow: BINDING.into(),
+                },
+                None,
+            ),
+            Some((pending, None)) => {
+                // The check, outside the gate: the binding's answer now.
+                let liveness = self.liveness_of(&pending.checked.id);
                 self.calls.push(Call::Claim {
                     inst,
-                    checked: Some((claimed, status)),
-                    sampled: true,
+                    pending: Some((pending, Some(liveness))),
                 });
                 return;
             }
-            Some((claimed, status)) => {
-                let decided = claim_after_check(
-                    &mut self.stores[key],
-                    self.now_ms,
-                    &self.config,
-                    &request,
-                    &claimed,
-                    status,
-                );
-                if let Some(replaced) = &decided.replaced {
-                    assert_eq!(*replaced, claimed.id);
-                    match status {
-                        ClaimantStatus::Ended => self.stats.replaced_ended += 1,
-                        ClaimantStatus::NotFound => self.stats.replaced_not_found += 1,
-                        other => panic!("replaced a claimant reported {other:?}"),
-                    }
-                    // The model's "one claimant at a time" check accepts the change.
-                    self.seen[key].claimant = self.stores[key].run().claim().cloned();
-                } else if status == ClaimantStatus::NotFound {
-                    self.stats.kept_in_grace += 1;
-                }
-                decided.reply
+            Some((pending, Some(liveness))) => {
+                (Input::Checked { pending, liveness }, Some(liveness))
             }
         };
-        self.stats.claims += 1;
-        if let ClaimReply::Claimed = reply {
-            // The starter now holds the claim for this id.
-            self.seen[key].claimant = self.stores[key].run().claim().cloned();
+        // What the contract allows, by the model, before the decision.
+        let model = self.model[key].clone();
+        let checked_claim = match &input {
+            Input::Checked { pending, .. } => Some(pending.checked.clone()),
+            _ => None,
+        };
+        let transition = self.decide(key, input).expect("a claim is never refused");
+        let answer = match transition.reply {
+            Reply::Checking(pending) => {
+                // Only for another claimant's unfinished run, and the check
+                // is of that claimant, answering the caller.
+                let (holder, since) = model.claim.clone().expect("checking with no claimant");
+                assert!(liveness.is_none(), "a second phase asked for another check");
+                assert_ne!(holder, me, "asked to check the caller itself");
+                assert!(model.outcome.is_none(), "checking a finished run");
+                assert_eq!(
+                    transition.effects,
+                    vec![Effect::Check(Check {
+                        id: holder.clone(),
+                        workflow: BINDING.into(),
+                        answers: true,
+                    })]
+                );
+                assert_eq!(
+                    (&pending.checked.id, pending.checked.since_ms),
+                    (&holder, since)
+                );
+                self.calls.push(Call::Claim {
+                    inst,
+                    pending: Some((pending, None)),
+                });
+                return;
+            }
+            Reply::Claim { answer, .. } => answer,
+            other => panic!("claim answered {other:?}"),
+        };
+        assert!(
+            transition.effects.is_empty(),
+            "a settled claim asked for effects"
+        );
+        // The one answer the contract gives, by the model.
+        let replaced = match (&checked_claim, liveness, &model.claim) {
+            (Some(checked), Some(liveness), Some((holder, since)))
+                if model.outcome.is_none()
+                    && checked.id == *holder
+                    && checked.since_ms == *since =>
+            {
+                if self.now_ms == since + self.p.grace_ms && liveness == Liveness::NotFound {
+                    self.stats.checks_at_grace_end += 1;
+                }
+                model.dead(liveness, self.now_ms, self.p.grace_ms)
+            }
+            _ => false,
+        };
+        let expected = match &model.claim {
+            None => ClaimReply::Claimed,
+            Some(_) if replaced => ClaimReply::Claimed,
+            Some((holder, _)) if *holder == me => ClaimReply::Claimed,
+            Some((holder, _)) => ClaimReply::Taken(RunView {
+                id: holder.clone(),
+                outcome: model.outcome.clone(),
+            }),
+        };
+        assert_eq!(answer, expected, "the claim's answer");
+        if replaced {
+            match liveness {
+                Some(Liveness::Dead) => self.stats.replaced_ended += 1,
+                _ => self.stats.replaced_not_found += 1,
+            }
+        } else if liveness == Some(Liveness::NotFound) {
+            self.stats.kept_in_grace += 1;
         }
-        self.reply(heard, retry, |sim| sim.starter_heard(inst, reply));
+        self.stats.claims += 1;
+        let m = &mut self.model[key];
+        if model.claim.is_none() || replaced {
+            // The caller claims now; the log carries on.
+            m.claim = Some((me.clone(), self.now_ms));
+        }
+        self.reply(heard, retry, |sim| sim.starter_heard(inst, answer));
     }
 
     /// What the Workflow binding says about `who` now.
-    fn status_of(&mut self, who: &InstanceId) -> ClaimantStatus {
+    fn liveness_of(&mut self, who: &InstanceId) -> Liveness {
         if self.faults && self.rng.percent(self.p.unknown_pct) {
-            return ClaimantStatus::Unknown;
+            return Liveness::Unknown;
         }
         match self.insts[self.by_id[who]].life {
-            Life::NotCreated => ClaimantStatus::NotFound,
-            Life::Running => ClaimantStatus::Alive,
-            Life::Ended => ClaimantStatus::Ended,
+            Life::NotCreated => Liveness::NotFound,
+            Life::Running => Liveness::Alive,
+            Life::Ended => Liveness::Dead,
         }
     }
 
@@ -851,7 +1036,8 @@ impl Sim {
         let key = self.insts[inst].key;
         let cursor = self.insts[inst].cursor;
         let me_id = self.insts[inst].id.clone();
-        let found = read_events(&self.stores[key], cursor, 1)
+        let found = self
+            .read(key, cursor, 1)
             .events
             .first()
             .filter(|e| e.seq == cursor + 1)
@@ -862,26 +1048,46 @@ impl Sim {
                 Ok(seq)
             }
             None => {
+                let data = format!("[\"{me_id}\",{n}]");
                 let request = AppendRequest {
                     id: me_id.clone(),
                     kind: EventType::parse("type", "progress").unwrap(),
-                    data: Some(JsonText::event_data(format!("[\"{me_id}\",{n}]")).unwrap()),
+                    data: Some(JsonText::event_data(data.clone()).unwrap()),
                 };
-                let before = self.stores[key].latest_seq();
-                match append(&mut self.stores[key], self.now_ms, &request) {
-                    Ok(decided) => {
+                let claimant = self.model[key].claim.as_ref().map(|c| c.0.clone());
+                let decided = self.decide(key, Input::Append(request));
+                match decided.map(|t| t.reply) {
+                    Ok(Reply::Append(seq)) => {
+                        assert_eq!(
+                            claimant,
+                            Some(me_id.clone()),
+                            "an append from a non-claimant"
+                        );
                         self.stats.appends += 1;
-                        assert_eq!(decided.reply, before + 1, "a gap in the sequence");
-                        self.seen[key].latest_seq = decided.reply;
-                        if decided.reply > RUN_EVENTS_KEPT {
+                        let m = &mut self.model[key];
+                        assert_eq!(seq, m.latest_seq + 1, "an event's seq is not the next");
+                        m.latest_seq = seq;
+                        m.kept.push_back((seq, Some(data)));
+                        while m.kept.len() as u64 > KEPT {
+                            m.kept.pop_front();
+                        }
+                        if seq > KEPT {
                             self.stats.forgotten += 1;
                         }
-                        self.wake(key, decided.wake);
-                        Ok(decided.reply)
+                        if seq == KEPT {
+                            self.stats.full_logs += 1;
+                        }
+                        self.wake_readers(key, seq);
+                        Ok(seq)
                     }
+                    Ok(other) => panic!("append answered {other:?}"),
                     Err(error) => {
                         assert_eq!(error.field(), "instanceId");
-                        assert_ne!(self.stores[key].claimant(), Some(me_id.clone()));
+                        assert_ne!(
+                            claimant,
+                            Some(me_id.clone()),
+                            "the claimant's append refused"
+                        );
                         Err(())
                     }
                 }
@@ -925,20 +1131,33 @@ impl Sim {
             id: me_id.clone(),
             outcome: outcome.clone(),
         };
-        let decided = complete(&mut self.stores[key], self.now_ms, &self.config, &request);
-        if decided.reply {
+        // Recorded only from the claimant of a run with no outcome yet.
+        let m = &self.model[key];
+        let records = m.claim.as_ref().is_some_and(|c| c.0 == me_id) && m.outcome.is_none();
+        let input = Input::Complete {
+            request,
+            retention_ms: self.p.retention_ms,
+        };
+        let reply = self
+            .decide(key, input)
+            .expect("complete is never refused")
+            .reply;
+        let Reply::Complete(view) = reply else {
+            panic!("complete answered {reply:?}");
+        };
+        if records {
+            let view = view.expect("the claimant's outcome was not recorded");
+            assert_eq!(view.id, me_id);
+            assert_eq!(view.outcome.as_ref(), Some(&outcome));
             self.stats.outcomes += 1;
-            self.seen[key].recorded += 1;
-            self.seen[key].outcome = Some(outcome);
-            let alarm = decided
-                .alarm_at_ms
-                .expect("a recorded outcome needs retention");
-            assert_eq!(alarm, self.now_ms + self.p.retention_ms);
-            self.arm_alarm();
-            self.wake(key, decided.wake);
+            let m = &mut self.model[key];
+            m.recorded += 1;
+            m.outcome = Some(outcome);
+            m.delete_at = Some(self.now_ms + self.p.retention_ms);
+            self.wake_awaiters(key, &view);
         } else {
+            assert_eq!(view, None, "an outcome recorded that the contract refuses");
             self.stats.complete_retries += 1;
-            assert_eq!(decided.wake, Wake::Nobody);
         }
         self.reply(heard, Call::Complete { inst }, |sim| {
             let me = &mut sim.insts[inst];
@@ -948,10 +1167,21 @@ impl Sim {
         });
     }
 
-    /// The shell arms the alarm with each commit that changes retention, at
-    /// the earliest deletion of any key (in the same turn as the write).
+    /// The earliest deletion time the rows hold: what the shell's query
+    /// (`next_deletion_ms`) reads.
+    fn stored_deletion(&self, key: usize) -> Option<u64> {
+        match self.rows[key].run() {
+            Run::Finished { finished, .. } => Some(finished.delete_at_ms),
+            Run::Unclaimed | Run::Running { .. } => None,
+        }
+    }
+
+    /// The shell arms the alarm after a commit that needs one, at the
+    /// earliest deletion of any key.
     fn arm_alarm(&mut self) {
-        let next = self.stores.iter().filter_map(alarm_at).min();
+        let next = (0..self.rows.len())
+            .filter_map(|k| self.stored_deletion(k))
+            .min();
         if next != self.alarm_at {
             self.alarm_at = next;
             // The platform runs it at that time or (a fault) later.
@@ -969,16 +1199,37 @@ impl Sim {
         }
     }
 
+    /// The alarm: the keys the rows say are due are ticked (a spurious
+    /// alarm ticks every key: a tick must be a no-op when nothing is due).
     fn alarm(&mut self, armed: bool) {
         if armed {
             self.alarm_at = None;
             self.alarm_fires_at = None;
         }
         for k in 0..self.keys.len() {
-            if expire(&mut self.stores[k], self.now_ms) {
+            let due = self.stored_deletion(k).is_some_and(|at| at <= self.now_ms);
+            if !due && armed {
+                continue;
+            }
+            let expected = self.model[k].delete_at.is_some_and(|at| at <= self.now_ms);
+            let reply = self
+                .decide(k, Input::Tick)
+                .expect("a tick is never refused")
+                .reply;
+            match reply {
+                Reply::Expired(deleted) => {
+                    assert_eq!(
+                        deleted, expected,
+                        "deletion at {} (due {:?})",
+                        self.now_ms, self.model[k].delete_at
+                    )
+                }
+                other => panic!("tick answered {other:?}"),
+            }
+            if expected {
                 self.stats.deletions += 1;
                 self.note(|| format!("deleted key {k}"));
-                self.seen[k] = KeySeen::default();
+                self.model[k] = Model::default();
                 self.readers[k] = 0;
             }
         }
@@ -1002,80 +1253,95 @@ impl Sim {
         self.parked.insert(wait_id, parked);
     }
 
-    /// Answers every wait a commit wakes, as the shell does right after it.
-    fn wake(&mut self, key: usize, wake: Wake) {
-        let woken = match &wake {
-            Wake::Nobody => return,
-            Wake::Awaiters(_) => self.waits.woken_by_outcome(&self.keys[key]),
-            Wake::EventReaders { seq } => self.waits.woken_by_event(&self.keys[key], *seq),
-        };
-        for (wait_id, wait) in woken {
+    /// Answers the awaiters a recorded outcome wakes, with its view.
+    fn wake_awaiters(&mut self, key: usize, view: &RunView) {
+        for (wait_id, _) in self.waits.woken_by_outcome(&self.keys[key]) {
             self.stats.woken += 1;
-            let parked = self.parked.remove(&wait_id).expect("a parked caller");
-            match (parked, &wake, wait.on) {
-                (Parked::Await { key: k, .. }, Wake::Awaiters(view), WaitFor::Outcome) => {
+            match self.parked.remove(&wait_id).expect("a parked caller") {
+                Parked::Await { key: k, .. } => {
                     assert_eq!(k, key);
-                    assert!(view.outcome.is_some());
                     self.check_view(key, &Some(view.clone()));
                 }
+                other => panic!("an outcome woke {other:?}"),
+            }
+        }
+    }
+
+    /// Answers the readers event `seq` wakes, each reading as the shell
+    /// does in the commit's turn.
+    fn wake_readers(&mut self, key: usize, seq: u64) {
+        for (wait_id, wait) in self.waits.woken_by_event(&self.keys[key], seq) {
+            self.stats.woken += 1;
+            let parked = self.parked.remove(&wait_id).expect("a parked caller");
+            match (parked, wait.on) {
                 (
                     Parked::Events {
                         key: k,
                         reader,
                         after,
                     },
-                    Wake::EventReaders { seq },
                     WaitFor::Events { limit, .. },
                 ) => {
                     assert_eq!(k, key);
-                    assert!(after < *seq);
-                    let reply = read_events(&self.stores[key], after, limit.get());
-                    assert!(!reply.events.is_empty(), "woken with nothing to read");
-                    self.reader_got(key, reader, after, &reply);
+                    assert!(after < seq);
+                    let slice = self.rows[key].read_events(after, limit.get());
+                    assert!(!slice.events.is_empty(), "woken with nothing to read");
+                    self.check_slice(key, after, limit.get(), &slice);
+                    self.reader_got(reader, &slice);
                 }
-                other => panic!("woke the wrong wait: {other:?}"),
+                other => panic!("an event woke {other:?}"),
             }
         }
     }
 
-    /// A wait's timer fired: it answers with the state as it is.
+    /// A wait's timer fired: it answers with the rows as they are.
     fn answer_timer(&mut self, wait_id: WaitId, wait: Wait) {
         assert!(wait.deadline_ms <= self.now_ms);
         let parked = self.parked.remove(&wait_id).expect("a parked caller");
         match (parked, wait.on) {
             (Parked::Await { key, since_ms }, WaitFor::Outcome) => {
                 assert!(since_ms < self.now_ms);
-                let view = run_view(&self.stores[key]);
+                let view = match self.rows[key].run() {
+                    Run::Unclaimed => None,
+                    Run::Running { claim } => Some(RunView {
+                        id: claim.id,
+                        outcome: None,
+                    }),
+                    Run::Finished { claim, finished } => Some(RunView {
+                        id: claim.id,
+                        outcome: Some(finished.outcome),
+                    }),
+                };
                 self.check_view(key, &view);
             }
             (Parked::Events { key, reader, after }, WaitFor::Events { limit, .. }) => {
-                let reply = read_events(&self.stores[key], after, limit.get());
-                self.reader_got(key, reader, after, &reply);
+                let slice = self.rows[key].read_events(after, limit.get());
+                self.check_slice(key, after, limit.get(), &slice);
+                self.reader_got(reader, &slice);
             }
             other => panic!("mismatched wait: {other:?}"),
         }
     }
 
-    /// An await's answer agrees with the record.
+    /// An await's answer is the run as the model has it.
     fn check_view(&self, key: usize, view: &Option<RunView>) {
-        let seen = &self.seen[key];
-        match view {
-            None => assert!(seen.claimant.is_none(), "state none with a claimant"),
-            Some(view) => {
-                assert_eq!(Some(&view.id), seen.claimant.as_ref().map(|c| &c.id));
-                assert_eq!(view.outcome, seen.outcome, "an await saw another outcome");
-            }
-        }
+        assert_eq!(*view, self.model[key].view(), "an await's answer");
     }
 
-    /// A reader's answer: consecutive seqs from where it could resume.
-    fn reader_got(&mut self, key: usize, reader: usize, after: u64, reply: &EventsReply) {
-        assert_eq!(reply.latest_seq, self.stores[key].latest_seq());
-        assert!(reply.first_seq >= 1 && reply.first_seq <= reply.latest_seq + 1);
-        let first = (after + 1).max(reply.first_seq);
-        for (expect, event) in (first..).zip(&reply.events) {
-            assert_eq!(event.seq, expect, "a gap in what a reader got");
-        }
+    /// An `events` answer is exactly the model's log after `after`.
+    fn check_slice(&self, key: usize, after: u64, limit: u32, slice: &EventsReply) {
+        let (events, latest, first) = self.model[key].events(after, limit);
+        let got: Vec<(u64, Option<String>)> = slice
+            .events
+            .iter()
+            .map(|e| (e.seq, e.data.as_ref().map(|d| d.as_str().to_owned())))
+            .collect();
+        assert_eq!(got, events, "the events after {after} (limit {limit})");
+        assert_eq!(slice.latest_seq, latest, "latestSeq");
+        assert_eq!(slice.first_seq, first, "firstSeq");
+    }
+
+    fn reader_got(&mut self, reader: usize, reply: &EventsReply) {
         if let Some(last) = reply.events.last() {
             self.readers[reader] = last.seq;
         } else if reply.latest_seq < self.readers[reader] {
@@ -1087,38 +1353,53 @@ impl Sim {
 
     // --- checks ------------------------------------------------------------
 
+    /// The rows against the model, after every step.
     fn check_step(&mut self) {
         for k in 0..self.keys.len() {
-            let store = &self.stores[k];
-            assert_invariants(store);
-            let run = store.run();
-            let seen = &mut self.seen[k];
-            // One claimant at a time: the claim changes only as the checks
-            // above accepted (a claim, a replaced dead claimant, deletion).
+            let rows = &self.rows[k];
+            let m = &self.model[k];
+            let run = rows.run();
+            // One claimant at a time: it changes only as the model allowed.
             assert_eq!(
-                run.claim(),
-                seen.claimant.as_ref(),
-                "the claimant changed unseen"
+                run.claim().map(|c| (c.id.clone(), c.since_ms)),
+                m.claim,
+                "the claimant"
             );
             // An outcome once, never changed.
-            assert!(seen.recorded <= 1, "an outcome recorded twice");
+            assert!(m.recorded <= 1, "an outcome recorded twice");
             match &run {
                 Run::Finished { finished, .. } => {
-                    assert_eq!(Some(&finished.outcome), seen.outcome.as_ref());
+                    assert_eq!(Some(&finished.outcome), m.outcome.as_ref(), "the outcome");
+                    assert_eq!(
+                        Some(finished.delete_at_ms),
+                        m.delete_at,
+                        "the deletion time"
+                    );
+                    assert_eq!(Some(finished.at_ms + self.p.retention_ms), m.delete_at);
                 }
-                _ => assert!(seen.outcome.is_none(), "an outcome vanished"),
+                _ => assert!(m.outcome.is_none(), "an outcome vanished"),
             }
-            // No gap: the sequence moved only by the appends seen.
-            assert_eq!(store.latest_seq(), seen.latest_seq, "the sequence jumped");
-            let kept: Vec<u64> = store.kept().map(|e| e.seq).collect();
-            for pair in kept.windows(2) {
-                assert_eq!(pair[1], pair[0] + 1, "a gap in the kept log");
+            // Retention: nothing finished outlives its time past a fired alarm.
+            if let Some(at) = m.delete_at {
+                assert!(
+                    self.alarm_at.is_some_and(|a| a <= at),
+                    "no alarm armed for a deletion at {at}"
+                );
             }
-            // Each reported event is in the log at most once.
-            let mut reported: Vec<&str> = store
+            // No gap, no reuse: the rows' log is the model's.
+            assert_eq!(rows.latest_seq(), m.latest_seq, "the sequence");
+            let kept: Vec<(u64, Option<String>)> = rows
                 .kept()
-                .filter_map(|e| e.data.as_ref().map(|d| d.as_str()))
+                .map(|e| (e.seq, e.data.as_ref().map(|d| d.as_str().to_owned())))
                 .collect();
+            assert!(
+                kept.iter().eq(m.kept.iter()),
+                "the kept log: {} kept, model {}",
+                kept.len(),
+                m.kept.len()
+            );
+            // Each reported event is in the log at most once.
+            let mut reported: Vec<&str> = kept.iter().filter_map(|e| e.1.as_deref()).collect();
             let total = reported.len();
             reported.sort_unstable();
             reported.dedup();
@@ -1138,18 +1419,18 @@ impl Sim {
                 .expect("a known key");
             match wait.on {
                 WaitFor::Outcome => assert!(
-                    self.seen[k].outcome.is_none(),
+                    self.model[k].outcome.is_none(),
                     "an awaiter still waits on a finished run"
                 ),
                 WaitFor::Events { after, .. } => assert!(
-                    after >= self.stores[k].latest_seq(),
+                    after >= self.model[k].latest_seq,
                     "a reader still waits with events to read"
                 ),
             }
         }
         assert_eq!(self.waits.open() as usize, self.parked.len());
-        // The alarm is armed for the earliest deletion.
-        let due = self.stores.iter().filter_map(alarm_at).min();
+        // The alarm is armed for the earliest deletion, by the model.
+        let due = self.model.iter().filter_map(|m| m.delete_at).min();
         assert_eq!(self.alarm_at, due, "retention alarm not armed as needed");
     }
 }
@@ -1181,8 +1462,13 @@ fn simulation() {
                 t.replaced_not_found,
             ),
             ("claimants kept in their grace", t.kept_in_grace),
+            (
+                "checks decided exactly at the grace's end",
+                t.checks_at_grace_end,
+            ),
             ("outcomes", t.outcomes),
             ("appends", t.appends),
+            ("logs reaching exactly the kept bound", t.full_logs),
             (
                 "retried reports that found their event",
                 t.report_retries_found,
@@ -1197,219 +1483,7 @@ fn simulation() {
             ("spurious alarms", t.spurious_alarms),
             ("resets", t.resets),
             ("lost replies", t.lost_replies),
+            ("time steps onto a boundary", t.boundary_steps),
         ]);
     }
-}
-
-/// Past the bound on open waits, a long-poll answers at once with the
-/// state as it is; below it, it parks.
-#[test]
-fn open_waits_are_bounded() {
-    let store = MemoryRunStore::default();
-    let key = Ident::parse("key", "k").unwrap();
-    let mut waits = Waits::default();
-    let timeout = WaitMs::parse("timeoutMs", 1_000.0).unwrap();
-    for _ in 0..RUN_OPEN_WAITS_MAX {
-        match await_run(&store, 5, timeout, waits.open()) {
-            Poll::Park { deadline_ms } => {
-                waits.park(Wait {
-                    key: key.clone(),
-                    on: WaitFor::Outcome,
-                    deadline_ms,
-                });
-            }
-            Poll::Answer(_) => panic!("answered below the bound"),
-        }
-    }
-    assert_eq!(
-        await_run(&store, 5, timeout, waits.open()),
-        Poll::Answer(None)
-    );
-    let request = EventsRequest {
-        after: After::default(),
-        timeout,
-        limit: EventLimit::DEFAULT,
-    };
-    assert!(matches!(
-        events(&store, 5, &request, waits.open()),
-        Poll::Answer(reply) if reply.events.is_empty() && reply.first_seq == 1
-    ));
-    // Expiry frees them all, at their deadline and not before.
-    assert!(waits.expired(1_004).is_empty());
-    assert_eq!(waits.expired(1_005).len(), RUN_OPEN_WAITS_MAX as usize);
-    assert_eq!(waits.open(), 0);
-}
-
-// ---------------------------------------------------------------------------
-// The claim rules, one by one.
-
-fn claim_of(id_: &str) -> ClaimRequest {
-    ClaimRequest {
-        id: id(id_),
-        workflow: None,
-    }
-}
-
-const RULES: RunsConfig = RunsConfig {
-    retention_ms: 1_000,
-    claim_grace_ms: 60_000,
-};
-
-/// `who` asks for a key held by an unfinished run and is told to check it.
-fn checks(store: &mut MemoryRunStore, now: u64, who: &str) -> Claim {
-    match claim(store, now, &claim_of(who)) {
-        ClaimStep::CheckClaimant(claim) => claim,
-        other => panic!("{who} should have to check the claimant: {other:?}"),
-    }
-}
-
-#[test]
-fn a_dead_claimant_frees_the_key_only_past_its_grace() {
-    let mut s = MemoryRunStore::default();
-    assert_eq!(
-        claim(&mut s, 1_000, &claim_of("a")),
-        ClaimStep::Done(ClaimReply::Claimed)
-    );
-    // The claimant's own claim needs no check.
-    assert_eq!(
-        claim(&mut s, 1_001, &claim_of("a")),
-        ClaimStep::Done(ClaimReply::Claimed)
-    );
-    // Not found within the grace: not created yet, so it keeps the key.
-    let checked = checks(&mut s, 2_000, "b");
-    let decided = claim_after_check(
-        &mut s,
-        2_000,
-        &RULES,
-        &claim_of("b"),
-        &checked,
-        ClaimantStatus::NotFound,
-    );
-    assert_eq!(decided.replaced, None);
-    assert!(
-        matches!(decided.reply, ClaimReply::Taken(RunView { id: ref who, outcome: None }) if *who == checked.id)
-    );
-    // Alive or unknown: kept, whatever the time.
-    for status in [ClaimantStatus::Alive, ClaimantStatus::Unknown] {
-        let decided = claim_after_check(&mut s, 999_999, &RULES, &claim_of("b"), &checked, status);
-        assert_eq!(decided.replaced, None, "{status:?}");
-    }
-    // Not found past the grace, counted from the claim: dead.
-    let decided = claim_after_check(
-        &mut s,
-        61_000,
-        &RULES,
-        &claim_of("b"),
-        &checked,
-        ClaimantStatus::NotFound,
-    );
-    assert_eq!(decided.replaced, Some(id("a")));
-    assert_eq!(decided.reply, ClaimReply::Claimed);
-    assert_eq!(s.claimant(), Some(id("b")));
-}
-
-#[test]
-fn a_stale_check_never_takes_the_key() {
-    let mut s = MemoryRunStore::default();
-    let _ = claim(&mut s, 0, &claim_of("a"));
-    let checked = checks(&mut s, 10, "b");
-    // Meanwhile `c` found `a` ended and took the key.
-    let taken = checks(&mut s, 10, "c");
-    let decided = claim_after_check(
-        &mut s,
-        11,
-        &RULES,
-        &claim_of("c"),
-        &taken,
-        ClaimantStatus::Ended,
-    );
-    assert_eq!(decided.replaced, Some(id("a")));
-    // `b` comes back with its answer about `a`: the claim it checked is gone.
-    let decided = claim_after_check(
-        &mut s,
-        12,
-        &RULES,
-        &claim_of("b"),
-        &checked,
-        ClaimantStatus::Ended,
-    );
-    assert_eq!(decided.replaced, None);
-    assert!(
-        matches!(decided.reply, ClaimReply::Taken(RunView { id: ref who, .. }) if *who == id("c"))
-    );
-    // And a run that finished between the phases keeps its claimant.
-    let recorded = complete(
-        &mut s,
-        13,
-        &RULES,
-        &CompleteRequest {
-            id: id("c"),
-            outcome: Outcome::Complete { result: None },
-        },
-    );
-    assert!(recorded.reply);
-    let checked_c = Claim {
-        id: id("c"),
-        since_ms: 11,
-        workflow: None,
-    };
-    let decided = claim_after_check(
-        &mut s,
-        14,
-        &RULES,
-        &claim_of("d"),
-        &checked_c,
-        ClaimantStatus::Ended,
-    );
-    assert_eq!(decided.replaced, None);
-    assert_eq!(
-        decided.reply,
-        ClaimReply::Taken(RunView {
-            id: id("c"),
-            outcome: Some(Outcome::Complete { result: None })
-        })
-    );
-    // A finished run answers every claim at once, with its outcome.
-    assert!(matches!(
-        claim(&mut s, 15, &claim_of("e")),
-        ClaimStep::Done(ClaimReply::Taken(_))
-    ));
-}
-
-#[test]
-fn the_outcome_is_recorded_once_and_only_by_the_claimant() {
-    let mut s = MemoryRunStore::default();
-    let done = |who: &str| CompleteRequest {
-        id: id(who),
-        outcome: Outcome::Failed {
-            error: format!("{who} says no"),
-        },
-    };
-    assert!(
-        !complete(&mut s, 0, &RULES, &done("a")).reply,
-        "no claim yet"
-    );
-    let _ = claim(&mut s, 1, &claim_of("a"));
-    assert!(
-        !complete(&mut s, 2, &RULES, &done("b")).reply,
-        "not the claimant"
-    );
-    let first = complete(&mut s, 3, &RULES, &done("a"));
-    assert!(first.reply);
-    assert_eq!(first.alarm_at_ms, Some(3 + RULES.retention_ms));
-    assert!(
-        !complete(&mut s, 4, &RULES, &done("a")).reply,
-        "a retry records nothing"
-    );
-    assert_eq!(
-        run_view(&s).and_then(|v| v.outcome),
-        Some(Outcome::Failed {
-            error: "a says no".into()
-        })
-    );
-    // Retention: nothing before its time, the whole record at it.
-    assert!(!expire(&mut s, 3 + RULES.retention_ms - 1));
-    assert!(expire(&mut s, 3 + RULES.retention_ms));
-    assert_eq!(run_view(&s), None);
-    assert!(!expire(&mut s, 10_000), "a late alarm finds nothing");
 }

@@ -1,8 +1,9 @@
-//! The Runs SQL store, run natively over `rusqlite`.
+//! The Runs SQL rows (`baton::runs::sql`), run natively over `rusqlite`.
 //!
-//! - `SqlRunStore` is measured against `MemoryRunStore`: seeded random
-//!   decisions on both, every observation compared after every step, two
-//!   keys sharing one database.
+//! - `sql::load` + `sql::write` are measured against `MemoryRun::load` +
+//!   `apply`: seeded random decisions on both, every observation compared
+//!   after every step, two keys sharing one database; each transition's
+//!   `state` is the view reloaded after its writes.
 //! - Cost, without timing anything: `append` and `events` run the same
 //!   statements, and SQLite's own VM-step counter stays flat, whether the
 //!   log keeps 10 events or 500 (with thousands appended before); every
@@ -14,13 +15,14 @@
 mod common;
 
 use baton::ident::{Ident, InstanceId};
+use baton::runs::sql::{self, keys_due, migrate, next_deletion_ms};
 use baton::runs::{
-    alarm_at, append, assert_invariants, claim, claim_after_check, complete, expire, keys_due,
-    migrate, next_deletion_ms, read_events, run_view, AppendRequest, Claim, ClaimRequest,
-    ClaimStep, ClaimantStatus, CompleteRequest, EventType, JsonText, MemoryRunStore, Outcome,
-    RunStore, RunsConfig, SqlRunStore,
+    alarm_at, apply, assert_invariants, decide, AppendRequest, ClaimRequest, CompleteRequest,
+    EventLimit, EventType, EventsRequest, Input, JsonText, MemoryRun, Outcome, Reply, Transition,
+    View, WaitMs, Write,
 };
-use baton::sql::{SqlExec, SqlValue};
+use baton::sql::{Counted, SqlExec, SqlValue};
+use baton::workflow::Liveness;
 use common::{sqlite, Rng};
 use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
@@ -80,10 +82,8 @@ fn id(s: &str) -> InstanceId {
     InstanceId::parse("instanceId", s).unwrap()
 }
 
-const CONFIG: RunsConfig = RunsConfig {
-    retention_ms: 1_000,
-    claim_grace_ms: 100,
-};
+const GRACE_MS: u64 = 100;
+const RETENTION_MS: u64 = 1_000;
 
 fn seeds(count: u64, run: impl Fn(u64)) {
     let only = std::env::var("BATON_SEED")
@@ -97,46 +97,79 @@ fn seeds(count: u64, run: impl Fn(u64)) {
     }
 }
 
-/// Everything a caller could learn about a key, for comparing the stores.
-fn observe(store: &impl RunStore) -> String {
+/// One decision on `key`'s rows: load, decide, write; and the statements
+/// it ran (reads, writes).
+fn step_sql(db: &Db, key: &str, now: u64, input: Input) -> (String, (u32, u32)) {
+    let counted = Counted::new(db);
+    let view = sql::load(&counted, key, &input);
+    assert_invariants(&view);
+    let reload = input.clone();
+    let decided = decide(&view, now, input);
+    if let Ok(transition) = &decided {
+        sql::write(&counted, key, &transition.writes);
+        assert_invariants(&transition.state);
+        let work = counted.work();
+        assert_eq!(
+            sql::load(&Counted::new(db), key, &reload),
+            transition.state,
+            "the state a transition says it leaves"
+        );
+        return (format!("{decided:?}"), work);
+    }
+    (format!("{decided:?}"), counted.work())
+}
+
+fn step_memory(run: &mut MemoryRun, now: u64, input: Input) -> String {
+    let view = run.load(&input);
+    let reload = input.clone();
+    let decided = decide(&view, now, input);
+    if let Ok(transition) = &decided {
+        apply(run, &transition.writes);
+        assert_eq!(run.load(&reload), transition.state);
+    }
+    format!("{decided:?}")
+}
+
+/// Everything a caller could learn about a key, for comparing the two.
+fn observe_sql(db: &Db, key: &str) -> String {
+    let c = Counted::new(db);
+    let run = sql::record(&c, key);
     format!(
-        "{:?} | {:?} | {} | {:?} | {:?} | {:?}",
-        store.run(),
-        store.claimant(),
-        store.latest_seq(),
-        store.first_kept_seq(),
-        read_events(store, 0, 500),
-        alarm_at(store),
+        "{run:?} | {:?} | {:?}",
+        sql::read_events(&c, key, 0, 500),
+        alarm_at(&run)
     )
 }
 
-fn random_status(rng: &mut Rng) -> ClaimantStatus {
+fn observe_memory(run: &MemoryRun) -> String {
+    format!(
+        "{:?} | {:?} | {:?}",
+        run.run(),
+        run.read_events(0, 500),
+        alarm_at(&run.run())
+    )
+}
+
+fn random_liveness(rng: &mut Rng) -> Liveness {
     *rng.pick(&[
-        ClaimantStatus::Alive,
-        ClaimantStatus::Ended,
-        ClaimantStatus::NotFound,
-        ClaimantStatus::Unknown,
+        Liveness::Alive,
+        Liveness::Dead,
+        Liveness::NotFound,
+        Liveness::Unknown,
     ])
 }
 
-/// One random decision, applied alike to any store.
-fn decide(store: &mut impl RunStore, rng: &mut Rng, now: u64, op: u64, who: &InstanceId) -> String {
+/// One random input; `None` if the op needs a pending claim there is none of.
+fn random_input(rng: &mut Rng, now: u64, op: u64, who: &InstanceId) -> Input {
     match op {
-        0 => {
-            let request = ClaimRequest {
+        0 => Input::Claim {
+            request: ClaimRequest {
                 id: who.clone(),
                 workflow: rng.percent(50).then(|| "OTHER".to_string()),
-            };
-            match claim(store, now, &request) {
-                ClaimStep::Done(reply) => format!("{reply:?}"),
-                ClaimStep::CheckClaimant(checked) => {
-                    let status = random_status(rng);
-                    let decided =
-                        claim_after_check(store, now, &CONFIG, &request, &checked, status);
-                    format!("{decided:?}")
-                }
-            }
-        }
+            },
+            grace_ms: GRACE_MS,
+            workflow: "WORKFLOW".into(),
+        },
         1 => {
             let outcome = if rng.percent(50) {
                 Outcome::Complete {
@@ -149,24 +182,34 @@ fn decide(store: &mut impl RunStore, rng: &mut Rng, now: u64, op: u64, who: &Ins
                     error: format!("failed at {now}"),
                 }
             };
-            let request = CompleteRequest {
-                id: who.clone(),
-                outcome,
-            };
-            format!("{:?}", complete(store, now, &CONFIG, &request))
+            Input::Complete {
+                request: CompleteRequest {
+                    id: who.clone(),
+                    outcome,
+                },
+                retention_ms: RETENTION_MS,
+            }
         }
-        2 | 3 => {
-            let request = AppendRequest {
-                id: who.clone(),
-                kind: EventType::parse("type", "progress").unwrap(),
-                data: rng
-                    .percent(60)
-                    .then(|| JsonText::event_data(format!("[{now}]")).unwrap()),
-            };
-            format!("{:?}", append(store, now, &request))
-        }
-        4 => format!("{:?}", expire(store, now)),
-        _ => format!("{:?}", run_view(store)),
+        2 | 3 => Input::Append(AppendRequest {
+            id: who.clone(),
+            kind: EventType::parse("type", "progress").unwrap(),
+            data: rng
+                .percent(60)
+                .then(|| JsonText::event_data(format!("[{now}]")).unwrap()),
+        }),
+        4 => Input::Tick,
+        5 => Input::Await {
+            timeout: WaitMs::new(rng.below(2) as f64).unwrap(),
+            open_waits: 0,
+        },
+        _ => Input::Events {
+            request: EventsRequest {
+                after: baton::runs::After::new(rng.below(8) as f64).unwrap(),
+                timeout: WaitMs::ZERO,
+                limit: EventLimit::new(rng.range(1, 5) as f64).unwrap(),
+            },
+            open_waits: 0,
+        },
     }
 }
 
@@ -174,30 +217,45 @@ fn differential(seed: u64) {
     let mut rng = Rng(seed);
     let db = Db::migrated();
     let keys = ["k1", "k2"];
-    let mut memory = [MemoryRunStore::default(), MemoryRunStore::default()];
+    let mut memory = [MemoryRun::default(), MemoryRun::default()];
     let who = [id("a"), id("b"), id("c")];
     let mut now = 1_000;
     for _ in 0..400 {
         now += rng.below(200);
         let k = rng.below(2) as usize;
-        let op = rng.below(6);
+        let op = rng.below(7);
         let caller = rng.pick(&who).clone();
-        // The same random choices for both stores: fork the generator.
-        let fork = rng.next();
-        let mut sql = SqlRunStore::new(&db, keys[k]);
-        let got_sql = decide(&mut sql, &mut Rng(fork), now, op, &caller);
-        let got_mem = decide(&mut memory[k], &mut Rng(fork), now, op, &caller);
+        let input = random_input(&mut rng, now, op, &caller);
+        let (got_sql, _) = step_sql(&db, keys[k], now, input.clone());
+        let got_mem = step_memory(&mut memory[k], now, input.clone());
         assert_eq!(got_sql, got_mem, "reply of op {op} on {}", keys[k]);
+        // A claim that must check its claimant: the same check's result on both.
+        let view = memory[k].load(&input);
+        if let Ok(Transition {
+            reply: Reply::Checking(pending),
+            ..
+        }) = decide(&view, now, input)
+        {
+            let checked = Input::Checked {
+                pending,
+                liveness: random_liveness(&mut rng),
+            };
+            now += rng.below(2 * GRACE_MS);
+            let (got_sql, _) = step_sql(&db, keys[k], now, checked.clone());
+            assert_eq!(got_sql, step_memory(&mut memory[k], now, checked));
+        }
         for (k, key) in keys.iter().enumerate() {
-            let sql = SqlRunStore::new(&db, key);
-            assert_eq!(observe(&sql), observe(&memory[k]), "{key} after op {op}");
-            assert_invariants(&sql);
+            assert_eq!(
+                observe_sql(&db, key),
+                observe_memory(&memory[k]),
+                "{key} after op {op}"
+            );
         }
         let due: Vec<String> = keys_due(&db, now, 10);
         let expected: Vec<&str> = keys
             .iter()
             .enumerate()
-            .filter(|(k, _)| alarm_at(&memory[*k]).is_some_and(|at| at <= now))
+            .filter(|(k, _)| alarm_at(&memory[*k].run()).is_some_and(|at| at <= now))
             .map(|(_, key)| *key)
             .collect();
         let mut due_sorted = due.clone();
@@ -205,56 +263,57 @@ fn differential(seed: u64) {
         assert_eq!(due_sorted, expected, "keys due at {now}");
         assert_eq!(
             next_deletion_ms(&db),
-            memory.iter().filter_map(alarm_at).min(),
+            memory.iter().filter_map(|m| alarm_at(&m.run())).min(),
             "next deletion"
         );
     }
 }
 
 #[test]
-fn sql_store_matches_memory_store() {
+fn sql_rows_match_memory() {
     seeds(100, differential);
+}
+
+fn claim_input(who: &str) -> Input {
+    Input::Claim {
+        request: ClaimRequest {
+            id: id(who),
+            workflow: None,
+        },
+        grace_ms: GRACE_MS,
+        workflow: "WORKFLOW".into(),
+    }
 }
 
 #[test]
 fn migrate_is_idempotent() {
     let db = Db::migrated();
     migrate(&db);
-    let mut store = SqlRunStore::new(&db, "k");
-    store.set_claim(&Claim {
-        id: id("a"),
-        since_ms: 5,
-        workflow: None,
-    });
+    step_sql(&db, "k", 5, claim_input("a"));
     migrate(&db);
-    assert_eq!(SqlRunStore::new(&db, "k").claimant(), Some(id("a")));
+    let run = sql::record(&Counted::new(&db), "k");
+    assert_eq!(run.claim().map(|c| c.id.clone()), Some(id("a")));
 }
 
 // ---------------------------------------------------------------------------
 // Cost: the same work with 10 events kept as with 500.
+
+fn append_input(i: i64) -> Input {
+    Input::Append(AppendRequest {
+        id: id("a"),
+        kind: EventType::parse("type", "progress").unwrap(),
+        data: Some(JsonText::event_data(format!("{{\"i\":{i}}}")).unwrap()),
+    })
+}
 
 /// A claimed key whose log has had `appended` events, of which the newest
 /// (at most 500) are kept.
 fn log_of(appended: u64) -> Db {
     let db = Db::migrated();
     db.conn.execute_batch("BEGIN").unwrap();
-    let mut store = SqlRunStore::new(&db, "k");
-    store.set_claim(&Claim {
-        id: id("a"),
-        since_ms: 1,
-        workflow: None,
-    });
+    step_sql(&db, "k", 1, claim_input("a"));
     for i in 0..appended {
-        append(
-            &mut store,
-            10 + i,
-            &AppendRequest {
-                id: id("a"),
-                kind: EventType::parse("type", "progress").unwrap(),
-                data: Some(JsonText::event_data(format!("{{\"i\":{i}}}")).unwrap()),
-            },
-        )
-        .unwrap();
+        step_sql(&db, "k", 10 + i, append_input(i as i64));
     }
     db.conn.execute_batch("COMMIT").unwrap();
     db
@@ -265,46 +324,63 @@ struct Cost {
     vm_steps: i32,
 }
 
-fn cost_of(db: &Db, f: impl FnOnce(&mut SqlRunStore<'_, Db>)) -> Cost {
-    let mut store = SqlRunStore::new(db, "k");
-    let ((), ran) = db.record(|| f(&mut store));
+/// The statements and VM steps of running `inputs` on key `k`, each as one
+/// decision (load, decide, write).
+fn cost_of(db: &Db, inputs: Vec<Input>) -> Cost {
+    let (statements, ran) = db.record(|| {
+        let mut total = (0, 0);
+        for input in inputs {
+            let counted = Counted::new(db);
+            let view = sql::load(&counted, "k", &input);
+            let transition = decide(&view, 1_000_000, input).unwrap();
+            sql::write(&counted, "k", &transition.writes);
+            let (reads, writes) = counted.work();
+            total = (total.0 + reads, total.1 + writes);
+        }
+        total
+    });
     Cost {
-        statements: store.work(),
+        statements,
         vm_steps: ran.iter().map(|r| r.vm_steps).sum(),
     }
 }
 
-fn append_one(store: &mut SqlRunStore<'_, Db>) {
-    append(
-        store,
-        1_000_000,
-        &AppendRequest {
-            id: id("a"),
-            kind: EventType::parse("type", "progress").unwrap(),
-            data: Some(JsonText::event_data("{\"i\":-1}".into()).unwrap()),
+fn events_input(after: u64, limit: u32) -> Input {
+    Input::Events {
+        request: EventsRequest {
+            after: baton::runs::After::new(after as f64).unwrap(),
+            timeout: WaitMs::ZERO,
+            limit: EventLimit::new(f64::from(limit)).unwrap(),
         },
-    )
-    .unwrap();
+        open_waits: 0,
+    }
 }
 
 #[test]
 fn append_and_events_cost_the_same_whatever_the_log_holds() {
     // 10 kept; 500 kept after 500 appends; 500 kept after 5,000 appends.
-    let logs = [log_of(10), log_of(500), log_of(5_000)];
-    let appends: Vec<Cost> = logs.iter().map(|db| cost_of(db, append_one)).collect();
+    // (each with one more appended by the append measured first)
+    let logs = [(log_of(10), 11), (log_of(500), 501), (log_of(5_000), 5_001)];
+    let appends: Vec<Cost> = logs
+        .iter()
+        .map(|(db, _)| cost_of(db, vec![append_input(-1)]))
+        .collect();
     // Reading the newest 10 events, and the next ones after a cursor
     // (nothing new): what a follower does.
     let reads: Vec<Cost> = logs
         .iter()
-        .map(|db| {
-            cost_of(db, |store| {
-                let latest = store.latest_seq();
-                let reply = read_events(store, latest - 10, 10);
-                assert_eq!(reply.events.len(), 10);
-                read_events(store, latest, 100);
-            })
+        .map(|(db, latest)| {
+            cost_of(
+                db,
+                vec![events_input(latest - 10, 10), events_input(*latest, 100)],
+            )
         })
         .collect();
+    // An append reads the claimant and the latest seq and writes the event
+    // and the seq; a read of the newest reads the ends and the events, one
+    // after the end only the ends: the figures `storageWork()` reports.
+    assert_eq!(appends[0].statements, (2, 2));
+    assert_eq!(reads[0].statements, (5, 0));
     for (name, costs) in [("append", &appends), ("events", &reads)] {
         let base = &costs[0];
         for cost in &costs[1..] {
@@ -329,47 +405,53 @@ fn append_and_events_cost_the_same_whatever_the_log_holds() {
         );
     }
     // The log keeps exactly the newest 500.
-    let store = SqlRunStore::new(&logs[2], "k");
-    assert_eq!(store.latest_seq(), 5_001);
-    assert_eq!(store.first_kept_seq(), Some(4_502));
+    let slice = sql::read_events(&Counted::new(&logs[2].0), "k", 0, 1);
+    assert_eq!(slice.latest_seq, 5_001);
+    assert_eq!(slice.first_seq, 4_502);
 }
 
-/// Every statement in sql_store.rs, run once, searches an index.
+/// A refused append reads only the claimant, as the store it replaced did.
+#[test]
+fn a_refused_append_reads_one_row() {
+    let db = log_of(3);
+    let counted = Counted::new(&db);
+    let input = Input::Append(AppendRequest {
+        id: id("intruder"),
+        kind: EventType::parse("type", "t").unwrap(),
+        data: None,
+    });
+    let view = sql::load(&counted, "k", &input);
+    assert!(decide(&view, 5, input).is_err());
+    assert_eq!(counted.work(), (1, 0));
+}
+
+/// Every statement in src/runs/sql.rs, run once, searches an index.
 #[test]
 fn every_statement_searches_an_index() {
     let db = log_of(600);
     let (_, mut ran) = db.record(|| {
-        let mut store = SqlRunStore::new(&db, "k");
-        store.run();
-        store.claimant();
-        store.latest_seq();
-        store.first_kept_seq();
-        store.events_after(3, 10);
-        append_one(&mut store);
-        complete(
-            &mut store,
-            2_000_000,
-            &CONFIG,
-            &CompleteRequest {
+        let c = Counted::new(&db);
+        sql::load(&c, "k", &append_input(0));
+        sql::read_events(&c, "k", 3, 10);
+        sql::record(&c, "k");
+        let complete = Input::Complete {
+            request: CompleteRequest {
                 id: id("a"),
                 outcome: Outcome::Complete { result: None },
             },
-        );
+            retention_ms: RETENTION_MS,
+        };
+        for input in [append_input(-1), complete] {
+            step_sql(&db, "k", 2_000_000, input);
+        }
         keys_due(&db, 3_000_000, 5);
         next_deletion_ms(&db);
-        store.delete_run();
+        sql::write(&c, "k", &[Write::Delete]);
         // A first claim inserts the row.
-        claim(
-            &mut store,
-            4_000_000,
-            &ClaimRequest {
-                id: id("b"),
-                workflow: None,
-            },
-        );
+        step_sql(&db, "k", 4_000_000, claim_input("b"));
     });
     ran.dedup_by(|a, b| a.sql == b.sql);
-    let source = include_str!("../src/runs/sql_store.rs");
+    let source = include_str!("../src/runs/sql.rs");
     let in_source = ["\"SELECT ", "\"INSERT ", "\"DELETE ", "\"UPDATE "]
         .iter()
         .map(|start| source.matches(start).count())
@@ -402,20 +484,19 @@ fn every_statement_searches_an_index() {
 #[test]
 fn keys_are_kept_apart() {
     let db = Db::migrated();
-    let mut a = SqlRunStore::new(&db, "a");
     let key = Ident::parse("key", "a").unwrap();
+    step_sql(&db, "a", 1, claim_input("x"));
+    let c = Counted::new(&db);
+    assert_eq!(sql::record(&c, "b"), baton::runs::Run::Unclaimed, "{key:?}");
+    assert_eq!(
+        sql::record(&c, "a").claim().map(|c| c.id.clone()),
+        Some(id("x"))
+    );
     assert!(matches!(
-        claim(
-            &mut a,
-            1,
-            &ClaimRequest {
-                id: id("x"),
-                workflow: None
-            }
-        ),
-        ClaimStep::Done(_)
+        sql::load(&c, "b", &append_input(0)),
+        View::Appender {
+            claimant: None,
+            latest_seq: None
+        }
     ));
-    let b = SqlRunStore::new(&db, "b");
-    assert_eq!(b.claimant(), None, "{key:?}");
-    assert_eq!(a.claimant(), Some(id("x")));
 }

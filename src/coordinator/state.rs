@@ -75,35 +75,9 @@ pub enum Member {
     Stranger,
 }
 
-/// What the Workflow binding said about an instance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Liveness {
-    Alive,
-    /// `complete`, `errored` or `terminated`.
-    Dead,
-    /// The binding cannot find the instance: dead, unless it was enqueued
-    /// less than the grace ago (it may not be created yet). The core decides
-    /// which, given the time.
-    NotFound,
-    /// The binding call failed for another reason. Treated as alive
-    /// wherever acting on "dead" would take a key from a live instance.
-    Unknown,
-}
-
-impl Liveness {
-    /// Whether an instance registered at `enqueued_ms` (by an `enqueue`, or
-    /// `None` by its own `acquire`) counts as dead at `now_ms`, given this
-    /// answer and the configured grace.
-    pub fn is_dead(self, enqueued_ms: Option<u64>, now_ms: u64, grace_ms: u64) -> bool {
-        match self {
-            Liveness::Dead => true,
-            Liveness::NotFound => {
-                enqueued_ms.is_none_or(|at| now_ms >= at.saturating_add(grace_ms))
-            }
-            Liveness::Alive | Liveness::Unknown => false,
-        }
-    }
-}
+/// The shared Workflow vocabulary (`crate::workflow`), as the Coordinator
+/// has always named it.
+pub use crate::workflow::Liveness;
 
 /// One key's state, as decisions read and write it.
 ///

@@ -1,15 +1,23 @@
-//! The decision functions: one per method and phase, plus retention.
+//! The one decision function, [`decide`], and the invariants of what it
+//! reads and leaves.
 //!
-//! Each takes the key's [`RunStore`], the time (`now_ms`) and the request,
-//! writes through the store, and returns the reply with what the shell must
-//! do next as data: the claimant to check, the waiters to wake, the time to
-//! arm the retention alarm for. None of them blocks, awaits or fails on I/O.
+//! It takes the key's [`View`] (the rows its input needs), the time and
+//! the input, and returns a [`Transition`]: the reply, the row writes
+//! ([`Write`], carried out by `super::sql::write` or, in the simulation,
+//! `super::memory::apply`), the retention alarm the key now needs, the
+//! check of a claimant the shell must make, and the view as the writes
+//! leave it. It never blocks, awaits or fails on I/O.
 
 use super::input::{AppendRequest, ClaimRequest, CompleteRequest, EventsRequest, Outcome, WaitMs};
-use super::state::{Claim, ClaimantStatus, Event, Finished, Run, RunStore};
+use super::state::{Claim, Event, EventsReply, Finished, Run, View};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::{RUN_EVENTS_KEPT, RUN_OPEN_WAITS_MAX};
+use crate::transition::{Check, Effect};
+use crate::workflow::Liveness;
+
+/// A decision of the Runs concept.
+pub type Transition = crate::transition::Transition<Reply, Write, View>;
 
 /// The Worker's settings the decisions depend on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +27,51 @@ pub struct RunsConfig {
     /// §1a's `ENQUEUE_GRACE_MS`: how long after its claim a claimant that
     /// cannot be found is still taken to be starting.
     pub claim_grace_ms: u64,
+}
+
+/// What a decision is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// `claim`. `workflow` is the binding a claimant without one of its
+    /// own belongs to (`WORKFLOW_BINDING`): the one its check goes through.
+    Claim {
+        request: ClaimRequest,
+        grace_ms: u64,
+        workflow: String,
+    },
+    /// A claim's second phase: what the check of the claimant it saw found.
+    Checked {
+        pending: PendingClaim,
+        liveness: Liveness,
+    },
+    /// `complete`.
+    Complete {
+        request: CompleteRequest,
+        retention_ms: u64,
+    },
+    /// `await`; `open_waits` is how many long-polls the object holds open.
+    Await { timeout: WaitMs, open_waits: u32 },
+    /// `append`.
+    Append(AppendRequest),
+    /// `events`.
+    Events {
+        request: EventsRequest,
+        open_waits: u32,
+    },
+    /// The retention alarm, for a key it found due.
+    Tick,
+}
+
+/// A claim waiting for the check of the claimant it found: the first
+/// phase's reply, from which the check's result re-enters as
+/// [`Input::Checked`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingClaim {
+    pub request: ClaimRequest,
+    /// The claim as the first phase saw it: the key is freed only if this
+    /// same claim still holds it.
+    pub checked: Claim,
+    pub grace_ms: u64,
 }
 
 /// A run as callers see it: its claimant and, once finished, its outcome
@@ -38,40 +91,13 @@ pub enum ClaimReply {
     Taken(RunView),
 }
 
+/// What the check of a claimant found, for the claim's decision line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClaimStep {
-    Done(ClaimReply),
-    /// Another instance holds the claim of a run without an outcome: find
-    /// out whether it is dead, then call [`claim_after_check`] with this snapshot.
-    CheckClaimant(Claim),
-}
-
-/// Second phase of `claim`: the reply, and the dead claimant it replaced.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimDecided {
-    pub reply: ClaimReply,
-    pub replaced: Option<InstanceId>,
-}
-
-/// Whom a decision's commit must wake.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Wake {
-    Nobody,
-    /// Every open `await` on the key, with the run as it now is.
-    Awaiters(RunView),
-    /// Every open `events` on the key whose `after` is below `seq`.
-    EventReaders {
-        seq: u64,
-    },
-}
-
-/// A finished decision: its reply, whom to wake, and the retention alarm
-/// the key now needs (the shell arms it unless an earlier one is set).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decided<R> {
-    pub reply: R,
-    pub wake: Wake,
-    pub alarm_at_ms: Option<u64>,
+pub struct Checked {
+    pub claimant: InstanceId,
+    pub liveness: Liveness,
+    /// Whether the claimant was dead and lost the key to the caller.
+    pub replaced: bool,
 }
 
 /// A long-poll's first answer: now, or park until woken or `deadline_ms`.
@@ -81,142 +107,247 @@ pub enum Poll<R> {
     Park { deadline_ms: u64 },
 }
 
-/// `events`' reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventsReply {
-    pub events: Vec<Event>,
-    pub latest_seq: u64,
-    /// The oldest event kept; `latest_seq + 1` when none is kept.
-    pub first_seq: u64,
+pub enum Reply {
+    /// A claim's answer, and the check it took, if one.
+    Claim {
+        answer: ClaimReply,
+        checked: Option<Checked>,
+    },
+    /// Another instance holds the claim of a run without an outcome: the
+    /// shell checks it ([`Check`], answering the caller) and the result
+    /// re-enters as [`Input::Checked`], whose reply is the caller's.
+    Checking(PendingClaim),
+    /// `complete`: the run as it now is if the outcome was recorded (every
+    /// open `await` on the key answers with it), `None` if nothing was.
+    Complete(Option<RunView>),
+    /// `await`: the run (`None`: `state: "none"`), or park.
+    Await(Poll<Option<RunView>>),
+    /// `append`: the new event's seq; every open `events` on the key whose
+    /// `after` is below it answers.
+    Append(u64),
+    /// `events`: the stretch of the log, or park.
+    Events(Poll<EventsReply>),
+    /// The retention alarm: whether it deleted the record.
+    Expired(bool),
+}
+
+/// One row-level change to a key's record or log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    /// Makes the claim the key's claimant (the key has no outcome); the
+    /// event log and its sequence are kept.
+    Claim(Claim),
+    /// Records the outcome of the current claim and when it is deleted.
+    Finish(Finished),
+    /// Appends an event (its seq one above the latest) and makes its seq
+    /// the key's latest.
+    Append(Event),
+    /// Deletes every event with `seq <=` this.
+    ForgetThrough(u64),
+    /// Deletes the key's record and its events: the key is as new.
+    Delete,
+}
+
+/// The one decision: `input` on `view` (loaded for that input) at `now_ms`.
+pub fn decide(view: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+    let run = match view {
+        View::Record(run) => run,
+        View::Appender {
+            claimant,
+            latest_seq,
+        } => {
+            let Input::Append(request) = input else {
+                panic!("a Runs input decided on an append's view");
+            };
+            return append(claimant, *latest_seq, now_ms, request);
+        }
+        View::Log(slice) => {
+            let Input::Events {
+                request,
+                open_waits,
+            } = input
+            else {
+                panic!("a Runs input decided on an events view");
+            };
+            return Ok(events(slice, now_ms, &request, open_waits));
+        }
+    };
+    Ok(match input {
+        Input::Claim {
+            request,
+            grace_ms,
+            workflow,
+        } => claim(run, now_ms, request, grace_ms, workflow),
+        Input::Checked { pending, liveness } => claim_after_check(run, now_ms, pending, liveness),
+        Input::Complete {
+            request,
+            retention_ms,
+        } => complete(run, now_ms, &request, retention_ms),
+        Input::Await {
+            timeout,
+            open_waits,
+        } => await_run(run, now_ms, timeout, open_waits),
+        Input::Tick => expire(run, now_ms),
+        Input::Append(_) | Input::Events { .. } => {
+            panic!("a Runs input decided on a record's view")
+        }
+    })
+}
+
+/// A decision that writes nothing and leaves the view as it was.
+fn unchanged(view: View, reply: Reply) -> Transition {
+    Transition {
+        reply,
+        writes: Vec::new(),
+        effects: Vec::new(),
+        alarm_at_ms: None,
+        state: view,
+    }
 }
 
 /// First phase of `claim`. Decides at once unless another instance holds
-/// the claim of an unfinished run, which must be checked outside the gate.
-pub fn claim(store: &mut impl RunStore, now_ms: u64, request: &ClaimRequest) -> ClaimStep {
-    match store.run() {
-        Run::Running { claim } if claim.id != request.id => ClaimStep::CheckClaimant(claim),
-        run => ClaimStep::Done(settle_claim(store, now_ms, request, run)),
+/// the claim of an unfinished run, whose status must be checked outside
+/// the gate: then the reply waits for the check.
+fn claim(
+    run: &Run,
+    now_ms: u64,
+    request: ClaimRequest,
+    grace_ms: u64,
+    workflow: String,
+) -> Transition {
+    match run {
+        Run::Running { claim } if claim.id != request.id => {
+            let check = Check {
+                id: claim.id.clone(),
+                workflow: claim.workflow.clone().unwrap_or(workflow),
+                answers: true,
+            };
+            let pending = PendingClaim {
+                request,
+                checked: claim.clone(),
+                grace_ms,
+            };
+            let mut transition = unchanged(View::Record(run.clone()), Reply::Checking(pending));
+            transition.effects.push(Effect::Check(check));
+            transition
+        }
+        _ => settle_claim(run, now_ms, request, None),
     }
 }
 
-/// Second phase of `claim`, once the status of the claimant `checked` (as
-/// the first phase saw it) is known. Decides on the record as it is now:
-/// the key is freed only if `checked` still holds it without an outcome and
-/// is dead, counting §1a's grace from its claim.
-pub fn claim_after_check(
-    store: &mut impl RunStore,
+/// Second phase of `claim`, once the status of the claimant the first
+/// phase saw is known. Decides on the record as it is now: the key is freed
+/// only if that claim still holds it without an outcome and is dead,
+/// counting §1a's grace from the claim.
+fn claim_after_check(
+    run: &Run,
     now_ms: u64,
-    config: &RunsConfig,
-    request: &ClaimRequest,
-    checked: &Claim,
-    status: ClaimantStatus,
-) -> ClaimDecided {
-    let run = store.run();
-    if let Run::Running { claim } = &run {
-        if claim == checked && is_dead(claim, status, now_ms, config) {
-            take(store, now_ms, request);
-            return ClaimDecided {
-                reply: ClaimReply::Claimed,
-                replaced: Some(claim.id.clone()),
-            };
-        }
+    pending: PendingClaim,
+    liveness: Liveness,
+) -> Transition {
+    let PendingClaim {
+        request,
+        checked,
+        grace_ms,
+    } = pending;
+    let holds = matches!(run, Run::Running { claim } if *claim == checked);
+    let replaced = holds && liveness.is_dead(Some(checked.since_ms), now_ms, grace_ms);
+    let note = Checked {
+        claimant: checked.id,
+        liveness,
+        replaced,
+    };
+    if replaced {
+        return take(now_ms, request, Some(note));
     }
-    ClaimDecided {
-        reply: settle_claim(store, now_ms, request, run),
-        replaced: None,
-    }
+    settle_claim(run, now_ms, request, Some(note))
 }
 
 /// A claim that needs no (further) check: a free key is taken, the
 /// claimant's own claim is confirmed, anyone else learns who holds it.
 fn settle_claim(
-    store: &mut impl RunStore,
+    run: &Run,
     now_ms: u64,
-    request: &ClaimRequest,
-    run: Run,
-) -> ClaimReply {
-    match run {
-        Run::Unclaimed => {
-            take(store, now_ms, request);
-            ClaimReply::Claimed
-        }
+    request: ClaimRequest,
+    checked: Option<Checked>,
+) -> Transition {
+    let answer = match run {
+        Run::Unclaimed => return take(now_ms, request, checked),
         Run::Running { claim } | Run::Finished { claim, .. } if claim.id == request.id => {
             ClaimReply::Claimed
         }
         Run::Running { claim } => ClaimReply::Taken(RunView {
-            id: claim.id,
+            id: claim.id.clone(),
             outcome: None,
         }),
         Run::Finished { claim, finished } => ClaimReply::Taken(RunView {
-            id: claim.id,
-            outcome: Some(finished.outcome),
+            id: claim.id.clone(),
+            outcome: Some(finished.outcome.clone()),
         }),
-    }
+    };
+    unchanged(View::Record(run.clone()), Reply::Claim { answer, checked })
 }
 
-fn take(store: &mut impl RunStore, now_ms: u64, request: &ClaimRequest) {
-    store.set_claim(&Claim {
-        id: request.id.clone(),
+/// The caller becomes the claimant; the event log carries on.
+fn take(now_ms: u64, request: ClaimRequest, checked: Option<Checked>) -> Transition {
+    let claim = Claim {
+        id: request.id,
         since_ms: now_ms,
-        workflow: request.workflow.clone(),
-    });
-}
-
-/// The contract's dead: ended, or not found once the grace from the claim is over.
-fn is_dead(claim: &Claim, status: ClaimantStatus, now_ms: u64, config: &RunsConfig) -> bool {
-    match status {
-        ClaimantStatus::Ended => true,
-        ClaimantStatus::NotFound => now_ms >= claim.since_ms.saturating_add(config.claim_grace_ms),
-        ClaimantStatus::Alive | ClaimantStatus::Unknown => false,
+        workflow: request.workflow,
+    };
+    Transition {
+        reply: Reply::Claim {
+            answer: ClaimReply::Claimed,
+            checked,
+        },
+        writes: vec![Write::Claim(claim.clone())],
+        effects: Vec::new(),
+        alarm_at_ms: None,
+        state: View::Record(Run::Running { claim }),
     }
 }
 
 /// `complete`: from the claimant of an unfinished run, records the outcome
 /// and wakes every awaiter; anything else (a second call, another
 /// instance, no claim) records nothing and says so.
-pub fn complete(
-    store: &mut impl RunStore,
-    now_ms: u64,
-    config: &RunsConfig,
-    request: &CompleteRequest,
-) -> Decided<bool> {
-    let claim = match store.run() {
+fn complete(run: &Run, now_ms: u64, request: &CompleteRequest, retention_ms: u64) -> Transition {
+    let claim = match run {
         Run::Running { claim } if claim.id == request.id => claim,
-        _ => {
-            return Decided {
-                reply: false,
-                wake: Wake::Nobody,
-                alarm_at_ms: None,
-            }
-        }
+        _ => return unchanged(View::Record(run.clone()), Reply::Complete(None)),
     };
-    let delete_at_ms = now_ms.saturating_add(config.retention_ms);
-    store.set_finished(&Finished {
+    let delete_at_ms = now_ms.saturating_add(retention_ms);
+    let finished = Finished {
         outcome: request.outcome.clone(),
         at_ms: now_ms,
         delete_at_ms,
-    });
-    Decided {
-        reply: true,
-        wake: Wake::Awaiters(RunView {
-            id: claim.id,
+    };
+    Transition {
+        reply: Reply::Complete(Some(RunView {
+            id: claim.id.clone(),
             outcome: Some(request.outcome.clone()),
-        }),
+        })),
+        writes: vec![Write::Finish(finished.clone())],
+        effects: Vec::new(),
         alarm_at_ms: Some(delete_at_ms),
+        state: View::Record(Run::Finished {
+            claim: claim.clone(),
+            finished,
+        }),
     }
 }
 
 /// The run as `await` answers it; `None` is `state: "none"`.
-pub fn run_view(store: &impl RunStore) -> Option<RunView> {
-    match store.run() {
+pub fn run_view(run: &Run) -> Option<RunView> {
+    match run {
         Run::Unclaimed => None,
         Run::Running { claim } => Some(RunView {
-            id: claim.id,
+            id: claim.id.clone(),
             outcome: None,
         }),
         Run::Finished { claim, finished } => Some(RunView {
-            id: claim.id,
-            outcome: Some(finished.outcome),
+            id: claim.id.clone(),
+            outcome: Some(finished.outcome.clone()),
         }),
     }
 }
@@ -224,20 +355,16 @@ pub fn run_view(store: &impl RunStore) -> Option<RunView> {
 /// `await`: answers at once when the run has an outcome, when the caller
 /// will not wait, or when `open_waits` (the object's open long-polls) is at
 /// its bound; otherwise the caller parks until `complete` or its deadline.
-pub fn await_run(
-    store: &impl RunStore,
-    now_ms: u64,
-    timeout: WaitMs,
-    open_waits: u32,
-) -> Poll<Option<RunView>> {
-    let view = run_view(store);
-    let finished = view.as_ref().is_some_and(|v| v.outcome.is_some());
-    if finished || !may_park(timeout, open_waits) {
-        return Poll::Answer(view);
-    }
-    Poll::Park {
-        deadline_ms: now_ms.saturating_add(timeout.ms()),
-    }
+fn await_run(run: &Run, now_ms: u64, timeout: WaitMs, open_waits: u32) -> Transition {
+    let finished = matches!(run, Run::Finished { .. });
+    let poll = if finished || !may_park(timeout, open_waits) {
+        Poll::Answer(run_view(run))
+    } else {
+        Poll::Park {
+            deadline_ms: now_ms.saturating_add(timeout.ms()),
+        }
+    };
+    unchanged(View::Record(run.clone()), Reply::Await(poll))
 }
 
 fn may_park(timeout: WaitMs, open_waits: u32) -> bool {
@@ -247,73 +374,67 @@ fn may_park(timeout: WaitMs, open_waits: u32) -> bool {
 /// `append`: from the claimant (finished or not), adds the next event and
 /// forgets the one that falls out of the kept window; from anyone else it
 /// is refused, naming `instanceId`, and records nothing.
-pub fn append(
-    store: &mut impl RunStore,
+fn append(
+    claimant: &Option<InstanceId>,
+    latest_seq: Option<u64>,
     now_ms: u64,
-    request: &AppendRequest,
-) -> Result<Decided<u64>, BatonError> {
-    if store.claimant().as_ref() != Some(&request.id) {
-        return Err(BatonError::Invalid {
-            field: "instanceId",
-            reason: format!("{} is not the claimant of this run", request.id),
-        });
-    }
-    let seq = store.latest_seq() + 1;
-    store.push_event(&Event {
+    request: AppendRequest,
+) -> Result<Transition, BatonError> {
+    let latest_seq = match latest_seq {
+        Some(latest) if claimant.as_ref() == Some(&request.id) => latest,
+        _ => {
+            return Err(BatonError::Invalid {
+                field: "instanceId",
+                reason: format!("{} is not the claimant of this run", request.id),
+            })
+        }
+    };
+    let seq = latest_seq + 1;
+    let mut writes = vec![Write::Append(Event {
         seq,
         at_ms: now_ms,
-        kind: request.kind.clone(),
-        data: request.data.clone(),
-    });
+        kind: request.kind,
+        data: request.data,
+    })];
     if seq > RUN_EVENTS_KEPT {
         // Exactly one event leaves the window per append, so this deletes
         // one row and the log's cost stays flat.
-        store.forget_events_through(seq - RUN_EVENTS_KEPT);
+        writes.push(Write::ForgetThrough(seq - RUN_EVENTS_KEPT));
     }
-    Ok(Decided {
-        reply: seq,
-        wake: Wake::EventReaders { seq },
+    Ok(Transition {
+        reply: Reply::Append(seq),
+        writes,
+        effects: Vec::new(),
         alarm_at_ms: None,
+        state: View::Appender {
+            claimant: claimant.clone(),
+            latest_seq: Some(seq),
+        },
     })
-}
-
-/// Events after `after`, at most `limit`, with the log's ends.
-pub fn read_events(store: &impl RunStore, after: u64, limit: u32) -> EventsReply {
-    let latest_seq = store.latest_seq();
-    let first_seq = store.first_kept_seq().unwrap_or(latest_seq + 1);
-    let events = if after >= latest_seq {
-        Vec::new()
-    } else {
-        store.events_after(after, limit)
-    };
-    EventsReply {
-        events,
-        latest_seq,
-        first_seq,
-    }
 }
 
 /// `events`: answers at once when there are events after `after`, when the
 /// caller will not wait, or when the object's long-polls are at their
 /// bound; otherwise the caller parks until an append or its deadline.
-pub fn events(
-    store: &impl RunStore,
+fn events(
+    slice: &EventsReply,
     now_ms: u64,
     request: &EventsRequest,
     open_waits: u32,
-) -> Poll<EventsReply> {
-    let reply = read_events(store, request.after.get(), request.limit.get());
-    if !reply.events.is_empty() || !may_park(request.timeout, open_waits) {
-        return Poll::Answer(reply);
-    }
-    Poll::Park {
-        deadline_ms: now_ms.saturating_add(request.timeout.ms()),
-    }
+) -> Transition {
+    let poll = if !slice.events.is_empty() || !may_park(request.timeout, open_waits) {
+        Poll::Answer(slice.clone())
+    } else {
+        Poll::Park {
+            deadline_ms: now_ms.saturating_add(request.timeout.ms()),
+        }
+    };
+    unchanged(View::Log(slice.clone()), Reply::Events(poll))
 }
 
 /// When the key next needs the retention alarm: its deletion time, once finished.
-pub fn alarm_at(store: &impl RunStore) -> Option<u64> {
-    match store.run() {
+pub fn alarm_at(run: &Run) -> Option<u64> {
+    match run {
         Run::Finished { finished, .. } => Some(finished.delete_at_ms),
         Run::Unclaimed | Run::Running { .. } => None,
     }
@@ -321,49 +442,69 @@ pub fn alarm_at(store: &impl RunStore) -> Option<u64> {
 
 /// The retention alarm for one key: deletes the record once its time has
 /// come. A late, early or repeated alarm is a no-op by construction.
-/// Returns whether the record was deleted.
-pub fn expire(store: &mut impl RunStore, now_ms: u64) -> bool {
-    match alarm_at(store) {
-        Some(at) if at <= now_ms => {
-            store.delete_run();
-            true
-        }
-        _ => false,
+fn expire(run: &Run, now_ms: u64) -> Transition {
+    match alarm_at(run) {
+        Some(at) if at <= now_ms => Transition {
+            reply: Reply::Expired(true),
+            writes: vec![Write::Delete],
+            effects: Vec::new(),
+            alarm_at_ms: None,
+            state: View::Record(Run::Unclaimed),
+        },
+        _ => unchanged(View::Record(run.clone()), Reply::Expired(false)),
     }
 }
 
-/// Broken-invariant checks, run after every step of the simulation and
-/// in debug builds of the shell. Panics on violation.
-pub fn assert_invariants(store: &impl RunStore) {
-    let latest = store.latest_seq();
-    match store.first_kept_seq() {
-        None => assert_eq!(latest, 0, "events were appended but none is kept"),
-        Some(first) => {
+/// Broken-invariant checks of a view, as loaded or as a decision left it:
+/// run after every decision in the shell, release builds included, and
+/// after every step of the simulation. Cheap: they look only at what the
+/// decision read. Panics on violation.
+pub fn assert_invariants(view: &View) {
+    match view {
+        View::Record(Run::Finished { claim, finished }) => {
             assert!(
-                first >= 1 && first <= latest,
-                "first kept {first} > latest {latest}"
+                finished.at_ms >= claim.since_ms,
+                "finished before it was claimed"
             );
             assert!(
-                latest - first < RUN_EVENTS_KEPT,
-                "{} events kept, more than {RUN_EVENTS_KEPT}",
-                latest - first + 1
+                finished.delete_at_ms >= finished.at_ms,
+                "deleted before it finished"
             );
         }
+        View::Record(Run::Unclaimed | Run::Running { .. }) => {}
+        View::Appender {
+            claimant,
+            latest_seq,
+        } => assert!(
+            latest_seq.is_none() || claimant.is_some(),
+            "read the log for an appender with no claim"
+        ),
+        View::Log(slice) => assert_slice(slice),
     }
-    let run = store.run();
-    assert_eq!(
-        run.claim().map(|c| c.id.clone()),
-        store.claimant(),
-        "the claimant disagrees with the record"
+}
+
+fn assert_slice(slice: &EventsReply) {
+    let latest = slice.latest_seq;
+    let first = slice.first_seq;
+    assert!(
+        first >= 1 && first <= latest + 1,
+        "first kept {first}, latest {latest}"
     );
-    if let Run::Finished { claim, finished } = &run {
+    assert!(
+        latest + 1 - first <= RUN_EVENTS_KEPT,
+        "{} events kept, more than {RUN_EVENTS_KEPT}",
+        latest + 1 - first
+    );
+    let mut previous = None;
+    for event in &slice.events {
         assert!(
-            finished.at_ms >= claim.since_ms,
-            "finished before it was claimed"
+            event.seq >= first && event.seq <= latest,
+            "event {} outside the kept log {first}..={latest}",
+            event.seq
         );
-        assert!(
-            finished.delete_at_ms >= finished.at_ms,
-            "deleted before it finished"
-        );
+        if let Some(previous) = previous {
+            assert_eq!(event.seq, previous + 1, "a gap in the event sequence");
+        }
+        previous = Some(event.seq);
     }
 }

@@ -8,16 +8,19 @@ use crate::limits::{
     RUN_EVENT_TYPE_CHARS_MAX, RUN_OUTCOME_BYTES_MAX, RUN_WAIT_MS_MAX,
 };
 use std::fmt;
+use std::rc::Rc;
 
 /// A serialized JSON value, at most a field's byte bound. The edge produced
 /// it from a parsed value, so it is valid JSON; the core only carries it.
+/// Shared, not copied: a result of up to 1 MiB is in the decision's state,
+/// its reply and every awaiter's answer at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JsonText(String);
+pub struct JsonText(Rc<str>);
 
 impl JsonText {
     pub fn parse(field: &'static str, text: String, bytes_max: usize) -> Result<Self, BatonError> {
         check_bytes(field, &text, bytes_max)?;
-        Ok(JsonText(text))
+        Ok(JsonText(text.into()))
     }
 
     /// A `result`: at most [`RUN_OUTCOME_BYTES_MAX`] serialized.
@@ -36,7 +39,7 @@ impl JsonText {
 
     /// Stored text, read back: it passed the bound when it was written.
     pub fn stored(text: String) -> Self {
-        JsonText(text)
+        JsonText(text.into())
     }
 }
 

@@ -1,27 +1,46 @@
-//! An in-memory [`RunStore`]: the simulation's storage, and the reference
-//! the SQL store is measured against.
+//! One run key's record in memory: the simulation's storage, and the
+//! reference the SQL rows are measured against. [`MemoryRun::load`] gives
+//! the same [`View`] as `super::sql::load`, and [`apply`] carries out the
+//! same [`Write`]s, checking on the way what the SQL schema cannot.
 
-use super::state::{Claim, Event, Finished, Run, RunStore};
+use super::decide::{Input, Write};
+use super::state::{Claim, Event, EventsReply, Finished, Run, View};
 use crate::ident::InstanceId;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Default, Clone)]
-pub struct MemoryRunStore {
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct MemoryRun {
     claim: Option<Claim>,
     finished: Option<Finished>,
     latest_seq: u64,
     events: BTreeMap<u64, Event>,
 }
 
-impl MemoryRunStore {
-    /// Every kept event in order (for the simulation's checks).
-    pub fn kept(&self) -> impl Iterator<Item = &Event> {
-        self.events.values()
+impl MemoryRun {
+    /// The view `input` decides on, as `super::sql::load` reads it.
+    pub fn load(&self, input: &Input) -> View {
+        match input {
+            Input::Append(request) => {
+                let claimant = self.claimant();
+                let latest_seq =
+                    (claimant.as_ref() == Some(&request.id)).then_some(self.latest_seq);
+                View::Appender {
+                    claimant,
+                    latest_seq,
+                }
+            }
+            Input::Events { request, .. } => {
+                View::Log(self.read_events(request.after.get(), request.limit.get()))
+            }
+            Input::Claim { .. }
+            | Input::Checked { .. }
+            | Input::Complete { .. }
+            | Input::Await { .. }
+            | Input::Tick => View::Record(self.run()),
+        }
     }
-}
 
-impl RunStore for MemoryRunStore {
-    fn run(&self) -> Run {
+    pub fn run(&self) -> Run {
         match (&self.claim, &self.finished) {
             (None, None) => Run::Unclaimed,
             (Some(claim), None) => Run::Running {
@@ -35,52 +54,63 @@ impl RunStore for MemoryRunStore {
         }
     }
 
-    fn claimant(&self) -> Option<InstanceId> {
+    pub fn claimant(&self) -> Option<InstanceId> {
         self.claim.as_ref().map(|c| c.id.clone())
     }
 
-    fn set_claim(&mut self, claim: &Claim) {
-        assert!(self.finished.is_none(), "claimed a finished run");
-        self.claim = Some(claim.clone());
-    }
-
-    fn set_finished(&mut self, finished: &Finished) {
-        assert!(self.claim.is_some(), "finished an unclaimed run");
-        assert!(self.finished.is_none(), "finished twice");
-        self.finished = Some(finished.clone());
-    }
-
-    fn latest_seq(&self) -> u64 {
+    /// The highest `seq` ever appended (0: none), kept events or not.
+    pub fn latest_seq(&self) -> u64 {
         self.latest_seq
     }
 
-    fn first_kept_seq(&self) -> Option<u64> {
-        self.events.keys().next().copied()
+    /// Every kept event in order.
+    pub fn kept(&self) -> impl Iterator<Item = &Event> {
+        self.events.values()
     }
 
-    fn push_event(&mut self, event: &Event) {
-        assert_eq!(
-            event.seq,
-            self.latest_seq + 1,
-            "a gap in the event sequence"
-        );
-        self.latest_seq = event.seq;
-        self.events.insert(event.seq, event.clone());
+    /// Events after `after`, at most `limit`, with the log's ends.
+    pub fn read_events(&self, after: u64, limit: u32) -> EventsReply {
+        EventsReply {
+            events: self
+                .events
+                .range(after + 1..)
+                .take(limit as usize)
+                .map(|(_, e)| e.clone())
+                .collect(),
+            latest_seq: self.latest_seq,
+            first_seq: self
+                .events
+                .keys()
+                .next()
+                .copied()
+                .unwrap_or(self.latest_seq + 1),
+        }
     }
+}
 
-    fn events_after(&self, after: u64, limit: u32) -> Vec<Event> {
-        self.events
-            .range(after + 1..)
-            .take(limit as usize)
-            .map(|(_, e)| e.clone())
-            .collect()
-    }
-
-    fn forget_events_through(&mut self, through: u64) {
-        self.events = self.events.split_off(&(through + 1));
-    }
-
-    fn delete_run(&mut self) {
-        *self = MemoryRunStore::default();
+/// Carries out `writes` on `run`, in order, as `super::sql::write` does.
+/// Panics on a write the rows could take but no decision may make.
+pub fn apply(run: &mut MemoryRun, writes: &[Write]) {
+    for write in writes {
+        match write {
+            Write::Claim(claim) => {
+                assert!(run.finished.is_none(), "claimed a finished run");
+                run.claim = Some(claim.clone());
+            }
+            Write::Finish(finished) => {
+                assert!(run.claim.is_some(), "finished an unclaimed run");
+                assert!(run.finished.is_none(), "finished twice");
+                run.finished = Some(finished.clone());
+            }
+            Write::Append(event) => {
+                assert_eq!(event.seq, run.latest_seq + 1, "a gap in the event sequence");
+                run.latest_seq = event.seq;
+                run.events.insert(event.seq, event.clone());
+            }
+            Write::ForgetThrough(through) => {
+                run.events = run.events.split_off(&(through + 1));
+            }
+            Write::Delete => *run = MemoryRun::default(),
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! The shapes one run key's record takes, and the storage interface the
-//! decisions use.
+//! The shapes one run key's record takes, and the part of it a decision
+//! reads ([`View`]).
 
 use super::input::{EventType, JsonText, Outcome};
 use crate::ident::InstanceId;
@@ -55,48 +55,33 @@ pub struct Event {
     pub data: Option<JsonText>,
 }
 
-/// What the Workflow binding said about a claimant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClaimantStatus {
-    /// Any status that is not final (queued, running, waiting, paused...).
-    Alive,
-    /// `complete`, `errored` or `terminated`.
-    Ended,
-    /// The binding has no such instance: dead, unless still within the
-    /// grace after the claim (created after it, contract §1a).
-    NotFound,
-    /// The status call failed for another reason: treated as alive, so a
-    /// key is never taken from a claimant on a guess.
-    Unknown,
+/// A stretch of the event log with its ends: `events`' reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventsReply {
+    /// Events with `seq > after`, in order, at most the read's limit.
+    pub events: Vec<Event>,
+    /// The highest `seq` ever appended (0: none), kept events or not.
+    pub latest_seq: u64,
+    /// The oldest event kept; `latest_seq + 1` when none is kept.
+    pub first_seq: u64,
 }
 
-/// One run key's rows, as decisions read and write them.
-///
-/// Implementations must make every method's cost independent of how many
-/// events the log holds, except [`RunStore::delete_run`], which removes at
-/// most [`crate::limits::RUN_EVENTS_KEPT`] of them. Writes made during one
-/// decision must be committed together.
-pub trait RunStore {
-    fn run(&self) -> Run;
-    /// The claimant alone, without reading an outcome of up to 1 MiB.
-    fn claimant(&self) -> Option<InstanceId>;
-    /// Makes `claim` the key's claimant (the key has no outcome); the event
-    /// log and its sequence are kept.
-    fn set_claim(&mut self, claim: &Claim);
-    /// Records the outcome of the current claim.
-    fn set_finished(&mut self, finished: &Finished);
-
-    /// The highest `seq` ever appended to the key (0: none), kept events or not.
-    fn latest_seq(&self) -> u64;
-    /// The oldest event still kept.
-    fn first_kept_seq(&self) -> Option<u64>;
-    /// Appends `event`, whose `seq` is `latest_seq() + 1`.
-    fn push_event(&mut self, event: &Event);
-    /// Events with `seq > after`, in order, at most `limit`.
-    fn events_after(&self, after: u64, limit: u32) -> Vec<Event>;
-    /// Deletes every event with `seq <= through`.
-    fn forget_events_through(&mut self, through: u64);
-
-    /// Deletes the key's record and its events: the key is as new.
-    fn delete_run(&mut self);
+/// What one decision reads of its key: the rows its input needs, and no
+/// more, so that the statements a call runs stay those of the store it
+/// replaced (`storageWork()`, BENCHMARKS.md's P5) and an append or a read
+/// costs the same whatever the log holds. After a decision, the same view
+/// with its writes applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum View {
+    /// The record (claim, outcome, retention): for claims, their checks,
+    /// `complete`, `await` and the retention alarm.
+    Record(Run),
+    /// What `append` needs: the claimant and, only when the appender is
+    /// the claimant, the log's latest seq (`None`: not read).
+    Appender {
+        claimant: Option<InstanceId>,
+        latest_seq: Option<u64>,
+    },
+    /// The stretch of the log `events` asks for.
+    Log(EventsReply),
 }

@@ -158,10 +158,7 @@ pub struct RunsShellConfig {
 
 impl RunsShellConfig {
     pub fn from_env(env: &Env) -> Result<RunsShellConfig, String> {
-        use crate::limits::{
-            RUN_CLAIM_GRACE_MS_DEFAULT, RUN_RETENTION_MS_DEFAULT, RUN_RETENTION_MS_MAX,
-            RUN_RETENTION_MS_MIN,
-        };
+        use crate::limits::{RUN_RETENTION_MS_DEFAULT, RUN_RETENTION_MS_MAX, RUN_RETENTION_MS_MIN};
         let retention_ms = match var(env, "RUN_RETENTION_MS") {
             None => RUN_RETENTION_MS_DEFAULT,
             Some(text) => text
@@ -176,26 +173,15 @@ impl RunsShellConfig {
                     )
                 })?,
         };
-        let claim_grace_ms = match var(env, "ENQUEUE_GRACE_MS") {
-            None => RUN_CLAIM_GRACE_MS_DEFAULT,
-            Some(text) => text
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|ms| *ms <= crate::limits::JS_SAFE_INTEGER_MAX)
-                .ok_or_else(|| {
-                    format!(
-                        "Baton configuration: ENQUEUE_GRACE_MS must be a non-negative integer \
-                         of milliseconds (got {text:?})"
-                    )
-                })?,
-        };
+        // `ENQUEUE_GRACE_MS` is read once, as the Coordinator reads it: the
+        // claim grace is the same rule (contract §1a), with the same bounds.
+        let workflows = CoordinatorConfig::from_env(env)?;
         Ok(RunsShellConfig {
             decide: crate::runs::RunsConfig {
                 retention_ms,
-                claim_grace_ms,
+                claim_grace_ms: workflows.enqueue_grace_ms,
             },
-            workflows: CoordinatorConfig::from_env(env)?,
+            workflows,
         })
     }
 
@@ -210,10 +196,5 @@ impl RunsShellConfig {
             grant: None,
         };
         self.workflows.check_options(Some(&options))
-    }
-
-    /// The binding a claimant belongs to: its own, or `WORKFLOW_BINDING`.
-    pub fn workflow_binding<'a>(&'a self, workflow: Option<&'a str>) -> &'a str {
-        workflow.unwrap_or(&self.workflows.workflow_binding)
     }
 }

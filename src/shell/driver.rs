@@ -1,6 +1,6 @@
 //! The one loop every Durable Object class runs, in the fixed order of
-//! style.md: decode → load → decide → write → arm the alarm → reply →
-//! effects, whose results re-enter through the next decision.
+//! style.md: decode → load → decide → write → arm the alarm → effects,
+//! whose results re-enter through the next decision → reply.
 //!
 //! A class says what its concept is by implementing [`Rules`] (how to load
 //! a key's state, the core's `decide`, how to write a transition, when the
@@ -10,6 +10,27 @@
 //! turn under the input gate, so nothing is awaited between a read and the
 //! write that depends on it; the effects come after the commit, so a reset
 //! between the two only delays an effect until the alarm finds it due.
+//!
+//! # Effects and what re-enters
+//! - [`Effect::Create`]: the create's [`CreateOutcome`] re-enters as
+//!   [`Rules::created`].
+//! - [`Effect::Check`]: the binding's [`Liveness`] of the instance
+//!   re-enters as [`Rules::checked`], which also gets the reply of the
+//!   decision that asked (the caller's answer so far: it carries what the
+//!   next decision needs, such as who is claiming). A check with `answers`
+//!   set hands the caller's answer on: the caller gets the reply (or the
+//!   refusal) of the decision its result re-entered, not the first one.
+//!   So a decision that must know whether an instance is alive before it
+//!   can answer asks for an answering check and replies a placeholder.
+//!
+//! Each round of effects runs concurrently; their results re-enter one
+//! after the other, each in a turn of its own, and what those decisions ask
+//! for is the next round, for at most [`EFFECT_ROUNDS_MAX`] rounds.
+//!
+//! # In the commit's turn
+//! [`Driver::run_in_turn`] also runs a class's own step inside the caller's
+//! commit turn, after the writes (the Runs object answers its parked
+//! long-polls there, so that no wait registered before a commit misses it).
 
 use super::decision_log::{self, Kind, Scope};
 use super::gate::under_gate;
@@ -19,13 +40,13 @@ use super::sqlite::ObjectSql;
 use super::workflow::Workflow;
 use crate::error::BatonError;
 use crate::ident::Ident;
-use crate::transition::{Create, CreateOutcome, Effect, Transition};
+use crate::transition::{Check, Create, CreateOutcome, Effect, Transition};
+use crate::workflow::Liveness;
 use js_sys::Promise;
 use std::cell::RefCell;
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
-use worker::durable::ScheduledTime;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
@@ -76,6 +97,20 @@ pub trait Rules: 'static {
     fn tick() -> Self::Input;
     /// What a create's result feeds its key.
     fn created(create: &Create, outcome: CreateOutcome) -> Self::Input;
+    /// What a check's result feeds its key; `asked_by` is the reply of the
+    /// decision that asked (`None` if the caller's answer is a refusal).
+    /// A class that asks for no checks keeps the default.
+    fn checked(check: &Check, liveness: Liveness, asked_by: Option<&Self::Reply>) -> Self::Input {
+        let _ = (check, liveness, asked_by);
+        Self::tick()
+    }
+    /// Whether a committed transition may have moved the object's next
+    /// alarm, so that the driver sets it again. A class whose alarm only a
+    /// few decisions move says which, and saves the storage call.
+    fn moves_alarm(transition: &TransitionOf<Self>) -> bool {
+        let _ = transition;
+        true
+    }
     /// What the decision log names a key as.
     fn scope(key: &str) -> Scope<'_>;
 }
@@ -83,6 +118,10 @@ pub trait Rules: 'static {
 /// A transition of `R`'s concept.
 pub type TransitionOf<R> =
     Transition<<R as Rules>::Reply, <R as Rules>::Write, <R as Rules>::State>;
+
+/// A class's own step in the caller's commit turn: gets the storage and
+/// the committed transition.
+pub type InTurn<R> = Box<dyn FnOnce(&ObjectSql, &TransitionOf<R>)>;
 
 /// What an object of concept `R` keeps in memory between calls, in front
 /// of its storage (a cache of what its tables hold, never the truth: a
@@ -140,20 +179,35 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         look(&self.memory.borrow())
     }
 
-    /// One decision for `key`, committed; then the alarm and the effects.
-    /// A refusal writes nothing and performs nothing.
-    pub async fn run(
+    /// One decision for `key`, committed; then the alarm and the effects;
+    /// then the caller's answer. A refusal writes nothing and performs
+    /// nothing.
+    // Not an `async fn` of its own: the same future as `run_in_turn`, so
+    // the WASM holds one copy of the loop per class (P6).
+    pub fn run<'a>(
+        self: &'a Rc<Self>,
+        key: &'a Ident,
+        input: R::Input,
+    ) -> impl Future<Output = Result<Result<R::Reply, BatonError>, JsValue>> + 'a {
+        self.run_in_turn(key, input, None)
+    }
+
+    /// [`Driver::run`], with `in_turn` run in the commit's turn.
+    pub async fn run_in_turn(
         self: &Rc<Self>,
         key: &Ident,
         input: R::Input,
+        in_turn: Option<InTurn<R>>,
     ) -> Result<Result<R::Reply, BatonError>, JsValue> {
-        let transition = match self.commit(key, input).await? {
+        let transition = match self.commit(key, input, in_turn).await? {
             Ok(transition) => transition,
             Err(refusal) => return Ok(Err(refusal)),
         };
-        self.arm_alarm().await?;
-        self.perform(key, transition.effects).await?;
-        Ok(Ok(transition.reply))
+        if R::moves_alarm(&transition) {
+            self.arm_alarm().await?;
+        }
+        self.perform(key, transition.reply, transition.effects)
+            .await
     }
 
     /// Load, decide, write: one synchronous turn under the gate.
@@ -161,10 +215,18 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         self: &Rc<Self>,
         key: &Ident,
         input: R::Input,
+        in_turn: Option<InTurn<R>>,
     ) -> Result<Result<TransitionOf<R>, BatonError>, JsValue> {
         let driver = self.clone();
         let key = key.clone();
-        under_gate(&self.base.raw_state, move || driver.decide(&key, input)).await
+        under_gate(&self.base.raw_state, move || {
+            let transition = driver.decide(&key, input)?;
+            if let Some(in_turn) = in_turn {
+                in_turn(&driver.base.sql, &transition);
+            }
+            Ok(transition)
+        })
+        .await
     }
 
     /// Load, decide, write, check: synchronous, so nothing can interleave.
@@ -211,64 +273,64 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     /// Sets the object's alarm to the earliest time any of its keys needs.
     async fn arm_alarm(&self) -> Result<(), JsValue> {
         self.ensure_schema();
-        let storage = self.base.state.storage();
-        match R::next_wake(&self.base.sql) {
-            Some(at_ms) => {
-                let date = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
-                storage.set_alarm(ScheduledTime::new(date)).await?;
-            }
-            None => storage.delete_alarm().await?,
-        }
-        Ok(())
+        set_alarm(&self.base, R::next_wake(&self.base.sql)).await
     }
 
     /// Performs the effects, feeds each result back to its key, and
     /// performs what those decisions asked for in turn, for at most
     /// [`EFFECT_ROUNDS_MAX`] rounds; the alarm finishes anything left.
-    async fn perform(self: &Rc<Self>, key: &Ident, effects: Vec<Effect>) -> Result<(), JsValue> {
+    /// Returns the caller's answer: `reply`, or what an answering check's
+    /// decision gave.
+    async fn perform(
+        self: &Rc<Self>,
+        key: &Ident,
+        reply: R::Reply,
+        effects: Vec<Effect>,
+    ) -> Result<Result<R::Reply, BatonError>, JsValue> {
+        let mut answer = Ok(reply);
         let mut round = effects;
         for _ in 0..EFFECT_ROUNDS_MAX {
             if round.is_empty() {
-                return Ok(());
+                break;
             }
+            let scope = R::scope(key.as_str());
+            let env = &self.base.env;
             let results =
-                futures_util::future::join_all(round.iter().map(|e| self.effect(key, e))).await;
+                futures_util::future::join_all(round.iter().map(|e| perform(env, scope, e))).await;
+            let asked_by = answer.as_ref().ok();
+            let inputs: Vec<R::Input> = round
+                .iter()
+                .zip(results)
+                .map(|(effect, result)| match (effect, result) {
+                    (Effect::Create(create), Performed::Created(outcome)) => {
+                        R::created(create, outcome)
+                    }
+                    (Effect::Check(check), Performed::Checked(liveness)) => {
+                        R::checked(check, liveness, asked_by)
+                    }
+                    _ => unreachable!("an effect performed as another"),
+                })
+                .collect();
             let mut next = Vec::new();
-            for input in results {
-                if let Ok(transition) = self.commit(key, input).await? {
-                    next.extend(transition.effects);
+            for (effect, input) in round.iter().zip(inputs) {
+                let answers = matches!(effect, Effect::Check(Check { answers: true, .. }));
+                match self.commit(key, input, None).await? {
+                    Ok(transition) => {
+                        if R::moves_alarm(&transition) {
+                            self.arm_alarm().await?;
+                        }
+                        next.extend(transition.effects);
+                        if answers {
+                            answer = Ok(transition.reply);
+                        }
+                    }
+                    Err(refusal) if answers => answer = Err(refusal),
+                    Err(_) => {}
                 }
-                self.arm_alarm().await?;
             }
             round = next;
         }
-        Ok(())
-    }
-
-    /// One effect, and what its result feeds back; its decision line.
-    async fn effect(&self, key: &Ident, effect: &Effect) -> R::Input {
-        match effect {
-            Effect::Create(create) => {
-                let outcome = self.create(create).await;
-                log_created(R::scope(key.as_str()), create, &outcome);
-                R::created(create, outcome)
-            }
-        }
-    }
-
-    async fn create(&self, create: &Create) -> CreateOutcome {
-        let attempt = async {
-            let workflow = Workflow::from_env(&self.base.env, &create.workflow)?;
-            let params = match &create.params {
-                Some(text) => js_sys::JSON::parse(text)?,
-                None => JsValue::UNDEFINED,
-            };
-            workflow
-                .create_instance(create.id.as_str(), &params)
-                .await
-                .map(|_| ())
-        };
-        create_outcome(attempt.await)
+        Ok(answer)
     }
 
     /// The alarm: every key whose time has come is ticked, up to
@@ -284,9 +346,68 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
                 continue;
             };
             // A tick is never refused.
-            let _ = self.run(&key, R::tick()).await?;
+            let _ = self.run_in_turn(&key, R::tick(), None).await?;
         }
         self.arm_alarm().await
+    }
+}
+
+// The parts of the loop that do not depend on the class, kept out of the
+// generic code so the WASM holds one copy of each (P6).
+
+/// Sets the object's alarm for `at_ms`, or clears it.
+async fn set_alarm(base: &ObjectBase, at_ms: Option<u64>) -> Result<(), JsValue> {
+    let storage = base.raw_state.storage()?;
+    let call = match at_ms {
+        Some(at_ms) => storage.set_alarm(
+            js_sys::Date::new(&JsValue::from_f64(at_ms as f64)),
+            js_sys::Object::new(),
+        ),
+        None => storage.delete_alarm(js_sys::Object::new()),
+    };
+    wasm_bindgen_futures::JsFuture::from(call?).await?;
+    Ok(())
+}
+
+/// What an effect came to.
+enum Performed {
+    Created(CreateOutcome),
+    Checked(Liveness),
+}
+
+/// Performs one effect; a create's decision line.
+async fn perform(env: &Env, scope: Scope<'_>, effect: &Effect) -> Performed {
+    match effect {
+        Effect::Create(create) => {
+            let outcome = create_instance(env, create).await;
+            log_created(scope, create, &outcome);
+            Performed::Created(outcome)
+        }
+        Effect::Check(check) => Performed::Checked(liveness(env, check).await),
+    }
+}
+
+async fn create_instance(env: &Env, create: &Create) -> CreateOutcome {
+    let attempt = async {
+        let workflow = Workflow::from_env(env, &create.workflow)?;
+        let params = match &create.params {
+            Some(text) => js_sys::JSON::parse(text)?,
+            None => JsValue::UNDEFINED,
+        };
+        workflow
+            .create_instance(create.id.as_str(), &params)
+            .await
+            .map(|_| ())
+    };
+    create_outcome(attempt.await)
+}
+
+/// What the binding says of a check's instance; a binding that is not
+/// there is `Unknown` (never taken for dead).
+async fn liveness(env: &Env, check: &Check) -> Liveness {
+    match Workflow::from_env(env, &check.workflow) {
+        Ok(workflow) => workflow.liveness(check.id.as_str()).await,
+        Err(_) => Liveness::Unknown,
     }
 }
 
@@ -351,8 +472,24 @@ where
     Reply: serde::Serialize,
     F: Future<Output = Result<Reply, JsValue>> + 'static,
 {
+    serve_js(key, options, move |request| async move {
+        Ok(js::to_js(&method(request).await?))
+    })
+}
+
+/// [`serve`] for a method that makes its JS reply itself (the Runs
+/// replies, assembled as JSON text around stored JSON).
+pub fn serve_js<T, F>(
+    key: JsValue,
+    options: JsValue,
+    method: impl FnOnce(T) -> F + 'static,
+) -> Promise
+where
+    T: serde::de::DeserializeOwned + 'static,
+    F: Future<Output = Result<JsValue, JsValue>> + 'static,
+{
     js::promise(async move {
         let request = js::positional(key, options).map_err(|e| js::to_js_error(&e))?;
-        Ok(js::to_js(&method(request).await?))
+        method(request).await
     })
 }

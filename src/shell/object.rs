@@ -21,9 +21,6 @@ pub struct ObjectBase {
     /// A cache of "the schema is current", not state: losing it only means
     /// the (idempotent) migration check runs again.
     schema_checked: Cell<bool>,
-    /// Storage statements run since the object started, for the benchmark.
-    reads: Cell<u64>,
-    writes: Cell<u64>,
 }
 
 impl ObjectBase {
@@ -38,8 +35,6 @@ impl ObjectBase {
             env,
             sql,
             schema_checked: Cell::new(false),
-            reads: Cell::new(0),
-            writes: Cell::new(0),
         }
     }
 
@@ -53,17 +48,14 @@ impl ObjectBase {
     }
 
     /// Adds a decision's statements (a store's `work()`) to the object's count.
-    pub fn count_work(&self, (reads, writes): (u32, u32)) {
-        self.reads.set(self.reads.get() + u64::from(reads));
-        self.writes.set(self.writes.get() + u64::from(writes));
+    pub fn count_work(&self, work: (u32, u32)) {
+        self.sql.count_work(work);
     }
 
     /// `{ reads, writes }`: storage statements run since the object started.
     pub fn storage_work(&self) -> JsValue {
-        to_js(&StorageWork {
-            reads: self.reads.get(),
-            writes: self.writes.get(),
-        })
+        let (reads, writes) = self.sql.work();
+        to_js(&StorageWork { reads, writes })
     }
 }
 

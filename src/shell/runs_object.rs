@@ -1,47 +1,41 @@
-//! The `Runs` Durable Object: the shell around `crate::runs` (contract §6).
+//! The `Runs` Durable Object: `crate::runs` (contract §6) run by the
+//! shell's driver (`shell::driver`), which loads the rows an input needs,
+//! decides, writes them in one turn, arms the retention alarm, makes the
+//! claimant check a claim asked for (whose result re-enters, and whose
+//! decision answers the caller) and replies.
 //!
-//! Every entry point runs in the Coordinator's order: parse, then a
-//! decision under the gate (read, decide and write in one synchronous
-//! turn, which also registers or answers long-polls and arms the retention
-//! alarm), then whatever the decision asked for outside the gate (the
-//! claimant's status), whose answer re-enters through the next decision.
-//!
-//! Long-polls are promises. A parked `await` or `events` is a resolver in
-//! `resolvers`, registered in the core's [`Waits`] with a timer at its
-//! deadline; the decision that records an outcome or an event answers the
-//! waits it wakes in the same turn, and the timer answers the rest with
-//! the state as it then is. Nothing polls storage. Waits live in memory
-//! only: a restart drops their RPCs, and callers retry.
+//! Long-polls are promises. `await` and `events` decide under the gate
+//! without writing (`Driver::read`); a parked one is a resolver in
+//! `resolvers`, registered in the core's [`Waits`] in that same turn with a
+//! timer at its deadline. The commit of an outcome or an event answers the
+//! waits it wakes in its own turn (`Driver::run_in_turn`), and the timer
+//! answers the rest with the state as it then is. Nothing polls storage.
+//! Waits live in memory only: a restart drops their RPCs, and callers retry.
 //!
 //! JS callers reach these methods through the `Runs` class in
 //! `js/worker.mjs`, which extends `DurableObject` and only delegates here.
 
 use super::config::RunsShellConfig;
 use super::decision_log::{self, Kind, Scope};
-use super::gate::under_gate;
+use super::driver::{self, Driver, InTurn, Rules, TransitionOf};
 use super::js::{self, now_ms};
-use super::object::ObjectBase;
 use super::sqlite::ObjectSql;
-use super::workflow::{Lookup, Workflow};
-use crate::edge;
 use crate::edge::runs::{wire, RunAppend, RunAwait, RunClaim, RunComplete, RunEvents};
 use crate::error::BatonError;
 use crate::ident::Ident;
 use crate::limits::RUN_DELETIONS_PER_ALARM_MAX;
 use crate::runs::{
-    self, ClaimReply, ClaimStep, ClaimantStatus, Poll, SqlRunStore, Wait, WaitFor, WaitId, Waits,
-    Wake,
+    self, sql, ClaimReply, Input, Poll, Reply, RunView, Transition, View, Wait, WaitFor, WaitId,
+    Waits, Write,
 };
+use crate::sql::Counted;
+use crate::transition::{Check, Create, CreateOutcome};
+use crate::workflow::Liveness;
 use js_sys::{Function, Promise};
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
-use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
@@ -51,6 +45,80 @@ extern "C" {
     fn set_timeout(handler: &JsValue, timeout_ms: f64) -> JsValue;
 }
 
+/// The runs concept as the driver runs it.
+pub struct Runs;
+
+/// Runs `f` over the object's storage with its statements counted.
+fn counted<T>(sql: &ObjectSql, f: impl FnOnce(&Counted<'_, ObjectSql>) -> T) -> T {
+    let counted = Counted::new(sql);
+    let value = f(&counted);
+    sql.count_work(counted.work());
+    value
+}
+
+impl Rules for Runs {
+    type Config = RunsShellConfig;
+    type Input = Input;
+    type Reply = Reply;
+    type Write = Write;
+    type State = View;
+    const KEYS_PER_ALARM_MAX: u32 = RUN_DELETIONS_PER_ALARM_MAX;
+
+    fn config(env: &Env) -> Result<RunsShellConfig, String> {
+        RunsShellConfig::from_env(env)
+    }
+    fn migrate(sql: &ObjectSql) {
+        sql::migrate(sql);
+    }
+    fn load(sql: &ObjectSql, key: &str, input: &Input) -> View {
+        counted(sql, |c| sql::load(c, key, input))
+    }
+    fn decide(state: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+        runs::decide(state, now_ms, input)
+    }
+    fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
+        counted(sql, |c| sql::write(c, key, &transition.writes));
+        if transition.writes.iter().any(|w| matches!(w, Write::Delete)) {
+            let scope = Scope::Run(key);
+            decision_log::decision(Kind::Routine, scope, "-", "deleted", "retention over", None);
+        }
+    }
+    fn assert_invariants(state: &View) {
+        runs::assert_invariants(state);
+    }
+    fn next_wake(sql: &ObjectSql) -> Option<u64> {
+        sql::next_deletion_ms(sql)
+    }
+    fn due_keys(sql: &ObjectSql, now_ms: u64, limit: u32) -> Vec<String> {
+        sql::keys_due(sql, now_ms, limit)
+    }
+    fn tick() -> Input {
+        Input::Tick
+    }
+    fn created(_: &Create, _: CreateOutcome) -> Input {
+        // Runs creates no instance (its callers do, after their claim).
+        Input::Tick
+    }
+    fn checked(_: &Check, liveness: Liveness, asked_by: Option<&Reply>) -> Input {
+        match asked_by {
+            Some(Reply::Checking(pending)) => Input::Checked {
+                pending: pending.clone(),
+                liveness,
+            },
+            // Only a claim asks for a check, and it answers with its pending claim.
+            _ => Input::Tick,
+        }
+    }
+    /// Only a recorded outcome sets a deletion time; the alarm re-arms
+    /// itself after deleting.
+    fn moves_alarm(transition: &Transition) -> bool {
+        transition.alarm_at_ms.is_some()
+    }
+    fn scope(key: &str) -> Scope<'_> {
+        Scope::Run(key)
+    }
+}
+
 /// The Rust half of the `Runs` Durable Object.
 #[wasm_bindgen]
 pub struct RunsCore {
@@ -58,25 +126,20 @@ pub struct RunsCore {
 }
 
 struct Object {
-    base: ObjectBase,
-    config: Result<RunsShellConfig, String>,
+    driver: Rc<Driver<Runs>>,
     /// The open long-polls, as the core decides them...
     waits: RefCell<Waits>,
     /// ...and the resolver of each one's promise.
     resolvers: RefCell<HashMap<WaitId, Function>>,
 }
 
-type Store<'a> = SqlRunStore<'a, ObjectSql>;
-
 #[wasm_bindgen]
 impl RunsCore {
     #[wasm_bindgen(constructor)]
     pub fn new(raw_state: DurableObjectState, env: Env) -> RunsCore {
-        let config = RunsShellConfig::from_env(&env);
         RunsCore {
             object: Rc::new(Object {
-                base: ObjectBase::new(raw_state, env),
-                config,
+                driver: Driver::new(raw_state, env),
                 waits: RefCell::new(Waits::default()),
                 resolvers: RefCell::new(HashMap::new()),
             }),
@@ -85,12 +148,12 @@ impl RunsCore {
 
     pub fn claim(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        serve(key, options, move |r| async move { object.claim(r).await })
+        driver::serve_js(key, options, move |r| async move { object.claim(r).await })
     }
 
     pub fn complete(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        serve(
+        driver::serve_js(
             key,
             options,
             move |r| async move { object.complete(r).await },
@@ -101,27 +164,40 @@ impl RunsCore {
     #[wasm_bindgen(js_name = awaitRun)]
     pub fn await_run(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        serve(
-            key,
-            options,
-            move |r| async move { object.await_run(r).await },
-        )
+        driver::serve_js(key, options, move |r: RunAwait| async move {
+            let input = Input::Await {
+                timeout: r.timeout_ms,
+                open_waits: 0,
+            };
+            object.poll(r.key, input, WaitFor::Outcome).await
+        })
     }
 
     pub fn append(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        serve(key, options, move |r| async move { object.append(r).await })
+        driver::serve_js(key, options, move |r| async move { object.append(r).await })
     }
 
     pub fn events(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        serve(key, options, move |r| async move { object.events(r).await })
+        driver::serve_js(key, options, move |r: RunEvents| async move {
+            let request = r.core();
+            let on = WaitFor::Events {
+                after: request.after.get(),
+                limit: request.limit,
+            };
+            let input = Input::Events {
+                request,
+                open_waits: 0,
+            };
+            object.poll(r.key, input, on).await
+        })
     }
 
     pub fn alarm(&self) -> Promise {
-        let object = self.object.clone();
+        let driver = self.object.driver.clone();
         js::promise(async move {
-            object.alarm().await?;
+            driver.alarm().await?;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -131,7 +207,7 @@ impl RunsCore {
     /// not part of the contract).
     #[wasm_bindgen(js_name = storageWork)]
     pub fn storage_work(&self) -> JsValue {
-        let work = self.object.base.storage_work();
+        let work = self.object.driver.base.storage_work();
         let open = self.object.waits.borrow().open();
         js_sys::Reflect::set(&work, &"openWaits".into(), &open.into())
             .expect("a plain object takes a field");
@@ -139,152 +215,56 @@ impl RunsCore {
     }
 }
 
-// ---------------------------------------------------------------------------
-// Requests: the positional `(key, options)` of contract §6 as the §7 object.
-
-/// Builds the request object `{ key, ...options }` and decodes it
-/// (`crate::edge`). A `key` inside the options is refused, not overridden:
-/// the key is the first argument.
-fn positional<T: DeserializeOwned>(key: JsValue, options: JsValue) -> Result<T, BatonError> {
-    let mut fields = if options.is_undefined() || options.is_null() {
-        Map::new()
-    } else {
-        match Value::deserialize(serde_wasm_bindgen::Deserializer::from(options)) {
-            Ok(Value::Object(fields)) => fields,
-            _ => {
-                return Err(BatonError::WrongType {
-                    field: "options",
-                    expected: "an object",
-                })
-            }
-        }
-    };
-    if fields.contains_key("key") {
-        return Err(BatonError::Invalid {
-            field: "options",
-            reason: "has an unknown field \"key\" (the key is the first argument)".into(),
-        });
-    }
-    let key =
-        Value::deserialize(serde_wasm_bindgen::Deserializer::from(key)).unwrap_or(Value::Null);
-    fields.insert("key".into(), key);
-    edge::decode_value(&Value::Object(fields))
-}
-
-/// Serves one positional method: decodes, runs, answers (or rejects with
-/// the refusal's JS `Error`).
-fn serve<T: DeserializeOwned + 'static, F: Future<Output = Result<JsValue, JsValue>> + 'static>(
-    key: JsValue,
-    options: JsValue,
-    method: impl FnOnce(T) -> F + 'static,
-) -> Promise {
-    js::promise(async move {
-        let request = positional(key, options).map_err(|e| js::to_js_error(&e))?;
-        method(request).await
-    })
-}
-
-// ---------------------------------------------------------------------------
-// The object.
-
 /// A reply as the plain JS object RPC callers receive, from its JSON text.
 fn reply(text: &str) -> Result<JsValue, JsValue> {
     js_sys::JSON::parse(text)
 }
 
+/// The reply a decision gave, or the caller's error for its refusal.
+fn replied(decided: Result<Reply, BatonError>) -> Result<Reply, JsValue> {
+    decided.map_err(|e| js::to_js_error(&e))
+}
+
+/// How the decision line names what a check found.
+fn liveness_name(liveness: Liveness) -> &'static str {
+    match liveness {
+        Liveness::Alive => "Alive",
+        Liveness::Dead => "Ended",
+        Liveness::NotFound => "NotFound",
+        Liveness::Unknown => "Unknown",
+    }
+}
+
+const MISMATCH: &str = "a Runs decision answered another method's reply";
+
 impl Object {
-    fn config(&self) -> Result<&RunsShellConfig, JsValue> {
-        self.config
-            .as_ref()
-            .map_err(|message| js_sys::Error::new(message).into())
-    }
-
-    fn ensure_schema(&self) {
-        self.base.ensure_schema(runs::migrate);
-    }
-
-    /// Runs one decision for `key` under the gate. `decision` gets the
-    /// object too, to answer waits and arm the alarm in the same turn.
-    async fn decide<T: 'static>(
-        self: &Rc<Self>,
-        key: &Ident,
-        decision: impl FnOnce(&Rc<Object>, &mut Store<'_>, u64) -> T + 'static,
-    ) -> Result<T, JsValue> {
-        let object = self.clone();
-        let key = key.clone();
-        under_gate(&self.base.raw_state, move || {
-            object.ensure_schema();
-            let mut store = SqlRunStore::new(&object.base.sql, key.as_str());
-            let value = decision(&object, &mut store, now_ms());
-            // The whole check reads the record, an outcome of up to 1 MiB
-            // among it: debug builds run it after every decision; release
-            // builds keep the store's own assertions on every value read.
-            if cfg!(debug_assertions) {
-                runs::assert_invariants(&store);
-            }
-            object.count(&store);
-            value
-        })
-        .await
-    }
-
-    fn count(&self, store: &Store<'_>) {
-        self.base.count_work(store.work());
-    }
-
-    /// Sets the retention alarm to the earliest deletion of any key (or
-    /// none), in the turn of the write that changed it, so that a crash
-    /// cannot separate the two. Returns the storage call to await.
-    fn arm_retention(&self) -> Option<Promise> {
-        let storage = self.base.raw_state.storage().ok()?;
-        let call = match runs::next_deletion_ms(&self.base.sql) {
-            Some(at) => storage.set_alarm(
-                js_sys::Date::new(&JsValue::from_f64(at as f64)),
-                js_sys::Object::new(),
-            ),
-            None => storage.delete_alarm(js_sys::Object::new()),
-        };
-        call.ok()
-    }
-
-    fn workflow(&self, name: Option<&str>) -> Result<Workflow, JsValue> {
-        Workflow::from_env(&self.base.env, self.config()?.workflow_binding(name))
-    }
-
     async fn claim(self: &Rc<Self>, request: RunClaim) -> Result<JsValue, JsValue> {
-        let config = self.config()?;
+        let config = self.driver.config()?;
         config
             .check_workflow(request.workflow.as_ref())
             .map_err(|e| js::to_js_error(&e))?;
-        let grace = config.decide;
-        let key = request.key.clone();
-        let request = request.core();
-        let first = {
-            let request = request.clone();
-            self.decide(&key, move |_, store, now| runs::claim(store, now, &request))
-                .await?
+        let input = Input::Claim {
+            request: request.core(),
+            grace_ms: config.decide.claim_grace_ms,
+            workflow: config.workflows.workflow_binding.clone(),
         };
-        let (answer, reason) = match first {
-            ClaimStep::Done(answer) => (answer, "decided without a check".to_string()),
-            ClaimStep::CheckClaimant(checked) => {
-                let status = match self.workflow(checked.workflow.as_deref()) {
-                    Ok(workflow) => claimant_status(workflow.lookup(checked.id.as_str()).await),
-                    Err(_) => ClaimantStatus::Unknown,
-                };
-                let claimed_by = checked.id.clone();
-                let decided = {
-                    let request = request.clone();
-                    self.decide(&key, move |_, store, now| {
-                        runs::claim_after_check(store, now, &grace, &request, &checked, status)
-                    })
-                    .await?
-                };
-                let reason = match &decided.replaced {
-                    Some(dead) => format!("claimant {dead} checked: {status:?}; replaced"),
-                    None => format!("claimant {claimed_by} checked: {status:?}"),
-                };
-                (decided.reply, reason)
-            }
+        let Reply::Claim { answer, checked } =
+            replied(self.driver.run(&request.key, input).await?)?
+        else {
+            unreachable!("{MISMATCH}");
+        };
+        let reason = match checked {
+            None => "decided without a check".to_string(),
+            Some(c) if c.replaced => format!(
+                "claimant {} checked: {}; replaced",
+                c.claimant,
+                liveness_name(c.liveness)
+            ),
+            Some(c) => format!(
+                "claimant {} checked: {}",
+                c.claimant,
+                liveness_name(c.liveness)
+            ),
         };
         // Joining a run that another caller holds coalesces the two.
         let (name, kind) = match &answer {
@@ -293,8 +273,8 @@ impl Object {
         };
         decision_log::decision(
             kind,
-            Scope::Run(key.as_str()),
-            request.id.as_str(),
+            Scope::Run(request.key.as_str()),
+            request.instance_id.as_str(),
             name,
             &reason,
             None,
@@ -303,103 +283,102 @@ impl Object {
     }
 
     async fn complete(self: &Rc<Self>, request: RunComplete) -> Result<JsValue, JsValue> {
-        let config = self.config()?.decide;
-        let key = request.key.clone();
-        let request = request.core().map_err(|e| js::to_js_error(&e))?;
-        let id = request.id.clone();
-        let wake_key = key.clone();
-        let (recorded, alarm) = self
-            .decide(&key, move |object, store, now| {
-                let decided = runs::complete(store, now, &config, &request);
-                object.wake(&wake_key, store, &decided.wake);
-                let alarm = decided.alarm_at_ms.and_then(|_| object.arm_retention());
-                (decided.reply, alarm)
-            })
-            .await?;
-        if let Some(alarm) = alarm {
-            JsFuture::from(alarm).await?;
-        }
-        let reason = if recorded {
-            "outcome recorded"
-        } else {
-            "not the claimant of an unfinished run"
+        let input = Input::Complete {
+            request: request.core().map_err(|e| js::to_js_error(&e))?,
+            retention_ms: self.driver.config()?.decide.retention_ms,
         };
-        // An outcome from anyone but the claimant is refused.
-        let kind = if recorded {
-            Kind::Routine
+        let run = self
+            .driver
+            .run_in_turn(&request.key, input, Some(self.waker(&request.key)));
+        let Reply::Complete(view) = replied(run.await?)? else {
+            unreachable!("{MISMATCH}");
+        };
+        let recorded = view.is_some();
+        let (kind, decision, reason) = if recorded {
+            (Kind::Routine, "completed", "outcome recorded")
         } else {
-            Kind::Contended
+            // An outcome from anyone but the claimant is refused.
+            let reason = "not the claimant of an unfinished run";
+            (Kind::Contended, "ignored", reason)
         };
         decision_log::decision(
             kind,
-            Scope::Run(key.as_str()),
-            id.as_str(),
-            if recorded { "completed" } else { "ignored" },
+            Scope::Run(request.key.as_str()),
+            request.instance_id.as_str(),
+            decision,
             reason,
             None,
         );
         reply(&wire::complete_reply(recorded))
     }
 
-    async fn await_run(self: &Rc<Self>, request: RunAwait) -> Result<JsValue, JsValue> {
-        let key = request.key;
-        let timeout = request.timeout_ms;
-        let wait_key = key.clone();
-        let answer = self
-            .decide(&key, move |object, store, now| {
-                let open = object.waits.borrow().open();
-                match runs::await_run(store, now, timeout, open) {
-                    Poll::Answer(view) => Ok(wire::await_reply(view.as_ref())),
-                    Poll::Park { deadline_ms } => {
-                        Err(object.park(wait_key, WaitFor::Outcome, now, deadline_ms))
-                    }
-                }
-            })
-            .await?;
-        match answer {
-            Ok(text) => reply(&text),
-            Err(parked) => JsFuture::from(parked).await,
-        }
-    }
-
     async fn append(self: &Rc<Self>, request: RunAppend) -> Result<JsValue, JsValue> {
-        let key = request.key.clone();
-        let request = request.core().map_err(|e| js::to_js_error(&e))?;
-        let wake_key = key.clone();
-        let decided = self
-            .decide(&key, move |object, store, now| {
-                let decided = runs::append(store, now, &request)?;
-                object.wake(&wake_key, store, &decided.wake);
-                Ok(decided.reply)
-            })
-            .await?;
-        let seq = decided.map_err(|e: BatonError| js::to_js_error(&e))?;
+        let input = Input::Append(request.core().map_err(|e| js::to_js_error(&e))?);
+        let run = self
+            .driver
+            .run_in_turn(&request.key, input, Some(self.waker(&request.key)));
+        let Reply::Append(seq) = replied(run.await?)? else {
+            unreachable!("{MISMATCH}");
+        };
         reply(&wire::append_reply(seq))
     }
 
-    async fn events(self: &Rc<Self>, request: RunEvents) -> Result<JsValue, JsValue> {
-        let key = request.key.clone();
-        let request = request.core();
-        let wait_key = key.clone();
+    /// `await` or `events`: decided under the gate, where it writes
+    /// nothing; answered now, or parked in the same turn (so no commit can
+    /// come between its read and its registration).
+    async fn poll(
+        self: &Rc<Self>,
+        key: Ident,
+        input: Input,
+        on: WaitFor,
+    ) -> Result<JsValue, JsValue> {
+        let object = self.clone();
         let answer = self
-            .decide(&key, move |object, store, now| {
-                let open = object.waits.borrow().open();
-                match runs::events(store, now, &request, open) {
-                    Poll::Answer(events) => Ok(wire::events_reply(&events)),
-                    Poll::Park { deadline_ms } => {
-                        let on = WaitFor::Events {
-                            after: request.after.get(),
-                            limit: request.limit,
-                        };
-                        Err(object.park(wait_key, on, now, deadline_ms))
+            .driver
+            .read(move |sql| {
+                let now = now_ms();
+                let input = match input {
+                    Input::Await { timeout, .. } => Input::Await {
+                        timeout,
+                        open_waits: object.waits.borrow().open(),
+                    },
+                    Input::Events { request, .. } => Input::Events {
+                        request,
+                        open_waits: object.waits.borrow().open(),
+                    },
+                    other => other,
+                };
+                let view = Runs::load(sql, key.as_str(), &input);
+                let decided = runs::decide(&view, now, input).map(|t| t.reply);
+                match decided {
+                    Ok(Reply::Await(Poll::Answer(view))) => Ok(wire::await_reply(view.as_ref())),
+                    Ok(Reply::Events(Poll::Answer(slice))) => Ok(wire::events_reply(&slice)),
+                    Ok(Reply::Await(Poll::Park { deadline_ms }))
+                    | Ok(Reply::Events(Poll::Park { deadline_ms })) => {
+                        Err(object.park(key, on, now, deadline_ms))
                     }
+                    _ => unreachable!("{MISMATCH}"),
                 }
             })
             .await?;
         match answer {
             Ok(text) => reply(&text),
-            Err(parked) => JsFuture::from(parked).await,
+            Err(parked) => wasm_bindgen_futures::JsFuture::from(parked).await,
         }
+    }
+
+    /// What a commit of `key` does in its own turn: answers the waits its
+    /// reply wakes (a recorded outcome's awaiters, a new event's readers).
+    fn waker(self: &Rc<Self>, key: &Ident) -> InTurn<Runs> {
+        let object = self.clone();
+        let key = key.clone();
+        Box::new(
+            move |sql, transition: &TransitionOf<Runs>| match &transition.reply {
+                Reply::Complete(Some(view)) => object.wake_awaiters(&key, view),
+                Reply::Append(seq) => object.wake_readers(sql, &key, *seq),
+                _ => {}
+            },
+        )
     }
 
     /// Registers a wait and returns its promise; a timer answers it at its
@@ -426,56 +405,49 @@ impl Object {
         let Some(wait) = self.waits.borrow_mut().take(id) else {
             return;
         };
-        self.ensure_schema();
-        let store = SqlRunStore::new(&self.base.sql, wait.key.as_str());
-        let text = match wait.on {
-            WaitFor::Outcome => wire::await_reply(runs::run_view(&store).as_ref()),
-            WaitFor::Events { after, limit } => {
-                wire::events_reply(&runs::read_events(&store, after, limit.get()))
+        let base = &self.driver.base;
+        base.ensure_schema(Runs::migrate);
+        let text = counted(&base.sql, |c| match wait.on {
+            WaitFor::Outcome => {
+                wire::await_reply(runs::run_view(&sql::record(c, wait.key.as_str())).as_ref())
             }
-        };
-        self.count(&store);
-        self.resolve(id, &text);
+            WaitFor::Events { after, limit } => {
+                wire::events_reply(&sql::read_events(c, wait.key.as_str(), after, limit.get()))
+            }
+        });
+        self.settle(id, &reply(&text));
     }
 
-    /// Answers the waits a commit wakes, in the commit's turn. Waits that
-    /// get the same answer share one JS value (an outcome is up to 1 MiB;
-    /// readers parked at the end of the log all read the same new event):
-    /// the runtime copies it into each RPC reply.
-    fn wake(&self, key: &Ident, store: &Store<'_>, wake: &Wake) {
-        match wake {
-            Wake::Nobody => {}
-            Wake::Awaiters(view) => {
-                let woken = self.waits.borrow_mut().woken_by_outcome(key);
-                if woken.is_empty() {
-                    return;
-                }
-                let value = reply(&wire::await_reply(Some(view)));
-                for (id, _) in woken {
-                    self.settle(id, &value);
-                }
-            }
-            Wake::EventReaders { seq } => {
-                let woken = self.waits.borrow_mut().woken_by_event(key, *seq);
-                let mut answers: HashMap<(u64, u32), Result<JsValue, JsValue>> = HashMap::new();
-                for (id, wait) in woken {
-                    if let WaitFor::Events { after, limit } = wait.on {
-                        let value = answers.entry((after, limit.get())).or_insert_with(|| {
-                            reply(&wire::events_reply(&runs::read_events(
-                                store,
-                                after,
-                                limit.get(),
-                            )))
-                        });
-                        self.settle(id, value);
-                    }
-                }
-            }
+    /// Answers the awaiters the recorded outcome `view` wakes, in the
+    /// commit's turn, with one shared JS value (an outcome is up to 1 MiB:
+    /// the runtime copies it into each RPC reply).
+    fn wake_awaiters(&self, key: &Ident, view: &RunView) {
+        let woken = self.waits.borrow_mut().woken_by_outcome(key);
+        if woken.is_empty() {
+            return;
+        }
+        let value = reply(&wire::await_reply(Some(view)));
+        for (id, _) in woken {
+            self.settle(id, &value);
         }
     }
 
-    fn resolve(&self, id: WaitId, text: &str) {
-        self.settle(id, &reply(text));
+    /// Answers the `events` waits event `seq` wakes, in the commit's turn;
+    /// readers parked at the same place share one answer.
+    fn wake_readers(&self, sql: &ObjectSql, key: &Ident, seq: u64) {
+        let woken = self.waits.borrow_mut().woken_by_event(key, seq);
+        let mut answers: HashMap<(u64, u32), Result<JsValue, JsValue>> = HashMap::new();
+        for (id, wait) in woken {
+            if let WaitFor::Events { after, limit } = wait.on {
+                let value = answers.entry((after, limit.get())).or_insert_with(|| {
+                    let slice = counted(sql, |c| {
+                        sql::read_events(c, key.as_str(), after, limit.get())
+                    });
+                    reply(&wire::events_reply(&slice))
+                });
+                self.settle(id, value);
+            }
+        }
     }
 
     fn settle(&self, id: WaitId, value: &Result<JsValue, JsValue>) {
@@ -486,50 +458,5 @@ impl Object {
             Ok(value) | Err(value) => value,
         };
         let _ = resolve.call1(&JsValue::UNDEFINED, value);
-    }
-
-    /// The retention alarm: deletes every record whose time has come (at
-    /// most a bound per run; the alarm re-arms at once for the rest) and
-    /// sets the alarm to the next deletion. A late or repeated alarm finds
-    /// nothing due, by construction.
-    async fn alarm(self: &Rc<Self>) -> Result<(), JsValue> {
-        let object = self.clone();
-        let (deleted, alarm) = under_gate(&self.base.raw_state, move || {
-            object.ensure_schema();
-            let now = now_ms();
-            let mut deleted = Vec::new();
-            for key in runs::keys_due(&object.base.sql, now, RUN_DELETIONS_PER_ALARM_MAX) {
-                let mut store = SqlRunStore::new(&object.base.sql, &key);
-                if runs::expire(&mut store, now) {
-                    deleted.push(key);
-                }
-                object.count(&store);
-            }
-            (deleted, object.arm_retention())
-        })
-        .await?;
-        if let Some(alarm) = alarm {
-            JsFuture::from(alarm).await?;
-        }
-        for key in deleted {
-            decision_log::decision(
-                Kind::Routine,
-                Scope::Run(&key),
-                "-",
-                "deleted",
-                "retention over",
-                None,
-            );
-        }
-        Ok(())
-    }
-}
-
-fn claimant_status(lookup: Lookup) -> ClaimantStatus {
-    match lookup {
-        Lookup::Found(status) if status.is_dead() => ClaimantStatus::Ended,
-        Lookup::Found(_) => ClaimantStatus::Alive,
-        Lookup::NotFound => ClaimantStatus::NotFound,
-        Lookup::Failed => ClaimantStatus::Unknown,
     }
 }

@@ -10,7 +10,7 @@
 
 use crate::sql::{SqlExec, SqlValue};
 use js_sys::{Array, JsString};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -39,6 +39,11 @@ pub struct ObjectSql {
     sql: JsSqlStorage,
     /// Statement text → the same text as a JS string.
     texts: RefCell<HashMap<String, JsString>>,
+    /// Storage statements the stores counted since the object started, for
+    /// the benchmark (`storageWork()`): kept here so that a class's `load`
+    /// and `write`, which get only the storage, can add theirs.
+    reads: Cell<u64>,
+    writes: Cell<u64>,
 }
 
 impl ObjectSql {
@@ -46,7 +51,20 @@ impl ObjectSql {
         ObjectSql {
             sql: sql.as_ref().clone().unchecked_into(),
             texts: RefCell::new(HashMap::new()),
+            reads: Cell::new(0),
+            writes: Cell::new(0),
         }
+    }
+
+    /// Adds a store's counted statements (`Counted::work`).
+    pub fn count_work(&self, (reads, writes): (u32, u32)) {
+        self.reads.set(self.reads.get() + u64::from(reads));
+        self.writes.set(self.writes.get() + u64::from(writes));
+    }
+
+    /// Statements read and written, as counted so far.
+    pub fn work(&self) -> (u64, u64) {
+        (self.reads.get(), self.writes.get())
     }
 
     fn text(&self, sql: &str) -> JsString {
@@ -63,12 +81,16 @@ impl ObjectSql {
     }
 }
 
-/// A clone shares the database and keeps its own statement texts.
+/// A clone shares the database and keeps its own statement texts and
+/// counts (the RateLimiter's cache counts its own statements and adds them
+/// to the object's).
 impl Clone for ObjectSql {
     fn clone(&self) -> Self {
         ObjectSql {
             sql: JsValue::from(&self.sql).unchecked_into(),
             texts: RefCell::new(HashMap::new()),
+            reads: Cell::new(0),
+            writes: Cell::new(0),
         }
     }
 }

@@ -21,9 +21,9 @@
 
 use super::decision_log::{self, Kind, Scope};
 use super::workflow::{liveness_of, Workflow, WorkflowInstance};
-use crate::coordinator::Liveness;
 use crate::ident::InstanceId;
 use crate::limits::WAKE_ATTEMPTS_PER_CALL_MAX;
+use crate::workflow::Liveness;
 use wasm_bindgen::JsValue;
 
 /// The turn event: its type (`TURN_EVENT_TYPE`) and payload.

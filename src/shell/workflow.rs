@@ -4,7 +4,7 @@
 //! `sendEvent` and `terminate`. Every call returns a Promise in the runtime;
 //! these wrappers await it and map failures to `JsValue` errors.
 
-use crate::coordinator::Liveness;
+use crate::workflow::Liveness;
 use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -120,31 +120,6 @@ impl Workflow {
             instance.current_status().await
         };
         liveness_of(status.await)
-    }
-}
-
-/// What the binding says about one instance, with "not found" kept apart
-/// from the final statuses: the Runs object gives a claimant that is not
-/// found yet a grace (contract §1a), but not one that has ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookup {
-    Found(InstanceStatus),
-    NotFound,
-    /// The call failed for another reason.
-    Failed,
-}
-
-impl Workflow {
-    pub async fn lookup(&self, id: &str) -> Lookup {
-        let status = async {
-            let instance = self.instance(id).await?;
-            instance.current_status().await
-        };
-        match status.await {
-            Ok(status) => Lookup::Found(status),
-            Err(error) if is_not_found(&error) => Lookup::NotFound,
-            Err(_) => Lookup::Failed,
-        }
     }
 }
 
