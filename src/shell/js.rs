@@ -8,7 +8,7 @@ use crate::ident::{Ident, InstanceId};
 use crate::limits::JS_SAFE_INTEGER_MAX;
 use js_sys::{Array, Object, Promise, Reflect, Symbol};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use std::future::Future;
 use std::pin::Pin;
@@ -51,7 +51,19 @@ fn spawn(future: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>) -> Pro
 pub fn request<T: DeserializeOwned>(input: JsValue) -> Result<T, JsValue> {
     let decoded = match plain_object(&input) {
         Some(tree) => edge::decode_value(&tree),
-        None => edge::decode(serde_wasm_bindgen::Deserializer::from(input)),
+        // An object that is not plain: field by field, so a field JSON
+        // cannot hold is named; anything else (a string, a number...) is
+        // decoded as the JSON it is, and refused as not an object.
+        None if input.is_object() && !Array::is_array(&input) => {
+            json_fields(&input, "input").and_then(|f| edge::decode_value(&Value::Object(f)))
+        }
+        None => match json(input) {
+            Some(tree) => edge::decode_value(&tree),
+            None => Err(BatonError::WrongType {
+                field: "input",
+                expected: "an object",
+            }),
+        },
     };
     decoded.map_err(|e| to_js_error(&e))
 }
@@ -91,38 +103,67 @@ pub fn positional_request<T: DeserializeOwned>(
     request(object.into())
 }
 
-/// A JS value as JSON, as `serde_wasm_bindgen` reads it into a
-/// `serde_json::Value` (so `None` for what that refuses: a function, a
-/// symbol, a `BigInt` out of range...).
+/// A JS value as JSON data: `None` for what JSON cannot hold (a function,
+/// a symbol, a `BigInt`, an iterable other than an array, a cycle or
+/// nesting deeper than [`JSON_DEPTH_MAX`]).
 pub fn json(value: JsValue) -> Option<Value> {
     match plain_object(&value) {
         Some(tree) => Some(tree),
-        None => Value::deserialize(serde_wasm_bindgen::Deserializer::from(value)).ok(),
+        None => json_at(&value, 0),
     }
 }
 
-/// The fast way to the same `serde_json::Value` that
-/// `Value::deserialize(serde_wasm_bindgen::Deserializer::from(input))`
-/// builds, for the common input: a plain object (`{ key, instanceId }`).
-/// `None` for anything else, which then takes that general way.
-///
-/// `serde_wasm_bindgen` asks every value what it is with up to ten calls
-/// into JS (nullish, boolean, BigInt, number, string, array, bytes, object,
-/// iterable, Map) before reading it; RPC decoding was ~15% of a call's busy
-/// time (BENCHMARKS.md, profile). Here a plain object is read with one
-/// `Object.entries`, and each primitive field with a call or two, converted
-/// by the same rules: `null` and `undefined` are `null`, a safe integer is
-/// an integer, any other number a float (`NaN` and infinities `null`). A
-/// field holding anything else (an object, an array, a BigInt) is read the
-/// general way, exactly as that path reads it; if that fails, so does this.
-/// Only objects whose prototype is `Object.prototype` and that are not
-/// iterable qualify: `serde_wasm_bindgen` reads those with `Object.entries`
-/// too (an iterable is read as `[key, value]` pairs, an `ArrayBuffer` as
-/// bytes).
+/// Deepest nesting of arrays and objects [`json`] reads: serde_json's own
+/// recursion limit, so whatever a caller's JSON body may hold over HTTP an
+/// RPC argument may too, and a cycle ends here instead of in a stack
+/// overflow.
+const JSON_DEPTH_MAX: usize = 128;
+
+/// One value as JSON, by the rules of [`scalar`] for a primitive, with
+/// arrays read element by element (`undefined` as `null`) and objects as
+/// `Object.entries` lists them. Read here rather than through
+/// `serde_wasm_bindgen`'s deserializer, whose generic error paths cost the
+/// Worker's module several KB (BENCHMARKS.md, P6).
+fn json_at(value: &JsValue, depth: usize) -> Option<Value> {
+    if !value.is_object() {
+        return scalar(value);
+    }
+    if depth >= JSON_DEPTH_MAX || value.is_function() {
+        return None;
+    }
+    if Array::is_array(value) {
+        let array: &Array = value.unchecked_ref();
+        return array
+            .iter()
+            .map(|item| json_at(&item, depth + 1))
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array);
+    }
+    let object: &Object = value.unchecked_ref();
+    if Reflect::has(object, &Symbol::iterator()).unwrap_or(true) {
+        return None;
+    }
+    let mut fields = Map::new();
+    for entry in Object::entries(object).iter() {
+        let entry: Array = entry.unchecked_into();
+        fields.insert(
+            entry.get(0).as_string()?,
+            json_at(&entry.get(1), depth + 1)?,
+        );
+    }
+    Some(Value::Object(fields))
+}
+
+/// The common input, a plain object (`{ key, instanceId }`), as JSON: one
+/// `Object.entries` and each field by [`json_at`]'s rules. `None` for
+/// anything else. Only objects whose prototype is `Object.prototype` and
+/// that are not iterable qualify; RPC decoding was ~15% of a call's busy
+/// time when every value was asked what it is with up to ten calls into JS
+/// (BENCHMARKS.md, profile).
 fn plain_object(input: &JsValue) -> Option<Value> {
     let mut fields = Map::new();
     for (key, value) in plain_entries(input)? {
-        fields.insert(key, primitive(value)?);
+        fields.insert(key, json_at(&value, 1)?);
     }
     Some(Value::Object(fields))
 }
@@ -153,12 +194,14 @@ thread_local! {
     static OBJECT_PROTOTYPE: Object = Object::get_prototype_of(&Object::new());
 }
 
-/// One field's value, by `serde_wasm_bindgen`'s rules for JSON.
-fn primitive(value: JsValue) -> Option<Value> {
+/// A value that is not an object, as JSON: a string, a number (a safe
+/// integer as an integer, as `Number.isSafeInteger` says; `NaN` and the
+/// infinities as `null`), a boolean, `null` or `undefined` (`null`); `None`
+/// for a symbol or a `BigInt`, which JSON cannot hold.
+fn scalar(value: &JsValue) -> Option<Value> {
     if let Some(text) = value.as_string() {
         Some(Value::String(text))
     } else if let Some(number) = value.as_f64() {
-        // `Number.isSafeInteger`, as serde_wasm_bindgen checks it.
         let safe = number.fract() == 0.0 && number.abs() <= JS_SAFE_INTEGER_MAX as f64;
         Some(if safe {
             Value::from(number as i64)
@@ -170,7 +213,7 @@ fn primitive(value: JsValue) -> Option<Value> {
     } else if value.is_null() || value.is_undefined() {
         Some(Value::Null)
     } else {
-        Value::deserialize(serde_wasm_bindgen::Deserializer::from(value)).ok()
+        None
     }
 }
 
@@ -244,8 +287,7 @@ pub fn positional<T: DeserializeOwned>(key: JsValue, options: JsValue) -> Result
             reason: "has an unknown field \"key\" (the key is the first argument)".into(),
         });
     }
-    let key = serde_json::Value::deserialize(serde_wasm_bindgen::Deserializer::from(key))
-        .unwrap_or(serde_json::Value::Null);
+    let key = json(key).unwrap_or(serde_json::Value::Null);
     fields.insert("key".into(), key);
     edge::decode_value(&serde_json::Value::Object(fields))
 }
@@ -308,9 +350,7 @@ fn json_fields(
                 expected: "a finite number",
             });
         }
-        let converted =
-            serde_json::Value::deserialize(serde_wasm_bindgen::Deserializer::from(item))
-                .map_err(|_| not_json)?;
+        let converted = json(item).ok_or(not_json)?;
         fields.insert(name, converted);
     }
     Ok(fields)
