@@ -645,9 +645,11 @@ export type RunView = {
 /** `serialClaim`'s reply. */
 export type SerialClaimReply = {
   status: "holding";
+  fence?: number | null;
 } | {
   status: "waiting";
   holder: InstanceId | null;
+  turn?: string | null;
 } | {
   status: "skipped";
   supersededBy: Revisioned;
@@ -655,23 +657,38 @@ export type SerialClaimReply = {
   status: "timed_out";
 };
 
-/** `serialEnqueue({ group, instanceId, revision, current? })`. */
+/** `serialEnqueue({ group, instanceId, revision, current?, workflow?, claim?, grant? })`. */
 export type SerialEnqueue = {
   group: Ident;
   instanceId: InstanceId;
   revision: Ident;
   /** The revision that should run now; omit if unknown. */
   current?: Ident | null;
+  /** The Workflow binding (one of WORKFLOW_BINDINGS; default WORKFLOW_BINDING) through which Baton checks and wakes this instance. */
+  workflow?: WorkflowName | null;
+  /** Also claim, in the same batch: the reply is the claim's, with `superseded` added. */
+  claim?: boolean | null;
+  /** Register with grant: the replies carry `turn`, the event type Baton hands this instance the group with (or tells it it was superseded), and a `holding` reply carries the group's `fence`. */
+  grant?: boolean | null;
 };
 
 /** `serialEnqueue`'s reply. */
 export type SerialEnqueueReply = {
   status: "waiting";
   superseded: InstanceId[];
+  holder?: InstanceId;
+  turn?: string | null;
 } | {
   status: "skipped";
   reason: SkipReason;
   current: Ident;
+} | {
+  status: "holding";
+  superseded: InstanceId[];
+  fence?: number | null;
+} | {
+  status: "timed_out";
+  superseded: InstanceId[];
 };
 
 export type SerialFinished = {

@@ -6,7 +6,7 @@
 //! them. The simulation runs [`assert_invariants`] over the whole table
 //! after every step; the D1 shell over every row it reads.
 
-use super::state::{Entry, EntryState, Row};
+use super::state::{turn, Entry, EntryState, Row};
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX};
 use std::collections::HashMap;
@@ -23,6 +23,9 @@ pub fn check_row(row: &Row) -> Result<Entry, String> {
     let superseded = (&row.superseded_by, &row.superseded_by_revision);
     if row.state != "superseded" && (superseded.0.is_some() || superseded.1.is_some()) {
         return fail("only a superseded row names who superseded it");
+    }
+    if row.fence.is_some() && row.heartbeat_at.is_none() {
+        return fail("only a row that held the group has a fence");
     }
     let finished = row.finished_at;
     let state = match (row.state.as_str(), finished) {
@@ -66,6 +69,9 @@ pub fn check_row(row: &Row) -> Result<Entry, String> {
         revision,
         enqueued_at_ms: row.enqueued_at,
         state,
+        workflow: row.workflow.clone(),
+        turn: row.turn_prefix.as_deref().map(|p| turn(p, row.seq)),
+        fence: row.fence,
     })
 }
 
@@ -119,9 +125,10 @@ pub fn assert_invariants(rows: &[Row]) {
             "group {name}: {} waiters",
             group.waiters
         );
-        // Pruned to the bound by every enqueue; since then at most every
-        // waiter and the holder can have finished.
-        let finished_max = SERIAL_RECENT_PER_GROUP_MAX + SERIAL_WAITERS_PER_GROUP_MAX + 1;
+        // Pruned to the bound by every enqueue (which keeps the row with
+        // the group's fence besides); since then at most every waiter and
+        // the holder can have finished.
+        let finished_max = SERIAL_RECENT_PER_GROUP_MAX + SERIAL_WAITERS_PER_GROUP_MAX + 2;
         assert!(
             group.finished <= finished_max,
             "group {name}: {} finished rows",

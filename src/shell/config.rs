@@ -118,6 +118,8 @@ fn is_event_type(value: &str) -> bool {
 pub struct SerialConfig {
     pub timeouts: crate::serial_queue::SerialTimeouts,
     pub workflow_binding: String,
+    /// `WORKFLOW_BINDINGS`, which an enqueue's `workflow` must name.
+    pub workflows: CoordinatorConfig,
     pub turn_event_type: String,
     /// `SERIAL_PUSH = "off"` disables push wake-ups (poll only): the
     /// benchmark's baseline, never a production setting.
@@ -154,10 +156,40 @@ impl SerialConfig {
                     crate::limits::SERIAL_HEARTBEAT_EXPIRY_MS_DEFAULT,
                 )?,
             },
-            workflow_binding: coordinator.workflow_binding,
-            turn_event_type: coordinator.turn_event_type,
+            workflow_binding: coordinator.workflow_binding.clone(),
+            turn_event_type: coordinator.turn_event_type.clone(),
+            workflows: coordinator,
             push: var(env, "SERIAL_PUSH").as_deref() != Some("off"),
         })
+    }
+
+    /// Refuses an enqueue's `workflow` that names no binding in
+    /// `WORKFLOW_BINDINGS`; a grant needs a `TURN_EVENT_TYPE` short enough
+    /// to make turns of (the operator's error, not the caller's).
+    pub fn check(&self, request: &crate::edge::serial::SerialEnqueue) -> Result<(), BatonError> {
+        if let Some(name) = &request.workflow {
+            let bindings = &self.workflows.workflow_bindings;
+            if !bindings.iter().any(|b| b == name.as_str()) {
+                return Err(BatonError::Invalid {
+                    field: "workflow",
+                    reason: format!(
+                        "must name one of WORKFLOW_BINDINGS ({}), not {:?}",
+                        bindings.join(", "),
+                        name.as_str()
+                    ),
+                });
+            }
+        }
+        let max = crate::limits::SERIAL_TURN_PREFIX_CHARS_MAX;
+        if request.grant == Some(true) && self.turn_event_type.len() > max {
+            return Err(BatonError::Invalid {
+                field: "grant",
+                reason: format!(
+                    "needs a TURN_EVENT_TYPE of at most {max} characters (Baton configuration)"
+                ),
+            });
+        }
+        Ok(())
     }
 }
 
