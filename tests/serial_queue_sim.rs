@@ -596,9 +596,14 @@ impl Sim {
         format!("g{g}")
     }
 
+    /// Runs a batch; the oracle checks the table at once, before the core
+    /// reads the outcomes or the model is compared, so that what it checks
+    /// is named when it breaks.
     fn run(&mut self, batch: &sq::Batch) -> Vec<Outcome> {
         self.stats.batches += 1;
-        d1::batch(&mut self.conn, batch)
+        let outcomes = d1::batch(&mut self.conn, batch);
+        self.oracle.check(&d1::all_rows(&self.conn));
+        outcomes
     }
 
     /// A push: a new instance enqueues at the branch head, or (sometimes)
@@ -1288,7 +1293,6 @@ impl Sim {
         if self.stats.batches > batches_before {
             let rows = d1::all_rows(&self.conn);
             sq::assert_invariants(&rows);
-            self.oracle.check(&rows);
             self.model.assert_matches(rows);
         }
     }
