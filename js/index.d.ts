@@ -113,10 +113,23 @@ export interface SerializeOptions {
   heartbeatInterval?: number;
   /** Most claims before giving up with SerialQueueTimedOut (default 240). */
   maxPolls?: number;
-  /** The turn event's type: must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
+  /** The turn event's type when Baton names no `turn`: must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
   turnEventType?: string;
+  /** The Workflow binding (on Baton's Worker) of this instance's Workflow, one of WORKFLOW_BINDINGS; pass it whenever it is not WORKFLOW_BINDING's. */
+  workflow?: string;
   stepRetries?: StepRetries;
 }
+
+/** What `serialize` passes to `body`: the group's fence for this run's hold (contract §2a). */
+export interface SerialLease {
+  /** 1 for the group's first grant, one more per grant, never lower: a system the body writes to can refuse a lower fence than it has seen. Absent only from a queue without fences. */
+  fence: number | undefined;
+}
+
+/** The payload of the turn event (type: the registration's `turn`) Baton sends a serial waiter registered with grant. */
+export type SerialTurnEvent =
+  | { group: string; instanceId: string; status: "holding"; fence: number }
+  | { group: string; instanceId: string; status: "skipped"; supersededBy: { instanceId: string; revision: string } };
 
 /** Thrown (non-retryable) when a newer revision won; `revision` names it. */
 export class RunSkipped extends Error {
@@ -132,7 +145,7 @@ export function serialize<T>(
   baton: BatonService,
   spec: SerialSpec,
   instanceId: string,
-  body: () => Promise<T>,
+  body: (lease: SerialLease) => Promise<T>,
   options?: SerializeOptions,
 ): Promise<T>;
 
