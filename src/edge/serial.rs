@@ -227,34 +227,3 @@ pub enum SerialOutcome {
     Released,
     Abandoned,
 }
-
-/// The payload of the turn event sent to an instance registered with
-/// grant (contract §2a), under its own `turn`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(
-    tag = "status",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
-pub enum SerialTurn<'a> {
-    /// It was handed the group: it holds it from now on, with `fence`.
-    Holding {
-        group: &'a str,
-        instance_id: &'a str,
-        fence: u64,
-    },
-    /// A newer arrival superseded it: it must end without running.
-    Skipped {
-        group: &'a str,
-        instance_id: &'a str,
-        superseded_by: TurnRevisioned<'a>,
-    },
-}
-
-/// [`Revisioned`], borrowed, for a turn event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TurnRevisioned<'a> {
-    pub instance_id: &'a str,
-    pub revision: &'a str,
-}

@@ -12,17 +12,15 @@
 use super::config::SerialConfig;
 use super::d1_results;
 use super::decision_log::{self, Scope};
-use super::js::{self, now_ms, to_js};
-use super::wake::{self, Sent, Turn};
+use super::js::{self, now_ms};
+use super::wake::{Sent, Turn};
 use super::workflow::Workflow;
 use crate::coordinator::Liveness;
 use crate::edge::coordinator::ReleaseReply;
 use crate::edge::serial::{
     GroupMember, HeartbeatReply, Revisioned, SerialClaimReply, SerialEnqueue, SerialEnqueueReply,
-    SerialFinished, SerialHolder, SerialInspect, SerialInspection, SerialOutcome, SerialTurn,
-    SerialWaiter, TurnRevisioned,
+    SerialFinished, SerialHolder, SerialInspect, SerialInspection, SerialOutcome, SerialWaiter,
 };
-use crate::edge::TurnEvent;
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{HAND_ON_CHECK_DELAY_MS, WAKE_ATTEMPTS_PER_CALL_MAX};
@@ -51,6 +49,10 @@ pub(crate) struct Shell {
     /// `waitUntil`, after the reply.
     ctx: Context,
 }
+
+/// A future boxed behind `dyn`, so that each caller awaits one shared copy
+/// of its state machine instead of its own inlined one (P6).
+type Boxed<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, JsValue>> + 'a>>;
 
 fn refuse(error: BatonError) -> JsValue {
     js::to_js_error(&error)
@@ -189,49 +191,86 @@ impl Shell {
     }
 
     /// The event a notice stands for: `TURN_EVENT_TYPE` with `{ group }`,
-    /// or the instance's own turn with what it is told.
-    fn event(&self, config: &SerialConfig, group: &Ident, notice: &Notice) -> Turn {
-        let (event_type, payload) = match &notice.event {
-            Event::Plain => (
-                config.turn_event_type.clone(),
-                to_js(&TurnEvent::Group(group.as_str())),
-            ),
-            Event::Holding { turn, fence } => (
-                turn.clone(),
-                to_js(&SerialTurn::Holding {
-                    group: group.as_str(),
-                    instance_id: notice.to.as_str(),
-                    fence: *fence,
-                }),
-            ),
+    /// or the instance's own turn with what it is told. Built by hand, not
+    /// through serde: one more serialized type costs the WASM more (P6).
+    fn event(
+        &self,
+        config: &SerialConfig,
+        group: &Ident,
+        notice: &Notice,
+    ) -> Result<Turn, JsValue> {
+        let payload = js_sys::Object::new();
+        let set = |object: &js_sys::Object, name: &str, value: JsValue| {
+            js_sys::Reflect::set(object, &name.into(), &value).map(drop)
+        };
+        set(&payload, "group", group.as_str().into())?;
+        let (event_type, status) = match &notice.event {
+            Event::Plain => (&config.turn_event_type, None),
+            Event::Holding { turn, fence } => {
+                set(&payload, "fence", JsValue::from_f64(*fence as f64))?;
+                (turn, Some("holding"))
+            }
             Event::Skipped {
                 turn,
                 by,
                 by_revision,
-            } => (
-                turn.clone(),
-                to_js(&SerialTurn::Skipped {
-                    group: group.as_str(),
-                    instance_id: notice.to.as_str(),
-                    superseded_by: TurnRevisioned {
-                        instance_id: by.as_str(),
-                        revision: by_revision.as_str(),
-                    },
-                }),
-            ),
+            } => {
+                let winner = js_sys::Object::new();
+                set(&winner, "instanceId", by.as_str().into())?;
+                set(&winner, "revision", by_revision.as_str().into())?;
+                set(&payload, "supersededBy", winner.into())?;
+                (turn, Some("skipped"))
+            }
         };
-        Turn {
-            event_type,
-            payload,
+        if let Some(status) = status {
+            set(&payload, "instanceId", notice.to.as_str().into())?;
+            set(&payload, "status", status.into())?;
         }
+        Ok(Turn {
+            event_type: event_type.clone(),
+            payload: payload.into(),
+        })
     }
 
-    /// Whether the holder a claim waits behind is dead, by its Workflow's
-    /// status (no grace: a serialized instance enqueues itself).
-    async fn is_dead(&self, config: &SerialConfig, holder: &Seen) -> Result<bool, JsValue> {
-        let workflow = self.workflow(config, holder.workflow.as_deref())?;
-        let liveness = workflow.liveness(holder.id.as_str()).await;
-        Ok(matches!(liveness, Liveness::Dead | Liveness::NotFound))
+    /// Sends `notice`'s event through its instance's Workflow binding.
+    /// Boxed, so the enqueue's, the release's and the hand-on's share one
+    /// copy of the binding's glue (P6).
+    fn send<'a>(
+        &'a self,
+        config: &'a SerialConfig,
+        group: &'a Ident,
+        notice: &'a Notice,
+    ) -> Boxed<'a, Sent> {
+        Box::pin(async move {
+            let workflow = self.workflow(config, notice.workflow.as_deref())?;
+            let event = self.event(config, group, notice)?;
+            Ok(Sent::send(&workflow, &notice.to, &event).await)
+        })
+    }
+
+    /// After a claim (or a claim on enqueue) found the group held: the
+    /// holder's status, outside the batch (no grace: a serialized instance
+    /// enqueues itself); dead, the claim again past it, in a batch that
+    /// abandons it only if it still holds as it was read. `None` when it
+    /// is alive. Boxed: the claim and the enqueue share one copy (P6).
+    fn past_dead_holder<'a>(
+        &'a self,
+        config: &'a SerialConfig,
+        group: &'a Ident,
+        id: &'a InstanceId,
+        holder: Seen,
+    ) -> Boxed<'a, Option<core::Claimed>> {
+        Box::pin(async move {
+            let workflow = self.workflow(config, holder.workflow.as_deref())?;
+            let liveness = workflow.liveness(holder.id.as_str()).await;
+            if !matches!(liveness, Liveness::Dead | Liveness::NotFound) {
+                return Ok(None);
+            }
+            let batch = core::claim_past_dead(group, id, &holder, now_ms(), config.timeouts);
+            let claimed = core::claim_outcome(id, &self.run(&batch).await?).map_err(refuse)?;
+            log_abandoned(Scope::Group(group.as_str()), &claimed.abandoned);
+            Ok(Some(claimed))
+        })
     }
 
     pub(crate) async fn enqueue(
@@ -258,11 +297,8 @@ impl Shell {
         let scope = Scope::Group(request.group.as_str());
         let id = &request.instance_id;
         if let (Some(holder), EnqueueReply::Claimed { superseded, .. }) = (behind, &decided.reply) {
-            if self.is_dead(&config, &holder).await? {
-                let batch =
-                    core::claim_past_dead(&request.group, id, &holder, now_ms(), config.timeouts);
-                let claimed = core::claim_outcome(id, &self.run(&batch).await?).map_err(refuse)?;
-                log_abandoned(scope, &claimed.abandoned);
+            let group = &request.group;
+            if let Some(claimed) = self.past_dead_holder(&config, group, id, holder).await? {
                 decided.reply = core::enqueue_claimed(superseded.clone(), claimed);
             }
         }
@@ -285,9 +321,8 @@ impl Shell {
             // Superseded waiters learn at once: their next claim (or their
             // own turn) says `skipped`. Dead ones ignore the event.
             for notice in notices.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
-                let workflow = self.workflow(&config, notice.workflow.as_deref())?;
-                let event = self.event(&config, &request.group, notice);
-                wake::send_turn(&workflow, &notice.to, &event).await;
+                let sent = self.send(&config, &request.group, notice).await?;
+                sent.liveness(&notice.to).await;
             }
         }
         Ok(decided.reply.into())
@@ -307,12 +342,8 @@ impl Shell {
         let scope = Scope::Group(group.as_str());
         log_abandoned(scope, &claimed.abandoned);
         if let Some(holder) = claimed.behind.take() {
-            // Outside the batch: the holder's status, then a batch that
-            // abandons it only if it still holds as it was read.
-            if self.is_dead(&config, &holder).await? {
-                let batch = core::claim_past_dead(&group, &id, &holder, now_ms(), config.timeouts);
-                claimed = core::claim_outcome(&id, &self.run(&batch).await?).map_err(refuse)?;
-                log_abandoned(scope, &claimed.abandoned);
+            if let Some(past) = self.past_dead_holder(&config, &group, &id, holder).await? {
+                claimed = past;
             }
         }
         let reason = match &claimed.reply {
@@ -391,13 +422,7 @@ impl Shell {
         group: &Ident,
         first: HandOn,
     ) -> Result<InstanceId, JsValue> {
-        let workflow = self.workflow(config, first.notice.workflow.as_deref())?;
-        let sent = Sent::send(
-            &workflow,
-            &first.notice.to,
-            &self.event(config, group, &first.notice),
-        )
-        .await;
+        let sent = self.send(config, group, &first.notice).await?;
         let named = first.notice.to.clone();
         let (shell, config, group) = (self.clone(), config.clone(), group.clone());
         let check = js::promise(async move {
@@ -440,9 +465,7 @@ impl Shell {
                         return Ok(());
                     }
                     next = after;
-                    let workflow = self.workflow(config, next.notice.workflow.as_deref())?;
-                    let event = self.event(config, group, &next.notice);
-                    sent = Sent::send(&workflow, &next.notice.to, &event).await;
+                    sent = self.send(config, group, &next.notice).await?;
                 }
                 Liveness::Alive | Liveness::Unknown => {
                     let (decision, reason) = if handed {

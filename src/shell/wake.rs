@@ -63,8 +63,3 @@ impl Sent {
         liveness
     }
 }
-
-/// Sends `id` the turn event, then asks its status; returns its liveness.
-pub async fn send_turn(workflow: &Workflow, id: &InstanceId, event: &Turn) -> Liveness {
-    Sent::send(workflow, id, event).await.liveness(id).await
-}
