@@ -343,8 +343,8 @@ pub fn enqueue_outcome(
         };
         return Ok((Decided { reply, wake }, None));
     }
-    let abandons: &[Row] = match (request.claim, &me.state) {
-        (true, _) => &at(3).rows,
+    let abandoned = match (request.claim, &me.state) {
+        (true, _) => ids(&at(3).rows),
         (false, EntryState::Waiting) => {
             let reply = EnqueueReply::Waiting {
                 superseded,
@@ -354,7 +354,7 @@ pub fn enqueue_outcome(
         }
         // A retry that finds itself handed the group by grant (or that
         // lost it since) answers as a claim would: the truth.
-        (false, _) if me.turn.is_some() => &[],
+        (false, _) if me.turn.is_some() => Vec::new(),
         (false, EntryState::Holding { .. }) => {
             return Err(BatonError::Invalid {
                 field: "instanceId",
@@ -363,7 +363,7 @@ pub fn enqueue_outcome(
         }
         (false, finished) => return Err(already_left(finished)),
     };
-    let claimed = claimed(request.instance_id.clone(), abandons, last, me, true)?;
+    let claimed = claimed(request.instance_id.clone(), abandoned, last, me, true)?;
     let reply = EnqueueReply::Claimed {
         superseded,
         claim: claimed.reply,
@@ -466,21 +466,21 @@ pub fn claim_outcome(id: &InstanceId, outcomes: &[Outcome]) -> Result<Claimed, B
             field: "instanceId",
             reason: "is not enqueued in this group (call serialEnqueue first)".into(),
         })?;
-    let abandons: Vec<Row> = outcomes[..outcomes.len() - 1]
-        .iter()
-        .flat_map(|o| o.rows.iter().cloned())
-        .collect();
+    let mut abandoned = Vec::new();
+    for abandon in &outcomes[..outcomes.len() - 1] {
+        abandoned.extend(ids(&abandon.rows));
+    }
     let grant = me.turn.is_some();
-    claimed(id.clone(), &abandons, rows, me, grant)
+    claimed(id.clone(), abandoned, rows, me, grant)
 }
 
 /// The reply for the caller's row `me` after its claim (`rows`: its row and
-/// the holder's), `abandons` the holders abandoned before it;
+/// the holder's), `abandoned` the holders abandoned before it;
 /// `grant_or_enqueue` for a caller §2a answers (registered with grant, or
 /// claiming on enqueue).
 fn claimed(
     id: InstanceId,
-    abandons: &[Row],
+    abandoned: Vec<InstanceId>,
     rows: &[Row],
     me: Entry,
     grant_or_enqueue: bool,
@@ -526,7 +526,7 @@ fn claimed(
     Ok(Claimed {
         reply,
         me,
-        abandoned: ids(abandons),
+        abandoned,
         behind,
     })
 }

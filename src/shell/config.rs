@@ -167,26 +167,19 @@ impl SerialConfig {
     /// `WORKFLOW_BINDINGS`; a grant needs a `TURN_EVENT_TYPE` short enough
     /// to make turns of (the operator's error, not the caller's).
     pub fn check(&self, request: &crate::edge::serial::SerialEnqueue) -> Result<(), BatonError> {
-        if let Some(name) = &request.workflow {
-            let bindings = &self.workflows.workflow_bindings;
-            if !bindings.iter().any(|b| b == name.as_str()) {
-                return Err(BatonError::Invalid {
-                    field: "workflow",
-                    reason: format!(
-                        "must name one of WORKFLOW_BINDINGS ({}), not {:?}",
-                        bindings.join(", "),
-                        name.as_str()
-                    ),
-                });
-            }
-        }
+        let options = KeyOptions {
+            workflow: request.workflow.clone(),
+            limit: None,
+        };
+        self.workflows.check_options(Some(&options))?;
         let max = crate::limits::SERIAL_TURN_PREFIX_CHARS_MAX;
+        // The message names the bound as a literal (no format! in the WASM).
+        const _: () = assert!(crate::limits::SERIAL_TURN_PREFIX_CHARS_MAX == 64);
         if request.grant == Some(true) && self.turn_event_type.len() > max {
             return Err(BatonError::Invalid {
                 field: "grant",
-                reason: format!(
-                    "needs a TURN_EVENT_TYPE of at most {max} characters (Baton configuration)"
-                ),
+                reason: "needs a TURN_EVENT_TYPE of at most 64 characters (Baton configuration)"
+                    .into(),
             });
         }
         Ok(())

@@ -303,18 +303,15 @@ impl Shell {
             }
         }
         let (name, reason) = match &decided.reply {
-            EnqueueReply::Waiting { superseded, .. } => (
-                "waiting",
-                format!("superseded {} waiter(s)", superseded.len()),
-            ),
-            EnqueueReply::Skipped { current } => (
-                "skipped",
-                format!("revision {} is not current ({current})", request.revision),
-            ),
-            EnqueueReply::Claimed { superseded, claim } => (
-                claim_name(claim),
-                format!("superseded {} waiter(s), claimed", superseded.len()),
-            ),
+            EnqueueReply::Waiting { superseded, .. } => ("waiting", superseded.len()),
+            EnqueueReply::Claimed { superseded, claim } => (claim_name(claim), superseded.len()),
+            EnqueueReply::Skipped { .. } => ("skipped", 0),
+        };
+        let reason = match &decided.reply {
+            EnqueueReply::Skipped { current } => {
+                format!("revision {} is not current ({current})", request.revision)
+            }
+            _ => format!("superseded {reason} waiter(s)"),
         };
         decision_log::decision(scope, id.as_str(), name, &reason, None);
         if let (Wake::Each(notices), true) = (&decided.wake, config.push) {
@@ -322,7 +319,7 @@ impl Shell {
             // own turn) says `skipped`. Dead ones ignore the event.
             for notice in notices.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
                 let sent = self.send(&config, &request.group, notice).await?;
-                sent.liveness(&notice.to).await;
+                liveness(sent, &notice.to).await;
             }
         }
         Ok(decided.reply.into())
@@ -453,7 +450,7 @@ impl Shell {
         for attempt in 1..=WAKE_ATTEMPTS_PER_CALL_MAX {
             let to = next.notice.to.clone();
             let handed = next.holding_since.is_some();
-            match sent.liveness(&to).await {
+            match liveness(sent, &to).await {
                 Liveness::Dead | Liveness::NotFound => {
                     decision_log::decision(scope, to.as_str(), "abandoned", "woken but dead", None);
                     let batch = core::hand_on_past(group, &next, now_ms());
@@ -508,6 +505,15 @@ impl Shell {
             recent: view.recent.into_iter().filter_map(finished).collect(),
         })
     }
+}
+
+/// `id`'s liveness, through the handle the event went by. Boxed: the
+/// superseded wakes and the hand-on share one copy (P6).
+fn liveness<'a>(
+    sent: Sent,
+    id: &'a InstanceId,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Liveness> + 'a>> {
+    Box::pin(sent.liveness(id))
 }
 
 /// The decision-log word for a claim's reply.
