@@ -21,6 +21,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One hand-off from the outputs of the releasing instance and the next holder. */
 const handoffRecord = (out, next) => ({
+  // serialize's Baton steps (P10): the holder's run was uncontended, the next one's waited once.
+  holderSteps: out.batonSteps,
+  waiterSteps: next.batonSteps,
   totalMs: next.enterAt - out.releaseAt,
   releaseCallMs: out.releaseDone - out.releaseAt,
   wakeMs: next.grantCallAt - out.releaseAt,
@@ -142,7 +145,11 @@ export async function serialPush(b) {
     const runJs = async () => js.push(await serialHandoff(b, `js-${i}`, 0, "js"));
     for (const run of i % 2 ? [runJs, runBaton] : [runBaton, runJs]) await run();
   }
-  return { ...summarize(baton), js: summarize(js) };
+  const steps = (records) => ({
+    uncontended: summary(records.map((r) => r.holderSteps)),
+    contended: summary(records.map((r) => r.waiterSteps)),
+  });
+  return { ...summarize(baton), steps: steps(baton), js: { ...summarize(js), steps: steps(js) } };
 }
 
 /**

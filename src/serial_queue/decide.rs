@@ -566,46 +566,41 @@ pub fn heartbeat_outcome(outcomes: &[Outcome]) -> bool {
 
 // --- release ----------------------------------------------------------------
 
-/// The hand-over by grant and the first waiter, the tail of every batch
-/// that may leave the group free.
-fn hand_over(group: &Ident, now_ms: u64) -> [Statement; 2] {
-    [
-        statement(
-            sql::HAND_OVER,
-            vec![text(group.as_str()), Param::Integer(now_ms)],
-        ),
-        statement(
-            sql::READ_WAITING,
-            vec![text(group.as_str()), Param::Integer(1)],
-        ),
-    ]
+/// The hand-over by grant, which also reads the first waiter: the tail of
+/// every batch that may leave the group free.
+fn hand_over(group: &Ident, now_ms: u64) -> Statement {
+    statement(
+        sql::HAND_OVER,
+        vec![text(group.as_str()), Param::Integer(now_ms)],
+    )
 }
 
 /// `serialRelease` in one batch: leave the group (as holder or waiter),
-/// hand a freed group to its first waiter if that one registered with
-/// grant, and read the first waiter otherwise.
+/// then hand a freed group to its first waiter if that one registered
+/// with grant (reading the first waiter either way).
 pub fn release(group: &Ident, id: &InstanceId, now_ms: u64) -> Batch {
-    let mut statements = vec![statement(
-        sql::RELEASE,
-        vec![
-            text(group.as_str()),
-            text(id.as_str()),
-            Param::Integer(now_ms),
-        ],
-    )];
-    statements.extend(hand_over(group, now_ms));
-    Batch(statements)
+    Batch(vec![
+        statement(
+            sql::RELEASE,
+            vec![
+                text(group.as_str()),
+                text(id.as_str()),
+                Param::Integer(now_ms),
+            ],
+        ),
+        hand_over(group, now_ms),
+    ])
 }
 
-/// Where the group went from a hand-over's outcomes (`handed`, `first`):
-/// to the waiter handed it, or, after `freed`, to the first waiter to claim.
-fn went_on(handed: &Outcome, first: &Outcome, freed: bool) -> Wake {
-    if let Some(row) = handed.rows.first() {
-        return Wake::HandOn(hand_on_to(entry(row)));
-    }
+/// Where the group went from a hand-over's outcome: to the first waiter,
+/// handed it by grant, or, after `freed`, woken to claim. A first waiter
+/// with grant still waiting waits behind a holder: it learns from its own
+/// turn when that one releases.
+fn went_on(first: &Outcome, freed: bool) -> Wake {
     match first.rows.first().map(entry) {
-        // A first waiter with grant that was not handed the group waits
-        // behind a holder: it learns from its own turn.
+        Some(next) if matches!(next.state, EntryState::Holding { .. }) => {
+            Wake::HandOn(hand_on_to(next))
+        }
         Some(next) if freed && next.turn.is_none() => Wake::HandOn(hand_on_to(next)),
         _ => Wake::Nobody,
     }
@@ -614,7 +609,7 @@ fn went_on(handed: &Outcome, first: &Outcome, freed: bool) -> Wake {
 /// How the caller left, and where the group went: a freed group to its
 /// first waiter (handed by grant, or woken to claim).
 pub fn release_outcome(outcomes: &[Outcome]) -> Decided<Released> {
-    let at = checked(outcomes, 3);
+    let at = checked(outcomes, 2);
     let reply = match at(0).rows.first().map(entry).map(|e| e.state) {
         None => Released::HeldNothing,
         Some(EntryState::Released { held: true, .. }) => Released::FreedGroup,
@@ -622,7 +617,7 @@ pub fn release_outcome(outcomes: &[Outcome]) -> Decided<Released> {
         Some(other) => panic!("a released row reads back as {}", other.name()),
     };
     Decided {
-        wake: went_on(at(1), at(2), reply == Released::FreedGroup),
+        wake: went_on(at(1), reply == Released::FreedGroup),
         reply,
     }
 }
@@ -644,19 +639,17 @@ pub fn hand_on_past(group: &Ident, dead: &HandOn, now_ms: u64) -> Batch {
         }
         None => sql::ABANDON_WAITER,
     };
-    let mut statements = vec![statement(abandon, params)];
-    statements.extend(hand_over(group, now_ms));
-    Batch(statements)
+    Batch(vec![statement(abandon, params), hand_over(group, now_ms)])
 }
 
 /// Where the group goes after the dead one: nowhere if the abandon found
 /// it moved on (it claimed, heartbeat or left since its status was read).
 pub fn hand_on_past_outcome(outcomes: &[Outcome]) -> Wake {
-    let at = checked(outcomes, 3);
+    let at = checked(outcomes, 2);
     if at(0).changes == 0 {
         return Wake::Nobody;
     }
-    went_on(at(1), at(2), true)
+    went_on(at(1), true)
 }
 
 // --- inspect ----------------------------------------------------------------

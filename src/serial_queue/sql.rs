@@ -227,17 +227,32 @@ pub const ABANDON_DEAD_HOLDER: &str = concat!(
     columns!()
 );
 
-/// ?1 group, ?2 now. The hand-off by grant: when nobody holds the group and
-/// its first waiter (the one a claim would let in first) registered with
-/// grant, that waiter becomes the holder, its heartbeat counted from now,
-/// with the group's next fence. Returns its row if it did.
+/// The first waiter (?1 group) takes the group by grant: it registered
+/// with grant and nobody holds the group.
+macro_rules! granted {
+    () => {
+        concat!("turn_prefix IS NOT NULL AND NOT ", held!())
+    };
+}
+
+/// ?1 group, ?2 now. The hand-off by grant, and the read of the group's
+/// first waiter (the one a claim would let in first), in one statement:
+/// when nobody holds the group and that waiter registered with grant, it
+/// becomes the holder, its heartbeat counted from now, with the group's
+/// next fence; either way its row comes back (set to itself when it stays
+/// waiting), so a release is one statement shorter than a hand-over and a
+/// read (a batch's cost is per statement, as for [`CLAIM`]).
 pub const HAND_OVER: &str = concat!(
-    "UPDATE serial_queue SET state = 'holding', heartbeat_at = ?2, fence = ",
+    "UPDATE serial_queue SET state = CASE WHEN ",
+    granted!(),
+    " THEN 'holding' ELSE state END, heartbeat_at = CASE WHEN ",
+    granted!(),
+    " THEN ?2 ELSE heartbeat_at END, fence = CASE WHEN ",
+    granted!(),
+    " THEN ",
     next_fence!(),
-    " WHERE group_name = ?1 AND seq = (SELECT seq FROM serial_queue WHERE group_name = ?1 \
-     AND state = 'waiting' ORDER BY seq LIMIT 1) AND turn_prefix IS NOT NULL AND NOT ",
-    held!(),
-    " RETURNING ",
+    " ELSE fence END WHERE group_name = ?1 AND seq = (SELECT seq FROM serial_queue \
+     WHERE group_name = ?1 AND state = 'waiting' ORDER BY seq LIMIT 1) RETURNING ",
     columns!()
 );
 
