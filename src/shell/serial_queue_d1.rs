@@ -50,10 +50,6 @@ pub(crate) struct Shell {
     ctx: Context,
 }
 
-/// A future boxed behind `dyn`, so that each caller awaits one shared copy
-/// of its state machine instead of its own inlined one (P6).
-type Boxed<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, JsValue>> + 'a>>;
-
 fn refuse(error: BatonError) -> JsValue {
     js::to_js_error(&error)
 }
@@ -233,44 +229,38 @@ impl Shell {
     }
 
     /// Sends `notice`'s event through its instance's Workflow binding.
-    /// Boxed, so the enqueue's, the release's and the hand-on's share one
-    /// copy of the binding's glue (P6).
-    fn send<'a>(
-        &'a self,
-        config: &'a SerialConfig,
-        group: &'a Ident,
-        notice: &'a Notice,
-    ) -> Boxed<'a, Sent> {
-        Box::pin(async move {
-            let workflow = self.workflow(config, notice.workflow.as_deref())?;
-            let event = self.event(config, group, notice)?;
-            Ok(Sent::send(&workflow, &notice.to, &event).await)
-        })
+    async fn send(
+        &self,
+        config: &SerialConfig,
+        group: &Ident,
+        notice: &Notice,
+    ) -> Result<Sent, JsValue> {
+        let workflow = self.workflow(config, notice.workflow.as_deref())?;
+        let event = self.event(config, group, notice)?;
+        Ok(Sent::send(&workflow, &notice.to, &event).await)
     }
 
     /// After a claim (or a claim on enqueue) found the group held: the
     /// holder's status, outside the batch (no grace: a serialized instance
     /// enqueues itself); dead, the claim again past it, in a batch that
     /// abandons it only if it still holds as it was read. `None` when it
-    /// is alive. Boxed: the claim and the enqueue share one copy (P6).
-    fn past_dead_holder<'a>(
-        &'a self,
-        config: &'a SerialConfig,
-        group: &'a Ident,
-        id: &'a InstanceId,
+    /// is alive.
+    async fn past_dead_holder(
+        &self,
+        config: &SerialConfig,
+        group: &Ident,
+        id: &InstanceId,
         holder: Seen,
-    ) -> Boxed<'a, Option<core::Claimed>> {
-        Box::pin(async move {
-            let workflow = self.workflow(config, holder.workflow.as_deref())?;
-            let liveness = workflow.liveness(holder.id.as_str()).await;
-            if !matches!(liveness, Liveness::Dead | Liveness::NotFound) {
-                return Ok(None);
-            }
-            let batch = core::claim_past_dead(group, id, &holder, now_ms(), config.timeouts);
-            let claimed = core::claim_outcome(id, &self.run(&batch).await?).map_err(refuse)?;
-            log_abandoned(Scope::Group(group.as_str()), &claimed.abandoned);
-            Ok(Some(claimed))
-        })
+    ) -> Result<Option<core::Claimed>, JsValue> {
+        let workflow = self.workflow(config, holder.workflow.as_deref())?;
+        let liveness = workflow.liveness(holder.id.as_str()).await;
+        if !matches!(liveness, Liveness::Dead | Liveness::NotFound) {
+            return Ok(None);
+        }
+        let batch = core::claim_past_dead(group, id, &holder, now_ms(), config.timeouts);
+        let claimed = core::claim_outcome(id, &self.run(&batch).await?).map_err(refuse)?;
+        log_abandoned(Scope::Group(group.as_str()), &claimed.abandoned);
+        Ok(Some(claimed))
     }
 
     pub(crate) async fn enqueue(
@@ -319,7 +309,7 @@ impl Shell {
             // own turn) says `skipped`. Dead ones ignore the event.
             for notice in notices.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
                 let sent = self.send(&config, &request.group, notice).await?;
-                liveness(sent, &notice.to).await;
+                sent.liveness(&notice.to).await;
             }
         }
         Ok(decided.reply.into())
@@ -450,7 +440,7 @@ impl Shell {
         for attempt in 1..=WAKE_ATTEMPTS_PER_CALL_MAX {
             let to = next.notice.to.clone();
             let handed = next.holding_since.is_some();
-            match liveness(sent, &to).await {
+            match sent.liveness(&to).await {
                 Liveness::Dead | Liveness::NotFound => {
                     decision_log::decision(scope, to.as_str(), "abandoned", "woken but dead", None);
                     let batch = core::hand_on_past(group, &next, now_ms());
@@ -505,15 +495,6 @@ impl Shell {
             recent: view.recent.into_iter().filter_map(finished).collect(),
         })
     }
-}
-
-/// `id`'s liveness, through the handle the event went by. Boxed: the
-/// superseded wakes and the hand-on share one copy (P6).
-fn liveness<'a>(
-    sent: Sent,
-    id: &'a InstanceId,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = Liveness> + 'a>> {
-    Box::pin(sent.liveness(id))
 }
 
 /// The decision-log word for a claim's reply.
