@@ -1,4 +1,4 @@
-//! A seeded, deterministic simulation of the serial queue (contract §2).
+//! A seeded, deterministic simulation of the serial queue (contract §2, §2a).
 //!
 //! The core's real batches run on SQLite (tests/common/d1.rs), each as one
 //! transaction, as D1 runs them. Around them, three models:
@@ -28,6 +28,22 @@
 //! against the model's. At the end of each seed arrivals and faults stop
 //! and the system drains: every live instance must finish (run, skip, time
 //! out or lose its hold), and only a dead instance may still hold a group.
+//!
+//! Contract §2a: most callers run `serialize` as it is now (claim on enqueue,
+//! grant: parked on their own turn, handed the group by a release, told by
+//! their turn when superseded, a claim only when the poll times out), some
+//! enqueue without either; half name another Workflow binding. A claim that
+//! waits has its holder's status read at one step and, dead, claims past it
+//! at a later one (a stale read). Besides the model, an oracle of its own
+//! ([`Oracle`], over the raw rows right after every batch) checks one holder
+//! per group, every grant's fence above every earlier one of its group, no
+//! execution that held a group (handed it or not) ever superseded, and no
+//! turn event sent for another registration than the one its turn is.
+//! Bugs put in on purpose and caught: a hand-over that does not raise the
+//! fence (oracle: fences), a newer arrival superseding a handed holder
+//! (oracle: held then superseded; the core's row check when the heartbeat
+//! stays), turns that repeat across registrations (oracle: turns), a
+//! dead-holder abandon that ignores the holder read (model: table differs).
 //!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 150,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.

@@ -5,8 +5,10 @@
 //! Every batch ends by reading back the rows the reply depends on, inside
 //! the same transaction, so a reply never rests on a read from an earlier
 //! round trip: claim, heartbeat and release are one round trip each, and
-//! enqueue too. The conditions in the statements ([`super::sql`]) make each
-//! write safe whatever happened since the caller last looked.
+//! enqueue too (a claim, or a claim on enqueue, that finds the group held by
+//! a holder its Workflow reports dead takes one more: [`claim_past_dead`]).
+//! The conditions in the statements ([`super::sql`]) make each write safe
+//! whatever happened since the caller last looked.
 
 use super::invariants::{assert_invariants, entry};
 use super::sql;

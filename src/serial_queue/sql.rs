@@ -116,7 +116,7 @@ pub const SUPERSEDE_NOT_CURRENT: &str = concat!(
 /// ?1 group, ?2 instance id, ?3 how many finished rows to keep. Runs only
 /// when the caller's enqueue took (a refused one changes nothing). The row
 /// with the group's highest fence stays whatever its age: the group's
-/// fence is read from it ([`NEXT_FENCE`]), and must never go back.
+/// fence is read from it (`next_fence!`), and must never go back.
 pub const PRUNE_FINISHED: &str = concat!(
     "DELETE FROM serial_queue WHERE group_name = ?1 \
      AND state NOT IN ('waiting', 'holding') AND seq <= (SELECT seq FROM serial_queue \
