@@ -43,7 +43,9 @@
 //! fence (oracle: fences), a newer arrival superseding a handed holder
 //! (oracle: held then superseded; the core's row check when the heartbeat
 //! stays), turns that repeat across registrations (oracle: turns), a
-//! dead-holder abandon that ignores the holder read (model: table differs).
+//! dead-holder abandon that ignores the holder read (model: table differs),
+//! or only its heartbeat (model: a claim's reply; a holder terminated while
+//! its heartbeat was in flight).
 //!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 150,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
@@ -1298,7 +1300,16 @@ impl Sim {
                 self.crash(c);
             }
             97 if self.faults && !self.actors.is_empty() => {
-                let a = self.rng.below(self.actors.len() as u64) as usize;
+                // Half the time a holder (one running its body), so dead
+                // holders are found by status often, not only by chance.
+                let holders: Vec<usize> = (0..self.actors.len())
+                    .filter(|&a| matches!(self.actors[a].phase, Phase::Body { .. }))
+                    .collect();
+                let a = if !holders.is_empty() && self.rng.percent(50) {
+                    *self.rng.pick(&holders)
+                } else {
+                    self.rng.below(self.actors.len() as u64) as usize
+                };
                 if self.actors[a].alive && self.rng.percent(30) {
                     self.log(|| format!("{} dies", self.actors[a].id));
                     self.actors[a].alive = false;
