@@ -25,6 +25,9 @@ const handoffRecord = (out, next) => {
   // its wait's event is the grant, and its next step is the body's.
   const grantCallAt = next.grantCallAt ?? next.enterAt;
   return {
+    // serialize's Baton steps (P10): the holder's run was uncontended, the next one's waited once.
+    holderSteps: out.batonSteps,
+    waiterSteps: next.batonSteps,
     totalMs: next.enterAt - out.releaseAt,
     releaseCallMs: out.releaseDone - out.releaseAt,
     wakeMs: grantCallAt - out.releaseAt,
@@ -187,7 +190,11 @@ export async function serialPush(b) {
     const runJs = async () => js.push(await serialHandoff(b, `js-${i}`, 0, "js"));
     for (const run of i % 2 ? [runJs, runBaton] : [runBaton, runJs]) await run();
   }
-  return { ...summarize(baton), js: summarize(js) };
+  const steps = (records) => ({
+    uncontended: summary(records.map((r) => r.holderSteps)),
+    contended: summary(records.map((r) => r.waiterSteps)),
+  });
+  return { ...summarize(baton), steps: steps(baton), js: { ...summarize(js), steps: steps(js) } };
 }
 
 /**

@@ -52,6 +52,8 @@ try {
     console.log(`P2 Baton vs JS: ${fmt(p2.total.p50 / p2.js.total.p50)}x (n=${p2.total.n} each)`);
     console.log(line("P2 Baton", p2));
     console.log(line("P2 JS   ", p2.js));
+    const steps = (s) => `${s.steps.uncontended.p50} uncontended / ${s.steps.contended.p50} contended`;
+    console.log(`P10 serialize Baton steps (p50): Baton ${steps(p2)}; plain JS queue ${steps(p2.js)}`);
   }
   if (parts.has("serial-calls")) {
     const times = { BATON: [], JS_QUEUE: [] };

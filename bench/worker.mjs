@@ -70,6 +70,35 @@ function timedSerial(baton, times) {
 }
 
 /**
+ * The Workflow's `step`, noting in `times` what `serialize` spends: how many
+ * Baton steps (its `baton ...` steps and waits; not the heartbeat sleeps,
+ * which are no call), and, when a wait ends with Baton's turn saying
+ * "holding" (a hand-off by grant: no claim follows), when it did, as the
+ * granting call's time. The local engine runs `run` once, without replays,
+ * so counting in memory counts each step once.
+ */
+function timedStep(step, times) {
+  times.batonSteps = 0;
+  const baton = (name) => name.startsWith("baton ") && (times.batonSteps += 1);
+  return {
+    do(name, ...rest) {
+      baton(name);
+      return step.do(name, ...rest);
+    },
+    sleep: (name, duration) => step.sleep(name, duration),
+    async waitForEvent(name, options) {
+      baton(name);
+      const event = await step.waitForEvent(name, options);
+      if (event?.payload?.status === "holding") {
+        const at = Date.now();
+        Object.assign(times, { grantCallAt: at, grantDone: at });
+      }
+      return event;
+    },
+  };
+}
+
+/**
  * payload: { mode: "key", key } or { mode: "serial", group, revision, queue? }, and
  * `waitForFinish` to hold until a "finish" event. Output: the times above
  * plus `enterAt`, the start of the first step after the grant.
@@ -117,7 +146,8 @@ export class BenchWorkflow extends WorkflowEntrypoint {
       // `queue: "js"`: P2's baseline, the same queue in a plain JS Worker.
       const { group, revision, queue } = event.payload;
       const service = queue === "js" ? this.env.JS_QUEUE : this.env.BATON;
-      await serialize(step, timedSerial(service, times), { group, revision }, event.instanceId, body, options);
+      const timed = timedStep(step, times);
+      await serialize(timed, timedSerial(service, times), { group, revision }, event.instanceId, body, options);
     } else if (mode === "debounced") {
       // Created by the Debouncer: when its first step starts.
       return { startedAt: await step.do("started", NO_RETRY, async () => Date.now()) };

@@ -124,10 +124,23 @@ export interface SerializeOptions {
   heartbeatInterval?: number;
   /** Most claims before giving up with SerialQueueTimedOut (default 240). */
   maxPolls?: number;
-  /** The turn event's type: must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
+  /** The turn event's type when Baton names no `turn`: must match the Worker's TURN_EVENT_TYPE (default "baton-turn"). */
   turnEventType?: string;
+  /** The Workflow binding (on Baton's Worker) of this instance's Workflow, one of WORKFLOW_BINDINGS; pass it whenever it is not WORKFLOW_BINDING's. */
+  workflow?: string;
   stepRetries?: StepRetries;
 }
+
+/** What `serialize` passes to `body`: the group's fence for this run's hold (contract §2a). */
+export interface SerialLease {
+  /** 1 for the group's first grant, one more per grant, never lower: a system the body writes to can refuse a lower fence than it has seen. Absent only from a queue without fences. */
+  fence: number | undefined;
+}
+
+/** The payload of the turn event (type: the registration's `turn`) Baton sends a serial waiter registered with grant. */
+export type SerialTurnEvent =
+  | { group: string; instanceId: string; status: "holding"; fence: number }
+  | { group: string; instanceId: string; status: "skipped"; supersededBy: { instanceId: string; revision: string } };
 
 /** Thrown (non-retryable) when a newer revision won; `revision` names it. */
 export class RunSkipped extends Error {
@@ -143,7 +156,7 @@ export function serialize<T>(
   baton: BatonService,
   spec: SerialSpec,
   instanceId: string,
-  body: () => Promise<T>,
+  body: (lease: SerialLease) => Promise<T>,
   options?: SerializeOptions,
 ): Promise<T>;
 
@@ -680,9 +693,11 @@ export type RunView = {
 /** `serialClaim`'s reply. */
 export type SerialClaimReply = {
   status: "holding";
+  fence?: number | null;
 } | {
   status: "waiting";
   holder: InstanceId | null;
+  turn?: string | null;
 } | {
   status: "skipped";
   supersededBy: Revisioned;
@@ -690,23 +705,38 @@ export type SerialClaimReply = {
   status: "timed_out";
 };
 
-/** `serialEnqueue({ group, instanceId, revision, current? })`. */
+/** `serialEnqueue({ group, instanceId, revision, current?, workflow?, claim?, grant? })`. */
 export type SerialEnqueue = {
   group: Ident;
   instanceId: InstanceId;
   revision: Ident;
   /** The revision that should run now; omit if unknown. */
   current?: Ident | null;
+  /** The Workflow binding (one of WORKFLOW_BINDINGS; default WORKFLOW_BINDING) through which Baton checks and wakes this instance. */
+  workflow?: WorkflowName | null;
+  /** Also claim, in the same batch: the reply is the claim's, with `superseded` added. */
+  claim?: boolean | null;
+  /** Register with grant: the replies carry `turn`, the event type Baton hands this instance the group with (or tells it it was superseded), and a `holding` reply carries the group's `fence`. */
+  grant?: boolean | null;
 };
 
 /** `serialEnqueue`'s reply. */
 export type SerialEnqueueReply = {
   status: "waiting";
   superseded: InstanceId[];
+  holder?: InstanceId;
+  turn?: string | null;
 } | {
   status: "skipped";
   reason: SkipReason;
   current: Ident;
+} | {
+  status: "holding";
+  superseded: InstanceId[];
+  fence?: number | null;
+} | {
+  status: "timed_out";
+  superseded: InstanceId[];
 };
 
 export type SerialFinished = {

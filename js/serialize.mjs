@@ -1,10 +1,10 @@
 // serialize: run a Workflow's body as the only execution in flight for its
-// group, the newest waiter winning (contract §2, ADR-0004's rules).
+// group, the newest waiter winning (contract §2 and §2a, ADR-0004's rules).
 //
-// Waiting is `step.waitForEvent` for Baton's turn event, with the poll
-// interval as its timeout: Baton pushes the event when the group frees or
-// the waiter is superseded, and the poll is only the fallback for a lost
-// event. Heartbeats are their own durable steps, interleaved with the body,
+// Waiting is `step.waitForEvent` for this registration's own turn event,
+// with the poll interval as its timeout: Baton hands the group over with
+// that event when the holder releases (or tells the waiter it was
+// superseded), and the poll is only the fallback for a lost event. Heartbeats are their own durable steps, interleaved with the body,
 // so a long body keeps the group without any single step running long.
 import { NonRetryableError } from "cloudflare:workflows";
 import { batonSteps } from "./steps.mjs";
@@ -52,7 +52,17 @@ const DEFAULTS = {
   stepRetries: { limit: 5, delay: "1 second", backoff: "exponential" },
 };
 
+/** The turn event's payload, whatever shape the engine hands it back in. */
+const payloadOf = (event) => (event && typeof event === "object" && "payload" in event ? event.payload : event);
+
 /**
+ * Enqueues with `claim` and `grant` (contract §2a): an uncontended run holds
+ * from its enqueue, and a waiter is handed the group by its own turn event,
+ * so a run costs two Baton steps (enqueue, release), or three when it waits
+ * once (enqueue, the wait, release), plus its heartbeats. A wait that times
+ * out (a lost event) re-checks with one claim. A queue that answers an
+ * enqueue without claiming (no `holder` in a `waiting` reply) is claimed
+ * from at once, and one that names no `turn` wakes by `turnEventType`.
  * @returns {Promise<any>} what `body` returns.
  */
 export async function serialize(step, baton, spec, instanceId, body, options = {}) {
@@ -60,39 +70,45 @@ export async function serialize(step, baton, spec, instanceId, body, options = {
   const { group, revision, current } = spec;
   const call = batonSteps(step, settings.stepRetries);
   const who = { group, instanceId };
+  const request = { group, instanceId, revision, claim: true, grant: true };
+  if (current !== undefined) request.current = current;
+  if (settings.workflow !== undefined) request.workflow = settings.workflow;
 
-  const enqueued = await call("baton serial enqueue", () =>
-    baton.serialEnqueue(current === undefined ? { group, instanceId, revision } : { group, instanceId, revision, current }),
-  );
-  if (enqueued.status === "skipped") {
-    throw new RunSkipped(`revision ${revision} is not current (current is ${enqueued.current})`, enqueued.current);
+  let state = await call("baton serial enqueue", () => baton.serialEnqueue(request));
+  if (state.status === "waiting" && !("holder" in state)) {
+    state = await call("baton serial claim #0", () => baton.serialClaim(who));
   }
-
-  for (let poll = 0; ; poll++) {
-    const claim = await call(`baton serial claim #${poll}`, () => baton.serialClaim(who));
-    if (claim.status === "holding") break;
-    if (claim.status === "skipped") {
-      const by = claim.supersededBy;
-      throw new RunSkipped(`superseded by revision ${by.revision} (instance ${by.instanceId})`, by.revision);
-    }
-    if (claim.status === "timed_out") {
-      throw new SerialQueueTimedOut(`waited too long behind the holder of group ${group}`);
-    }
-    if (poll + 1 >= settings.maxPolls) {
+  const turn = state.turn ?? settings.turnEventType;
+  for (let wait = 1; state.status === "waiting"; wait++) {
+    if (wait > settings.maxPolls) {
       throw new SerialQueueTimedOut(`gave up after ${settings.maxPolls} polls of group ${group}`);
     }
+    let told;
     try {
-      await step.waitForEvent(`baton serial turn #${poll + 1}`, {
-        type: settings.turnEventType,
-        timeout: settings.pollInterval,
-      });
+      told = payloadOf(await step.waitForEvent(`baton serial turn #${wait}`, { type: turn, timeout: settings.pollInterval }));
     } catch {
-      // The poll interval passed without a push: claim again.
+      // The poll interval passed without a push: claim again, below.
+    }
+    if (told?.status === "holding" || told?.status === "skipped") {
+      state = told;
+    } else {
+      state = await call(`baton serial claim #${wait}`, () => baton.serialClaim(who));
     }
   }
+  if (state.status === "skipped") {
+    if (state.supersededBy === undefined) {
+      throw new RunSkipped(`revision ${revision} is not current (current is ${state.current})`, state.current);
+    }
+    const by = state.supersededBy;
+    throw new RunSkipped(`superseded by revision ${by.revision} (instance ${by.instanceId})`, by.revision);
+  }
+  if (state.status === "timed_out") {
+    throw new SerialQueueTimedOut(`waited too long behind the holder of group ${group}`);
+  }
+  const fence = state.fence;
 
   try {
-    const outcome = Promise.resolve().then(body).then(
+    const outcome = Promise.resolve().then(() => body({ fence })).then(
       (value) => ({ done: true, value }),
       (error) => ({ done: true, error }),
     );

@@ -11,7 +11,8 @@
 //! - [`coordinator`]: N holders per key (one by default), FIFO waiters, several
 //!   Workflows, the enqueue grace (contract §1, §1a).
 //! - [`rate_limit`]: an exact sliding window per rule, per bucket (contract §5).
-//! - [`serial_queue`]: one in flight per group, newest waiter wins (contract §2).
+//! - [`serial_queue`]: one in flight per group, newest waiter wins, hand-off by
+//!   grant and fences per group (contract §2, §2a).
 //! - [`debounce`]: one start per burst of calls, and starts at a time (contract §4).
 //! - [`runs`]: idempotent runs: claim once, await the outcome, follow the events (contract §6).
 //! - [`workflow`]: what every object says about Workflow instances: their

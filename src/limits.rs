@@ -93,6 +93,11 @@ pub const SERIAL_WAITERS_PER_GROUP_MAX: u32 = 1_000;
 /// Most waiters `serialInspect` lists.
 pub const SERIAL_INSPECT_WAITING_MAX: u32 = 100;
 
+/// Longest `TURN_EVENT_TYPE` a serial waiter with grant can take its turn
+/// from: the turn adds `-serial-` and a seq of at most 16 digits (below
+/// 2^53), and an event type is at most 100 characters (contract §1b's 64).
+pub const SERIAL_TURN_PREFIX_CHARS_MAX: usize = 64;
+
 /// Largest HTTP request body the API reads, in bytes (64 KiB, the operator
 /// surface's promise). The biggest legitimate body is an enqueue: three
 /// identifiers of at most 512 bytes and an instance id, well under 4 KiB,

@@ -45,24 +45,77 @@ fn enqueue(
     current: Option<&str>,
     now: u64,
 ) -> Result<EnqueueReply, BatonError> {
-    let request = sq::SerialEnqueue {
+    let request = request(group, instance, revision, current);
+    run_enqueue(conn, &request, now).map(|d| d.0.reply)
+}
+
+fn request(
+    group: &str,
+    instance: &str,
+    revision: &str,
+    current: Option<&str>,
+) -> sq::SerialEnqueue {
+    sq::SerialEnqueue {
         group: ident(group),
         instance_id: id(instance),
         revision: ident(revision),
         current: current.map(ident),
-    };
-    match sq::enqueue(&request, now) {
-        Plan::Done(reply) => Ok(reply),
+        workflow: None,
+        grant: None,
+        claim: false,
+    }
+}
+
+/// With `claim` and `grant` (the prefix "turn"), as `serialize` enqueues.
+fn granted(group: &str, instance: &str, revision: &str) -> sq::SerialEnqueue {
+    sq::SerialEnqueue {
+        grant: Some("turn".into()),
+        claim: true,
+        ..request(group, instance, revision, None)
+    }
+}
+
+fn run_enqueue(
+    conn: &mut Connection,
+    request: &sq::SerialEnqueue,
+    now: u64,
+) -> Result<(sq::Decided<EnqueueReply>, Option<sq::Seen>), BatonError> {
+    match sq::enqueue(request, now, TIMEOUTS) {
+        Plan::Done(reply) => Ok((
+            sq::Decided {
+                reply,
+                wake: Wake::Nobody,
+            },
+            None,
+        )),
         Plan::Run(batch) => {
             let outcomes = d1::batch(conn, &batch);
-            sq::enqueue_outcome(&request, &outcomes).map(|d| d.reply)
+            sq::enqueue_outcome(request, &outcomes)
         }
+    }
+}
+
+const HOLDING: ClaimReply = ClaimReply::Holding { fence: None };
+
+fn behind(holder: &str) -> ClaimReply {
+    ClaimReply::Waiting {
+        holder: Some(id(holder)),
+        turn: None,
+    }
+}
+
+fn plain(to: &str) -> sq::Notice {
+    sq::Notice {
+        to: id(to),
+        workflow: None,
+        event: sq::Event::Plain,
     }
 }
 
 fn waiting(superseded: &[&str]) -> Result<EnqueueReply, BatonError> {
     Ok(EnqueueReply::Waiting {
         superseded: ids(superseded),
+        turn: None,
     })
 }
 
@@ -80,7 +133,7 @@ fn claim_at(
 }
 
 fn claim(conn: &mut Connection, group: &str, instance: &str, now: u64) -> bool {
-    claim_at(conn, group, instance, now) == Ok(ClaimReply::Holding)
+    claim_at(conn, group, instance, now) == Ok(HOLDING)
 }
 
 fn heartbeat(conn: &mut Connection, group: &str, instance: &str, now: u64) -> bool {
@@ -120,17 +173,8 @@ fn newest_waiter_wins_without_current() {
     assert!(claim(&mut conn, "g", "a", 2));
     assert_eq!(enqueue(&mut conn, "g", "b", "r2", None, 3), waiting(&[]));
     // C supersedes B, never the holder A, and asks for B to be told.
-    let request = sq::SerialEnqueue {
-        group: ident("g"),
-        instance_id: id("c"),
-        revision: ident("r3"),
-        current: None,
-    };
-    let Plan::Run(batch) = sq::enqueue(&request, 4) else {
-        panic!()
-    };
-    let decided = sq::enqueue_outcome(&request, &d1::batch(&mut conn, &batch)).unwrap();
-    assert_eq!(decided.wake, Wake::Each(ids(&["b"])));
+    let (decided, _) = run_enqueue(&mut conn, &request("g", "c", "r3", None), 4).unwrap();
+    assert_eq!(decided.wake, Wake::Each(vec![plain("b")]));
     assert_eq!(state(&conn, "g", "a").as_deref(), Some("holding"));
     assert_eq!(state(&conn, "g", "b").as_deref(), Some("superseded"));
     // A retried enqueue of B answers the truth: it skips, for r3. Nothing changes.
@@ -230,23 +274,13 @@ fn claim_decisions() {
     );
     enqueue(&mut conn, "g", "h", "r1", Some("r1"), 0).unwrap();
     // No holder: take the group.
-    assert_eq!(claim_at(&mut conn, "g", "h", 0), Ok(ClaimReply::Holding));
-    assert_eq!(claim_at(&mut conn, "g", "h", 1), Ok(ClaimReply::Holding));
+    assert_eq!(claim_at(&mut conn, "g", "h", 0), Ok(HOLDING));
+    assert_eq!(claim_at(&mut conn, "g", "h", 1), Ok(HOLDING));
     enqueue(&mut conn, "g", "w", "r1", Some("r1"), 100).unwrap();
     // A live holder: wait, until the waiter's own timeout.
-    assert_eq!(
-        claim_at(&mut conn, "g", "w", 600_000),
-        Ok(ClaimReply::Waiting {
-            holder: Some(id("h"))
-        })
-    );
+    assert_eq!(claim_at(&mut conn, "g", "w", 600_000), Ok(behind("h")));
     assert!(heartbeat(&mut conn, "g", "h", 3_600_000));
-    assert_eq!(
-        claim_at(&mut conn, "g", "w", 3_600_100),
-        Ok(ClaimReply::Waiting {
-            holder: Some(id("h"))
-        })
-    );
+    assert_eq!(claim_at(&mut conn, "g", "w", 3_600_100), Ok(behind("h")));
     assert_eq!(
         claim_at(&mut conn, "g", "w", 3_600_101),
         Ok(ClaimReply::TimedOut)
@@ -262,8 +296,8 @@ fn claim_decisions() {
         &sq::claim(&ident("g"), &id("x"), 4_200_001, TIMEOUTS),
     );
     let claimed = sq::claim_outcome(&id("x"), &outcomes).unwrap();
-    assert_eq!(claimed.reply, ClaimReply::Holding);
-    assert_eq!(claimed.abandoned, Some(id("h")));
+    assert_eq!(claimed.reply, HOLDING);
+    assert_eq!(claimed.abandoned, ids(&["h"]));
     assert!(
         !heartbeat(&mut conn, "g", "h", 4_200_002),
         "an abandoned holder is told"
@@ -405,18 +439,27 @@ fn release_says_how_the_caller_left_and_whom_to_wake() {
     assert_eq!((left.reply, left.wake), (Released::LeftQueue, Wake::Nobody));
     let freed = release(&mut conn, "g", "h", 3);
     assert_eq!(freed.reply, Released::FreedGroup);
-    assert_eq!(freed.wake, Wake::FirstAlive(ids(&["w1", "w3"])));
+    let Wake::HandOn(first) = freed.wake else {
+        panic!("a freed group goes on: {:?}", freed.wake)
+    };
+    assert_eq!((&first.notice, first.holding_since), (&plain("w1"), None));
     let again = release(&mut conn, "g", "h", 4);
     assert_eq!(
         (again.reply, again.wake),
         (Released::HeldNothing, Wake::Nobody)
     );
-    // A dead waiter is abandoned only if it still waits.
-    d1::batch(&mut conn, &sq::waiter_dead(&ident("g"), &id("w1"), 5));
+    // A dead waiter is abandoned only if it still waits; the group goes on
+    // to the next.
+    let past = d1::batch(&mut conn, &sq::hand_on_past(&ident("g"), &first, 5));
     assert_eq!(state(&conn, "g", "w1").as_deref(), Some("abandoned"));
+    let Wake::HandOn(next) = sq::hand_on_past_outcome(&past) else {
+        panic!("the group goes on past a dead waiter")
+    };
+    assert_eq!(next.notice, plain("w3"));
     assert!(claim(&mut conn, "g", "w3", 6));
-    d1::batch(&mut conn, &sq::waiter_dead(&ident("g"), &id("w3"), 7));
+    let past = d1::batch(&mut conn, &sq::hand_on_past(&ident("g"), &next, 7));
     assert_eq!(state(&conn, "g", "w3").as_deref(), Some("holding"));
+    assert_eq!(sq::hand_on_past_outcome(&past), Wake::Nobody);
     all(&conn);
 }
 
@@ -434,6 +477,9 @@ fn invariants_catch_two_holders() {
         superseded_by: None,
         superseded_by_revision: None,
         finished_at: None,
+        workflow: None,
+        turn_prefix: None,
+        fence: None,
     };
     sq::assert_invariants(&[row("a"), row("b")]);
 }
@@ -451,6 +497,307 @@ fn invariants_catch_a_superseded_row_that_held() {
         superseded_by: Some("b".into()),
         superseded_by_revision: Some("r2".into()),
         finished_at: Some(1),
+        workflow: None,
+        turn_prefix: None,
+        fence: None,
     };
     assert!(sq::check_row(&row).is_err());
+}
+
+// --- contract §2a: grant, claim on enqueue, dead holders by status ----------
+
+/// The enqueue with claim and grant, its reply.
+fn enqueue_granted(
+    conn: &mut Connection,
+    group: &str,
+    instance: &str,
+    revision: &str,
+    now: u64,
+) -> EnqueueReply {
+    run_enqueue(conn, &granted(group, instance, revision), now)
+        .unwrap()
+        .0
+        .reply
+}
+
+fn turn_of(conn: &Connection, group: &str, instance: &str) -> Option<String> {
+    let rows = d1::run(
+        conn,
+        sql::READ_ENTRY,
+        &[Param::Text(group.into()), Param::Text(instance.into())],
+    )
+    .rows;
+    sq::entry(&rows[0]).turn
+}
+
+#[test]
+fn claim_on_enqueue_holds_or_waits_in_one_batch_with_fences_and_turns() {
+    let mut conn = d1::database();
+    assert_eq!(
+        enqueue_granted(&mut conn, "g", "a", "r1", 1),
+        EnqueueReply::Claimed {
+            superseded: vec![],
+            claim: ClaimReply::Holding { fence: Some(1) }
+        }
+    );
+    let b_turn = match enqueue_granted(&mut conn, "g", "b", "r2", 2) {
+        EnqueueReply::Claimed {
+            claim:
+                ClaimReply::Waiting {
+                    holder,
+                    turn: Some(turn),
+                },
+            ..
+        } => {
+            assert_eq!(holder, Some(id("a")));
+            turn
+        }
+        other => panic!("b waits behind a: {other:?}"),
+    };
+    assert!(b_turn.starts_with("turn-serial-") && b_turn.len() <= 100);
+    // A repeated claim (and a retried enqueue) answers the same turn; a
+    // grant holder's claim answers its fence.
+    assert_eq!(
+        claim_at(&mut conn, "g", "b", 3),
+        Ok(ClaimReply::Waiting {
+            holder: Some(id("a")),
+            turn: Some(b_turn.clone())
+        })
+    );
+    assert_eq!(
+        claim_at(&mut conn, "g", "a", 3),
+        Ok(ClaimReply::Holding { fence: Some(1) })
+    );
+    assert_eq!(
+        enqueue_granted(&mut conn, "g", "a", "r1", 4),
+        EnqueueReply::Claimed {
+            superseded: vec![],
+            claim: ClaimReply::Holding { fence: Some(1) }
+        }
+    );
+    // Another group gives other turns, and its own fences from 1.
+    assert_eq!(
+        enqueue_granted(&mut conn, "other", "b", "r1", 5),
+        EnqueueReply::Claimed {
+            superseded: vec![],
+            claim: ClaimReply::Holding { fence: Some(1) }
+        }
+    );
+    enqueue_granted(&mut conn, "other", "c", "r1", 6);
+    let turns = [
+        b_turn,
+        turn_of(&conn, "other", "b").unwrap(),
+        turn_of(&conn, "other", "c").unwrap(),
+    ];
+    assert!(turns[0] != turns[1] && turns[1] != turns[2] && turns[0] != turns[2]);
+    // Without grant nothing new shows: no fence, no turn.
+    enqueue(&mut conn, "plain", "p", "r1", None, 7).unwrap();
+    assert_eq!(claim_at(&mut conn, "plain", "p", 8), Ok(HOLDING));
+    all(&conn);
+}
+
+#[test]
+fn release_hands_the_group_to_a_grant_waiter_which_a_newer_arrival_cannot_supersede() {
+    let mut conn = d1::database();
+    enqueue_granted(&mut conn, "g", "a", "r1", 1);
+    enqueue_granted(&mut conn, "g", "b", "r2", 2);
+    let turn = turn_of(&conn, "g", "b").unwrap();
+    let freed = release(&mut conn, "g", "a", 10);
+    assert_eq!(freed.reply, Released::FreedGroup);
+    assert_eq!(
+        freed.wake,
+        Wake::HandOn(sq::HandOn {
+            notice: sq::Notice {
+                to: id("b"),
+                workflow: None,
+                event: sq::Event::Holding { turn, fence: 2 },
+            },
+            holding_since: Some(10),
+        })
+    );
+    assert_eq!(state(&conn, "g", "b").as_deref(), Some("holding"));
+    // A newer arrival does not supersede the handed holder: it waits behind it.
+    assert_eq!(
+        enqueue_granted(&mut conn, "g", "c", "r3", 11),
+        EnqueueReply::Claimed {
+            superseded: vec![],
+            claim: ClaimReply::Waiting {
+                holder: Some(id("b")),
+                turn: turn_of(&conn, "g", "c")
+            }
+        }
+    );
+    assert_eq!(
+        claim_at(&mut conn, "g", "b", 12),
+        Ok(ClaimReply::Holding { fence: Some(2) })
+    );
+    assert!(heartbeat(&mut conn, "g", "b", 13));
+    // Its heartbeat counted from the hand-off: stale only an expiry after it.
+    let outcomes = d1::batch(
+        &mut conn,
+        &sq::claim(&ident("g"), &id("c"), 10 + 600_000 + 13, TIMEOUTS),
+    );
+    assert_eq!(
+        sq::claim_outcome(&id("c"), &outcomes).unwrap().reply,
+        ClaimReply::Holding { fence: Some(3) }
+    );
+    all(&conn);
+}
+
+#[test]
+fn a_superseded_grant_waiter_is_told_by_its_own_turn() {
+    let mut conn = d1::database();
+    enqueue_granted(&mut conn, "g", "h", "r1", 1);
+    enqueue_granted(&mut conn, "g", "b", "r2", 2);
+    let turn = turn_of(&conn, "g", "b").unwrap();
+    let (decided, _) = run_enqueue(&mut conn, &granted("g", "c", "r3"), 3).unwrap();
+    assert_eq!(
+        decided.wake,
+        Wake::Each(vec![sq::Notice {
+            to: id("b"),
+            workflow: None,
+            event: sq::Event::Skipped {
+                turn,
+                by: id("c"),
+                by_revision: ident("r3")
+            },
+        }])
+    );
+}
+
+#[test]
+fn a_dead_holder_loses_the_group_only_while_it_holds_as_it_was_read() {
+    let mut conn = d1::database();
+    enqueue_granted(&mut conn, "g", "h", "r1", 10);
+    let mut w = granted("g", "w", "r2");
+    w.workflow = Some("OTHER".into());
+    let (_, seen) = run_enqueue(&mut conn, &w, 11).unwrap();
+    let seen = seen.expect("a claim behind a holder names it to check");
+    assert_eq!(
+        (
+            seen.id.as_str(),
+            seen.heartbeat_at_ms,
+            seen.workflow.as_deref()
+        ),
+        ("h", 10, None)
+    );
+    // The holder heartbeat since its status was read: it keeps the group.
+    assert!(heartbeat(&mut conn, "g", "h", 12));
+    let before = all(&conn);
+    let batch = sq::claim_past_dead(&ident("g"), &id("w"), &seen, 13, TIMEOUTS);
+    let claimed = sq::claim_outcome(&id("w"), &d1::batch(&mut conn, &batch)).unwrap();
+    assert!(matches!(claimed.reply, ClaimReply::Waiting { .. }));
+    assert_eq!(all(&conn), before);
+    // As it was read: abandoned, and the claim proceeds in the same batch.
+    let seen = claimed.behind.unwrap();
+    let batch = sq::claim_past_dead(&ident("g"), &id("w"), &seen, 14, TIMEOUTS);
+    let claimed = sq::claim_outcome(&id("w"), &d1::batch(&mut conn, &batch)).unwrap();
+    assert_eq!(claimed.reply, ClaimReply::Holding { fence: Some(2) });
+    assert_eq!(claimed.abandoned, ids(&["h"]));
+    assert_eq!(state(&conn, "g", "h").as_deref(), Some("abandoned"));
+    assert_eq!(claimed.me.workflow.as_deref(), Some("OTHER"));
+    all(&conn);
+}
+
+#[test]
+fn a_dead_handed_holder_loses_the_group_to_the_next_waiter() {
+    let mut conn = d1::database();
+    enqueue_granted(&mut conn, "g", "a", "r1", 1);
+    for w in ["b", "c"] {
+        run_enqueue(
+            &mut conn,
+            &sq::SerialEnqueue {
+                grant: Some("turn".into()),
+                ..request("g", w, "r1", Some("r1"))
+            },
+            2,
+        )
+        .unwrap();
+    }
+    let Wake::HandOn(handed) = release(&mut conn, "g", "a", 3).wake else {
+        panic!()
+    };
+    assert_eq!(handed.notice.to, id("b"));
+    let past = d1::batch(&mut conn, &sq::hand_on_past(&ident("g"), &handed, 4));
+    assert_eq!(state(&conn, "g", "b").as_deref(), Some("abandoned"));
+    let Wake::HandOn(next) = sq::hand_on_past_outcome(&past) else {
+        panic!()
+    };
+    assert_eq!(next.notice.to, id("c"));
+    assert!(matches!(
+        next.notice.event,
+        sq::Event::Holding { fence: 3, .. }
+    ));
+    all(&conn);
+}
+
+#[test]
+fn a_claim_on_enqueue_at_another_revision_is_refused_and_changes_nothing() {
+    let mut conn = d1::database();
+    enqueue_granted(&mut conn, "g", "h", "r1", 1);
+    enqueue(&mut conn, "g", "w", "r2", None, 2).unwrap();
+    let before = all(&conn);
+    let refused = run_enqueue(&mut conn, &granted("g", "w", "r3"), 3).unwrap_err();
+    assert_eq!(refused.field(), "revision");
+    assert_eq!(all(&conn), before);
+}
+
+#[test]
+fn the_group_fence_never_goes_back_however_much_is_pruned() {
+    let mut conn = d1::database();
+    let mut now = 1;
+    let mut fences = vec![];
+    for round in 0..3 {
+        let holder = format!("h{round}");
+        match enqueue_granted(&mut conn, "g", &holder, "r", now) {
+            EnqueueReply::Claimed {
+                claim: ClaimReply::Holding { fence: Some(f) },
+                ..
+            } => fences.push(f),
+            other => panic!("{other:?}"),
+        }
+        release(&mut conn, "g", &holder, now + 1);
+        // Enough finished rows after it to prune it, were it not the fence's row.
+        for i in 0..60 {
+            now += 2;
+            enqueue(&mut conn, "g", &format!("s{round}-{i}"), "r", None, now).unwrap();
+        }
+        release(&mut conn, "g", &format!("s{round}-59"), now + 1);
+    }
+    assert_eq!(fences, [1, 2, 3]);
+    all(&conn);
+}
+
+#[test]
+fn rows_written_before_the_grant_migration_still_work() {
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(sql::MIGRATIONS[0].1).unwrap();
+    conn.execute_batch(
+        "INSERT INTO serial_queue (group_name, instance_id, revision, state, enqueued_at, heartbeat_at) \
+         VALUES ('g', 'old-h', 'r1', 'holding', 1, 5); \
+         INSERT INTO serial_queue (group_name, instance_id, revision, state, enqueued_at) \
+         VALUES ('g', 'old-w', 'r1', 'waiting', 2);",
+    )
+    .unwrap();
+    for (_, migration) in &sql::MIGRATIONS[1..] {
+        conn.execute_batch(migration).unwrap();
+    }
+    let mut conn = conn;
+    all(&conn);
+    assert_eq!(claim_at(&mut conn, "g", "old-h", 6), Ok(HOLDING));
+    assert_eq!(claim_at(&mut conn, "g", "old-w", 6), Ok(behind("old-h")));
+    let freed = release(&mut conn, "g", "old-h", 7);
+    let Wake::HandOn(next) = freed.wake else {
+        panic!()
+    };
+    assert_eq!((next.notice, next.holding_since), (plain("old-w"), None));
+    // The group's first fence: 1.
+    assert_eq!(
+        enqueue_granted(&mut conn, "g", "new", "r1", 8),
+        EnqueueReply::Claimed {
+            superseded: ids(&["old-w"]),
+            claim: ClaimReply::Holding { fence: Some(1) }
+        }
+    );
+    all(&conn);
 }

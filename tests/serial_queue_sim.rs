@@ -1,4 +1,4 @@
-//! A seeded, deterministic simulation of the serial queue (contract §2).
+//! A seeded, deterministic simulation of the serial queue (contract §2, §2a).
 //!
 //! The core's real batches run on SQLite (tests/common/d1.rs), each as one
 //! transaction, as D1 runs them. Around them, three models:
@@ -29,13 +29,33 @@
 //! and the system drains: every live instance must finish (run, skip, time
 //! out or lose its hold), and only a dead instance may still hold a group.
 //!
+//! Contract §2a: most callers run `serialize` as it is now (claim on enqueue,
+//! grant: parked on their own turn, handed the group by a release, told by
+//! their turn when superseded, a claim only when the poll times out), some
+//! enqueue without either; half name another Workflow binding. A claim that
+//! waits has its holder's status read at one step and, dead, claims past it
+//! at a later one (a stale read). Besides the model, an oracle of its own
+//! ([`Oracle`], over the raw rows right after every batch) checks one holder
+//! per group, every grant's fence above every earlier one of its group, no
+//! execution that held a group (handed it or not) ever superseded, and no
+//! turn event sent for another registration than the one its turn is.
+//! Bugs put in on purpose and caught: a hand-over that does not raise the
+//! fence (oracle: fences), a newer arrival superseding a handed holder
+//! (oracle: held then superseded; the core's row check when the heartbeat
+//! stays), turns that repeat across registrations (oracle: turns), a
+//! dead-holder abandon that ignores the holder read (model: table differs),
+//! or only its heartbeat (model: a claim's reply; a holder terminated while
+//! its heartbeat was in flight).
+//!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 150,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
 
 mod common;
 
 use baton::ident::{Ident, InstanceId};
-use baton::limits::{SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX};
+use baton::limits::{
+    SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
+};
 use baton::serial_queue::{
     self as sq, ClaimReply, EnqueueReply, Outcome, Plan, Released, SerialEnqueue, SerialTimeouts,
     Wake,
@@ -72,6 +92,11 @@ fn ident(s: &str) -> Ident {
 
 // --- the reference model: the contract's rules over a plain table -----------
 
+/// Turn prefix the simulated Worker's `TURN_EVENT_TYPE` gives grants.
+const TURN_PREFIX: &str = "baton-turn";
+/// The event type a waiter without grant is woken by.
+const PLAIN_TURN: &str = "baton-turn";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct MRow {
     group: String,
@@ -82,11 +107,16 @@ struct MRow {
     heartbeat_at: Option<u64>,
     superseded_by: Option<(String, String)>,
     finished_at: Option<u64>,
+    workflow: Option<String>,
+    grant: bool,
+    fence: Option<u64>,
 }
 
 #[derive(Default)]
 struct Model {
     rows: Vec<MRow>,
+    /// Per group, the grants it has made: its own count, not the table's.
+    fences: std::collections::HashMap<String, u64>,
 }
 
 impl Model {
@@ -102,9 +132,24 @@ impl Model {
             .position(|r| r.group == group && r.state == "holding")
     }
 
+    fn first_waiting(&self, group: &str) -> Option<usize> {
+        self.rows
+            .iter()
+            .position(|r| r.group == group && r.state == "waiting")
+    }
+
     fn finish(&mut self, i: usize, state: &'static str, now: u64) {
         self.rows[i].state = state;
         self.rows[i].finished_at = Some(now);
+    }
+
+    /// Row `i` is granted the group at `now`: the group's next fence.
+    fn grant(&mut self, i: usize, now: u64) {
+        let fence = self.fences.entry(self.rows[i].group.clone()).or_insert(0);
+        *fence += 1;
+        self.rows[i].state = "holding";
+        self.rows[i].heartbeat_at = Some(now);
+        self.rows[i].fence = Some(*fence);
     }
 
     /// Returns the ids superseded.
@@ -132,6 +177,9 @@ impl Model {
                 heartbeat_at: None,
                 superseded_by: None,
                 finished_at: None,
+                workflow: r.workflow.clone(),
+                grant: r.grant.is_some(),
+                fence: None,
             });
         }
         let Some(me) = self.find(g, me_id) else {
@@ -155,13 +203,21 @@ impl Model {
                 self.rows[i].superseded_by = Some((me_id.into(), rev.into()));
             }
         }
-        // Keep the newest finished rows of the group.
+        // Keep the newest finished rows of the group, and the one whose
+        // fence is the group's.
+        let fence_row = (0..self.rows.len())
+            .filter(|&i| self.rows[i].group == g && self.rows[i].fence.is_some())
+            .max_by_key(|&i| self.rows[i].fence);
         let finished: Vec<usize> = (0..self.rows.len())
             .filter(|&i| self.rows[i].group == g && self.rows[i].finished_at.is_some())
             .collect();
         let keep = SERIAL_RECENT_PER_GROUP_MAX as usize;
         if finished.len() > keep {
-            let drop = &finished[..finished.len() - keep];
+            let drop: Vec<usize> = finished[..finished.len() - keep]
+                .iter()
+                .copied()
+                .filter(|&i| Some(i) != fence_row)
+                .collect();
             let mut i = 0;
             self.rows.retain(|_| {
                 i += 1;
@@ -178,11 +234,11 @@ impl Model {
         if self.rows[me].state != "waiting" {
             return;
         }
-        let live = TIMEOUTS.oldest_live_heartbeat_ms(now);
+        let live = now.saturating_sub(TIMEOUTS.heartbeat_expiry_ms);
         let holder = self.holder(g);
         let holder_live = holder.is_some_and(|h| self.rows[h].heartbeat_at.unwrap() >= live);
         if holder_live {
-            if self.rows[me].enqueued_at < TIMEOUTS.waiter_cutoff_ms(now) {
+            if self.rows[me].enqueued_at < now.saturating_sub(TIMEOUTS.waiter_timeout_ms) {
                 self.finish(me, "timed_out", now);
             }
             return;
@@ -190,8 +246,26 @@ impl Model {
         if let Some(h) = holder {
             self.finish(h, "abandoned", now);
         }
-        self.rows[me].state = "holding";
-        self.rows[me].heartbeat_at = Some(now);
+        self.grant(me, now);
+    }
+
+    /// A claim after its holder was reported dead with heartbeat `seen_at`.
+    fn claim_past_dead(&mut self, g: &str, me_id: &str, dead: &str, seen_at: u64, now: u64) {
+        self.abandon_holder(g, dead, seen_at, now);
+        self.claim(g, me_id, now);
+    }
+
+    fn abandon_holder(&mut self, g: &str, id: &str, seen_at: u64, now: u64) -> bool {
+        match self.find(g, id) {
+            Some(i)
+                if self.rows[i].state == "holding"
+                    && self.rows[i].heartbeat_at == Some(seen_at) =>
+            {
+                self.finish(i, "abandoned", now);
+                true
+            }
+            _ => false,
+        }
     }
 
     fn heartbeat(&mut self, g: &str, me_id: &str, now: u64) -> bool {
@@ -216,12 +290,41 @@ impl Model {
         Some(held)
     }
 
-    fn abandon_waiter(&mut self, g: &str, me_id: &str, now: u64) {
-        if let Some(me) = self.find(g, me_id) {
-            if self.rows[me].state == "waiting" {
-                self.finish(me, "abandoned", now);
-            }
+    /// The hand-over by grant: a free group goes to its first waiter if
+    /// that one registered with grant. Returns whom the group went on to
+    /// (handed, or, after `freed`, the first waiter to wake) and whether
+    /// it was handed.
+    fn hand_over(&mut self, g: &str, now: u64, freed: bool) -> Option<(String, bool)> {
+        let first = self.first_waiting(g)?;
+        if self.holder(g).is_none() && self.rows[first].grant {
+            self.grant(first, now);
+            return Some((self.rows[first].id.clone(), true));
         }
+        (freed && !self.rows[first].grant).then(|| (self.rows[first].id.clone(), false))
+    }
+
+    /// The instance the group went on to was found dead.
+    fn hand_on_past(
+        &mut self,
+        g: &str,
+        dead: &str,
+        holding_since: Option<u64>,
+        now: u64,
+    ) -> Option<(String, bool)> {
+        let abandoned = match holding_since {
+            Some(since) => self.abandon_holder(g, dead, since, now),
+            None => match self.find(g, dead) {
+                Some(i) if self.rows[i].state == "waiting" => {
+                    self.finish(i, "abandoned", now);
+                    true
+                }
+                _ => false,
+            },
+        };
+        if !abandoned {
+            return None;
+        }
+        self.hand_over(g, now, true)
     }
 
     fn waiting(&self, g: &str) -> Vec<String> {
@@ -233,9 +336,7 @@ impl Model {
     }
 
     /// The table as the database has it.
-    fn assert_matches(&self, conn: &Connection) {
-        let rows = d1::all_rows(conn);
-        sq::assert_invariants(&rows);
+    fn assert_matches(&self, rows: Vec<sq::Row>) {
         let db: Vec<MRow> = rows
             .into_iter()
             .map(|r| MRow {
@@ -255,6 +356,9 @@ impl Model {
                 heartbeat_at: r.heartbeat_at,
                 superseded_by: r.superseded_by.zip(r.superseded_by_revision),
                 finished_at: r.finished_at,
+                workflow: r.workflow,
+                grant: r.turn_prefix.is_some(),
+                fence: r.fence,
             })
             .collect();
         // Group by group (the model keeps insertion order, as seq does).
@@ -263,6 +367,80 @@ impl Model {
         let mut db = db;
         db.sort_by(|a, b| a.group.cmp(&b.group));
         assert_eq!(db, model, "the table differs from the model");
+    }
+}
+
+// --- the §2a oracle: what must hold whatever the model says -----------------
+
+/// Checks of contract §2a kept apart from the model, on their own records:
+/// the fences each group has granted, the executions seen holding, and
+/// the turn each registration was given.
+#[derive(Default)]
+struct Oracle {
+    /// Per group, the highest fence seen on a holder.
+    fence_max: std::collections::HashMap<String, u64>,
+    /// Every (group, seq) seen holding, with its fence.
+    holders_seen: std::collections::HashMap<(String, u64), Option<u64>>,
+    /// Turn of each registration (group, id), and whose each turn is.
+    turns: std::collections::HashMap<(String, String), String>,
+    owners: std::collections::HashMap<String, (String, String)>,
+}
+
+impl Oracle {
+    /// After every batch: one holder per group, every new holder's fence
+    /// above every fence the group gave before (and a holder's fence never
+    /// changes), and no execution that held a group (handed it by grant or
+    /// by a claim) ever superseded.
+    fn check(&mut self, rows: &[sq::Row]) {
+        let mut holders: std::collections::HashMap<&str, u32> = Default::default();
+        for row in rows {
+            let seen = (row.group_name.clone(), row.seq);
+            assert!(
+                !(row.state == "superseded" && self.holders_seen.contains_key(&seen)),
+                "{} held group {} (handed it, or by a claim) and then was superseded",
+                row.instance_id,
+                row.group_name
+            );
+            if row.state != "holding" {
+                continue;
+            }
+            *holders.entry(&row.group_name).or_default() += 1;
+            match self.holders_seen.get(&seen) {
+                Some(fence) => assert_eq!(*fence, row.fence, "{}'s fence changed", row.instance_id),
+                None => {
+                    let fence = row.fence.expect("every grant has a fence");
+                    let max = self.fence_max.entry(row.group_name.clone()).or_insert(0);
+                    assert!(
+                        fence > *max,
+                        "group {}: {} granted fence {fence} after fence {max}",
+                        row.group_name,
+                        row.instance_id
+                    );
+                    *max = fence;
+                    self.holders_seen.insert(seen, row.fence);
+                }
+            }
+        }
+        for (group, n) in holders {
+            assert!(n <= 1, "group {group}: {n} holders");
+        }
+    }
+
+    /// A turn seen for registration (group, id): always the same one for
+    /// it, and no other registration's.
+    fn turn(&mut self, group: &str, id: &str, turn: &str) {
+        let key = (group.to_string(), id.to_string());
+        let known = self
+            .turns
+            .entry(key.clone())
+            .or_insert_with(|| turn.to_string());
+        assert_eq!(known, turn, "{id} in {group} was given two turns");
+        let owner = self
+            .owners
+            .entry(turn.to_string())
+            .or_insert_with(|| key.clone());
+        assert_eq!(*owner, key, "turn {turn} is {owner:?}'s, sent for {key:?}");
+        assert!(turn.len() <= 100 && turn.starts_with(TURN_PREFIX));
     }
 }
 
@@ -286,6 +464,13 @@ enum Ended {
     LostHold,
 }
 
+/// A turn event as the engine holds it: its type and what it says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SimEvent {
+    event_type: String,
+    event: sq::Event,
+}
+
 struct Actor {
     id: String,
     request: SerialEnqueue,
@@ -293,8 +478,10 @@ struct Actor {
     alive: bool,
     busy: bool,
     /// Turn events delivered and not yet consumed by a wait (the engine
-    /// buffers them).
-    inbox: u32,
+    /// buffers them until a wait for their type).
+    inbox: Vec<SimEvent>,
+    /// Its turn, once a reply named it (`serialize` waits for it).
+    turn: Option<String>,
     work_ms: u64,
 }
 
@@ -309,17 +496,21 @@ enum Kind {
 #[derive(Debug)]
 enum Stage {
     Batch,
+    /// A claim (or a claim on enqueue) waits behind this holder: its
+    /// status is read, then (dead) the claim runs again past it.
+    CheckHolder(sq::Seen, Option<(Vec<InstanceId>, Wake)>),
+    ClaimPastDead(sq::Seen, Option<(Vec<InstanceId>, Wake)>),
     /// Telling superseded waiters, one per step.
-    WakeEach(Vec<InstanceId>),
-    /// Handing on a freed group: the first candidate is sent the turn
+    WakeEach(Vec<sq::Notice>),
+    /// Handing on a freed group: the instance it went to is sent its
     /// event and the reply goes back; the rest runs after the reply.
-    HandOn(Vec<InstanceId>),
-    /// After the reply: the first candidate, sent the event, has its status
-    /// checked; the rest are the candidates after it.
-    Check(Vec<InstanceId>),
-    /// After the reply: the first candidate was found dead: its abandon
-    /// batch, then the next is sent the event.
-    Abandon(Vec<InstanceId>),
+    HandOn(sq::HandOn),
+    /// After the reply: the instance sent the event has its status
+    /// checked (`n` events sent so far).
+    Check(sq::HandOn, u32),
+    /// After the reply: it was found dead: the batch that passes it over,
+    /// then the next is sent its event.
+    PastDead(sq::HandOn, u32),
 }
 
 struct Call {
@@ -352,6 +543,10 @@ struct Stats {
     wakes: u64,
     dead_waiters: u64,
     crashes: u64,
+    hand_offs: u64,
+    granted_turns: u64,
+    dead_holders: u64,
+    claims_on_enqueue_held: u64,
 }
 
 impl SimStats for Stats {
@@ -369,6 +564,10 @@ impl SimStats for Stats {
         self.wakes += s.wakes;
         self.dead_waiters += s.dead_waiters;
         self.crashes += s.crashes;
+        self.hand_offs += s.hand_offs;
+        self.granted_turns += s.granted_turns;
+        self.dead_holders += s.dead_holders;
+        self.claims_on_enqueue_held += s.claims_on_enqueue_held;
     }
 }
 
@@ -376,10 +575,11 @@ struct Sim {
     rng: Rng,
     conn: Connection,
     model: Model,
+    oracle: Oracle,
     clock: u64,
     actors: Vec<Actor>,
     calls: Vec<Call>,
-    events: Vec<usize>,
+    events: Vec<(usize, SimEvent)>,
     heads: [u64; GROUPS],
     faults: bool,
     trace: bool,
@@ -392,6 +592,7 @@ impl Sim {
             rng: Rng(seed),
             conn: d1::database(),
             model: Model::default(),
+            oracle: Oracle::default(),
             clock: 1_000_000,
             actors: vec![],
             calls: vec![],
@@ -413,13 +614,19 @@ impl Sim {
         format!("g{g}")
     }
 
+    /// Runs a batch; the oracle checks the table at once, before the core
+    /// reads the outcomes or the model is compared, so that what it checks
+    /// is named when it breaks.
     fn run(&mut self, batch: &sq::Batch) -> Vec<Outcome> {
         self.stats.batches += 1;
-        d1::batch(&mut self.conn, batch)
+        let outcomes = d1::batch(&mut self.conn, batch);
+        self.oracle.check(&d1::all_rows(&self.conn));
+        outcomes
     }
 
     /// A push: a new instance enqueues at the branch head, or (sometimes)
-    /// at a revision that is already stale.
+    /// at a revision that is already stale. Most run `serialize` (claim
+    /// and grant); some enqueue without either, or claim without grant.
     fn arrive(&mut self) {
         let g = self.rng.below(GROUPS as u64) as usize;
         let n = self.actors.len();
@@ -437,8 +644,14 @@ impl Sim {
             0 => None,
             _ => Some(format!("r{head}")),
         };
+        let (claim, grant) = match self.rng.below(10) {
+            0..=5 => (true, true),
+            6 => (true, false),
+            7 => (false, true),
+            _ => (false, false),
+        };
         let name = format!("i{n}");
-        self.log(|| format!("{name} arrives in g{g} at r{revision}, current {current:?}"));
+        self.log(|| format!("{name} arrives in g{g} at r{revision}, current {current:?}, claim {claim}, grant {grant}"));
         self.actors.push(Actor {
             id: name.clone(),
             request: SerialEnqueue {
@@ -446,16 +659,21 @@ impl Sim {
                 instance_id: id(&name),
                 revision: ident(&format!("r{revision}")),
                 current: current.map(|c| ident(&c)),
+                workflow: self.rng.percent(50).then(|| "OTHER".to_string()),
+                grant: grant.then(|| TURN_PREFIX.to_string()),
+                claim,
             },
             phase: Phase::Enqueue,
             alive: true,
             busy: false,
-            inbox: 0,
+            inbox: vec![],
+            turn: None,
             work_ms: self.rng.range(0, 8_000),
         });
     }
 
-    /// The actor's next RPC, if it is due.
+    /// The actor's next RPC, if it is due. A parked actor first looks for
+    /// an event of the type it waits for (its turn with grant).
     fn act(&mut self, a: usize) {
         let now = self.clock;
         let actor = &mut self.actors[a];
@@ -466,8 +684,26 @@ impl Sim {
             Phase::Enqueue => Kind::Enqueue,
             Phase::Claim => Kind::Claim,
             Phase::Parked { poll_at } => {
-                if actor.inbox > 0 {
-                    actor.inbox -= 1;
+                let waits_for = actor.turn.clone().unwrap_or_else(|| PLAIN_TURN.to_string());
+                if let Some(e) = actor.inbox.iter().position(|e| e.event_type == waits_for) {
+                    let event = actor.inbox.remove(e).event;
+                    match event {
+                        sq::Event::Plain => {}
+                        sq::Event::Holding { .. } => {
+                            self.stats.holds += 1;
+                            self.stats.granted_turns += 1;
+                            actor.phase = Phase::Body {
+                                beat_at: now + HEARTBEAT_MS,
+                                done_at: now + actor.work_ms,
+                            };
+                            return;
+                        }
+                        sq::Event::Skipped { .. } => {
+                            self.stats.skips += 1;
+                            actor.phase = Phase::Done(Ended::Skipped);
+                            return;
+                        }
+                    }
                 } else if now < poll_at {
                     return;
                 }
@@ -499,6 +735,60 @@ impl Sim {
         });
     }
 
+    /// The claim reply the model expects for `me` after its claim.
+    fn expected_claim(&self, g: &str, me: &str, fence_shown: bool) -> ClaimReply {
+        let row = &self.model.rows[self.model.find(g, me).unwrap()];
+        match row.state {
+            "holding" => ClaimReply::Holding {
+                fence: row.fence.filter(|_| fence_shown),
+            },
+            "timed_out" => ClaimReply::TimedOut,
+            "abandoned" if fence_shown => ClaimReply::TimedOut,
+            "superseded" => {
+                let (by, rev) = row.superseded_by.clone().unwrap();
+                ClaimReply::Skipped {
+                    by: id(&by),
+                    by_revision: ident(&rev),
+                }
+            }
+            "waiting" => ClaimReply::Waiting {
+                holder: self.model.holder(g).map(|h| id(&self.model.rows[h].id)),
+                turn: None,
+            },
+            other => panic!("{me} claims in state {other}"),
+        }
+    }
+
+    /// A claim reply against the model's; its turn against the oracle's.
+    fn check_claim(&mut self, g: &str, me: &str, got: &ClaimReply, fence_shown: bool) {
+        let mut shape = got.clone();
+        if let ClaimReply::Waiting { turn, .. } = &mut shape {
+            if let Some(t) = turn.take() {
+                self.oracle.turn(g, me, &t);
+            }
+        }
+        assert_eq!(
+            shape,
+            self.expected_claim(g, me, fence_shown),
+            "{me}'s claim"
+        );
+        if let ClaimReply::Holding { .. } = got {
+            let row = &self.model.rows[self.model.find(g, me).unwrap()];
+            assert!(
+                !fence_shown || row.fence.is_some(),
+                "{me} holds with no fence"
+            );
+        }
+    }
+
+    /// Whether the engine reports `name` dead: terminated, or finished.
+    fn dead(&self, name: &str) -> bool {
+        !self
+            .actors
+            .iter()
+            .any(|a| a.id == name && a.alive && !matches!(a.phase, Phase::Done(_)))
+    }
+
     /// One step of an RPC in flight.
     fn progress(&mut self, c: usize) {
         let call = &mut self.calls[c];
@@ -513,24 +803,43 @@ impl Sim {
             Stage::Batch => match call.kind {
                 Kind::Enqueue => {
                     let request = actor.request.clone();
-                    match sq::enqueue(&request, now) {
+                    match sq::enqueue(&request, now, TIMEOUTS) {
                         Plan::Done(reply) => {
                             assert!(request.current.is_some());
                             self.finish_call(c, Reply::Enqueue(reply));
                         }
                         Plan::Run(batch) => {
                             let outcomes = self.run(&batch);
+                            // Whether this enqueue could supersede: its row
+                            // new, or still waiting (a retry).
+                            let could = self
+                                .model
+                                .find(&g, me.as_str())
+                                .is_none_or(|i| self.model.rows[i].state == "waiting");
                             let expected = self.model.enqueue(&request, now);
-                            let decided = sq::enqueue_outcome(&request, &outcomes)
-                                .unwrap_or_else(|e| panic!("enqueue refused: {e}"));
-                            self.check_enqueue(&request, &decided.reply, expected);
-                            self.log(|| format!("{me} enqueue -> {:?}", decided.reply));
-                            self.calls[c].reply = Some(Reply::Enqueue(decided.reply));
-                            match decided.wake {
-                                Wake::Nobody => self.finish_reply(c),
-                                Wake::Each(ids) => self.calls[c].stage = Stage::WakeEach(ids),
-                                Wake::FirstAlive(_) => panic!("an enqueue frees no group"),
+                            if request.claim {
+                                self.model.claim(&g, me.as_str(), now);
                             }
+                            let (decided, behind) = sq::enqueue_outcome(&request, &outcomes)
+                                .unwrap_or_else(|e| panic!("enqueue refused: {e}"));
+                            self.check_enqueue(&request, &decided.reply, expected, could);
+                            self.log(|| format!("{me} enqueue -> {:?}", decided.reply));
+                            self.check_seen(&g, behind.as_ref());
+                            if let EnqueueReply::Claimed {
+                                superseded,
+                                claim: ClaimReply::Waiting { .. },
+                            } = &decided.reply
+                            {
+                                let seen = behind.expect("a claim behind a holder names it");
+                                self.calls[c].reply = Some(Reply::Enqueue(decided.reply.clone()));
+                                self.calls[c].stage = Stage::CheckHolder(
+                                    seen,
+                                    Some((superseded.clone(), decided.wake)),
+                                );
+                                return;
+                            }
+                            self.calls[c].reply = Some(Reply::Enqueue(decided.reply));
+                            self.after_enqueue(c, decided.wake);
                         }
                     }
                 }
@@ -539,25 +848,17 @@ impl Sim {
                     self.model.claim(&g, me.as_str(), now);
                     let claimed = sq::claim_outcome(&me, &outcomes)
                         .unwrap_or_else(|e| panic!("claim refused: {e}"));
-                    let row = &self.model.rows[self.model.find(&g, me.as_str()).unwrap()];
-                    let expected = match row.state {
-                        "holding" => ClaimReply::Holding,
-                        "timed_out" => ClaimReply::TimedOut,
-                        "superseded" => {
-                            let (by, rev) = row.superseded_by.clone().unwrap();
-                            ClaimReply::Skipped {
-                                by: id(&by),
-                                by_revision: ident(&rev),
-                            }
-                        }
-                        "waiting" => ClaimReply::Waiting {
-                            holder: self.model.holder(&g).map(|h| id(&self.model.rows[h].id)),
-                        },
-                        other => panic!("{me} claims in state {other}"),
-                    };
-                    assert_eq!(claimed.reply, expected, "{me}'s claim");
+                    let fence_shown = self.actors[self.calls[c].actor].request.grant.is_some();
+                    self.check_claim(&g, me.as_str(), &claimed.reply, fence_shown);
                     self.log(|| format!("{me} claim -> {:?}", claimed.reply));
-                    self.finish_call(c, Reply::Claim(claimed.reply));
+                    self.check_seen(&g, claimed.behind.as_ref());
+                    match claimed.behind {
+                        Some(seen) => {
+                            self.calls[c].reply = Some(Reply::Claim(claimed.reply));
+                            self.calls[c].stage = Stage::CheckHolder(seen, None);
+                        }
+                        None => self.finish_call(c, Reply::Claim(claimed.reply)),
+                    }
                 }
                 Kind::Heartbeat => {
                     let outcomes = self.run(&sq::heartbeat(&group, &me, now));
@@ -568,93 +869,232 @@ impl Sim {
                 Kind::Release => {
                     let outcomes = self.run(&sq::release(&group, &me, now));
                     let decided = sq::release_outcome(&outcomes);
-                    let expected = match self.model.release(&g, me.as_str(), now) {
+                    let released = self.model.release(&g, me.as_str(), now);
+                    let expected = match released {
                         None => Released::HeldNothing,
                         Some(false) => Released::LeftQueue,
                         Some(true) => Released::FreedGroup,
                     };
                     assert_eq!(decided.reply, expected, "{me}'s release");
-                    self.log(|| format!("{me} release -> {:?}", decided.reply));
+                    let went = self.model.hand_over(&g, now, released == Some(true));
+                    self.log(|| format!("{me} release -> {:?}, {:?}", decided.reply, decided.wake));
                     self.calls[c].reply = Some(Reply::Release);
+                    self.expect_hand_on(&decided.wake, went);
                     match decided.wake {
-                        Wake::FirstAlive(ids) => {
-                            let waiting: Vec<InstanceId> =
-                                self.model.waiting(&g).iter().map(|w| id(w)).collect();
-                            assert_eq!(ids, waiting, "the freed group's waiters, in order");
-                            self.calls[c].stage = Stage::HandOn(ids)
-                        }
+                        Wake::HandOn(next) => self.calls[c].stage = Stage::HandOn(next),
                         Wake::Nobody => self.finish_reply(c),
                         Wake::Each(_) => panic!("a release supersedes no one"),
                     }
                 }
             },
-            Stage::WakeEach(mut ids) => {
-                if let Some(next) = ids.pop() {
-                    // Status-checked: only a live instance is sent the event.
-                    self.send(next.as_str());
+            Stage::CheckHolder(seen, enqueue) => {
+                if self.dead(seen.id.as_str()) {
+                    self.calls[c].stage = Stage::ClaimPastDead(seen, enqueue);
+                } else if let Some((_, wake)) = enqueue {
+                    self.after_enqueue(c, wake);
+                } else {
+                    self.finish_reply(c);
                 }
-                if ids.is_empty() {
+            }
+            Stage::ClaimPastDead(seen, enqueue) => {
+                let batch = sq::claim_past_dead(&group, &me, &seen, now, TIMEOUTS);
+                let outcomes = self.run(&batch);
+                self.model.claim_past_dead(
+                    &g,
+                    me.as_str(),
+                    seen.id.as_str(),
+                    seen.heartbeat_at_ms,
+                    now,
+                );
+                let claimed = sq::claim_outcome(&me, &outcomes)
+                    .unwrap_or_else(|e| panic!("claim refused: {e}"));
+                if !claimed.abandoned.is_empty() {
+                    self.stats.dead_holders += 1;
+                }
+                let actor = &self.actors[self.calls[c].actor];
+                let fence_shown = enqueue.is_some() || actor.request.grant.is_some();
+                self.log(|| format!("{me} claim past dead {} -> {:?}", seen.id, claimed.reply));
+                match enqueue {
+                    Some((superseded, wake)) => {
+                        let reply = sq::enqueue_claimed(superseded, claimed);
+                        let EnqueueReply::Claimed { claim, .. } = &reply else {
+                            unreachable!()
+                        };
+                        self.check_claim(&g, me.as_str(), claim, fence_shown);
+                        self.calls[c].reply = Some(Reply::Enqueue(reply));
+                        self.after_enqueue(c, wake);
+                    }
+                    None => {
+                        self.check_claim(&g, me.as_str(), &claimed.reply, fence_shown);
+                        self.finish_call(c, Reply::Claim(claimed.reply))
+                    }
+                }
+            }
+            Stage::WakeEach(mut notices) => {
+                if let Some(next) = notices.pop() {
+                    // Status-checked: only a live instance is sent the event.
+                    self.send(&g, &next);
+                }
+                if notices.is_empty() {
                     self.finish_reply(c);
                 } else {
-                    self.calls[c].stage = Stage::WakeEach(ids);
+                    self.calls[c].stage = Stage::WakeEach(notices);
                 }
             }
-            Stage::HandOn(ids) => {
-                let Some(first) = ids.first() else {
-                    return self.finish_reply(c);
-                };
+            Stage::HandOn(next) => {
                 // The event first (a dead instance ignores it), then the
                 // reply; the status check is a later step.
-                self.send(first.as_str());
+                self.send(&g, &next.notice);
                 self.deliver(c);
-                self.calls[c].stage = Stage::Check(ids);
+                self.calls[c].stage = Stage::Check(next, 1);
             }
-            Stage::Check(ids) => {
-                if self.alive(ids[0].as_str()) {
-                    self.calls.swap_remove(c);
+            Stage::Check(next, sent) => {
+                if self.dead(next.notice.to.as_str()) {
+                    self.calls[c].stage = Stage::PastDead(next, sent);
                 } else {
-                    self.calls[c].stage = Stage::Abandon(ids);
+                    self.calls.swap_remove(c);
                 }
             }
-            Stage::Abandon(mut ids) => {
-                // The candidate was found dead a step ago: abandon it (a
-                // stale read: it may have claimed or left since).
-                let dead = ids.remove(0);
-                self.run(&sq::waiter_dead(&group, &dead, now));
-                self.model.abandon_waiter(&g, dead.as_str(), now);
+            Stage::PastDead(dead, sent) => {
+                // Found dead a step ago: passed over (a stale read: it may
+                // have claimed, heartbeat or left since).
+                let outcomes = self.run(&sq::hand_on_past(&group, &dead, now));
+                let wake = sq::hand_on_past_outcome(&outcomes);
+                let went =
+                    self.model
+                        .hand_on_past(&g, dead.notice.to.as_str(), dead.holding_since, now);
                 self.stats.dead_waiters += 1;
-                match ids.first() {
-                    None => {
-                        self.calls.swap_remove(c);
+                self.log(|| format!("past dead {} -> {wake:?}", dead.notice.to));
+                self.expect_hand_on(&wake, went);
+                match wake {
+                    Wake::HandOn(next) if sent < WAKE_ATTEMPTS_PER_CALL_MAX => {
+                        self.send(&g, &next.notice);
+                        self.calls[c].stage = Stage::Check(next, sent + 1);
                     }
-                    Some(next) => {
-                        self.send(next.as_str());
-                        self.calls[c].stage = Stage::Check(ids);
+                    _ => {
+                        self.calls.swap_remove(c);
                     }
                 }
             }
         }
     }
 
+    /// The holder a claim names to check is the model's, as it is now.
+    fn check_seen(&self, g: &str, seen: Option<&sq::Seen>) {
+        if let Some(seen) = seen {
+            let h = self.model.holder(g).expect("a claim waits behind a holder");
+            let row = &self.model.rows[h];
+            assert_eq!(
+                (row.id.as_str(), row.heartbeat_at),
+                (seen.id.as_str(), Some(seen.heartbeat_at_ms))
+            );
+            assert_eq!(row.workflow, seen.workflow);
+        }
+    }
+
+    /// Where the core says the group went against the model's (`went`).
+    fn expect_hand_on(&mut self, wake: &Wake, went: Option<(String, bool)>) {
+        let got = match wake {
+            Wake::HandOn(next) => Some((
+                next.notice.to.to_string(),
+                matches!(next.notice.event, sq::Event::Holding { .. }),
+            )),
+            _ => None,
+        };
+        assert_eq!(got, went, "where the group went on");
+        if let Some((to, true)) = &got {
+            self.stats.hand_offs += 1;
+            let Wake::HandOn(next) = wake else {
+                unreachable!()
+            };
+            let Some(i) = self.model.holder(&self.group_of(to)) else {
+                panic!("{to} handed a group the model has no holder for")
+            };
+            let row = &self.model.rows[i];
+            assert_eq!(&row.id, to);
+            assert_eq!(
+                next.holding_since, row.heartbeat_at,
+                "heartbeat counted from the hand-off"
+            );
+            let sq::Event::Holding { fence, .. } = next.notice.event else {
+                unreachable!()
+            };
+            assert_eq!(Some(fence), row.fence, "the turn event carries the fence");
+        }
+    }
+
+    fn group_of(&self, name: &str) -> String {
+        let a = self.actors.iter().find(|a| a.id == name).unwrap();
+        a.request.group.as_str().to_string()
+    }
+
+    /// After an enqueue's batch (and its holder check): the superseded
+    /// waiters are told, then the reply.
+    fn after_enqueue(&mut self, c: usize, wake: Wake) {
+        match wake {
+            Wake::Nobody => self.finish_reply(c),
+            Wake::Each(notices) => self.calls[c].stage = Stage::WakeEach(notices),
+            Wake::HandOn(_) => panic!("an enqueue frees no group"),
+        }
+    }
+
     /// The contract's enqueue rules, at the moment the batch committed.
-    fn check_enqueue(&self, r: &SerialEnqueue, reply: &EnqueueReply, mut expected: Vec<String>) {
+    fn check_enqueue(
+        &mut self,
+        r: &SerialEnqueue,
+        reply: &EnqueueReply,
+        mut expected: Vec<String>,
+        could_supersede: bool,
+    ) {
         let g = r.group.as_str();
-        if let EnqueueReply::Waiting { superseded } = reply {
-            let mut got: Vec<String> = superseded.iter().map(|s| s.to_string()).collect();
-            got.sort();
-            expected.sort();
-            assert_eq!(got, expected, "superseded by {}", r.instance_id);
-            let waiting = self.model.waiting(g);
-            match &r.current {
-                // Newest wins: no waiter that arrived before it is left
-                // (a retried enqueue may find later arrivals at its revision).
-                None => assert_eq!(waiting[0], r.instance_id.as_str()),
-                // Current wins: every waiter is at the current revision.
-                Some(current) => assert!(waiting.iter().all(|w| {
-                    let i = self.model.find(g, w).unwrap();
-                    self.model.rows[i].revision == current.as_str()
-                })),
+        let me = r.instance_id.as_str();
+        let superseded = match reply {
+            EnqueueReply::Waiting { superseded, turn } => {
+                assert!(!r.claim);
+                assert_eq!(
+                    turn.is_some(),
+                    r.grant.is_some() && self.model.rows[self.model.find(g, me).unwrap()].grant
+                );
+                if let Some(t) = turn {
+                    self.oracle.turn(g, me, t);
+                }
+                superseded
             }
+            EnqueueReply::Claimed { superseded, claim } => {
+                assert!(r.claim || r.grant.is_some());
+                if matches!(claim, ClaimReply::Holding { .. }) {
+                    self.stats.claims_on_enqueue_held += 1;
+                }
+                self.check_claim(g, me, claim, true);
+                superseded
+            }
+            EnqueueReply::Skipped { .. } => return,
+        };
+        let mut got: Vec<String> = superseded.iter().map(|s| s.to_string()).collect();
+        got.sort();
+        expected.sort();
+        assert_eq!(got, expected, "superseded by {}", r.instance_id);
+        if !could_supersede {
+            return;
+        }
+        let waiting = self.model.waiting(g);
+        match &r.current {
+            // Newest wins: no waiter that arrived before it is left
+            // (a retried enqueue may find later arrivals at its revision).
+            None => {
+                let mine = self.model.find(g, me).unwrap();
+                assert!(
+                    waiting
+                        .iter()
+                        .all(|w| self.model.find(g, w).unwrap() >= mine),
+                    "{me} left an older waiter"
+                )
+            }
+            // Current wins: every waiter is at the current revision.
+            Some(current) => assert!(waiting.iter().all(|w| {
+                let i = self.model.find(g, w).unwrap();
+                self.model.rows[i].revision == current.as_str()
+            })),
         }
     }
 
@@ -662,12 +1102,43 @@ impl Sim {
         self.actors.iter().any(|a| a.id == name && a.alive)
     }
 
-    /// A turn event (the shell sends it, then checks the status): a dead
-    /// instance ignores it. The engine may lose it, or deliver it twice.
-    fn send(&mut self, name: &str) {
+    /// An event the shell sends (then checks the status): a dead instance
+    /// ignores it. The engine may lose it, or deliver it twice. Every event
+    /// of a turn must be for the registration that turn is, and say so.
+    fn send(&mut self, group: &str, notice: &sq::Notice) {
+        let name = notice.to.as_str();
         let Some(a) = self.actors.iter().position(|a| a.id == name) else {
             return;
         };
+        let registered = self.actors[a].request.grant.is_some();
+        let event_type = match &notice.event {
+            sq::Event::Plain => {
+                assert!(
+                    !registered
+                        || self
+                            .model
+                            .find(group, name)
+                            .is_some_and(|i| !self.model.rows[i].grant),
+                    "{name} registered with grant is woken by the plain event"
+                );
+                PLAIN_TURN.to_string()
+            }
+            sq::Event::Holding { turn, .. } | sq::Event::Skipped { turn, .. } => {
+                self.oracle.turn(group, name, turn);
+                turn.clone()
+            }
+        };
+        if let sq::Event::Skipped { by, .. } = &notice.event {
+            let i = self.model.find(group, name).unwrap();
+            assert_eq!(self.model.rows[i].state, "superseded");
+            assert_eq!(
+                self.model.rows[i]
+                    .superseded_by
+                    .as_ref()
+                    .map(|s| s.0.as_str()),
+                Some(by.as_str())
+            );
+        }
         if !self.actors[a].alive {
             return;
         }
@@ -675,9 +1146,13 @@ impl Sim {
         if self.faults && self.rng.percent(10) {
             return;
         }
-        self.events.push(a);
+        let event = SimEvent {
+            event_type,
+            event: notice.event.clone(),
+        };
+        self.events.push((a, event.clone()));
         if self.faults && self.rng.percent(5) {
-            self.events.push(a);
+            self.events.push((a, event));
         }
     }
 
@@ -704,25 +1179,53 @@ impl Sim {
         if !actor.alive {
             return;
         }
+        let body = |actor: &Actor| Phase::Body {
+            beat_at: now + HEARTBEAT_MS,
+            done_at: now + actor.work_ms,
+        };
+        let parked = Phase::Parked {
+            poll_at: now + POLL_MS,
+        };
+        let claim_turn = |claim: &ClaimReply| match claim {
+            ClaimReply::Waiting { turn, .. } => turn.clone(),
+            _ => None,
+        };
         actor.phase = match (actor.phase, reply) {
-            (Phase::Enqueue, Reply::Enqueue(EnqueueReply::Waiting { .. })) => Phase::Claim,
-            (Phase::Enqueue, Reply::Enqueue(EnqueueReply::Skipped { .. })) => {
+            (Phase::Enqueue, Reply::Enqueue(EnqueueReply::Waiting { turn, .. })) => {
+                actor.turn = actor.turn.take().or(turn);
+                Phase::Claim
+            }
+            (Phase::Enqueue, Reply::Enqueue(EnqueueReply::Skipped { .. }))
+            | (Phase::Claim, Reply::Claim(ClaimReply::Skipped { .. })) => {
                 self.stats.skips += 1;
                 Phase::Done(Ended::Skipped)
             }
-            (Phase::Claim, Reply::Claim(ClaimReply::Holding)) => {
-                self.stats.holds += 1;
-                Phase::Body {
-                    beat_at: now + HEARTBEAT_MS,
-                    done_at: now + actor.work_ms,
+            (Phase::Enqueue, Reply::Enqueue(EnqueueReply::Claimed { claim, .. })) => {
+                actor.turn = actor.turn.take().or(claim_turn(&claim));
+                match claim {
+                    ClaimReply::Holding { .. } => {
+                        self.stats.holds += 1;
+                        body(actor)
+                    }
+                    ClaimReply::Waiting { .. } => parked,
+                    ClaimReply::TimedOut => {
+                        self.stats.timeouts += 1;
+                        Phase::Done(Ended::TimedOut)
+                    }
+                    // Superseded between its batch and the claim past a dead holder.
+                    ClaimReply::Skipped { .. } => {
+                        self.stats.skips += 1;
+                        Phase::Done(Ended::Skipped)
+                    }
                 }
             }
-            (Phase::Claim, Reply::Claim(ClaimReply::Waiting { .. })) => Phase::Parked {
-                poll_at: now + POLL_MS,
-            },
-            (Phase::Claim, Reply::Claim(ClaimReply::Skipped { .. })) => {
-                self.stats.skips += 1;
-                Phase::Done(Ended::Skipped)
+            (Phase::Claim, Reply::Claim(ClaimReply::Holding { .. })) => {
+                self.stats.holds += 1;
+                body(actor)
+            }
+            (Phase::Claim, Reply::Claim(claim @ ClaimReply::Waiting { .. })) => {
+                actor.turn = actor.turn.take().or(claim_turn(&claim));
+                parked
             }
             (Phase::Claim, Reply::Claim(ClaimReply::TimedOut)) => {
                 self.stats.timeouts += 1;
@@ -787,9 +1290,9 @@ impl Sim {
             }
             85..=92 if !self.events.is_empty() => {
                 let e = self.rng.below(self.events.len() as u64) as usize;
-                let a = self.events.swap_remove(e);
+                let (a, event) = self.events.swap_remove(e);
                 if self.actors[a].alive {
-                    self.actors[a].inbox += 1;
+                    self.actors[a].inbox.push(event);
                 }
             }
             93..=96 if self.faults && !self.calls.is_empty() => {
@@ -797,7 +1300,16 @@ impl Sim {
                 self.crash(c);
             }
             97 if self.faults && !self.actors.is_empty() => {
-                let a = self.rng.below(self.actors.len() as u64) as usize;
+                // Half the time a holder (one running its body), so dead
+                // holders are found by status often, not only by chance.
+                let holders: Vec<usize> = (0..self.actors.len())
+                    .filter(|&a| matches!(self.actors[a].phase, Phase::Body { .. }))
+                    .collect();
+                let a = if !holders.is_empty() && self.rng.percent(50) {
+                    *self.rng.pick(&holders)
+                } else {
+                    self.rng.below(self.actors.len() as u64) as usize
+                };
                 if self.actors[a].alive && self.rng.percent(30) {
                     self.log(|| format!("{} dies", self.actors[a].id));
                     self.actors[a].alive = false;
@@ -806,7 +1318,9 @@ impl Sim {
             _ => {}
         }
         if self.stats.batches > batches_before {
-            self.model.assert_matches(&self.conn);
+            let rows = d1::all_rows(&self.conn);
+            sq::assert_invariants(&rows);
+            self.model.assert_matches(rows);
         }
     }
 
@@ -874,6 +1388,10 @@ fn simulation() {
             ("crashes", t.crashes),
             ("lost holds", t.lost_holds),
             ("dead waiters", t.dead_waiters),
+            ("hand-offs by grant", t.hand_offs),
+            ("holds taken from a turn event", t.granted_turns),
+            ("dead holders found by status", t.dead_holders),
+            ("claims on enqueue that held", t.claims_on_enqueue_held),
         ]);
     }
 }

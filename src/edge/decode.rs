@@ -602,7 +602,7 @@ mod tests {
     fn unknown_fields_are_named_before_any_field_is_read() {
         assert_eq!(
             refusal::<SerialEnqueue>(json!({ "zeta": 1, "group": 5, "alpha": 2 })),
-            "BatonError: input has an unknown field \"alpha\"; accepted fields: group, instanceId, revision, current"
+            "BatonError: input has an unknown field \"alpha\"; accepted fields: group, instanceId, revision, current, workflow, claim, grant"
         );
         assert_eq!(
             refusal::<Acquire>(json!({ "key": "k", "instanceId": "a", "options": { "limt": 2 } })),

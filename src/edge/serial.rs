@@ -3,12 +3,12 @@
 //! API's `/v1/groups/...` bodies (the group from the path).
 
 use super::coordinator::ReleaseReply;
-use crate::ident::{Ident, InstanceId};
+use crate::ident::{Ident, InstanceId, WorkflowName};
 use crate::serial_queue::{self as core, ClaimReply};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// `serialEnqueue({ group, instanceId, revision, current? })`.
+/// `serialEnqueue({ group, instanceId, revision, current?, workflow?, claim?, grant? })`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SerialEnqueue {
@@ -17,15 +17,25 @@ pub struct SerialEnqueue {
     pub revision: Ident,
     /// The revision that should run now; omit if unknown.
     pub current: Option<Ident>,
+    /// The Workflow binding (one of WORKFLOW_BINDINGS; default WORKFLOW_BINDING) through which Baton checks and wakes this instance.
+    pub workflow: Option<WorkflowName>,
+    /// Also claim, in the same batch: the reply is the claim's, with `superseded` added.
+    pub claim: Option<bool>,
+    /// Register with grant: the replies carry `turn`, the event type Baton hands this instance the group with (or tells it it was superseded), and a `holding` reply carries the group's `fence`.
+    pub grant: Option<bool>,
 }
 
-impl From<SerialEnqueue> for core::SerialEnqueue {
-    fn from(request: SerialEnqueue) -> core::SerialEnqueue {
+impl SerialEnqueue {
+    /// The core's request; `turn_prefix` is `TURN_EVENT_TYPE`, the prefix of a grant's turn.
+    pub fn into_core(self, turn_prefix: &str) -> core::SerialEnqueue {
         core::SerialEnqueue {
-            group: request.group,
-            instance_id: request.instance_id,
-            revision: request.revision,
-            current: request.current,
+            group: self.group,
+            instance_id: self.instance_id,
+            revision: self.revision,
+            current: self.current,
+            workflow: self.workflow.map(|w| w.as_str().to_owned()),
+            grant: (self.grant == Some(true)).then(|| turn_prefix.to_owned()),
+            claim: self.claim == Some(true),
         }
     }
 }
@@ -47,12 +57,60 @@ pub struct SerialInspect {
 
 /// `serialEnqueue`'s reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(tag = "status", rename_all = "snake_case")]
+#[serde(
+    tag = "status",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum SerialEnqueueReply {
-    /// Enqueued; `superseded` are the waiters this arrival dropped.
-    Waiting { superseded: Vec<InstanceId> },
+    /// Enqueued; `superseded` are the waiters this arrival dropped. With `claim`, `holder` is the holder it waits behind; with `grant`, `turn` is the event type it is handed the group with.
+    Waiting {
+        superseded: Vec<InstanceId>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        holder: Option<InstanceId>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        turn: Option<String>,
+    },
     /// Not enqueued: `revision` is not `current`.
     Skipped { reason: SkipReason, current: Ident },
+    /// With `claim`: enqueued and holding the group, granted with `fence`.
+    Holding {
+        superseded: Vec<InstanceId>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fence: Option<u64>,
+    },
+    /// With `claim`: a retried enqueue of a waiter that waited past SERIAL_WAITER_TIMEOUT_MS.
+    TimedOut { superseded: Vec<InstanceId> },
+}
+
+impl From<core::EnqueueReply> for SerialEnqueueReply {
+    fn from(reply: core::EnqueueReply) -> SerialEnqueueReply {
+        use core::EnqueueReply as E;
+        match reply {
+            E::Waiting { superseded, turn } => SerialEnqueueReply::Waiting {
+                superseded,
+                holder: None,
+                turn,
+            },
+            E::Skipped { current } => SerialEnqueueReply::Skipped {
+                reason: SkipReason::NotCurrent,
+                current,
+            },
+            E::Claimed { superseded, claim } => match claim {
+                ClaimReply::Holding { fence } => SerialEnqueueReply::Holding { superseded, fence },
+                ClaimReply::Waiting { holder, turn } => SerialEnqueueReply::Waiting {
+                    superseded,
+                    holder,
+                    turn,
+                },
+                ClaimReply::Skipped { by_revision, .. } => SerialEnqueueReply::Skipped {
+                    reason: SkipReason::NotCurrent,
+                    current: by_revision,
+                },
+                ClaimReply::TimedOut => SerialEnqueueReply::TimedOut { superseded },
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -77,17 +135,28 @@ pub struct Revisioned {
     rename_all_fields = "camelCase"
 )]
 pub enum SerialClaimReply {
-    Holding,
-    Waiting { holder: Option<InstanceId> },
-    Skipped { superseded_by: Revisioned },
+    /// `fence` for an instance registered with grant.
+    Holding {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fence: Option<u64>,
+    },
+    /// `turn` for an instance registered with grant.
+    Waiting {
+        holder: Option<InstanceId>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        turn: Option<String>,
+    },
+    Skipped {
+        superseded_by: Revisioned,
+    },
     TimedOut,
 }
 
 impl From<ClaimReply> for SerialClaimReply {
     fn from(reply: ClaimReply) -> SerialClaimReply {
         match reply {
-            ClaimReply::Holding => SerialClaimReply::Holding,
-            ClaimReply::Waiting { holder } => SerialClaimReply::Waiting { holder },
+            ClaimReply::Holding { fence } => SerialClaimReply::Holding { fence },
+            ClaimReply::Waiting { holder, turn } => SerialClaimReply::Waiting { holder, turn },
             ClaimReply::Skipped { by, by_revision } => SerialClaimReply::Skipped {
                 superseded_by: Revisioned {
                     instance_id: by,

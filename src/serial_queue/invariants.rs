@@ -6,10 +6,9 @@
 //! them. The simulation runs [`assert_invariants`] over the whole table
 //! after every step; the D1 shell over every row it reads.
 
-use super::state::{Entry, EntryState, Row};
+use super::state::{turn, Entry, EntryState, Row};
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX};
-use std::collections::HashMap;
 
 /// The row typed, or why its columns contradict its state.
 pub fn check_row(row: &Row) -> Result<Entry, String> {
@@ -23,6 +22,9 @@ pub fn check_row(row: &Row) -> Result<Entry, String> {
     let superseded = (&row.superseded_by, &row.superseded_by_revision);
     if row.state != "superseded" && (superseded.0.is_some() || superseded.1.is_some()) {
         return fail("only a superseded row names who superseded it");
+    }
+    if row.fence.is_some() && row.heartbeat_at.is_none() {
+        return fail("only a row that held the group has a fence");
     }
     let finished = row.finished_at;
     let state = match (row.state.as_str(), finished) {
@@ -66,6 +68,9 @@ pub fn check_row(row: &Row) -> Result<Entry, String> {
         revision,
         enqueued_at_ms: row.enqueued_at,
         state,
+        workflow: row.workflow.clone(),
+        turn: row.turn_prefix.as_deref().map(|p| turn(p, row.seq)),
+        fence: row.fence,
     })
 }
 
@@ -89,10 +94,20 @@ pub fn assert_invariants(rows: &[Row]) {
         finished: u32,
         waiting_revision: Option<&'a str>,
     }
-    let mut groups: HashMap<&str, Group<'_>> = HashMap::new();
+    // A batch reads one group, the simulation a few: a list searched in
+    // order costs the WASM less than a hash map of its own (P6).
+    let mut groups: Vec<(&str, Group<'_>)> = Vec::new();
     for row in rows {
         let entry = entry(row);
-        let group = groups.entry(row.group_name.as_str()).or_default();
+        let name = row.group_name.as_str();
+        let at = match groups.iter().position(|(g, _)| *g == name) {
+            Some(at) => at,
+            None => {
+                groups.push((name, Group::default()));
+                groups.len() - 1
+            }
+        };
+        let group = &mut groups[at].1;
         match entry.state {
             EntryState::Holding { .. } => group.holders += 1,
             EntryState::Waiting => {
@@ -119,9 +134,10 @@ pub fn assert_invariants(rows: &[Row]) {
             "group {name}: {} waiters",
             group.waiters
         );
-        // Pruned to the bound by every enqueue; since then at most every
-        // waiter and the holder can have finished.
-        let finished_max = SERIAL_RECENT_PER_GROUP_MAX + SERIAL_WAITERS_PER_GROUP_MAX + 1;
+        // Pruned to the bound by every enqueue (which keeps the row with
+        // the group's fence besides); since then at most every waiter and
+        // the holder can have finished.
+        let finished_max = SERIAL_RECENT_PER_GROUP_MAX + SERIAL_WAITERS_PER_GROUP_MAX + 2;
         assert!(
             group.finished <= finished_max,
             "group {name}: {} finished rows",

@@ -1,4 +1,6 @@
-//! The serial queue: one in flight per group, newest waiter wins (contract §2).
+//! The serial queue: one in flight per group, newest waiter wins (contract
+//! §2), with §2a's hand-off by grant, claim on enqueue, fences per group and
+//! dead holders found by status.
 //!
 //! State lives in one D1 table (`migrations/`), a row per execution. D1 runs
 //! a batch as one transaction and serialises writes per database, so every
@@ -12,6 +14,17 @@
 //! (`shell::serial_queue_d1`) runs the batches and sends the wakes, and the
 //! native tests and the simulation (`tests/serial_queue*.rs`) run the same
 //! batches on SQLite. [`invariants`] checks every row read back.
+//!
+//! §2a in these terms: an enqueue with `claim` appends the claim's two
+//! statements to its batch; a release's batch ends with the hand-over
+//! ([`sql::HAND_OVER`]), which makes a first waiter registered with grant
+//! the holder and says so as data ([`Wake::HandOn`], whose event the shell
+//! sends); a group's fence is the highest among its rows, one more per
+//! grant (the row holding it is never pruned). Whether an instance is dead
+//! is the one thing only the shell can learn: a claim that waits names the
+//! holder it read ([`Seen`]); the shell asks that holder's Workflow, and a
+//! dead one re-enters as a second batch ([`claim_past_dead`]) whose
+//! statements apply only to the holder as it was read.
 
 mod decide;
 mod invariants;

@@ -11,16 +11,22 @@
 //! ([`super::Row`]), so one row type reads every result.
 
 /// The schema, as wrangler applies it (`wrangler d1 migrations apply`).
-pub const MIGRATIONS: &[(&str, &str)] = &[(
-    "0001_serial_queue.sql",
-    include_str!("../../migrations/0001_serial_queue.sql"),
-)];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "0001_serial_queue.sql",
+        include_str!("../../migrations/0001_serial_queue.sql"),
+    ),
+    (
+        "0002_serial_grant.sql",
+        include_str!("../../migrations/0002_serial_grant.sql"),
+    ),
+];
 
 /// The columns of [`super::Row`], in one place.
 macro_rules! columns {
     () => {
         "seq, group_name, instance_id, revision, state, enqueued_at, heartbeat_at, \
-         superseded_by, superseded_by_revision, finished_at"
+         superseded_by, superseded_by_revision, finished_at, workflow, turn_prefix, fence"
     };
 }
 
@@ -71,12 +77,14 @@ pub const READ_RECENT: &str = concat!(
 // --- enqueue: one batch ---------------------------------------------------
 
 /// ?1 group, ?2 instance id, ?3 revision, ?4 now, ?5 the most waiters a
-/// group holds. Inserts only below the bound, counted in the same
-/// transaction, so concurrent enqueues cannot pass it together. A retried
-/// enqueue keeps the original row (and its place).
+/// group holds, ?6 its Workflow binding (NULL: the default), ?7 its turn
+/// prefix (NULL: registered without grant). Inserts only below the bound,
+/// counted in the same transaction, so concurrent enqueues cannot pass it
+/// together. A retried enqueue keeps the original row (its place, its
+/// binding and whether it has grant: the registering call fixes those).
 pub const INSERT_WAITER: &str = "INSERT INTO serial_queue \
-     (group_name, instance_id, revision, state, enqueued_at) \
-     SELECT ?1, ?2, ?3, 'waiting', ?4 \
+     (group_name, instance_id, revision, state, enqueued_at, workflow, turn_prefix) \
+     SELECT ?1, ?2, ?3, 'waiting', ?4, ?6, ?7 \
      WHERE (SELECT COUNT(*) FROM (SELECT 1 FROM serial_queue \
      WHERE group_name = ?1 AND state = 'waiting' LIMIT ?5)) < ?5 \
      ON CONFLICT (group_name, instance_id) DO NOTHING";
@@ -106,24 +114,39 @@ pub const SUPERSEDE_NOT_CURRENT: &str = concat!(
 );
 
 /// ?1 group, ?2 instance id, ?3 how many finished rows to keep. Runs only
-/// when the caller's enqueue took (a refused one changes nothing).
+/// when the caller's enqueue took (a refused one changes nothing). The row
+/// with the group's highest fence stays whatever its age: the group's
+/// fence is read from it (`next_fence!`), and must never go back.
 pub const PRUNE_FINISHED: &str = concat!(
     "DELETE FROM serial_queue WHERE group_name = ?1 \
      AND state NOT IN ('waiting', 'holding') AND seq <= (SELECT seq FROM serial_queue \
      WHERE group_name = ?1 AND state NOT IN ('waiting', 'holding') ORDER BY seq DESC \
-     LIMIT 1 OFFSET ?3) AND ",
+     LIMIT 1 OFFSET ?3) AND seq IS NOT (SELECT seq FROM serial_queue WHERE group_name = ?1 \
+     AND fence IS NOT NULL ORDER BY fence DESC LIMIT 1) AND ",
     caller_waiting!()
 );
 
 // --- claim: one batch -----------------------------------------------------
 
-/// ?1 group, ?2 instance id, ?3 now, ?4 the oldest heartbeat still live.
-/// A holder gone stale is abandoned when a waiter claims (runs before
-/// [`CLAIM`] in its batch, so any holder [`CLAIM`] then sees is live).
+/// The claimer waits at ?5 (any revision if NULL): a claim on enqueue
+/// claims only at the revision the enqueue names.
+macro_rules! at_revision {
+    () => {
+        "revision = IFNULL(?5, revision)"
+    };
+}
+
+/// ?1 group, ?2 instance id, ?3 now, ?4 the oldest heartbeat still live,
+/// ?5 the claimer's revision or NULL. A holder gone stale is abandoned when
+/// a waiter claims (runs before [`CLAIM`] in its batch, so any holder
+/// [`CLAIM`] then sees is live).
 pub const ABANDON_STALE_HOLDER: &str = concat!(
     "UPDATE serial_queue SET state = 'abandoned', finished_at = ?3 \
-     WHERE group_name = ?1 AND state = 'holding' AND heartbeat_at < ?4 AND ",
-    caller_waiting!(),
+     WHERE group_name = ?1 AND state = 'holding' AND heartbeat_at < ?4 AND \
+     EXISTS (SELECT 1 FROM serial_queue WHERE group_name = ?1 AND instance_id = ?2 \
+     AND state = 'waiting' AND ",
+    at_revision!(),
+    ")",
     " RETURNING ",
     columns!()
 );
@@ -135,28 +158,40 @@ macro_rules! held {
     };
 }
 
-/// Whether the caller's row (?2) moves in [`CLAIM`]: it waits, and either
-/// nobody holds the group or it has waited since before ?4.
+/// Whether the caller's row (?2) moves in [`CLAIM`]: it waits (at ?5),
+/// and either nobody holds the group or it has waited since before ?4.
 macro_rules! claimable {
     () => {
         concat!(
-            "(instance_id = ?2 AND state = 'waiting' AND (enqueued_at < ?4 OR NOT ",
+            "(instance_id = ?2 AND state = 'waiting' AND ",
+            at_revision!(),
+            " AND (enqueued_at < ?4 OR NOT ",
             held!(),
             "))"
         )
     };
 }
 
+/// The fence the group's next grant gets: one above the highest any of its
+/// rows holds (1 for its first), ?1 group. Read through the
+/// `serial_queue_fence` index; the row holding the highest is never pruned.
+macro_rules! next_fence {
+    () => {
+        "(SELECT IFNULL(MAX(fence), 0) + 1 FROM serial_queue WHERE group_name = ?1)"
+    };
+}
+
 /// ?1 group, ?2 instance id, ?3 now, ?4 the latest enqueue that may still
-/// wait (now - waiter timeout). The atomic claim: a waiter takes the group
-/// only while nobody holds it; behind a holder (live, after
-/// [`ABANDON_STALE_HOLDER`]), a waiter that has waited too long times out
-/// instead. It also returns the caller's row and the holder's, as they are
-/// after it (one row when the caller holds): the holder's row is matched
-/// only to be returned, its values set to themselves. One statement for
-/// all of it, as a batch's cost is per statement (D1 counts that row as
-/// written). No order of the rows breaks "one holder per group" midway:
-/// the caller becomes the holder only when no row was holding.
+/// wait (now - waiter timeout), ?5 the claimer's revision or NULL. The atomic claim: a waiter takes the group
+/// only while nobody holds it, with the group's next fence; behind a holder
+/// (live, after [`ABANDON_STALE_HOLDER`]), a waiter that has waited too
+/// long times out instead. It also returns the caller's row and the
+/// holder's, as they are after it (one row when the caller holds): the
+/// holder's row is matched only to be returned, its values set to
+/// themselves. One statement for all of it, as a batch's cost is per
+/// statement (D1 counts that row as written). No order of the rows breaks
+/// "one holder per group" midway: the caller becomes the holder only when
+/// no row was holding.
 pub const CLAIM: &str = concat!(
     "UPDATE serial_queue SET state = CASE WHEN ",
     claimable!(),
@@ -166,12 +201,58 @@ pub const CLAIM: &str = concat!(
     claimable!(),
     " AND NOT ",
     held!(),
-    " THEN ?3 ELSE heartbeat_at END, finished_at = CASE WHEN ",
+    " THEN ?3 ELSE heartbeat_at END, fence = CASE WHEN ",
+    claimable!(),
+    " AND NOT ",
+    held!(),
+    " THEN ",
+    next_fence!(),
+    " ELSE fence END, finished_at = CASE WHEN ",
     claimable!(),
     " AND ",
     held!(),
     " THEN ?3 ELSE finished_at END \
      WHERE group_name = ?1 AND (instance_id = ?2 OR state = 'holding') RETURNING ",
+    columns!()
+);
+
+/// ?1 group, ?2 instance id, ?3 now, ?4 the heartbeat it was seen with. A
+/// holder its Workflow reported dead loses the group, provided it still
+/// holds with that heartbeat: one that heartbeat or left since the status
+/// was read is not touched.
+pub const ABANDON_DEAD_HOLDER: &str = concat!(
+    "UPDATE serial_queue SET state = 'abandoned', finished_at = ?3 \
+     WHERE group_name = ?1 AND instance_id = ?2 AND state = 'holding' AND heartbeat_at = ?4 \
+     RETURNING ",
+    columns!()
+);
+
+/// The first waiter (?1 group) takes the group by grant: it registered
+/// with grant and nobody holds the group.
+macro_rules! granted {
+    () => {
+        concat!("turn_prefix IS NOT NULL AND NOT ", held!())
+    };
+}
+
+/// ?1 group, ?2 now. The hand-off by grant, and the read of the group's
+/// first waiter (the one a claim would let in first), in one statement:
+/// when nobody holds the group and that waiter registered with grant, it
+/// becomes the holder, its heartbeat counted from now, with the group's
+/// next fence; either way its row comes back (set to itself when it stays
+/// waiting), so a release is one statement shorter than a hand-over and a
+/// read (a batch's cost is per statement, as for [`CLAIM`]).
+pub const HAND_OVER: &str = concat!(
+    "UPDATE serial_queue SET state = CASE WHEN ",
+    granted!(),
+    " THEN 'holding' ELSE state END, heartbeat_at = CASE WHEN ",
+    granted!(),
+    " THEN ?2 ELSE heartbeat_at END, fence = CASE WHEN ",
+    granted!(),
+    " THEN ",
+    next_fence!(),
+    " ELSE fence END WHERE group_name = ?1 AND seq = (SELECT seq FROM serial_queue \
+     WHERE group_name = ?1 AND state = 'waiting' ORDER BY seq LIMIT 1) RETURNING ",
     columns!()
 );
 
@@ -182,7 +263,7 @@ pub const HEARTBEAT: &str = "UPDATE serial_queue SET heartbeat_at = ?3 \
      WHERE group_name = ?1 AND instance_id = ?2 AND state = 'holding'";
 
 /// ?1 group, ?2 instance id, ?3 now. From the holder or a waiter; returns
-/// the row if it left (only a claim sets `heartbeat_at`, so a returned row
+/// the row if it left (only a grant sets `heartbeat_at`, so a returned row
 /// with one held the group).
 pub const RELEASE: &str = concat!(
     "UPDATE serial_queue SET state = 'released', finished_at = ?3 \
@@ -206,6 +287,8 @@ pub const ALL: &[&str] = &[
     PRUNE_FINISHED,
     ABANDON_STALE_HOLDER,
     CLAIM,
+    ABANDON_DEAD_HOLDER,
+    HAND_OVER,
     HEARTBEAT,
     RELEASE,
     ABANDON_WAITER,

@@ -41,6 +41,20 @@ pub struct Row {
     pub superseded_by: Option<String>,
     pub superseded_by_revision: Option<String>,
     pub finished_at: Option<u64>,
+    /// The Workflow binding named at enqueue; `None` is `WORKFLOW_BINDING`.
+    pub workflow: Option<String>,
+    /// Set when registered with grant: the prefix of its turn ([`turn`]).
+    pub turn_prefix: Option<String>,
+    /// The group's fence when this execution was granted the group.
+    pub fence: Option<u64>,
+}
+
+/// The event type a registration with grant is woken by: unique to it, as
+/// `seq` is never reused, and within the Workflows rules for event types
+/// (the prefix, `TURN_EVENT_TYPE`, is at most
+/// [`crate::limits::SERIAL_TURN_PREFIX_CHARS_MAX`] characters).
+pub fn turn(prefix: &str, seq: u64) -> String {
+    format!("{prefix}-serial-{seq}")
 }
 
 /// Where an execution is in its group: the `state` column with the columns
@@ -103,12 +117,19 @@ pub struct Entry {
     pub revision: Ident,
     pub enqueued_at_ms: u64,
     pub state: EntryState,
+    pub workflow: Option<String>,
+    /// Its turn, if it registered with grant.
+    pub turn: Option<String>,
+    /// The fence it was granted the group with (none before it held, and
+    /// none for a grant written before fences existed).
+    pub fence: Option<u64>,
 }
 
 /// A bound parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Param {
     Text(String),
+    Null,
     /// Times and counts; always below 2^53, so they survive a JS number.
     Integer(u64),
 }

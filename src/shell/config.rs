@@ -104,6 +104,8 @@ impl CoordinatorConfig {
 pub struct SerialConfig {
     pub timeouts: crate::serial_queue::SerialTimeouts,
     pub workflow_binding: String,
+    /// `WORKFLOW_BINDINGS`, which an enqueue's `workflow` must name.
+    pub workflows: CoordinatorConfig,
     pub turn_event_type: String,
     /// `SERIAL_PUSH = "off"` disables push wake-ups (poll only): the
     /// benchmark's baseline, never a production setting.
@@ -140,10 +142,34 @@ impl SerialConfig {
                     crate::limits::SERIAL_HEARTBEAT_EXPIRY_MS_DEFAULT,
                 )?,
             },
-            workflow_binding: coordinator.workflow_binding,
-            turn_event_type: coordinator.turn_event_type,
+            workflow_binding: coordinator.workflow_binding.clone(),
+            turn_event_type: coordinator.turn_event_type.clone(),
+            workflows: coordinator,
             push: var(env, "SERIAL_PUSH").as_deref() != Some("off"),
         })
+    }
+
+    /// Refuses an enqueue's `workflow` that names no binding in
+    /// `WORKFLOW_BINDINGS`; a grant needs a `TURN_EVENT_TYPE` short enough
+    /// to make turns of (the operator's error, not the caller's).
+    pub fn check(&self, request: &crate::edge::serial::SerialEnqueue) -> Result<(), BatonError> {
+        let options = KeyOptions {
+            workflow: request.workflow.clone(),
+            limit: None,
+            grant: None,
+        };
+        self.workflows.check_options(Some(&options))?;
+        let max = crate::limits::SERIAL_TURN_PREFIX_CHARS_MAX;
+        // The message names the bound as a literal (no format! in the WASM).
+        const _: () = assert!(crate::limits::SERIAL_TURN_PREFIX_CHARS_MAX == 64);
+        if request.grant == Some(true) && self.turn_event_type.len() > max {
+            return Err(BatonError::Invalid {
+                field: "grant",
+                reason: "needs a TURN_EVENT_TYPE of at most 64 characters (Baton configuration)"
+                    .into(),
+            });
+        }
+        Ok(())
     }
 }
 

@@ -1,7 +1,7 @@
 //! A D1 batch's results, read into the serial queue's [`Outcome`]s: each
 //! statement's rows, column by column, and its `meta.changes`.
 //!
-//! Read property by property, and only the properties wanted: the ten
+//! Read property by property, and only the properties wanted: the
 //! columns of each returned row (one or two rows on the hot path) and one
 //! field of each statement's `meta`. Turning the results into JSON text
 //! first (`JSON.stringify`, then `serde_json` in WASM) was the largest
@@ -17,7 +17,7 @@ use wasm_bindgen::{JsCast, JsValue};
 /// The columns of a returned row: `crate::serial_queue::sql::COLUMNS`, in
 /// its order, which the first read checks (so every test that reaches the
 /// serial queue fails should the two drift apart).
-const COLUMNS: [&str; 10] = [
+const COLUMNS: [&str; 13] = [
     "seq",
     "group_name",
     "instance_id",
@@ -28,6 +28,9 @@ const COLUMNS: [&str; 10] = [
     "superseded_by",
     "superseded_by_revision",
     "finished_at",
+    "workflow",
+    "turn_prefix",
+    "fence",
 ];
 
 /// The property names read, as JS strings made once per isolate rather
@@ -36,7 +39,7 @@ struct Names {
     results: JsValue,
     meta: JsValue,
     changes: JsValue,
-    columns: [JsValue; 10],
+    columns: [JsValue; 13],
 }
 
 thread_local! {
@@ -94,6 +97,9 @@ fn row(names: &Names, row: &JsValue) -> Result<Row, String> {
         superseded_by: optional_text(7)?,
         superseded_by_revision: optional_text(8)?,
         finished_at: optional_integer(9)?,
+        workflow: optional_text(10)?,
+        turn_prefix: optional_text(11)?,
+        fence: optional_integer(12)?,
     })
 }
 

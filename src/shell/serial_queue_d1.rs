@@ -12,26 +12,23 @@
 use super::config::SerialConfig;
 use super::d1_results;
 use super::decision_log::{self, Kind, Scope};
-use super::js::{self, now_ms, to_js};
-use super::wake::{self, Sent, Turn, Wakes};
+use super::js::{self, now_ms};
+use super::wake::{Sent, Turn};
 use super::workflow::Workflow;
+use crate::coordinator::Liveness;
 use crate::edge::coordinator::ReleaseReply;
 use crate::edge::serial::{
     GroupMember, HeartbeatReply, Revisioned, SerialClaimReply, SerialEnqueue, SerialEnqueueReply,
     SerialFinished, SerialHolder, SerialInspect, SerialInspection, SerialOutcome, SerialWaiter,
-    SkipReason,
 };
-use crate::edge::TurnEvent;
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
-use crate::limits::HAND_ON_CHECK_DELAY_MS;
+use crate::limits::{HAND_ON_CHECK_DELAY_MS, WAKE_ATTEMPTS_PER_CALL_MAX};
 use crate::serial_queue::{
-    self as core, Batch, ClaimReply, EnqueueReply, Entry, EntryState, Outcome, Param, Plan,
-    Released, Wake,
+    self as core, Batch, ClaimReply, EnqueueReply, Entry, EntryState, Event, HandOn, Notice,
+    Outcome, Param, Plan, Released, Seen, Wake,
 };
 use js_sys::{Array, Promise};
-use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Duration;
 use wasm_bindgen::prelude::*;
@@ -165,6 +162,7 @@ impl Shell {
                     .iter()
                     .map(|p| match p {
                         Param::Text(text) => JsValue::from_str(text),
+                        Param::Null => JsValue::NULL,
                         Param::Integer(n) => JsValue::from_f64(*n as f64),
                     })
                     .collect();
@@ -183,66 +181,150 @@ impl Shell {
         })
     }
 
-    /// The turn event for `group`.
-    fn turn(&self, config: &SerialConfig, group: &Ident) -> Turn {
-        Turn {
-            event_type: config.turn_event_type.clone(),
-            payload: to_js(&TurnEvent::Group(group.as_str())),
+    /// The Workflow binding an instance is reached through: the one it
+    /// named at enqueue, or `WORKFLOW_BINDING`.
+    fn workflow(&self, config: &SerialConfig, name: Option<&str>) -> Result<Workflow, JsValue> {
+        Workflow::from_env(&self.env, name.unwrap_or(&config.workflow_binding))
+    }
+
+    /// The event a notice stands for: `TURN_EVENT_TYPE` with `{ group }`,
+    /// or the instance's own turn with what it is told. Built by hand, not
+    /// through serde: one more serialized type costs the WASM more (P6).
+    fn event(
+        &self,
+        config: &SerialConfig,
+        group: &Ident,
+        notice: &Notice,
+    ) -> Result<Turn, JsValue> {
+        let payload = js_sys::Object::new();
+        let set = |object: &js_sys::Object, name: &str, value: JsValue| {
+            js_sys::Reflect::set(object, &name.into(), &value).map(drop)
+        };
+        set(&payload, "group", group.as_str().into())?;
+        let (event_type, status) = match &notice.event {
+            Event::Plain => (&config.turn_event_type, None),
+            Event::Holding { turn, fence } => {
+                set(&payload, "fence", JsValue::from_f64(*fence as f64))?;
+                (turn, Some("holding"))
+            }
+            Event::Skipped {
+                turn,
+                by,
+                by_revision,
+            } => {
+                let winner = js_sys::Object::new();
+                set(&winner, "instanceId", by.as_str().into())?;
+                set(&winner, "revision", by_revision.as_str().into())?;
+                set(&payload, "supersededBy", winner.into())?;
+                (turn, Some("skipped"))
+            }
+        };
+        if let Some(status) = status {
+            set(&payload, "instanceId", notice.to.as_str().into())?;
+            set(&payload, "status", status.into())?;
         }
+        Ok(Turn {
+            event_type: event_type.clone(),
+            payload: payload.into(),
+        })
+    }
+
+    /// Sends `notice`'s event through its instance's Workflow binding.
+    async fn send(
+        &self,
+        config: &SerialConfig,
+        group: &Ident,
+        notice: &Notice,
+    ) -> Result<Sent, JsValue> {
+        let workflow = self.workflow(config, notice.workflow.as_deref())?;
+        let event = self.event(config, group, notice)?;
+        Ok(Sent::send(&workflow, &notice.to, &event).await)
+    }
+
+    /// After a claim (or a claim on enqueue) found the group held: the
+    /// holder's status, outside the batch (no grace: a serialized instance
+    /// enqueues itself); dead, the claim again past it, in a batch that
+    /// abandons it only if it still holds as it was read. `None` when it
+    /// is alive.
+    async fn past_dead_holder(
+        &self,
+        config: &SerialConfig,
+        group: &Ident,
+        id: &InstanceId,
+        holder: Seen,
+    ) -> Result<Option<core::Claimed>, JsValue> {
+        let workflow = self.workflow(config, holder.workflow.as_deref())?;
+        let liveness = workflow.liveness(holder.id.as_str()).await;
+        if !matches!(liveness, Liveness::Dead | Liveness::NotFound) {
+            return Ok(None);
+        }
+        let batch = core::claim_past_dead(group, id, &holder, now_ms(), config.timeouts);
+        let claimed = core::claim_outcome(id, &self.run(&batch).await?).map_err(refuse)?;
+        log_abandoned(Scope::Group(group.as_str()), &claimed.abandoned);
+        Ok(Some(claimed))
     }
 
     pub(crate) async fn enqueue(
         &self,
         request: SerialEnqueue,
     ) -> Result<SerialEnqueueReply, JsValue> {
-        let request = core::SerialEnqueue::from(request);
         let config = self.config()?;
-        let decided = match core::enqueue(&request, now_ms()) {
-            Plan::Done(reply) => core::Decided {
-                reply,
-                wake: Wake::Nobody,
-            },
+        config.check(&request).map_err(refuse)?;
+        let request = request.into_core(&config.turn_event_type);
+        let now = now_ms();
+        let (mut decided, behind) = match core::enqueue(&request, now, config.timeouts) {
+            Plan::Done(reply) => (
+                core::Decided {
+                    reply,
+                    wake: Wake::Nobody,
+                },
+                None,
+            ),
             Plan::Run(batch) => {
                 let outcomes = self.run(&batch).await?;
                 core::enqueue_outcome(&request, &outcomes).map_err(refuse)?
             }
         };
-        let (name, reason) = match &decided.reply {
-            EnqueueReply::Waiting { superseded } => (
-                "waiting",
-                format!("superseded {} waiter(s)", superseded.len()),
-            ),
-            EnqueueReply::Skipped { current } => (
-                "skipped",
-                format!("revision {} is not current ({current})", request.revision),
-            ),
-        };
         let scope = Scope::Group(request.group.as_str());
-        // Joining waits only if the claim finds the group held: its line says so.
+        let id = &request.instance_id;
+        if let (Some(holder), EnqueueReply::Claimed { superseded, .. }) = (behind, &decided.reply) {
+            let group = &request.group;
+            if let Some(claimed) = self.past_dead_holder(&config, group, id, holder).await? {
+                decided.reply = core::enqueue_claimed(superseded.clone(), claimed);
+            }
+        }
+        let (name, reason) = match &decided.reply {
+            EnqueueReply::Waiting { superseded, .. } => ("waiting", superseded.len()),
+            EnqueueReply::Claimed { superseded, claim } => (claim_name(claim), superseded.len()),
+            EnqueueReply::Skipped { .. } => ("skipped", 0),
+        };
+        let reason = match &decided.reply {
+            EnqueueReply::Skipped { current } => {
+                format!("revision {} is not current ({current})", request.revision)
+            }
+            _ => format!("superseded {reason} waiter(s)"),
+        };
+        // An enqueue that only joins, or claims a free group, involves no
+        // other instance: a wait is logged by the claim that finds the
+        // group held.
         let kind = match &decided.reply {
-            EnqueueReply::Waiting { superseded } if superseded.is_empty() => Kind::Routine,
+            EnqueueReply::Waiting { superseded, .. } if superseded.is_empty() => Kind::Routine,
+            EnqueueReply::Claimed {
+                superseded,
+                claim: ClaimReply::Holding { .. },
+            } if superseded.is_empty() => Kind::Routine,
             _ => Kind::Contended,
         };
-        decision_log::decision(
-            kind,
-            scope,
-            request.instance_id.as_str(),
-            name,
-            &reason,
-            None,
-        );
-        if let (Wake::Each(ids), true) = (&decided.wake, config.push) {
-            // Superseded waiters learn at once: their next claim says `skipped`.
-            let group = GroupWakes::new(self, &config, &request.group, vec![])?;
-            wake::each(&group, &self.turn(&config, &request.group), ids).await?;
+        decision_log::decision(kind, scope, id.as_str(), name, &reason, None);
+        if let (Wake::Each(notices), true) = (&decided.wake, config.push) {
+            // Superseded waiters learn at once: their next claim (or their
+            // own turn) says `skipped`. Dead ones ignore the event.
+            for notice in notices.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
+                let sent = self.send(&config, &request.group, notice).await?;
+                sent.liveness(&notice.to).await;
+            }
         }
-        Ok(match decided.reply {
-            EnqueueReply::Waiting { superseded } => SerialEnqueueReply::Waiting { superseded },
-            EnqueueReply::Skipped { current } => SerialEnqueueReply::Skipped {
-                reason: SkipReason::NotCurrent,
-                current,
-            },
-        })
+        Ok(decided.reply.into())
     }
 
     pub(crate) async fn claim(&self, request: GroupMember) -> Result<SerialClaimReply, JsValue> {
@@ -255,36 +337,29 @@ impl Shell {
         let outcomes = self
             .run(&core::claim(&group, &id, now, config.timeouts))
             .await?;
-        let claimed = core::claim_outcome(&id, &outcomes).map_err(refuse)?;
+        let mut claimed = core::claim_outcome(&id, &outcomes).map_err(refuse)?;
         let scope = Scope::Group(group.as_str());
-        if let Some(stale) = &claimed.abandoned {
-            let reason = "its heartbeat went stale";
-            decision_log::decision(
-                Kind::Contended,
-                scope,
-                stale.as_str(),
-                "abandoned",
-                reason,
-                None,
-            );
+        log_abandoned(scope, &claimed.abandoned);
+        if let Some(holder) = claimed.behind.take() {
+            if let Some(past) = self.past_dead_holder(&config, &group, &id, holder).await? {
+                claimed = past;
+            }
         }
-        let (name, reason) = match &claimed.reply {
-            ClaimReply::Holding => ("holding", "no live holder".to_string()),
-            ClaimReply::Waiting { holder } => (
-                "waiting",
-                format!(
-                    "behind {}",
-                    holder.as_ref().map_or("a holder", |h| h.as_str())
-                ),
+        let reason = match &claimed.reply {
+            ClaimReply::Holding { .. } => "no live holder".to_string(),
+            ClaimReply::Waiting { holder, .. } => format!(
+                "behind {}",
+                holder.as_ref().map_or("a holder", |h| h.as_str())
             ),
             ClaimReply::Skipped { by, by_revision } => {
-                ("skipped", format!("superseded by {by} at {by_revision}"))
+                format!("superseded by {by} at {by_revision}")
             }
-            ClaimReply::TimedOut => ("timed_out", "waited past the waiter timeout".to_string()),
+            ClaimReply::TimedOut => "waited past the waiter timeout".to_string(),
         };
         let waited_ms = now.saturating_sub(claimed.me.enqueued_at_ms);
+        let name = claim_name(&claimed.reply);
         let kind = match &claimed.reply {
-            ClaimReply::Holding => Kind::Routine,
+            ClaimReply::Holding { .. } => Kind::Routine,
             _ => Kind::Contended,
         };
         decision_log::decision(kind, scope, id.as_str(), name, &reason, Some(waited_ms));
@@ -299,8 +374,9 @@ impl Shell {
         })
     }
 
-    /// `next` is the waiter sent the turn event, if any: the first in
-    /// hand-on order, whose status is checked after the reply.
+    /// `next` is the instance sent the turn event, if any: the first
+    /// waiter, handed the group by grant or woken to claim, whose status is
+    /// checked after the reply.
     pub(crate) async fn release(
         self: &Rc<Self>,
         request: GroupMember,
@@ -320,9 +396,7 @@ impl Shell {
         // The turn event goes first: the next holder waits on it, and the
         // log line can wait for it.
         let next = match decided.wake {
-            Wake::FirstAlive(candidates) if config.push => {
-                self.hand_on(&config, &group, candidates).await?
-            }
+            Wake::HandOn(next) if config.push => Some(self.hand_on(&config, &group, next).await?),
             _ => None,
         };
         let kind = if next.is_some() {
@@ -341,43 +415,29 @@ impl Shell {
         Ok(ReleaseReply { next })
     }
 
-    /// A freed group's hand-on: the first candidate is sent the turn event
-    /// before the reply, which names it; its status check, and the rest of
-    /// the chain if it is dead (abandon it, wake the next: `wake::first_alive`),
-    /// run after the reply, in `waitUntil`, once the woken waiter has had
-    /// [`HAND_ON_CHECK_DELAY_MS`] to claim. The holder's release then
-    /// costs one D1 batch and the event, as a hand-written queue's does,
-    /// and the status query does not reach the woken waiter's engine while
-    /// it claims. Should the Worker stop before that check, a dead first
-    /// waiter only costs the others their next poll: a claim needs no
-    /// turn, only a free group.
+    /// A freed group's hand-on: the instance it went to (handed it by
+    /// grant, or woken to claim) is sent its event before the reply, which
+    /// names it; its status check, and the rest of the chain if it is dead
+    /// (abandon it, go on to the next: [`core::hand_on_past`]), run after
+    /// the reply, in `waitUntil`, once it has had [`HAND_ON_CHECK_DELAY_MS`]
+    /// to act on the event. The holder's release then costs one D1 batch
+    /// and the event, as a hand-written queue's does, and the status query
+    /// does not reach the woken instance's engine while it acts. Should the
+    /// Worker stop before that check, a dead first waiter costs the others
+    /// their next poll (their claim finds it dead), no more.
     async fn hand_on(
         self: &Rc<Self>,
-        config: &SerialConfig,
+        config: &Rc<SerialConfig>,
         group: &Ident,
-        candidates: Vec<InstanceId>,
-    ) -> Result<Option<InstanceId>, JsValue> {
-        let mut candidates: VecDeque<InstanceId> = candidates.into();
-        let Some(first) = candidates.pop_front() else {
-            return Ok(None);
-        };
-        let workflow = Workflow::from_env(&self.env, &config.workflow_binding)?;
-        let turn = self.turn(config, group);
-        let sent = Sent::send(&workflow, &first, &turn).await;
-        let shell = self.clone();
-        let group = group.clone();
-        let woken = first.clone();
+        first: HandOn,
+    ) -> Result<InstanceId, JsValue> {
+        let sent = self.send(config, group, &first.notice).await?;
+        let named = first.notice.to.clone();
+        let (shell, config, group) = (self.clone(), config.clone(), group.clone());
         let check = js::promise(async move {
-            // Let the waiter claim before its engine is asked its status.
+            // Let the woken instance act before its engine is asked its status.
             Delay::from(Duration::from_millis(HAND_ON_CHECK_DELAY_MS)).await;
-            let wakes = GroupWakes {
-                shell: &shell,
-                group: &group,
-                workflow,
-                candidates: RefCell::new(candidates),
-            };
-            let scope = Scope::Group(group.as_str());
-            if let Err(error) = wake::first_alive(&wakes, scope, &turn, woken, sent).await {
+            if let Err(error) = shell.hand_on_past(&config, &group, first, sent).await {
                 worker::console_error!("baton: serial hand-on in group {group} failed: {error:?}");
             }
             Ok(JsValue::UNDEFINED)
@@ -385,7 +445,63 @@ impl Shell {
         // The raw binding, not `Context::wait_until`: that one is generic
         // and builds its own copy of the future-to-promise glue (P6).
         let _ = self.ctx.as_ref().wait_until(&check);
-        Ok(Some(first))
+        Ok(named)
+    }
+
+    /// After the reply: while the instance the group went to is dead, the
+    /// group goes on past it, up to [`WAKE_ATTEMPTS_PER_CALL_MAX`] events in
+    /// all; past that, the next waiter's claim finds the group free.
+    async fn hand_on_past(
+        &self,
+        config: &SerialConfig,
+        group: &Ident,
+        mut next: HandOn,
+        mut sent: Sent,
+    ) -> Result<(), JsValue> {
+        let scope = Scope::Group(group.as_str());
+        for attempt in 1..=WAKE_ATTEMPTS_PER_CALL_MAX {
+            let to = next.notice.to.clone();
+            let handed = next.holding_since.is_some();
+            match sent.liveness(&to).await {
+                Liveness::Dead | Liveness::NotFound => {
+                    decision_log::decision(
+                        Kind::Contended,
+                        scope,
+                        to.as_str(),
+                        "abandoned",
+                        "woken but dead",
+                        None,
+                    );
+                    let batch = core::hand_on_past(group, &next, now_ms());
+                    let Wake::HandOn(after) = core::hand_on_past_outcome(&self.run(&batch).await?)
+                    else {
+                        return Ok(());
+                    };
+                    if attempt >= WAKE_ATTEMPTS_PER_CALL_MAX {
+                        return Ok(());
+                    }
+                    next = after;
+                    sent = self.send(config, group, &next.notice).await?;
+                }
+                Liveness::Alive | Liveness::Unknown => {
+                    let (decision, reason) = if handed {
+                        ("handed", "handed the group by grant")
+                    } else {
+                        ("woken", "the group is free")
+                    };
+                    decision_log::decision(
+                        Kind::Contended,
+                        scope,
+                        to.as_str(),
+                        decision,
+                        reason,
+                        None,
+                    );
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
     }
 
     pub(crate) async fn inspect(
@@ -417,45 +533,28 @@ impl Shell {
     }
 }
 
-/// A freed group's hand-on: the waiters read in the release's batch, in
-/// order; one found dead is abandoned (if it still waits) and the next tried.
-struct GroupWakes<'a> {
-    shell: &'a Shell,
-    group: &'a Ident,
-    workflow: Workflow,
-    candidates: RefCell<VecDeque<InstanceId>>,
-}
-
-impl<'a> GroupWakes<'a> {
-    fn new(
-        shell: &'a Shell,
-        config: &SerialConfig,
-        group: &'a Ident,
-        candidates: Vec<InstanceId>,
-    ) -> Result<GroupWakes<'a>, JsValue> {
-        Ok(GroupWakes {
-            shell,
-            group,
-            // The serial queue names no binding per instance: the default one.
-            workflow: Workflow::from_env(&shell.env, &config.workflow_binding)?,
-            candidates: RefCell::new(candidates.into()),
-        })
+/// The decision-log word for a claim's reply.
+fn claim_name(reply: &ClaimReply) -> &'static str {
+    match reply {
+        ClaimReply::Holding { .. } => "holding",
+        ClaimReply::Waiting { .. } => "waiting",
+        ClaimReply::Skipped { .. } => "skipped",
+        ClaimReply::TimedOut => "timed_out",
     }
 }
 
-impl Wakes for GroupWakes<'_> {
-    const DEAD: (&'static str, &'static str) = ("abandoned", "woken but dead");
-    const WOKEN: (&'static str, &'static str) = ("woken", "the group is free");
-
-    fn workflow(&self, _id: &InstanceId) -> Result<Workflow, JsValue> {
-        Ok(JsValue::clone(self.workflow.as_ref()).unchecked_into())
-    }
-
-    async fn found_dead(&self, id: InstanceId) -> Result<Option<InstanceId>, JsValue> {
-        self.shell
-            .run(&core::waiter_dead(self.group, &id, now_ms()))
-            .await?;
-        Ok(self.candidates.borrow_mut().pop_front())
+/// Logs the holders a claim abandoned (stale, or found dead).
+fn log_abandoned(scope: Scope<'_>, abandoned: &[InstanceId]) {
+    for holder in abandoned {
+        let reason = "its heartbeat went stale, or its Workflow reported it dead";
+        decision_log::decision(
+            Kind::Contended,
+            scope,
+            holder.as_str(),
+            "abandoned",
+            reason,
+            None,
+        );
     }
 }
 

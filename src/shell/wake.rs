@@ -9,20 +9,18 @@
 //! instance re-checks when its wait times out (`withKey`'s turn timeout,
 //! `serialize`'s poll).
 //!
-//! [`first_alive`] hands something on: it wakes candidates in turn until
-//! one is alive, and lets the concept re-enter its own decision for each
-//! one found dead ([`Wakes::found_dead`]), which names the next to try.
-//! The two halves of a wake are apart ([`Sent`]) so that a concept can
+//! A concept that hands something on wakes candidates in turn until one is
+//! alive, re-entering its own decision for each one found dead (the serial
+//! queue's release: `serial_queue_d1`). The two halves of a wake are apart
+//! ([`Sent`]) so that a concept can
 //! send the event, reply, and check the status after the reply, once the
 //! woken instance has had [`HAND_ON_CHECK_DELAY_MS`] to act on it: the
 //! Coordinator's wakes and the serial queue's release both do.
 //!
 //! [`HAND_ON_CHECK_DELAY_MS`]: crate::limits::HAND_ON_CHECK_DELAY_MS
 
-use super::decision_log::{self, Kind, Scope};
 use super::workflow::{liveness_of, Workflow, WorkflowInstance};
 use crate::ident::InstanceId;
-use crate::limits::WAKE_ATTEMPTS_PER_CALL_MAX;
 use crate::workflow::Liveness;
 use wasm_bindgen::JsValue;
 
@@ -30,20 +28,6 @@ use wasm_bindgen::JsValue;
 pub struct Turn {
     pub event_type: String,
     pub payload: JsValue,
-}
-
-/// What a concept supplies to a wake chain.
-pub trait Wakes {
-    /// The decision-log words for a candidate found dead, and for one woken.
-    const DEAD: (&'static str, &'static str);
-    const WOKEN: (&'static str, &'static str);
-
-    /// The Workflow binding instance `id` belongs to.
-    fn workflow(&self, id: &InstanceId) -> Result<Workflow, JsValue>;
-
-    /// `id` was found dead: record that (re-entering the concept's
-    /// decision) and name the next instance to try, if any.
-    async fn found_dead(&self, id: InstanceId) -> Result<Option<InstanceId>, JsValue>;
 }
 
 /// A turn event sent (or not: the failure is kept), with the instance
@@ -83,58 +67,4 @@ impl Sent {
         }
         liveness
     }
-}
-
-/// Sends `id` the turn event, then asks its status; returns its liveness.
-pub async fn send_turn(workflow: &Workflow, id: &InstanceId, event: &Turn) -> Liveness {
-    Sent::send(workflow, id, event).await.liveness(id).await
-}
-
-/// Hands something on from `id`, already sent the turn event (`sent`):
-/// while the woken is dead, the next the concept names is woken, up to
-/// [`WAKE_ATTEMPTS_PER_CALL_MAX`] events in all. Returns the instance
-/// woken, or the one left untried past the bound (the concept's own
-/// recovery, the holder-check alarm or a poll, carries on from there).
-/// The first event is the caller's, so that it can reply between the event
-/// and the status check.
-pub async fn first_alive<W: Wakes>(
-    concept: &W,
-    scope: Scope<'_>,
-    event: &Turn,
-    mut id: InstanceId,
-    mut sent: Sent,
-) -> Result<Option<InstanceId>, JsValue> {
-    // Events sent so far, this chain's first included.
-    let mut attempts = 1;
-    loop {
-        match sent.liveness(&id).await {
-            // The serial queue has no enqueue grace: not found is dead.
-            Liveness::Dead | Liveness::NotFound => {
-                let (decision, reason) = W::DEAD;
-                decision_log::decision(Kind::Contended, scope, id.as_str(), decision, reason, None);
-                let Some(next) = concept.found_dead(id).await? else {
-                    return Ok(None);
-                };
-                if attempts >= WAKE_ATTEMPTS_PER_CALL_MAX {
-                    return Ok(Some(next));
-                }
-                sent = Sent::send(&concept.workflow(&next)?, &next, event).await;
-                attempts += 1;
-                id = next;
-            }
-            Liveness::Alive | Liveness::Unknown => {
-                let (decision, reason) = W::WOKEN;
-                decision_log::decision(Kind::Contended, scope, id.as_str(), decision, reason, None);
-                return Ok(Some(id));
-            }
-        }
-    }
-}
-
-/// Tells each of `ids` (up to the bound), the dead ones skipped by status.
-pub async fn each<W: Wakes>(concept: &W, event: &Turn, ids: &[InstanceId]) -> Result<(), JsValue> {
-    for id in ids.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
-        send_turn(&concept.workflow(id)?, id, event).await;
-    }
-    Ok(())
 }

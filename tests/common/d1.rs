@@ -18,6 +18,7 @@ pub fn database() -> Connection {
 fn value(param: &Param) -> Value {
     match param {
         Param::Text(text) => Value::Text(text.clone()),
+        Param::Null => Value::Null,
         Param::Integer(n) => Value::Integer(i64::try_from(*n).expect("a JS-safe integer")),
     }
 }
@@ -38,6 +39,9 @@ fn row(sql_row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         superseded_by: sql_row.get("superseded_by")?,
         superseded_by_revision: sql_row.get("superseded_by_revision")?,
         finished_at: opt_int("finished_at")?,
+        workflow: sql_row.get("workflow")?,
+        turn_prefix: sql_row.get("turn_prefix")?,
+        fence: opt_int("fence")?,
     })
 }
 

@@ -154,6 +154,8 @@ describe("the edge", () => {
 
   test("serial* replies fit their schemas", async () => {
     const group = "edge-g";
+    // A live holder: a claim that finds a made-up one finds it dead (contract §2a).
+    await h.create("eg-1", { mode: "park" });
     const enqueued = await service("serialEnqueue", { group, instanceId: "eg-1", revision: "r1" });
     assertFits("groupEnqueue", enqueued);
     assertFits("groupClaim", await service("serialClaim", { group, instanceId: "eg-1" }));
@@ -171,6 +173,16 @@ describe("the edge", () => {
     assert.equal(inspected.recent[0].supersededBy?.instanceId, "eg-3");
     assertFits("groupInspect", inspected);
     assertFits("groupRelease", await service("serialRelease", { group, instanceId: "eg-1" }));
+    // Contract §2a's replies: a claim on enqueue that holds (with its fence),
+    // one that waits with its turn, a claim answering both.
+    await h.create("eg-5", { mode: "park" });
+    const held = await service("serialEnqueue", { group, instanceId: "eg-5", revision: "r5", claim: true });
+    assert.equal(held.status, "holding");
+    assertFits("groupEnqueue", held);
+    const waits = await service("serialEnqueue", { group, instanceId: "eg-6", revision: "r6", claim: true, grant: true });
+    assert.equal(waits.status, "waiting");
+    assertFits("groupEnqueue", waits);
+    assertFits("groupClaim", await service("serialClaim", { group, instanceId: "eg-6" }));
   });
 
   test("bad options and unknown fields are refused alike everywhere, naming the field, and change nothing", async () => {

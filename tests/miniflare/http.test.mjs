@@ -2,8 +2,8 @@
 // a good token, without one and with a wrong one; the API closed (503) when
 // no BATON_TOKEN is set; malformed requests answered with the right status
 // and message and leaving state unchanged; and the OpenAPI document checked
-// against the routes that answer. Instance ids are made up: nothing here
-// needs a running Workflow, and the holder-check alarm is set to a day so
+// against the routes that answer. Instance ids are made up (but for a
+// serial holder that must be alive: a parked instance), and the holder-check alarm is set to a day so
 // that no check moves a key while a test compares its state.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -125,6 +125,9 @@ describe("HTTP API with BATON_TOKEN set", () => {
     const base = `/v1/groups/${encodeURIComponent(group)}`;
     assert.deepEqual(await ok(h, "GET", base), { holder: null, waiting: [], recent: [] });
 
+    // d1 holds, alive: a claim that finds a holder asks its Workflow whether
+    // it is dead (contract §2a), and a made-up id would be.
+    await h.create("d1", { mode: "park" });
     assert.deepEqual(await ok(h, "POST", `${base}/enqueue`, { instanceId: "d1", revision: "r1", current: "r1" }), {
       status: "waiting",
       superseded: [],
@@ -167,6 +170,30 @@ describe("HTTP API with BATON_TOKEN set", () => {
     assert.equal(outcome.d1, "released");
     assert.equal(outcome.d2, "superseded");
     assert.equal(outcome.d3, "abandoned");
+
+    // Contract §2a's fields over HTTP: claim on enqueue (the group's second
+    // grant), grant's turn, and the refusals naming the field.
+    await h.create("d5", { mode: "park" });
+    assert.deepEqual(await ok(h, "POST", `${base}/enqueue`, { instanceId: "d5", revision: "r6", claim: true }), {
+      status: "holding",
+      superseded: [],
+      fence: 2,
+    });
+    const waiting = await ok(h, "POST", `${base}/enqueue`, { instanceId: "d6", revision: "r7", grant: true, claim: true });
+    assert.equal(waiting.status, "waiting");
+    assert.equal(waiting.holder, "d5");
+    assert.match(waiting.turn, /^[A-Za-z0-9_][A-Za-z0-9_-]*$/);
+    const before = await ok(h, "GET", base);
+    for (const [field, body] of [
+      ["claim", { instanceId: "d7", revision: "r8", claim: "yes" }],
+      ["grant", { instanceId: "d7", revision: "r8", grant: 1 }],
+      ["workflow", { instanceId: "d7", revision: "r8", workflow: "NOPE" }],
+    ]) {
+      const reply = await call(h, "POST", `${base}/enqueue`, { body });
+      assert.equal(reply.status, 400, JSON.stringify(reply.body));
+      assert.match(JSON.stringify(reply.body), new RegExp(`BatonError: ${field}\\b`));
+    }
+    assert.deepEqual(await ok(h, "GET", base), before);
   });
 
   test("every API route refuses a missing, malformed or wrong token, changing nothing", async () => {

@@ -62,10 +62,23 @@ function untilParked(h, id, timeoutMs) {
 
 
 
-/** Makes `id` the group's holder without a Workflow (a made-up id). */
+/**
+ * Makes `id` the group's holder by hand: a live instance that only waits
+ * (its status says alive, so a claim that finds it holding leaves it the
+ * group, contract §2a), enqueued and claimed directly.
+ */
 async function holdDirectly(h, group, id, revision = "r0") {
+  await h.create(id, { mode: "park" });
   assert.equal((await ok(h, "serialEnqueue", { group, instanceId: id, revision })).status, "waiting");
   assert.deepEqual(await ok(h, "serialClaim", { group, instanceId: id }), { status: "holding" });
+}
+
+/** Whether `id`'s wait ended with its own turn event saying `status` (contract §2a). */
+async function toldByTurn(h, id, group, status) {
+  return (await stepOutputs(h, id)).some((o) => {
+    const told = o && typeof o === "object" && "payload" in o ? o.payload : o;
+    return told?.group === group && told?.instanceId === id && told?.status === status;
+  });
 }
 
 const serial = (group, revision, extra = {}) => ({ mode: "serial", group, revision, ...extra });
@@ -291,10 +304,7 @@ describe("serial queue with default settings", () => {
     assert.deepEqual(await h.output("push-W", 20_000), RAN);
     const outputsA = await stepOutputs(h, "push-A");
     assert.deepEqual(outputsA.at(-1), { next: "push-W" }, "A's release names the waiter it woke");
-    assert.ok(
-      (await stepOutputs(h, "push-W")).some((o) => o?.group === group && !("status" in o)),
-      "the waiter's wait ended with the turn event",
-    );
+    assert.ok(await toldByTurn(h, "push-W", group, "holding"), "the waiter's wait ended with its turn, handing it the group");
     assert.deepEqual(await h.logOf(["push-A", "push-W"]), [
       "enter push-A",
       "exit push-A",
@@ -316,10 +326,7 @@ describe("serial queue with default settings", () => {
     const output = await h.output("pushs-B", 20_000);
     assert.equal(output.error, "RunSkipped");
     assert.equal(output.revision, "r3");
-    assert.ok(
-      (await stepOutputs(h, "pushs-B")).some((o) => o?.group === group && !("status" in o)),
-      "B's wait ended with the turn event",
-    );
+    assert.ok(await toldByTurn(h, "pushs-B", group, "skipped"), "B's wait ended with its own turn, saying skipped");
     assert.equal((await inspect(h, group)).holder.instanceId, "pushs-H");
   });
 
@@ -347,10 +354,7 @@ describe("serial queue with default settings", () => {
     assert.deepEqual(await ok(h, "serialRelease", { group, instanceId: "pushx-H" }), { next: "pushx-D" });
     // A wait bound, as above: W is parked in a 30 s wait.
     assert.deepEqual(await h.output("pushx-W", 20_000), RAN);
-    assert.ok(
-      (await stepOutputs(h, "pushx-W")).some((o) => o?.group === group && !("status" in o)),
-      "W's wait ended with the turn event",
-    );
+    assert.ok(await toldByTurn(h, "pushx-W", group, "holding"), "W's wait ended with its turn, handing it the group");
     assert.equal(recentOf(await inspect(h, group), "pushx-D").outcome, "abandoned");
   });
 });
@@ -369,10 +373,7 @@ describe("serial queue with SERIAL_PUSH off", () => {
     await untilParked(h, "nopush-W");
     assert.deepEqual(await ok(h, "serialRelease", { group, instanceId: "nopush-H" }), { next: null });
     assert.deepEqual(await h.output("nopush-W", 20_000), RAN);
-    assert.ok(
-      !(await stepOutputs(h, "nopush-W")).some((o) => o?.group === group && !("status" in o)),
-      "no turn event reached the waiter",
-    );
+    assert.ok(!(await toldByTurn(h, "nopush-W", group, "holding")), "no turn event reached the waiter");
   });
 });
 
@@ -564,6 +565,21 @@ describe("serial queue input checks", () => {
       // Also when revision equals it (a string-compare before the check would pass).
       calls.push(["serialEnqueue", `${name}, revision equal`, [make({ ...BASE.serialEnqueue, revision: "7" })], "current"]);
     }
+    // Contract §2a's fields: booleans, and a binding Baton has.
+    const NEW_FIELDS = [
+      ["string claim", { claim: "yes" }, "claim"],
+      ["number claim", { claim: 1 }, "claim"],
+      ["object claim", { claim: {} }, "claim"],
+      ["string grant", { grant: "true" }, "grant"],
+      ["number grant", { grant: 0 }, "grant"],
+      ["array grant", { grant: [true] }, "grant"],
+      ["workflow not in WORKFLOW_BINDINGS", { workflow: "NOPE", claim: true }, "workflow"],
+      ["number workflow", { workflow: 5 }, "workflow"],
+      ["empty workflow", { workflow: "", grant: true }, "workflow"],
+    ];
+    for (const [name, fields, field] of NEW_FIELDS) {
+      calls.push(["serialEnqueue", name, [{ ...BASE.serialEnqueue, claim: true, grant: true, ...fields }], field]);
+    }
     calls.push(["serialClaim", "instanceId never enqueued", [{ group: G, instanceId: "chk-never" }], "instanceId"]);
     calls.push(["serialClaim", "instanceId enqueued only in another group", [{ group: G, instanceId: "chk-elsewhere" }], "instanceId"]);
     return calls;
@@ -617,5 +633,163 @@ describe("serial queue input checks", () => {
     assert.deepEqual(await ok(h, "serialHeartbeat", { group: G, instanceId: long(100) }), { holding: false });
     assert.deepEqual(await ok(h, "serialRelease", { group: G, instanceId: long(100) }), { next: null });
     assert.deepEqual(await snapshot(db), before);
+  });
+});
+
+describe("serial queue: hand-off by grant, claim on enqueue, dead holders by status (contract §2a)", () => {
+  let h;
+  before(async () => {
+    h = await startBaton();
+  });
+  after(() => h?.dispose());
+
+  /** The step outputs of `id` that are Baton's own: enqueue, claim, turn waits, heartbeats, release. */
+  async function batonSteps(id, group) {
+    const outputs = await stepOutputs(h, id);
+    return outputs.filter((o) => {
+      const told = o && typeof o === "object" && "payload" in o ? o.payload : o;
+      return (
+        o &&
+        typeof o === "object" &&
+        (("status" in o && !("lease" in o)) || "next" in o || "holding" in o || told?.group === group)
+      );
+    });
+  }
+
+  const leaseOf = async (id) => (await stepOutputs(h, id)).find((o) => o && "lease" in o)?.lease;
+
+  test("a release hands the group to a waiter registered with grant: its turn says holding, with the next fence, and it claims no more", async () => {
+    const group = "grant-handoff";
+    await h.create("gh-H", serial(group, "r1", { waitForFinish: true }));
+    await untilHolder(h, group, "gh-H");
+    await h.create("gh-W", serial(group, "r2"));
+    await untilParked(h, "gh-W");
+    const parked = (await stepOutputs(h, "gh-W")).find((o) => o?.status === "waiting");
+    assert.deepEqual(parked.superseded, []);
+    assert.equal(parked.holder, "gh-H");
+    assert.match(parked.turn, /^[A-Za-z0-9_][A-Za-z0-9_-]*$/);
+    assert.ok(parked.turn.length <= 100 && parked.turn !== "baton-turn", parked.turn);
+
+    await h.sendEvent("gh-H", "finish", {});
+    assert.deepEqual(await h.output("gh-W", 20_000), RAN);
+    assert.deepEqual((await stepOutputs(h, "gh-H")).at(-1), { next: "gh-W" });
+    const fenceH = (await leaseOf("gh-H")).fence;
+    assert.equal(fenceH, 1, "the group's first grant");
+    assert.deepEqual(await leaseOf("gh-W"), { fence: 2 });
+    assert.ok(await toldByTurn(h, "gh-W", group, "holding"));
+    const told = (await stepOutputs(h, "gh-W")).map((o) => (o && "payload" in o ? o.payload : o)).find((o) => o?.status === "holding" && o?.group === group);
+    assert.deepEqual(told, { group, instanceId: "gh-W", status: "holding", fence: 2 });
+    // Enqueue, the wait, release: no claim after the wait.
+    const steps = await batonSteps("gh-W", group);
+    assert.equal(steps.length, 3, JSON.stringify(steps));
+    assert.deepEqual(await h.logOf(["gh-H", "gh-W"]), ["enter gh-H", "exit gh-H", "enter gh-W", "exit gh-W"]);
+  });
+
+  test("a newer arrival right after a hand-off waits behind the handed holder: it is never superseded", async () => {
+    const group = "grant-newer";
+    await h.create("gn-H", serial(group, "r1", { waitForFinish: true }));
+    await untilHolder(h, group, "gn-H");
+    await h.create("gn-W", serial(group, "r2", { waitForFinish: true }));
+    await untilParked(h, "gn-W");
+    await h.sendEvent("gn-H", "finish", {});
+    await untilHolder(h, group, "gn-W");
+    // Right after the hand-off, before gn-W has run a step of its body.
+    await h.create("gn-N", serial(group, "r3"));
+    await untilParked(h, "gn-N");
+    const enqueued = (await stepOutputs(h, "gn-N")).find((o) => o?.status === "waiting");
+    assert.deepEqual(enqueued.superseded, []);
+    assert.equal(enqueued.holder, "gn-W");
+    let view = await inspect(h, group);
+    assert.equal(view.holder.instanceId, "gn-W");
+    assert.deepEqual(waitingIds(view), ["gn-N"]);
+    assert.ok(!view.recent.some((r) => r.instanceId === "gn-W"));
+    // The handed holder's heartbeat and claim answer holding.
+    assert.deepEqual(await ok(h, "serialHeartbeat", { group, instanceId: "gn-W" }), { holding: true });
+    assert.deepEqual(await ok(h, "serialClaim", { group, instanceId: "gn-W" }), { status: "holding", fence: 2 });
+
+    await h.sendEvent("gn-W", "finish", {});
+    assert.deepEqual(await h.output("gn-W", 20_000), RAN);
+    assert.deepEqual(await h.output("gn-N", 20_000), RAN);
+    assert.deepEqual(await leaseOf("gn-N"), { fence: 3 });
+    assert.deepEqual(await h.logOf(["gn-H", "gn-W", "gn-N"]), [
+      "enter gn-H",
+      "exit gn-H",
+      "enter gn-W",
+      "exit gn-W",
+      "enter gn-N",
+      "exit gn-N",
+    ]);
+    view = await inspect(h, group);
+    assert.equal(recentOf(view, "gn-W").outcome, "released");
+  });
+
+  test("a holder terminated while holding loses the group at the waiter's next claim: found dead by status, not by its heartbeat", async () => {
+    const group = "dead-holder";
+    await h.create("dh-H", serial(group, "r1", { waitForFinish: true }));
+    await untilHolder(h, group, "dh-H");
+    // A short poll: the waiter's next claim comes soon after the holder dies.
+    await h.create("dh-W", serial(group, "r2", { options: { pollInterval: 500 } }));
+    await untilParked(h, "dh-W");
+    await h.terminate("dh-H");
+    await h.untilStatus("dh-H", "terminated", 20_000);
+    // SERIAL_HEARTBEAT_EXPIRY_MS is the default 10 minutes and no heartbeat
+    // is aged: only the status can free the group inside this wait bound.
+    assert.deepEqual(await h.output("dh-W", 20_000), RAN);
+    const view = await inspect(h, group);
+    assert.equal(recentOf(view, "dh-H").outcome, "abandoned");
+    assert.equal(recentOf(view, "dh-W").outcome, "released");
+    assert.deepEqual(await leaseOf("dh-W"), { fence: 2 });
+    assert.deepEqual(await h.logOf(["dh-H", "dh-W"]), ["enter dh-H", "enter dh-W", "exit dh-W"]);
+  });
+
+  test("claim on enqueue: holding with the fence on a free group, waiting with holder and turn behind a live one, and past a dead one", async () => {
+    const group = "claim-enqueue";
+    await h.create("ce-H", { mode: "park" });
+    assert.deepEqual(await ok(h, "serialEnqueue", { group, instanceId: "ce-H", revision: "r1", claim: true }), {
+      status: "holding",
+      superseded: [],
+      fence: 1,
+    });
+    const w = await ok(h, "serialEnqueue", { group, instanceId: "ce-W", revision: "r2", claim: true, grant: true });
+    assert.equal(w.status, "waiting");
+    assert.deepEqual(w.superseded, []);
+    assert.equal(w.holder, "ce-H");
+    assert.match(w.turn, /^[A-Za-z0-9_][A-Za-z0-9_-]*$/);
+    // Without claim, the same reply as §2 (with the turn, for grant).
+    const x = await ok(h, "serialEnqueue", { group, instanceId: "ce-X", revision: "r3", grant: true });
+    assert.deepEqual(Object.keys(x).sort(), ["status", "superseded", "turn"]);
+    assert.deepEqual(x.superseded, ["ce-W"]);
+    assert.notEqual(x.turn, w.turn);
+    // The holder is never touched; a made-up id is dead by status.
+    await h.sendEvent("ce-H", "finish", {});
+    await h.untilStatus("ce-H", "complete", 20_000);
+    const y = await ok(h, "serialEnqueue", { group, instanceId: "ce-Y", revision: "r4", claim: true });
+    assert.deepEqual(y, { status: "holding", superseded: ["ce-X"], fence: 2 });
+    const view = await inspect(h, group);
+    assert.equal(view.holder.instanceId, "ce-Y");
+    assert.equal(recentOf(view, "ce-H").outcome, "abandoned");
+    // A plain claim answers as §2 did: no fence without grant.
+    assert.deepEqual(await ok(h, "serialClaim", { group, instanceId: "ce-Y" }), { status: "holding" });
+  });
+
+  test("serialize costs two Baton steps uncontended (enqueue, release) and three contended (enqueue, the wait, release)", async () => {
+    const group = "steps";
+    await h.create("st-A", serial(group, "r1"));
+    assert.deepEqual(await h.output("st-A", 20_000), RAN);
+    const alone = await batonSteps("st-A", group);
+    assert.equal(alone.length, 2, JSON.stringify(alone));
+    assert.equal(alone[0].status, "holding");
+    assert.deepEqual(alone[1], { next: null });
+
+    await h.create("st-H", serial(group, "r2", { waitForFinish: true }));
+    await untilHolder(h, group, "st-H");
+    await h.create("st-W", serial(group, "r3"));
+    await untilParked(h, "st-W");
+    await h.sendEvent("st-H", "finish", {});
+    assert.deepEqual(await h.output("st-W", 20_000), RAN);
+    const contended = await batonSteps("st-W", group);
+    assert.equal(contended.length, 3, JSON.stringify(contended));
+    assert.equal(contended[0].status, "waiting");
+    assert.deepEqual(contended[2], { next: null });
   });
 });

@@ -73,6 +73,12 @@ export class TestWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
     // One class for both helpers: the serial queue wakes instances through one Workflow binding.
     if (event.payload.mode === "serial") return this.runSerial(event, step);
+    // A live instance that only waits: a holder the tests take a group
+    // for by hand (its status says alive), until its "finish" event.
+    if (event.payload.mode === "park") {
+      await step.waitForEvent("finish", { type: "finish", timeout: "1 hour" });
+      return { parked: true };
+    }
     if (event.payload.mode === "rate") return this.runRate(event, step);
     if (event.payload.mode === "run") return this.runOnce(event, step);
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
@@ -124,7 +130,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
     return { spent };
   }
 
-  /** A deploy-like run through `serialize`: payload { group, revision, current?, holdMs?, waitForFinish?, options? }. */
+  /** A deploy-like run through `serialize`: payload { group, revision, current?, holdMs?, waitForFinish?, options? }; its body records `{ lease }` (the fence) as a step output. */
   async runSerial(event, step) {
     const { group, revision, current, holdMs = 0, waitForFinish = false, options = {} } = event.payload;
     const id = event.instanceId;
@@ -135,7 +141,11 @@ export class TestWorkflow extends WorkflowEntrypoint {
         this.env.BATON,
         current === undefined ? { group, revision } : { group, revision, current },
         id,
-        () => recordedBody(step, recorder, id, { waitForFinish, holdMs }, "deployed"),
+        async (lease) => {
+          // The fence serialize passes to body, as a step output the tests read.
+          await step.do("lease", NO_RETRY, async () => ({ lease }));
+          return recordedBody(step, recorder, id, { waitForFinish, holdMs }, "deployed");
+        },
         { stepRetries: { limit: 2, delay: "100 milliseconds" }, ...options },
       );
       return { ran: true, value };
