@@ -28,19 +28,17 @@ use super::js::{self, to_js};
 use super::sqlite::ObjectSql;
 use crate::edge::decode_value;
 use crate::edge::rate::{
-    self as edge, with_bucket, Permits, RateAcquire, RateAcquireReply, RateInspect, RateInspection,
-    RatePenalize, RatePenalizeReply, RateRefund, RateRefundReply,
+    with_bucket, RateAcquire, RateAcquireReply, RateInspect, RateInspection, RatePenalize,
+    RatePenalizeReply, RateRefund, RateRefundReply,
 };
 use crate::error::BatonError;
 use crate::ident::Ident;
-use crate::limits::{RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS, RATE_RULES_PER_CALL_MAX};
-use crate::rate_limit::rules::parse_permits;
+use crate::limits::{RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS};
 use crate::rate_limit::{
-    self, migrate, Cached, GrantRow, Input, Meta, RateCache, Reply, Rows, Rule, RuleRow, RuleSet,
-    SqlRows,
+    self, migrate, Cached, GrantRow, Input, Meta, RateCache, Reply, Rows, RuleRow, SqlRows,
 };
 use crate::transition::{Create, CreateOutcome};
-use js_sys::{Array, Promise};
+use js_sys::Promise;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
@@ -250,63 +248,6 @@ fn positional<T: DeserializeOwned>(bucket: JsValue, options: JsValue) -> Result<
     decode_value(&request).map_err(refuse)
 }
 
-/// `acquire`'s request read straight from its arguments, for the shape
-/// callers send: a string `bucket` and a plain `{ rules, permits? }` of
-/// plain `{ id, limit, windowMs }` rules, every value valid. `None` for
-/// anything else, which then takes the general way ([`positional`]), so
-/// every refusal is that way's, word for word: this one never refuses.
-///
-/// The general way builds a JSON tree of the arguments (the rules array
-/// through `serde_wasm_bindgen`, which asks each value what it is with
-/// several calls into JS) and decodes the tree; once the cache took the
-/// SQL away, that was ~40% of a refused acquire's busy time
-/// (`node bench/profile.mjs rate`). Values are read by the same calls
-/// (`Object.entries` of plain, non-iterable objects, `as_string`,
-/// `as_f64`) and checked by the same parsers, so what this accepts the
-/// general way decodes to the same request.
-fn quick_acquire(bucket: &JsValue, options: &JsValue) -> Option<RateAcquire> {
-    let bucket = Ident::new(bucket.as_string()?).ok()?;
-    let mut rules = None;
-    let mut permits = None;
-    for (key, value) in js::plain_entries(options)? {
-        match key.as_str() {
-            "rules" => rules = Some(quick_rules(&value)?),
-            "permits" => permits = Some(Permits(parse_permits(value.as_f64()?).ok()?)),
-            _ => return None,
-        }
-    }
-    Some(RateAcquire {
-        bucket,
-        rules: edge::Rules(rules?),
-        permits,
-    })
-}
-
-/// `rules` as [`quick_acquire`] reads it.
-fn quick_rules(value: &JsValue) -> Option<RuleSet> {
-    if !Array::is_array(value) {
-        return None;
-    }
-    let array: &Array = value.unchecked_ref();
-    if array.length() as usize > RATE_RULES_PER_CALL_MAX {
-        return None;
-    }
-    let mut rules = Vec::with_capacity(array.length() as usize);
-    for item in array.iter() {
-        let (mut id, mut limit, mut window_ms) = (None, None, None);
-        for (key, value) in js::plain_entries(&item)? {
-            match key.as_str() {
-                "id" => id = Some(value.as_string()?),
-                "limit" => limit = Some(value.as_f64()?),
-                "windowMs" => window_ms = Some(value.as_f64()?),
-                _ => return None,
-            }
-        }
-        rules.push(Rule::parse(&id?, limit?, window_ms?).ok()?);
-    }
-    RuleSet::new(rules).ok()
-}
-
 #[wasm_bindgen]
 impl RateLimiterCore {
     #[wasm_bindgen(constructor)]
@@ -319,10 +260,7 @@ impl RateLimiterCore {
     /// `acquire(bucket, { rules, permits? }) -> { granted, waitMs }`.
     pub fn acquire(&self, bucket: JsValue, options: JsValue) -> JsValue {
         answer((|| {
-            let request: RateAcquire = match quick_acquire(&bucket, &options) {
-                Some(request) => request,
-                None => positional(bucket, options)?,
-            };
+            let request: RateAcquire = positional(bucket, options)?;
             let permits = request.permits.map_or(1, |p| p.0);
             let input = Input::Acquire {
                 rules: request.rules.0,
