@@ -17,6 +17,28 @@ export const P4_BATCH = 25;
 const FILL_CHUNK = 2_500;
 
 /**
+ * P3 at `BATON_LOG=all` (contract §9): Baton's uncontended pairs against
+ * the plain baseline printing one line per call too (`PLAIN_LOG=all`), on
+ * one key each, run by run alternating. `b` must be started with both set.
+ */
+export async function loggedRatio(b) {
+  const baton = { keys: ["p3-logged"] };
+  const plain = { keys: ["p3-logged-plain"], binding: "PLAIN" };
+  await b.call("/bench/pairs", { ...baton, pairs: 10 });
+  await b.call("/bench/pairs", { ...plain, pairs: 10 });
+  const ratios = [];
+  for (let run = 0; run < P3_RUNS; run++) {
+    const order = run % 2 ? ["plain", "baton"] : ["baton", "plain"];
+    const result = {};
+    for (const which of order) {
+      result[which] = await b.call("/bench/pairs", { ...(which === "baton" ? baton : plain), pairs: P3_PAIRS_ONE_KEY });
+    }
+    ratios.push(result.plain.elapsedMs / result.baton.elapsedMs);
+  }
+  return { ratio: summary(ratios) };
+}
+
+/**
  * P3 and P5 (uncontended): pairs/s on one key and on 10 keys at once;
  * storage work per pair; and the same one-key loop on the plain JavaScript
  * baseline (bench/plain-coordinator.mjs), run by run alternating with

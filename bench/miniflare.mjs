@@ -30,10 +30,11 @@ const benchWorkflow = () => bind.workflow("bench", BENCH_WORKFLOW.name, BENCH_WO
 
 /**
  * Miniflare options for Baton plus the bench Worker.
- * @param {{ vars?: Record<string, string>, wasm?: Uint8Array }} options
+ * @param {{ vars?: Record<string, string>, benchVars?: Record<string, string>, wasm?: Uint8Array }} options
+ * `vars`: Baton's variables; `benchVars`: the bench Worker's (`PLAIN_LOG`).
  * `wasm`: bytes to load instead of build/index_bg.wasm.
  */
-export function benchOptions({ vars = {}, wasm } = {}) {
+export function benchOptions({ vars = {}, benchVars = {}, wasm } = {}) {
   return {
     // The bench prints only its own figures, and the runtime's last lines
     // if it fails.
@@ -61,6 +62,7 @@ export function benchOptions({ vars = {}, wasm } = {}) {
           JS_QUEUE: bind.service("js-queue"),
           // Only to time a D1 round trip; the serial queue's tables live in Baton's.
           DB: bind.d1("DB"),
+          ...bind.vars(benchVars),
         },
         exports: sqliteClasses("JsExactRateLimiter", "FixedWindowRateLimiter", "PlainCoordinator"),
       }),

@@ -78,11 +78,23 @@ export class PlainCoordinator extends DurableObject {
     return { check: holder.id };
   }
 
+  /**
+   * With the bench Worker's `PLAIN_LOG = "all"`, one JSON line per call, as
+   * Baton prints with `BATON_LOG=all` (P3's logged comparison).
+   */
+  #log(key, instance, decision) {
+    if (this.env.PLAIN_LOG === "all") console.log(JSON.stringify({ plain: "decision", key, instance, decision }));
+  }
+
   async acquire(key, instanceId) {
     const first = this.#decide(key, instanceId, null);
-    if (first.reply) return first.reply;
+    if (first.reply) {
+      this.#log(key, instanceId, first.reply);
+      return first.reply;
+    }
     const dead = await this.#isDead(first.check);
     const second = this.#decide(key, instanceId, dead ? first.check : null);
+    this.#log(key, instanceId, second.reply ?? "pending");
     return second.reply ?? "pending";
   }
 
@@ -95,6 +107,7 @@ export class PlainCoordinator extends DurableObject {
     const next = this.#firstWaiter(key);
     if (!next) {
       this.#run("DELETE FROM holders WHERE key = ?", key);
+      this.#log(key, instanceId, "released");
       return { next: null };
     }
     this.#run("DELETE FROM waiters WHERE key = ? AND id = ?", key, next.id);

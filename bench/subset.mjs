@@ -14,6 +14,15 @@ import { fmt, summary } from "./stats.mjs";
 import { cpuSeconds, workerdPids } from "./cpu.mjs";
 
 const parts = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ["p3", "l1"]);
+if (parts.has("p3all")) {
+  const logged = await startBench({ vars: { BATON_LOG: "all" }, benchVars: { PLAIN_LOG: "all" } });
+  try {
+    const { ratio } = await calls.loggedRatio(logged);
+    console.log(`P3 at BATON_LOG=all, Baton/plain JS printing a line per call: p50 ${fmt(ratio.p50, 2)}x (min ${fmt(ratio.min, 2)}, max ${fmt(ratio.max, 2)})`);
+  } finally {
+    await logged.dispose();
+  }
+}
 const b = await startBench();
 try {
   if (parts.has("p3")) {
