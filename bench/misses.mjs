@@ -8,21 +8,27 @@ const KIB = 1024;
 
 /** Text per figure, keyed by id and a word of its name. */
 const EXPLAIN = {
-  "P1 hand-off": ({ p1, floor, io }) =>
-    `Median ${fmt(p1.total.p50)} ms. Split (medians): ${fmt(p1.wake.p50)} ms from the release call until the woken ` +
-    `waiter's acquire starts, of which the release call itself takes ${fmt(p1.releaseCall.p50)} ms (the decision, ` +
-    `then the turn event, about ${fmt(io.sendEventMs)} ms as timed from a Worker; the woken waiter's status check, ` +
-    `about ${fmt(io.statusMs)} ms, runs HAND_ON_CHECK_DELAY_MS after the reply); then ${fmt(p1.grantToStep.p50)} ms from that acquire to the ` +
-    `next step. The Workflow engine's floor for the same path without Baton (an event to a parked instance, a step ` +
-    `making one Coordinator call, the next step) is ${fmt(floor.total.p50)} ms here: the engine's event delivery ` +
-    `and step persistence make most of the hand-off; what Baton adds beyond that floor (the difference of the ` +
-    `medians) is ${fmt(p1.total.p50 - floor.total.p50)} ms. What would fix it: check the build first (a ` +
-    `wasm-opt -Oz module measured about 4 ms slower per hand-off than -O2); to go below the engine's floor, let the turn event ` +
-    `carry the grant so the woken waiter need not spend a step on acquire before its body. That is a contract ` +
-    `change: an event re-sent to a waiter that then went on without it stays buffered and would satisfy its next ` +
-    `wait of the same type, so each wait needs an event type of its own that the waiter names to the Coordinator ` +
-    `(the turn event's type is one per deployment today, TURN_EVENT_TYPE). Miniflare's engine is not production's: the same split on Cloudflare ` +
-    `would say which part dominates there.`,
+  "P1 plain": ({ p1 }) =>
+    `Baton ${fmt(p1.total.p50)} ms against the plain JS Durable Object's ${fmt(p1.plain.total.p50)} ms ` +
+    `(${fmt(p1.total.p50 / p1.plain.total.p50)}×). Baton's hand-off is a step shorter: the turn event carries the ` +
+    `grant (§1b), so the woken waiter's next step is its body (${fmt(p1.grantToStep.p50)} ms from the event to it), ` +
+    `where the plain waiter spends a step acquiring again (${fmt(p1.plain.grantToStep.p50)} ms). What is left is ` +
+    `the release call (${fmt(p1.releaseCall.p50)} ms against ${fmt(p1.plain.releaseCall.p50)} ms) and the engine's ` +
+    `delivery of the event (${fmt(p1.wake.p50)} ms against ${fmt(p1.plain.wake.p50)} ms from the release to the ` +
+    `next step's start or the acquire's). Locally the engine's own event-to-step time dominates both and is the same ` +
+    `for both, so 0.75× needs the release itself to cost less than the plain one's: its grant row, fence and decision ` +
+    `are Baton's extra work per hand-off. Miniflare's engine is not production's, where a step costs more and the ` +
+    `saved step weighs more.`,
+  "P1 floor": ({ p1, floor }) =>
+    `Baton ${fmt(p1.total.p50)} ms, the engine's floor for an event, one step making one Coordinator call, and the ` +
+    `next step ${fmt(floor.total.p50)} ms. With the grant in the event the woken waiter makes no call, so the floor ` +
+    `it has to beat is the engine's event delivery alone; the release call (${fmt(p1.releaseCall.p50)} ms) is what ` +
+    `Baton adds before the event goes.`,
+  "P1 hand-off": ({ p1, floor }) =>
+    `Median ${fmt(p1.total.p50)} ms: ${fmt(p1.wake.p50)} ms from the release call until the woken waiter's next ` +
+    `step starts (the release call itself ${fmt(p1.releaseCall.p50)} ms), against an engine floor of ` +
+    `${fmt(floor.total.p50)} ms for an event and a step. What would fix it: a cheaper release (its decision, grant ` +
+    `row and fence), since the woken waiter no longer acquires.`,
   "P2 baseline": ({ p2push, p2base }) =>
     `The baseline mean is ${fmt(p2base.total.mean)} ms (a release at a uniformly random moment waits half the ` +
     `30 s poll on average); the push mean is ${fmt(p2push.total.mean)} ms (median ${fmt(p2push.total.p50)} ms, ` +
@@ -41,12 +47,20 @@ const EXPLAIN = {
     `wasm-bindgen's glue are the largest parts (the profile section). The two hand-offs take the same steps, so matching the hand-written queue is the ` +
     `most these can give; beating it by a margin needs a step fewer, e.g. the release handing the group to the ` +
     `waiter and the turn event saying so, so that serialize skips its claim step (a contract change).`,
+  "P3 BATON_LOG=all": ({ p3all }) =>
+    `Median ${fmt(p3all.ratio.p50)}× with both sides printing a line per call: Baton's line is built in WASM ` +
+    `and printed through console.log, as the plain one's is from JS, so the line's cost is the same on both sides ` +
+    `and the ratio is P3's own gap (the row above), diluted. What would fix it is what would fix P3.`,
   "P3 Baton": ({ p3 }) =>
     `Median ${fmt(p3.ratio.p50)}× (Baton ${fmt(p3.oneKey.p50)} pairs/s, the plain JavaScript Durable Object ` +
     `${fmt(p3.baseline.p50)}); against the same baseline in a Worker of its own, reached as Baton is, ` +
     `${fmt(p3.remoteRatio.p50)}×. Both do the same storage work per pair or less (Baton ${fmt(p3.pairReads)} reads and ` +
-    `${fmt(p3.pairWrites)} writes, the baseline ${fmt(p3.baselineReads)} and ${fmt(p3.baselineWrites)}). Where the ` +
-    `rest goes, and what would fix it, is the profile section below.`,
+    `${fmt(p3.pairWrites)} writes, the baseline ${fmt(p3.baselineReads)} and ${fmt(p3.baselineWrites)}). ` +
+    `Since §9 an uncontended pair prints no line (the largest single cost the profile found); what is left ` +
+    `is each call's crossing into WASM and back (decode, the driver's turn, the reply as a JS object) and the ` +
+    `fence's high-water row the holder's insert raises (a trigger: no extra statement, one more row written). ` +
+    `Where the rest goes is the profile section below; closing it needs the uncontended acquire and release to ` +
+    `answer from JS without entering WASM, or the per-call glue (wasm-bindgen's conversions) made cheaper.`,
   "P4 enqueue": ({ p4 }) =>
     `Ratio ${fmt(p4.ratio)}. Per call, ${P4_LARGE} over ${P4_SMALL} waiters: enqueue ${fmt(p4.opRatios.enqueueMs)}×, ` +
     `acquire ${fmt(p4.opRatios.acquireMs)}×, release ${fmt(p4.opRatios.releaseMs)}×. The call whose ratio stands ` +
