@@ -12,7 +12,14 @@ use crate::limits::{SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX};
 
 /// The row typed, or why its columns contradict its state.
 pub fn check_row(row: &Row) -> Result<Entry, String> {
-    let fail = |why: &str| Err(format!("serial_queue row {row:?}: {why}"));
+    // The row by its key only: Debug-printing every column would link the
+    // formatting of each of their types into the Worker (P6).
+    let fail = |why: &str| {
+        Err(format!(
+            "serial_queue row {} / {}: {why}",
+            row.group_name, row.instance_id
+        ))
+    };
     let Ok(instance_id) = InstanceId::parse("instanceId", &row.instance_id) else {
         return fail("instance id is not valid");
     };
