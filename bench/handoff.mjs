@@ -106,12 +106,15 @@ export async function coordinatorHandoff(b) {
   const perRoundP50 = [];
   const work = { joins: 0, joinReads: 0, joinWrites: 0, handoffs: 0, handoffReads: 0, handoffWrites: 0 };
   const steps = { free: [], contended: [] };
+  const plainSteps = { free: [], contended: [] };
   for (let round = 0; round < P1_ROUNDS; round++) {
     const order = round % 2 ? ["plain", "baton"] : ["baton", "plain"];
     for (const side of order) {
       const ran = await chain(b, side, round);
       if (side === "plain") {
         plainRecords.push(...ran.records);
+        plainSteps.free.push(...ran.steps.free);
+        plainSteps.contended.push(...ran.steps.contended);
         continue;
       }
       records.push(...ran.records);
@@ -128,7 +131,10 @@ export async function coordinatorHandoff(b) {
     work,
     samples: records.map((r) => r.totalMs),
     steps: { free: summary(steps.free), contended: summary(steps.contended) },
-    plain: summarize(plainRecords),
+    plain: {
+      ...summarize(plainRecords),
+      steps: { free: summary(plainSteps.free), contended: summary(plainSteps.contended) },
+    },
   };
 }
 

@@ -135,13 +135,17 @@ export class BenchWorkflow extends WorkflowEntrypoint {
       // asks once more); the body; release.
       const stub = timedCoordinator(this.env.PLAIN, times).get(this.env.PLAIN.idFromName(event.payload.key));
       const key = event.payload.key;
+      // P10: its coordination steps, counted as withKey's are.
+      let steps = 1;
       let outcome = await step.do("acquire", STEP_RETRIES_ONLY, () => stub.acquire(key, event.instanceId));
       for (let turn = 1; outcome !== "granted"; turn++) {
         await step.waitForEvent(`turn ${turn}`, { type: "baton-turn", timeout: "1 minute" }).catch(() => null);
         outcome = await step.do(`acquire ${turn}`, STEP_RETRIES_ONLY, () => stub.acquire(key, event.instanceId));
+        steps += 2;
       }
       await body();
       await step.do("release", STEP_RETRIES_ONLY, () => stub.release(key, event.instanceId));
+      times.batonSteps = steps + 1;
     } else if (mode === "serial") {
       // `queue: "js"`: P2's baseline, the same queue in a plain JS Worker.
       const { group, revision, queue } = event.payload;
