@@ -39,12 +39,18 @@
 mod decide;
 mod memory;
 pub mod schema;
+mod sql;
 mod sql_store;
 mod state;
+mod transition;
 mod turn;
 
 pub use decide::*;
-pub use memory::MemoryKeyStore;
+pub use memory::{apply, MemoryKeyStore};
+pub use sql::{load, load_summary, write};
 pub use sql_store::{migrate, KeySummary, SqlKeyStore};
 pub use state::*;
+pub use transition::{
+    acquire_waits, decide, front_needed, Input, Reply, Settings, Summary, Transition, View, Write,
+};
 pub use turn::{check_turn_event_type, event_type};
