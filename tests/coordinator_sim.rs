@@ -102,7 +102,11 @@ mod decisions {
             ..
         } = coordinator::decide(&view, &settings, now_ms, input)?;
         coordinator::apply(store, &writes);
-        assert_eq!(state.summary, store.summary(), "the transition's state is the applied one");
+        assert_eq!(
+            state.summary,
+            store.summary(),
+            "the transition's state is the applied one"
+        );
         let holders = store.holders();
         let wake = effects
             .iter()
@@ -208,7 +212,9 @@ mod decisions {
             accepted: false,
             liveness,
         };
-        run(store, now_ms, grace_ms, input).expect("never refused").1
+        run(store, now_ms, grace_ms, input)
+            .expect("never refused")
+            .1
     }
 
     /// The engine accepted `sent`'s grant event (its status is not asked
@@ -245,7 +251,11 @@ mod decisions {
                 holder: holder.clone(),
                 liveness: *liveness,
             };
-            wake.extend(run(store, now_ms, grace_ms, input).expect("never refused").1);
+            wake.extend(
+                run(store, now_ms, grace_ms, input)
+                    .expect("never refused")
+                    .1,
+            );
         }
         wake
     }

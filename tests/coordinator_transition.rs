@@ -324,3 +324,152 @@ fn the_one_decision_matches_the_old_phases() {
         run(seed);
     }
 }
+
+// ---------------------------------------------------------------------------
+// Cost of the new path: `load` + `write`, counted.
+
+/// A key held by `holder`, with `n` waiters `w0..`, written through the new
+/// path itself.
+fn fill(db: &Db, key: &str, n: usize) {
+    db.0.execute_batch("BEGIN").expect("begin");
+    let sql = Counted::new(db);
+    let holder = Holder {
+        id: id("holder"),
+        since_ms: 1,
+        state: baton::coordinator::HolderState::Holding,
+        workflow: None,
+        enqueued_ms: None,
+        turn: Turn::Shared,
+        fence: 1,
+    };
+    let mut writes = vec![coordinator::Write::AddHolder(holder)];
+    for i in 0..n {
+        writes.push(coordinator::Write::PushWaiter(Waiter {
+            id: id(&format!("w{i}")),
+            since_ms: 10 + i as u64,
+            input_hash: Some(hash(&format!("h{}", i % 7))),
+            workflow: Some(workflow("WF")),
+            enqueued_ms: Some(10 + i as u64),
+            turn: Turn::Own(i as u64 + 1),
+        }));
+    }
+    coordinator::write(&sql, key, &writes);
+    db.0.execute_batch("COMMIT").expect("commit");
+}
+
+/// One decision through the new path on a fresh summary read: its reply
+/// and its statements (reads, writes), the summary's read included.
+fn measured(db: &Db, key: &str, summary: Option<Summary>, input: Input) -> (String, (u32, u32)) {
+    let sql = Counted::new(db);
+    let view = coordinator::load(&sql, key, summary, &input);
+    let t = coordinator::decide(&view, &settings(), 1_000_000, input);
+    let reply = format!("{:?}", t.as_ref().map(|t| (&t.reply, &t.effects)));
+    if let Ok(t) = &t {
+        coordinator::write(&sql, key, &t.writes);
+    }
+    (reply, sql.work())
+}
+
+/// P3/P5: with the summary the shell keeps, an uncontended acquire and
+/// release read nothing and write one holder row each.
+#[test]
+fn an_uncontended_pair_reads_nothing_and_writes_two_rows() {
+    let db = Db(Connection::open_in_memory().expect("db"));
+    coordinator::migrate(&db);
+    fill(&db, "busy", 10_000);
+    let summary = coordinator::load_summary(&Counted::new(&db), "free");
+    let acquire = Input::Acquire(AcquireRequest {
+        id: id("solo"),
+        options: Options::default(),
+    });
+    let (reply, acquired) = measured(&db, "free", Some(summary), acquire);
+    assert!(reply.contains("Granted { fence: 1 }"), "{reply}");
+    let summary = coordinator::load_summary(&Counted::new(&db), "free");
+    let (_, released) = measured(&db, "free", Some(summary), Input::Release(id("solo")));
+    assert_eq!((acquired, released), ((0, 1), (0, 1)));
+}
+
+/// An input, built for the key it runs on.
+type InputFor<'a> = Box<dyn Fn(&str) -> Input + 'a>;
+
+/// P4: every input costs as many statements behind 10,000 waiters as
+/// behind 10, and takes the same path.
+#[test]
+fn the_cost_of_each_input_does_not_grow_with_the_queue() {
+    let db = Db(Connection::open_in_memory().expect("db"));
+    coordinator::migrate(&db);
+    fill(&db, "short", 10);
+    fill(&db, "long", 10_000);
+    let held = |key: &str| coordinator::load_summary(&Counted::new(&db), key).holders[0].clone();
+    let acquiring = |who: &str, limit: Option<u32>| AcquireRequest {
+        id: id(who),
+        options: Options {
+            limit,
+            grant: true,
+            ..Options::default()
+        },
+    };
+    let plain = |who: &str, supersedes: bool, input: Option<&str>| EnqueueRequest {
+        supersedes,
+        id: id(who),
+        input_hash: input.map(hash),
+        options: Options::default(),
+    };
+    let inputs: Vec<(&str, InputFor<'_>)> = vec![
+        (
+            "enqueue (plain, new)",
+            Box::new(|_| Input::Enqueue(plain("late", false, None))),
+        ),
+        (
+            "enqueue (supersedes, coalesce check)",
+            Box::new(|_| Input::Enqueue(plain("twin", true, Some("h3")))),
+        ),
+        (
+            "acquire (new caller, held key)",
+            Box::new(|_| Input::Acquire(acquiring("newcomer", None))),
+        ),
+        (
+            "acquire (waiting caller)",
+            Box::new(|_| Input::Acquire(acquiring("w7", None))),
+        ),
+        (
+            "acquire checked (alive holder)",
+            Box::new(move |k| Input::AcquireChecked {
+                request: acquiring("w7", None),
+                holder: held(k),
+                liveness: Liveness::Alive,
+            }),
+        ),
+        (
+            "release (a waiter leaves)",
+            Box::new(|_| Input::Release(id("w6"))),
+        ),
+        ("tick", Box::new(|_| Input::Tick)),
+        (
+            "release (holder hands on)",
+            Box::new(|_| Input::Release(id("holder"))),
+        ),
+        (
+            "woken (dead: hands on)",
+            Box::new(move |k| Input::Woken {
+                holder: held(k),
+                accepted: false,
+                liveness: Liveness::Dead,
+            }),
+        ),
+        (
+            "acquire (raises the limit)",
+            Box::new(|_| Input::Acquire(acquiring("newcomer", Some(4)))),
+        ),
+    ];
+    for (name, input) in inputs {
+        let (short_reply, short) = measured(&db, "short", None, input("short"));
+        let (long_reply, long) = measured(&db, "long", None, input("long"));
+        assert_eq!(short_reply, long_reply, "{name}: same path");
+        assert_eq!(
+            short, long,
+            "{name}: statements (reads, writes) on 10 vs 10,000 waiters"
+        );
+        println!("{name:40} {short:?} -> {short_reply}");
+    }
+}
