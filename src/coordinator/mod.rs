@@ -47,10 +47,11 @@ mod turn;
 
 pub use decide::*;
 pub use memory::{apply, MemoryKeyStore};
-pub use sql::{load, load_summary, write};
+pub use sql::{inspect, keys_due, load, load_summary, write};
 pub use sql_store::{migrate, KeySummary, SqlKeyStore};
 pub use state::*;
 pub use transition::{
-    acquire_waits, decide, front_needed, Input, Reply, Settings, Summary, Transition, View, Write,
+    acquire_waits, assert_invariants as assert_view, decide, front_needed, needs_check, Input,
+    Reply, Settings, Summary, Transition, View, Write,
 };
 pub use turn::{check_turn_event_type, event_type};

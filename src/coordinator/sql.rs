@@ -397,3 +397,43 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
         }
     }
 }
+
+/// Keys that need the holder-check alarm, at most `limit`.
+pub fn keys_due<E: SqlExec>(sql: &Counted<'_, E>, limit: u32) -> Vec<String> {
+    sql.read(
+        "SELECT DISTINCT h.key FROM coordinator_holders h \
+         LEFT JOIN coordinator_keys k ON k.key = h.key \
+         WHERE h.state = 'handed' OR k.waiter_count > 0 LIMIT ?1",
+        &[SqlValue::Integer(i64::from(limit))],
+    )
+    .iter()
+    .map(|row| crate::sql::text(&row[0]))
+    .collect()
+}
+
+/// What `inspect` shows of a key: its summary, every waiter in order
+/// (bounded by the queue's limit) and how many superseded ids it remembers.
+pub fn inspect<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> (Summary, Vec<Waiter>, u32) {
+    let summary = load_summary(sql, key);
+    let waiters = read_waiters(
+        sql,
+        &format!(
+            "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+             WHERE key = ?1 ORDER BY seq LIMIT ?2"
+        ),
+        &[
+            key_value(key),
+            SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX)),
+        ],
+    );
+    let superseded = sql
+        .read(
+            "SELECT COALESCE((SELECT MAX(seq) FROM coordinator_superseded WHERE key = ?1) \
+             - (SELECT MIN(seq) FROM coordinator_superseded WHERE key = ?1) + 1, 0)",
+            &[key_value(key)],
+        )
+        .first()
+        .map(|row| u32::try_from(integer(&row[0])).expect("superseded count is bounded"))
+        .unwrap_or(0);
+    (summary, waiters, superseded)
+}

@@ -216,7 +216,7 @@ impl<'v> Key<'v> {
             Some(Member::Superseded) | Some(Member::Stranger) => {
                 self.member.clone().expect("matched")
             }
-            _ => panic!("{id}'s place was not loaded"),
+            _ => panic!("the place of an id the input does not name"),
         }
     }
 
@@ -224,20 +224,11 @@ impl<'v> Key<'v> {
         self.s.limit.saturating_sub(self.s.holders.len() as u32)
     }
 
-    fn handed(&self) -> u32 {
-        self.s
-            .holders
-            .iter()
-            .filter(|h| h.state == HolderState::Handed)
-            .count() as u32
-    }
-
     fn first_waiters(&self, n: u32) -> Vec<Waiter> {
         let n = n.min(self.s.waiters) as usize;
         assert!(
             self.front.len() >= n,
-            "the view holds {} waiters, the decision needs {n}",
-            self.front.len()
+            "the view holds fewer waiters than the decision needs"
         );
         self.front[..n].to_vec()
     }
@@ -254,11 +245,7 @@ impl<'v> Key<'v> {
     }
 
     fn add_holder(&mut self, holder: Holder) {
-        assert!(
-            holder.fence > self.s.fence,
-            "fence {} is not new",
-            holder.fence
-        );
+        assert!(holder.fence > self.s.fence, "a fence granted twice");
         self.s.fence = holder.fence;
         self.s.holders.push(holder.clone());
         self.added.push(holder.clone());
@@ -342,6 +329,10 @@ impl<'v> Key<'v> {
             member,
             ..
         } = self;
+        // The state is what the writes leave of the parts a decision
+        // changes; the rest of the view (the superseded, the holders to
+        // check) is not carried on.
+        let _ = view;
         Transition {
             reply,
             writes,
@@ -351,13 +342,13 @@ impl<'v> Key<'v> {
                 summary: s,
                 member,
                 front,
-                ..view.clone()
+                ..View::default()
             },
         }
     }
 
     fn needs_holder_check(&self) -> bool {
-        !self.s.holders.is_empty() && (self.s.waiters > 0 || self.handed() > 0)
+        needs_check(&self.s)
     }
 }
 
@@ -550,7 +541,7 @@ fn apply_limit(key: &mut Key<'_>, options: &Options) {
     if let Some(limit) = options.limit {
         assert!(
             (1..=HOLDERS_PER_KEY_MAX).contains(&limit),
-            "limit {limit} passed the edge"
+            "a limit out of range passed the edge"
         );
         if key.s.limit != limit {
             key.set_limit(limit);
@@ -877,4 +868,42 @@ pub fn acquire_waits(view: &View, request: &AcquireRequest) -> bool {
         Some(Member::Stranger) => view.front.len().min(free) >= free,
         _ => false,
     }
+}
+
+/// Broken-invariant checks on a decision's view as its writes left it,
+/// cheap enough to run after every decision, in release builds too: they
+/// read only what the decision loaded. Panics on violation.
+pub fn assert_invariants(view: &View) {
+    // Plain messages: formatting rows into them costs WASM (P6); the
+    // simulation's deep checks name the rows.
+    let s = &view.summary;
+    assert!(
+        (1..=HOLDERS_PER_KEY_MAX).contains(&s.limit),
+        "a key's limit out of range"
+    );
+    assert!(
+        s.holders.len() as u32 <= HOLDERS_PER_KEY_MAX,
+        "too many holders"
+    );
+    assert!(s.waiters <= WAITERS_PER_KEY_MAX, "too many waiters");
+    for (n, holder) in s.holders.iter().enumerate() {
+        assert!(holder.fence <= s.fence, "a holder's fence above the key's");
+        assert!(
+            s.holders[..n]
+                .iter()
+                .all(|h| h.id != holder.id && (holder.fence == 0 || h.fence != holder.fence)),
+            "an id holding twice, or a fence granted twice"
+        );
+    }
+}
+
+/// Whether the key needs the holder-check alarm: someone waits behind the
+/// holders, or a holder has not yet confirmed a hand-over.
+pub fn needs_check(summary: &Summary) -> bool {
+    !summary.holders.is_empty()
+        && (summary.waiters > 0
+            || summary
+                .holders
+                .iter()
+                .any(|h| h.state == HolderState::Handed))
 }

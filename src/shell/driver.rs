@@ -40,7 +40,7 @@ use super::sqlite::ObjectSql;
 use super::workflow::Workflow;
 use crate::error::BatonError;
 use crate::ident::Ident;
-use crate::transition::{Check, Create, CreateOutcome, Effect, Terminate, Transition, Wake};
+use crate::transition::{Check, Create, CreateOutcome, Effect, Transition};
 use crate::workflow::Liveness;
 use js_sys::Promise;
 use std::cell::RefCell;
@@ -102,18 +102,6 @@ pub trait Rules: 'static {
     /// A class that asks for no checks keeps the default.
     fn checked(check: &Check, liveness: Liveness, asked_by: Option<&Self::Reply>) -> Self::Input {
         let _ = (check, liveness, asked_by);
-        Self::tick()
-    }
-    /// The turn event for a [`Effect::Wake`]: its type and payload. Only a
-    /// class whose decisions wake says how.
-    fn turn_event(config: &Self::Config, key: &str, wake: &Wake) -> (String, JsValue) {
-        let _ = (config, key, wake);
-        unreachable!("a class that wakes says how")
-    }
-    /// What a wake's result feeds its key: whether the engine accepted the
-    /// event, and the instance's status after it.
-    fn woken(wake: &Wake, accepted: bool, liveness: Liveness) -> Self::Input {
-        let _ = (wake, accepted, liveness);
         Self::tick()
     }
     /// Whether a committed transition may have moved the object's next
@@ -307,36 +295,24 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
             }
             let scope = R::scope(key.as_str());
             let env = &self.base.env;
-            let config = self.config()?;
-            let results = futures_util::future::join_all(round.iter().map(|e| {
-                let event = match e {
-                    Effect::Wake(wake) => Some(R::turn_event(config, key.as_str(), wake)),
-                    _ => None,
-                };
-                perform(env, scope, e, event)
-            }))
-            .await;
+            let results =
+                futures_util::future::join_all(round.iter().map(|e| perform(env, scope, e))).await;
             let asked_by = answer.as_ref().ok();
-            let inputs: Vec<Option<R::Input>> = round
+            let inputs: Vec<R::Input> = round
                 .iter()
                 .zip(results)
                 .map(|(effect, result)| match (effect, result) {
                     (Effect::Create(create), Performed::Created(outcome)) => {
-                        Some(R::created(create, outcome))
+                        R::created(create, outcome)
                     }
                     (Effect::Check(check), Performed::Checked(liveness)) => {
-                        Some(R::checked(check, liveness, asked_by))
+                        R::checked(check, liveness, asked_by)
                     }
-                    (Effect::Wake(wake), Performed::Woken { accepted, liveness }) => {
-                        Some(R::woken(wake, accepted, liveness))
-                    }
-                    (Effect::Terminate(_), Performed::Terminated) => None,
                     _ => unreachable!("an effect performed as another"),
                 })
                 .collect();
             let mut next = Vec::new();
             for (effect, input) in round.iter().zip(inputs) {
-                let Some(input) = input else { continue };
                 let answers = matches!(effect, Effect::Check(Check { answers: true, .. }));
                 match self.commit(key, input, None).await? {
                     Ok(transition) => {
@@ -397,41 +373,23 @@ async fn set_alarm(base: &ObjectBase, at_ms: Option<u64>) -> Result<(), JsValue>
 enum Performed {
     Created(CreateOutcome),
     Checked(Liveness),
-    Woken { accepted: bool, liveness: Liveness },
-    Terminated,
 }
 
-/// Performs one effect (`event`: a wake's turn event); a create's decision line.
-async fn perform(
-    env: &Env,
-    scope: Scope<'_>,
-    effect: &Effect,
-    event: Option<(String, JsValue)>,
-) -> Performed {
+/// Performs one effect; a create's decision line.
+async fn perform(env: &Env, scope: Scope<'_>, effect: &Effect) -> Performed {
     match effect {
-        Effect::Wake(wake) => {
-            let (event_type, payload) = event.expect("a wake's event");
-            let (accepted, liveness) = send_turn(env, wake, event_type, payload).await;
-            decision_log::decision(
-                Kind::Contended,
-                scope,
-                wake.id.as_str(),
-                "woken",
-                "handed the key",
-                None,
-            );
-            Performed::Woken { accepted, liveness }
-        }
-        Effect::Terminate(terminate) => {
-            terminate_instance(env, terminate).await;
-            Performed::Terminated
-        }
         Effect::Create(create) => {
             let outcome = create_instance(env, create).await;
             log_created(scope, create, &outcome);
             Performed::Created(outcome)
         }
         Effect::Check(check) => Performed::Checked(liveness(env, check).await),
+        // Work in progress (issue 21): the Coordinator's shell still sends
+        // its turn events and terminations itself, from its transitions'
+        // replies; no class runs them through the driver yet.
+        Effect::Wake(_) | Effect::Terminate(_) => {
+            unreachable!("no class performs wakes or terminations through the driver yet")
+        }
     }
 }
 
@@ -448,38 +406,6 @@ async fn create_instance(env: &Env, create: &Create) -> CreateOutcome {
             .map(|_| ())
     };
     create_outcome(attempt.await)
-}
-
-/// Sends a wake's turn event, then asks the instance's status through the
-/// same handle (work in progress: the Coordinator's shell asks it
-/// `HAND_ON_CHECK_DELAY_MS` after its reply, in `waitUntil`).
-async fn send_turn(
-    env: &Env,
-    wake: &Wake,
-    event_type: String,
-    payload: JsValue,
-) -> (bool, Liveness) {
-    let Ok(workflow) = Workflow::from_env(env, &wake.workflow) else {
-        return (false, Liveness::Unknown);
-    };
-    let turn = super::wake::Turn {
-        event_type,
-        payload,
-    };
-    let sent = super::wake::Sent::send(&workflow, &wake.id, &turn).await;
-    let accepted = sent.accepted();
-    (accepted, sent.liveness(&wake.id).await)
-}
-
-/// Terminates an instance, best effort: it is already recorded as
-/// superseded, so one that survives never runs.
-async fn terminate_instance(env: &Env, terminate: &Terminate) {
-    let Ok(workflow) = Workflow::from_env(env, &terminate.workflow) else {
-        return;
-    };
-    if let Ok(instance) = workflow.instance(terminate.id.as_str()).await {
-        let _ = instance.stop().await;
-    }
 }
 
 /// What the binding says of a check's instance; a binding that is not
