@@ -39,7 +39,7 @@ impl<Reply, Write, State> Transition<Reply, Write, State> {
     pub fn creates(&self) -> impl Iterator<Item = &Create> {
         self.effects.iter().filter_map(|effect| match effect {
             Effect::Create(create) => Some(create),
-            Effect::Check(_) => None,
+            _ => None,
         })
     }
 }
@@ -53,6 +53,32 @@ pub enum Effect {
     /// Ask the binding how alive an instance is; the answer
     /// ([`crate::workflow::Liveness`]) re-enters.
     Check(Check),
+    /// Send an instance its turn event (the Coordinator's hand-offs), then
+    /// ask its status: whether the engine accepted the event and the
+    /// [`crate::workflow::Liveness`] after re-enter.
+    Wake(Wake),
+    /// Terminate an instance, best effort (a superseded waiter); nothing
+    /// re-enters.
+    Terminate(Terminate),
+}
+
+/// An instance handed a slot, for the shell to send its turn event: §1's
+/// `TURN_EVENT_TYPE` (`turn: None`), or for a grant registration the grant
+/// itself on its own event type, carrying `fence` (§1b).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wake {
+    pub id: InstanceId,
+    pub workflow: String,
+    /// The registration number of a grant's own turn.
+    pub turn: Option<u64>,
+    pub fence: u64,
+}
+
+/// An instance for the shell to terminate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terminate {
+    pub id: InstanceId,
+    pub workflow: String,
 }
 
 /// An instance whose liveness the shell asks the Workflow binding for,

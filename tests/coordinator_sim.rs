@@ -59,11 +59,207 @@ mod common;
 use common::{assert_reached, simulate, Rng, SimStats};
 
 use baton::coordinator::{
-    acquire, acquire_after_check, assert_invariants_deep, enqueue, enqueue_after_check,
-    grant_accepted, needs_holder_check, release, tick, tick_after_check, woken_after_check,
-    AcquireReply, AcquireRequest, AcquireStep, Decided, EnqueueReply, EnqueueRequest, EnqueueStep,
-    Holder, HolderState, KeyStore, Liveness, Member, MemoryKeyStore, Options, Place, Turn, Waiter,
+    assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, AcquireStep, Decided,
+    EnqueueReply, EnqueueRequest, EnqueueStep, Holder, HolderState, KeyStore, Liveness, Member,
+    MemoryKeyStore, Options, Place, Turn, Waiter,
 };
+use decisions::{
+    acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, tick,
+    tick_after_check, woken_after_check,
+};
+
+/// The core as the simulation's shell model calls it: each call is one
+/// `coordinator::decide` on the view `MemoryKeyStore::load` gives for its
+/// input, its writes applied with `coordinator::apply`, and its transition
+/// read back into the phase a shell acts on (the reply, and the holders
+/// its `Effect::Wake`s name, as the writes left them).
+mod decisions {
+    use baton::coordinator::{
+        self, AcquireReply, AcquireRequest, AcquireStep, Decided, EnqueueReply, EnqueueRequest,
+        EnqueueStep, Holder, Input, KeyStore, Liveness, MemoryKeyStore, Reply, Settings,
+        Transition,
+    };
+    use baton::error::BatonError;
+    use baton::ident::InstanceId;
+    use baton::transition::Effect;
+
+    fn run(
+        store: &mut MemoryKeyStore,
+        now_ms: u64,
+        grace_ms: u64,
+        input: Input,
+    ) -> Result<(Reply, Vec<Holder>), BatonError> {
+        let view = store.load(&input);
+        let settings = Settings {
+            grace_ms,
+            workflow: super::WORKFLOWS[0].to_owned(),
+        };
+        let Transition {
+            reply,
+            writes,
+            effects,
+            state,
+            ..
+        } = coordinator::decide(&view, &settings, now_ms, input)?;
+        coordinator::apply(store, &writes);
+        assert_eq!(
+            state.summary,
+            store.summary(),
+            "the transition's state is the applied one"
+        );
+        let holders = store.holders();
+        let wake = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Wake(w) => Some(
+                    holders
+                        .iter()
+                        .find(|h| h.id == w.id)
+                        .expect("a woken instance holds")
+                        .clone(),
+                ),
+                _ => None,
+            })
+            .collect();
+        Ok((reply, wake))
+    }
+
+    /// No grace is judged where the old phase took none.
+    const NO_GRACE: u64 = 0;
+
+    pub fn enqueue(
+        store: &mut MemoryKeyStore,
+        now_ms: u64,
+        request: &EnqueueRequest,
+    ) -> Result<EnqueueStep, BatonError> {
+        match run(store, now_ms, NO_GRACE, Input::Enqueue(request.clone()))?.0 {
+            Reply::Enqueue(reply) => Ok(EnqueueStep::Done(reply)),
+            Reply::EnqueueChecking { candidate, .. } => Ok(EnqueueStep::CheckCandidate(candidate)),
+            other => panic!("enqueue replied {other:?}"),
+        }
+    }
+
+    pub fn enqueue_after_check(
+        store: &mut MemoryKeyStore,
+        now_ms: u64,
+        request: &EnqueueRequest,
+        candidate: &baton::coordinator::Waiter,
+        liveness: Liveness,
+    ) -> Result<EnqueueReply, BatonError> {
+        let input = Input::EnqueueChecked {
+            request: request.clone(),
+            candidate: candidate.clone(),
+            liveness,
+        };
+        match run(store, now_ms, NO_GRACE, input)?.0 {
+            Reply::Enqueue(reply) => Ok(reply),
+            other => panic!("enqueue's second phase replied {other:?}"),
+        }
+    }
+
+    pub fn acquire(
+        store: &mut MemoryKeyStore,
+        now_ms: u64,
+        request: &AcquireRequest,
+    ) -> Result<AcquireStep, BatonError> {
+        let (reply, wake) = run(store, now_ms, NO_GRACE, Input::Acquire(request.clone()))?;
+        Ok(match reply {
+            Reply::Acquire(reply) => AcquireStep::Done(Decided { reply, wake }),
+            Reply::AcquireChecking { holder, .. } => AcquireStep::Check { holder, wake },
+            other => panic!("acquire replied {other:?}"),
+        })
+    }
+
+    pub fn acquire_after_check(
+        store: &mut MemoryKeyStore,
+        now_ms: u64,
+        grace_ms: u64,
+        request: &AcquireRequest,
+        checked: &Holder,
+        liveness: Liveness,
+    ) -> Decided<AcquireReply> {
+        let input = Input::AcquireChecked {
+            request: request.clone(),
+            holder: checked.clone(),
+            liveness,
+        };
+        match run(store, now_ms, grace_ms, input).expect("a second phase is never refused") {
+            (Reply::Acquire(reply), wake) => Decided { reply, wake },
+            other => panic!("acquire's second phase replied {other:?}"),
+        }
+    }
+
+    pub fn release(
+        store: &mut MemoryKeyStore,
+        now_ms: u64,
+        id: &InstanceId,
+    ) -> Decided<Option<InstanceId>> {
+        match run(store, now_ms, NO_GRACE, Input::Release(id.clone())).expect("never refused") {
+            (Reply::Release(reply), wake) => Decided { reply, wake },
+            other => panic!("release replied {other:?}"),
+        }
+    }
+
+    pub fn woken_after_check(
+        store: &mut MemoryKeyStore,
+        now_ms: u64,
+        grace_ms: u64,
+        checked: &Holder,
+        liveness: Liveness,
+    ) -> Vec<Holder> {
+        let input = Input::Woken {
+            holder: checked.clone(),
+            accepted: false,
+            liveness,
+        };
+        run(store, now_ms, grace_ms, input)
+            .expect("never refused")
+            .1
+    }
+
+    /// The engine accepted `sent`'s grant event (its status is not asked
+    /// here: the model asks it apart).
+    pub fn grant_accepted(store: &mut MemoryKeyStore, sent: &Holder) {
+        assert!(matches!(sent.turn, baton::coordinator::Turn::Own(_)));
+        let input = Input::Woken {
+            holder: sent.clone(),
+            accepted: true,
+            liveness: Liveness::Alive,
+        };
+        let wake = run(store, 0, NO_GRACE, input).expect("never refused").1;
+        assert!(wake.is_empty(), "an accepted grant hands nothing on");
+    }
+
+    pub fn tick(store: &MemoryKeyStore) -> Vec<Holder> {
+        let mut scratch = store.clone();
+        match run(&mut scratch, 0, NO_GRACE, Input::Tick).expect("never refused") {
+            (Reply::Ticked(due), _) => due,
+            other => panic!("tick replied {other:?}"),
+        }
+    }
+
+    /// Each answer re-enters on its own, as the driver feeds them.
+    pub fn tick_after_check(
+        store: &mut MemoryKeyStore,
+        now_ms: u64,
+        grace_ms: u64,
+        answers: &[(Holder, Liveness)],
+    ) -> Vec<Holder> {
+        let mut wake: Vec<Holder> = Vec::new();
+        for (holder, liveness) in answers {
+            let input = Input::TickChecked {
+                holder: holder.clone(),
+                liveness: *liveness,
+            };
+            wake.extend(
+                run(store, now_ms, grace_ms, input)
+                    .expect("never refused")
+                    .1,
+            );
+        }
+        wake
+    }
+}
 use baton::ident::{InputHash, InstanceId, WorkflowName};
 use baton::limits::{
     ENQUEUE_GRACE_MS_DEFAULT, HOLDER_CHECK_MS_DEFAULT, WAKE_ATTEMPTS_PER_CALL_MAX,

@@ -240,3 +240,145 @@ impl KeyStore for MemoryKeyStore {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// The targeted view and the writes of `super::transition`, for the
+// simulation (work in progress: replaces the `KeyStore` impl above).
+
+use super::transition::{acquire_waits, front_needed, Input, Summary, View, Write};
+
+impl MemoryKeyStore {
+    /// The key's summary, as `sql_store::load_summary` reads it.
+    pub fn summary(&self) -> Summary {
+        Summary {
+            limit: self.limit,
+            fence: self.fence,
+            turns: self.turns,
+            waiters: self.waiter_count(),
+            holders: self.holders(),
+            none_superseded: self.superseded.is_empty(),
+        }
+    }
+
+    /// The view `input` decides on: the whole key could be handed over, but
+    /// the view holds only what `sql_store::load` would read, so a decision
+    /// that strays beyond it fails here as it would in the object.
+    pub fn load(&self, input: &Input) -> View {
+        let summary = self.summary();
+        let named = match input {
+            Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => Some(&r.id),
+            Input::Acquire(r) | Input::AcquireChecked { request: r, .. } => Some(&r.id),
+            Input::Release(id) => Some(id),
+            Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } => None,
+        };
+        let member = named.map(|id| self.member(id));
+        let front = self.first_waiters(front_needed(&summary, input));
+        let mut view = View {
+            summary,
+            member,
+            front,
+            ..View::default()
+        };
+        let checks = |n: u32, everyone: bool| -> Vec<(Holder, Option<u64>)> {
+            let mut due: Vec<(Option<u64>, usize)> = self
+                .holders
+                .iter()
+                .enumerate()
+                .filter(|(_, (h, _))| everyone || h.state == HolderState::Handed)
+                .map(|(i, (_, checked))| (*checked, i))
+                .collect();
+            due.sort();
+            due.into_iter()
+                .take(n as usize)
+                .map(|(_, i)| self.holders[i].clone())
+                .collect()
+        };
+        match input {
+            Input::Acquire(request) | Input::AcquireChecked { request, .. } => {
+                if matches!(input, Input::Acquire(_)) && acquire_waits(&view, request) {
+                    view.to_check = checks(1, true);
+                }
+                let beyond = matches!(&view.member, Some(Member::Waiter(w))
+                    if !view.front.iter().any(|f| f.id == w.id));
+                if request.options.grant && beyond {
+                    view.position = self.position(&request.id);
+                }
+            }
+            Input::Tick => {
+                if !self.holders.is_empty() && (self.waiter_count() > 0 || self.handed_count() > 0)
+                {
+                    view.to_check = checks(
+                        crate::limits::HOLDER_CHECKS_PER_TICK_MAX,
+                        self.waiter_count() > 0,
+                    );
+                }
+            }
+            Input::Enqueue(request) | Input::EnqueueChecked { request, .. } => {
+                let settled = matches!(view.member, Some(Member::Holder(_) | Member::Superseded));
+                if request.supersedes && !settled && self.waiter_count() > 0 {
+                    if let Some(hash) = &request.input_hash {
+                        view.candidate = self.first_waiter_with_hash(hash);
+                    }
+                    let coalescing = match input {
+                        Input::Enqueue(_) => {
+                            view.candidate.as_ref().is_some_and(|c| c.id != request.id)
+                        }
+                        Input::EnqueueChecked {
+                            candidate,
+                            liveness,
+                            ..
+                        } => {
+                            *liveness == super::state::Liveness::Alive
+                                && view
+                                    .candidate
+                                    .as_ref()
+                                    .is_some_and(|c| c.id == candidate.id)
+                        }
+                        _ => false,
+                    };
+                    if !coalescing {
+                        view.others = self
+                            .waiters
+                            .values()
+                            .filter(|w| w.id != request.id)
+                            .cloned()
+                            .collect();
+                    }
+                }
+            }
+            Input::Release(_) | Input::Woken { .. } | Input::TickChecked { .. } => {}
+        }
+        view
+    }
+}
+
+/// Carries out a transition's writes on the in-memory key, in order, in
+/// one `match`, as `sql_store::write` does on the tables.
+pub fn apply(key: &mut MemoryKeyStore, writes: &[Write]) {
+    for write in writes {
+        match write {
+            Write::SetLimit(limit) => key.limit = *limit,
+            Write::DrawTurn(n) => {
+                assert_eq!(*n, key.turns + 1, "turns are drawn one at a time");
+                key.turns = *n;
+            }
+            Write::AddHolder(holder) => key.add_holder(holder),
+            Write::ConfirmHolder(id) => key.confirm_holder(id),
+            Write::SetHolderWorkflow(id, workflow) => {
+                key.set_holder_workflow(id, workflow.as_ref())
+            }
+            Write::RemoveHolder(id) => key.remove_holder(id),
+            Write::MarkChecked(id, now_ms) => key.mark_checked(id, *now_ms),
+            Write::PushWaiter(waiter) => key.push_waiter(waiter),
+            Write::SetWaiterWorkflow(id, workflow) => {
+                key.set_waiter_workflow(id, workflow.as_ref())
+            }
+            Write::RemoveWaiter(id) => key.remove_waiter(id),
+            Write::SupersedeAllExcept(keep, dropped) => {
+                let gone = key.supersede_waiters_except(keep);
+                assert_eq!(gone.len() as u32, *dropped, "superseded count");
+            }
+            Write::ForgetSupersededBeyond(keep) => key.forget_superseded_beyond(*keep),
+        }
+    }
+}

@@ -39,12 +39,19 @@
 mod decide;
 mod memory;
 pub mod schema;
+mod sql;
 mod sql_store;
 mod state;
+mod transition;
 mod turn;
 
 pub use decide::*;
-pub use memory::MemoryKeyStore;
+pub use memory::{apply, MemoryKeyStore};
+pub use sql::{inspect, keys_due, load, load_summary, write};
 pub use sql_store::{migrate, KeySummary, SqlKeyStore};
 pub use state::*;
+pub use transition::{
+    acquire_waits, assert_invariants as assert_view, decide, front_needed, needs_check, Input,
+    Reply, Settings, Summary, Transition, View, Write,
+};
 pub use turn::{check_turn_event_type, event_type};

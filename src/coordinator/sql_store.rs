@@ -61,19 +61,19 @@ pub struct KeySummary {
 }
 
 /// The columns a waiter is read with, in [`waiter_from_row`]'s order.
-const WAITER_COLUMNS: &str = "id, since_ms, input_hash, workflow, enqueued_ms, turn";
+pub(super) const WAITER_COLUMNS: &str = "id, since_ms, input_hash, workflow, enqueued_ms, turn";
 /// [`WAITER_COLUMNS`] of the table aliased `w`.
-const WAITER_COLUMNS_OF_W: &str =
+pub(super) const WAITER_COLUMNS_OF_W: &str =
     "w.id, w.since_ms, w.input_hash, w.workflow, w.enqueued_ms, w.turn";
 /// How many columns [`waiter_from_row`] reads.
-const WAITER_WIDTH: usize = 6;
+pub(super) const WAITER_WIDTH: usize = 6;
 /// The columns a holder is read with, in [`holder_from_row`]'s order.
-const HOLDER_COLUMNS: &str = "id, since_ms, state, workflow, enqueued_ms, turn, fence";
+pub(super) const HOLDER_COLUMNS: &str = "id, since_ms, state, workflow, enqueued_ms, turn, fence";
 /// [`HOLDER_COLUMNS`] of the table aliased `h`.
-const HOLDER_COLUMNS_OF_H: &str =
+pub(super) const HOLDER_COLUMNS_OF_H: &str =
     "h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms, h.turn, h.fence";
 /// How many columns [`holder_from_row`] reads.
-const HOLDER_WIDTH: usize = 7;
+pub(super) const HOLDER_WIDTH: usize = 7;
 
 /// One key's rows, read and written through `exec`. Counts the statements it
 /// runs, so the shell can report storage work per operation.
@@ -253,7 +253,7 @@ fn state_from(value: &SqlValue) -> HolderState {
     }
 }
 
-fn state_value(state: HolderState) -> SqlValue {
+pub(super) fn state_value(state: HolderState) -> SqlValue {
     SqlValue::Text(
         match state {
             HolderState::Handed => "handed",
@@ -267,7 +267,7 @@ fn workflow_from(value: &SqlValue) -> Option<WorkflowName> {
     optional_text(value).map(|name| WorkflowName::new(name).expect("stored workflow name is valid"))
 }
 
-fn workflow_value(workflow: Option<&WorkflowName>) -> SqlValue {
+pub(super) fn workflow_value(workflow: Option<&WorkflowName>) -> SqlValue {
     workflow.map_or(SqlValue::Null, |w| SqlValue::Text(w.to_string()))
 }
 
@@ -276,14 +276,14 @@ fn turn_from(value: &SqlValue) -> Turn {
     optional_millis(value).map_or(Turn::Shared, Turn::Own)
 }
 
-fn turn_value(turn: Turn) -> SqlValue {
+pub(super) fn turn_value(turn: Turn) -> SqlValue {
     match turn {
         Turn::Shared => SqlValue::Null,
         Turn::Own(n) => millis_value(n),
     }
 }
 
-fn holder_from_row(row: &[SqlValue]) -> Holder {
+pub(super) fn holder_from_row(row: &[SqlValue]) -> Holder {
     Holder {
         id: stored_id(&row[0]),
         since_ms: millis(&row[1]),
@@ -295,7 +295,7 @@ fn holder_from_row(row: &[SqlValue]) -> Holder {
     }
 }
 
-fn waiter_from_row(row: &[SqlValue]) -> Waiter {
+pub(super) fn waiter_from_row(row: &[SqlValue]) -> Waiter {
     Waiter {
         id: stored_id(&row[0]),
         since_ms: millis(&row[1]),

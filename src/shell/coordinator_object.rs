@@ -1,14 +1,20 @@
 //! The `Coordinator` Durable Object: the shell around `crate::coordinator`.
 //!
-//! Every entry point runs in the same order: decode the request object
-//! (`crate::edge`), then a
-//! decision under the gate (read, decide and write in one synchronous turn),
-//! then the alarm, then whatever the decision asked for outside the gate (a
-//! status check, a turn event, terminations), whose result re-enters through
-//! the next decision. Nothing is awaited between a read and the write that
-//! depends on it. The tables are the truth; the only memory kept between
-//! decisions is each key's summary (`coordinator::KeySummary`), which the
-//! store keeps equal to its rows, since this object is their only writer.
+//! Every decision is one `coordinator::decide` on the view
+//! `coordinator::load` reads for its input, its writes carried out by
+//! `coordinator::write`, in one synchronous turn (under the gate, or, on
+//! the fast path of `acquire` and `release`, in the caller's turn: see
+//! [`Object::decide_now`]); then the alarm; then what the transition asked
+//! for outside the gate (a status check, turn events, terminations), whose
+//! result re-enters as the next decision's input. Nothing is awaited
+//! between a read and the write that depends on it. The tables are the
+//! truth; the only memory kept between decisions is each key's summary
+//! (`coordinator::Summary`, the transition's state), which equals its rows
+//! since this object is their only writer.
+//!
+//! Work in progress (issue 21): this shell still performs the effects
+//! itself (its wake chain, with the status check after the reply, and the
+//! holder-check alarm) rather than through `shell::driver`.
 //!
 //! JS callers reach these methods through the `Coordinator` class in
 //! `js/worker.mjs`, which extends `DurableObject` (workerd refuses RPC to a
@@ -20,12 +26,11 @@ use super::decision_log::{self, Kind, Scope};
 use super::gate::under_gate;
 use super::js::{self, now_ms, to_js};
 use super::object::ObjectBase;
-use super::sqlite::ObjectSql;
 use super::wake::{Sent, Turn};
 use super::workflow::Workflow;
 use crate::coordinator::{
-    self, migrate, AcquireStep, Decided, EnqueueStep, Holder, KeyStore, KeySummary, Liveness,
-    Member, SqlKeyStore, Waiter,
+    self, migrate, AcquireStep, Decided, Holder, Input, Liveness, Member, Reply, Settings, Summary,
+    Transition, Waiter,
 };
 use crate::edge::coordinator::{
     Acquire, AcquireOutcome, AcquireReply, Enqueue, EnqueueReply, GrantEvent, HolderEntry,
@@ -37,6 +42,8 @@ use crate::limits::{
     HAND_ON_CHECK_DELAY_MS, KEYS_CHECKED_PER_ALARM_MAX, KEY_SUMMARIES_KEPT_MAX,
     TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
 };
+use crate::sql::Counted;
+use crate::transition::Effect;
 use futures_util::future::join_all;
 use js_sys::{Array, Promise};
 use std::cell::RefCell;
@@ -60,10 +67,8 @@ struct Object {
     /// Each key's summary as the last decision on it left it, so that the
     /// next one starts without reading it. Memory only: a restart (or a
     /// full map, at [`KEY_SUMMARIES_KEPT_MAX`]) means one read to reload.
-    summaries: RefCell<HashMap<String, KeySummary>>,
+    summaries: RefCell<HashMap<String, Summary>>,
 }
-
-type Store<'a> = SqlKeyStore<'a, ObjectSql>;
 
 #[wasm_bindgen]
 impl CoordinatorCore {
@@ -215,81 +220,78 @@ impl Object {
             .map_err(|e| js::to_js_error(&e))
     }
 
-    /// Runs one decision for `key` now, in this synchronous turn, and says
-    /// whether the key needs the holder-check alarm (the caller arms it).
+    /// The decisions' settings, from the variables.
+    fn settings(&self) -> Result<Settings, JsValue> {
+        let config = self.config()?;
+        Ok(Settings {
+            grace_ms: config.enqueue_grace_ms,
+            workflow: config.workflow_binding.clone(),
+        })
+    }
+
+    /// One decision for `key` now, in this synchronous turn: load the view
+    /// (from the summary kept in memory), decide, write, check. Returns
+    /// the transition, or the refusal (nothing written).
     ///
-    /// The fast path of `acquire` and `release`: a synchronous decision
-    /// cannot interleave with another request (the SQL API is synchronous),
-    /// so it needs no gate to be atomic, and skipping
-    /// `blockConcurrencyWhile` saves a Promise, a closure and the microtasks
-    /// that resolve them (measured: bench/profile.mjs, BENCHMARKS.md). The
-    /// gate's other service, resetting the object when a broken invariant
-    /// panics, is done by `js/worker.mjs`, which aborts the object when a
-    /// call traps.
-    fn decide_now<T>(
+    /// The fast path of `acquire` and `release` runs it outside the gate: a
+    /// synchronous decision cannot interleave with another request (the
+    /// SQL API is synchronous), so it needs no gate to be atomic, and
+    /// skipping `blockConcurrencyWhile` saves a Promise, a closure and the
+    /// microtasks that resolve them (measured: bench/profile.mjs,
+    /// BENCHMARKS.md). The gate's other service, resetting the object when
+    /// a broken invariant panics, is done by `js/worker.mjs`, which aborts
+    /// the object when a call traps.
+    fn decide_now(
         &self,
         key: &Ident,
-        decision: impl FnOnce(&mut Store<'_>, u64) -> T,
-    ) -> (T, bool) {
+        settings: &Settings,
+        input: Input,
+    ) -> Result<Transition, crate::error::BatonError> {
         self.ensure_schema();
-        let mut store = self.open_store(key);
-        let value = decision(&mut store, now_ms());
-        let needs_check = coordinator::needs_holder_check(&store);
-        self.base.count_work(store.work());
-        // On in release builds too; it reads only what the decision loaded.
-        coordinator::assert_invariants(&store);
-        self.keep_summary(key, store);
-        (value, needs_check)
-    }
-
-    /// A store for `key`, starting from the summary the last decision on it
-    /// left. The summary is taken out: should the decision panic, the
-    /// object restarts without it anyway.
-    fn open_store(&self, key: &Ident) -> Store<'_> {
+        let sql = Counted::new(&self.base.sql);
+        // Taken out: should the decision panic, the object restarts
+        // without it anyway.
         let summary = self.summaries.borrow_mut().remove(key.as_str());
-        SqlKeyStore::resume(&self.base.sql, key.as_str(), summary)
-    }
-
-    /// Keeps the summary `store`'s decision left, for the next decision on `key`.
-    fn keep_summary(&self, key: &Ident, store: Store<'_>) {
-        if let Some(summary) = store.into_summary() {
-            let mut summaries = self.summaries.borrow_mut();
-            if summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
-                summaries.clear();
-            }
-            summaries.insert(key.as_str().to_owned(), summary);
+        let view = coordinator::load(&sql, key.as_str(), summary, &input);
+        let transition = coordinator::decide(&view, settings, now_ms(), input)?;
+        coordinator::write(&sql, key.as_str(), &transition.writes);
+        self.base.count_work(sql.work());
+        // On in release builds too; it reads only what the decision loaded.
+        coordinator::assert_view(&transition.state);
+        let mut summaries = self.summaries.borrow_mut();
+        if summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
+            summaries.clear();
         }
+        summaries.insert(key.as_str().to_owned(), transition.state.summary.clone());
+        Ok(transition)
     }
 
-    /// Runs one decision for `key` under the gate, then arms the holder-check
-    /// alarm if the key now needs it.
-    async fn decide<T: 'static>(
+    /// One decision for `key` under the gate, then the holder-check alarm
+    /// if the key now needs it.
+    async fn decide(
         self: &Rc<Self>,
         key: &Ident,
-        decision: impl FnOnce(&mut Store<'_>, u64) -> T + 'static,
-    ) -> Result<T, JsValue> {
+        input: Input,
+    ) -> Result<Result<Transition, crate::error::BatonError>, JsValue> {
+        let settings = self.settings()?;
         let object = self.clone();
         let key = key.clone();
-        let (value, needs_check) = under_gate(&self.base.raw_state, move || {
-            object.ensure_schema();
-            let mut store = object.open_store(&key);
-            let value = decision(&mut store, now_ms());
-            let needs_check = coordinator::needs_holder_check(&store);
-            // The benchmark's count is the decision's own storage work; the
-            // invariant check below reads a few indexed rows on top of it.
-            object.base.count_work(store.work());
-            // On in release builds too: a broken invariant panics, which
-            // resets the object (panic = "abort"), and it reloads from storage
-            // before anything else is written on that state.
-            coordinator::assert_invariants(&store);
-            object.keep_summary(&key, store);
-            (value, needs_check)
+        let decided = under_gate(&self.base.raw_state, move || {
+            object.decide_now(&key, &settings, input)
         })
         .await?;
-        if needs_check {
+        if decided.as_ref().is_ok_and(|t| t.alarm_at_ms.is_some()) {
             self.ensure_alarm().await?;
         }
-        Ok(value)
+        Ok(decided)
+    }
+
+    /// [`Self::decide`] for an input that is never refused.
+    async fn settle(self: &Rc<Self>, key: &Ident, input: Input) -> Result<Transition, JsValue> {
+        Ok(self
+            .decide(key, input)
+            .await?
+            .expect("only a first phase is refused"))
     }
 
     fn ensure_schema(&self) {
@@ -312,25 +314,32 @@ impl Object {
         let key = request.key.clone();
         let logged_request = request.clone();
         let request = request.core();
-        let first = {
-            let request = request.clone();
-            self.decide(&key, move |store, now| {
-                coordinator::enqueue(store, now, &request)
-            })
+        let first = self
+            .decide(&key, Input::Enqueue(request.clone()))
             .await?
-        };
-        let reply = match first.map_err(|e| js::to_js_error(&e))? {
-            EnqueueStep::Done(reply) => reply,
-            EnqueueStep::CheckCandidate(candidate) => {
+            .map_err(|e| js::to_js_error(&e))?;
+        let reply = match first.reply {
+            Reply::Enqueue(reply) => reply,
+            Reply::EnqueueChecking { candidate, .. } => {
                 let liveness = self
                     .liveness(&candidate.id, candidate.workflow.as_ref())
                     .await;
-                self.decide(&key, move |store, now| {
-                    coordinator::enqueue_after_check(store, now, &request, &candidate, liveness)
-                })
-                .await?
-                .map_err(|e| js::to_js_error(&e))?
+                let input = Input::EnqueueChecked {
+                    request,
+                    candidate,
+                    liveness,
+                };
+                match self
+                    .decide(&key, input)
+                    .await?
+                    .map_err(|e| js::to_js_error(&e))?
+                    .reply
+                {
+                    Reply::Enqueue(reply) => reply,
+                    _ => unreachable!("an enqueue's second phase replies an enqueue"),
+                }
             }
+            _ => unreachable!("an enqueue replies an enqueue or a check"),
         };
         let (decision, reason) = match &reply.coalesced_into {
             Some(into) => (
@@ -365,11 +374,17 @@ impl Object {
     /// `acquire`'s first phase, now: its step, and whether the key needs the alarm.
     fn acquire_first(&self, request: &Acquire) -> Result<(AcquireStep, bool), JsValue> {
         self.check_options(request.options.as_ref())?;
-        let core = request.core();
-        let (step, needs_check) = self.decide_now(&request.key, |store, now| {
-            coordinator::acquire(store, now, &core)
-        });
-        Ok((step.map_err(|e| js::to_js_error(&e))?, needs_check))
+        let settings = self.settings()?;
+        let t = self
+            .decide_now(&request.key, &settings, Input::Acquire(request.core()))
+            .map_err(|e| js::to_js_error(&e))?;
+        let wake = wakes(&t);
+        let step = match t.reply {
+            Reply::Acquire(reply) => AcquireStep::Done(Decided { reply, wake }),
+            Reply::AcquireChecking { holder, .. } => AcquireStep::Check { holder, wake },
+            _ => unreachable!("an acquire replies an acquire or a check"),
+        };
+        Ok((step, t.alarm_at_ms.is_some()))
     }
 
     /// The answer, logged, when the first phase decided and nobody is to be
@@ -403,7 +418,6 @@ impl Object {
         request: Acquire,
         first: AcquireStep,
     ) -> Result<AcquireReply, JsValue> {
-        let grace_ms = self.grace_ms()?;
         let key = request.key.clone();
         let id = request.instance_id.clone();
         let original = request.clone();
@@ -424,23 +438,23 @@ impl Object {
                 )
                 .await;
                 woken?;
-                let caller = id.clone();
-                let checked = holder.clone();
-                let (decided, waited_ms) = self
-                    .decide(&key, move |store, now| {
-                        let decided = coordinator::acquire_after_check(
-                            store, now, grace_ms, &request, &checked, liveness,
-                        );
-                        let waited = match store.member(&caller) {
-                            Member::Waiter(w) => Some(now.saturating_sub(w.since_ms)),
-                            _ => None,
-                        };
-                        (decided, waited)
-                    })
+                let input = Input::AcquireChecked {
+                    request,
+                    holder: holder.clone(),
+                    liveness,
+                };
+                let t = self.settle(&key, input).await?;
+                let waited_ms = match &t.state.member {
+                    Some(Member::Waiter(w)) => Some(now_ms().saturating_sub(w.since_ms)),
+                    _ => None,
+                };
+                let Reply::Acquire(reply) = t.reply else {
+                    unreachable!("an acquire's second phase replies an acquire")
+                };
+                self.wake_chain(&key, wakes_of(&t.effects, &t.state.summary))
                     .await?;
-                self.wake_chain(&key, decided.wake).await?;
                 let reason = format!("holder {} checked: {liveness:?}", holder.id);
-                (decided.reply, reason, waited_ms)
+                (reply, reason, waited_ms)
             }
         };
         let outcome = self.acquire_reply(&original, reply)?;
@@ -477,10 +491,16 @@ impl Object {
         &self,
         request: &Release,
     ) -> Result<(Decided<Option<InstanceId>>, bool), JsValue> {
-        let caller = request.instance_id.clone();
-        Ok(self.decide_now(&request.key, |store, now| {
-            coordinator::release(store, now, &caller)
-        }))
+        let settings = self.settings()?;
+        let input = Input::Release(request.instance_id.clone());
+        let t = self
+            .decide_now(&request.key, &settings, input)
+            .expect("a release is never refused");
+        let wake = wakes(&t);
+        let Reply::Release(reply) = t.reply else {
+            unreachable!("a release replies a release")
+        };
+        Ok((Decided { reply, wake }, t.alarm_at_ms.is_some()))
     }
 
     /// Logs a release and shapes its reply; `next` is the instance the wake
@@ -516,32 +536,44 @@ impl Object {
         let key = request.key;
         let name = key.clone();
         let default_workflow = self.config()?.workflow_binding.clone();
-        self.decide(&key, move |store, _now| {
-            let holders = store.holders();
-            Inspection {
+        let object = self.clone();
+        let (inspection, needs_check) = under_gate(&self.base.raw_state, move || {
+            object.ensure_schema();
+            let sql = Counted::new(&object.base.sql);
+            let (summary, waiters, superseded) = coordinator::inspect(&sql, key.as_str());
+            object.base.count_work(sql.work());
+            let needs_check = coordinator::needs_check(&summary);
+            let holders = summary.holders;
+            let inspection = Inspection {
                 key: name,
                 holder: holders.first().cloned().map(HolderView::from),
-                waiting: store.waiters().into_iter().map(WaiterView::from).collect(),
-                superseded: store.superseded_count(),
-                limit: store.limit(),
+                waiting: waiters.into_iter().map(WaiterView::from).collect(),
+                superseded,
+                limit: summary.limit,
                 holders: holders
                     .into_iter()
                     .map(|h| HolderEntry::new(h, &default_workflow))
                     .collect(),
-            }
+            };
+            (inspection, needs_check)
         })
-        .await
+        .await?;
+        // As every decision does: a key someone waits on keeps the alarm.
+        if needs_check {
+            self.ensure_alarm().await?;
+        }
+        Ok(inspection)
     }
 
     /// The holder-check alarm: for each key with someone behind its holders
     /// (or a hand-over not yet confirmed), check the holders due a check
     /// and act on the answers.
     async fn alarm(self: &Rc<Self>) -> Result<(), JsValue> {
-        let grace_ms = self.grace_ms()?;
         let object = self.clone();
         let keys = under_gate(&self.base.raw_state, move || {
             object.ensure_schema();
-            Store::keys_needing_check(&object.base.sql, KEYS_CHECKED_PER_ALARM_MAX)
+            let sql = Counted::new(&object.base.sql);
+            coordinator::keys_due(&sql, KEYS_CHECKED_PER_ALARM_MAX)
         })
         .await?;
         for key in keys {
@@ -549,9 +581,9 @@ impl Object {
             let Ok(key) = Ident::parse("key", &key) else {
                 continue;
             };
-            let due = self
-                .decide(&key, |store, _now| coordinator::tick(store))
-                .await?;
+            let Reply::Ticked(due) = self.settle(&key, Input::Tick).await?.reply else {
+                unreachable!("a tick replies its checks")
+            };
             if due.is_empty() {
                 continue;
             }
@@ -570,11 +602,14 @@ impl Object {
                     None,
                 );
             }
-            let wake = self
-                .decide(&key, move |store, now| {
-                    coordinator::tick_after_check(store, now, grace_ms, &answers)
-                })
-                .await?;
+            // Each answer re-enters on its own.
+            let mut wake = Vec::new();
+            for (holder, liveness) in answers {
+                let t = self
+                    .settle(&key, Input::TickChecked { holder, liveness })
+                    .await?;
+                wake.extend(wakes(&t));
+            }
             self.wake_chain(&key, wake).await?;
         }
         Ok(())
@@ -676,13 +711,13 @@ impl Object {
             })
             .map(|(holder, _)| holder.clone())
             .collect();
-        if !accepted.is_empty() {
-            self.decide(key, move |store, _now| {
-                for holder in &accepted {
-                    coordinator::grant_accepted(store, holder);
-                }
-            })
-            .await?;
+        for holder in accepted {
+            let input = Input::Woken {
+                holder,
+                accepted: true,
+                liveness: Liveness::Alive,
+            };
+            self.settle(key, input).await?;
         }
         Ok(sent)
     }
@@ -725,12 +760,12 @@ impl Object {
                     reason,
                     None,
                 );
-                let next = self
-                    .decide(key, move |store, now| {
-                        coordinator::woken_after_check(store, now, grace_ms, &holder, liveness)
-                    })
-                    .await?;
-                handed.extend(next);
+                let input = Input::Woken {
+                    holder,
+                    accepted: false,
+                    liveness,
+                };
+                handed.extend(wakes(&self.settle(key, input).await?));
             }
             handed.truncate((WAKE_ATTEMPTS_PER_CALL_MAX - attempts) as usize);
             if handed.is_empty() {
@@ -763,6 +798,21 @@ impl Object {
         // allSettled never rejects; individual failures are the best effort's cost.
         let _ = JsFuture::from(Promise::all_settled(&pending)).await;
     }
+}
+
+/// The holders a transition hands a slot to be woken, as its writes left them.
+fn wakes(t: &Transition) -> Vec<Holder> {
+    wakes_of(&t.effects, &t.state.summary)
+}
+
+fn wakes_of(effects: &[Effect], summary: &Summary) -> Vec<Holder> {
+    effects
+        .iter()
+        .filter_map(|effect| match effect {
+            Effect::Wake(wake) => summary.holders.iter().find(|h| h.id == wake.id).cloned(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The status of each instance sent the turn event, one after another (a

@@ -1,0 +1,439 @@
+//! The Coordinator's rows as its one decision reads and writes them: the
+//! targeted [`View`] an input needs ([`load`]) and its [`Write`]s carried
+//! out in one `match` ([`write`]), over the same tables and statements as
+//! `sql_store.rs`, whose `SqlKeyStore` this replaces once the shell and the
+//! tests have moved (work in progress, issue 21).
+
+use super::sql_store::{
+    holder_from_row, state_value, turn_value, waiter_from_row, workflow_value, HOLDER_COLUMNS,
+    HOLDER_COLUMNS_OF_H, HOLDER_WIDTH, WAITER_COLUMNS, WAITER_COLUMNS_OF_W, WAITER_WIDTH,
+};
+use super::state::{Holder, HolderState, Liveness, Member, Waiter};
+use super::transition::{acquire_waits, front_needed, Input, Summary, View, Write};
+use crate::ident::InstanceId;
+use crate::limits::{HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, WAITERS_PER_KEY_MAX};
+use crate::sql::{
+    integer, millis_value, optional_millis, optional_millis_value, Counted, SqlExec, SqlValue,
+};
+
+/// The key's summary: one read (the key row, whether any superseded id is
+/// remembered, every holder).
+pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
+    let rows = sql.read(
+        &format!(
+            "SELECT k.holder_limit, k.waiter_count, \
+             NOT EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1), \
+             k.fence, k.turns, {HOLDER_COLUMNS_OF_H}, h.seq \
+             FROM (SELECT 1) \
+             LEFT JOIN coordinator_keys k ON k.key = ?1 \
+             LEFT JOIN coordinator_holders h ON h.key = ?1 LIMIT ?2"
+        ),
+        &[
+            key_value(key),
+            SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
+        ],
+    );
+    /// Where the holder's columns start: after the key's five.
+    const H: usize = 5;
+    let count = |v: &SqlValue| u32::try_from(integer(v)).expect("counts are bounded");
+    let first = &rows[0];
+    let mut held: Vec<(i64, Holder)> = rows
+        .iter()
+        .filter(|row| row[H] != SqlValue::Null)
+        .map(|row| {
+            (
+                integer(&row[H + HOLDER_WIDTH]),
+                holder_from_row(&row[H..H + HOLDER_WIDTH]),
+            )
+        })
+        .collect();
+    held.sort_unstable_by_key(|(seq, _)| *seq);
+    Summary {
+        limit: match &first[0] {
+            SqlValue::Null => 1,
+            value => count(value),
+        },
+        waiters: match &first[1] {
+            SqlValue::Null => 0,
+            value => count(value),
+        },
+        none_superseded: integer(&first[2]) != 0,
+        fence: optional_millis(&first[3]).unwrap_or(0),
+        turns: optional_millis(&first[4]).unwrap_or(0),
+        holders: held.into_iter().map(|(_, holder)| holder).collect(),
+    }
+}
+
+fn key_value(key: &str) -> SqlValue {
+    SqlValue::Text(key.to_owned())
+}
+
+fn id_value(id: &InstanceId) -> SqlValue {
+    SqlValue::Text(id.to_string())
+}
+
+/// `id`'s place: from the summary when it holds or nobody waits and
+/// nobody was superseded, else one read.
+fn load_member<E: SqlExec>(
+    sql: &Counted<'_, E>,
+    key: &str,
+    summary: &Summary,
+    id: &InstanceId,
+) -> Member {
+    if let Some(holder) = summary.holders.iter().find(|h| h.id == *id) {
+        return Member::Holder(holder.clone());
+    }
+    if summary.waiters == 0 && summary.none_superseded {
+        return Member::Stranger;
+    }
+    let rows = sql.read(
+        &format!(
+            "SELECT {WAITER_COLUMNS_OF_W}, \
+             EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1 AND id = ?2) \
+             FROM (SELECT 1) \
+             LEFT JOIN coordinator_waiters w ON w.key = ?1 AND w.id = ?2"
+        ),
+        &[key_value(key), id_value(id)],
+    );
+    let row = &rows[0];
+    if row[0] != SqlValue::Null {
+        Member::Waiter(waiter_from_row(&row[..WAITER_WIDTH]))
+    } else if integer(&row[WAITER_WIDTH]) != 0 {
+        Member::Superseded
+    } else {
+        Member::Stranger
+    }
+}
+
+fn read_waiters<E: SqlExec>(
+    sql: &Counted<'_, E>,
+    statement: &str,
+    params: &[SqlValue],
+) -> Vec<Waiter> {
+    sql.read(statement, params)
+        .iter()
+        .map(|row| waiter_from_row(row))
+        .collect()
+}
+
+/// Up to `n` holders due a check, least recently checked first, with when
+/// each was last checked: every holder, or only the handed ones.
+fn load_to_check<E: SqlExec>(
+    sql: &Counted<'_, E>,
+    key: &str,
+    n: u32,
+    everyone: bool,
+) -> Vec<(Holder, Option<u64>)> {
+    let filter = if everyone {
+        ""
+    } else {
+        " AND state = 'handed'"
+    };
+    sql.read(
+        &format!(
+            "SELECT {HOLDER_COLUMNS}, checked_ms FROM coordinator_holders \
+             WHERE key = ?1{filter} ORDER BY checked_ms, seq LIMIT ?2"
+        ),
+        &[key_value(key), SqlValue::Integer(i64::from(n))],
+    )
+    .iter()
+    .map(|row| {
+        (
+            holder_from_row(&row[..HOLDER_WIDTH]),
+            optional_millis(&row[HOLDER_WIDTH]),
+        )
+    })
+    .collect()
+}
+
+/// The view `input` decides on, from `summary` (the one memory kept, or
+/// `None` to read it): the caller's place, the front of the queue its
+/// decision may hand slots to, and only what its path then needs.
+pub fn load<E: SqlExec>(
+    sql: &Counted<'_, E>,
+    key: &str,
+    summary: Option<Summary>,
+    input: &Input,
+) -> View {
+    let summary = summary.unwrap_or_else(|| load_summary(sql, key));
+    let named = match input {
+        Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => Some(&r.id),
+        Input::Acquire(r) | Input::AcquireChecked { request: r, .. } => Some(&r.id),
+        Input::Release(id) => Some(id),
+        Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } => None,
+    };
+    let member = named.map(|id| load_member(sql, key, &summary, id));
+    let n = front_needed(&summary, input);
+    let front = if n > 0 {
+        read_waiters(
+            sql,
+            &format!(
+                "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+                 WHERE key = ?1 ORDER BY seq LIMIT ?2"
+            ),
+            &[key_value(key), SqlValue::Integer(i64::from(n))],
+        )
+    } else {
+        Vec::new()
+    };
+    let mut view = View {
+        summary,
+        member,
+        front,
+        ..View::default()
+    };
+    match input {
+        Input::Acquire(request) | Input::AcquireChecked { request, .. } => {
+            if matches!(input, Input::Acquire(_)) && acquire_waits(&view, request) {
+                view.to_check = load_to_check(sql, key, 1, true);
+            }
+            let beyond = matches!(&view.member, Some(Member::Waiter(w))
+                if !view.front.iter().any(|f| f.id == w.id));
+            if request.options.grant && beyond {
+                let rows = sql.read(
+                    "SELECT COUNT(*) FROM coordinator_waiters WHERE key = ?1 AND seq <= \
+                     (SELECT seq FROM coordinator_waiters WHERE key = ?1 AND id = ?2)",
+                    &[key_value(key), id_value(&request.id)],
+                );
+                let n = u32::try_from(integer(&rows[0][0])).expect("waiters are bounded");
+                view.position = (n > 0).then_some(n);
+            }
+        }
+        Input::Tick => {
+            let s = &view.summary;
+            let handed = s.holders.iter().any(|h| h.state == HolderState::Handed);
+            if !s.holders.is_empty() && (s.waiters > 0 || handed) {
+                view.to_check = load_to_check(sql, key, HOLDER_CHECKS_PER_TICK_MAX, s.waiters > 0);
+            }
+        }
+        Input::Enqueue(request) | Input::EnqueueChecked { request, .. } => {
+            let settled = matches!(view.member, Some(Member::Holder(_) | Member::Superseded));
+            if request.supersedes && !settled && view.summary.waiters > 0 {
+                if let Some(hash) = &request.input_hash {
+                    view.candidate = read_waiters(
+                        sql,
+                        &format!(
+                            "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+                             WHERE key = ?1 AND input_hash = ?2 ORDER BY seq LIMIT 1"
+                        ),
+                        &[key_value(key), SqlValue::Text(hash.to_string())],
+                    )
+                    .pop();
+                }
+                let coalescing = match input {
+                    Input::Enqueue(_) => {
+                        view.candidate.as_ref().is_some_and(|c| c.id != request.id)
+                    }
+                    Input::EnqueueChecked {
+                        candidate,
+                        liveness,
+                        ..
+                    } => {
+                        *liveness == Liveness::Alive
+                            && view
+                                .candidate
+                                .as_ref()
+                                .is_some_and(|c| c.id == candidate.id)
+                    }
+                    _ => false,
+                };
+                if !coalescing {
+                    view.others = read_waiters(
+                        sql,
+                        &format!(
+                            "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+                             WHERE key = ?1 AND id <> ?2 ORDER BY seq LIMIT ?3"
+                        ),
+                        &[
+                            key_value(key),
+                            id_value(&request.id),
+                            SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX)),
+                        ],
+                    );
+                }
+            }
+        }
+        Input::Release(_) | Input::Woken { .. } | Input::TickChecked { .. } => {}
+    }
+    view
+}
+
+fn adjust_waiter_count<E: SqlExec>(sql: &Counted<'_, E>, key: &str, delta: i64) {
+    sql.write(
+        "INSERT INTO coordinator_keys (key, waiter_count) VALUES (?1, ?2) \
+         ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + ?2",
+        &[key_value(key), SqlValue::Integer(delta)],
+    );
+}
+
+/// Carries out a transition's writes for `key`, in order, in one `match`.
+/// The caller commits them together (one turn of the Durable Object).
+pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
+    for write in writes {
+        match write {
+            Write::SetLimit(limit) => {
+                sql.write(
+                    "INSERT INTO coordinator_keys (key, holder_limit) VALUES (?1, ?2) \
+                     ON CONFLICT(key) DO UPDATE SET holder_limit = excluded.holder_limit",
+                    &[key_value(key), SqlValue::Integer(i64::from(*limit))],
+                );
+            }
+            Write::DrawTurn(n) => {
+                sql.write(
+                    "INSERT INTO coordinator_keys (key, turns) VALUES (?1, ?2) \
+                     ON CONFLICT(key) DO UPDATE SET turns = excluded.turns",
+                    &[key_value(key), millis_value(*n)],
+                );
+            }
+            Write::AddHolder(holder) => {
+                // The trigger coordinator_holders_fence raises the key's fence.
+                sql.write(
+                    "INSERT INTO coordinator_holders \
+                     (key, seq, id, since_ms, state, workflow, enqueued_ms, turn, fence) \
+                     VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_holders \
+                     WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    &[
+                        key_value(key),
+                        id_value(&holder.id),
+                        millis_value(holder.since_ms),
+                        state_value(holder.state),
+                        workflow_value(holder.workflow.as_ref()),
+                        optional_millis_value(holder.enqueued_ms),
+                        turn_value(holder.turn),
+                        millis_value(holder.fence),
+                    ],
+                );
+            }
+            Write::ConfirmHolder(id) => {
+                sql.write(
+                    "UPDATE coordinator_holders SET state = 'holding' \
+                     WHERE key = ?1 AND id = ?2 AND state = 'handed'",
+                    &[key_value(key), id_value(id)],
+                );
+            }
+            Write::SetHolderWorkflow(id, workflow) => {
+                sql.write(
+                    "UPDATE coordinator_holders SET workflow = ?3 WHERE key = ?1 AND id = ?2",
+                    &[
+                        key_value(key),
+                        id_value(id),
+                        workflow_value(workflow.as_ref()),
+                    ],
+                );
+            }
+            Write::RemoveHolder(id) => {
+                sql.write(
+                    "DELETE FROM coordinator_holders WHERE key = ?1 AND id = ?2",
+                    &[key_value(key), id_value(id)],
+                );
+            }
+            Write::MarkChecked(id, now_ms) => {
+                sql.write(
+                    "UPDATE coordinator_holders SET checked_ms = ?3 WHERE key = ?1 AND id = ?2",
+                    &[key_value(key), id_value(id), millis_value(*now_ms)],
+                );
+            }
+            Write::PushWaiter(waiter) => {
+                sql.write(
+                    "INSERT INTO coordinator_waiters \
+                     (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn) \
+                     VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters \
+                     WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7)",
+                    &[
+                        key_value(key),
+                        id_value(&waiter.id),
+                        millis_value(waiter.since_ms),
+                        waiter
+                            .input_hash
+                            .as_ref()
+                            .map_or(SqlValue::Null, |h| SqlValue::Text(h.to_string())),
+                        workflow_value(waiter.workflow.as_ref()),
+                        optional_millis_value(waiter.enqueued_ms),
+                        turn_value(waiter.turn),
+                    ],
+                );
+                adjust_waiter_count(sql, key, 1);
+            }
+            Write::SetWaiterWorkflow(id, workflow) => {
+                sql.write(
+                    "UPDATE coordinator_waiters SET workflow = ?3 WHERE key = ?1 AND id = ?2",
+                    &[
+                        key_value(key),
+                        id_value(id),
+                        workflow_value(workflow.as_ref()),
+                    ],
+                );
+            }
+            Write::RemoveWaiter(id) => {
+                sql.write(
+                    "DELETE FROM coordinator_waiters WHERE key = ?1 AND id = ?2",
+                    &[key_value(key), id_value(id)],
+                );
+                adjust_waiter_count(sql, key, -1);
+            }
+            Write::SupersedeAllExcept(keep, dropped) => {
+                // Remembered in queue order right after the newest remembered
+                // id, with no gaps (see `supersede_waiters_except`).
+                sql.write(
+                    "INSERT INTO coordinator_superseded (key, id, seq) \
+                     SELECT key, id, (SELECT COALESCE(MAX(seq), 0) FROM coordinator_superseded \
+                     WHERE key = ?1) + ROW_NUMBER() OVER (ORDER BY seq) \
+                     FROM coordinator_waiters WHERE key = ?1 AND id <> ?2",
+                    &[key_value(key), id_value(keep)],
+                );
+                sql.write(
+                    "DELETE FROM coordinator_waiters WHERE key = ?1 AND id <> ?2",
+                    &[key_value(key), id_value(keep)],
+                );
+                adjust_waiter_count(sql, key, -i64::from(*dropped));
+            }
+            Write::ForgetSupersededBeyond(keep) => {
+                sql.write(
+                    "DELETE FROM coordinator_superseded WHERE key = ?1 AND seq <= \
+                     (SELECT MAX(seq) FROM coordinator_superseded WHERE key = ?1) - ?2",
+                    &[key_value(key), SqlValue::Integer(i64::from(*keep))],
+                );
+            }
+        }
+    }
+}
+
+/// Keys that need the holder-check alarm, at most `limit`.
+pub fn keys_due<E: SqlExec>(sql: &Counted<'_, E>, limit: u32) -> Vec<String> {
+    sql.read(
+        "SELECT DISTINCT h.key FROM coordinator_holders h \
+         LEFT JOIN coordinator_keys k ON k.key = h.key \
+         WHERE h.state = 'handed' OR k.waiter_count > 0 LIMIT ?1",
+        &[SqlValue::Integer(i64::from(limit))],
+    )
+    .iter()
+    .map(|row| crate::sql::text(&row[0]))
+    .collect()
+}
+
+/// What `inspect` shows of a key: its summary, every waiter in order
+/// (bounded by the queue's limit) and how many superseded ids it remembers.
+pub fn inspect<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> (Summary, Vec<Waiter>, u32) {
+    let summary = load_summary(sql, key);
+    let waiters = read_waiters(
+        sql,
+        &format!(
+            "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+             WHERE key = ?1 ORDER BY seq LIMIT ?2"
+        ),
+        &[
+            key_value(key),
+            SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX)),
+        ],
+    );
+    let superseded = sql
+        .read(
+            "SELECT COALESCE((SELECT MAX(seq) FROM coordinator_superseded WHERE key = ?1) \
+             - (SELECT MIN(seq) FROM coordinator_superseded WHERE key = ?1) + 1, 0)",
+            &[key_value(key)],
+        )
+        .first()
+        .map(|row| u32::try_from(integer(&row[0])).expect("superseded count is bounded"))
+        .unwrap_or(0);
+    (summary, waiters, superseded)
+}

@@ -1,0 +1,475 @@
+//! Work in progress (issue 21): the new one-shape Coordinator core
+//! (`decide` over a targeted `View`, `Write`s carried out by `sql_store::write`
+//! and `memory::apply`) measured against the old `KeyStore` phases it
+//! replaces, step by step: the same replies, the same hand-offs (as
+//! `Effect::Wake`s) and the same key afterwards, on the in-memory key and
+//! on SQLite with the summary carried between decisions as the shell's
+//! memory would. Once the shell and the simulation are moved, the old phases
+//! go and this file with them.
+
+use baton::coordinator::{
+    self, acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release,
+    tick, tick_after_check, woken_after_check, AcquireRequest, AcquireStep, Decided,
+    EnqueueRequest, EnqueueStep, Holder, Input, KeyStore, Liveness, Member, MemoryKeyStore,
+    Options, Reply, Settings, SqlKeyStore, Summary, Turn, Waiter,
+};
+use baton::ident::{InputHash, InstanceId, WorkflowName};
+use baton::sql::{Counted, SqlExec, SqlValue};
+use baton::transition::Effect;
+mod common;
+use common::{sqlite, Rng};
+use rusqlite::Connection;
+
+struct Db(Connection);
+
+impl SqlExec for Db {
+    fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
+        sqlite::run(&self.0, sql, params).rows
+    }
+}
+
+fn id(s: &str) -> InstanceId {
+    InstanceId::parse("instanceId", s).expect("valid test id")
+}
+fn hash(s: &str) -> InputHash {
+    InputHash::parse("inputHash", s).expect("valid test hash")
+}
+fn workflow(s: &str) -> WorkflowName {
+    WorkflowName::new(s.to_owned()).expect("valid test workflow")
+}
+
+const GRACE_MS: u64 = 60_000;
+const KEY: &str = "repo/main";
+
+fn settings() -> Settings {
+    Settings {
+        grace_ms: GRACE_MS,
+        workflow: "WF".to_owned(),
+    }
+}
+
+/// A second phase waiting for its liveness answer.
+#[derive(Debug, Clone)]
+enum Pending {
+    Enqueue(EnqueueRequest, Waiter),
+    Acquire(AcquireRequest, Holder),
+    Woken(Holder),
+    Tick(Holder),
+}
+
+/// What the old phases answered, in the new reply's terms: the reply and
+/// the ids handed a slot to be woken.
+fn old(
+    store: &mut MemoryKeyStore,
+    now_ms: u64,
+    input: &Input,
+) -> (Result<Reply, baton::error::BatonError>, Vec<InstanceId>) {
+    let ids = |w: &[Holder]| w.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    match input {
+        Input::Enqueue(r) => match enqueue(store, now_ms, r) {
+            Ok(EnqueueStep::Done(reply)) => (Ok(Reply::Enqueue(reply)), vec![]),
+            Ok(EnqueueStep::CheckCandidate(candidate)) => (
+                Ok(Reply::EnqueueChecking {
+                    request: r.clone(),
+                    candidate,
+                }),
+                vec![],
+            ),
+            Err(e) => (Err(e), vec![]),
+        },
+        Input::EnqueueChecked {
+            request,
+            candidate,
+            liveness,
+        } => (
+            enqueue_after_check(store, now_ms, request, candidate, *liveness).map(Reply::Enqueue),
+            vec![],
+        ),
+        Input::Acquire(r) => match acquire(store, now_ms, r) {
+            Ok(AcquireStep::Done(Decided { reply, wake })) => {
+                (Ok(Reply::Acquire(reply)), ids(&wake))
+            }
+            Ok(AcquireStep::Check { holder, wake }) => (
+                Ok(Reply::AcquireChecking {
+                    request: r.clone(),
+                    holder,
+                }),
+                ids(&wake),
+            ),
+            Err(e) => (Err(e), vec![]),
+        },
+        Input::AcquireChecked {
+            request,
+            holder,
+            liveness,
+        } => {
+            let d = acquire_after_check(store, now_ms, GRACE_MS, request, holder, *liveness);
+            (Ok(Reply::Acquire(d.reply)), ids(&d.wake))
+        }
+        Input::Release(who) => {
+            let d = release(store, now_ms, who);
+            (Ok(Reply::Release(d.reply)), ids(&d.wake))
+        }
+        Input::Woken {
+            holder,
+            accepted,
+            liveness,
+        } => {
+            if *accepted && matches!(holder.turn, Turn::Own(_)) {
+                grant_accepted(store, holder);
+            }
+            let wake = woken_after_check(store, now_ms, GRACE_MS, holder, *liveness);
+            (Ok(Reply::Settled), ids(&wake))
+        }
+        Input::Tick => (Ok(Reply::Ticked(tick(store))), vec![]),
+        Input::TickChecked { holder, liveness } => {
+            let wake = tick_after_check(store, now_ms, GRACE_MS, &[(holder.clone(), *liveness)]);
+            (Ok(Reply::Settled), ids(&wake))
+        }
+    }
+}
+
+fn woken(effects: &[Effect]) -> Vec<InstanceId> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Wake(w) => Some(w.id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Everything a key answers, for a pool of ids.
+fn observe(store: &impl KeyStore, ids: &[InstanceId]) -> String {
+    let members: Vec<Member> = ids.iter().map(|i| store.member(i)).collect();
+    format!(
+        "limit {} fence {} holders {:?} waiters {:?} superseded {} members {members:?}",
+        store.limit(),
+        store.fence(),
+        store.holders(),
+        store.first_waiters(1_000),
+        store.superseded_count()
+    )
+}
+
+fn random_options(rng: &mut Rng) -> Options {
+    Options {
+        workflow: rng
+            .percent(40)
+            .then(|| workflow(rng.pick::<&str>(&["WF_A", "WF_B"]))),
+        limit: rng.percent(20).then(|| rng.range(1, 4) as u32),
+        grant: rng.percent(40),
+    }
+}
+
+fn run(seed: u64) {
+    let mut ids: Vec<InstanceId> = (0..8).map(|i| id(&format!("run-{i}"))).collect();
+    let hashes: Vec<InputHash> = (0..3).map(|i| hash(&format!("in{i}"))).collect();
+    let db = Db(Connection::open_in_memory().expect("db"));
+    coordinator::migrate(&db);
+    let mut before = MemoryKeyStore::default();
+    let mut after = MemoryKeyStore::default();
+    let mut summary: Option<Summary> = None;
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut rng = Rng(seed ^ 0x5EED);
+    let mut now_ms = 1_700_000_000_000u64;
+    let mut history: Vec<String> = Vec::new();
+    for step in 0..300 {
+        now_ms += rng.below(40_000);
+        if rng.percent(15) {
+            ids.push(id(&format!("run-{}", ids.len())));
+        }
+        let live = ids[ids.len() - 8..].to_vec();
+        let liveness = *rng.pick(&[
+            Liveness::Alive,
+            Liveness::Dead,
+            Liveness::NotFound,
+            Liveness::Unknown,
+        ]);
+        let input = if !pending.is_empty() && rng.percent(35) {
+            let i = rng.below(pending.len() as u64) as usize;
+            match pending.swap_remove(i) {
+                Pending::Enqueue(request, candidate) => Input::EnqueueChecked {
+                    request,
+                    candidate,
+                    liveness,
+                },
+                Pending::Acquire(request, holder) => Input::AcquireChecked {
+                    request,
+                    holder,
+                    liveness,
+                },
+                Pending::Woken(holder) => Input::Woken {
+                    holder,
+                    accepted: rng.percent(50),
+                    liveness,
+                },
+                Pending::Tick(holder) => Input::TickChecked { holder, liveness },
+            }
+        } else {
+            match rng.below(100) {
+                0..35 => Input::Enqueue(EnqueueRequest {
+                    supersedes: rng.percent(30),
+                    id: rng.pick(&live).clone(),
+                    input_hash: rng.percent(70).then(|| rng.pick(&hashes).clone()),
+                    options: random_options(&mut rng),
+                }),
+                35..65 => Input::Acquire(AcquireRequest {
+                    id: rng.pick(&live).clone(),
+                    options: random_options(&mut rng),
+                }),
+                65..90 => Input::Release(rng.pick(&live).clone()),
+                _ => Input::Tick,
+            }
+        };
+        let (old_reply, old_woken) = old(&mut before, now_ms, &input);
+
+        let view = after.load(&input);
+        let new = coordinator::decide(&view, &settings(), now_ms, input.clone());
+
+        let sql = Counted::new(&db);
+        let sql_view = coordinator::load(&sql, KEY, summary.take(), &input);
+        assert_eq!(
+            sql_view,
+            view,
+            "seed {seed} step {step}: the SQL view differs\n{}",
+            history.join("\n")
+        );
+        let new_sql = coordinator::decide(&sql_view, &settings(), now_ms, input.clone());
+        history.push(format!(
+            "{step} at {now_ms}: {input:?} -> {old_reply:?} {old_woken:?}"
+        ));
+        match (&old_reply, &new) {
+            (Err(a), Err(b)) => assert_eq!(a, b),
+            (Ok(reply), Ok(t)) => {
+                assert_eq!(
+                    *reply,
+                    t.reply,
+                    "seed {seed} step {step}: reply\n{}",
+                    history.join("\n")
+                );
+                assert_eq!(
+                    old_woken,
+                    woken(&t.effects),
+                    "seed {seed} step {step}: wakes\n{}",
+                    history.join("\n")
+                );
+                coordinator::apply(&mut after, &t.writes);
+                coordinator::write(&sql, KEY, &new_sql.as_ref().expect("same").writes);
+                assert_eq!(
+                    t.state.summary,
+                    after.summary(),
+                    "seed {seed} step {step}: state"
+                );
+                for e in &t.effects {
+                    if let Effect::Wake(w) = e {
+                        let holder = after
+                            .holders()
+                            .into_iter()
+                            .find(|h| h.id == w.id)
+                            .expect("a woken instance holds");
+                        pending.push(Pending::Woken(holder));
+                    }
+                }
+                match &t.reply {
+                    Reply::EnqueueChecking { request, candidate } => {
+                        pending.push(Pending::Enqueue(request.clone(), candidate.clone()))
+                    }
+                    Reply::AcquireChecking { request, holder } => {
+                        pending.push(Pending::Acquire(request.clone(), holder.clone()))
+                    }
+                    Reply::Ticked(due) => pending.extend(due.iter().cloned().map(Pending::Tick)),
+                    _ => {}
+                }
+                pending.truncate(12);
+            }
+            (a, b) => panic!(
+                "seed {seed} step {step}: {a:?} vs {b:?}\n{}",
+                history.join("\n")
+            ),
+        }
+        assert_eq!(
+            observe(&before, &ids),
+            observe(&after, &ids),
+            "seed {seed} step {step}: the keys differ\n{}",
+            history.join("\n")
+        );
+        let fresh = SqlKeyStore::new(&db, KEY);
+        assert_eq!(
+            observe(&fresh, &ids),
+            observe(&after, &ids),
+            "seed {seed} step {step}: the tables differ\n{}",
+            history.join("\n")
+        );
+        // The shell's memory: the summary as the decision left it, or now
+        // and then none (a restart).
+        summary = if rng.percent(5) {
+            None
+        } else {
+            Some(after.summary())
+        };
+        if let Some(s) = &summary {
+            assert_eq!(*s, coordinator::load_summary(&Counted::new(&db), KEY));
+        }
+    }
+}
+
+#[test]
+fn the_one_decision_matches_the_old_phases() {
+    let seeds: Vec<u64> = match std::env::var("BATON_SEED") {
+        Ok(s) => vec![s.parse().expect("BATON_SEED is a number")],
+        Err(_) => (0..200).collect(),
+    };
+    for seed in seeds {
+        run(seed);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Cost of the new path: `load` + `write`, counted.
+
+/// A key held by `holder`, with `n` waiters `w0..`, written through the new
+/// path itself.
+fn fill(db: &Db, key: &str, n: usize) {
+    db.0.execute_batch("BEGIN").expect("begin");
+    let sql = Counted::new(db);
+    let holder = Holder {
+        id: id("holder"),
+        since_ms: 1,
+        state: baton::coordinator::HolderState::Holding,
+        workflow: None,
+        enqueued_ms: None,
+        turn: Turn::Shared,
+        fence: 1,
+    };
+    let mut writes = vec![coordinator::Write::AddHolder(holder)];
+    for i in 0..n {
+        writes.push(coordinator::Write::PushWaiter(Waiter {
+            id: id(&format!("w{i}")),
+            since_ms: 10 + i as u64,
+            input_hash: Some(hash(&format!("h{}", i % 7))),
+            workflow: Some(workflow("WF")),
+            enqueued_ms: Some(10 + i as u64),
+            turn: Turn::Own(i as u64 + 1),
+        }));
+    }
+    coordinator::write(&sql, key, &writes);
+    db.0.execute_batch("COMMIT").expect("commit");
+}
+
+/// One decision through the new path on a fresh summary read: its reply
+/// and its statements (reads, writes), the summary's read included.
+fn measured(db: &Db, key: &str, summary: Option<Summary>, input: Input) -> (String, (u32, u32)) {
+    let sql = Counted::new(db);
+    let view = coordinator::load(&sql, key, summary, &input);
+    let t = coordinator::decide(&view, &settings(), 1_000_000, input);
+    let reply = format!("{:?}", t.as_ref().map(|t| (&t.reply, &t.effects)));
+    if let Ok(t) = &t {
+        coordinator::write(&sql, key, &t.writes);
+    }
+    (reply, sql.work())
+}
+
+/// P3/P5: with the summary the shell keeps, an uncontended acquire and
+/// release read nothing and write one holder row each.
+#[test]
+fn an_uncontended_pair_reads_nothing_and_writes_two_rows() {
+    let db = Db(Connection::open_in_memory().expect("db"));
+    coordinator::migrate(&db);
+    fill(&db, "busy", 10_000);
+    let summary = coordinator::load_summary(&Counted::new(&db), "free");
+    let acquire = Input::Acquire(AcquireRequest {
+        id: id("solo"),
+        options: Options::default(),
+    });
+    let (reply, acquired) = measured(&db, "free", Some(summary), acquire);
+    assert!(reply.contains("Granted { fence: 1 }"), "{reply}");
+    let summary = coordinator::load_summary(&Counted::new(&db), "free");
+    let (_, released) = measured(&db, "free", Some(summary), Input::Release(id("solo")));
+    assert_eq!((acquired, released), ((0, 1), (0, 1)));
+}
+
+/// An input, built for the key it runs on.
+type InputFor<'a> = Box<dyn Fn(&str) -> Input + 'a>;
+
+/// P4: every input costs as many statements behind 10,000 waiters as
+/// behind 10, and takes the same path.
+#[test]
+fn the_cost_of_each_input_does_not_grow_with_the_queue() {
+    let db = Db(Connection::open_in_memory().expect("db"));
+    coordinator::migrate(&db);
+    fill(&db, "short", 10);
+    fill(&db, "long", 10_000);
+    let held = |key: &str| coordinator::load_summary(&Counted::new(&db), key).holders[0].clone();
+    let acquiring = |who: &str, limit: Option<u32>| AcquireRequest {
+        id: id(who),
+        options: Options {
+            limit,
+            grant: true,
+            ..Options::default()
+        },
+    };
+    let plain = |who: &str, supersedes: bool, input: Option<&str>| EnqueueRequest {
+        supersedes,
+        id: id(who),
+        input_hash: input.map(hash),
+        options: Options::default(),
+    };
+    let inputs: Vec<(&str, InputFor<'_>)> = vec![
+        (
+            "enqueue (plain, new)",
+            Box::new(|_| Input::Enqueue(plain("late", false, None))),
+        ),
+        (
+            "enqueue (supersedes, coalesce check)",
+            Box::new(|_| Input::Enqueue(plain("twin", true, Some("h3")))),
+        ),
+        (
+            "acquire (new caller, held key)",
+            Box::new(|_| Input::Acquire(acquiring("newcomer", None))),
+        ),
+        (
+            "acquire (waiting caller)",
+            Box::new(|_| Input::Acquire(acquiring("w7", None))),
+        ),
+        (
+            "acquire checked (alive holder)",
+            Box::new(move |k| Input::AcquireChecked {
+                request: acquiring("w7", None),
+                holder: held(k),
+                liveness: Liveness::Alive,
+            }),
+        ),
+        (
+            "release (a waiter leaves)",
+            Box::new(|_| Input::Release(id("w6"))),
+        ),
+        ("tick", Box::new(|_| Input::Tick)),
+        (
+            "release (holder hands on)",
+            Box::new(|_| Input::Release(id("holder"))),
+        ),
+        (
+            "woken (dead: hands on)",
+            Box::new(move |k| Input::Woken {
+                holder: held(k),
+                accepted: false,
+                liveness: Liveness::Dead,
+            }),
+        ),
+        (
+            "acquire (raises the limit)",
+            Box::new(|_| Input::Acquire(acquiring("newcomer", Some(4)))),
+        ),
+    ];
+    for (name, input) in inputs {
+        let (short_reply, short) = measured(&db, "short", None, input("short"));
+        let (long_reply, long) = measured(&db, "long", None, input("long"));
+        assert_eq!(short_reply, long_reply, "{name}: same path");
+        assert_eq!(
+            short, long,
+            "{name}: statements (reads, writes) on 10 vs 10,000 waiters"
+        );
+        println!("{name:40} {short:?} -> {short_reply}");
+    }
+}
