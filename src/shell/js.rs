@@ -49,21 +49,14 @@ fn spawn(future: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>) -> Pro
 /// Decodes one RPC argument into its request type; a refusal is already
 /// the JS `Error` the caller gets.
 pub fn request<T: DeserializeOwned>(input: JsValue) -> Result<T, JsValue> {
-    let decoded = match plain_object(&input) {
+    // The input as JSON, then decoded as `edge::decode` would: a value JSON
+    // cannot hold has no field to blame more precisely than the input.
+    let decoded = match json(input) {
         Some(tree) => edge::decode_value(&tree),
-        // An object that is not plain: field by field, so a field JSON
-        // cannot hold is named; anything else (a string, a number...) is
-        // decoded as the JSON it is, and refused as not an object.
-        None if input.is_object() && !Array::is_array(&input) => {
-            json_fields(&input, "input").and_then(|f| edge::decode_value(&Value::Object(f)))
-        }
-        None => match json(input) {
-            Some(tree) => edge::decode_value(&tree),
-            None => Err(BatonError::WrongType {
-                field: "input",
-                expected: "an object",
-            }),
-        },
+        None => Err(BatonError::WrongType {
+            field: "input",
+            expected: "plain JSON data",
+        }),
     };
     decoded.map_err(|e| to_js_error(&e))
 }
