@@ -458,20 +458,8 @@ pub fn decide(
             {
                 key.confirm_holder(&holder.id);
             }
-            let mut wake = Vec::new();
             if liveness.is_dead(holder.enqueued_ms, now_ms, settings.grace_ms) {
-                apply_check(
-                    &mut key,
-                    now_ms,
-                    settings.grace_ms,
-                    &holder,
-                    liveness,
-                    &mut wake,
-                );
-                fill_slots(&mut key, now_ms, &mut wake);
-            }
-            for holder in wake {
-                key.wake(holder);
+                hand_on_checked(&mut key, now_ms, settings.grace_ms, &holder, liveness);
             }
             Reply::Settled
         }
@@ -488,23 +476,11 @@ pub fn decide(
             Reply::Ticked(due)
         }
         Input::TickChecked { holder, liveness } => {
-            let mut wake = Vec::new();
             if key.holder(&holder.id).is_some() {
                 key.writes
                     .push(Write::MarkChecked(holder.id.clone(), now_ms));
             }
-            apply_check(
-                &mut key,
-                now_ms,
-                settings.grace_ms,
-                &holder,
-                liveness,
-                &mut wake,
-            );
-            fill_slots(&mut key, now_ms, &mut wake);
-            for holder in wake {
-                key.wake(holder);
-            }
+            hand_on_checked(&mut key, now_ms, settings.grace_ms, &holder, liveness);
             Reply::Settled
         }
     };
@@ -797,6 +773,24 @@ fn grant_slot(key: &mut Key<'_>, now_ms: u64, waiter: Waiter, state: HolderState
 fn hand(key: &mut Key<'_>, now_ms: u64, waiter: Waiter) -> Holder {
     key.remove_waiter(&waiter.id);
     grant_slot(key, now_ms, waiter, HolderState::Handed)
+}
+
+/// A checked holder's liveness applied (a dead one loses its slot), the
+/// free slots filled from the queue, and everyone handed one woken: what an
+/// alarm's check and a woken holder found dead both come to.
+fn hand_on_checked(
+    key: &mut Key<'_>,
+    now_ms: u64,
+    grace_ms: u64,
+    holder: &Holder,
+    liveness: Liveness,
+) {
+    let mut wake = Vec::new();
+    apply_check(key, now_ms, grace_ms, holder, liveness, &mut wake);
+    fill_slots(key, now_ms, &mut wake);
+    for holder in wake {
+        key.wake(holder);
+    }
 }
 
 fn fill_slots(key: &mut Key<'_>, now_ms: u64, wake: &mut Vec<Holder>) {
