@@ -282,10 +282,11 @@ pub const DEBOUNCE_CREATE_RETRY_MS_MAX: u64 = 300_000;
 /// and the logs: enough to say what went wrong, not a stored stack trace.
 pub const DEBOUNCE_ERROR_CHARS_MAX: usize = 256;
 
-/// Rounds of creates one call makes: its own, then those its reports asked
-/// for (a retry that fell due meanwhile). Two covers every case the core
-/// produces; anything beyond waits for the alarm rather than keep a caller.
-pub const DEBOUNCE_CREATE_ROUNDS_MAX: usize = 2;
+/// Rounds of effects one call performs through the shell's driver: its own,
+/// then those their results asked for (a create's retry that fell due
+/// meanwhile, a check's hand-on). Two covers every case the cores produce;
+/// anything beyond waits for the alarm rather than keep a caller.
+pub const EFFECT_ROUNDS_MAX: usize = 2;
 
 /// Keys one Debouncer alarm ticks before it re-arms for the rest. One object
 /// normally serves one key; the bound keeps an object handed many keys from

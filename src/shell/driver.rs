@@ -40,6 +40,7 @@ use super::sqlite::ObjectSql;
 use super::workflow::Workflow;
 use crate::error::BatonError;
 use crate::ident::Ident;
+use crate::limits::EFFECT_ROUNDS_MAX;
 use crate::transition::{Check, Create, CreateOutcome, Effect, Transition};
 use crate::workflow::Liveness;
 use js_sys::Promise;
@@ -49,12 +50,6 @@ use std::rc::Rc;
 use wasm_bindgen::JsValue;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
-
-/// Rounds of effects one call performs: its own, then those their results
-/// asked for (a retry that fell due meanwhile). Two covers every case the
-/// cores produce; anything beyond waits for the alarm rather than keep a
-/// caller.
-pub const EFFECT_ROUNDS_MAX: usize = 2;
 
 /// A concept as the driver runs it: the pure core's types and functions,
 /// and the storage module's.
