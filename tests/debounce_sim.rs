@@ -611,7 +611,7 @@ impl Sim {
                     "refusal differs from the model for {input:?}"
                 );
                 assert!(
-                    self.stored.unfinished_starts() >= DEBOUNCE_UNFINISHED_STARTS_MAX,
+                    self.model.unfinished() >= DEBOUNCE_UNFINISHED_STARTS_MAX,
                     "refused with room to spare: {error}"
                 );
                 self.stats.refused += 1;
