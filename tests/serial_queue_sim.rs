@@ -487,6 +487,8 @@ struct Actor {
     /// Its turn, once a reply named it (`serialize` waits for it).
     turn: Option<String>,
     work_ms: u64,
+    /// It dies at this time (a death raced against a status call).
+    dies_at: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -710,6 +712,7 @@ impl Sim {
             inbox: vec![],
             turn: None,
             work_ms: self.rng.range(0, 8_000),
+            dies_at: None,
         });
     }
 
@@ -1099,8 +1102,24 @@ impl Sim {
     /// The status check call `c` now makes may be slow (`EventLate`): its
     /// answer comes after the instance had time to heartbeat, or die.
     fn slow_check(&mut self, c: usize) {
-        if self.faults.strikes(&mut self.rng, Fault::EventLate) {
-            self.calls[c].not_before = self.clock + self.rng.range(1, 3 * HEARTBEAT_MS);
+        if !self.faults.strikes(&mut self.rng, Fault::EventLate) {
+            return;
+        }
+        let delay = self.rng.range(1, 3 * HEARTBEAT_MS);
+        self.calls[c].not_before = self.clock + delay;
+        // Half the time the instance checked, holding, dies while the call
+        // is in flight: after it may have heartbeat since it was read, the
+        // race a dead holder's abandon must survive.
+        let target = match &self.calls[c].stage {
+            Stage::CheckHolder(seen, _) => seen.id.as_str(),
+            Stage::Check(next, _) => next.notice.to.as_str(),
+            _ => return,
+        };
+        let Some(a) = self.actors.iter().position(|a| a.id == target) else {
+            return;
+        };
+        if self.actors[a].alive && self.rng.percent(50) {
+            self.actors[a].dies_at = Some(self.clock + self.rng.range(1, delay));
         }
     }
 
@@ -1399,6 +1418,13 @@ impl Sim {
         // Only a batch changes the table: the table is checked after each
         // step that ran one.
         let batches_before = self.stats.batches;
+        for a in 0..self.actors.len() {
+            if self.actors[a].alive && self.actors[a].dies_at.is_some_and(|t| t <= self.clock) {
+                self.faults.count(Fault::InstanceDies);
+                self.log(|| format!("{} dies", self.actors[a].id));
+                self.actors[a].alive = false;
+            }
+        }
         let roll = self.rng.below(100);
         match roll {
             0..=19 => self.advance_clock(),
