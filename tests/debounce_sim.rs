@@ -688,7 +688,11 @@ impl Sim {
             "pending start differs from the model"
         );
         if let Some(pending) = &state.pending {
-            assert_eq!(Some(&pending.params), model.params_of.get(&pending.id));
+            assert_eq!(
+                Some(&pending.params),
+                model.params_of.get(&pending.id),
+                "the pending start's params differ from the model's latest"
+            );
         }
         let creating: HashSet<&Id> = state.creating.iter().map(|c| &c.id).collect();
         let unconfirmed: HashSet<&Id> = model.unconfirmed.keys().collect();
