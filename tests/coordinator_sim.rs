@@ -51,12 +51,31 @@
 //! names a slot its target holds, with that slot's fence; and an instance
 //! in its body holds the fence it was told.
 //!
+//! Faults are the shared vocabulary's (`tests/common/faults.rs`): crashes
+//! before a commit, resets between a first phase and the rest, replies
+//! lost after the commit (callers retry after their step's delay), lost,
+//! late, duplicate and spurious alarms, lost, late and duplicate events and
+//! terminations, deaths, `Unknown` statuses; the engine also purges some
+//! ended instances (then "not found").
+//!
+//! The oracle judges by its own rules, never the core's helpers nor what a
+//! decision says it did: its own reading of dead (ended, or not found past
+//! the grace counted from the enqueue, at once for an id never enqueued);
+//! a holder dead by that rule and still holding as it was checked must
+//! lose its slot; an enqueue with `supersedes` drops exactly every other
+//! waiter, unless its caller holds or was superseded itself (a retry after
+//! a newer enqueue won); the alarm is needed when someone waits behind the
+//! holders or a hand-over is unconfirmed. Time steps land exactly on a
+//! grace's end (and the ms before), the alarm, a wait's deadline.
+//!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 1,000,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
 
 mod common;
 
-use common::{assert_reached, simulate, Rng, SimStats};
+use common::{
+    assert_reached, report_failure, simulate, End, Fault, Faults, Injected, Life, Rng, SimStats,
+};
 
 use baton::coordinator::{
     assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, AcquireStep, Decided,
@@ -277,6 +296,8 @@ const DRAIN_STEPS_MAX: u64 = 20_000;
 /// Attempts of one RPC by a Workflow step before the step (and the
 /// instance) fails: the Workflows default is 5 retries.
 const RPC_ATTEMPTS_MAX: u32 = 6;
+/// The longest a Workflow step waits before it retries a failed call.
+const RETRY_DELAY_MS_MAX: u64 = 3_000;
 /// How soon the platform retries an alarm whose handler did not finish.
 const ALARM_RETRY_MS: u64 = 1_000;
 /// Weight of an ordinary ready action (faults are weighted against this).
@@ -286,17 +307,6 @@ const WORKFLOWS: [&str; 3] = ["WORKFLOW", "DEPLOY", "ROLLBACK"];
 
 // ---------------------------------------------------------------------------
 // The model: instances, in-flight work, and how a seed behaves.
-
-/// An instance's lifecycle in the model Workflow engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Life {
-    /// Registered (or about to be) but not created: the binding says "not found".
-    NotCreated,
-    Running,
-    Complete,
-    Terminated,
-    Errored,
-}
 
 /// Where the instance's code (or, before creation, its trigger) is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -404,6 +414,9 @@ struct Op {
     /// but nobody hears the reply.
     orphan: bool,
     attempt: u32,
+    /// A retried call runs no sooner than this (a Workflow step's retry
+    /// delay): meanwhile other calls change the key under it.
+    not_before: u64,
     /// The holder whose liveness a first phase asked about.
     checked: Option<Holder>,
     /// The waiter an enqueue might coalesce into.
@@ -419,6 +432,7 @@ impl Op {
             caller: None,
             orphan: false,
             attempt: 1,
+            not_before: 0,
             checked: None,
             candidate: None,
         }
@@ -432,6 +446,7 @@ impl Op {
             caller: Some(caller),
             orphan: false,
             attempt,
+            not_before: 0,
             checked: None,
             candidate: None,
         }
@@ -482,16 +497,9 @@ struct Params {
     /// The shell's bound on one wake loop: the real one, or tiny so that
     /// loops are cut short and the alarm must finish the job.
     wake_attempts_max: u32,
-    never_create_pct: u64,
-    kill_w: u64,
-    reset_w: u64,
-    drop_w: u64,
-    detach_w: u64,
-    spurious_alarm_w: u64,
-    event_lost_pct: u64,
-    event_dup_pct: u64,
-    unknown_pct: u64,
-    terminate_lost_pct: u64,
+    /// How often a time step lands exactly on a boundary the model
+    /// computes (a grace's end, an alarm, a wait's deadline).
+    boundary_pct: u64,
     /// Instances that register with `grant`, and that run a second section.
     grant_pct: u64,
     second_pct: u64,
@@ -499,13 +507,6 @@ struct Params {
 
 impl Params {
     fn draw(rng: &mut Rng) -> Params {
-        // One seed in eight runs without faults: the plain protocol must work too.
-        let faulty = rng.below(8) != 0;
-        let mut fault = |hi: u64| if faulty { rng.range(0, hi) } else { 0 };
-        let (never_create_pct, kill_w, reset_w, drop_w, detach_w, spurious_alarm_w) =
-            (fault(15), fault(4), fault(3), fault(2), fault(2), fault(4));
-        let (event_lost_pct, event_dup_pct, unknown_pct, terminate_lost_pct) =
-            (fault(40), fault(30), fault(30), fault(60));
         // Half the seeds keep to §1 (one key, one holder, one Workflow).
         let extended = rng.below(2) == 0;
         Params {
@@ -538,16 +539,7 @@ impl Params {
             } else {
                 rng.range(1, 3) as u32
             },
-            never_create_pct,
-            kill_w,
-            reset_w,
-            drop_w,
-            detach_w,
-            spurious_alarm_w,
-            event_lost_pct,
-            event_dup_pct,
-            unknown_pct,
-            terminate_lost_pct,
+            boundary_pct: rng.range(5, 40),
             grant_pct: [0, 50, 100][rng.below(3) as usize],
             second_pct: [0, 30][rng.below(2) as usize],
         }
@@ -576,13 +568,13 @@ struct Stats {
     /// Holders of a Workflow other than the default.
     other_workflow_holders: u64,
     wake_loops_cut: u64,
-    kills: u64,
-    resets: u64,
-    detaches: u64,
-    unknowns: u64,
-    lost_events: u64,
-    duplicate_events: u64,
-    spurious_alarms: u64,
+    faults: Injected,
+    /// Time steps that landed exactly on a boundary.
+    boundary_steps: u64,
+    /// Status checks judged exactly at the end of a grace.
+    checks_at_grace_end: u64,
+    /// Retried superseding enqueues from an id superseded meanwhile.
+    superseded_retries: u64,
     /// Grant events sent, and bodies entered on one (no acquire after the wait).
     grant_events: u64,
     entered_by_event: u64,
@@ -611,13 +603,10 @@ impl SimStats for Stats {
         self.limit_lowered_below_holders += o.limit_lowered_below_holders;
         self.other_workflow_holders += o.other_workflow_holders;
         self.wake_loops_cut += o.wake_loops_cut;
-        self.kills += o.kills;
-        self.resets += o.resets;
-        self.detaches += o.detaches;
-        self.unknowns += o.unknowns;
-        self.lost_events += o.lost_events;
-        self.duplicate_events += o.duplicate_events;
-        self.spurious_alarms += o.spurious_alarms;
+        self.faults.add(&o.faults);
+        self.boundary_steps += o.boundary_steps;
+        self.checks_at_grace_end += o.checks_at_grace_end;
+        self.superseded_retries += o.superseded_retries;
         self.grant_events += o.grant_events;
         self.entered_by_event += o.entered_by_event;
         self.confirms_lost += o.confirms_lost;
@@ -653,6 +642,9 @@ struct Allowed<'a> {
     dropped: &'a [Waiter],
     /// The holders that released, or that this decision was told are dead.
     take_from: &'a [InstanceId],
+    /// The holders that must leave: reported dead (by the model's rule)
+    /// while they still hold as they were checked.
+    must_take: &'a [InstanceId],
     /// Whether the decision hands free slots on (every one but `enqueue`).
     fills: bool,
 }
@@ -681,11 +673,12 @@ struct Sim {
     turn_owner: HashMap<(usize, u64), usize>,
     retired: HashSet<(usize, u64)>,
     alarm_at: Option<u64>,
-    /// Every instance some enqueue reported as superseded.
+    /// Every instance the model says an enqueue superseded (its own
+    /// account, never the core's reply).
     superseded: HashSet<usize>,
     /// Each key's holders after the previous step, for the limit check.
     prev_holders: Vec<usize>,
-    faults: bool,
+    faults: Faults,
     arrivals: bool,
     /// The probes run: they wait as long as it takes (a key may be held by
     /// an instance never created for up to the grace).
@@ -698,6 +691,24 @@ struct Sim {
 impl Sim {
     fn new(seed: u64, trace: bool) -> Sim {
         let mut rng = Rng(seed);
+        // Weights against an ordinary action's [`W`] (kills, resets, lost
+        // calls, callers giving up, spurious alarms), or percentages of the
+        // chances to strike (the rest).
+        let faults = Faults::draw(
+            &mut rng,
+            &[
+                (Fault::InstanceDies, 15),
+                (Fault::Reset, 3),
+                (Fault::ResetAfterCommit, 2),
+                (Fault::ReplyLost, 4),
+                (Fault::AlarmSpurious, 4),
+                (Fault::AlarmLost, 20),
+                (Fault::AlarmDuplicate, 20),
+                (Fault::EventLost, 40),
+                (Fault::EventDuplicate, 30),
+                (Fault::StatusUnknown, 30),
+            ],
+        );
         let p = Params::draw(&mut rng);
         if trace {
             eprintln!("seed {seed}: {p:?}");
@@ -719,7 +730,7 @@ impl Sim {
             retired: HashSet::new(),
             alarm_at: None,
             superseded: HashSet::new(),
-            faults: true,
+            faults,
             arrivals: true,
             probing: false,
             trace,
@@ -733,7 +744,7 @@ impl Sim {
         for _ in 0..FAULT_STEPS_PER_SEED {
             self.step();
         }
-        self.faults = false;
+        self.faults.stop();
         self.arrivals = false;
         self.note(|| "--- faults and arrivals stop; draining".into());
         self.drain();
@@ -796,7 +807,7 @@ impl Sim {
     /// probes check.
     fn check_end(&self) {
         for inst in &self.insts {
-            let dead = matches!(inst.life, Life::Terminated | Life::Errored)
+            let dead = matches!(inst.life, Life::Ended(End::Terminated | End::Errored))
                 || (inst.life == Life::NotCreated && inst.abandoned && !inst.coalesced);
             assert!(
                 inst.ran || inst.told_superseded || inst.coalesced || dead,
@@ -806,7 +817,7 @@ impl Sim {
             if inst.coalesced {
                 assert_eq!(inst.life, Life::NotCreated, "{} was coalesced", inst.id);
             }
-            if inst.life == Life::Complete {
+            if inst.life == Life::Ended(End::Complete) {
                 assert!(
                     inst.ran || inst.told_superseded,
                     "{} completed early",
@@ -866,18 +877,21 @@ impl Sim {
 
     fn collect_candidates(&self, c: &mut Vec<(u64, Action)>) {
         let now = self.now_ms;
-        let f = self.faults;
+        let f = self.faults.on();
+        let rate = |fault| self.faults.rate(fault);
         let mut push = |w: u64, a: Action| {
             if w > 0 {
                 c.push((w, a));
             }
         };
         for (i, op) in self.ops.iter().enumerate() {
-            push(W, Action::Advance(i));
+            if op.not_before <= now {
+                push(W, Action::Advance(i));
+            }
             if f {
-                push(self.p.drop_w, Action::DropOp(i));
+                push(rate(Fault::ResetAfterCommit), Action::DropOp(i));
                 if op.caller.is_some() && !op.orphan {
-                    push(self.p.detach_w, Action::Detach(i));
+                    push(rate(Fault::ReplyLost), Action::Detach(i));
                 }
             }
         }
@@ -898,7 +912,7 @@ impl Sim {
                         push(W, Action::Instance(i));
                     }
                     if f {
-                        push(self.p.kill_w, Action::Kill(i));
+                        push(rate(Fault::InstanceDies) / 4, Action::Kill(i));
                     }
                 }
                 Life::NotCreated if !inst.abandoned => {
@@ -907,7 +921,7 @@ impl Sim {
                         push(W, Action::Create(i));
                     }
                     if f {
-                        push(self.p.kill_w, Action::Kill(i));
+                        push(rate(Fault::InstanceDies) / 4, Action::Kill(i));
                     }
                 }
                 _ => {}
@@ -920,8 +934,8 @@ impl Sim {
             push(W, Action::FireAlarm);
         }
         if f {
-            push(self.p.spurious_alarm_w, Action::SpuriousAlarm);
-            push(self.p.reset_w, Action::Reset);
+            push(rate(Fault::AlarmSpurious), Action::SpuriousAlarm);
+            push(rate(Fault::Reset), Action::Reset);
         }
     }
 
@@ -936,7 +950,14 @@ impl Sim {
             .iter()
             .filter(|i| i.life == Life::NotCreated && !i.abandoned)
             .filter_map(|i| i.create_at);
-        match waits.chain(creations).chain(self.alarm_at).min() {
+        let retries = self.ops.iter().map(|o| o.not_before);
+        match waits
+            .chain(creations)
+            .chain(retries)
+            .chain(self.alarm_at)
+            .filter(|t| *t > self.now_ms)
+            .min()
+        {
             Some(t) => {
                 self.now_ms = self.now_ms.max(t);
                 self.note(|| "time jumps to the next timer".into());
@@ -952,17 +973,33 @@ impl Sim {
             Action::Arrive => self.arrive(),
             Action::Advance(i) => self.advance(i),
             Action::DropOp(i) => {
+                // The object resets with this op in flight: between the
+                // commit of a first phase (or of the decision that asked
+                // for this effect) and what comes after.
                 let op = self.ops.swap_remove(i);
+                self.faults.count(match (&op.kind, &op.phase) {
+                    (OpKind::Enqueue(_) | OpKind::Acquire(_) | OpKind::Release, Phase::Start) => {
+                        Fault::CrashBeforeCommit
+                    }
+                    (OpKind::Tick, _) => Fault::AlarmLost,
+                    (OpKind::Confirm(_) | OpKind::Terminate(_), _) => Fault::EventLost,
+                    _ => Fault::ResetAfterCommit,
+                });
                 self.abandon(op);
             }
             Action::Detach(i) => {
                 // The caller's RPC failed on its side; the object carries on.
-                self.stats.detaches += 1;
+                self.faults.count(Fault::ReplyLost);
                 self.ops[i].orphan = true;
                 let op = self.ops[i].clone();
                 self.retry(op);
             }
             Action::Deliver(e) => {
+                if e + 1 != self.events.len() {
+                    // Delivered before an event sent earlier... or later:
+                    // the engine keeps no order.
+                    self.faults.count(Fault::EventLate);
+                }
                 let (target, turn, fence) = self.events.swap_remove(e);
                 self.deliver(target, turn, fence);
             }
@@ -974,14 +1011,14 @@ impl Sim {
                 inst.create_at = None;
             }
             Action::Kill(i) => {
-                self.stats.kills += 1;
+                self.faults.count(Fault::InstanceDies);
                 let erred = self.rng.below(2) == 0;
                 let inst = &mut self.insts[i];
                 if inst.life == Life::Running {
                     inst.life = if erred {
-                        Life::Errored
+                        Life::Ended(End::Errored)
                     } else {
-                        Life::Terminated
+                        Life::Ended(End::Terminated)
                     };
                 } else {
                     // The trigger crashed before creating it.
@@ -991,21 +1028,72 @@ impl Sim {
                 }
             }
             Action::FireAlarm => {
-                self.alarm_at = None;
+                let at = self.alarm_at.take().expect("a due alarm");
+                if self.faults.strikes(&mut self.rng, Fault::AlarmLost) {
+                    // Not delivered: the platform tries again later.
+                    self.alarm_at = Some(self.now_ms + ALARM_RETRY_MS);
+                    return;
+                }
+                if self.now_ms > at {
+                    self.faults.count(Fault::AlarmLate);
+                }
                 self.start_ticks();
+                if self.faults.strikes(&mut self.rng, Fault::AlarmDuplicate) {
+                    self.start_ticks();
+                }
             }
             Action::SpuriousAlarm => {
-                self.stats.spurious_alarms += 1;
+                self.faults.count(Fault::AlarmSpurious);
                 self.start_ticks();
             }
             Action::Reset => {
                 // The object restarts: everything in flight is gone.
-                self.stats.resets += 1;
+                self.faults.count(Fault::Reset);
                 for op in std::mem::take(&mut self.ops) {
                     self.abandon(op);
                 }
             }
-            Action::AdvanceTime => self.now_ms += self.rng.range(1, 2_000),
+            Action::AdvanceTime => self.advance_time(),
+        }
+    }
+
+    /// The times at which the contract's answer changes, by the model: a
+    /// grace's end for every instance the keys hold or queue (and the ms
+    /// before), the alarm, a waiter's deadline, a creation.
+    fn boundaries(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        for k in 0..self.p.keys {
+            let snap = self.snap(k);
+            let enqueued = snap
+                .holders
+                .iter()
+                .filter_map(|h| h.enqueued_ms)
+                .chain(snap.queue.iter().filter_map(|w| w.enqueued_ms));
+            for at in enqueued {
+                let end = at + self.p.grace_ms;
+                out.extend([end.saturating_sub(1), end]);
+            }
+        }
+        out.extend(self.alarm_at);
+        for inst in &self.insts {
+            if let (Life::Running, Script::Waiting { deadline_ms, .. }) = (inst.life, inst.script) {
+                out.push(deadline_ms);
+            }
+            out.extend(inst.create_at);
+        }
+        out.retain(|t| *t > self.now_ms);
+        out
+    }
+
+    /// Time moves on: a little, or exactly onto a boundary, where an
+    /// off-by-one shows (a status answered there is judged there).
+    fn advance_time(&mut self) {
+        let boundaries = self.boundaries();
+        if !boundaries.is_empty() && self.rng.percent(self.p.boundary_pct) {
+            self.stats.boundary_steps += 1;
+            self.now_ms = *self.rng.pick(&boundaries);
+        } else {
+            self.now_ms += self.rng.range(1, 2_000);
         }
     }
 
@@ -1120,7 +1208,7 @@ impl Sim {
                 };
             }
             Script::After { .. } => {
-                self.insts[i].life = Life::Complete;
+                self.insts[i].life = Life::Ended(End::Complete);
                 self.insts[i].script = Script::Done;
             }
             s => unreachable!("{} has no step in {s:?}", self.insts[i].id),
@@ -1217,8 +1305,7 @@ impl Sim {
     /// The Workflow binding `via` (the default one for `None`) asked about
     /// `target`: it finds only instances of its own Workflow.
     fn status(&mut self, target: usize, via: Option<&WorkflowName>) -> Liveness {
-        if self.faults && self.rng.percent(self.p.unknown_pct) {
-            self.stats.unknowns += 1;
+        if self.faults.strikes(&mut self.rng, Fault::StatusUnknown) {
             return Liveness::Unknown;
         }
         let inst = &self.insts[target];
@@ -1226,17 +1313,48 @@ impl Sim {
         if binding != WORKFLOWS[inst.workflow] {
             return Liveness::NotFound;
         }
-        match inst.life {
-            Life::Running => Liveness::Alive,
-            Life::NotCreated => Liveness::NotFound,
-            Life::Complete | Life::Terminated | Life::Errored => Liveness::Dead,
+        if inst.life.ended() && target.is_multiple_of(3) {
+            // The engine has purged this ended instance's record: "not
+            // found", dead only past the grace (or at once, never enqueued).
+            return Liveness::NotFound;
         }
+        inst.life.status()
+    }
+
+    /// The contract's dead (§1, §1a), by the simulation's own reading of
+    /// it, never the core's: the binding says the instance ended, or cannot
+    /// find it and either it was never enqueued (no grace) or its grace,
+    /// counted from its enqueue, is over (at `enqueued + grace`, not a ms
+    /// sooner). `Unknown` is alive.
+    fn dead(&self, enqueued_ms: Option<u64>, liveness: Liveness) -> bool {
+        match liveness {
+            Liveness::Dead => true,
+            Liveness::NotFound => match enqueued_ms {
+                None => true,
+                Some(at) => self.now_ms >= at + self.p.grace_ms,
+            },
+            Liveness::Alive | Liveness::Unknown => false,
+        }
+    }
+
+    /// Whether `checked`, answered `liveness`, must lose its slot now: it
+    /// is dead by the model's rule and still holds as it was checked (the
+    /// same record; or, ended, the same grant: a confirmation since does
+    /// not save a finished instance).
+    fn must_lose(&self, before: &Snap, checked: &Holder, liveness: Liveness) -> bool {
+        self.dead(checked.enqueued_ms, liveness)
+            && before.holder(&checked.id).is_some_and(|h| {
+                h == checked || (liveness == Liveness::Dead && h.fence == checked.fence)
+            })
     }
 
     /// Counts how a "not found" answer about `holder` is judged now.
     fn count_grace(&mut self, enqueued_ms: Option<u64>, liveness: Liveness) {
         if liveness == Liveness::NotFound {
-            if liveness.is_dead(enqueued_ms, self.now_ms, self.p.grace_ms) {
+            if enqueued_ms.is_some_and(|at| self.now_ms == at + self.p.grace_ms) {
+                self.stats.checks_at_grace_end += 1;
+            }
+            if self.dead(enqueued_ms, liveness) {
                 self.stats.past_grace += 1;
             } else {
                 self.stats.within_grace += 1;
@@ -1285,12 +1403,13 @@ impl Sim {
                     inst.abandoned = true;
                     inst.script = Script::Done;
                 }
-                _ => inst.life = Life::Errored,
+                _ => inst.life = Life::Ended(End::Errored),
             }
             return;
         }
-        self.ops
-            .push(Op::call(op.kind, op.key, who, op.attempt + 1));
+        let mut again = Op::call(op.kind, op.key, who, op.attempt + 1);
+        again.not_before = self.now_ms + self.rng.range(0, RETRY_DELAY_MS_MAX);
+        self.ops.push(again);
     }
 
     fn run_enqueue(&mut self, mut op: Op) {
@@ -1337,6 +1456,32 @@ impl Sim {
     ) {
         let k = op.key;
         self.note(|| format!("  enqueue {request:?} -> {reply:?}"));
+        // Whom the contract drops, by the model: with `supersedes` (and no
+        // coalescing), every other waiter, unless the caller already holds
+        // or was itself superseded (a retry after a newer enqueue won: the
+        // newest stays).
+        let who = op.caller.expect("an enqueue has a trigger");
+        let settled = before.holder(&request.id).is_some() || self.superseded.contains(&who);
+        if request.supersedes && self.superseded.contains(&who) && !before.queue.is_empty() {
+            self.stats.superseded_retries += 1;
+        }
+        let expected: Vec<&InstanceId> =
+            if request.supersedes && reply.coalesced_into.is_none() && !settled {
+                before
+                    .queue
+                    .iter()
+                    .map(|w| &w.id)
+                    .filter(|id| **id != request.id)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+        assert_eq!(
+            reply.terminated.iter().map(|w| &w.id).collect::<Vec<_>>(),
+            expected,
+            "the waiters {} superseded",
+            request.id
+        );
         let store = &self.stores[k];
         if let Some(into) = &reply.coalesced_into {
             // Coalescing registers nothing and drops nobody, and only into a
@@ -1369,6 +1514,7 @@ impl Sim {
                 caller: Some(&request.id),
                 dropped: &reply.terminated,
                 take_from: &[],
+                must_take: &[],
                 fills: false,
             },
         );
@@ -1383,8 +1529,17 @@ impl Sim {
             self.ops
                 .push(Op::shell(OpKind::Terminate(targets), k, Phase::Start));
         }
-        let who = op.caller.expect("an enqueue has a trigger");
         if op.orphan || self.insts[who].abandoned {
+            return;
+        }
+        // The reply is lost after the commit (the trigger's RPC failed): it
+        // enqueues again after its step's retry delay, by when a newer
+        // enqueue may have superseded it. Five times as likely here as a
+        // call's reply elsewhere: this is the retry the rules must survive.
+        let lost_pct = 5 * self.faults.rate(Fault::ReplyLost);
+        if self.rng.percent(lost_pct) {
+            self.faults.count(Fault::ReplyLost);
+            self.retry(op.clone());
             return;
         }
         if reply.coalesced_into.is_some() {
@@ -1396,7 +1551,8 @@ impl Sim {
             inst.script = Script::Done;
             return;
         }
-        let never = self.faults && self.rng.percent(self.p.never_create_pct);
+        // The trigger crashes before it creates the instance.
+        let never = self.faults.strikes(&mut self.rng, Fault::InstanceDies);
         let delay_ms = if self.rng.percent(self.p.long_delay_pct) {
             // Late: within the default grace, or past it.
             self.rng.range(10_000, 120_000)
@@ -1427,6 +1583,7 @@ impl Sim {
                     caller: Some(&id),
                     dropped: &[],
                     take_from: &[],
+                    must_take: &[],
                     fills: true,
                 };
                 self.decided(k, &before, &request.options, allowed);
@@ -1456,13 +1613,15 @@ impl Sim {
                     &snapshot,
                     liveness,
                 );
-                let dead = liveness.is_dead(snapshot.enqueued_ms, self.now_ms, self.p.grace_ms);
+                let dead = self.dead(snapshot.enqueued_ms, liveness);
+                let must = self.must_lose(&before, &snapshot, liveness);
                 self.count_handoff(k, &before, &checked_id, dead);
                 let take = [checked_id];
                 let allowed = Allowed {
                     caller: Some(&id),
                     dropped: &[],
                     take_from: if dead { &take } else { &[] },
+                    must_take: if must { &take } else { &[] },
                     fills: true,
                 };
                 // Phase 2 applies no options: they were applied in phase 1.
@@ -1548,7 +1707,7 @@ impl Sim {
                 // Ends without running its body.
                 let inst = &mut self.insts[who];
                 inst.told_superseded = true;
-                inst.life = Life::Complete;
+                inst.life = Life::Ended(End::Complete);
                 inst.script = Script::Done;
             }
         }
@@ -1576,6 +1735,7 @@ impl Sim {
                 caller: Some(&id),
                 dropped: &[],
                 take_from: &take,
+                must_take: &[],
                 fills: true,
             },
         );
@@ -1599,7 +1759,7 @@ impl Sim {
             return;
         }
         if self.insts[who].script == Script::GivingUp {
-            self.insts[who].life = Life::Errored;
+            self.insts[who].life = Life::Ended(End::Errored);
             return;
         }
         // A call of this section that the instance gave up on but the object
@@ -1681,7 +1841,8 @@ impl Sim {
             holder,
             liveness,
         );
-        let dead = liveness.is_dead(holder.enqueued_ms, self.now_ms, self.p.grace_ms);
+        let dead = self.dead(holder.enqueued_ms, liveness);
+        let must = self.must_lose(&before, holder, liveness);
         self.count_handoff(k, &before, &holder.id, dead);
         let take = [holder.id.clone()];
         self.decided(
@@ -1692,6 +1853,7 @@ impl Sim {
                 caller: None,
                 dropped: &[],
                 take_from: if dead { &take } else { &[] },
+                must_take: if must { &take } else { &[] },
                 fills: true,
             },
         );
@@ -1718,8 +1880,7 @@ impl Sim {
             }
         };
         let accepted = self.insts[target].life != Life::NotCreated;
-        if !accepted || (self.faults && self.rng.percent(self.p.event_lost_pct)) {
-            self.stats.lost_events += 1;
+        if !accepted || self.faults.strikes(&mut self.rng, Fault::EventLost) {
             return;
         }
         self.events.push((target, holder.turn, fence));
@@ -1728,8 +1889,7 @@ impl Sim {
             self.ops
                 .push(Op::shell(OpKind::Confirm(holder.clone()), k, Phase::Start));
         }
-        if self.faults && self.rng.percent(self.p.event_dup_pct) {
-            self.stats.duplicate_events += 1;
+        if self.faults.strikes(&mut self.rng, Fault::EventDuplicate) {
             self.events.push((target, holder.turn, fence));
         }
     }
@@ -1766,6 +1926,7 @@ impl Sim {
             caller: Some(&holder.id),
             dropped: &[],
             take_from: &[],
+            must_take: &[],
             fills: false,
         };
         self.decided(k, &before, &Options::default(), allowed);
@@ -1799,7 +1960,12 @@ impl Sim {
                     tick_after_check(&mut self.stores[k], self.now_ms, self.p.grace_ms, &answers);
                 let dead: Vec<InstanceId> = answers
                     .iter()
-                    .filter(|(h, l)| l.is_dead(h.enqueued_ms, self.now_ms, self.p.grace_ms))
+                    .filter(|(h, l)| self.dead(h.enqueued_ms, *l))
+                    .map(|(h, _)| h.id.clone())
+                    .collect();
+                let must: Vec<InstanceId> = answers
+                    .iter()
+                    .filter(|(h, l)| self.must_lose(&before, h, *l))
                     .map(|(h, _)| h.id.clone())
                     .collect();
                 for id in &dead {
@@ -1813,6 +1979,7 @@ impl Sim {
                         caller: None,
                         dropped: &[],
                         take_from: &dead,
+                        must_take: &must,
                         fills: true,
                     },
                 );
@@ -1827,14 +1994,14 @@ impl Sim {
             unreachable!()
         };
         for (t, via) in targets {
-            if self.faults && self.rng.percent(self.p.terminate_lost_pct) {
+            if self.faults.strikes(&mut self.rng, Fault::EventLost) {
                 continue; // best effort: this one failed
             }
             // An id not created yet is "not found": nothing to terminate;
             // nor is one of another Workflow than the binding asked.
             let binding = via.as_ref().map_or(WORKFLOWS[0], |w| w.as_str());
             if self.insts[t].life == Life::Running && binding == WORKFLOWS[self.insts[t].workflow] {
-                self.insts[t].life = Life::Terminated;
+                self.insts[t].life = Life::Ended(End::Terminated);
             }
         }
     }
@@ -1937,9 +2104,14 @@ impl Sim {
                 self.prev_holders[k]
             );
             self.prev_holders[k] = n;
-            // The shell model keeps the alarm armed whenever a key needs it;
-            // the liveness claims below rest on this.
-            if needs_holder_check(store) {
+            // The shell model keeps the alarm armed whenever a key needs it
+            // (the model's rule: someone waits behind the holders, or a
+            // holder has not confirmed its hand-over); the liveness claims
+            // below rest on this.
+            let needs_check = !holders.is_empty()
+                && (store.waiter_count() > 0
+                    || holders.iter().any(|h| h.state == HolderState::Handed));
+            if needs_check {
                 assert!(
                     self.alarm_at.is_some()
                         || self.ops.iter().any(|o| matches!(o.kind, OpKind::Tick)),
@@ -1983,15 +2155,25 @@ fn check_transition(before: &Snap, after: &Snap, options: &Options, allowed: &Al
     if after.limit != before.limit && Some(after.limit) != options.limit {
         fail("the limit changed to one no call named");
     }
-    // FIFO: waiters that stay keep their order; only the caller joins, at the back.
+    // Waiters that stay keep their order; only the caller joins, where
+    // the model's rule puts it.
     let kept: Vec<&Waiter> = before.queue.iter().filter(|w| after.waits(&w.id)).collect();
-    if !after.queue.iter().zip(&kept).all(|(a, k)| a.id == k.id) {
-        fail("waiters that stayed were reordered");
-    }
-    match &after.queue[kept.len()..] {
+    let joined: Vec<&Waiter> = after
+        .queue
+        .iter()
+        .filter(|w| before.queue.iter().all(|b| b.id != w.id))
+        .collect();
+    match joined.as_slice() {
         [] => {}
-        [joined] if is_caller(&joined.id) => {}
+        [w] if is_caller(&w.id) => {}
         _ => fail("someone other than the caller joined the queue"),
+    }
+    let mut expected: Vec<&InstanceId> = kept.iter().map(|w| &w.id).collect();
+    if let [w] = joined.as_slice() {
+        expected.insert(joins_at(&kept, w), &w.id);
+    }
+    if !after.queue.iter().map(|w| &w.id).eq(expected) {
+        fail("the queue is not in the model's order");
     }
     // A waiter's record changes only by the caller's own call (its workflow).
     for (a, b) in after.queue.iter().zip(&kept) {
@@ -2012,10 +2194,8 @@ fn check_transition(before: &Snap, after: &Snap, options: &Options, allowed: &Al
         .map(|h| &h.id)
         .filter(|id| !is_caller(id))
         .collect();
-    let front: Vec<&InstanceId> = before
-        .queue
-        .iter()
-        .map(|w| &w.id)
+    let front: Vec<&InstanceId> = hand_on_order(&before.queue)
+        .into_iter()
         .filter(|id| !is_caller(id))
         .take(handed.len())
         .collect();
@@ -2047,6 +2227,11 @@ fn check_transition(before: &Snap, after: &Snap, options: &Options, allowed: &Al
             .map(|h| &h.id))
     {
         fail("holders that stayed were reordered");
+    }
+    for id in allowed.must_take {
+        if after.holder(id).is_some() {
+            fail("a holder reported dead, holding as it was checked, kept its slot");
+        }
     }
     for b in &before.holders {
         match after.holder(&b.id) {
@@ -2093,6 +2278,20 @@ fn check_transition(before: &Snap, after: &Snap, options: &Options, allowed: &Al
     }
 }
 
+/// The model's order of hand-on (§1): who gets the next free slots, first
+/// to last. FIFO by arrival: the queue as it stands, which
+/// [`check_transition`] keeps in arrival order (waiters that stay keep
+/// their order, a newcomer joins where [`joins_at`] says). Priorities and
+/// fair shares (§1c) are a change to these two rules.
+fn hand_on_order(queue: &[Waiter]) -> Vec<&InstanceId> {
+    queue.iter().map(|w| &w.id).collect()
+}
+
+/// Where a newcomer joins the waiters that stayed: at the back (FIFO).
+fn joins_at(kept: &[&Waiter], _joined: &Waiter) -> usize {
+    kept.len()
+}
+
 fn id(s: &str) -> InstanceId {
     InstanceId::parse("instanceId", s).expect("valid id")
 }
@@ -2109,21 +2308,17 @@ fn workflow(s: &str) -> WorkflowName {
 fn run_seed(seed: u64, trace: bool) -> Stats {
     let mut sim = Sim::new(seed, trace);
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| sim.run())) {
-        eprintln!(
-            "\nsimulation failed at seed {seed}, step {}. Rerun it with\n  \
-             BATON_SIM_SEED={seed} BATON_SIM_TRACE=1 cargo test --test coordinator_sim \
-             simulation -- --nocapture\n{}",
-            sim.stats.steps,
-            sim.dump()
-        );
+        report_failure("coordinator_sim", seed, sim.stats.steps);
+        eprintln!("{}", sim.dump());
         resume_unwind(panic);
     }
+    sim.stats.faults = sim.faults.injected;
     sim.stats
 }
 
 #[test]
 fn simulation() {
-    if let Some(total) = simulate("simulation", 0, SIM_STEPS_DEFAULT, run_seed) {
+    if let Some(total) = simulate("coordinator simulation", 0, SIM_STEPS_DEFAULT, run_seed) {
         assert_reached(&[
             ("granted", total.granted),
             ("granted_beside_others", total.granted_beside_others),
@@ -2138,18 +2333,15 @@ fn simulation() {
             ),
             ("other_workflow_holders", total.other_workflow_holders),
             ("wake_loops_cut", total.wake_loops_cut),
-            ("kills", total.kills),
-            ("resets", total.resets),
-            ("detaches", total.detaches),
-            ("unknowns", total.unknowns),
-            ("lost_events", total.lost_events),
-            ("duplicate_events", total.duplicate_events),
-            ("spurious_alarms", total.spurious_alarms),
             ("grant_events", total.grant_events),
             ("entered_by_event", total.entered_by_event),
             ("confirms_lost", total.confirms_lost),
             ("second_sections", total.second_sections),
+            ("boundary_steps", total.boundary_steps),
+            ("checks_at_grace_end", total.checks_at_grace_end),
+            ("superseded_retries", total.superseded_retries),
         ]);
+        total.faults.assert_injected(&Fault::ALL);
     }
 }
 

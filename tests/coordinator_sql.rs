@@ -9,7 +9,7 @@
 //!   the queue's length, SQLite's own VM-step counter stays flat, and every
 //!   statement's query plan searches an index by key instead of scanning.
 //!
-//! A failing seeded run prints its seed; `BATON_SEED=<n>` reruns just that one.
+//! A failing seeded run prints its seed; `BATON_SIM_SEED=<n>` reruns just that one.
 
 use baton::coordinator::{
     acquire, acquire_after_check, assert_invariants, assert_invariants_deep, enqueue,
@@ -26,7 +26,6 @@ use baton::limits::SUPERSEDED_REMEMBERED_MAX;
 use common::{sqlite, Rng};
 use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 // ---------------------------------------------------------------------------
 // SqlExec over rusqlite, recording what it runs.
@@ -159,18 +158,11 @@ fn random_liveness(rng: &mut Rng) -> Liveness {
     ])
 }
 
-/// Runs `run(seed)` for `count` seeds (or only `$BATON_SEED`), naming the
+/// Runs `run(seed)` for `count` seeds (or only `$BATON_SIM_SEED`), naming the
 /// seed of a failing run.
 fn for_each_seed(name: &str, count: u64, run: impl Fn(u64)) {
-    let seeds: Vec<u64> = match std::env::var("BATON_SEED") {
-        Ok(seed) => vec![seed.parse().expect("BATON_SEED is a u64")],
-        Err(_) => (0..count).collect(),
-    };
-    for seed in seeds {
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| run(seed))) {
-            eprintln!("{name}: failed with seed {seed}; rerun with BATON_SEED={seed}");
-            resume_unwind(panic);
-        }
+    for seed in common::seeds(0..count) {
+        common::replay_on_failure(name, seed, || run(seed));
     }
 }
 

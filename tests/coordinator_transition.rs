@@ -316,12 +316,8 @@ fn run(seed: u64) {
 
 #[test]
 fn the_one_decision_matches_the_old_phases() {
-    let seeds: Vec<u64> = match std::env::var("BATON_SEED") {
-        Ok(s) => vec![s.parse().expect("BATON_SEED is a number")],
-        Err(_) => (0..200).collect(),
-    };
-    for seed in seeds {
-        run(seed);
+    for seed in common::seeds(0..200) {
+        common::replay_on_failure("coordinator_transition", seed, || run(seed));
     }
 }
 

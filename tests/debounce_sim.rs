@@ -43,7 +43,7 @@ use baton::ident::InstanceId;
 use baton::limits::{
     DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_UNFINISHED_STARTS_MAX,
 };
-use common::{assert_reached, simulate, Rng, SimStats};
+use common::{assert_reached, report_failure, simulate, Fault, Faults, Injected, Rng, SimStats};
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -381,24 +381,16 @@ struct Knobs {
     /// Production says "exists" for a taken id; local mode creates nothing
     /// and says nothing (contract: both count as done).
     exists_is_error: bool,
-    crash_before_pct: u64,
-    crash_after_pct: u64,
-    reset_w: u64,
-    alarm_fault_pct: u64,
+    /// Percent of alarms delivered exactly at their time.
+    alarm_on_time_pct: u64,
+    /// Percent of time steps that land exactly on a boundary the model
+    /// computes (a burst's end, a `startAt`, a create presumed lost).
+    boundary_pct: u64,
 }
 
 impl Knobs {
     fn draw(rng: &mut Rng) -> Knobs {
-        let faulty = rng.below(8) != 0;
-        let mut fault = |hi: u64| if faulty { rng.range(0, hi) } else { 0 };
-        let (fail_pct, ghost_pct, crash_before_pct, crash_after_pct, reset_w, alarm_fault_pct) = (
-            fault(20),
-            fault(10),
-            fault(5),
-            fault(8),
-            fault(3),
-            fault(30),
-        );
+        let (fail_pct, ghost_pct) = (rng.range(0, 20), rng.range(0, 10));
         let edge_sets: [&[Edge]; 5] = [
             &[Edge::Trailing],
             &[Edge::Leading],
@@ -420,10 +412,8 @@ impl Knobs {
             fail_pct,
             ghost_pct,
             exists_is_error: rng.below(2) == 0,
-            crash_before_pct,
-            crash_after_pct,
-            reset_w,
-            alarm_fault_pct,
+            alarm_on_time_pct: rng.range(0, 60),
+            boundary_pct: rng.range(5, 40),
         }
     }
 }
@@ -461,9 +451,8 @@ struct Stats {
     create_failures: u64,
     exists: u64,
     retries: u64,
-    crashes: u64,
-    resets: u64,
-    alarm_faults: u64,
+    faults: Injected,
+    boundary_steps: u64,
     flushes: u64,
     cancels: u64,
     start_ats: u64,
@@ -489,9 +478,8 @@ impl SimStats for Stats {
             create_failures,
             exists,
             retries,
-            crashes,
-            resets,
-            alarm_faults,
+            faults,
+            boundary_steps,
             flushes,
             cancels,
             start_ats,
@@ -509,9 +497,8 @@ impl SimStats for Stats {
         self.create_failures += create_failures;
         self.exists += exists;
         self.retries += retries;
-        self.crashes += crashes;
-        self.resets += resets;
-        self.alarm_faults += alarm_faults;
+        self.faults.add(faults);
+        self.boundary_steps += boundary_steps;
         self.flushes += flushes;
         self.cancels += cancels;
         self.start_ats += start_ats;
@@ -536,7 +523,9 @@ struct Sim {
     /// The Workflow engine: every instance created, with its params.
     instances: HashMap<Id, Option<String>>,
     next_suffix: u64,
-    faults: bool,
+    /// Calls come (off for the drain, when faults stop too).
+    open: bool,
+    faults: Faults,
     stats: Stats,
     log: Vec<String>,
 }
@@ -544,6 +533,19 @@ struct Sim {
 impl Sim {
     fn new(seed: u64, trace: bool) -> Sim {
         let mut rng = Rng(seed);
+        let faults = Faults::draw(
+            &mut rng,
+            &[
+                (Fault::CrashBeforeCommit, 5),
+                (Fault::ResetAfterCommit, 8),
+                (Fault::Reset, 3),
+                (Fault::AlarmLost, 10),
+                (Fault::AlarmSpurious, 10),
+                (Fault::AlarmDuplicate, 10),
+                (Fault::EventLost, 3),
+                (Fault::EventDuplicate, 5),
+            ],
+        );
         let knobs = Knobs::draw(&mut rng);
         Sim {
             rng,
@@ -557,7 +559,8 @@ impl Sim {
             effects: Vec::new(),
             instances: HashMap::new(),
             next_suffix: 0,
-            faults: true,
+            open: true,
+            faults,
             stats: Stats::default(),
             log: Vec::new(),
         }
@@ -579,8 +582,13 @@ impl Sim {
         (text.clone(), IdSuffix::new(text))
     }
 
+    /// The engine's own behaviour (not a fault): off for the drain.
     fn chance(&mut self, pct: u64) -> bool {
-        self.faults && self.rng.percent(pct)
+        self.open && self.rng.percent(pct)
+    }
+
+    fn strikes(&mut self, fault: Fault) -> bool {
+        self.faults.strikes(&mut self.rng, fault)
     }
 
     /// Runs one decision through the shell: maybe crash before the commit;
@@ -589,8 +597,7 @@ impl Sim {
     /// it is applied to the model when the decision commits (on a copy, to
     /// compare, when the core refuses).
     fn run_call(&mut self, input: Input, expect: impl FnOnce(&mut Model, u64) -> Expect) -> Ran {
-        if self.chance(self.knobs.crash_before_pct) {
-            self.stats.crashes += 1;
+        if self.strikes(Fault::CrashBeforeCommit) {
             self.note(format!("crash before commit: {input:?}"));
             return Ran::CrashedBefore;
         }
@@ -604,7 +611,7 @@ impl Sim {
                     "refusal differs from the model for {input:?}"
                 );
                 assert!(
-                    self.stored.unfinished_starts() >= DEBOUNCE_UNFINISHED_STARTS_MAX,
+                    self.model.unfinished() >= DEBOUNCE_UNFINISHED_STARTS_MAX,
                     "refused with room to spare: {error}"
                 );
                 self.stats.refused += 1;
@@ -618,8 +625,7 @@ impl Sim {
         self.model = model;
         self.stored = transition.state.clone();
         self.arm(transition.alarm_at_ms);
-        if self.chance(self.knobs.crash_after_pct) {
-            self.stats.crashes += 1;
+        if self.strikes(Fault::ResetAfterCommit) {
             self.note(format!(
                 "crash after commit, {} creates lost: {input:?}",
                 transition.creates().count()
@@ -682,7 +688,11 @@ impl Sim {
             "pending start differs from the model"
         );
         if let Some(pending) = &state.pending {
-            assert_eq!(Some(&pending.params), model.params_of.get(&pending.id));
+            assert_eq!(
+                Some(&pending.params),
+                model.params_of.get(&pending.id),
+                "the pending start's params differ from the model's latest"
+            );
         }
         let creating: HashSet<&Id> = state.creating.iter().map(|c| &c.id).collect();
         let unconfirmed: HashSet<&Id> = model.unconfirmed.keys().collect();
@@ -723,23 +733,29 @@ impl Sim {
         if self.alarm.is_some_and(|(armed, _)| armed == at) {
             return;
         }
-        let mut delivery = at + self.rng.range(0, ALARM_LATE_MS_MAX);
-        if self.chance(self.knobs.alarm_fault_pct) {
-            self.stats.alarm_faults += 1;
-            match self.rng.below(3) {
-                // Lost, then retried by the platform.
-                0 => delivery += ALARM_RETRY_MS,
-                // Early: a stray delivery before its time.
-                1 => {
-                    let early = self.rng.range(self.now, at);
-                    self.stray_alarms.push(early);
-                }
-                // Twice.
-                _ => {
-                    let again = delivery + self.rng.range(0, ALARM_LATE_MS_MAX);
-                    self.stray_alarms.push(again);
-                }
+        // Exactly on time often: the burst's end itself is where an
+        // off-by-one in "is it over" shows.
+        let mut delivery = if self.rng.percent(self.knobs.alarm_on_time_pct) {
+            at
+        } else {
+            let late = self.rng.range(0, ALARM_LATE_MS_MAX);
+            if late > 0 {
+                self.faults.count(Fault::AlarmLate);
             }
+            at + late
+        };
+        // At most one fault more per armed alarm (the lateness bound the
+        // model checks counts one).
+        if self.strikes(Fault::AlarmLost) {
+            // Lost, then retried by the platform.
+            delivery += ALARM_RETRY_MS;
+        } else if self.strikes(Fault::AlarmSpurious) {
+            // Early: a stray delivery before its time.
+            let early = self.rng.range(self.now, at);
+            self.stray_alarms.push(early);
+        } else if self.strikes(Fault::AlarmDuplicate) {
+            let again = delivery + self.rng.range(0, ALARM_LATE_MS_MAX);
+            self.stray_alarms.push(again);
         }
         self.alarm = Some((at, delivery));
     }
@@ -766,19 +782,18 @@ impl Sim {
                 return;
             }
             let retried_already = armed_due.is_none();
-            let crash_before = !retried_already && self.chance(self.knobs.crash_before_pct);
+            let crash_before = !retried_already && self.strikes(Fault::CrashBeforeCommit);
             if crash_before {
-                self.stats.crashes += 1;
                 self.note("alarm handler crashed; retried".into());
                 self.stray_alarms.push(self.now + ALARM_RETRY_MS);
                 continue;
             }
             self.note("alarm".into());
             // The handler's crash before its commit is the one above.
-            let saved = self.knobs.crash_before_pct;
-            self.knobs.crash_before_pct = 0;
+            let saved = self.faults.rate(Fault::CrashBeforeCommit);
+            self.faults.set_rate(Fault::CrashBeforeCommit, 0);
             let ran = self.run_call(Input::Tick, |m, now| m.tick(now));
-            self.knobs.crash_before_pct = saved;
+            self.faults.set_rate(Fault::CrashBeforeCommit, saved);
             if matches!(ran, Ran::CrashedAfter) && !retried_already {
                 // Crashed after its commit: the platform retries the handler.
                 self.stray_alarms.push(self.now + ALARM_RETRY_MS);
@@ -789,17 +804,29 @@ impl Sim {
     fn step(&mut self) {
         self.stats.steps += 1;
         let k = &self.knobs;
-        let calls = if self.faults { k.call_w } else { 0 };
+        let open = self.open;
+        let calls = if open { k.call_w } else { 0 };
+        let in_flight = !self.effects.is_empty();
         let weights = [
             calls,
-            if self.faults { k.start_at_w } else { 0 },
-            if self.faults { k.flush_w } else { 0 },
-            if self.faults { k.cancel_w } else { 0 },
+            if open { k.start_at_w } else { 0 },
+            if open { k.flush_w } else { 0 },
+            if open { k.cancel_w } else { 0 },
             // Each effect in flight is about as likely to land as a call to come.
             k.create_w * self.effects.len() as u64,
             k.time_w,
-            if self.faults && !self.effects.is_empty() {
-                k.reset_w
+            if in_flight {
+                self.faults.rate(Fault::Reset)
+            } else {
+                0
+            },
+            if in_flight {
+                self.faults.rate(Fault::EventLost)
+            } else {
+                0
+            },
+            if in_flight {
+                self.faults.rate(Fault::EventDuplicate)
             } else {
                 0
             },
@@ -821,16 +848,49 @@ impl Sim {
             3 => self.call_cancel(),
             4 => self.perform_effect(),
             6 => {
-                self.stats.resets += 1;
+                self.faults.count(Fault::Reset);
                 self.note(format!("reset: {} effects lost", self.effects.len()));
                 self.effects.clear();
+            }
+            7 => {
+                // One create, or one create's report, lost on its way.
+                self.faults.count(Fault::EventLost);
+                let i = self.rng.below(self.effects.len() as u64) as usize;
+                let lost = self.effects.swap_remove(i);
+                self.note(format!("lost: {lost:?}"));
+            }
+            8 => {
+                // One create, or one report, performed twice.
+                self.faults.count(Fault::EventDuplicate);
+                let i = self.rng.below(self.effects.len() as u64) as usize;
+                let again = self.effects[i].clone();
+                self.note(format!("twice: {again:?}"));
+                self.effects.push(again);
             }
             _ => self.advance_time(),
         }
     }
 
+    /// The times at which the model's answer changes: a burst's end, a
+    /// `startAt`'s time, and the ms before each.
+    fn boundaries(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        if let Some(burst) = &self.model.burst {
+            out.extend([burst.end().saturating_sub(1), burst.end()]);
+        }
+        if let Some((_, at)) = &self.model.at {
+            out.extend([at.saturating_sub(1), *at]);
+        }
+        out.retain(|t| *t > self.now);
+        out
+    }
+
     fn advance_time(&mut self) {
-        let target = if self.faults || !self.effects.is_empty() {
+        let boundaries = self.boundaries();
+        let target = if !boundaries.is_empty() && self.rng.percent(self.knobs.boundary_pct) {
+            self.stats.boundary_steps += 1;
+            *self.rng.pick(&boundaries)
+        } else if self.open || !self.effects.is_empty() {
             // Now and then a long quiet stretch, long enough for lost creates
             // to be presumed lost and retried.
             let gap_max = if self.rng.percent(1) {
@@ -939,6 +999,10 @@ impl Sim {
     /// or the report of one back through `decide`.
     fn perform_effect(&mut self) {
         let i = self.rng.below(self.effects.len() as u64) as usize;
+        if i != 0 {
+            // Performed while an older one still waits.
+            self.faults.count(Fault::EventLate);
+        }
         match self.effects.swap_remove(i) {
             Effect::Create(create) => {
                 self.stats.creates += 1;
@@ -992,7 +1056,8 @@ impl Sim {
         while self.stats.steps < FAULT_STEPS_PER_SEED {
             self.step();
         }
-        self.faults = false;
+        self.open = false;
+        self.faults.stop();
         let drain_started = self.stats.steps;
         // Calls and faults stop; everything in flight lands, alarms fire,
         // creates succeed (the worst backoff is bounded, so this ends).
@@ -1045,15 +1110,11 @@ impl Sim {
 fn run_seed(seed: u64, trace: bool) -> Stats {
     let mut sim = Sim::new(seed, trace);
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| sim.run_seed())) {
-        eprintln!(
-            "\ndebounce simulation failed at seed {seed}, step {}. Rerun it with\n  \
-             BATON_SIM_SEED={seed} BATON_SIM_TRACE=1 cargo test --test debounce_sim \
-             simulation -- --nocapture\n{}",
-            sim.stats.steps,
-            sim.dump()
-        );
+        report_failure("debounce_sim", seed, sim.stats.steps);
+        eprintln!("{}", sim.dump());
         resume_unwind(panic);
     }
+    sim.stats.faults = sim.faults.injected;
     sim.stats
 }
 
@@ -1068,13 +1129,23 @@ fn simulation() {
             ("create_failures", total.create_failures),
             ("exists", total.exists),
             ("retries", total.retries),
-            ("crashes", total.crashes),
-            ("resets", total.resets),
-            ("alarm_faults", total.alarm_faults),
+            ("time steps onto a boundary", total.boundary_steps),
             ("flushes", total.flushes),
             ("cancels", total.cancels),
             ("start_ats", total.start_ats),
             ("takeovers", total.takeovers),
+        ]);
+        total.faults.assert_injected(&[
+            Fault::CrashBeforeCommit,
+            Fault::ResetAfterCommit,
+            Fault::Reset,
+            Fault::AlarmLost,
+            Fault::AlarmLate,
+            Fault::AlarmSpurious,
+            Fault::AlarmDuplicate,
+            Fault::EventLost,
+            Fault::EventLate,
+            Fault::EventDuplicate,
         ]);
     }
 }

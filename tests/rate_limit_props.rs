@@ -27,8 +27,11 @@
 //! Every step runs `decide` and applies its writes to each store, as the
 //! shell does, and checks the whole table's invariants after.
 //!
-//! `BATON_SIM_SEED=<n>` replays one seed; `BATON_SIM_STEPS` makes sequences
-//! longer. A failure prints its seed.
+//! Faults (the shared vocabulary, `tests/common/faults.rs`): the object
+//! resets, and its cache is reloaded from storage (`Fault::Reset`).
+//!
+//! `BATON_SIM_STEPS=n` sets the total step budget (default 90,000: 300
+//! sequences of 300 steps). `BATON_SIM_SEED=s` replays one sequence.
 
 mod common;
 
@@ -39,7 +42,9 @@ use baton::rate_limit::{
     Inspection, RateCache, Reply, Rule, RuleSet, SqlRows, Table, Transition,
 };
 use baton::sql::{SqlExec, SqlValue};
-use common::{sqlite, Rng};
+use common::{
+    assert_reached, report_failure, simulate, sqlite, Fault, Faults, Injected, Rng, SimStats,
+};
 use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -537,8 +542,40 @@ fn pool(rng: &mut Rng) -> Pool {
     Pool { rules, max_window }
 }
 
-/// One random sequence; returns how many grants it made.
-fn run_sequence(seed: u64, steps: usize) -> usize {
+/// Total steps per `cargo test` unless `BATON_SIM_STEPS` says otherwise.
+const SIM_STEPS_DEFAULT: u64 = 90_000;
+/// Steps of one sequence (one seed).
+const STEPS_PER_SEQUENCE: u64 = 300;
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Stats {
+    steps: u64,
+    grants: u64,
+    /// Acquires refused because no rule slot could be reused.
+    refused_for_slots: u64,
+    /// Sequences that named more rule ids than a bucket has slots.
+    reusing_slots: u64,
+    boundary_steps: u64,
+    faults: Injected,
+}
+
+impl SimStats for Stats {
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    fn add(&mut self, o: &Stats) {
+        self.steps += o.steps;
+        self.grants += o.grants;
+        self.refused_for_slots += o.refused_for_slots;
+        self.reusing_slots += o.reusing_slots;
+        self.boundary_steps += o.boundary_steps;
+        self.faults.add(&o.faults);
+    }
+}
+
+/// One random sequence of `steps` steps; `stats.steps` counts them as they run.
+fn run_sequence(seed: u64, steps: u64, stats: &mut Stats) {
     let mut rng = Rng(seed);
     let mut pool = pool(&mut rng);
     let db = Db::migrated();
@@ -553,6 +590,8 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
     let change_values = rng.percent(25);
     // The cache's own randomness, apart, so the sequences stay as they were.
     let mut cache_rng = Rng(seed ^ 0xCAC4E);
+    let mut faults = Faults::none();
+    faults.set_rate(Fault::Reset, 3);
     let capacity = [1, 2, 3, 5, 8, 64][(seed % 6) as usize];
     // Rows read at a (re)start: all of the capacity, or fewer (it grows).
     let load_rows = [capacity, 1, 2, capacity / 2][(seed / 6 % 4) as usize];
@@ -560,6 +599,7 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
     let mut cache = RateCache::load(&SqlRows::new(&cached_db, "bucket"), load_rows, capacity);
 
     for step in 0..steps {
+        stats.steps = step + 1;
         // Time: often still, often a little, sometimes past every window.
         now += match rng.below(10) {
             0..=2 => 0,
@@ -574,6 +614,7 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
             let edges = model.boundaries(now);
             if !edges.is_empty() {
                 now = *rng.pick(&edges);
+                stats.boundary_steps += 1;
             }
         }
         let mut sql = SqlRows::new(&db, "bucket");
@@ -693,68 +734,59 @@ fn run_sequence(seed: u64, steps: usize) -> usize {
         let storage = SqlRows::new(&cached_db, "bucket");
         cache.assert_matches(&storage);
         assert_invariants(&storage);
-        if cache_rng.percent(3) {
+        if faults.strikes(&mut cache_rng, Fault::Reset) {
             // A restart: the object forgets its cache and reloads it.
             cache = RateCache::load(&storage, load_rows, capacity);
         }
     }
     model.check_intervals();
-    REFUSED_FOR_SLOTS.fetch_add(refusals, std::sync::atomic::Ordering::Relaxed);
-    SEQUENCES_REUSING_SLOTS.fetch_add(
-        u64::from(model.values_seen.len() > RATE_RULE_SLOTS),
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    stats.refused_for_slots += refusals;
+    stats.reusing_slots += u64::from(model.values_seen.len() > RATE_RULE_SLOTS);
+    stats.faults = faults.injected;
     assert_eq!(
         db.scans.borrow().as_slice(),
         &[] as &[String],
         "statements that scan a table"
     );
-    model.grants.len()
+    stats.grants = model.grants.len() as u64;
 }
 
-/// Acquires refused because no rule slot could be reused, over all sequences.
-static REFUSED_FOR_SLOTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-/// Sequences that named more rule ids than a bucket has slots.
-static SEQUENCES_REUSING_SLOTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|v| {
-        v.parse()
-            .unwrap_or_else(|_| panic!("{name} must be a number"))
-    })
+fn run_seed(seed: u64, _trace: bool) -> Stats {
+    let mut stats = Stats::default();
+    let ran = catch_unwind(AssertUnwindSafe(|| {
+        run_sequence(seed, STEPS_PER_SEQUENCE, &mut stats)
+    }));
+    if let Err(panic) = ran {
+        report_failure("rate_limit_props", seed, stats.steps);
+        resume_unwind(panic);
+    }
+    stats
 }
 
 #[test]
-fn random_sequences_match_the_brute_force_model_on_both_stores() {
-    let steps = env_u64("BATON_SIM_STEPS").unwrap_or(300) as usize;
-    let seeds: Vec<u64> = match env_u64("BATON_SIM_SEED") {
-        Some(seed) => vec![seed],
-        None => (0..300).map(|i| 0x5EED_0000 + i).collect(),
-    };
-    let mut grants = 0;
-    for &seed in &seeds {
-        match catch_unwind(AssertUnwindSafe(|| run_sequence(seed, steps))) {
-            Ok(made) => grants += made,
-            Err(panic) => {
-                eprintln!(
-                    "rate limit property failed: BATON_SIM_SEED={seed} BATON_SIM_STEPS={steps}"
-                );
-                resume_unwind(panic);
-            }
-        }
+fn simulation() {
+    if let Some(total) = simulate(
+        "rate limit simulation",
+        0x5EED_0000,
+        SIM_STEPS_DEFAULT,
+        run_seed,
+    ) {
+        // The full run must exercise grants at scale.
+        assert!(
+            total.grants > 10_000,
+            "the sequences should grant often ({})",
+            total.grants
+        );
+        assert_reached(&[
+            ("sequences that reuse rule slots", total.reusing_slots),
+            (
+                "acquires refused for want of a slot",
+                total.refused_for_slots,
+            ),
+            ("time steps onto a boundary", total.boundary_steps),
+        ]);
+        total.faults.assert_injected(&[Fault::Reset]);
     }
-    let refused = REFUSED_FOR_SLOTS.load(std::sync::atomic::Ordering::Relaxed);
-    let reusing = SEQUENCES_REUSING_SLOTS.load(std::sync::atomic::Ordering::Relaxed);
-    eprintln!(
-        "{} sequences of {steps} steps, {grants} grants; {reusing} sequences reused rule slots, \
-         {refused} acquires refused for want of one",
-        seeds.len()
-    );
-    // The full run must exercise grants at scale (a replayed seed is one sequence).
-    assert!(
-        seeds.len() == 1 || grants > 10_000,
-        "the sequences should grant often ({grants})"
-    );
 }
 
 // ---------------------------------------------------------------------------

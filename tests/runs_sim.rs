@@ -56,7 +56,9 @@ use baton::runs::{
 };
 use baton::transition::{Check, Effect};
 use baton::workflow::Liveness;
-use common::{assert_reached, simulate, Rng, SimStats};
+use common::{
+    assert_reached, report_failure, simulate, End, Fault, Faults, Injected, Life, Rng, SimStats,
+};
 use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -68,6 +70,8 @@ const FAULT_STEPS_PER_SEED: u64 = 2_000;
 const DRAIN_STEPS_MAX: u64 = 20_000;
 /// Weight of an ordinary ready action (faults are weighted against this).
 const W: u64 = 100;
+/// How soon the platform retries an alarm it did not deliver.
+const ALARM_RETRY_MS: u64 = 1_000;
 
 // The contract's numbers (§6), written here rather than taken from the core.
 /// "The log keeps the newest 500."
@@ -82,15 +86,6 @@ const BINDING: &str = "WORKFLOW";
 
 // ---------------------------------------------------------------------------
 // The model.
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Life {
-    /// Claimed (or about to be) but not created: the binding says "not found".
-    NotCreated,
-    Running,
-    /// Complete, errored or terminated.
-    Ended,
-}
 
 /// Where a claimant instance's code is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +170,8 @@ enum Action {
     Kill,
     Advance(usize),
     LoseReply(usize),
+    /// The call commits, then the object resets before it replies.
+    ResetAfter(usize),
     FireAlarm,
     SpuriousAlarm,
     Reset,
@@ -192,32 +189,19 @@ struct Params {
     events_max: u32,
     fail_pct: u64,
     late_create_pct: u64,
-    never_create_pct: u64,
-    kill_w: u64,
-    reset_w: u64,
-    lose_w: u64,
-    spurious_alarm_w: u64,
     late_alarm_ms_max: u64,
-    unknown_pct: u64,
     retention_ms: u64,
     grace_ms: u64,
     /// How often a time step lands exactly on a boundary.
     boundary_pct: u64,
+    /// Long-polls the object holds open for keys the simulation does not
+    /// follow: some seeds run just under the object's bound, so that it
+    /// is reached, and passed by one.
+    busy_waits: u32,
 }
 
 impl Params {
     fn draw(rng: &mut Rng) -> Params {
-        // One seed in eight runs without faults: the plain protocol must work too.
-        let faulty = rng.below(8) != 0;
-        let mut fault = |hi: u64| if faulty { rng.range(0, hi) } else { 0 };
-        let (kill_w, reset_w, lose_w, spurious_alarm_w, unknown_pct, never_create_pct) = (
-            fault(4),
-            fault(2),
-            fault(20),
-            fault(3),
-            fault(30),
-            fault(20),
-        );
         Params {
             keys: rng.range(1, 3) as usize,
             starters_max: rng.range(2, 60) as usize,
@@ -229,17 +213,12 @@ impl Params {
             events_max: *rng.pick(&[0, 3, 20, 500, 501, 700]),
             fail_pct: rng.range(0, 50),
             late_create_pct: rng.range(0, 20),
-            never_create_pct,
-            kill_w,
-            reset_w,
-            lose_w,
-            spurious_alarm_w,
             // Half the seeds fire every alarm exactly on time.
             late_alarm_ms_max: *rng.pick(&[0, 0, 3, 5_000]),
-            unknown_pct,
             retention_ms: *rng.pick(&[1, 500, 20_000, 200_000]),
             grace_ms: *rng.pick(&[0, 1, 1_000, 60_000]),
             boundary_pct: rng.range(20, 70),
+            busy_waits: *rng.pick(&[0, 0, 0, OPEN_WAITS_MAX - 2, OPEN_WAITS_MAX - 1]),
         }
     }
 }
@@ -262,11 +241,7 @@ struct Stats {
     expired: u64,
     full_waits: u64,
     deletions: u64,
-    late_alarms: u64,
-    spurious_alarms: u64,
-    resets: u64,
-    kills: u64,
-    lost_replies: u64,
+    faults: Injected,
     boundary_steps: u64,
     checks_at_grace_end: u64,
     full_logs: u64,
@@ -278,6 +253,7 @@ impl SimStats for Stats {
     }
 
     fn add(&mut self, o: &Stats) {
+        self.faults.add(&o.faults);
         macro_rules! sum { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
         sum!(
             seeds,
@@ -296,11 +272,6 @@ impl SimStats for Stats {
             expired,
             full_waits,
             deletions,
-            late_alarms,
-            spurious_alarms,
-            resets,
-            kills,
-            lost_replies,
             boundary_steps,
             checks_at_grace_end,
             full_logs
@@ -376,7 +347,7 @@ struct Sim {
     alarm_at: Option<u64>,
     /// When the platform runs the armed alarm (at or after `alarm_at`).
     alarm_fires_at: Option<u64>,
-    faults: bool,
+    faults: Faults,
     arrivals: bool,
     trace: bool,
     stats: Stats,
@@ -389,6 +360,23 @@ fn id(s: &str) -> InstanceId {
 impl Sim {
     fn new(seed: u64, trace: bool) -> Sim {
         let mut rng = Rng(seed);
+        // Weights against an ordinary action's [`W`], or percentages
+        // (`StatusUnknown` of status answers, `InstanceDies` of starters
+        // that never create their instance; a running one is killed by
+        // its own weighted action).
+        let faults = Faults::draw(
+            &mut rng,
+            &[
+                (Fault::InstanceDies, 20),
+                (Fault::Reset, 2),
+                (Fault::ResetAfterCommit, 2),
+                (Fault::ReplyLost, 20),
+                (Fault::AlarmSpurious, 3),
+                (Fault::AlarmLost, 20),
+                (Fault::AlarmDuplicate, 10),
+                (Fault::StatusUnknown, 30),
+            ],
+        );
         let p = Params::draw(&mut rng);
         if trace {
             eprintln!("seed {seed}: {p:?}");
@@ -413,7 +401,7 @@ impl Sim {
             parked: HashMap::new(),
             alarm_at: None,
             alarm_fires_at: None,
-            faults: true,
+            faults,
             arrivals: true,
             trace,
             stats: Stats::default(),
@@ -430,7 +418,7 @@ impl Sim {
         for _ in 0..FAULT_STEPS_PER_SEED {
             self.step();
         }
-        self.faults = false;
+        self.faults.stop();
         self.arrivals = false;
         self.note(|| "--- faults and arrivals stop; draining".into());
         self.drain();
@@ -480,7 +468,7 @@ impl Sim {
             && self.insts.iter().all(|i| match i.life {
                 Life::Running => false,
                 Life::NotCreated => i.create_at.is_none(),
-                Life::Ended => true,
+                Life::Ended(_) => true,
             })
     }
 
@@ -507,7 +495,8 @@ impl Sim {
     }
 
     fn candidates(&self, c: &mut Vec<(u64, Action)>) {
-        let f = self.faults;
+        let f = self.faults.on();
+        let rate = |fault| self.faults.rate(fault);
         let mut push = |w: u64, a: Action| {
             if w > 0 {
                 c.push((w, a));
@@ -516,7 +505,8 @@ impl Sim {
         for i in 0..self.calls.len() {
             push(W, Action::Advance(i));
             if f {
-                push(self.p.lose_w, Action::LoseReply(i));
+                push(rate(Fault::ReplyLost), Action::LoseReply(i));
+                push(rate(Fault::ResetAfterCommit), Action::ResetAfter(i));
             }
         }
         for (i, inst) in self.insts.iter().enumerate() {
@@ -541,17 +531,17 @@ impl Sim {
                 }
             }
         }
-        if f && self.insts.iter().any(|i| i.life != Life::Ended) {
+        if f && self.insts.iter().any(|i| !i.life.ended()) {
             // One kill action, of a random instance: killing is a fault,
             // not something each instance does at its own rate.
-            push(self.p.kill_w, Action::Kill);
+            push(rate(Fault::InstanceDies) / 5, Action::Kill);
         }
         if self.alarm_fires_at.is_some_and(|t| t <= self.now_ms) {
             push(W, Action::FireAlarm);
         }
         if f {
-            push(self.p.spurious_alarm_w, Action::SpuriousAlarm);
-            push(self.p.reset_w, Action::Reset);
+            push(rate(Fault::AlarmSpurious), Action::SpuriousAlarm);
+            push(rate(Fault::Reset), Action::Reset);
         }
     }
 
@@ -596,14 +586,14 @@ impl Sim {
                 inst.script = Script::Cursor;
             }
             Action::Kill => {
-                self.stats.kills += 1;
+                self.faults.count(Fault::InstanceDies);
                 let alive: Vec<usize> = (0..self.insts.len())
-                    .filter(|&i| self.insts[i].life != Life::Ended)
+                    .filter(|&i| !self.insts[i].life.ended())
                     .collect();
                 let i = *self.rng.pick(&alive);
                 let inst = &mut self.insts[i];
                 if inst.life == Life::Running {
-                    inst.life = Life::Ended;
+                    inst.life = Life::Ended(End::Terminated);
                 } else {
                     // The starter crashed before creating it: never created.
                     inst.create_at = None;
@@ -615,33 +605,50 @@ impl Sim {
             }
             Action::LoseReply(i) => {
                 // The object runs the call; the reply is lost and the caller retries.
-                self.stats.lost_replies += 1;
+                self.faults.count(Fault::ReplyLost);
                 let call = self.calls.swap_remove(i);
                 self.advance(call.clone(), false);
             }
+            Action::ResetAfter(i) => {
+                // The call commits; the object resets before it replies or
+                // answers the waits its commit woke (the caller retries).
+                self.faults.count(Fault::ResetAfterCommit);
+                let call = self.calls.swap_remove(i);
+                self.advance(call, false);
+                self.reset();
+            }
             Action::FireAlarm => self.alarm(true),
             Action::SpuriousAlarm => {
-                self.stats.spurious_alarms += 1;
+                self.faults.count(Fault::AlarmSpurious);
                 self.alarm(false);
             }
             Action::Reset => {
-                // The object restarts: claims between phases and every open
-                // wait are gone; their callers see a failed RPC and retry.
-                self.stats.resets += 1;
-                self.waits.clear();
-                for (_, parked) in std::mem::take(&mut self.parked) {
-                    if let Parked::Events { reader, .. } = parked {
-                        self.reader_busy[reader] = false;
-                    }
-                }
-                for call in &mut self.calls {
-                    if let Call::Claim { pending, .. } = call {
-                        *pending = None;
-                    }
-                }
+                self.faults.count(Fault::Reset);
+                self.reset();
             }
             Action::Time => self.advance_time(),
         }
+    }
+
+    /// The object restarts: claims between phases and every open wait are
+    /// gone; their callers see a failed RPC and retry.
+    fn reset(&mut self) {
+        self.waits.clear();
+        for (_, parked) in std::mem::take(&mut self.parked) {
+            if let Parked::Events { reader, .. } = parked {
+                self.reader_busy[reader] = false;
+            }
+        }
+        for call in &mut self.calls {
+            if let Call::Claim { pending, .. } = call {
+                *pending = None;
+            }
+        }
+    }
+
+    /// The long-polls the object holds open, as the shell counts them.
+    fn open_waits(&self) -> u32 {
+        self.waits.open() + self.p.busy_waits
     }
 
     fn draw_timeout(&mut self) -> WaitMs {
@@ -758,7 +765,7 @@ impl Sim {
                 timeout: WaitMs::ZERO,
                 limit: EventLimit::parse("limit", f64::from(limit)).unwrap(),
             },
-            open_waits: self.waits.open(),
+            open_waits: self.open_waits(),
         };
         match self.decide(key, input).map(|t| t.reply) {
             Ok(Reply::Events(Poll::Answer(slice))) => {
@@ -789,9 +796,9 @@ impl Sim {
             Call::Await { key, timeout } => {
                 let input = Input::Await {
                     timeout,
-                    open_waits: self.waits.open(),
+                    open_waits: self.open_waits(),
                 };
-                let open = self.waits.open();
+                let open = self.open_waits();
                 match self.decide(key, input).map(|t| t.reply) {
                     Ok(Reply::Await(Poll::Answer(view))) => {
                         // At once only when finished, not waiting, or full.
@@ -807,6 +814,7 @@ impl Sim {
                             self.model[key].outcome.is_none(),
                             "an await parked on a finished run"
                         );
+                        assert!(open < OPEN_WAITS_MAX, "parked past the object's bound");
                         assert_eq!(
                             deadline_ms,
                             self.now_ms + timeout.ms(),
@@ -828,12 +836,19 @@ impl Sim {
             } => {
                 let after = request.after.get();
                 let limit = request.limit;
+                let timeout = request.timeout;
+                let open = self.open_waits();
                 let input = Input::Events {
                     request,
-                    open_waits: self.waits.open(),
+                    open_waits: self.open_waits(),
                 };
                 match self.decide(key, input).map(|t| t.reply) {
                     Ok(Reply::Events(Poll::Answer(slice))) => {
+                        // At once only with events to read, not waiting, or full.
+                        if timeout > WaitMs::ZERO && slice.events.is_empty() {
+                            assert_eq!(open, OPEN_WAITS_MAX, "an events call answered early");
+                            self.stats.full_waits += 1;
+                        }
                         self.check_slice(key, after, limit.get(), &slice);
                         self.reader_got(reader, &slice);
                     }
@@ -842,6 +857,7 @@ impl Sim {
                             self.model[key].latest_seq <= after,
                             "a reader parked with events to read"
                         );
+                        assert!(open < OPEN_WAITS_MAX, "parked past the object's bound");
                         assert_eq!(deadline_ms, self.now_ms + request.timeout.ms());
                         let parked = Parked::Events { key, reader, after };
                         self.park(key, WaitFor::Events { after, limit }, deadline_ms, parked);
@@ -980,14 +996,10 @@ impl Sim {
 
     /// What the Workflow binding says about `who` now.
     fn liveness_of(&mut self, who: &InstanceId) -> Liveness {
-        if self.faults && self.rng.percent(self.p.unknown_pct) {
+        if self.faults.strikes(&mut self.rng, Fault::StatusUnknown) {
             return Liveness::Unknown;
         }
-        match self.insts[self.by_id[who]].life {
-            Life::NotCreated => Liveness::NotFound,
-            Life::Running => Liveness::Alive,
-            Life::Ended => Liveness::Dead,
-        }
+        self.insts[self.by_id[who]].life.status()
     }
 
     fn starter_heard(&mut self, inst: usize, reply: ClaimReply) {
@@ -998,7 +1010,8 @@ impl Sim {
         match reply {
             ClaimReply::Claimed => {
                 self.insts[inst].claimed = true;
-                let delay = if self.rng.percent(self.p.never_create_pct) && self.faults {
+                let delay = if self.faults.strikes(&mut self.rng, Fault::InstanceDies) {
+                    // The starter crashed before creating it.
                     None
                 } else if self.rng.percent(self.p.late_create_pct) {
                     Some(self.rng.range(0, 3 * self.p.grace_ms + 10))
@@ -1104,7 +1117,7 @@ impl Sim {
                 Err(()) => {
                     // Not the claimant (replaced while it was presumed dead):
                     // the helper throws a NonRetryableError and the instance errors.
-                    me.life = Life::Ended;
+                    me.life = Life::Ended(End::Errored);
                     me.script = Script::Done;
                     me.busy = false;
                 }
@@ -1163,7 +1176,7 @@ impl Sim {
             let me = &mut sim.insts[inst];
             me.script = Script::Done;
             me.busy = false;
-            me.life = Life::Ended;
+            me.life = Life::Ended(End::Complete);
         });
     }
 
@@ -1186,13 +1199,17 @@ impl Sim {
             self.alarm_at = next;
             // The platform runs it at that time or (a fault) later.
             self.alarm_fires_at = next.map(|t| {
-                let late = if self.faults && self.p.late_alarm_ms_max > 0 {
+                let mut late = if self.faults.on() && self.p.late_alarm_ms_max > 0 {
                     self.rng.range(0, self.p.late_alarm_ms_max)
                 } else {
                     0
                 };
                 if late > 0 {
-                    self.stats.late_alarms += 1;
+                    self.faults.count(Fault::AlarmLate);
+                }
+                if self.faults.strikes(&mut self.rng, Fault::AlarmLost) {
+                    // Not delivered; the platform retries it a while later.
+                    late += ALARM_RETRY_MS;
                 }
                 t + late
             });
@@ -1234,7 +1251,7 @@ impl Sim {
             }
         }
         // A duplicate delivery runs the handler again: a no-op by construction.
-        if armed && self.faults && self.rng.percent(10) {
+        if armed && self.faults.strikes(&mut self.rng, Fault::AlarmDuplicate) {
             self.alarm(false);
         }
         self.alarm_at = None;
@@ -1442,12 +1459,11 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
     let mut sim = Sim::new(seed, trace);
     let result = catch_unwind(AssertUnwindSafe(|| sim.run()));
     if let Err(panic) = result {
-        eprintln!(
-            "runs_sim failed: BATON_SIM_SEED={} (step {}, t={})",
-            sim.seed, sim.stats.steps, sim.now_ms
-        );
+        report_failure("runs_sim", sim.seed, sim.stats.steps);
+        eprintln!("at t={}", sim.now_ms);
         resume_unwind(panic);
     }
+    sim.stats.faults = sim.faults.injected;
     sim.stats
 }
 
@@ -1478,12 +1494,20 @@ fn simulation() {
             ("waits parked", t.parked),
             ("waits woken", t.woken),
             ("waits expired", t.expired),
+            ("waits answered at once at the bound", t.full_waits),
             ("deletions", t.deletions),
-            ("late alarms", t.late_alarms),
-            ("spurious alarms", t.spurious_alarms),
-            ("resets", t.resets),
-            ("lost replies", t.lost_replies),
             ("time steps onto a boundary", t.boundary_steps),
+        ]);
+        t.faults.assert_injected(&[
+            Fault::InstanceDies,
+            Fault::Reset,
+            Fault::ResetAfterCommit,
+            Fault::ReplyLost,
+            Fault::AlarmLate,
+            Fault::AlarmLost,
+            Fault::AlarmSpurious,
+            Fault::AlarmDuplicate,
+            Fault::StatusUnknown,
         ]);
     }
 }

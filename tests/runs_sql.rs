@@ -10,7 +10,7 @@
 //!   statement's query plan searches an index instead of scanning.
 //! - `migrate` is idempotent.
 //!
-//! A failing seeded run prints its seed; `BATON_SEED=<n>` reruns just that one.
+//! A failing seeded run prints its seed; `BATON_SIM_SEED=<n>` reruns just that one.
 
 mod common;
 
@@ -26,7 +26,6 @@ use baton::workflow::Liveness;
 use common::{sqlite, Rng};
 use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// One statement as the store ran it, with SQLite's own work counter.
 #[derive(Debug, Clone)]
@@ -86,14 +85,8 @@ const GRACE_MS: u64 = 100;
 const RETENTION_MS: u64 = 1_000;
 
 fn seeds(count: u64, run: impl Fn(u64)) {
-    let only = std::env::var("BATON_SEED")
-        .ok()
-        .map(|s| s.parse().expect("BATON_SEED"));
-    for seed in only.map_or(0..count, |s| s..s + 1) {
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| run(seed))) {
-            eprintln!("failed with BATON_SEED={seed}");
-            resume_unwind(panic);
-        }
+    for seed in common::seeds(0..count) {
+        common::replay_on_failure("runs_sql", seed, || run(seed));
     }
 }
 

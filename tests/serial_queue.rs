@@ -801,3 +801,34 @@ fn rows_written_before_the_grant_migration_still_work() {
     );
     all(&conn);
 }
+
+#[test]
+fn a_hand_on_past_a_waiter_that_moved_on_still_sends_the_grant_it_makes() {
+    let mut conn = d1::database();
+    enqueue(&mut conn, "g", "h", "r1", None, 0).unwrap();
+    assert!(claim(&mut conn, "g", "h", 0));
+    enqueue(&mut conn, "g", "w", "r1", None, 1).unwrap();
+    let freed = release(&mut conn, "g", "h", 2);
+    let Wake::HandOn(woken) = freed.wake else {
+        panic!("a freed group goes on: {:?}", freed.wake)
+    };
+    assert_eq!(woken.notice, plain("w"));
+    // Before w's status comes back, a newer arrival registered with grant
+    // (no claim) supersedes it and waits first in the free group.
+    let newer = sq::SerialEnqueue {
+        grant: Some("turn".into()),
+        ..request("g", "x", "r2", None)
+    };
+    run_enqueue(&mut conn, &newer, 3).unwrap();
+    assert_eq!(state(&conn, "g", "w").as_deref(), Some("superseded"));
+    // w is found dead: the abandon finds it moved on, but the hand-over in
+    // the same batch gives the free group to x, and that grant is sent.
+    let past = d1::batch(&mut conn, &sq::hand_on_past(&ident("g"), &woken, 4));
+    assert_eq!(state(&conn, "g", "x").as_deref(), Some("holding"));
+    let Wake::HandOn(next) = sq::hand_on_past_outcome(&past) else {
+        panic!("the grant made is not sent")
+    };
+    assert_eq!(next.notice.to, id("x"));
+    assert!(matches!(next.notice.event, sq::Event::Holding { .. }));
+    all(&conn);
+}

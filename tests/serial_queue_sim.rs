@@ -57,10 +57,12 @@ use baton::limits::{
     SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
 };
 use baton::serial_queue::{
-    self as sq, ClaimReply, EnqueueReply, Outcome, Plan, Released, SerialEnqueue, SerialTimeouts,
-    Wake,
+    self as sq, ClaimReply, EnqueueReply, Outcome, Param, Plan, Released, SerialEnqueue,
+    SerialTimeouts, Wake,
 };
-use common::{assert_reached, d1, simulate, Rng, SimStats};
+use common::{
+    assert_reached, d1, report_failure, simulate, Fault, Faults, Injected, Rng, SimStats,
+};
 use rusqlite::Connection;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -321,10 +323,10 @@ impl Model {
                 _ => false,
             },
         };
-        if !abandoned {
-            return None;
-        }
-        self.hand_over(g, now, true)
+        // Not abandoned (it moved on since its status was read): the group
+        // was not freed here, but a free group still goes to a first
+        // waiter with grant.
+        self.hand_over(g, now, abandoned)
     }
 
     fn waiting(&self, g: &str) -> Vec<String> {
@@ -460,6 +462,8 @@ enum Phase {
 enum Ended {
     Ran,
     Skipped,
+    /// Its enqueue was refused: the group was full.
+    Refused,
     TimedOut,
     LostHold,
 }
@@ -483,6 +487,8 @@ struct Actor {
     /// Its turn, once a reply named it (`serialize` waits for it).
     turn: Option<String>,
     work_ms: u64,
+    /// It dies at this time (a death raced against a status call).
+    dies_at: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -522,11 +528,16 @@ struct Call {
     /// The caller has its reply; the call's steps left run after it
     /// (`waitUntil`).
     replied: bool,
+    /// A status check in flight answers no earlier than this (a slow
+    /// binding: the instance may heartbeat, claim or die meanwhile).
+    not_before: u64,
 }
 
 #[derive(Debug, Clone)]
 enum Reply {
     Enqueue(EnqueueReply),
+    /// The enqueue was refused (the group's waiter bound).
+    Refused,
     Claim(ClaimReply),
     Heartbeat(bool),
     Release,
@@ -547,6 +558,13 @@ struct Stats {
     granted_turns: u64,
     dead_holders: u64,
     claims_on_enqueue_held: u64,
+    boundary_steps: u64,
+    /// Retried enqueues whose id was superseded meanwhile, with older
+    /// waiters still in the group.
+    superseded_retries: u64,
+    /// Enqueues refused at the group's waiter bound.
+    refusals: u64,
+    faults: Injected,
 }
 
 impl SimStats for Stats {
@@ -568,6 +586,10 @@ impl SimStats for Stats {
         self.granted_turns += s.granted_turns;
         self.dead_holders += s.dead_holders;
         self.claims_on_enqueue_held += s.claims_on_enqueue_held;
+        self.boundary_steps += s.boundary_steps;
+        self.superseded_retries += s.superseded_retries;
+        self.refusals += s.refusals;
+        self.faults.add(&s.faults);
     }
 }
 
@@ -581,13 +603,29 @@ struct Sim {
     calls: Vec<Call>,
     events: Vec<(usize, SimEvent)>,
     heads: [u64; GROUPS],
-    faults: bool,
+    /// Arrivals come (off for the drain, when faults stop too).
+    open: bool,
+    faults: Faults,
+    /// This seed starts with group g0 crowded to its waiter bound.
+    crowd: bool,
     trace: bool,
     stats: Stats,
 }
 
 impl Sim {
     fn new(seed: u64, trace: bool) -> Sim {
+        // Fixed rates (percent where a fault can strike; the crash and the
+        // death are rolls of the scheduler, weighted by these).
+        let mut faults = Faults::none();
+        for (fault, rate) in [
+            (Fault::EventLost, 10),
+            (Fault::EventDuplicate, 5),
+            (Fault::ResetAfterCommit, 4),
+            (Fault::InstanceDies, 30),
+            (Fault::EventLate, 20),
+        ] {
+            faults.set_rate(fault, rate);
+        }
         Sim {
             rng: Rng(seed),
             conn: d1::database(),
@@ -598,7 +636,9 @@ impl Sim {
             calls: vec![],
             events: vec![],
             heads: [0; GROUPS],
-            faults: true,
+            open: true,
+            faults,
+            crowd: false,
             trace,
             stats: Stats::default(),
         }
@@ -630,18 +670,21 @@ impl Sim {
     fn arrive(&mut self) {
         let g = self.rng.below(GROUPS as u64) as usize;
         let n = self.actors.len();
-        let newer = self.rng.percent(70);
+        // A crowded group keeps its revision: every arrival at the current
+        // one, so the crowd stays and the bound is met.
+        let crowded = self.crowd && g == 0;
+        let newer = !crowded && self.rng.percent(70);
         if newer {
             self.heads[g] += 1;
         }
         let head = self.heads[g];
-        let revision = if self.rng.percent(85) {
+        let revision = if crowded || self.rng.percent(85) {
             head
         } else {
             self.rng.below(head + 1)
         };
         let current = match self.rng.below(3) {
-            0 => None,
+            0 if !crowded => None,
             _ => Some(format!("r{head}")),
         };
         let (claim, grant) = match self.rng.below(10) {
@@ -669,7 +712,43 @@ impl Sim {
             inbox: vec![],
             turn: None,
             work_ms: self.rng.range(0, 8_000),
+            dies_at: None,
         });
+    }
+
+    /// A crowd: group g0 starts two short of its waiter bound, with
+    /// instances that died waiting (as a group misused as a work queue
+    /// would be; the engine knows them as dead), so arrivals meet the
+    /// bound, and one past it is refused.
+    fn fill_crowd(&mut self) {
+        let group = Self::group_name(0);
+        for i in 0..SERIAL_WAITERS_PER_GROUP_MAX as usize - 2 {
+            let name = format!("c{i}");
+            let params = [
+                Param::Text(group.clone()),
+                Param::Text(name.clone()),
+                Param::Text("r0".into()),
+                Param::Integer(self.clock),
+                Param::Integer(u64::from(SERIAL_WAITERS_PER_GROUP_MAX)),
+                Param::Null,
+                Param::Null,
+            ];
+            d1::run(&self.conn, sq::sql::INSERT_WAITER, &params);
+            self.model.rows.push(MRow {
+                group: group.clone(),
+                id: name.clone(),
+                revision: "r0".into(),
+                state: "waiting",
+                enqueued_at: self.clock,
+                heartbeat_at: None,
+                superseded_by: None,
+                finished_at: None,
+                workflow: None,
+                grant: false,
+                fence: None,
+            });
+        }
+        self.model.assert_matches(d1::all_rows(&self.conn));
     }
 
     /// The actor's next RPC, if it is due. A parked actor first looks for
@@ -724,7 +803,12 @@ impl Sim {
             Phase::Done(_) => return,
         };
         actor.busy = true;
-        let skew = self.rng.below(CLOCK_SKEW_MS_MAX + 1);
+        // Half the calls read the clock as it is (on a boundary, exactly).
+        let skew = if self.rng.percent(50) {
+            0
+        } else {
+            self.rng.below(CLOCK_SKEW_MS_MAX + 1)
+        };
         self.calls.push(Call {
             actor: a,
             kind,
@@ -732,6 +816,7 @@ impl Sim {
             stage: Stage::Batch,
             reply: None,
             replied: false,
+            not_before: 0,
         });
     }
 
@@ -791,6 +876,9 @@ impl Sim {
 
     /// One step of an RPC in flight.
     fn progress(&mut self, c: usize) {
+        if self.calls[c].not_before > self.clock {
+            return;
+        }
         let call = &mut self.calls[c];
         let actor = &self.actors[call.actor];
         let (group, me) = (
@@ -816,12 +904,40 @@ impl Sim {
                                 .model
                                 .find(&g, me.as_str())
                                 .is_none_or(|i| self.model.rows[i].state == "waiting");
+                            // A retry of an enqueue superseded since, with
+                            // waiters it would supersede were it not.
+                            if let Some(i) = self.model.find(&g, me.as_str()) {
+                                let rows = &self.model.rows;
+                                let would = |j: usize| {
+                                    rows[j].group == g
+                                        && rows[j].state == "waiting"
+                                        && match &request.current {
+                                            None => j < i,
+                                            Some(_) => rows[j].revision != rows[i].revision,
+                                        }
+                                };
+                                if rows[i].state == "superseded" && (0..rows.len()).any(would) {
+                                    self.stats.superseded_retries += 1;
+                                }
+                            }
                             let expected = self.model.enqueue(&request, now);
                             if request.claim {
                                 self.model.claim(&g, me.as_str(), now);
                             }
-                            let (decided, behind) = sq::enqueue_outcome(&request, &outcomes)
-                                .unwrap_or_else(|e| panic!("enqueue refused: {e}"));
+                            let decided = sq::enqueue_outcome(&request, &outcomes);
+                            // Refused exactly when the model has no row for
+                            // it: the group was full when it came.
+                            let refused = self.model.find(&g, me.as_str()).is_none();
+                            assert_eq!(
+                                decided.as_ref().err().map(|e| e.field()),
+                                refused.then_some("group"),
+                                "{me}'s enqueue at the waiter bound"
+                            );
+                            let Ok((decided, behind)) = decided else {
+                                self.stats.refusals += 1;
+                                self.finish_call(c, Reply::Refused);
+                                return;
+                            };
                             self.check_enqueue(&request, &decided.reply, expected, could);
                             self.log(|| format!("{me} enqueue -> {:?}", decided.reply));
                             self.check_seen(&g, behind.as_ref());
@@ -836,6 +952,7 @@ impl Sim {
                                     seen,
                                     Some((superseded.clone(), decided.wake)),
                                 );
+                                self.slow_check(c);
                                 return;
                             }
                             self.calls[c].reply = Some(Reply::Enqueue(decided.reply));
@@ -856,6 +973,7 @@ impl Sim {
                         Some(seen) => {
                             self.calls[c].reply = Some(Reply::Claim(claimed.reply));
                             self.calls[c].stage = Stage::CheckHolder(seen, None);
+                            self.slow_check(c);
                         }
                         None => self.finish_call(c, Reply::Claim(claimed.reply)),
                     }
@@ -947,6 +1065,7 @@ impl Sim {
                 self.send(&g, &next.notice);
                 self.deliver(c);
                 self.calls[c].stage = Stage::Check(next, 1);
+                self.slow_check(c);
             }
             Stage::Check(next, sent) => {
                 if self.dead(next.notice.to.as_str()) {
@@ -970,12 +1089,37 @@ impl Sim {
                     Wake::HandOn(next) if sent < WAKE_ATTEMPTS_PER_CALL_MAX => {
                         self.send(&g, &next.notice);
                         self.calls[c].stage = Stage::Check(next, sent + 1);
+                        self.slow_check(c);
                     }
                     _ => {
                         self.calls.swap_remove(c);
                     }
                 }
             }
+        }
+    }
+
+    /// The status check call `c` now makes may be slow (`EventLate`): its
+    /// answer comes after the instance had time to heartbeat, or die.
+    fn slow_check(&mut self, c: usize) {
+        if !self.faults.strikes(&mut self.rng, Fault::EventLate) {
+            return;
+        }
+        let delay = self.rng.range(1, 3 * HEARTBEAT_MS);
+        self.calls[c].not_before = self.clock + delay;
+        // Half the time the instance checked, holding, dies while the call
+        // is in flight: after it may have heartbeat since it was read, the
+        // race a dead holder's abandon must survive.
+        let target = match &self.calls[c].stage {
+            Stage::CheckHolder(seen, _) => seen.id.as_str(),
+            Stage::Check(next, _) => next.notice.to.as_str(),
+            _ => return,
+        };
+        let Some(a) = self.actors.iter().position(|a| a.id == target) else {
+            return;
+        };
+        if self.actors[a].alive && self.rng.percent(50) {
+            self.actors[a].dies_at = Some(self.clock + self.rng.range(1, delay));
         }
     }
 
@@ -1143,7 +1287,7 @@ impl Sim {
             return;
         }
         self.stats.wakes += 1;
-        if self.faults && self.rng.percent(10) {
+        if self.faults.strikes(&mut self.rng, Fault::EventLost) {
             return;
         }
         let event = SimEvent {
@@ -1151,7 +1295,7 @@ impl Sim {
             event: notice.event.clone(),
         };
         self.events.push((a, event.clone()));
-        if self.faults && self.rng.percent(5) {
+        if self.faults.strikes(&mut self.rng, Fault::EventDuplicate) {
             self.events.push((a, event));
         }
     }
@@ -1195,6 +1339,7 @@ impl Sim {
                 actor.turn = actor.turn.take().or(turn);
                 Phase::Claim
             }
+            (Phase::Enqueue, Reply::Refused) => Phase::Done(Ended::Refused),
             (Phase::Enqueue, Reply::Enqueue(EnqueueReply::Skipped { .. }))
             | (Phase::Claim, Reply::Claim(ClaimReply::Skipped { .. })) => {
                 self.stats.skips += 1;
@@ -1255,6 +1400,12 @@ impl Sim {
     fn crash(&mut self, c: usize) {
         let call = self.calls.swap_remove(c);
         self.stats.crashes += 1;
+        self.faults.count(if matches!(call.stage, Stage::Batch) {
+            // Before its first batch: as if never called.
+            Fault::CrashBeforeCommit
+        } else {
+            Fault::ResetAfterCommit
+        });
         self.log(|| format!("{:?} of {} crashes", call.kind, self.actors[call.actor].id));
         // After its reply, a crash only loses what was left to do.
         if !call.replied {
@@ -1267,10 +1418,17 @@ impl Sim {
         // Only a batch changes the table: the table is checked after each
         // step that ran one.
         let batches_before = self.stats.batches;
+        for a in 0..self.actors.len() {
+            if self.actors[a].alive && self.actors[a].dies_at.is_some_and(|t| t <= self.clock) {
+                self.faults.count(Fault::InstanceDies);
+                self.log(|| format!("{} dies", self.actors[a].id));
+                self.actors[a].alive = false;
+            }
+        }
         let roll = self.rng.below(100);
         match roll {
-            0..=19 => self.clock += self.rng.range(1, 150),
-            20..=26 if self.faults && self.actors.len() < INSTANCES_PER_SEED_MAX => self.arrive(),
+            0..=19 => self.advance_clock(),
+            20..=26 if self.open && self.actors.len() < INSTANCES_PER_SEED_MAX => self.arrive(),
             27..=56 if !self.calls.is_empty() => {
                 let c = self.rng.below(self.calls.len() as u64) as usize;
                 self.progress(c);
@@ -1290,16 +1448,20 @@ impl Sim {
             }
             85..=92 if !self.events.is_empty() => {
                 let e = self.rng.below(self.events.len() as u64) as usize;
+                if e != 0 {
+                    // Delivered while an older one is still on its way.
+                    self.faults.count(Fault::EventLate);
+                }
                 let (a, event) = self.events.swap_remove(e);
                 if self.actors[a].alive {
                     self.actors[a].inbox.push(event);
                 }
             }
-            93..=96 if self.faults && !self.calls.is_empty() => {
+            93..=96 if self.faults.on() && !self.calls.is_empty() => {
                 let c = self.rng.below(self.calls.len() as u64) as usize;
                 self.crash(c);
             }
-            97 if self.faults && !self.actors.is_empty() => {
+            97 if self.faults.on() && !self.actors.is_empty() => {
                 // Half the time a holder (one running its body), so dead
                 // holders are found by status often, not only by chance.
                 let holders: Vec<usize> = (0..self.actors.len())
@@ -1310,7 +1472,7 @@ impl Sim {
                 } else {
                     self.rng.below(self.actors.len() as u64) as usize
                 };
-                if self.actors[a].alive && self.rng.percent(30) {
+                if self.actors[a].alive && self.faults.strikes(&mut self.rng, Fault::InstanceDies) {
                     self.log(|| format!("{} dies", self.actors[a].id));
                     self.actors[a].alive = false;
                 }
@@ -1321,6 +1483,41 @@ impl Sim {
             let rows = d1::all_rows(&self.conn);
             sq::assert_invariants(&rows);
             self.model.assert_matches(rows);
+        }
+    }
+
+    /// The times at which the contract's answer changes, by the model's
+    /// own rows and time-outs: a holder's heartbeat expiry (live at
+    /// `heartbeat + expiry`, stale a ms later), a waiter's time-out (it may
+    /// wait at `enqueued + timeout`, not a ms later).
+    fn boundaries(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        for row in &self.model.rows {
+            match (row.state, row.heartbeat_at) {
+                ("holding", Some(beat)) => {
+                    let end = beat + TIMEOUTS.heartbeat_expiry_ms;
+                    out.extend([end, end + 1]);
+                }
+                ("waiting", _) => {
+                    let end = row.enqueued_at + TIMEOUTS.waiter_timeout_ms;
+                    out.extend([end, end + 1]);
+                }
+                _ => {}
+            }
+        }
+        out.retain(|t| *t > self.clock);
+        out
+    }
+
+    /// Time moves on: a little, or (a third of the time) exactly onto a
+    /// boundary, where an off-by-one in a time-out shows.
+    fn advance_clock(&mut self) {
+        let boundaries = self.boundaries();
+        if !boundaries.is_empty() && self.rng.percent(33) {
+            self.stats.boundary_steps += 1;
+            self.clock = *self.rng.pick(&boundaries);
+        } else {
+            self.clock += self.rng.range(1, 150);
         }
     }
 
@@ -1350,11 +1547,18 @@ impl Sim {
 
 fn run_seed(seed: u64, trace: bool) -> Stats {
     let mut sim = Sim::new(seed, trace);
+    // One seed in sixteen starts crowded (its every batch compares a
+    // thousand rows with the model: few of them keep the run short).
+    if seed % 16 == 7 {
+        sim.crowd = true;
+        sim.fill_crowd();
+    }
     let result = catch_unwind(AssertUnwindSafe(|| {
         while sim.stats.steps < FAULT_STEPS_PER_SEED {
             sim.step();
         }
-        sim.faults = false;
+        sim.open = false;
+        sim.faults.stop();
         let drain_start = sim.stats.steps;
         while !sim.settled() {
             assert!(
@@ -1366,14 +1570,10 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
         sim.check_drained();
     }));
     if let Err(panic) = result {
-        eprintln!(
-            "serial queue simulation failed: seed {seed} at step {}. Replay with\n  \
-             BATON_SIM_SEED={seed} BATON_SIM_TRACE=1 cargo test --test serial_queue_sim \
-             simulation -- --nocapture",
-            sim.stats.steps
-        );
+        report_failure("serial_queue_sim", seed, sim.stats.steps);
         resume_unwind(panic);
     }
+    sim.stats.faults = sim.faults.injected;
     sim.stats
 }
 
@@ -1392,6 +1592,20 @@ fn simulation() {
             ("holds taken from a turn event", t.granted_turns),
             ("dead holders found by status", t.dead_holders),
             ("claims on enqueue that held", t.claims_on_enqueue_held),
+            ("time steps onto a boundary", t.boundary_steps),
+            (
+                "retried enqueues of an id superseded meanwhile",
+                t.superseded_retries,
+            ),
+            ("enqueues refused at the waiter bound", t.refusals),
+        ]);
+        t.faults.assert_injected(&[
+            Fault::CrashBeforeCommit,
+            Fault::ResetAfterCommit,
+            Fault::EventLost,
+            Fault::EventLate,
+            Fault::EventDuplicate,
+            Fault::InstanceDies,
         ]);
     }
 }

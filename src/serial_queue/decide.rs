@@ -644,14 +644,13 @@ pub fn hand_on_past(group: &Ident, dead: &HandOn, now_ms: u64) -> Batch {
     Batch(vec![statement(abandon, params), hand_over(group, now_ms)])
 }
 
-/// Where the group goes after the dead one: nowhere if the abandon found
-/// it moved on (it claimed, heartbeat or left since its status was read).
+/// Where the group goes after the dead one. If the abandon found it moved
+/// on (it claimed, heartbeat or left since its status was read), the group
+/// was not freed here, but the hand-over in the same batch still gives a
+/// free group to a first waiter with grant, and that grant must be sent.
 pub fn hand_on_past_outcome(outcomes: &[Outcome]) -> Wake {
     let at = checked(outcomes, 2);
-    if at(0).changes == 0 {
-        return Wake::Nobody;
-    }
-    went_on(at(1), true)
+    went_on(at(1), at(0).changes > 0)
 }
 
 // --- inspect ----------------------------------------------------------------

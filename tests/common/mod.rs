@@ -37,7 +37,11 @@ impl Rng {
 
 /// D1 on SQLite, for the serial queue's tests.
 pub mod d1;
+pub mod faults;
 pub mod sqlite;
+
+#[allow(unused_imports)]
+pub use faults::{End, Fault, Faults, Injected, Life};
 
 /// What a simulation's per-seed figures need for [`simulate`]: the steps
 /// they took, and adding another seed's figures to a total.
@@ -46,8 +50,52 @@ pub trait SimStats: Default + std::fmt::Debug {
     fn add(&mut self, other: &Self);
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|v| v.parse().expect(name))
+/// The variables every seeded test reads, and nothing else: one seed
+/// variable for the whole suite.
+pub const SEED_VAR: &str = "BATON_SIM_SEED";
+pub const STEPS_VAR: &str = "BATON_SIM_STEPS";
+pub const TRACE_VAR: &str = "BATON_SIM_TRACE";
+
+pub fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name} must be a number"))
+    })
+}
+
+/// Whether `BATON_SIM_TRACE` asks for each step to be printed.
+pub fn tracing() -> bool {
+    std::env::var_os(TRACE_VAR).is_some()
+}
+
+/// For seeded tests that are not step-budgeted simulations: the one seed
+/// `BATON_SIM_SEED` names, or `default`. Each runs under
+/// [`replay_on_failure`].
+pub fn seeds(default: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    match env_u64(SEED_VAR) {
+        Some(seed) => vec![seed],
+        None => default.into_iter().collect(),
+    }
+}
+
+/// Runs `run(seed)`; a failure prints how to replay that seed alone.
+pub fn replay_on_failure<T>(test: &str, seed: u64, run: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(value) => value,
+        Err(panic) => {
+            eprintln!("{test} failed: replay with {SEED_VAR}={seed}");
+            std::panic::resume_unwind(panic)
+        }
+    }
+}
+
+/// What a simulation prints when a seed fails: the seed, the step within
+/// it, and how to replay it (one line, the same in every simulation).
+pub fn report_failure(test_file: &str, seed: u64, step: u64) {
+    eprintln!(
+        "\nSIMULATION FAILED: {test_file}, seed {seed}, step {step} of the seed. Replay with\n  \
+         {SEED_VAR}={seed} {TRACE_VAR}=1 cargo test --test {test_file} simulation -- --nocapture"
+    );
 }
 
 /// The seeded-simulation driver every `*_sim.rs` shares.
@@ -64,16 +112,28 @@ pub fn simulate<S: SimStats>(
     default_steps: u64,
     run_seed: impl Fn(u64, bool) -> S,
 ) -> Option<S> {
-    if let Some(seed) = env_u64("BATON_SIM_SEED") {
-        let stats = run_seed(seed, std::env::var_os("BATON_SIM_TRACE").is_some());
+    if let Some(seed) = env_u64(SEED_VAR) {
+        let stats = run_seed(seed, tracing());
         eprintln!("{name}, seed {seed}: {stats:?}");
         return None;
     }
-    let budget = env_u64("BATON_SIM_STEPS").unwrap_or(default_steps);
+    let budget = env_u64(STEPS_VAR).unwrap_or(default_steps);
     let mut total = S::default();
     let mut seed = first_seed;
     while total.steps() < budget {
-        total.add(&run_seed(seed, false));
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_seed(seed, false)));
+        match ran {
+            Ok(stats) => total.add(&stats),
+            Err(panic) => {
+                // With the seed's own step (in its report), how long the
+                // whole run took to fail.
+                eprintln!(
+                    "{name}: {} steps of earlier seeds ran before seed {seed} failed",
+                    total.steps()
+                );
+                std::panic::resume_unwind(panic);
+            }
+        }
         seed += 1;
     }
     eprintln!("{name}, {} seeds: {total:?}", seed - first_seed);

@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Breaks each core on purpose, one rule of the contract at a time, and shows
+that the object's own simulation catches it at its default step count and
+seed (plain `cargo test --test <sim> simulation`).
+
+Each bug is one small edit (an exact text replaced in one file), put in,
+tested, and taken out again before the next. The script prints one table
+row per bug: the core, the bug, what caught it (the first line of the
+panic) and after how many simulation steps (the steps of the seeds before
+the failing one plus the failing seed's own step). A bug the simulation
+does not catch prints NOT CAUGHT and the script exits non-zero.
+
+    python3 scripts/break_cores.py            # every bug
+    python3 scripts/break_cores.py runs       # the bugs of one core
+    python3 scripts/break_cores.py "retried"  # the bugs whose text says so
+    python3 scripts/break_cores.py --list     # the list, without running
+
+It edits the working tree (and restores it, also on Ctrl-C); run it in a
+scratch copy if you are editing at the same time. README "How it is
+tested" keeps the last run's table.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (core, simulation, file, exact text, replacement, the bug, the rule broken)
+BUGS = [
+    # --- Debouncer (contract §4), tests/debounce_sim.rs --------------------
+    ("debounce", "debounce_sim", "src/debounce/decide.rs",
+     "if now_ms >= burst.ends_at_ms() {",
+     "if now_ms > burst.ends_at_ms() {",
+     "a burst still open at the very ms it ends", "§4 burst end"),
+    ("debounce", "debounce_sim", "src/debounce/state.rs",
+     "(self.last_at_ms.saturating_add(self.delay_ms))\n            .min(self.first_at_ms.saturating_add(self.max_wait_ms))",
+     "self.last_at_ms.saturating_add(self.delay_ms)",
+     "maxWaitMs ignored: a steady stream of calls never fires", "§4 maxWaitMs"),
+    ("debounce", "debounce_sim", "src/debounce/decide.rs",
+     "                self.set_pending(Some(Pending {\n                    workflow: call.workflow.clone(),\n                    params: call.params.clone(),\n                    ..pending\n                }));",
+     "                self.set_pending(Some(Pending {\n                    workflow: call.workflow.clone(),\n                    ..pending\n                }));",
+     "a call joining a burst does not replace the trailing start's params", "§4 latest params"),
+    ("debounce", "debounce_sim", "src/debounce/decide.rs",
+     "            let cancelled = draft.s.pending.as_ref().map(|p| p.id.clone());\n            draft.set_pending(None);",
+     "            let cancelled = draft.s.pending.as_ref().map(|p| p.id.clone());",
+     "cancel reports the pending start cancelled but leaves it to fire", "§4 cancel"),
+    ("debounce", "debounce_sim", "src/debounce/decide.rs",
+     "        if at_ms <= now_ms {\n            self.fire(now_ms);",
+     "        if at_ms < now_ms {\n            self.fire(now_ms);",
+     "startAt for exactly now waits for the alarm instead of starting", "§4 startAt in the past"),
+    ("debounce", "debounce_sim", "src/debounce/decide.rs",
+     "            CreateOutcome::Created | CreateOutcome::AlreadyExists => {",
+     "            CreateOutcome::Created | CreateOutcome::AlreadyExists | CreateOutcome::Failed(_) => {",
+     "a failed create counts as started (never retried)", "§4 creates retried until confirmed"),
+    ("debounce", "debounce_sim", "src/debounce/decide.rs",
+     "if self.s.unfinished_starts() >= DEBOUNCE_UNFINISHED_STARTS_MAX {",
+     "if self.s.unfinished_starts() > DEBOUNCE_UNFINISHED_STARTS_MAX {",
+     "one start more than the key's bound is accepted", "§4 bounded unfinished starts"),
+    ("debounce", "debounce_sim", "src/debounce/decide.rs",
+     "            if started.is_some() {\n                draft.fire(now_ms);\n            }",
+     "            if started.is_some() {\n                draft.set_pending(None);\n            }",
+     "flush reports a start it never makes", "§4 flush"),
+
+    # --- Runs (contract §6), tests/runs_sim.rs -----------------------------
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "liveness.is_dead(Some(checked.since_ms), now_ms, grace_ms)",
+     "liveness.is_dead(None, now_ms, grace_ms)",
+     "no grace: a claimant not created yet loses its claim at once", "§6/§1a grace"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "liveness.is_dead(Some(checked.since_ms), now_ms, grace_ms)",
+     "liveness.is_dead(Some(checked.since_ms + 1), now_ms, grace_ms)",
+     "the grace ends one ms late", "§6/§1a grace's end"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "let replaced = holds && liveness.is_dead(Some(checked.since_ms), now_ms, grace_ms);",
+     "let replaced = holds && (liveness == Liveness::Unknown || liveness.is_dead(Some(checked.since_ms), now_ms, grace_ms));",
+     "a claimant whose status is Unknown is taken for dead", "§6 only dead claimants lose the claim"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "let holds = matches!(run, Run::Running { claim } if *claim == checked);",
+     "let holds = matches!(run, Run::Running { .. });",
+     "a claim freed from a claimant other than the one checked", "§6 one claimant"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "        Run::Running { claim } if claim.id == request.id => claim,\n        _ => return unchanged(View::Record(run.clone()), Reply::Complete(None)),",
+     "        Run::Running { claim } => claim,\n        _ => return unchanged(View::Record(run.clone()), Reply::Complete(None)),",
+     "complete from an instance that is not the claimant records its outcome", "§6 outcome from the claimant"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "        Run::Running { claim } if claim.id == request.id => claim,\n        _ => return unchanged(View::Record(run.clone()), Reply::Complete(None)),",
+     "        Run::Running { claim } | Run::Finished { claim, .. } if claim.id == request.id => claim,\n        _ => return unchanged(View::Record(run.clone()), Reply::Complete(None)),",
+     "a retried complete records (replaces) the outcome a second time", "§6 outcome once"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "        Some(at) if at <= now_ms => Transition {",
+     "        Some(at) if at <= now_ms + 1 => Transition {",
+     "the record deleted one ms before its retention ends", "§6 retention"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "writes.push(Write::ForgetThrough(seq - RUN_EVENTS_KEPT));",
+     "writes.push(Write::ForgetThrough(seq + 1 - RUN_EVENTS_KEPT));",
+     "the log keeps 499 events, not 500", "§6 the newest 500 kept"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "    let poll = if !slice.events.is_empty() || !may_park(request.timeout, open_waits) {",
+     "    let poll = if !may_park(request.timeout, open_waits) {",
+     "events parks a reader that has events to read", "§6 events answers at once"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "    timeout > WaitMs::ZERO && open_waits < RUN_OPEN_WAITS_MAX",
+     "    timeout > WaitMs::ZERO && open_waits <= RUN_OPEN_WAITS_MAX",
+     "one long-poll more than the object's bound is parked", "§6 bounded long-polls"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "        Run::Running { claim } | Run::Finished { claim, .. } if claim.id == request.id => {\n            ClaimReply::Claimed",
+     "        Run::Running { claim } | Run::Finished { claim, .. } if claim.id != request.id => {\n            ClaimReply::Claimed",
+     "a claim by another instance is told it is the claimant", "§6 one claimant"),
+    ("runs", "runs_sim", "src/runs/decide.rs",
+     "    let finished = matches!(run, Run::Finished { .. });",
+     "    let finished = false;",
+     "await parks on a run that has its outcome already", "§6 await answers at once when finished"),
+
+    # --- RateLimiter (contract §5), tests/rate_limit_props.rs --------------
+    ("rate limit", "rate_limit_props", "src/rate_limit/decide.rs",
+     "    (now + 1).saturating_sub(window_ms)\n}",
+     "    now.saturating_sub(window_ms)\n}",
+     "a grant counts one ms past its window", "§5 window edge"),
+    ("rate limit", "rate_limit_props", "src/rate_limit/decide.rs",
+     "    let cooling = now < meta.cooldown_until_ms;",
+     "    let cooling = now <= meta.cooldown_until_ms;",
+     "the cooldown still refuses at the ms it ends", "§5 cooldown end"),
+    ("rate limit", "rate_limit_props", "src/rate_limit/decide.rs",
+     "meta.cooldown_until_ms = meta.cooldown_until_ms.max(now + cooldown_ms);",
+     "meta.cooldown_until_ms = now + cooldown_ms;",
+     "a shorter penalty shortens the cooldown", "§5 penalties never shortened"),
+    ("rate limit", "rate_limit_props", "src/rate_limit/decide.rs",
+     "    if reaches(&row) {\n        return row.at_ms + rule.window_ms;",
+     "    if reaches(&row) {\n        return row.at_ms + rule.window_ms + 1;",
+     "waitMs one ms longer than needed", "§5 exact waitMs"),
+    ("rate limit", "rate_limit_props", "src/rate_limit/decide.rs",
+     "        free.min(u64::from(permits)) as u32",
+     "        if free >= u64::from(permits) { permits } else { 0 }",
+     "no partial grant: a block larger than what is free gets nothing", "§5 partial grants"),
+    ("rate limit", "rate_limit_props", "src/rate_limit/decide.rs",
+     ".is_some_and(|w| row.at_ms >= window_from(now, w).max(meta.horizon_ms))",
+     ".is_some_and(|w| row.at_ms + w >= now)",
+     "refund takes back a grant that has left every window", "§5 refunds inside a window"),
+    ("rate limit", "rate_limit_props", "src/rate_limit/decide.rs",
+     "reusable.find(|&slot| newest_totals[usize::from(slot)] == base[usize::from(slot)])",
+     "reusable.find(|&slot| newest_totals[usize::from(slot)] >= base[usize::from(slot)])",
+     "a rule slot reused while grants still count for its rule", "§5 rule ids forgotten only when aged out"),
+    ("rate limit", "rate_limit_props", "src/rate_limit/decide.rs",
+     "        .map(|(row, used)| u64::from(row.limit).saturating_sub(used.used))",
+     "        .map(|(row, used)| (u64::from(row.limit) + 1).saturating_sub(used.used))",
+     "one permit more than the limit in a window", "§5 no window over its limit"),
+
+    # --- Serial queue (contract §2, §2a), tests/serial_queue_sim.rs --------
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "     AND EXISTS (SELECT 1 FROM serial_queue WHERE group_name = ?1 AND instance_id = ?2 \\\n     AND state = 'waiting' AND revision = ?3) RETURNING \",",
+     "     AND EXISTS (SELECT 1 FROM serial_queue WHERE group_name = ?1 AND instance_id = ?2 \\\n     AND revision = ?3) RETURNING \",",
+     "a retried enqueue (with current) from an id already superseded supersedes the newer waiters", "§2 newest wins"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "WHERE group_name = ?1 AND state = 'holding' AND heartbeat_at < ?4 AND",
+     "WHERE group_name = ?1 AND state = 'holding' AND heartbeat_at <= ?4 AND",
+     "a holder abandoned at the very ms its heartbeat is still live", "§2 heartbeat expiry"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "\" AND (enqueued_at < ?4 OR NOT \",",
+     "\" AND (enqueued_at <= ?4 OR NOT \",",
+     "a waiter timed out one ms early", "§2 waiter timeout"),
+    ("serial", "serial_queue_sim", "src/serial_queue/decide.rs",
+     "let superseded: Vec<InstanceId> = notices.iter().map(|n| n.to.clone()).collect();",
+     "let superseded: Vec<InstanceId> = notices.iter().skip(1).map(|n| n.to.clone()).collect();",
+     "an enqueue's reply leaves out a waiter it superseded", "§2 superseded returned"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "     WHERE group_name = ?1 AND state = 'waiting' AND revision <> ?3 AND instance_id <> ?2 \\",
+     "     WHERE group_name = ?1 AND state IN ('waiting', 'holding') AND revision <> ?3 AND instance_id <> ?2 \\",
+     "an enqueue with current supersedes the holder", "§2 the holder is never touched"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "        concat!(\"turn_prefix IS NOT NULL AND NOT \", held!())",
+     "        concat!(\"NOT \", held!())",
+     "a release hands the group to a waiter registered without grant", "§2a grant only when asked"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "\"(SELECT IFNULL(MAX(fence), 0) + 1 FROM serial_queue WHERE group_name = ?1)\"",
+     "\"(SELECT IFNULL(MAX(fence), 0) + 0 FROM serial_queue WHERE group_name = ?1)\"",
+     "a grant does not raise the group's fence", "§2a fences"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "WHERE group_name = ?1 AND instance_id = ?2 AND state = 'holding' AND heartbeat_at = ?4 \\",
+     "WHERE group_name = ?1 AND instance_id = ?2 AND state = 'holding' AND heartbeat_at >= ?4 \\",
+     "a holder found dead is abandoned though it heartbeat since the read", "§2a dead holders by status"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "WHERE group_name = ?1 AND state = 'waiting' LIMIT ?5)) < ?5 \\",
+     "WHERE group_name = ?1 AND state = 'waiting' LIMIT ?5)) <= ?5 \\",
+     "one waiter more than a group's bound is registered", "§2 bounded waiters"),
+]
+
+# --- Coordinator (contract §1, §1a, §1b), tests/coordinator_sim.rs ---------
+# The grace rule lives in src/workflow.rs, shared with Runs: broken there,
+# it is the Coordinator's simulation that must catch it.
+COORDINATOR_BUGS = [
+    # The rule is written twice, in the decision and in the loader (which
+    # loads no victims for a settled caller): one edit alone is not seen.
+    ("coordinator", "coordinator_sim",
+     [("src/coordinator/transition.rs",
+       "    matches!(member, Member::Holder(_) | Member::Superseded)",
+       "    matches!(member, Member::Holder(_))"),
+      ("src/coordinator/memory.rs",
+       "let settled = matches!(view.member, Some(Member::Holder(_) | Member::Superseded));",
+       "let settled = matches!(view.member, Some(Member::Holder(_)));")],
+     None, None,
+     "a retried superseding enqueue from an id superseded meanwhile drops the newer waiters",
+     "§1 superseded ids never come back"),
+    ("coordinator", "coordinator_sim", "src/workflow.rs",
+     "grace_from_ms.is_none_or(|at| now_ms >= at.saturating_add(grace_ms))",
+     "grace_from_ms.is_none_or(|at| now_ms > at.saturating_add(grace_ms))",
+     "the grace ends one ms late", "§1a grace's end"),
+    ("coordinator", "coordinator_sim", "src/workflow.rs",
+     "grace_from_ms.is_none_or(|at| now_ms >= at.saturating_add(grace_ms))",
+     "grace_from_ms.is_some_and(|at| now_ms >= at.saturating_add(grace_ms))",
+     "an id that only acquired (never enqueued) gets a grace", "§1a no grace without enqueue"),
+    ("coordinator", "coordinator_sim", "src/workflow.rs",
+     "            Liveness::Alive | Liveness::Unknown => false,",
+     "            Liveness::Alive => false,\n            Liveness::Unknown => true,",
+     "a holder whose status is Unknown loses its slot", "§1 only the dead lose the key"),
+    ("coordinator", "coordinator_sim", "src/coordinator/transition.rs",
+     "        if holder == *checked || finished {",
+     "        if true || holder == *checked || finished {",
+     "a dead verdict applied to a holder that changed since it was checked", "§1 a dead holder loses the key only if it still holds it"),
+    ("coordinator", "coordinator_sim", "src/coordinator/transition.rs",
+     "            if liveness == Liveness::Alive && still.is_some_and(|c| c.id == candidate.id) {",
+     "            if liveness != Liveness::Dead && still.is_some_and(|c| c.id == candidate.id) {",
+     "an enqueue coalesces into a candidate not found alive", "§1 coalesce only into a live waiter"),
+    ("coordinator", "coordinator_sim", "src/coordinator/transition.rs",
+     "        fence: key.s.fence + 1,",
+     "        fence: key.s.fence.max(1),",
+     "a grant does not raise the key's fence", "§1b fences"),
+    ("coordinator", "coordinator_sim", "src/coordinator/transition.rs",
+     "        None => (ahead.len() as u32) < free,",
+     "        None => free > 0,",
+     "a newcomer's acquire takes a free slot ahead of the waiters it hands on to", "§1 FIFO"),
+    ("coordinator", "coordinator_sim", "src/coordinator/transition.rs",
+     "    apply_check(key, now_ms, grace_ms, holder, liveness, &mut wake);\n    fill_slots(key, now_ms, &mut wake);",
+     "    apply_check(key, now_ms, grace_ms, holder, liveness, &mut wake);",
+     "a dead holder found by the alarm or a wake frees its slot but nobody is handed it", "§1 the key never stays with the dead"),
+    ("coordinator", "coordinator_sim", "src/coordinator/transition.rs",
+     "        && (summary.waiters > 0",
+     "        && (summary.waiters > 1",
+     "no holder-check alarm while only one waits behind the holders", "§1 the alarm checks the holder while a key has waiters"),
+]
+
+TEST_NAME = "simulation"
+
+
+def run_bug(core, sim, path, old, new):
+    # One edit, or (path a list) the same rule broken where it is written.
+    edits = path if isinstance(path, list) else [(path, old, new)]
+    originals = {}
+    for path, old, _ in edits:
+        full = os.path.join(ROOT, path)
+        with open(full) as f:
+            originals[full] = f.read()
+        count = originals[full].count(old)
+        if count != 1:
+            return ("BAD EDIT", f"the text occurs {count} times in {path}", None)
+    try:
+        for path, old, new in edits:
+            full = os.path.join(ROOT, path)
+            with open(full) as f:
+                text = f.read()
+            with open(full, "w") as f:
+                f.write(text.replace(old, new))
+        proc = subprocess.run(
+            ["cargo", "test", "--test", sim, TEST_NAME],
+            cwd=ROOT, capture_output=True, text=True,
+            env={k: v for k, v in os.environ.items()
+                 if not k.startswith("BATON_SIM_")},
+        )
+    finally:
+        for full, original in originals.items():
+            with open(full, "w") as f:
+                f.write(original)
+    out = proc.stdout + proc.stderr
+    if proc.returncode == 0:
+        return ("NOT CAUGHT", "", None)
+    if "error[E" in out or "could not compile" in out:
+        return ("BAD EDIT", "does not compile", None)
+    why = ""
+    m = re.search(r"panicked at ([^\n]+):\n([^\n]+)", out)
+    if m:
+        why = m.group(2).strip()
+    earlier = re.search(r"(\d+) steps of earlier seeds ran before seed (\d+) failed", out)
+    own = re.search(r"SIMULATION FAILED: \S+, seed (\d+), step (\d+)", out)
+    steps = None
+    if earlier and own:
+        steps = int(earlier.group(1)) + int(own.group(2))
+    return ("caught", why, steps)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    bugs = BUGS + COORDINATOR_BUGS
+    if args:
+        bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
+    if "--list" in sys.argv:
+        for b in bugs:
+            print(f"{b[0]:12} {b[5]}")
+        return 0
+    missed = 0
+    print("| core | bug (one edit) | rule | caught by | steps to catch |")
+    print("|---|---|---|---|---|")
+    for core, sim, path, old, new, bug, rule in bugs:
+        verdict, why, steps = run_bug(core, sim, path, old, new)
+        if verdict != "caught":
+            missed += 1
+            print(f"| {core} | {bug} | {rule} | **{verdict}** {why} | |", flush=True)
+        else:
+            why = why.replace("|", "\\|")
+            if len(why) > 110:
+                why = why[:107] + "..."
+            print(f"| {core} | {bug} | {rule} | {why} | {steps if steps is not None else '?'} |",
+                  flush=True)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
