@@ -65,10 +65,10 @@ const EXPLAIN = {
     `Ratio ${fmt(p4.ratio)}. Per call, ${P4_LARGE} over ${P4_SMALL} waiters: enqueue ${fmt(p4.opRatios.enqueueMs)}×, ` +
     `acquire ${fmt(p4.opRatios.acquireMs)}×, release ${fmt(p4.opRatios.releaseMs)}×. The call whose ratio stands ` +
     `out runs a statement whose cost grows with the queue: look for a scan (COUNT, ORDER BY without a covering ` +
-    `index) in its decision in src/coordinator/sql_store.rs, and keep a counter or an index instead.`,
+    `index) in its load or write in src/coordinator/sql.rs, and keep a counter or an index instead.`,
   "P5 uncontended": ({ p3 }) =>
     `${fmt(p3.pairWrites)} writes per pair: an uncontended acquire should write only the holder and its release ` +
-    `only clear it; count the statements per decision in src/coordinator/sql_store.rs to find the extra one.`,
+    `only clear it; count the statements per decision in src/coordinator/sql.rs to find the extra one.`,
   "R2 append+events": ({ r2 }) =>
     `Ratio ${fmt(r2.ratio)}: append ${fmt(r2.appendRatio)}×, events ${fmt(r2.eventsRatio)}×. The call whose ratio ` +
     `stands out runs a statement whose cost grows with the log: check src/runs/sql_store.rs's query plans ` +

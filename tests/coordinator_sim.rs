@@ -79,7 +79,7 @@ use common::{
 
 use baton::coordinator::{
     assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, AcquireStep, Decided,
-    EnqueueReply, EnqueueRequest, EnqueueStep, Holder, HolderState, KeyStore, Liveness, Member,
+    EnqueueReply, EnqueueRequest, EnqueueStep, Holder, HolderState, Liveness, Member,
     MemoryKeyStore, Options, Place, Turn, Waiter,
 };
 use decisions::{
@@ -95,8 +95,7 @@ use decisions::{
 mod decisions {
     use baton::coordinator::{
         self, AcquireReply, AcquireRequest, AcquireStep, Decided, EnqueueReply, EnqueueRequest,
-        EnqueueStep, Holder, Input, KeyStore, Liveness, MemoryKeyStore, Reply, Settings,
-        Transition,
+        EnqueueStep, Holder, Input, Liveness, MemoryKeyStore, Reply, Settings, Transition,
     };
     use baton::error::BatonError;
     use baton::ident::InstanceId;

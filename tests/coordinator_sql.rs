@@ -1,30 +1,30 @@
-//! The Coordinator's SQL store, run natively over `rusqlite`.
+//! The Coordinator's rows, run natively over `rusqlite`: `coordinator::load`
+//! and `coordinator::write` (the SQL side of the one decision).
 //!
-//! - `SqlKeyStore` is measured against `MemoryKeyStore`: seeded random
-//!   storage operations and decision calls on both, every read compared after
-//!   every step, two keys sharing one database.
 //! - A database written by a schema-v1 release (`fixtures/coordinator_v1.sql`)
-//!   upgrades in place and keeps working; `migrate` is idempotent.
-//! - Cost, without timing anything: statements per operation do not depend on
+//!   upgrades in place, reads back and keeps working; `migrate` is idempotent.
+//! - Cost, without timing anything: statements per decision do not depend on
 //!   the queue's length, SQLite's own VM-step counter stays flat, and every
 //!   statement's query plan searches an index by key instead of scanning.
 //!
-//! A failing seeded run prints its seed; `BATON_SIM_SEED=<n>` reruns just that one.
+//! The rows are measured against the in-memory key, decision by decision,
+//! in `tests/coordinator_transition.rs`.
 
-use baton::coordinator::{
-    acquire, acquire_after_check, assert_invariants, assert_invariants_deep, enqueue,
-    enqueue_after_check, migrate, needs_holder_check, release, schema, tick, tick_after_check,
-    woken_after_check, AcquireReply, AcquireRequest, AcquireStep, Decided, EnqueueReply,
-    EnqueueRequest, EnqueueStep, Holder, HolderState, KeyStore, KeySummary, Liveness, Member,
-    MemoryKeyStore, Options, SqlKeyStore, Turn, Waiter,
-};
-use baton::ident::{InputHash, InstanceId, WorkflowName};
-use baton::sql::{SqlExec, SqlValue};
 mod common;
 
+use baton::coordinator::{
+    self, decide, inspect, keys_due, load, load_summary, migrate, schema, write, AcquireReply,
+    AcquireRequest, EnqueueReply, EnqueueRequest, Holder, HolderState, Input, Liveness, Member,
+    Options, Reply, Settings, Summary, Transition, Turn, Waiter, Write,
+};
+use baton::error::BatonError;
+use baton::ident::{InputHash, InstanceId, WorkflowName};
 use baton::limits::SUPERSEDED_REMEMBERED_MAX;
-use common::{sqlite, Rng};
+use baton::sql::{Counted, SqlExec, SqlValue};
+use baton::transition::Effect;
+use common::sqlite;
 use rusqlite::Connection;
+
 use std::cell::{Cell, RefCell};
 
 // ---------------------------------------------------------------------------
@@ -122,488 +122,82 @@ fn workflow(s: &str) -> WorkflowName {
 /// The enqueue grace the tests judge "not found" with.
 const GRACE_MS: u64 = 60_000;
 
-/// Reads the tests ask of any store, through the trait.
-trait Probe: KeyStore {
-    /// The earliest holder, as `inspect`'s `holder`.
-    fn holder(&self) -> Option<Holder> {
-        self.holders().into_iter().next()
-    }
-    fn waiter(&self, id: &InstanceId) -> Option<Waiter> {
-        match self.member(id) {
-            Member::Waiter(waiter) => Some(waiter),
-            _ => None,
-        }
-    }
-    fn is_superseded(&self, id: &InstanceId) -> bool {
-        self.member(id) == Member::Superseded
+const KEY_SETTINGS_WORKFLOW: &str = "WF";
+
+fn settings() -> Settings {
+    Settings {
+        grace_ms: GRACE_MS,
+        workflow: KEY_SETTINGS_WORKFLOW.to_owned(),
     }
 }
 
-impl<T: KeyStore> Probe for T {}
+/// One decision as the shell makes it after a restart: the key's summary
+/// read afresh, the view loaded, decided, its writes carried out.
+fn step(db: &Db, key: &str, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+    let sql = Counted::new(db);
+    let view = load(&sql, key, None, &input);
+    let t = decide(&view, &settings(), now_ms, input)?;
+    write(&sql, key, &t.writes);
+    coordinator::assert_view(&t.state);
+    Ok(t)
+}
+
+/// The holders a transition's wake effects name, as its writes left them.
+fn woken(t: &Transition) -> Vec<Holder> {
+    t.effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Wake(w) => Some(
+                t.state
+                    .summary
+                    .holders
+                    .iter()
+                    .find(|h| h.id == w.id)
+                    .expect("a woken instance holds")
+                    .clone(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The key as `inspect` reads it: its summary, every waiter in order, and
+/// how many superseded ids it remembers.
+fn read(db: &Db, key: &str) -> (Summary, Vec<Waiter>, u32) {
+    inspect(&Counted::new(db), key)
+}
+
+/// `id`'s place at the key, as a decision naming it would load it.
+fn member(db: &Db, key: &str, id: &InstanceId) -> Member {
+    load(&Counted::new(db), key, None, &Input::Release(id.clone()))
+        .member
+        .expect("a release names its id")
+}
+
+/// Every invariant reading the whole key can check: the counts agree with
+/// the rows, no id holds twice or reads back differently, fences are at
+/// most the key's and none granted twice, the front waiter only waits.
+fn assert_rows(db: &Db, key: &str) {
+    let (summary, waiters, superseded) = read(db, key);
+    assert_eq!(summary.waiters as usize, waiters.len(), "waiter count");
+    for (n, holder) in summary.holders.iter().enumerate() {
+        assert!(summary.holders[..n].iter().all(|h| h.id != holder.id));
+        assert!(holder.fence <= summary.fence, "fence above the key's");
+        assert!(holder.fence == 0 || summary.holders[..n].iter().all(|h| h.fence != holder.fence));
+        assert_eq!(member(db, key, &holder.id), Member::Holder(holder.clone()));
+    }
+    assert!(superseded <= SUPERSEDED_REMEMBERED_MAX);
+    assert_eq!(summary.none_superseded, superseded == 0);
+    if let Some(first) = waiters.first() {
+        assert_eq!(member(db, key, &first.id), Member::Waiter(first.clone()));
+    }
+}
 
 fn acquiring(who: &InstanceId) -> AcquireRequest {
     AcquireRequest {
         id: who.clone(),
         options: Options::default(),
     }
-}
-
-/// A random liveness answer, as a status check might give.
-fn random_liveness(rng: &mut Rng) -> Liveness {
-    *rng.pick(&[
-        Liveness::Alive,
-        Liveness::Dead,
-        Liveness::NotFound,
-        Liveness::Unknown,
-    ])
-}
-
-/// Runs `run(seed)` for `count` seeds (or only `$BATON_SIM_SEED`), naming the
-/// seed of a failing run.
-fn for_each_seed(name: &str, count: u64, run: impl Fn(u64)) {
-    for seed in common::seeds(0..count) {
-        common::replay_on_failure(name, seed, || run(seed));
-    }
-}
-
-/// Everything a `KeyStore` answers, for a fixed pool of ids and hashes.
-#[derive(Debug, PartialEq)]
-struct Seen {
-    limit: u32,
-    fence: u64,
-    holders: Vec<Holder>,
-    holder_count: u32,
-    handed_count: u32,
-    to_check: Vec<Holder>,
-    /// The whole queue, in order (`MemoryKeyStore::waiters` / `SqlKeyStore::waiters`).
-    waiters: Vec<Waiter>,
-    members: Vec<(InstanceId, Member)>,
-    positions: Vec<Option<u32>>,
-    first_waiters: Vec<Waiter>,
-    first_by_hash: Vec<(InputHash, Option<Waiter>)>,
-    waiter_count: u32,
-    superseded_count: u32,
-    needs_holder_check: bool,
-    tick: Vec<Holder>,
-}
-
-fn observe(
-    store: &impl KeyStore,
-    waiters: Vec<Waiter>,
-    ids: &[InstanceId],
-    hashes: &[InputHash],
-) -> Seen {
-    Seen {
-        limit: store.limit(),
-        fence: store.fence(),
-        holders: store.holders(),
-        holder_count: store.holder_count(),
-        handed_count: store.handed_count(),
-        to_check: store.holders_to_check(3),
-        waiters,
-        members: ids.iter().map(|i| (i.clone(), store.member(i))).collect(),
-        positions: ids.iter().map(|i| store.position(i)).collect(),
-        first_waiters: store.first_waiters(3),
-        first_by_hash: hashes
-            .iter()
-            .map(|h| (h.clone(), store.first_waiter_with_hash(h)))
-            .collect(),
-        waiter_count: store.waiter_count(),
-        superseded_count: store.superseded_count(),
-        needs_holder_check: needs_holder_check(store),
-        tick: tick(store),
-    }
-}
-
-fn observe_memory(store: &MemoryKeyStore, ids: &[InstanceId], hashes: &[InputHash]) -> Seen {
-    observe(store, store.waiters().cloned().collect(), ids, hashes)
-}
-
-fn observe_sql(store: &SqlKeyStore<'_, Db>, ids: &[InstanceId], hashes: &[InputHash]) -> Seen {
-    let seen = observe(store, store.waiters(), ids, hashes);
-    assert_eq!(
-        seen.waiter_count as usize,
-        seen.waiters.len(),
-        "the stored waiter_count drifted from the queue"
-    );
-    assert_eq!(
-        seen.holder_count as usize,
-        seen.holders.len(),
-        "the holder count drifted from the holders"
-    );
-    seen
-}
-
-fn pool(prefix: &str, n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{prefix}{i}")).collect()
-}
-
-/// Two keys in one database; the second has a quote, to show values are bound, not spliced.
-const KEYS: [&str; 2] = ["repo/main", "it's/release"];
-
-// ---------------------------------------------------------------------------
-// 1 + 2. Differential: storage operations.
-// ---------------------------------------------------------------------------
-
-fn storage_ops(seed: u64) {
-    let ids: Vec<InstanceId> = pool("i", 8).iter().map(|s| id(s)).collect();
-    let hashes: Vec<InputHash> = pool("h", 3).iter().map(|s| hash(s)).collect();
-    let db = Db::migrated();
-    let mut memory = [MemoryKeyStore::default(), MemoryKeyStore::default()];
-    let mut sql = [
-        SqlKeyStore::new(&db, KEYS[0]),
-        SqlKeyStore::new(&db, KEYS[1]),
-    ];
-    let mut rng = Rng(seed);
-    let mut now_ms = 1_000u64;
-    let mut history: Vec<String> = Vec::new();
-
-    for step in 0..300 {
-        let k = rng.below(2) as usize;
-        let (mem, sq) = (&mut memory[k], &mut sql[k]);
-        let workflows = [None, Some(workflow("WF_A")), Some(workflow("WF_B"))];
-        now_ms += rng.below(1_000);
-        let op = match rng.below(100) {
-            0..30 => {
-                // The store's precondition: a superseded id never waits
-                // again, and nobody waits and holds at once.
-                let free: Vec<&InstanceId> = ids
-                    .iter()
-                    .filter(|i| mem.member(i) == Member::Stranger)
-                    .collect();
-                if free.is_empty() {
-                    "push: queue full".to_owned()
-                } else {
-                    let since_ms = rng.below(1 << 50);
-                    let waiter = Waiter {
-                        id: (*rng.pick(&free)).clone(),
-                        since_ms,
-                        input_hash: rng.percent(70).then(|| rng.pick(&hashes).clone()),
-                        workflow: rng.pick(&workflows).clone(),
-                        enqueued_ms: rng.percent(50).then_some(since_ms),
-                        turn: if rng.percent(50) {
-                            Turn::Own(rng.below(1 << 50))
-                        } else {
-                            Turn::Shared
-                        },
-                    };
-                    mem.push_waiter(&waiter);
-                    sq.push_waiter(&waiter);
-                    format!("push_waiter({waiter:?})")
-                }
-            }
-            30..40 => {
-                let who = rng.pick(&ids).clone();
-                mem.remove_waiter(&who);
-                sq.remove_waiter(&who);
-                format!("remove_waiter({who})")
-            }
-            40..52 => {
-                let free: Vec<&InstanceId> = ids
-                    .iter()
-                    .filter(|i| mem.member(i) == Member::Stranger)
-                    .collect();
-                if free.is_empty() {
-                    "add_holder: none free".to_owned()
-                } else {
-                    let holder = Holder {
-                        id: (*rng.pick(&free)).clone(),
-                        since_ms: rng.below(1 << 50),
-                        state: *rng.pick(&[HolderState::Handed, HolderState::Holding]),
-                        workflow: rng.pick(&workflows).clone(),
-                        enqueued_ms: rng.percent(50).then(|| rng.below(1 << 50)),
-                        turn: if rng.percent(50) {
-                            Turn::Own(rng.below(1 << 50))
-                        } else {
-                            Turn::Shared
-                        },
-                        fence: mem.fence() + 1 + rng.below(3),
-                    };
-                    mem.add_holder(&holder);
-                    sq.add_holder(&holder);
-                    format!("add_holder({holder:?})")
-                }
-            }
-            52..58 => {
-                let who = rng.pick(&ids).clone();
-                mem.remove_holder(&who);
-                sq.remove_holder(&who);
-                format!("remove_holder({who})")
-            }
-            58..63 => match mem.holders().first() {
-                Some(h) => {
-                    mem.confirm_holder(&h.id);
-                    sq.confirm_holder(&h.id);
-                    format!("confirm_holder({})", h.id)
-                }
-                None => "confirm: no holder".to_owned(),
-            },
-            63..67 => match mem.holders().last() {
-                Some(h) => {
-                    mem.mark_checked(&h.id, now_ms);
-                    sq.mark_checked(&h.id, now_ms);
-                    format!("mark_checked({}, {now_ms})", h.id)
-                }
-                None => "mark: no holder".to_owned(),
-            },
-            67..71 => {
-                let w = rng.pick(&workflows).clone();
-                let who = rng.pick(&ids).clone();
-                match mem.member(&who) {
-                    Member::Holder(_) => {
-                        mem.set_holder_workflow(&who, w.as_ref());
-                        sq.set_holder_workflow(&who, w.as_ref());
-                    }
-                    Member::Waiter(_) => {
-                        mem.set_waiter_workflow(&who, w.as_ref());
-                        sq.set_waiter_workflow(&who, w.as_ref());
-                    }
-                    _ => {}
-                }
-                format!("set_workflow({who}, {w:?})")
-            }
-            71..72 => {
-                let (m, q) = (mem.next_turn(), sq.next_turn());
-                assert_eq!(m, q, "next_turn");
-                format!("next_turn() = {m}")
-            }
-            72..74 => {
-                let limit = rng.range(1, 4) as u32;
-                mem.set_limit(limit);
-                sq.set_limit(limit);
-                format!("set_limit({limit})")
-            }
-            74..84 => {
-                let keep = rng.pick(&ids).clone();
-                let from_memory = mem.supersede_waiters_except(&keep);
-                let from_sql = sq.supersede_waiters_except(&keep);
-                let op = format!("supersede_waiters_except({keep}) -> {from_memory:?}");
-                assert_eq!(from_memory, from_sql, "seed {seed} step {step}: {op}");
-                op
-            }
-            84..90 => {
-                let keep = rng.below(5) as u32;
-                mem.forget_superseded_beyond(keep);
-                sq.forget_superseded_beyond(keep);
-                format!("forget_superseded_beyond({keep})")
-            }
-            _ => "reads".to_owned(),
-        };
-        history.push(format!("{step}: key {:?} {op}", KEYS[k]));
-        // Both keys, every step: a write to one key must not show in the other.
-        for k in 0..2 {
-            assert_eq!(
-                observe_memory(&memory[k], &ids, &hashes),
-                observe_sql(&sql[k], &ids, &hashes),
-                "seed {seed}, key {:?}, after:\n{}",
-                KEYS[k],
-                history.join("\n")
-            );
-        }
-    }
-}
-
-#[test]
-fn sql_store_matches_memory_store_on_storage_ops() {
-    for_each_seed("storage ops", 200, storage_ops);
-}
-
-// ---------------------------------------------------------------------------
-// 2. Differential: the decision functions, both phases, interleaved.
-// ---------------------------------------------------------------------------
-
-/// A decision waiting for its liveness answer; resumed later, possibly after
-/// other decisions changed the key.
-#[derive(Debug)]
-enum Pending {
-    Enqueue(EnqueueRequest, Waiter),
-    Acquire(AcquireRequest, Holder),
-    Woken(Holder),
-    Tick(Vec<Holder>),
-}
-
-#[derive(Debug, PartialEq)]
-enum Reply {
-    Enqueue(Result<EnqueueStep, baton::error::BatonError>),
-    EnqueueAfter(Result<EnqueueReply, baton::error::BatonError>),
-    Acquire(Result<AcquireStep, baton::error::BatonError>),
-    AcquireAfter(Decided<AcquireReply>),
-    Release(Decided<Option<InstanceId>>),
-    Wake(Vec<Holder>),
-    Tick(Vec<Holder>),
-}
-
-fn decide(
-    store: &mut impl KeyStore,
-    now_ms: u64,
-    action: &Action,
-    pending: Option<&Pending>,
-    liveness: Liveness,
-) -> Reply {
-    match (action, pending) {
-        (Action::Enqueue(request), _) => Reply::Enqueue(enqueue(store, now_ms, request)),
-        (Action::Acquire(request), _) => Reply::Acquire(acquire(store, now_ms, request)),
-        (Action::Release(who), _) => Reply::Release(release(store, now_ms, who)),
-        (Action::Tick, _) => Reply::Tick(tick(store)),
-        (Action::Resume, Some(Pending::Enqueue(request, candidate))) => Reply::EnqueueAfter(
-            enqueue_after_check(store, now_ms, request, candidate, liveness),
-        ),
-        (Action::Resume, Some(Pending::Acquire(request, checked))) => Reply::AcquireAfter(
-            acquire_after_check(store, now_ms, GRACE_MS, request, checked, liveness),
-        ),
-        (Action::Resume, Some(Pending::Woken(checked))) => Reply::Wake(woken_after_check(
-            store, now_ms, GRACE_MS, checked, liveness,
-        )),
-        (Action::Resume, Some(Pending::Tick(checked))) => {
-            let answers: Vec<(Holder, Liveness)> =
-                checked.iter().map(|h| (h.clone(), liveness)).collect();
-            Reply::Wake(tick_after_check(store, now_ms, GRACE_MS, &answers))
-        }
-        (Action::Resume, None) => unreachable!("resume needs a pending check"),
-    }
-}
-
-#[derive(Debug)]
-enum Action {
-    Enqueue(EnqueueRequest),
-    Acquire(AcquireRequest),
-    Release(InstanceId),
-    Tick,
-    Resume,
-}
-
-fn random_options(rng: &mut Rng) -> Options {
-    Options {
-        workflow: rng
-            .percent(40)
-            .then(|| workflow(rng.pick::<&str>(&["WF_A", "WF_B"]))),
-        limit: rng.percent(20).then(|| rng.range(1, 4) as u32),
-        grant: rng.percent(40),
-    }
-}
-
-fn decisions(seed: u64) {
-    // Instances come and go: callers are drawn from the newest `LIVE` ids, and
-    // a new id joins now and then, so that superseded (forever) ids do not
-    // take over the run. Reads are compared for the newest `OBSERVED` ids.
-    const LIVE: usize = 8;
-    const OBSERVED: usize = 14;
-    let mut ids: Vec<InstanceId> = pool("run-", LIVE).iter().map(|s| id(s)).collect();
-    let hashes: Vec<InputHash> = pool("in", 3).iter().map(|s| hash(s)).collect();
-    let db = Db::migrated();
-    let mut memory = [MemoryKeyStore::default(), MemoryKeyStore::default()];
-    let mut pending: [Vec<Pending>; 2] = [Vec::new(), Vec::new()];
-    // What the shell carries from one decision to the next, per key.
-    let mut summaries: [Option<KeySummary>; 2] = [None, None];
-    let mut rng = Rng(seed ^ 0xD1CE);
-    let mut now_ms = 1_700_000_000_000u64;
-    let mut history: Vec<String> = Vec::new();
-
-    for step in 0..400 {
-        now_ms += rng.below(20_000);
-        if rng.percent(15) {
-            ids.push(id(&format!("run-{}", ids.len())));
-        }
-        let live = &ids[ids.len() - LIVE..];
-        let k = rng.below(2) as usize;
-        let action = match rng.below(100) {
-            _ if !pending[k].is_empty() && rng.percent(35) => Action::Resume,
-            0..35 => Action::Enqueue(EnqueueRequest {
-                supersedes: rng.percent(30),
-                id: rng.pick(live).clone(),
-                input_hash: rng.percent(70).then(|| rng.pick(&hashes).clone()),
-                options: random_options(&mut rng),
-            }),
-            35..65 => Action::Acquire(AcquireRequest {
-                id: rng.pick(live).clone(),
-                options: random_options(&mut rng),
-            }),
-            65..90 => Action::Release(rng.pick(live).clone()),
-            _ => Action::Tick,
-        };
-        let resumed = match action {
-            Action::Resume => {
-                let i = rng.below(pending[k].len() as u64) as usize;
-                Some(pending[k].swap_remove(i))
-            }
-            _ => None,
-        };
-        let liveness = random_liveness(&mut rng);
-        let from_memory = decide(&mut memory[k], now_ms, &action, resumed.as_ref(), liveness);
-        // A store per decision, as the shell makes one, resuming from the
-        // summary the last decision on the key left; now and then the
-        // object restarts and the summary is gone.
-        let mut sql = SqlKeyStore::resume(&db, KEYS[k], summaries[k].take());
-        let from_sql = decide(&mut sql, now_ms, &action, resumed.as_ref(), liveness);
-        summaries[k] = if rng.percent(5) {
-            None
-        } else {
-            sql.into_summary()
-        };
-        if let Some(carried) = &summaries[k] {
-            assert_eq!(
-                Some(carried),
-                fresh_summary(&db, KEYS[k]).as_ref(),
-                "seed {seed}: the carried summary differs from the database after:\n{}",
-                history.join("\n")
-            );
-        }
-        history.push(format!(
-            "{step}: key {:?} at {now_ms}: {action:?} {resumed:?} {liveness:?} -> {from_memory:?}",
-            KEYS[k]
-        ));
-        assert_eq!(
-            from_memory,
-            from_sql,
-            "seed {seed}: replies differ after:\n{}",
-            history.join("\n")
-        );
-        let wakes = match (&action, from_memory) {
-            (Action::Enqueue(request), Reply::Enqueue(Ok(EnqueueStep::CheckCandidate(c)))) => {
-                pending[k].push(Pending::Enqueue(request.clone(), c));
-                Vec::new()
-            }
-            (Action::Acquire(request), Reply::Acquire(Ok(AcquireStep::Check { holder, wake }))) => {
-                pending[k].push(Pending::Acquire(request.clone(), holder));
-                wake
-            }
-            (_, Reply::Acquire(Ok(AcquireStep::Done(d)))) => d.wake,
-            (_, Reply::AcquireAfter(d)) => d.wake,
-            (_, Reply::Release(d)) => d.wake,
-            (_, Reply::Wake(wake)) => wake,
-            (Action::Tick, Reply::Tick(checked)) if !checked.is_empty() => {
-                pending[k].push(Pending::Tick(checked));
-                Vec::new()
-            }
-            _ => Vec::new(),
-        };
-        pending[k].extend(wakes.into_iter().map(Pending::Woken));
-        let observed = &ids[ids.len().saturating_sub(OBSERVED)..];
-        for (k, memory) in memory.iter().enumerate() {
-            let sql = SqlKeyStore::new(&db, KEYS[k]);
-            assert_invariants_deep(memory);
-            assert_invariants_deep(&sql);
-            assert_eq!(
-                observe_memory(memory, observed, &hashes),
-                observe_sql(&sql, observed, &hashes),
-                "seed {seed}, key {:?}, after:\n{}",
-                KEYS[k],
-                history.join("\n")
-            );
-        }
-    }
-}
-
-/// The summary a store with nothing carried over reads.
-fn fresh_summary(db: &Db, key: &str) -> Option<KeySummary> {
-    let store = SqlKeyStore::new(db, key);
-    _ = store.limit();
-    store.into_summary()
-}
-
-#[test]
-fn sql_store_matches_memory_store_on_decisions() {
-    for_each_seed("decisions", 150, decisions);
 }
 
 // ---------------------------------------------------------------------------
@@ -723,64 +317,69 @@ fn v1_database_upgrades_and_reads_back() {
     migrate(&db);
     assert_eq!(stored_version(&db), schema::CURRENT_VERSION);
 
-    let main = SqlKeyStore::new(&db, "repo/main");
-    assert_eq!(main.holders(), [v1_holder("deploy-100", 1_700_000_000_000)]);
-    assert_eq!(main.limit(), 1);
+    let (main, main_waiters, main_superseded) = read(&db, "repo/main");
+    assert_eq!(main.holders, [v1_holder("deploy-100", 1_700_000_000_000)]);
+    assert_eq!(main.limit, 1);
     let main_queue = vec![
         waiter("deploy-101", 1_700_000_001_000),
         waiter("deploy-102", 1_700_000_002_000),
         waiter("deploy-104", 1_700_000_004_000),
         waiter("deploy-108", 1_700_000_008_000),
     ];
-    assert_eq!(main.waiters(), main_queue);
-    assert_eq!(main.waiter_count(), 4);
-    assert_eq!(main.first_waiters(1), [main_queue[0].clone()]);
-    assert_eq!(main.waiter(&id("deploy-104")), Some(main_queue[2].clone()));
-    assert_eq!(main.first_waiter_with_hash(&hash("anything")), None);
-    assert_eq!(main.superseded_count(), 0);
-    assert!(!main.is_superseded(&id("deploy-101")));
-
-    let release_key = SqlKeyStore::new(&db, "it's/release");
+    assert_eq!(main_waiters, main_queue);
+    assert_eq!(main.waiters, 4);
     assert_eq!(
-        release_key.holders(),
-        [v1_holder("rel_7", 1_700_000_300_000)]
+        member(&db, "repo/main", &id("deploy-104")),
+        Member::Waiter(main_queue[2].clone())
     );
+    let coalescing = Input::Enqueue(EnqueueRequest {
+        input_hash: Some(hash("anything")),
+        ..plain("deploy-300", true, None)
+    });
     assert_eq!(
-        release_key.waiters(),
+        load(&Counted::new(&db), "repo/main", None, &coalescing).candidate,
+        None
+    );
+    assert_eq!(main_superseded, 0);
+    assert_eq!(
+        member(&db, "repo/main", &id("deploy-101")),
+        Member::Waiter(main_queue[0].clone())
+    );
+
+    let (release_key, release_waiters, _) = read(&db, "it's/release");
+    assert_eq!(release_key.holders, [v1_holder("rel_7", 1_700_000_300_000)]);
+    assert_eq!(
+        release_waiters,
         vec![
             waiter("rel_8", 1_700_000_301_000),
             waiter("rel_9", 1_700_000_302_000),
             waiter("rel_10", 1_700_000_303_000),
         ]
     );
-    assert_eq!(release_key.waiter_count(), 3);
+    assert_eq!(release_key.waiters, 3);
 
-    let orphan = SqlKeyStore::new(&db, "orphan");
-    assert_eq!(orphan.holder(), None);
+    let (orphan, orphan_waiters, _) = read(&db, "orphan");
+    assert!(orphan.holders.is_empty());
     assert_eq!(
-        orphan.waiters(),
+        orphan_waiters,
         vec![
             waiter("job-a", 1_700_000_400_000),
             waiter("job-b", 1_700_000_401_000)
         ]
     );
-    assert_eq!(
-        orphan.waiter_count(),
-        2,
-        "the v2 step counts keys with no row"
-    );
+    assert_eq!(orphan.waiters, 2, "the v2 step counts keys with no row");
 
-    let idle = SqlKeyStore::new(&db, "idle");
-    assert_eq!(idle.holder(), None);
-    assert_eq!(idle.waiter_count(), 0);
-    assert!(idle.waiters().is_empty());
+    let (idle, idle_waiters, _) = read(&db, "idle");
+    assert!(idle.holders.is_empty());
+    assert_eq!(idle.waiters, 0);
+    assert!(idle_waiters.is_empty());
 
-    let mut needing_check = SqlKeyStore::keys_needing_check(&db, 10);
+    let mut needing_check = keys_due(&Counted::new(&db), 10);
     needing_check.sort();
     assert_eq!(needing_check, ["it's/release", "repo/main"]);
-    for store in [&main, &release_key, &orphan, &idle] {
-        assert_invariants_deep(store);
-        assert_eq!(store.superseded_count(), 0);
+    for key in ["repo/main", "it's/release", "orphan", "idle"] {
+        assert_rows(&db, key);
+        assert_eq!(read(&db, key).2, 0);
     }
 }
 
@@ -791,8 +390,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
     let now = 1_800_000_000_000;
 
     // The holder releases: the key goes to the first waiter, handed but unconfirmed.
-    let mut main = SqlKeyStore::new(&db, "repo/main");
-    let released = release(&mut main, now, &id("deploy-100"));
+    let released = step(&db, "repo/main", now, Input::Release(id("deploy-100"))).expect("release");
     let handed = Holder {
         id: id("deploy-101"),
         since_ms: now,
@@ -803,25 +401,27 @@ fn decisions_work_on_an_upgraded_v1_database() {
         // The first grant with a fence: v1 holders carry none (0).
         fence: 1,
     };
+    assert_eq!(released.reply, Reply::Release(Some(id("deploy-101"))));
+    assert_eq!(woken(&released), std::slice::from_ref(&handed));
+    let (main, _, _) = read(&db, "repo/main");
+    assert_eq!(main.holders, [handed]);
+    assert_eq!(main.waiters, 3);
+    let acquired = step(
+        &db,
+        "repo/main",
+        now + 1,
+        Input::Acquire(acquiring(&id("deploy-101"))),
+    )
+    .expect("acquire");
     assert_eq!(
-        released,
-        Decided {
-            reply: Some(id("deploy-101")),
-            wake: vec![handed.clone()],
-        }
+        acquired.reply,
+        Reply::Acquire(AcquireReply::Granted { fence: 1 })
     );
-    let mut main = SqlKeyStore::new(&db, "repo/main");
-    assert_eq!(main.holders(), [handed]);
-    assert_eq!(main.waiter_count(), 3);
+    assert!(woken(&acquired).is_empty());
     assert_eq!(
-        acquire(&mut main, now + 1, &acquiring(&id("deploy-101"))),
-        Ok(AcquireStep::Done(Decided {
-            reply: AcquireReply::Granted { fence: 1 },
-            wake: vec![]
-        }))
+        read(&db, "repo/main").0.holders[0].state,
+        HolderState::Holding
     );
-    let mut main = SqlKeyStore::new(&db, "repo/main");
-    assert_eq!(main.holder().map(|h| h.state), Some(HolderState::Holding));
 
     // A superseding enqueue drops every v1 waiter, in queue order.
     let request = EnqueueRequest {
@@ -835,15 +435,17 @@ fn decisions_work_on_an_upgraded_v1_database() {
         },
     };
     assert_eq!(
-        enqueue(&mut main, now + 2, &request),
-        Ok(EnqueueStep::Done(EnqueueReply {
+        step(&db, "repo/main", now + 2, Input::Enqueue(request.clone()))
+            .expect("enqueue")
+            .reply,
+        Reply::Enqueue(EnqueueReply {
             terminated: vec![
                 waiter("deploy-102", 1_700_000_002_000),
                 waiter("deploy-104", 1_700_000_004_000),
                 waiter("deploy-108", 1_700_000_008_000)
             ],
             coalesced_into: None,
-        }))
+        })
     );
     let survivor = Waiter {
         id: id("deploy-200"),
@@ -853,80 +455,97 @@ fn decisions_work_on_an_upgraded_v1_database() {
         enqueued_ms: Some(now + 2),
         turn: Turn::Shared,
     };
-    let mut main = SqlKeyStore::new(&db, "repo/main");
-    assert_eq!(main.waiters(), vec![survivor.clone()]);
-    assert_eq!(main.waiter_count(), 1);
-    assert_eq!(main.superseded_count(), 3);
-    assert_eq!(
-        acquire(&mut main, now + 3, &acquiring(&id("deploy-104"))),
-        Ok(AcquireStep::Done(Decided {
-            reply: AcquireReply::Superseded,
-            wake: vec![]
-        }))
-    );
-    // A second identical enqueue now coalesces into the surviving waiter.
+    let (main, main_waiters, main_superseded) = read(&db, "repo/main");
+    assert_eq!(main_waiters, vec![survivor.clone()]);
+    assert_eq!(main.waiters, 1);
+    assert_eq!(main_superseded, 3);
+    let late = step(
+        &db,
+        "repo/main",
+        now + 3,
+        Input::Acquire(acquiring(&id("deploy-104"))),
+    )
+    .expect("acquire");
+    assert_eq!(late.reply, Reply::Acquire(AcquireReply::Superseded));
+    assert!(woken(&late).is_empty());
+    // A second identical enqueue now asks whether the surviving waiter lives.
     let twin = EnqueueRequest {
         id: id("deploy-201"),
         ..request
     };
     assert_eq!(
-        enqueue(&mut main, now + 4, &twin),
-        Ok(EnqueueStep::CheckCandidate(survivor))
+        step(&db, "repo/main", now + 4, Input::Enqueue(twin.clone()))
+            .expect("enqueue")
+            .reply,
+        Reply::EnqueueChecking {
+            request: twin,
+            candidate: survivor
+        }
     );
     assert_eq!(
-        release(&mut main, now + 5, &id("deploy-101")).reply,
-        Some(id("deploy-200"))
+        step(&db, "repo/main", now + 5, Input::Release(id("deploy-101")))
+            .expect("release")
+            .reply,
+        Reply::Release(Some(id("deploy-200")))
     );
-    assert_invariants_deep(&SqlKeyStore::new(&db, "repo/main"));
+    assert_rows(&db, "repo/main");
 
     // A dead v1 holder loses the key to its first waiter, who is the caller.
-    let mut release_key = SqlKeyStore::new(&db, "it's/release");
-    let step = acquire(&mut release_key, now, &acquiring(&id("rel_8")));
-    let Ok(AcquireStep::Check {
+    let asked = step(
+        &db,
+        "it's/release",
+        now,
+        Input::Acquire(acquiring(&id("rel_8"))),
+    )
+    .expect("acquire");
+    let Reply::AcquireChecking {
         holder: checked, ..
-    }) = step
+    } = asked.reply
     else {
-        panic!("expected a holder check, got {step:?}");
+        panic!("expected a holder check, got {:?}", asked.reply);
     };
     assert_eq!(checked.id, id("rel_7"));
     assert_eq!(checked.state, HolderState::Holding);
-    let mut release_key = SqlKeyStore::new(&db, "it's/release");
+    let answered = step(
+        &db,
+        "it's/release",
+        now,
+        Input::AcquireChecked {
+            request: acquiring(&id("rel_8")),
+            holder: checked,
+            liveness: Liveness::Dead,
+        },
+    )
+    .expect("a second phase");
     assert_eq!(
-        acquire_after_check(
-            &mut release_key,
-            now,
-            GRACE_MS,
-            &acquiring(&id("rel_8")),
-            &checked,
-            Liveness::Dead
-        ),
-        Decided {
-            reply: AcquireReply::Granted { fence: 1 },
-            wake: vec![],
-        }
+        answered.reply,
+        Reply::Acquire(AcquireReply::Granted { fence: 1 })
     );
-    let release_key = SqlKeyStore::new(&db, "it's/release");
+    assert!(woken(&answered).is_empty());
+    let (release_key, release_waiters, _) = read(&db, "it's/release");
     assert_eq!(
-        release_key.waiters(),
+        release_waiters,
         vec![
             waiter("rel_9", 1_700_000_302_000),
             waiter("rel_10", 1_700_000_303_000),
         ]
     );
-    assert_eq!(release_key.waiter_count(), 2);
+    assert_eq!(release_key.waiters, 2);
 
     // A key with waiters but no v1 key row: the first waiter is handed the key.
-    let mut orphan = SqlKeyStore::new(&db, "orphan");
-    assert!(matches!(
-        acquire(&mut orphan, now, &acquiring(&id("job-c"))),
-        Ok(AcquireStep::Check { holder, wake }) if holder.id == id("job-a") && wake.len() == 1
-    ));
-    let orphan = SqlKeyStore::new(&db, "orphan");
-    assert_eq!(orphan.holder().map(|h| h.state), Some(HolderState::Handed));
-    assert_eq!(orphan.waiter_count(), 2);
+    let orphaned =
+        step(&db, "orphan", now, Input::Acquire(acquiring(&id("job-c")))).expect("acquire");
+    assert!(
+        matches!(&orphaned.reply, Reply::AcquireChecking { holder, .. } if holder.id == id("job-a")),
+        "{:?}",
+        orphaned.reply
+    );
+    assert_eq!(woken(&orphaned).len(), 1);
+    let (orphan, orphan_waiters, _) = read(&db, "orphan");
+    assert_eq!(orphan.holders[0].state, HolderState::Handed);
+    assert_eq!(orphan.waiters, 2);
     assert_eq!(
-        orphan
-            .waiters()
+        orphan_waiters
             .iter()
             .map(|w| w.id.clone())
             .collect::<Vec<_>>(),
@@ -934,7 +553,6 @@ fn decisions_work_on_an_upgraded_v1_database() {
     );
 
     // The idle key is simply granted, and takes a limit.
-    let mut idle = SqlKeyStore::new(&db, "idle");
     let three = AcquireRequest {
         id: id("solo"),
         options: Options {
@@ -943,24 +561,21 @@ fn decisions_work_on_an_upgraded_v1_database() {
             grant: false,
         },
     };
+    let solo = step(&db, "idle", now, Input::Acquire(three)).expect("acquire");
     assert_eq!(
-        acquire(&mut idle, now, &three),
-        Ok(AcquireStep::Done(Decided {
-            reply: AcquireReply::Granted { fence: 1 },
-            wake: vec![]
-        }))
+        solo.reply,
+        Reply::Acquire(AcquireReply::Granted { fence: 1 })
     );
-    let mut idle = SqlKeyStore::new(&db, "idle");
-    assert_eq!(idle.limit(), 3);
+    assert!(woken(&solo).is_empty());
+    assert_eq!(read(&db, "idle").0.limit, 3);
+    let duo = step(&db, "idle", now, Input::Acquire(acquiring(&id("duo")))).expect("acquire");
     assert_eq!(
-        acquire(&mut idle, now, &acquiring(&id("duo"))),
-        Ok(AcquireStep::Done(Decided {
-            reply: AcquireReply::Granted { fence: 2 },
-            wake: vec![]
-        }))
+        duo.reply,
+        Reply::Acquire(AcquireReply::Granted { fence: 2 })
     );
+    assert!(woken(&duo).is_empty());
     for key in ["repo/main", "it's/release", "orphan", "idle"] {
-        assert_invariants_deep(&SqlKeyStore::new(&db, key));
+        assert_rows(&db, key);
     }
 }
 
@@ -1008,10 +623,10 @@ fn migrate_refuses_a_newer_database() {
 // 4. Cost: statement counts, VM steps and query plans.
 // ---------------------------------------------------------------------------
 
-/// What one operation cost: the store's own count, and what SQLite ran.
+/// What one decision cost: its own count, and what SQLite ran.
 #[derive(Debug)]
 struct Cost {
-    /// `SqlKeyStore::work()`: (reads, writes).
+    /// `Counted::work()`: (reads, writes).
     work: (u32, u32),
     ran: Vec<Ran>,
 }
@@ -1022,24 +637,46 @@ impl Cost {
     }
 }
 
-/// Runs `f` on a fresh store for `key`, so `work()` counts only `f`.
-fn measure<R>(db: &Db, key: &str, f: impl FnOnce(&mut SqlKeyStore<'_, Db>) -> R) -> (R, Cost) {
-    let mut store = SqlKeyStore::new(db, key);
-    let (result, ran) = db.record(|| f(&mut store));
+/// Runs `f` with a fresh statement count, so `work` counts only `f`.
+fn measure<R>(db: &Db, f: impl FnOnce(&Counted<'_, Db>) -> R) -> (R, Cost) {
+    let sql = Counted::new(db);
+    let (result, ran) = db.record(|| f(&sql));
     (
         result,
         Cost {
-            work: store.work(),
+            work: sql.work(),
             ran,
         },
     )
 }
 
-/// A key held by `holder`, with `n` waiters `w0..` (input hashes cycling over 7 values).
+/// One decision on `key` (with `summary`, or its summary read afresh),
+/// measured; the reply and effects as text, to compare paths.
+fn decided(
+    db: &Db,
+    key: &str,
+    summary: Option<Summary>,
+    now_ms: u64,
+    input: Input,
+) -> (String, Cost) {
+    measure(db, |sql| {
+        let view = load(sql, key, summary, &input);
+        match decide(&view, &settings(), now_ms, input) {
+            Ok(t) => {
+                write(sql, key, &t.writes);
+                coordinator::assert_view(&t.state);
+                format!("{:?} {:?}", t.reply, t.effects)
+            }
+            Err(e) => format!("{e:?}"),
+        }
+    })
+}
+
+/// A key held by `holder`, with `n` waiters `w0..` (input hashes cycling
+/// over 7 values), written in one batch of writes.
 fn fill(db: &Db, key: &str, n: usize) {
     db.conn.execute_batch("BEGIN").expect("begin");
-    let mut store = SqlKeyStore::new(db, key);
-    store.add_holder(&Holder {
+    let mut writes = vec![Write::AddHolder(Holder {
         id: id("holder"),
         since_ms: 1,
         state: HolderState::Holding,
@@ -1047,25 +684,21 @@ fn fill(db: &Db, key: &str, n: usize) {
         enqueued_ms: None,
         turn: Turn::Shared,
         fence: 1,
-    });
+    })];
     for i in 0..n {
-        store.push_waiter(&Waiter {
+        writes.push(Write::PushWaiter(Waiter {
             id: id(&format!("w{i}")),
             since_ms: 10 + i as u64,
             input_hash: Some(hash(&format!("h{}", i % 7))),
             workflow: Some(workflow("WF")),
             enqueued_ms: Some(10 + i as u64),
             turn: Turn::Own(i as u64 + 1),
-        });
+        }));
     }
+    write(&Counted::new(db), key, &writes);
     db.conn.execute_batch("COMMIT").expect("commit");
-    assert_eq!(store.waiter_count() as usize, n);
+    assert_eq!(read(db, key).0.waiters as usize, n);
 }
-
-/// The operations whose cost must not depend on the queue's length, applied
-/// to a key filled by [`fill`]. Each returns its reply, to check that the short
-/// and long queues took the same path.
-type Scenario = (&'static str, fn(&mut SqlKeyStore<'_, Db>) -> String);
 
 fn plain(who: &str, supersedes: bool, input: Option<&str>) -> EnqueueRequest {
     EnqueueRequest {
@@ -1087,148 +720,124 @@ fn candidate(who: &str, seq: u64, input: &str) -> Waiter {
     }
 }
 
+/// The key's first holder, as a status check would have been asked about.
+fn first_holder(db: &Db, key: &str) -> Holder {
+    read(db, key).0.holders[0].clone()
+}
+
+/// An input built for the key it runs on (some name the key's holder).
+type Scenario = (&'static str, u64, fn(&Db, &str) -> Input);
+
+/// The decisions whose cost must not depend on the queue's length, made in
+/// order on a key filled by [`fill`].
 fn flat_scenarios() -> Vec<Scenario> {
     const T: u64 = 1_000_000;
     vec![
-        ("enqueue (plain, new)", |s| {
-            format!("{:?}", enqueue(s, T, &plain("late", false, None)))
+        ("enqueue (plain, new)", T, |_, _| {
+            Input::Enqueue(plain("late", false, None))
         }),
-        ("enqueue (plain, with hash)", |s| {
-            format!(
-                "{:?}",
-                enqueue(s, T, &plain("late-hashed", false, Some("h3")))
-            )
+        ("enqueue (plain, with hash)", T, |_, _| {
+            Input::Enqueue(plain("late-hashed", false, Some("h3")))
         }),
-        ("enqueue (already waiting)", |s| {
-            format!("{:?}", enqueue(s, T, &plain("w5", false, None)))
+        ("enqueue (already waiting)", T, |_, _| {
+            Input::Enqueue(plain("w5", false, None))
         }),
-        ("enqueue (supersedes, coalesce check)", |s| {
-            format!("{:?}", enqueue(s, T, &plain("twin", true, Some("h3"))))
+        ("enqueue (supersedes, coalesce check)", T, |_, _| {
+            Input::Enqueue(plain("twin", true, Some("h3")))
         }),
-        ("enqueue_after_check (alive: coalesce)", |s| {
-            format!(
-                "{:?}",
-                enqueue_after_check(
-                    s,
-                    T,
-                    &plain("twin", true, Some("h3")),
-                    &candidate("w3", 3, "h3"),
-                    Liveness::Alive
-                )
-            )
+        ("enqueue checked (alive: coalesce)", T, |_, _| {
+            Input::EnqueueChecked {
+                request: plain("twin", true, Some("h3")),
+                candidate: candidate("w3", 3, "h3"),
+                liveness: Liveness::Alive,
+            }
         }),
-        ("enqueue (raises the limit, names a workflow)", |s| {
-            let r = EnqueueRequest {
+        ("enqueue (raises the limit, names a workflow)", T, |_, _| {
+            Input::Enqueue(EnqueueRequest {
                 options: Options {
                     workflow: Some(workflow("OTHER")),
                     limit: Some(2),
                     grant: false,
                 },
                 ..plain("w8", false, None)
-            };
-            format!("{:?}", enqueue(s, T, &r))
-        }),
-        ("acquire (new caller, held key)", |s| {
-            format!("{:?}", acquire(s, T, &acquiring(&id("newcomer"))))
-        }),
-        ("acquire (waiting caller)", |s| {
-            format!("{:?}", acquire(s, T, &acquiring(&id("w7"))))
-        }),
-        ("acquire_after_check (alive holder)", |s| {
-            format!("{:?}", {
-                let checked = s.holder().expect("the key is held");
-                acquire_after_check(
-                    s,
-                    T,
-                    GRACE_MS,
-                    &acquiring(&id("w7")),
-                    &checked,
-                    Liveness::Alive,
-                )
             })
         }),
-        ("release (a waiter leaves)", |s| {
-            format!("{:?}", release(s, T, &id("w6")))
+        ("acquire (new caller, held key)", T, |_, _| {
+            Input::Acquire(acquiring(&id("newcomer")))
         }),
-        ("release (stranger)", |s| {
-            format!("{:?}", release(s, T, &id("stranger")))
+        ("acquire (waiting caller)", T, |_, _| {
+            Input::Acquire(acquiring(&id("w7")))
         }),
-        ("tick", |s| format!("{:?}", tick(s))),
-        ("release (holder hands on)", |s| {
-            format!("{:?}", release(s, T, &id("holder")))
+        ("acquire checked (alive holder)", T, |db, key| {
+            Input::AcquireChecked {
+                request: acquiring(&id("w7")),
+                holder: first_holder(db, key),
+                liveness: Liveness::Alive,
+            }
         }),
-        ("acquire (handed holder confirms)", |s| {
-            format!("{:?}", acquire(s, T + 1, &acquiring(&id("w0"))))
+        ("release (a waiter leaves)", T, |_, _| {
+            Input::Release(id("w6"))
         }),
-        ("woken_after_check (dead: hands on)", |s| {
-            format!("{:?}", {
-                let checked = s.holder().expect("the key is held");
-                woken_after_check(s, T + 2, GRACE_MS, &checked, Liveness::Dead)
-            })
+        ("release (stranger)", T, |_, _| {
+            Input::Release(id("stranger"))
         }),
-        ("tick_after_check (handed, alive)", |s| {
-            format!("{:?}", {
-                let checked = s.holder().expect("the key is held");
-                tick_after_check(s, T + 3, GRACE_MS, &[(checked, Liveness::Alive)])
-            })
+        ("tick", T, |_, _| Input::Tick),
+        ("release (holder hands on)", T, |_, _| {
+            Input::Release(id("holder"))
         }),
-        ("acquire_after_check (dead holder)", |s| {
-            format!("{:?}", {
-                let checked = s.holder().expect("the key is held");
-                acquire_after_check(
-                    s,
-                    T + 4,
-                    GRACE_MS,
-                    &acquiring(&id("newcomer")),
-                    &checked,
-                    Liveness::Dead,
-                )
-            })
+        ("acquire (handed holder confirms)", T + 1, |_, _| {
+            Input::Acquire(acquiring(&id("w0")))
+        }),
+        ("woken (dead: hands on)", T + 2, |db, key| Input::Woken {
+            holder: first_holder(db, key),
+            accepted: false,
+            liveness: Liveness::Dead,
+        }),
+        ("tick checked (handed, alive)", T + 3, |db, key| {
+            Input::TickChecked {
+                holder: first_holder(db, key),
+                liveness: Liveness::Alive,
+            }
+        }),
+        ("acquire checked (dead holder)", T + 4, |db, key| {
+            Input::AcquireChecked {
+                request: acquiring(&id("newcomer")),
+                holder: first_holder(db, key),
+                liveness: Liveness::Dead,
+            }
         }),
         (
             "acquire (raises the limit: slots to the waiters ahead)",
-            |s| {
-                let r = AcquireRequest {
+            T + 5,
+            |_, _| {
+                Input::Acquire(AcquireRequest {
                     id: id("newcomer"),
                     options: Options {
                         workflow: None,
                         limit: Some(4),
                         grant: false,
                     },
-                };
-                format!("{:?}", acquire(s, T + 5, &r))
+                })
             },
         ),
     ]
 }
 
-/// An uncontended pair reads the caller's place (with the key's counts) once
-/// per call and writes one holder row per call: at most 3 reads and 2
-/// writes (the budget), measured here as 2 and 2.
+/// P3/P5: an uncontended pair reads the caller's place (with the key's
+/// counts) once per call and writes one holder row per call: at most 3
+/// reads and 2 writes (the budget), measured here as 2 and 2 after
+/// a restart; with the summary the shell keeps, no read at all.
 #[test]
 fn an_uncontended_acquire_and_release_take_two_reads_and_two_writes() {
     let db = Db::migrated();
     fill(&db, "busy", 10_000);
-    let (acquired, acquire_cost) = measure(&db, "free", |s| {
-        let step = acquire(s, 1, &acquiring(&id("solo")));
-        assert!(!needs_holder_check(s));
-        assert_invariants(s);
-        step
-    });
-    assert_eq!(
-        acquired,
-        Ok(AcquireStep::Done(Decided {
-            reply: AcquireReply::Granted { fence: 1 },
-            wake: vec![]
-        }))
-    );
-    let (released, release_cost) = measure(&db, "free", |s| {
-        let decided = release(s, 2, &id("solo"));
-        assert!(!needs_holder_check(s));
-        assert_invariants(s);
-        decided
-    });
-    assert_eq!(released.reply, None);
+    let (acquired, acquire_cost) =
+        decided(&db, "free", None, 1, Input::Acquire(acquiring(&id("solo"))));
+    assert_eq!(acquired, "Acquire(Granted { fence: 1 }) []");
+    assert!(!coordinator::needs_check(&read(&db, "free").0));
+    let (released, release_cost) = decided(&db, "free", None, 2, Input::Release(id("solo")));
+    assert_eq!(released, "Release(None) []");
+    assert!(!coordinator::needs_check(&read(&db, "free").0));
     let (reads, writes) = (
         acquire_cost.work.0 + release_cost.work.0,
         acquire_cost.work.1 + release_cost.work.1,
@@ -1243,8 +852,22 @@ fn an_uncontended_acquire_and_release_take_two_reads_and_two_writes() {
             .map(|r| &r.sql)
             .collect::<Vec<_>>()
     );
+    // The shell's memory: the summary each decision left.
+    let summary = load_summary(&Counted::new(&db), "free");
+    let (_, acquire_cost) = decided(
+        &db,
+        "free",
+        Some(summary),
+        3,
+        Input::Acquire(acquiring(&id("solo"))),
+    );
+    let summary = load_summary(&Counted::new(&db), "free");
+    let (_, release_cost) = decided(&db, "free", Some(summary), 4, Input::Release(id("solo")));
+    assert_eq!((acquire_cost.work, release_cost.work), ((0, 1), (0, 1)));
 }
 
+/// P4: every decision runs the same statements, with the same SQLite work,
+/// behind 10,000 waiters as behind 10, and takes the same path.
 #[test]
 fn operation_cost_does_not_grow_with_the_queue() {
     let db = Db::migrated();
@@ -1255,9 +878,9 @@ fn operation_cost_does_not_grow_with_the_queue() {
     // ends its walk one VM step sooner, whatever its length).
     fill(&db, "zz-neighbour", 1);
     let mut report = Vec::new();
-    for (name, op) in flat_scenarios() {
-        let (short_reply, short) = measure(&db, "short", op);
-        let (long_reply, long) = measure(&db, "long", op);
+    for (name, now_ms, input) in flat_scenarios() {
+        let (short_reply, short) = decided(&db, "short", None, now_ms, input(&db, "short"));
+        let (long_reply, long) = decided(&db, "long", None, now_ms, input(&db, "long"));
         assert_eq!(short_reply, long_reply, "{name}: same path on both keys");
         assert_eq!(
             short.work, long.work,
@@ -1292,131 +915,186 @@ fn a_superseding_enqueue_runs_as_many_statements_on_any_queue() {
     fill(&db, "short", 10);
     fill(&db, "long", 10_000);
     let request = plain("w4", true, None);
-    let (short_reply, short) = measure(&db, "short", |s| enqueue(s, 5, &request));
-    let (long_reply, long) = measure(&db, "long", |s| enqueue(s, 5, &request));
-    assert_eq!(short.work, long.work);
-    let dropped = |r: Result<EnqueueStep, _>| match r {
-        Ok(EnqueueStep::Done(reply)) => reply.terminated.len(),
-        other => panic!("unexpected {other:?}"),
+    let dropped = |key: &str| {
+        measure(&db, |sql| {
+            let input = Input::Enqueue(request.clone());
+            let view = load(sql, key, None, &input);
+            let t = decide(&view, &settings(), 5, input).expect("enqueue");
+            write(sql, key, &t.writes);
+            match t.reply {
+                Reply::Enqueue(reply) => reply.terminated.len(),
+                other => panic!("unexpected {other:?}"),
+            }
+        })
     };
-    assert_eq!(dropped(short_reply), 9);
-    assert_eq!(dropped(long_reply), 9_999);
+    let ((short_dropped, short), (long_dropped, long)) = (dropped("short"), dropped("long"));
+    assert_eq!(short.work, long.work);
+    assert_eq!(short_dropped, 9);
+    assert_eq!(long_dropped, 9_999);
     for ran in long.ran.iter() {
         assert_eq!(ran.fullscan_steps, 0, "{:?} scanned a table", ran.sql);
     }
     for key in ["short", "long"] {
-        let store = SqlKeyStore::new(&db, key);
-        assert_eq!(store.waiter_count(), 1);
-        assert_eq!(store.waiters()[0].id, id("w4"));
-        assert_invariants_deep(&store);
+        let (summary, waiters, _) = read(&db, key);
+        assert_eq!(summary.waiters, 1);
+        assert_eq!(waiters[0].id, id("w4"));
+        assert_rows(&db, key);
     }
 }
 
-/// A statement the store ran, named by the method that ran it.
+/// A statement run, named by the call that ran it.
 struct Labelled {
-    method: &'static str,
-    /// Whether the method's work may follow what it touches (the waiters
-    /// superseded, the ids forgotten or counted, the queue listed): such a
-    /// statement may sort or walk, but must still find the key's rows through
-    /// an index.
+    call: &'static str,
+    /// Whether the call's work may follow what it touches (the waiters
+    /// superseded, the ids forgotten, the queue listed or counted): such a
+    /// statement may sort or walk, but must still find the key's rows
+    /// through an index.
     proportional: bool,
     ran: Ran,
 }
 
-/// A store method to run once: its name, whether it is proportional, the call.
-type Call = (&'static str, bool, fn(&mut SqlKeyStore<'_, Db>));
+/// A call to run once: its name, whether it is proportional, the call.
+type Call = (&'static str, bool, fn(&Counted<'_, Db>));
 
+/// A view loaded for `input` on key `k`, its summary read afresh.
+fn loads(sql: &Counted<'_, Db>, input: Input) {
+    _ = load(sql, "k", None, &input);
+}
+
+/// `writes` carried out on key `k`.
+fn writes(sql: &Counted<'_, Db>, writes: &[Write]) {
+    write(sql, "k", writes);
+}
+
+fn grant_acquire(who: &str) -> Input {
+    Input::Acquire(AcquireRequest {
+        id: id(who),
+        options: Options {
+            grant: true,
+            ..Options::default()
+        },
+    })
+}
+
+/// Each call runs its statements in order; a statement counts under the
+/// first call that ran it, so calls come in the order that names them.
 const CALLS: &[Call] = &[
-    ("member", false, |s| _ = s.member(&id("w3"))),
-    ("counts", false, |s| {
-        _ = SqlKeyStore::new(s_db(s), "k").limit()
+    ("summary", false, |sql| _ = load_summary(sql, "k")),
+    ("member", false, |sql| {
+        loads(sql, Input::Enqueue(plain("w3", false, None)))
     }),
-    // A fresh store: the summary (which lists the holders) is not loaded yet.
-    ("holders", false, |s| {
-        _ = SqlKeyStore::new(s_db(s), "k").holders()
+    ("front", false, |sql| {
+        loads(sql, Input::Release(id("holder")))
     }),
-    ("holders_to_check (waiters)", false, |s| {
-        _ = s.holders_to_check(3)
+    ("holders to check (waiters)", false, |sql| {
+        loads(sql, Input::Tick)
     }),
-    ("first_waiters", false, |s| _ = s.first_waiters(3)),
-    ("first_waiter_with_hash", false, |s| {
-        _ = s.first_waiter_with_hash(&hash("h2"))
+    ("position", true, |sql| loads(sql, grant_acquire("w8"))),
+    ("coalesce candidate", false, |sql| {
+        loads(sql, Input::Enqueue(plain("twin", true, Some("h2"))))
     }),
-    ("waiters", true, |s| _ = s.waiters()),
-    ("push_waiter", false, |s| {
-        s.push_waiter(&Waiter {
-            id: id("extra"),
-            since_ms: 5,
-            input_hash: Some(hash("h2")),
-            workflow: None,
-            enqueued_ms: Some(5),
-            turn: Turn::Shared,
-        })
+    ("supersede victims", true, |sql| {
+        loads(sql, Input::Enqueue(plain("twin", true, None)))
     }),
-    ("position", true, |s| _ = s.position(&id("w8"))),
-    ("next_turn", false, |s| _ = s.next_turn()),
-    ("set_waiter_workflow", false, |s| {
-        s.set_waiter_workflow(&id("w8"), Some(&workflow("WF_B")))
+    ("holders to check (handed only)", false, |sql| {
+        _ = load(sql, "lonely", None, &Input::Tick)
     }),
-    ("remove_waiter", false, |s| s.remove_waiter(&id("w9"))),
-    ("set_limit", false, |s| s.set_limit(2)),
-    ("add_holder", false, |s| {
-        s.add_holder(&Holder {
-            id: id("second"),
-            since_ms: 6,
+    ("set limit", false, |sql| writes(sql, &[Write::SetLimit(2)])),
+    ("draw turn", false, |sql| {
+        writes(sql, &[Write::DrawTurn(51)])
+    }),
+    ("add holder", false, |sql| {
+        writes(
+            sql,
+            &[Write::AddHolder(Holder {
+                id: id("second"),
+                since_ms: 6,
+                state: HolderState::Handed,
+                workflow: None,
+                enqueued_ms: None,
+                turn: Turn::Shared,
+                fence: 2,
+            })],
+        )
+    }),
+    ("confirm holder", false, |sql| {
+        writes(sql, &[Write::ConfirmHolder(id("second"))])
+    }),
+    ("set holder workflow", false, |sql| {
+        writes(
+            sql,
+            &[Write::SetHolderWorkflow(
+                id("second"),
+                Some(workflow("WF_B")),
+            )],
+        )
+    }),
+    ("mark checked", false, |sql| {
+        writes(sql, &[Write::MarkChecked(id("second"), 7)])
+    }),
+    ("remove holder", false, |sql| {
+        writes(sql, &[Write::RemoveHolder(id("second"))])
+    }),
+    ("push waiter", false, |sql| {
+        writes(
+            sql,
+            &[Write::PushWaiter(Waiter {
+                id: id("extra"),
+                since_ms: 5,
+                input_hash: Some(hash("h2")),
+                workflow: None,
+                enqueued_ms: Some(5),
+                turn: Turn::Shared,
+            })],
+        )
+    }),
+    ("set waiter workflow", false, |sql| {
+        writes(
+            sql,
+            &[Write::SetWaiterWorkflow(id("w8"), Some(workflow("WF_B")))],
+        )
+    }),
+    ("remove waiter", false, |sql| {
+        writes(sql, &[Write::RemoveWaiter(id("w9"))])
+    }),
+    ("supersede all except", true, |sql| {
+        writes(sql, &[Write::SupersedeAllExcept(id("w20"), 48)])
+    }),
+    ("forget superseded beyond", true, |sql| {
+        writes(sql, &[Write::ForgetSupersededBeyond(10)])
+    }),
+    ("inspect", true, |sql| _ = inspect(sql, "k")),
+    ("keys due", false, |sql| _ = keys_due(sql, 10)),
+];
+
+/// Every statement `coordinator::load`/`write` and their helpers run, each
+/// once, with the parameters of a real call.
+fn every_statement(db: &Db) -> Vec<Labelled> {
+    fill(db, "other", 50);
+    fill(db, "k", 50);
+    // A key whose only holder was handed the key and has not confirmed it.
+    write(
+        &Counted::new(db),
+        "lonely",
+        &[Write::AddHolder(Holder {
+            id: id("handed"),
+            since_ms: 1,
             state: HolderState::Handed,
             workflow: None,
             enqueued_ms: None,
             turn: Turn::Shared,
-            fence: 2,
-        })
-    }),
-    ("confirm_holder", false, |s| s.confirm_holder(&id("second"))),
-    ("set_holder_workflow", false, |s| {
-        s.set_holder_workflow(&id("second"), Some(&workflow("WF_B")))
-    }),
-    ("mark_checked", false, |s| s.mark_checked(&id("second"), 7)),
-    ("remove_holder", false, |s| s.remove_holder(&id("second"))),
-    ("supersede_waiters_except", true, |s| {
-        _ = s.supersede_waiters_except(&id("w20"))
-    }),
-    ("holders_to_check (handed only)", false, |s| {
-        _ = SqlKeyStore::new(s_db(s), "lonely").holders_to_check(3)
-    }),
-    ("superseded_count", true, |s| _ = s.superseded_count()),
-    ("forget_superseded_beyond", true, |s| {
-        s.forget_superseded_beyond(10)
-    }),
-];
-
-/// The database under a store, for a call that needs a store of its own.
-fn s_db<'a>(store: &SqlKeyStore<'a, Db>) -> &'a Db {
-    store.exec()
-}
-
-/// Every statement the store runs, each once, with the parameters of a real call.
-fn every_store_statement(db: &Db) -> Vec<Labelled> {
-    fill(db, "other", 50);
-    fill(db, "k", 50);
-    let mut store = SqlKeyStore::new(db, "k");
-    let mut runs: Vec<(&'static str, bool, Vec<Ran>)> = CALLS
-        .iter()
-        .map(|(method, proportional, call)| {
-            let ((), ran) = db.record(|| call(&mut store));
-            (*method, *proportional, ran)
-        })
-        .collect();
-    let ((), ran) = db.record(|| _ = SqlKeyStore::keys_needing_check(db, 10));
-    runs.push(("keys_needing_check", false, ran));
-
+            fence: 1,
+        })],
+    );
     let mut statements: Vec<Labelled> = Vec::new();
-    for (method, proportional, ran) in runs {
-        assert!(!ran.is_empty(), "{method} ran no statement");
-        for ran in ran {
+    for (call, proportional, run) in CALLS {
+        let ((), cost) = measure(db, run);
+        assert!(!cost.ran.is_empty(), "{call} ran no statement");
+        for ran in cost.ran {
             if !statements.iter().any(|l| l.ran.sql == ran.sql) {
                 statements.push(Labelled {
-                    method,
-                    proportional,
+                    call,
+                    proportional: *proportional,
                     ran,
                 });
             }
@@ -1428,10 +1106,13 @@ fn every_store_statement(db: &Db) -> Vec<Labelled> {
 #[test]
 fn every_statement_searches_by_key() {
     let db = Db::migrated();
-    let statements = every_store_statement(&db);
+    let statements = every_statement(&db);
 
-    // The test must see every statement in sql_store.rs: count the literals there.
-    let source = include_str!("../src/coordinator/sql_store.rs");
+    // The test must see every statement in sql.rs: count the literals there.
+    // Two even out: the holders-to-check literal runs as two statements
+    // (with and without its `handed` filter), and inspect lists the queue
+    // with the very statement that loads its front.
+    let source = include_str!("../src/coordinator/sql.rs");
     let in_source = ["\"SELECT ", "\"INSERT ", "\"DELETE ", "\"UPDATE "]
         .iter()
         .map(|start| source.matches(start).count())
@@ -1439,14 +1120,14 @@ fn every_statement_searches_by_key() {
     assert_eq!(
         statements.len(),
         in_source,
-        "statements exercised vs. SQL literals in sql_store.rs:\n{:#?}",
+        "statements exercised vs. SQL literals in sql.rs:\n{:#?}",
         statements.iter().map(|l| &l.ran.sql).collect::<Vec<_>>()
     );
 
     let mut failures = Vec::new();
     let mut report = Vec::new();
     for Labelled {
-        method,
+        call,
         proportional,
         ran,
     } in &statements
@@ -1461,13 +1142,9 @@ fn every_statement_searches_by_key() {
         while let Some(row) = rows.next().expect("explain runs") {
             plan.push(row.get::<_, String>(3).expect("detail column"));
         }
-        report.push(format!(
-            "{method}: {}\n    {}",
-            ran.sql,
-            plan.join("\n    ")
-        ));
+        report.push(format!("{call}: {}\n    {}", ran.sql, plan.join("\n    ")));
 
-        let whole_database = *method == "keys_needing_check";
+        let whole_database = *call == "keys due";
         for line in &plan {
             let names_table = [
                 "coordinator_waiters",
@@ -1479,12 +1156,12 @@ fn every_statement_searches_by_key() {
             .any(|t| line.contains(&format!(" {t} ")) || line.ends_with(&format!(" {t}")));
             if !names_table {
                 if line.contains("TEMP B-TREE") && !proportional {
-                    failures.push(format!("{method}: {:?} sorts: {line}", ran.sql));
+                    failures.push(format!("{call}: {:?} sorts: {line}", ran.sql));
                 }
                 continue;
             }
             if whole_database && line.starts_with("SCAN ") {
-                // keys_needing_check looks across keys, bounded by its LIMIT.
+                // keys_due looks across keys, bounded by its LIMIT.
                 continue;
             }
             let searches = line.starts_with("SEARCH ")
@@ -1495,7 +1172,7 @@ fn every_statement_searches_by_key() {
                 && line.contains("(key=?");
             if !searches {
                 failures.push(format!(
-                    "{method}: {:?} does not search by key: {line}",
+                    "{call}: {:?} does not search by key: {line}",
                     ran.sql
                 ));
             }
@@ -1504,7 +1181,7 @@ fn every_statement_searches_by_key() {
             whole_database
                 || ran.sql.starts_with("INSERT ")
                 || plan.iter().any(|l| l.starts_with("SEARCH ")),
-            "{method}: no plan for {:?}: {plan:?}",
+            "{call}: no plan for {:?}: {plan:?}",
             ran.sql
         );
     }
@@ -1523,55 +1200,73 @@ fn counting_and_forgetting_superseded_ids_is_flat_in_how_many_are_remembered() {
     for (key, n) in [("few", 10), ("many", 10_000)] {
         fill(&db, key, n);
         db.conn.execute_batch("BEGIN").expect("begin");
-        let mut store = SqlKeyStore::new(&db, key);
-        assert_eq!(store.supersede_waiters_except(&id("nobody")).len(), n);
+        write(
+            &Counted::new(&db),
+            key,
+            &[Write::SupersedeAllExcept(id("nobody"), n as u32)],
+        );
         db.conn.execute_batch("COMMIT").expect("commit");
-        assert_eq!(store.superseded_count() as usize, n);
+        assert_eq!(read(&db, key).2 as usize, n);
+        assert_eq!(read(&db, key).0.waiters, 0);
     }
+    // Forgetting and counting, as a superseding enqueue and `inspect` do.
     let cost = |key: &str| {
-        measure(&db, key, |s| {
-            s.forget_superseded_beyond(SUPERSEDED_REMEMBERED_MAX);
-            s.superseded_count()
+        measure(&db, |sql| {
+            write(
+                sql,
+                key,
+                &[Write::ForgetSupersededBeyond(SUPERSEDED_REMEMBERED_MAX)],
+            );
+            inspect(sql, key).2
         })
     };
     let ((few_count, few), (many_count, many)) = (cost("few"), cost("many"));
     assert_eq!((few_count, many_count), (10, 10_000));
-    for (f, m) in few.ran.iter().zip(&many.ran) {
+    // The forget and the count (the last statement); the listing of the
+    // (now empty) queue between them is flat by its own test.
+    for (f, m) in [
+        (few.ran.first(), many.ran.first()),
+        (few.ran.last(), many.ran.last()),
+    ] {
+        let (f, m) = (f.expect("ran"), m.expect("ran"));
         assert_eq!(f.vm_steps, m.vm_steps, "VM steps of {:?}", f.sql);
     }
     // Forgetting keeps the newest, and the count follows.
-    measure(&db, "many", |s| s.forget_superseded_beyond(3));
-    let store = SqlKeyStore::new(&db, "many");
-    assert_eq!(store.superseded_count(), 3);
-    assert!(store.is_superseded(&id("w9999")) && !store.is_superseded(&id("w9996")));
+    write(
+        &Counted::new(&db),
+        "many",
+        &[Write::ForgetSupersededBeyond(3)],
+    );
+    assert_eq!(read(&db, "many").2, 3);
+    assert_eq!(member(&db, "many", &id("w9999")), Member::Superseded);
+    assert_eq!(member(&db, "many", &id("w9996")), Member::Stranger);
 }
 
-/// Fences (contract §1b) live in the database, not in the summary: a store
-/// opened afresh (as after a restart) continues from the highest fence
-/// granted, also once every holder row that carried one is gone.
+/// Fences (contract §1b) live in the database, not only in the summary: a
+/// decision on a summary read afresh (as after a restart) continues from
+/// the highest fence granted, also once every holder row that carried one
+/// is gone.
 #[test]
 fn fences_continue_from_the_database_after_every_holder_left() {
     let db = Db::migrated();
-    let granted = |who: &str, now: u64| {
-        let mut store = SqlKeyStore::new(&db, "k");
-        match acquire(&mut store, now, &acquiring(&id(who))) {
-            Ok(AcquireStep::Done(Decided {
-                reply: AcquireReply::Granted { fence },
-                ..
-            })) => fence,
+    let granted =
+        |who: &str, now: u64| match step(&db, "k", now, Input::Acquire(acquiring(&id(who))))
+            .expect("acquire")
+            .reply
+        {
+            Reply::Acquire(AcquireReply::Granted { fence }) => fence,
             other => panic!("{who}: {other:?}"),
-        }
-    };
+        };
     assert_eq!(granted("a", 1), 1);
     assert_eq!(
         granted("a", 2),
         1,
         "a holder's repeated acquire keeps its fence"
     );
-    release(&mut SqlKeyStore::new(&db, "k"), 3, &id("a"));
+    step(&db, "k", 3, Input::Release(id("a"))).expect("release");
     assert_eq!(granted("b", 4), 2);
-    release(&mut SqlKeyStore::new(&db, "k"), 5, &id("b"));
-    assert_eq!(SqlKeyStore::new(&db, "k").fence(), 2);
-    assert_eq!(SqlKeyStore::new(&db, "other").fence(), 0);
+    step(&db, "k", 5, Input::Release(id("b"))).expect("release");
+    assert_eq!(read(&db, "k").0.fence, 2);
+    assert_eq!(read(&db, "other").0.fence, 0);
     assert_eq!(granted("a", 6), 3, "a new grant to an earlier holder");
 }

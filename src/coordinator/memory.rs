@@ -1,8 +1,11 @@
-//! An in-memory [`KeyStore`]: the simulation's storage, and the reference
-//! the SQL store is measured against.
+//! One key in memory: the simulation's storage, read as the targeted view
+//! of an input ([`MemoryKeyStore::load`]) and changed by a decision's
+//! writes ([`apply`]), as `super::sql` reads and writes the rows; and the
+//! reference the SQL tests measure those rows against.
 
-use super::state::{Holder, HolderState, KeyStore, Member, Waiter};
+use super::state::{Holder, HolderState, Member, Waiter};
 use crate::ident::{InputHash, InstanceId, WorkflowName};
+use crate::limits::{HOLDERS_PER_KEY_MAX, SUPERSEDED_REMEMBERED_MAX, WAITERS_PER_KEY_MAX};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 #[derive(Debug, Clone)]
@@ -57,8 +60,10 @@ impl MemoryKeyStore {
     }
 }
 
-impl KeyStore for MemoryKeyStore {
-    fn member(&self, id: &InstanceId) -> Member {
+/// The key read and changed row by row, as the SQL tables are.
+impl MemoryKeyStore {
+    /// `id`'s place at the key.
+    pub fn member(&self, id: &InstanceId) -> Member {
         if let Some(i) = self.holder_index(id) {
             return Member::Holder(self.holders[i].0.clone());
         }
@@ -71,39 +76,50 @@ impl KeyStore for MemoryKeyStore {
         Member::Stranger
     }
 
-    fn limit(&self) -> u32 {
+    /// How many may hold the key at once (1 until a call names a limit).
+    pub fn limit(&self) -> u32 {
         self.limit
     }
 
-    fn set_limit(&mut self, limit: u32) {
+    pub fn set_limit(&mut self, limit: u32) {
         self.limit = limit;
     }
 
-    fn fence(&self) -> u64 {
+    /// The highest fence the key has granted (0 before its first grant).
+    /// [`MemoryKeyStore::add_holder`] raises it to the new holder's fence; it
+    /// never decreases.
+    pub fn fence(&self) -> u64 {
         self.fence
     }
 
-    fn next_turn(&mut self) -> u64 {
+    /// Draws the key's next registration number for a `Turn::Own`: one
+    /// more than any drawn before, never reused.
+    pub fn next_turn(&mut self) -> u64 {
         self.turns += 1;
         self.turns
     }
 
-    fn holder_count(&self) -> u32 {
+    pub fn holder_count(&self) -> u32 {
         self.holders.len() as u32
     }
 
-    fn handed_count(&self) -> u32 {
+    /// Holders handed a slot that have not yet confirmed it.
+    pub fn handed_count(&self) -> u32 {
         self.holders
             .iter()
             .filter(|(h, _)| h.state == HolderState::Handed)
             .count() as u32
     }
 
-    fn holders(&self) -> Vec<Holder> {
+    /// Every holder, in the order they got the key.
+    pub fn holders(&self) -> Vec<Holder> {
         self.holders.iter().map(|(h, _)| h.clone()).collect()
     }
 
-    fn holders_to_check(&self, n: u32) -> Vec<Holder> {
+    /// Up to `n` holders due a liveness check, least recently checked first
+    /// (never checked first, then in the order they got the key): every
+    /// holder when someone waits, else only the `Handed` ones.
+    pub fn holders_to_check(&self, n: u32) -> Vec<Holder> {
         let everyone = !self.waiters.is_empty();
         let mut due: Vec<(Option<u64>, usize)> = self
             .holders
@@ -120,12 +136,15 @@ impl KeyStore for MemoryKeyStore {
             .collect()
     }
 
-    fn mark_checked(&mut self, id: &InstanceId, now_ms: u64) {
+    /// Records that `id` was just checked, for [`MemoryKeyStore::holders_to_check`]'s order.
+    pub fn mark_checked(&mut self, id: &InstanceId, now_ms: u64) {
         let i = self.holder_index(id).expect("marks only a holder");
         self.holders[i].1 = Some(now_ms);
     }
 
-    fn add_holder(&mut self, holder: &Holder) {
+    /// Adds a holder behind the others and raises the key's fence to
+    /// `holder.fence`, which is above it. The id is neither holding nor waiting.
+    pub fn add_holder(&mut self, holder: &Holder) {
         assert!(
             self.holder_index(&holder.id).is_none() && !self.waiter_seq.contains_key(&holder.id),
             "{} already holds or waits",
@@ -140,41 +159,48 @@ impl KeyStore for MemoryKeyStore {
         self.holders.push((holder.clone(), None));
     }
 
-    fn confirm_holder(&mut self, id: &InstanceId) {
+    /// `Handed` becomes `Holding`.
+    pub fn confirm_holder(&mut self, id: &InstanceId) {
         let i = self.holder_index(id).expect("confirms only a holder");
         self.holders[i].0.state = HolderState::Holding;
     }
 
-    fn set_holder_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
+    pub fn set_holder_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
         let i = self.holder_index(id).expect("updates only a holder");
         self.holders[i].0.workflow = workflow.cloned();
     }
 
-    fn remove_holder(&mut self, id: &InstanceId) {
+    pub fn remove_holder(&mut self, id: &InstanceId) {
         if let Some(i) = self.holder_index(id) {
             self.holders.remove(i);
         }
     }
 
-    fn waiter_count(&self) -> u32 {
+    pub fn waiter_count(&self) -> u32 {
         u32::try_from(self.waiters.len()).expect("waiters are bounded far below u32::MAX")
     }
 
-    fn first_waiters(&self, n: u32) -> Vec<Waiter> {
+    /// The `n` waiters that will be handed the key next, in order.
+    pub fn first_waiters(&self, n: u32) -> Vec<Waiter> {
         self.waiters.values().take(n as usize).cloned().collect()
     }
 
-    fn position(&self, id: &InstanceId) -> Option<u32> {
+    /// `id`'s place in the order the key is handed on (1 is next), if it
+    /// waits. Costs a count of the waiters ahead; only grant replies ask.
+    pub fn position(&self, id: &InstanceId) -> Option<u32> {
         let seq = *self.waiter_seq.get(id)?;
         Some(self.waiters.range(..=seq).count() as u32)
     }
 
-    fn first_waiter_with_hash(&self, hash: &InputHash) -> Option<Waiter> {
+    /// The earliest waiter registered with `hash`.
+    pub fn first_waiter_with_hash(&self, hash: &InputHash) -> Option<Waiter> {
         let seq = self.hash_seqs.get(hash)?.iter().next()?;
         Some(self.waiters[seq].clone())
     }
 
-    fn push_waiter(&mut self, waiter: &Waiter) {
+    /// Appends `waiter` behind every current waiter. The id is neither
+    /// waiting, holding nor superseded (superseded is final for an id).
+    pub fn push_waiter(&mut self, waiter: &Waiter) {
         assert!(
             !self.waiter_seq.contains_key(&waiter.id) && self.holder_index(&waiter.id).is_none(),
             "{} already waits or holds",
@@ -188,7 +214,7 @@ impl KeyStore for MemoryKeyStore {
         self.waiters.insert(seq, waiter.clone());
     }
 
-    fn set_waiter_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
+    pub fn set_waiter_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
         let seq = self.waiter_seq[id];
         self.waiters
             .get_mut(&seq)
@@ -196,7 +222,7 @@ impl KeyStore for MemoryKeyStore {
             .workflow = workflow.cloned();
     }
 
-    fn remove_waiter(&mut self, id: &InstanceId) {
+    pub fn remove_waiter(&mut self, id: &InstanceId) {
         let Some(seq) = self.waiter_seq.remove(id) else {
             return;
         };
@@ -210,7 +236,9 @@ impl KeyStore for MemoryKeyStore {
         }
     }
 
-    fn supersede_waiters_except(&mut self, keep: &InstanceId) -> Vec<Waiter> {
+    /// Removes every waiter but `keep`, records each as superseded, and
+    /// returns them in queue order.
+    pub fn supersede_waiters_except(&mut self, keep: &InstanceId) -> Vec<Waiter> {
         let dropped: Vec<Waiter> = self
             .waiters
             .values()
@@ -229,11 +257,12 @@ impl KeyStore for MemoryKeyStore {
         dropped
     }
 
-    fn superseded_count(&self) -> u32 {
+    pub fn superseded_count(&self) -> u32 {
         u32::try_from(self.superseded.len()).expect("superseded ids are bounded")
     }
 
-    fn forget_superseded_beyond(&mut self, keep: u32) {
+    /// Forgets the oldest superseded ids until at most `keep` remain.
+    pub fn forget_superseded_beyond(&mut self, keep: u32) {
         while self.superseded.len() > keep as usize {
             let (_, id) = self.superseded.pop_first().expect("non-empty");
             self.superseded_seq.remove(&id);
@@ -242,13 +271,12 @@ impl KeyStore for MemoryKeyStore {
 }
 
 // ---------------------------------------------------------------------------
-// The targeted view and the writes of `super::transition`, for the
-// simulation (work in progress: replaces the `KeyStore` impl above).
+// The targeted view and the writes of `super::transition`.
 
 use super::transition::{acquire_waits, front_needed, Input, Summary, View, Write};
 
 impl MemoryKeyStore {
-    /// The key's summary, as `sql_store::load_summary` reads it.
+    /// The key's summary, as `sql::load_summary` reads it.
     pub fn summary(&self) -> Summary {
         Summary {
             limit: self.limit,
@@ -261,7 +289,7 @@ impl MemoryKeyStore {
     }
 
     /// The view `input` decides on: the whole key could be handed over, but
-    /// the view holds only what `sql_store::load` would read, so a decision
+    /// the view holds only what `sql::load` would read, so a decision
     /// that strays beyond it fails here as it would in the object.
     pub fn load(&self, input: &Input) -> View {
         let summary = self.summary();
@@ -353,7 +381,7 @@ impl MemoryKeyStore {
 }
 
 /// Carries out a transition's writes on the in-memory key, in order, in
-/// one `match`, as `sql_store::write` does on the tables.
+/// one `match`, as `sql::write` does on the tables.
 pub fn apply(key: &mut MemoryKeyStore, writes: &[Write]) {
     for write in writes {
         match write {
@@ -380,5 +408,58 @@ pub fn apply(key: &mut MemoryKeyStore, writes: &[Write]) {
             }
             Write::ForgetSupersededBeyond(keep) => key.forget_superseded_beyond(*keep),
         }
+    }
+}
+
+/// Whether the key needs the holder-check alarm: someone waits behind the
+/// holders, or a holder has not yet confirmed a hand-over.
+pub fn needs_holder_check(key: &MemoryKeyStore) -> bool {
+    key.holder_count() > 0 && (key.waiter_count() > 0 || key.handed_count() > 0)
+}
+
+/// Every invariant that reading the whole key can check, for tests and the
+/// simulation: the counts in bounds, the holders agreeing with them, each
+/// holder holding (not waiting, not superseded), no id twice, no fence
+/// above the key's or granted twice, and the front of the queue neither
+/// holding nor superseded. Panics on violation.
+pub fn assert_invariants_deep(key: &MemoryKeyStore) {
+    let limit = key.limit();
+    assert!((1..=HOLDERS_PER_KEY_MAX).contains(&limit), "limit {limit}");
+    assert!(key.holder_count() <= HOLDERS_PER_KEY_MAX);
+    assert!(key.handed_count() <= key.holder_count());
+    assert!(key.waiter_count() <= WAITERS_PER_KEY_MAX);
+    let holders = key.holders();
+    let fence = key.fence();
+    for (n, holder) in holders.iter().enumerate() {
+        assert!(
+            holders[..n].iter().all(|h| h.id != holder.id),
+            "{} holds twice",
+            holder.id
+        );
+        assert_eq!(
+            key.member(&holder.id),
+            Member::Holder(holder.clone()),
+            "holder {} reads back differently",
+            holder.id
+        );
+        assert!(
+            holder.fence <= fence,
+            "{} holds fence {} above the key's {fence}",
+            holder.id,
+            holder.fence
+        );
+        assert!(
+            holder.fence == 0 || holders[..n].iter().all(|h| h.fence != holder.fence),
+            "fence {} granted twice",
+            holder.fence
+        );
+    }
+    assert!(key.superseded_count() <= SUPERSEDED_REMEMBERED_MAX);
+    if let Some(first) = key.first_waiters(1).pop() {
+        assert!(
+            matches!(key.member(&first.id), Member::Waiter(_)),
+            "waiter {} is not only waiting",
+            first.id
+        );
     }
 }

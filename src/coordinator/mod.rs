@@ -5,24 +5,26 @@
 //! means "not created yet" (the enqueue grace, [`Liveness::is_dead`]), who is
 //! superseded, when a dead holder is replaced and whom to wake. It does no
 //! I/O, reads no clock and draws no randomness. The Durable Object shell
-//! (`shell::coordinator_object`) loads nothing up front: it hands the core a
-//! [`KeyStore`] backed by the object's SQLite tables, so each decision touches
-//! only the rows it needs and its cost does not grow with the queue.
+//! (`shell::coordinator_object`) loads nothing up front: it reads the
+//! targeted [`View`] each input needs ([`load`]), from the key's [`Summary`]
+//! it keeps in memory plus the rows the input names, so each decision touches
+//! only the rows it needs and its cost does not grow with the queue; it
+//! carries out the decision's [`Write`]s with [`write()`].
 //!
 //! # The two-phase protocol
 //! A decision that needs to know whether some instance is dead cannot ask
 //! the Workflow binding while holding the object's gate (that call opens the
 //! gate anyway, and would let a second request act on a state the first one
-//! already read). So a decision either finishes, or returns a `Check*` step
-//! naming the instance to ask about. The shell asks outside the gate, then
-//! re-enters with the answer through the matching `*_after_check` function,
-//! which decides on the state *as it is then*: a dead holder loses the key
-//! only if it still holds it.
+//! already read). So a decision either finishes, or replies `*Checking`
+//! with a check effect naming the instance to ask about. The shell asks
+//! outside the gate, then re-enters with the answer as the matching
+//! `*Checked` [`Input`], decided on the state *as it is then*: a dead holder
+//! loses the key only if it still holds it.
 //!
 //! Handing the key on and waking the new holder are also split: the core
-//! writes the new holders and returns them (as handed) to be woken; the shell
-//! sends each the turn event and checks its status, and reports a dead one back
-//! through [`woken_after_check`], which hands the slot on again.
+//! writes the new holders and names them (as handed) in wake effects; the
+//! shell sends each the turn event and checks its status, and reports back
+//! with [`Input::Woken`], which hands a dead one's slot on again.
 //!
 //! # Grants (contract §1b)
 //! A registration made with `grant` is told its hand-off by the grant
@@ -40,15 +42,13 @@ mod decide;
 mod memory;
 pub mod schema;
 mod sql;
-mod sql_store;
 mod state;
 mod transition;
 mod turn;
 
 pub use decide::*;
-pub use memory::{apply, MemoryKeyStore};
-pub use sql::{inspect, keys_due, load, load_summary, write};
-pub use sql_store::{migrate, KeySummary, SqlKeyStore};
+pub use memory::{apply, assert_invariants_deep, needs_holder_check, MemoryKeyStore};
+pub use sql::{inspect, keys_due, load, load_summary, migrate, write};
 pub use state::*;
 pub use transition::{
     acquire_waits, assert_invariants as assert_view, decide, front_needed, needs_check, Input,

@@ -4,7 +4,7 @@
 //! older release is upgraded in place the first time a newer release touches
 //! it: [`MIGRATIONS`] lists every step from an empty database, and the
 //! version reached is recorded in `baton_schema`. Steps only add: a column an
-//! older row lacks takes its default on read (see `sql_store`).
+//! older row lacks takes its default on read (see `sql`).
 
 use crate::sql::Ladder;
 pub use crate::sql::CREATE_VERSION_TABLE;

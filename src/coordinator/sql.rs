@@ -1,20 +1,111 @@
 //! The Coordinator's rows as its one decision reads and writes them: the
 //! targeted [`View`] an input needs ([`load`]) and its [`Write`]s carried
-//! out in one `match` ([`write`]), over the same tables and statements as
-//! `sql_store.rs`, whose `SqlKeyStore` this replaces once the shell and the
-//! tests have moved (work in progress, issue 21).
+//! out in one `match` ([`write`]).
+//!
+//! Generic over [`SqlExec`], so the very same statements run in the Durable
+//! Object (its synchronous `storage.sql`) and natively under `rusqlite` in
+//! tests. Every query is bounded by an index and a `LIMIT`; no statement
+//! rewrites the queue, so each decision's cost is flat in its length. The
+//! object is the only writer of its database, so the shell keeps a key's
+//! [`Summary`] from one decision to the next: an uncontended acquire and
+//! release then read nothing at all, and each writes only its holder row.
+//!
+//! A failing statement means the schema and this code disagree, a broken
+//! invariant: it panics, and the object restarts from what was committed
+//! (with no summary: it is memory, reloaded by the next decision).
 
-use super::sql_store::{
-    holder_from_row, state_value, turn_value, waiter_from_row, workflow_value, HOLDER_COLUMNS,
-    HOLDER_COLUMNS_OF_H, HOLDER_WIDTH, WAITER_COLUMNS, WAITER_COLUMNS_OF_W, WAITER_WIDTH,
-};
+use super::schema;
+use super::state::Turn;
 use super::state::{Holder, HolderState, Liveness, Member, Waiter};
 use super::transition::{acquire_waits, front_needed, Input, Summary, View, Write};
-use crate::ident::InstanceId;
+use crate::ident::{InputHash, InstanceId, WorkflowName};
 use crate::limits::{HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, WAITERS_PER_KEY_MAX};
 use crate::sql::{
-    integer, millis_value, optional_millis, optional_millis_value, Counted, SqlExec, SqlValue,
+    integer, millis, millis_value, optional_millis, optional_millis_value, optional_text,
+    stored_id, text, Counted, SqlExec, SqlValue,
 };
+
+/// Brings a database to [`schema::LADDER`]'s current version; a no-op when it is there.
+pub fn migrate(exec: &impl SqlExec) {
+    schema::LADDER.migrate(exec);
+}
+
+/// The columns a waiter is read with, in [`waiter_from_row`]'s order.
+const WAITER_COLUMNS: &str = "id, since_ms, input_hash, workflow, enqueued_ms, turn";
+/// [`WAITER_COLUMNS`] of the table aliased `w`.
+const WAITER_COLUMNS_OF_W: &str =
+    "w.id, w.since_ms, w.input_hash, w.workflow, w.enqueued_ms, w.turn";
+/// How many columns [`waiter_from_row`] reads.
+const WAITER_WIDTH: usize = 6;
+/// The columns a holder is read with, in [`holder_from_row`]'s order.
+const HOLDER_COLUMNS: &str = "id, since_ms, state, workflow, enqueued_ms, turn, fence";
+/// [`HOLDER_COLUMNS`] of the table aliased `h`.
+const HOLDER_COLUMNS_OF_H: &str =
+    "h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms, h.turn, h.fence";
+/// How many columns [`holder_from_row`] reads.
+const HOLDER_WIDTH: usize = 7;
+
+fn state_from(value: &SqlValue) -> HolderState {
+    match text(value).as_str() {
+        "handed" => HolderState::Handed,
+        "holding" => HolderState::Holding,
+        other => panic!("stored holder state {other:?}"),
+    }
+}
+
+fn state_value(state: HolderState) -> SqlValue {
+    SqlValue::Text(
+        match state {
+            HolderState::Handed => "handed",
+            HolderState::Holding => "holding",
+        }
+        .into(),
+    )
+}
+
+fn workflow_from(value: &SqlValue) -> Option<WorkflowName> {
+    optional_text(value).map(|name| WorkflowName::new(name).expect("stored workflow name is valid"))
+}
+
+fn workflow_value(workflow: Option<&WorkflowName>) -> SqlValue {
+    workflow.map_or(SqlValue::Null, |w| SqlValue::Text(w.to_string()))
+}
+
+/// A turn column: NULL is [`Turn::Shared`] (every row from before v4).
+fn turn_from(value: &SqlValue) -> Turn {
+    optional_millis(value).map_or(Turn::Shared, Turn::Own)
+}
+
+fn turn_value(turn: Turn) -> SqlValue {
+    match turn {
+        Turn::Shared => SqlValue::Null,
+        Turn::Own(n) => millis_value(n),
+    }
+}
+
+fn holder_from_row(row: &[SqlValue]) -> Holder {
+    Holder {
+        id: stored_id(&row[0]),
+        since_ms: millis(&row[1]),
+        state: state_from(&row[2]),
+        workflow: workflow_from(&row[3]),
+        enqueued_ms: optional_millis(&row[4]),
+        turn: turn_from(&row[5]),
+        fence: millis(&row[6]),
+    }
+}
+
+fn waiter_from_row(row: &[SqlValue]) -> Waiter {
+    Waiter {
+        id: stored_id(&row[0]),
+        since_ms: millis(&row[1]),
+        input_hash: optional_text(&row[2])
+            .map(|h| InputHash::parse("stored inputHash", &h).expect("stored hash is valid")),
+        workflow: workflow_from(&row[3]),
+        enqueued_ms: optional_millis(&row[4]),
+        turn: turn_from(&row[5]),
+    }
+}
 
 /// The key's summary: one read (the key row, whether any superseded id is
 /// remembered, every holder).

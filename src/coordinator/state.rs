@@ -24,7 +24,7 @@ pub enum Turn {
     Shared,
     /// Registered with `grant`: sent the grant itself, on an event type of
     /// its own. `n` is the key's registration counter, drawn once per
-    /// registration ([`KeyStore::next_turn`]), so no two registrations of
+    /// registration (`Write::DrawTurn`), so no two registrations of
     /// the key share it; the shell adds the key's digest for the event type.
     Own(u64),
 }
@@ -78,70 +78,3 @@ pub enum Member {
 /// The shared Workflow vocabulary (`crate::workflow`), as the Coordinator
 /// has always named it.
 pub use crate::workflow::Liveness;
-
-/// One key's state, as decisions read and write it.
-///
-/// Every method's cost is bounded by the key's `limit` (at most
-/// [`HOLDERS_PER_KEY_MAX`](crate::limits::HOLDERS_PER_KEY_MAX)) or by its
-/// argument, never by the number of waiters, except
-/// [`KeyStore::supersede_waiters_except`], whose work is proportional to the
-/// waiters it removes. Writes made during one decision must be committed
-/// together.
-pub trait KeyStore {
-    /// `id`'s place at the key. The SQL store reads it together with the
-    /// key's counts (limit, holders, handed, waiters) in one statement, so a
-    /// decision that starts here reads nothing else on the uncontended path.
-    fn member(&self, id: &InstanceId) -> Member;
-
-    /// How many may hold the key at once (1 until a call names a limit).
-    fn limit(&self) -> u32;
-    fn set_limit(&mut self, limit: u32);
-
-    /// The highest fence the key has granted (0 before its first grant).
-    /// [`KeyStore::add_holder`] raises it to the new holder's fence; it
-    /// never decreases.
-    fn fence(&self) -> u64;
-    /// Draws the key's next registration number for a [`Turn::Own`]: one
-    /// more than any drawn before, never reused.
-    fn next_turn(&mut self) -> u64;
-
-    fn holder_count(&self) -> u32;
-    /// Holders handed a slot that have not yet confirmed it.
-    fn handed_count(&self) -> u32;
-    /// Every holder, in the order they got the key.
-    fn holders(&self) -> Vec<Holder>;
-    /// Up to `n` holders due a liveness check, least recently checked first
-    /// (never checked first, then in the order they got the key): every
-    /// holder when someone waits, else only the `Handed` ones.
-    fn holders_to_check(&self, n: u32) -> Vec<Holder>;
-    /// Records that `id` was just checked, for [`KeyStore::holders_to_check`]'s order.
-    fn mark_checked(&mut self, id: &InstanceId, now_ms: u64);
-    /// Adds a holder behind the others and raises the key's fence to
-    /// `holder.fence`, which is above it. The id is neither holding nor waiting.
-    fn add_holder(&mut self, holder: &Holder);
-    /// `Handed` becomes `Holding`.
-    fn confirm_holder(&mut self, id: &InstanceId);
-    fn set_holder_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>);
-    fn remove_holder(&mut self, id: &InstanceId);
-
-    fn waiter_count(&self) -> u32;
-    /// The `n` waiters that will be handed the key next, in order.
-    fn first_waiters(&self, n: u32) -> Vec<Waiter>;
-    /// `id`'s place in the order the key is handed on (1 is next), if it
-    /// waits. Costs a count of the waiters ahead; only grant replies ask.
-    fn position(&self, id: &InstanceId) -> Option<u32>;
-    /// The earliest waiter registered with `hash`.
-    fn first_waiter_with_hash(&self, hash: &InputHash) -> Option<Waiter>;
-    /// Appends `waiter` behind every current waiter. The id is neither
-    /// waiting, holding nor superseded (superseded is final for an id).
-    fn push_waiter(&mut self, waiter: &Waiter);
-    fn set_waiter_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>);
-    fn remove_waiter(&mut self, id: &InstanceId);
-    /// Removes every waiter but `keep`, records each as superseded, and
-    /// returns them in queue order.
-    fn supersede_waiters_except(&mut self, keep: &InstanceId) -> Vec<Waiter>;
-
-    fn superseded_count(&self) -> u32;
-    /// Forgets the oldest superseded ids until at most `keep` remain.
-    fn forget_superseded_beyond(&mut self, keep: u32);
-}

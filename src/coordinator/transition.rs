@@ -1,7 +1,4 @@
-//! The Coordinator's one decision, [`decide`], over a targeted [`View`]
-//! (work in progress: the shell still runs the `KeyStore` phases of
-//! `decide.rs`; this module is their replacement, see the notes on the
-//! `wt-coord-wip` branch).
+//! The Coordinator's one decision, [`decide`], over a targeted [`View`].
 //!
 //! `decide(view, now_ms, input)` reads only the view the shell loaded for
 //! that input (`super::sql::load`: the key's summary, which the shell keeps
@@ -14,8 +11,7 @@
 //!
 //! The rules are the ones `decide.rs` states (slots, grants and fences, the
 //! grace); the decision runs them on [`Key`], a scratch copy of the view
-//! that records each change as a [`Write`] as it makes it, so the order of
-//! the writes is the order of the old store calls.
+//! that records each change as a [`Write`] as it makes it.
 
 use super::state::{Holder, HolderState, Liveness, Member, Turn, Waiter};
 use super::{AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Options, Place};
@@ -803,7 +799,7 @@ fn fill_slots(key: &mut Key<'_>, now_ms: u64, wake: &mut Vec<Holder>) {
     }
 }
 
-/// As `decide.rs`'s `apply_check`: a dead holder exactly as checked (or a
+/// A holder check's answer: a dead holder exactly as checked (or a
 /// finished one with the same grant) loses its slot; a live one not yet
 /// told of a hand-over is woken again.
 fn apply_check(
@@ -832,7 +828,7 @@ fn apply_check(
 }
 
 /// How many waiters from the front `input` may hand slots to, given the
-/// summary: what `super::sql_store::load` reads as the view's `front`.
+/// summary: what `super::sql::load` reads as the view's `front`.
 pub fn front_needed(summary: &Summary, input: &Input) -> u32 {
     let limit = |options: &Options| options.limit.unwrap_or(summary.limit);
     let free =
