@@ -8,11 +8,10 @@
 
 use crate::coordinator::{self as core, Holder, Waiter};
 use crate::error::Number;
-use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
+use crate::ident::{newtype, Ident, InputHash, InstanceId, WorkflowName};
 use crate::limits::HOLDERS_PER_KEY_MAX;
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
-use std::borrow::Cow;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// `enqueue(key, supersedes, instanceId, inputHash?, options?)`.
@@ -100,32 +99,13 @@ impl HolderLimit {
     }
 }
 
-impl<'de> Deserialize<'de> for HolderLimit {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        HolderLimit::new(f64::deserialize(deserializer)?).map_err(de::Error::custom)
-    }
-}
-
-impl Serialize for HolderLimit {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u32(self.0)
-    }
-}
-
-impl JsonSchema for HolderLimit {
-    fn schema_name() -> Cow<'static, str> {
-        "HolderLimit".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "integer",
-            "description": "How many instances may hold the key at once.",
-            "minimum": 1,
-            "maximum": HOLDERS_PER_KEY_MAX,
-        })
-    }
-}
+newtype!(
+    integer HolderLimit,
+    "How many instances may hold the key at once.",
+    range: 1, HOLDERS_PER_KEY_MAX,
+    new: HolderLimit::new,
+    get: HolderLimit::get
+);
 
 impl fmt::Display for HolderLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

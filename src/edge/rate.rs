@@ -10,123 +10,63 @@
 //! (`limit`, `windowMs`, `permits`, `cooldownMs`) with the contract's range.
 
 use crate::error::BatonError;
-use crate::ident::Ident;
+use crate::ident::{newtype, Ident};
 use crate::limits::{
     RATE_COOLDOWN_MS_MAX, RATE_LIMIT_MAX, RATE_PERMITS_MAX, RATE_RULES_PER_CALL_MAX,
     RATE_RULE_ID_CHARS_MAX, RATE_WINDOW_MS_MAX,
 };
 use crate::rate_limit::{self as core, rules, RuleId};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use serde::{de, Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
-/// The reason of a core refusal, for a field type's own error.
-fn reason(error: BatonError) -> String {
-    match error {
-        BatonError::Invalid { reason, .. } | BatonError::LimitExceeded { reason, .. } => reason,
-        other => other.message(),
-    }
-}
+/// A bounded integer field: refused (naming the field) unless it is an
+/// integer in the contract's range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleLimit(pub u32);
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowMs(pub u64);
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Permits(pub u32);
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CooldownMs(pub u64);
 
-/// A bounded integer field: deserialized from any JS number, refused
-/// (naming the field) unless it is an integer in the contract's range.
-macro_rules! bounded {
-    ($t:ident, $inner:ty, $parse:path, $min:expr, $max:expr, $description:expr) => {
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct $t(pub $inner);
-
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $parse(f64::deserialize(deserializer)?)
-                    .map($t)
-                    .map_err(|e| de::Error::custom(reason(e)))
-            }
-        }
-
-        impl Serialize for $t {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_u64(u64::from(self.0))
-            }
-        }
-
-        impl JsonSchema for $t {
-            fn schema_name() -> Cow<'static, str> {
-                concat!("Rate", stringify!($t)).into()
-            }
-
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                json_schema!({
-                    "type": "integer",
-                    "description": $description,
-                    "minimum": $min,
-                    "maximum": $max,
-                })
-            }
-        }
-    };
-}
-
-bounded!(
-    RuleLimit,
-    u32,
-    rules::parse_limit,
-    1,
-    RATE_LIMIT_MAX,
-    "Most permits the rule grants in any window."
+newtype!(
+    integer RuleLimit as "RateRuleLimit",
+    "Most permits the rule grants in any window.",
+    range: 1, RATE_LIMIT_MAX,
+    new: |v| rules::parse_limit(v).map(RuleLimit).map_err(BatonError::reason),
+    get: |v: RuleLimit| v.0
 );
-bounded!(
-    WindowMs,
-    u64,
-    rules::parse_window_ms,
-    1,
-    RATE_WINDOW_MS_MAX,
-    "The rule's window, in milliseconds."
+newtype!(
+    integer WindowMs as "RateWindowMs",
+    "The rule's window, in milliseconds.",
+    range: 1, RATE_WINDOW_MS_MAX,
+    new: |v| rules::parse_window_ms(v).map(WindowMs).map_err(BatonError::reason),
+    get: |v: WindowMs| v.0
 );
-bounded!(
-    Permits,
-    u32,
-    rules::parse_permits,
-    1,
-    RATE_PERMITS_MAX,
-    "How many permits."
+newtype!(
+    integer Permits as "RatePermits",
+    "How many permits.",
+    range: 1, RATE_PERMITS_MAX,
+    new: |v| rules::parse_permits(v).map(Permits).map_err(BatonError::reason),
+    get: |v: Permits| v.0
 );
-bounded!(
-    CooldownMs,
-    u64,
-    rules::parse_cooldown_ms,
-    1,
-    RATE_COOLDOWN_MS_MAX,
-    "How long no permit is granted, in milliseconds from now."
+newtype!(
+    integer CooldownMs as "RateCooldownMs",
+    "How long no permit is granted, in milliseconds from now.",
+    range: 1, RATE_COOLDOWN_MS_MAX,
+    new: |v| rules::parse_cooldown_ms(v).map(CooldownMs).map_err(BatonError::reason),
+    get: |v: CooldownMs| v.0
 );
-
-impl<'de> Deserialize<'de> for RuleId {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        RuleId::parse("id", &String::deserialize(deserializer)?)
-            .map_err(|e| de::Error::custom(reason(e)))
-    }
-}
-
-impl Serialize for RuleId {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl JsonSchema for RuleId {
-    fn schema_name() -> Cow<'static, str> {
-        "RateRuleId".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "string",
-            "description": "A rule's name within its bucket: its grants are remembered under it.",
-            "minLength": 1,
-            "maxLength": RATE_RULE_ID_CHARS_MAX,
-        })
-    }
-}
+newtype!(
+    string RuleId as "RateRuleId",
+    "A rule's name within its bucket: its grants are remembered under it.",
+    chars: 1, RATE_RULE_ID_CHARS_MAX,
+    pattern: None,
+    new: |v: String| RuleId::parse("id", &v).map_err(BatonError::reason)
+);
 
 /// One window rule: at most `limit` permits in any `windowMs`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -154,7 +94,7 @@ impl<'de> Deserialize<'de> for Rules {
                 .collect(),
         )
         .map(Rules)
-        .map_err(|e| de::Error::custom(reason(e)))
+        .map_err(|e| de::Error::custom(e.reason()))
     }
 }
 
