@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// `enqueue(key, supersedes, instanceId, inputHash?, options?)`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(rename = "CoordinatorEnqueue")]
 pub struct Enqueue {
@@ -27,22 +27,25 @@ pub struct Enqueue {
     pub supersedes: bool,
     pub instance_id: InstanceId,
     /// With `supersedes`: coalesce into a live waiter with the same hash.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_hash: Option<InputHash>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<KeyOptions>,
 }
 
 /// `acquire(key, instanceId, options?)`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(rename = "CoordinatorAcquire")]
 pub struct Acquire {
     pub key: Ident,
     pub instance_id: InstanceId,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<KeyOptions>,
 }
 
 /// `release(key, instanceId)`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(rename = "CoordinatorRelease")]
 pub struct Release {
@@ -51,7 +54,7 @@ pub struct Release {
 }
 
 /// `inspect(key)`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(rename = "CoordinatorInspect")]
 pub struct Inspect {

@@ -98,6 +98,17 @@ impl<'de> Deserialize<'de> for Rules {
     }
 }
 
+/// As the caller wrote them: the list of `{ id, limit, windowMs }`.
+impl Serialize for Rules {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.rules().iter().map(|r| RateRule {
+            id: r.id.clone(),
+            limit: RuleLimit(r.limit),
+            window_ms: WindowMs(r.window_ms),
+        }))
+    }
+}
+
 impl JsonSchema for Rules {
     fn schema_name() -> Cow<'static, str> {
         "RateRules".into()
@@ -115,17 +126,18 @@ impl JsonSchema for Rules {
 }
 
 /// `acquire(bucket, { rules, permits? })`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RateAcquire {
     pub bucket: Ident,
     pub rules: Rules,
     /// How many permits to acquire (default 1): all or part are granted.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub permits: Option<Permits>,
 }
 
 /// `penalize(bucket, { cooldownMs })`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RatePenalize {
     pub bucket: Ident,
@@ -133,7 +145,7 @@ pub struct RatePenalize {
 }
 
 /// `refund(bucket, { permits })`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RateRefund {
     pub bucket: Ident,
@@ -141,7 +153,7 @@ pub struct RateRefund {
 }
 
 /// `inspect(bucket)`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RateInspect {
     pub bucket: Ident,
@@ -221,48 +233,6 @@ impl RateInspection {
                     next_free_at: r.next_free_at_ms,
                 })
                 .collect(),
-        }
-    }
-}
-
-impl super::RateCall {
-    pub fn bucket(&self) -> &Ident {
-        match self {
-            super::RateCall::Acquire(r) => &r.bucket,
-            super::RateCall::Penalize(r) => &r.bucket,
-            super::RateCall::Refund(r) => &r.bucket,
-            super::RateCall::Inspect(r) => &r.bucket,
-        }
-    }
-
-    /// The Durable Object method serving it, and its second positional
-    /// argument (the request without `bucket`), if it takes one.
-    pub fn positional(&self) -> (&'static str, Option<Value>) {
-        let rules = |rules: &Rules| -> Value {
-            rules
-                .0
-                .rules()
-                .iter()
-                .map(|r| serde_json::json!({ "id": r.id.as_str(), "limit": r.limit, "windowMs": r.window_ms }))
-                .collect()
-        };
-        match self {
-            super::RateCall::Acquire(r) => {
-                let mut options = serde_json::json!({ "rules": rules(&r.rules) });
-                if let Some(permits) = r.permits {
-                    options["permits"] = permits.0.into();
-                }
-                ("acquire", Some(options))
-            }
-            super::RateCall::Penalize(r) => (
-                "penalize",
-                Some(serde_json::json!({ "cooldownMs": r.cooldown_ms.0 })),
-            ),
-            super::RateCall::Refund(r) => (
-                "refund",
-                Some(serde_json::json!({ "permits": r.permits.0 })),
-            ),
-            super::RateCall::Inspect(_) => ("inspect", None),
         }
     }
 }
@@ -389,21 +359,6 @@ mod tests {
                 assert!(e.message().contains("cooldownMs"), "{e}");
             }
         }
-    }
-
-    #[test]
-    fn a_call_becomes_the_positional_arguments_it_was_decoded_from() {
-        let input = json!({
-            "bucket": "b",
-            "rules": [{ "id": "s", "limit": 5, "windowMs": 1000 }],
-            "permits": 3,
-        });
-        let call = crate::edge::RateCall::Acquire(decode_value(&input).unwrap());
-        let (method, options) = call.positional();
-        assert_eq!(method, "acquire");
-        assert_eq!(with_bucket(json!("b"), options).unwrap(), input);
-        let call = crate::edge::RateCall::Inspect(decode_value(&json!({ "bucket": "b" })).unwrap());
-        assert_eq!(call.positional(), ("inspect", None));
     }
 
     #[test]
