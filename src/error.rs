@@ -32,6 +32,15 @@ impl BatonError {
         }
     }
 
+    /// What the error says after its field: a field type's own refusal,
+    /// which the decoder names with the field it read.
+    pub fn reason(self) -> String {
+        match self {
+            BatonError::Invalid { reason, .. } | BatonError::LimitExceeded { reason, .. } => reason,
+            other => other.message(),
+        }
+    }
+
     /// The message carried by the JS `Error`; it always starts `BatonError:`.
     pub fn message(&self) -> String {
         match self {

@@ -10,10 +10,6 @@ use crate::error::BatonError;
 use crate::limits::{
     IDENT_BYTES_MAX, INPUT_HASH_CHARS_MAX, INSTANCE_ID_CHARS_MAX, WORKFLOW_NAME_CHARS_MAX,
 };
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
-use std::borrow::Cow;
-use std::fmt;
 
 /// A coordination key, serial-queue group or revision: non-empty, at most
 /// [`IDENT_BYTES_MAX`] UTF-8 bytes.
@@ -147,37 +143,59 @@ impl WorkflowName {
     }
 }
 
-/// A validated string type: shown, serialized and deserialized as its text,
-/// its `new` run on every value deserialized, and its schema a string with
-/// the type's bounds (the `pattern`, where there is one, is checked by
-/// `new` too: the schema only documents it).
-macro_rules! string_type {
-    ($t:ident, $description:expr, $min:expr, $max:expr, $pattern:expr) => {
-        impl fmt::Display for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
+/// Every validated value a request carries, its serde and schema written
+/// once: it deserializes by its own `new` (whose `Err` is the reason a
+/// refusal gives, after the field the decoder names), serializes as its
+/// value, and describes itself as a JSON schema with its bounds for the
+/// OpenAPI document and the TypeScript declarations.
+///
+/// - `string T, "description", chars: MIN, MAX, pattern: Option<&str>,
+///   new: fn(String) -> Result<T, impl Display>` (the `pattern` is checked
+///   by `new` too: the schema only documents it); `T::as_str` gives the
+///   text; `, display` adds `Display` as the text.
+/// - `integer T, "description", range: MIN, MAX,
+///   new: fn(f64) -> Result<T, impl Display>, get: fn(T) -> impl Into<u64>`:
+///   deserialized from any JS number.
+///
+/// `T as "Name"` names the schema, where the type's own name would be
+/// ambiguous among all concepts' types.
+macro_rules! newtype {
+    (@name $t:ident) => { stringify!($t) };
+    (@name $t:ident $name:literal) => { $name };
+    (@display $t:ident) => {
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+    (
+        string $t:ident $(as $name:literal)?, $description:expr,
+        chars: $min:expr, $max:expr, pattern: $pattern:expr,
+        new: $new:expr $(, $display:ident)?
+    ) => {
+        $($crate::ident::newtype!(@$display $t);)?
+
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
             }
         }
 
-        impl Serialize for $t {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(&self.0)
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                ($new)(<String as serde::Deserialize>::deserialize(deserializer)?)
+                    .map_err(serde::de::Error::custom)
             }
         }
 
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $t::new(String::deserialize(deserializer)?).map_err(de::Error::custom)
-            }
-        }
-
-        impl JsonSchema for $t {
-            fn schema_name() -> Cow<'static, str> {
-                stringify!($t).into()
+        impl schemars::JsonSchema for $t {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $crate::ident::newtype!(@name $t $($name)?).into()
             }
 
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                let mut schema = json_schema!({
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let mut schema = schemars::json_schema!({
                     "type": "string",
                     "description": $description,
                     "minLength": $min,
@@ -191,37 +209,74 @@ macro_rules! string_type {
             }
         }
     };
+    (
+        integer $t:ident $(as $name:literal)?, $description:expr,
+        range: $min:expr, $max:expr, new: $new:expr, get: $get:expr
+    ) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_u64(u64::from(($get)(*self)))
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                ($new)(<f64 as serde::Deserialize>::deserialize(deserializer)?)
+                    .map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl schemars::JsonSchema for $t {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $crate::ident::newtype!(@name $t $($name)?).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "type": "integer",
+                    "description": $description,
+                    "minimum": $min,
+                    "maximum": $max,
+                })
+            }
+        }
+    };
 }
+pub(crate) use newtype;
 
 // `maxLength` counts characters; an `Ident`'s bound is in UTF-8 bytes, which
 // the description says (the schema's bound is the loosest that holds).
-string_type!(
-    Ident,
+newtype!(
+    string Ident,
     "A key, group or revision: non-empty, at most 512 UTF-8 bytes.",
-    1,
-    IDENT_BYTES_MAX,
-    None
+    chars: 1, IDENT_BYTES_MAX,
+    pattern: None,
+    new: Ident::new,
+    display
 );
-string_type!(
-    InstanceId,
+newtype!(
+    string InstanceId,
     "A Workflow instance id: 1 to 100 letters, digits, '-' and '_', not starting with '-'.",
-    1,
-    INSTANCE_ID_CHARS_MAX,
-    Some("^[A-Za-z0-9_][A-Za-z0-9_-]*$")
+    chars: 1, INSTANCE_ID_CHARS_MAX,
+    pattern: Some("^[A-Za-z0-9_][A-Za-z0-9_-]*$"),
+    new: InstanceId::new,
+    display
 );
-string_type!(
-    WorkflowName,
+newtype!(
+    string WorkflowName,
     "The binding name of a Workflow of Baton's Worker, one of WORKFLOW_BINDINGS.",
-    1,
-    WORKFLOW_NAME_CHARS_MAX,
-    Some("^[A-Za-z_][A-Za-z0-9_]*$")
+    chars: 1, WORKFLOW_NAME_CHARS_MAX,
+    pattern: Some("^[A-Za-z_][A-Za-z0-9_]*$"),
+    new: WorkflowName::new,
+    display
 );
-string_type!(
-    InputHash,
+newtype!(
+    string InputHash,
     "A caller's digest of an instance's input: 1 to 128 characters.",
-    1,
-    INPUT_HASH_CHARS_MAX,
-    None
+    chars: 1, INPUT_HASH_CHARS_MAX,
+    pattern: None,
+    new: InputHash::new,
+    display
 );
 
 #[cfg(test)]

@@ -19,10 +19,14 @@
 //!   liveness and the grace rule.
 //! - [`transition`]: the one shape of every decision, and the effects on
 //!   Workflow instances it asks of the shell.
-//! - [`sql`]: the SQLite rows every Durable Object's store reads and writes,
-//!   its statement counts and schema ladders.
+//! - [`sql`]: what every Durable Object's SQLite store shares (each
+//!   concept's own rows are in its `sql.rs`): statement values, the
+//!   executor (the object's storage, or rusqlite natively), the statement
+//!   counts, the schema ladder and the column conversions.
 //! - [`edge`]: every request and reply type, the one decoder of caller input,
-//!   and the HTTP API's routes, auth and body rules (without HTTP).
+//!   the method table (one row per method, from which the routes, the
+//!   commands, the services and the schemas come), and the HTTP API's
+//!   routes, auth and body rules (without HTTP).
 
 pub mod coordinator;
 pub mod debounce;

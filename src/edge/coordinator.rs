@@ -8,15 +8,14 @@
 
 use crate::coordinator::{self as core, Holder, Waiter};
 use crate::error::Number;
-use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
+use crate::ident::{newtype, Ident, InputHash, InstanceId, WorkflowName};
 use crate::limits::HOLDERS_PER_KEY_MAX;
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
-use std::borrow::Cow;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// `enqueue(key, supersedes, instanceId, inputHash?, options?)`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(rename = "CoordinatorEnqueue")]
 pub struct Enqueue {
@@ -28,22 +27,25 @@ pub struct Enqueue {
     pub supersedes: bool,
     pub instance_id: InstanceId,
     /// With `supersedes`: coalesce into a live waiter with the same hash.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_hash: Option<InputHash>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<KeyOptions>,
 }
 
 /// `acquire(key, instanceId, options?)`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(rename = "CoordinatorAcquire")]
 pub struct Acquire {
     pub key: Ident,
     pub instance_id: InstanceId,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<KeyOptions>,
 }
 
 /// `release(key, instanceId)`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(rename = "CoordinatorRelease")]
 pub struct Release {
@@ -52,7 +54,7 @@ pub struct Release {
 }
 
 /// `inspect(key)`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(rename = "CoordinatorInspect")]
 pub struct Inspect {
@@ -100,32 +102,13 @@ impl HolderLimit {
     }
 }
 
-impl<'de> Deserialize<'de> for HolderLimit {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        HolderLimit::new(f64::deserialize(deserializer)?).map_err(de::Error::custom)
-    }
-}
-
-impl Serialize for HolderLimit {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u32(self.0)
-    }
-}
-
-impl JsonSchema for HolderLimit {
-    fn schema_name() -> Cow<'static, str> {
-        "HolderLimit".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "integer",
-            "description": "How many instances may hold the key at once.",
-            "minimum": 1,
-            "maximum": HOLDERS_PER_KEY_MAX,
-        })
-    }
-}
+newtype!(
+    integer HolderLimit,
+    "How many instances may hold the key at once.",
+    range: 1, HOLDERS_PER_KEY_MAX,
+    new: HolderLimit::new,
+    get: HolderLimit::get
+);
 
 impl fmt::Display for HolderLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -10,12 +10,11 @@ use crate::debounce::{
     self as core, check_id_prefix, DebounceCall, DebounceFields, PendingView, StartAtCall,
 };
 use crate::error::{BatonError, Number};
-use crate::ident::{Ident, InstanceId, WorkflowName};
+use crate::ident::{newtype, Ident, InstanceId, WorkflowName};
 use crate::limits::{DEBOUNCE_DELAY_MS_MAX, DEBOUNCE_DELAY_MS_MIN, DEBOUNCE_ID_PREFIX_CHARS_MAX};
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::borrow::Cow;
 
 /// `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? })`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -89,65 +88,32 @@ impl DelayMs {
     }
 }
 
-impl<'de> Deserialize<'de> for DelayMs {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        DelayMs::new(f64::deserialize(deserializer)?).map_err(de::Error::custom)
-    }
-}
-
-impl JsonSchema for DelayMs {
-    fn schema_name() -> Cow<'static, str> {
-        "DelayMs".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "integer",
-            "description": "Milliseconds, 1 to 604800000 (7 days).",
-            "minimum": DEBOUNCE_DELAY_MS_MIN,
-            "maximum": DEBOUNCE_DELAY_MS_MAX,
-        })
-    }
-}
+newtype!(
+    integer DelayMs,
+    "Milliseconds, 1 to 604800000 (7 days).",
+    range: DEBOUNCE_DELAY_MS_MIN, DEBOUNCE_DELAY_MS_MAX,
+    new: DelayMs::new,
+    get: DelayMs::get
+);
 
 /// `idPrefix`: 1 to 64 letters, digits, `-` and `_`, not starting with `-`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdPrefix(String);
 
-impl Serialize for IdPrefix {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
+impl IdPrefix {
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
-impl<'de> Deserialize<'de> for IdPrefix {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        // The core's rule, with its reason; the field is named by the decoder.
-        check_id_prefix(text)
-            .map(IdPrefix)
-            .map_err(|error| match error {
-                BatonError::Invalid { reason, .. } => de::Error::custom(reason),
-                other => de::Error::custom(other.message()),
-            })
-    }
-}
-
-impl JsonSchema for IdPrefix {
-    fn schema_name() -> Cow<'static, str> {
-        "IdPrefix".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "string",
-            "description": "The start of a debounce instance id; a unique suffix of at most 36 characters follows.",
-            "minLength": 1,
-            "maxLength": DEBOUNCE_ID_PREFIX_CHARS_MAX,
-            "pattern": "^[A-Za-z0-9_][A-Za-z0-9_-]*$",
-        })
-    }
-}
+// The core's rule, with its reason; the field is named by the decoder.
+newtype!(
+    string IdPrefix,
+    "The start of a debounce instance id; a unique suffix of at most 36 characters follows.",
+    chars: 1, DEBOUNCE_ID_PREFIX_CHARS_MAX,
+    pattern: Some("^[A-Za-z0-9_][A-Za-z0-9_-]*$"),
+    new: |text| check_id_prefix(text).map(IdPrefix).map_err(BatonError::reason)
+);
 
 /// `edge`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -345,12 +311,6 @@ impl From<PendingView> for PendingStart {
             fire_at: view.fire_at_ms,
             calls: view.calls,
         }
-    }
-}
-
-impl Serialize for DelayMs {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(self.0)
     }
 }
 

@@ -75,6 +75,21 @@ pub fn decode_http<T: DeserializeOwned>(
     )
 }
 
+/// Decodes an HTTP request whose path names no field: the JSON `body`
+/// alone, as [`decode_http`] reads it.
+pub fn decode_body<T: DeserializeOwned>(mut body: Map<String, Value>) -> Result<T, BatonError> {
+    body.retain(|_, value| !value.is_null());
+    let body = Value::Object(body);
+    finish(
+        "body",
+        T::deserialize(Node {
+            value: &body,
+            name: "body",
+            path: None,
+        }),
+    )
+}
+
 fn finish<T>(name: &'static str, result: Result<T, Refusal>) -> Result<T, BatonError> {
     result.map_err(|refusal| refusal.named(name))
 }

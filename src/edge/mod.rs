@@ -2,42 +2,53 @@
 //! as types, and the one function that turns caller input into them.
 //!
 //! What this module owns:
-//! - [`decode`] / [`decode_http`]: caller input (an RPC argument through
-//!   serde-wasm-bindgen, an HTTP body through serde_json) to a request type,
-//!   or a [`BatonError`](crate::error::BatonError) naming the field. Nothing
-//!   else in Baton parses input.
+//! - [`decode`] / [`decode_value`] / [`decode_http`]: caller input (an RPC
+//!   argument, which the shell first reads into JSON, or an HTTP body and
+//!   its path parameter) to a request type, or a
+//!   [`BatonError`](crate::error::BatonError) naming the field. Every
+//!   request is decoded by it; the shell only reads JS values into JSON
+//!   (`shell::js`) and builds positional calls' request objects, and the
+//!   Coordinator's `acquire` and `release` build their two identifiers with
+//!   the types' own `new` on their hot path.
 //! - One module per concept with its request types (`Deserialize`, unknown
 //!   fields refused, the contract's field names) and reply types
 //!   (`Serialize`, one shape per concept, the same for RPC and HTTP).
-//! - [`http`]: the HTTP API without HTTP: the route table, the token check,
+//! - [`methods`]: the method table, one row per method: its RPC name, its
+//!   request and reply types, the Durable Object's method and positional
+//!   arguments, its HTTP operation and route. The `*Call` enums, the API's
+//!   routes and commands, the shell's services and the list from which
+//!   [`schema`] generates the OpenAPI document's schemas and the TypeScript
+//!   declarations come from it (tests fail when they or js/worker.mjs
+//!   drift).
+//! - [`http`]: the HTTP API without HTTP: the router, the token check,
 //!   the body rules, and every refusal's status.
-//! - [`methods`]: the list of RPC methods with their request and reply
-//!   types, from which [`schema`] generates the OpenAPI document's schemas
-//!   and the TypeScript declarations (a test fails when they drift).
 //!
 //! What it does not do: decide anything (the cores do), or touch JS values
-//! (the shell converts at the boundary with serde-wasm-bindgen).
+//! (the shell converts at the boundary).
 //!
-//! # Adding a concept's methods
-//! 1. `edge/<concept>.rs`: one request struct per method (`Deserialize`,
+//! # Adding a method
+//! 1. `edge/<concept>.rs`: its request struct (`Serialize`, `Deserialize`,
 //!    `JsonSchema`, `#[serde(deny_unknown_fields, rename_all = "camelCase")]`,
-//!    fields in the contract's argument order, identifiers typed: a new
-//!    string identifier is one `string_type!` line in `crate::ident`, a
-//!    bounded number a newtype like [`coordinator::HolderLimit`]), and one
-//!    reply type per shape (`Serialize`, `JsonSchema`). `#[schemars(rename)]`
+//!    fields in the contract's argument order, identifiers and bounded
+//!    numbers typed: a new one is one `newtype!` in `crate::ident`'s style),
+//!    and its reply type (`Serialize`, `JsonSchema`). `#[schemars(rename)]`
 //!    a type whose name would be ambiguous among all concepts' types.
-//! 2. One line per method in [`methods::METHODS`]: its name on the default
-//!    entrypoint, its request and reply types, its HTTP operation.
-//! 3. HTTP: an [`http::Operation`] variant, its row in [`http::ROUTES`], and
-//!    its arm in [`http::Command::parse`].
-//! 4. The shell: the Rust method serving the request
-//!    (`shell::js::serve(input, |request: T| ...)`); for a Durable Object,
-//!    its positional method in `js/worker.mjs` builds the request object,
-//!    and the default entrypoint's method reaches it with
-//!    `shell::stub::call_object`.
+//! 2. Its row in [`methods`]' table. That gives the `*Call` variant, the
+//!    HTTP operation, route and parsing, the entry in `METHODS`, and for a
+//!    concept served by a Durable Object the default entrypoint's Rust
+//!    method and the stub call with the row's positional arguments.
+//! 3. The core's decision, and the object's method serving the request
+//!    (`driver::serve(key, options, ...)` for a `(key, options)` method).
+//! 4. js/worker.mjs: the default entrypoint's method and the Durable Object
+//!    class's positional method, each one line of delegation (a test names
+//!    the one missing).
 //! 5. `BATON_BLESS=1 cargo test --lib edge::schema` regenerates the OpenAPI
 //!    schemas (with a skeleton for a new route, whose prose is written by
 //!    hand) and `js/index.d.ts`'s wire types; review the diff.
+//!
+//! A new concept adds its group of rows (its `*Call` enum, the request
+//! field naming its object, how it is served) and its variant in the HTTP
+//! shell's `run`.
 
 mod decode;
 
@@ -50,7 +61,7 @@ pub mod runs;
 pub mod schema;
 pub mod serial;
 
-pub use decode::{decode, decode_http, decode_value};
+pub use decode::{decode, decode_body, decode_http, decode_value};
 
 use serde::Serialize;
 
@@ -63,73 +74,4 @@ pub enum TurnEvent<'a> {
     Group(&'a str),
 }
 
-/// A Coordinator request, whichever method it is for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CoordinatorCall {
-    Enqueue(coordinator::Enqueue),
-    Acquire(coordinator::Acquire),
-    Release(coordinator::Release),
-    Inspect(coordinator::Inspect),
-}
-
-/// A rate-limit request, whichever method it is for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RateCall {
-    Acquire(rate::RateAcquire),
-    Penalize(rate::RatePenalize),
-    Refund(rate::RateRefund),
-    Inspect(rate::RateInspect),
-}
-
-/// A serial-queue request, whichever method it is for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SerialCall {
-    Enqueue(serial::SerialEnqueue),
-    Claim(serial::GroupMember),
-    Heartbeat(serial::GroupMember),
-    Release(serial::GroupMember),
-    Inspect(serial::SerialInspect),
-}
-
-/// A Debouncer request, whichever method it is for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DebounceCall {
-    Debounce(debounce::Debounce),
-    StartAt(debounce::StartAt),
-    Flush(debounce::DebounceKey),
-    Cancel(debounce::DebounceKey),
-    Inspect(debounce::DebounceKey),
-}
-
-impl DebounceCall {
-    pub fn key(&self) -> &crate::ident::Ident {
-        match self {
-            DebounceCall::Debounce(r) => &r.key,
-            DebounceCall::StartAt(r) => &r.key,
-            DebounceCall::Flush(r) | DebounceCall::Cancel(r) | DebounceCall::Inspect(r) => &r.key,
-        }
-    }
-}
-
-/// An idempotent-runs request, whichever method it is for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunCall {
-    Claim(runs::RunClaim),
-    Complete(runs::RunComplete),
-    Await(runs::RunAwait),
-    Append(runs::RunAppend),
-    Events(runs::RunEvents),
-}
-
-impl RunCall {
-    /// The run key the request is for.
-    pub fn key(&self) -> &crate::ident::Ident {
-        match self {
-            RunCall::Claim(r) => &r.key,
-            RunCall::Complete(r) => &r.key,
-            RunCall::Await(r) => &r.key,
-            RunCall::Append(r) => &r.key,
-            RunCall::Events(r) => &r.key,
-        }
-    }
-}
+pub use methods::{CoordinatorCall, DebounceCall, RateCall, RunCall, SerialCall};

@@ -10,123 +10,63 @@
 //! (`limit`, `windowMs`, `permits`, `cooldownMs`) with the contract's range.
 
 use crate::error::BatonError;
-use crate::ident::Ident;
+use crate::ident::{newtype, Ident};
 use crate::limits::{
     RATE_COOLDOWN_MS_MAX, RATE_LIMIT_MAX, RATE_PERMITS_MAX, RATE_RULES_PER_CALL_MAX,
     RATE_RULE_ID_CHARS_MAX, RATE_WINDOW_MS_MAX,
 };
 use crate::rate_limit::{self as core, rules, RuleId};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use serde::{de, Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
-/// The reason of a core refusal, for a field type's own error.
-fn reason(error: BatonError) -> String {
-    match error {
-        BatonError::Invalid { reason, .. } | BatonError::LimitExceeded { reason, .. } => reason,
-        other => other.message(),
-    }
-}
+/// A bounded integer field: refused (naming the field) unless it is an
+/// integer in the contract's range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleLimit(pub u32);
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowMs(pub u64);
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Permits(pub u32);
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CooldownMs(pub u64);
 
-/// A bounded integer field: deserialized from any JS number, refused
-/// (naming the field) unless it is an integer in the contract's range.
-macro_rules! bounded {
-    ($t:ident, $inner:ty, $parse:path, $min:expr, $max:expr, $description:expr) => {
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct $t(pub $inner);
-
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $parse(f64::deserialize(deserializer)?)
-                    .map($t)
-                    .map_err(|e| de::Error::custom(reason(e)))
-            }
-        }
-
-        impl Serialize for $t {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_u64(u64::from(self.0))
-            }
-        }
-
-        impl JsonSchema for $t {
-            fn schema_name() -> Cow<'static, str> {
-                concat!("Rate", stringify!($t)).into()
-            }
-
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                json_schema!({
-                    "type": "integer",
-                    "description": $description,
-                    "minimum": $min,
-                    "maximum": $max,
-                })
-            }
-        }
-    };
-}
-
-bounded!(
-    RuleLimit,
-    u32,
-    rules::parse_limit,
-    1,
-    RATE_LIMIT_MAX,
-    "Most permits the rule grants in any window."
+newtype!(
+    integer RuleLimit as "RateRuleLimit",
+    "Most permits the rule grants in any window.",
+    range: 1, RATE_LIMIT_MAX,
+    new: |v| rules::parse_limit(v).map(RuleLimit).map_err(BatonError::reason),
+    get: |v: RuleLimit| v.0
 );
-bounded!(
-    WindowMs,
-    u64,
-    rules::parse_window_ms,
-    1,
-    RATE_WINDOW_MS_MAX,
-    "The rule's window, in milliseconds."
+newtype!(
+    integer WindowMs as "RateWindowMs",
+    "The rule's window, in milliseconds.",
+    range: 1, RATE_WINDOW_MS_MAX,
+    new: |v| rules::parse_window_ms(v).map(WindowMs).map_err(BatonError::reason),
+    get: |v: WindowMs| v.0
 );
-bounded!(
-    Permits,
-    u32,
-    rules::parse_permits,
-    1,
-    RATE_PERMITS_MAX,
-    "How many permits."
+newtype!(
+    integer Permits as "RatePermits",
+    "How many permits.",
+    range: 1, RATE_PERMITS_MAX,
+    new: |v| rules::parse_permits(v).map(Permits).map_err(BatonError::reason),
+    get: |v: Permits| v.0
 );
-bounded!(
-    CooldownMs,
-    u64,
-    rules::parse_cooldown_ms,
-    1,
-    RATE_COOLDOWN_MS_MAX,
-    "How long no permit is granted, in milliseconds from now."
+newtype!(
+    integer CooldownMs as "RateCooldownMs",
+    "How long no permit is granted, in milliseconds from now.",
+    range: 1, RATE_COOLDOWN_MS_MAX,
+    new: |v| rules::parse_cooldown_ms(v).map(CooldownMs).map_err(BatonError::reason),
+    get: |v: CooldownMs| v.0
 );
-
-impl<'de> Deserialize<'de> for RuleId {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        RuleId::parse("id", &String::deserialize(deserializer)?)
-            .map_err(|e| de::Error::custom(reason(e)))
-    }
-}
-
-impl Serialize for RuleId {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl JsonSchema for RuleId {
-    fn schema_name() -> Cow<'static, str> {
-        "RateRuleId".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "string",
-            "description": "A rule's name within its bucket: its grants are remembered under it.",
-            "minLength": 1,
-            "maxLength": RATE_RULE_ID_CHARS_MAX,
-        })
-    }
-}
+newtype!(
+    string RuleId as "RateRuleId",
+    "A rule's name within its bucket: its grants are remembered under it.",
+    chars: 1, RATE_RULE_ID_CHARS_MAX,
+    pattern: None,
+    new: |v: String| RuleId::parse("id", &v).map_err(BatonError::reason)
+);
 
 /// One window rule: at most `limit` permits in any `windowMs`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -154,7 +94,18 @@ impl<'de> Deserialize<'de> for Rules {
                 .collect(),
         )
         .map(Rules)
-        .map_err(|e| de::Error::custom(reason(e)))
+        .map_err(|e| de::Error::custom(e.reason()))
+    }
+}
+
+/// As the caller wrote them: the list of `{ id, limit, windowMs }`.
+impl Serialize for Rules {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.rules().iter().map(|r| RateRule {
+            id: r.id.clone(),
+            limit: RuleLimit(r.limit),
+            window_ms: WindowMs(r.window_ms),
+        }))
     }
 }
 
@@ -175,17 +126,18 @@ impl JsonSchema for Rules {
 }
 
 /// `acquire(bucket, { rules, permits? })`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RateAcquire {
     pub bucket: Ident,
     pub rules: Rules,
     /// How many permits to acquire (default 1): all or part are granted.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub permits: Option<Permits>,
 }
 
 /// `penalize(bucket, { cooldownMs })`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RatePenalize {
     pub bucket: Ident,
@@ -193,7 +145,7 @@ pub struct RatePenalize {
 }
 
 /// `refund(bucket, { permits })`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RateRefund {
     pub bucket: Ident,
@@ -201,7 +153,7 @@ pub struct RateRefund {
 }
 
 /// `inspect(bucket)`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RateInspect {
     pub bucket: Ident,
@@ -281,48 +233,6 @@ impl RateInspection {
                     next_free_at: r.next_free_at_ms,
                 })
                 .collect(),
-        }
-    }
-}
-
-impl super::RateCall {
-    pub fn bucket(&self) -> &Ident {
-        match self {
-            super::RateCall::Acquire(r) => &r.bucket,
-            super::RateCall::Penalize(r) => &r.bucket,
-            super::RateCall::Refund(r) => &r.bucket,
-            super::RateCall::Inspect(r) => &r.bucket,
-        }
-    }
-
-    /// The Durable Object method serving it, and its second positional
-    /// argument (the request without `bucket`), if it takes one.
-    pub fn positional(&self) -> (&'static str, Option<Value>) {
-        let rules = |rules: &Rules| -> Value {
-            rules
-                .0
-                .rules()
-                .iter()
-                .map(|r| serde_json::json!({ "id": r.id.as_str(), "limit": r.limit, "windowMs": r.window_ms }))
-                .collect()
-        };
-        match self {
-            super::RateCall::Acquire(r) => {
-                let mut options = serde_json::json!({ "rules": rules(&r.rules) });
-                if let Some(permits) = r.permits {
-                    options["permits"] = permits.0.into();
-                }
-                ("acquire", Some(options))
-            }
-            super::RateCall::Penalize(r) => (
-                "penalize",
-                Some(serde_json::json!({ "cooldownMs": r.cooldown_ms.0 })),
-            ),
-            super::RateCall::Refund(r) => (
-                "refund",
-                Some(serde_json::json!({ "permits": r.permits.0 })),
-            ),
-            super::RateCall::Inspect(_) => ("inspect", None),
         }
     }
 }
@@ -449,21 +359,6 @@ mod tests {
                 assert!(e.message().contains("cooldownMs"), "{e}");
             }
         }
-    }
-
-    #[test]
-    fn a_call_becomes_the_positional_arguments_it_was_decoded_from() {
-        let input = json!({
-            "bucket": "b",
-            "rules": [{ "id": "s", "limit": 5, "windowMs": 1000 }],
-            "permits": 3,
-        });
-        let call = crate::edge::RateCall::Acquire(decode_value(&input).unwrap());
-        let (method, options) = call.positional();
-        assert_eq!(method, "acquire");
-        assert_eq!(with_bucket(json!("b"), options).unwrap(), input);
-        let call = crate::edge::RateCall::Inspect(decode_value(&json!({ "bucket": "b" })).unwrap());
-        assert_eq!(call.positional(), ("inspect", None));
     }
 
     #[test]

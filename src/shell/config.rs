@@ -27,6 +27,30 @@ fn var(env: &Env, name: &str) -> Option<String> {
     env.var(name).ok().map(|v| v.to_string())
 }
 
+/// A whole-number variable within `range`, or `default` when unset; the
+/// operator's error names the variable and its range.
+fn integer_var(
+    env: &Env,
+    name: &str,
+    default: u64,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, String> {
+    let Some(text) = var(env, name) else {
+        return Ok(default);
+    };
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|value| range.contains(value))
+        .ok_or_else(|| {
+            format!(
+                "Baton configuration: {name} must be an integer from {} to {} (got {text:?})",
+                range.start(),
+                range.end()
+            )
+        })
+}
+
 impl CoordinatorConfig {
     pub fn from_env(env: &Env) -> Result<CoordinatorConfig, String> {
         let workflow_binding = var(env, "WORKFLOW_BINDING").unwrap_or_else(|| "WORKFLOW".into());
@@ -41,34 +65,18 @@ impl CoordinatorConfig {
         };
         let turn_event_type = var(env, "TURN_EVENT_TYPE").unwrap_or_else(|| "baton-turn".into());
         crate::coordinator::check_turn_event_type(&turn_event_type)?;
-        let holder_check_ms = match var(env, "HOLDER_CHECK_MS") {
-            None => HOLDER_CHECK_MS_DEFAULT,
-            Some(text) => text
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|ms| (HOLDER_CHECK_MS_MIN..=HOLDER_CHECK_MS_MAX).contains(ms))
-                .ok_or_else(|| {
-                    format!(
-                        "Baton configuration: HOLDER_CHECK_MS must be an integer from \
-                         {HOLDER_CHECK_MS_MIN} to {HOLDER_CHECK_MS_MAX} (got {text:?})"
-                    )
-                })?,
-        };
-        let enqueue_grace_ms = match var(env, "ENQUEUE_GRACE_MS") {
-            None => ENQUEUE_GRACE_MS_DEFAULT,
-            Some(text) => text
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|ms| *ms <= ENQUEUE_GRACE_MS_MAX)
-                .ok_or_else(|| {
-                    format!(
-                        "Baton configuration: ENQUEUE_GRACE_MS must be an integer from \
-                         0 to {ENQUEUE_GRACE_MS_MAX} (got {text:?})"
-                    )
-                })?,
-        };
+        let holder_check_ms = integer_var(
+            env,
+            "HOLDER_CHECK_MS",
+            HOLDER_CHECK_MS_DEFAULT,
+            HOLDER_CHECK_MS_MIN..=HOLDER_CHECK_MS_MAX,
+        )?;
+        let enqueue_grace_ms = integer_var(
+            env,
+            "ENQUEUE_GRACE_MS",
+            ENQUEUE_GRACE_MS_DEFAULT,
+            0..=ENQUEUE_GRACE_MS_MAX,
+        )?;
         Ok(CoordinatorConfig {
             workflow_binding,
             workflow_bindings,
@@ -185,20 +193,12 @@ pub struct RunsShellConfig {
 impl RunsShellConfig {
     pub fn from_env(env: &Env) -> Result<RunsShellConfig, String> {
         use crate::limits::{RUN_RETENTION_MS_DEFAULT, RUN_RETENTION_MS_MAX, RUN_RETENTION_MS_MIN};
-        let retention_ms = match var(env, "RUN_RETENTION_MS") {
-            None => RUN_RETENTION_MS_DEFAULT,
-            Some(text) => text
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|ms| (RUN_RETENTION_MS_MIN..=RUN_RETENTION_MS_MAX).contains(ms))
-                .ok_or_else(|| {
-                    format!(
-                        "Baton configuration: RUN_RETENTION_MS must be an integer from \
-                         {RUN_RETENTION_MS_MIN} to {RUN_RETENTION_MS_MAX} (got {text:?})"
-                    )
-                })?,
-        };
+        let retention_ms = integer_var(
+            env,
+            "RUN_RETENTION_MS",
+            RUN_RETENTION_MS_DEFAULT,
+            RUN_RETENTION_MS_MIN..=RUN_RETENTION_MS_MAX,
+        )?;
         // `ENQUEUE_GRACE_MS` is read once, as the Coordinator reads it: the
         // claim grace is the same rule (contract §1a), with the same bounds.
         let workflows = CoordinatorConfig::from_env(env)?;

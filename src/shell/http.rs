@@ -2,24 +2,21 @@
 //! question in its fixed order (route, token, body, command), runs the
 //! command through the same methods RPC callers use, and writes the reply.
 //!
-//! - Coordinator commands go to the key's Durable Object through its stub
-//!   (`coordinator_service`), the code behind `env.BATON.coordinator*`.
+//! - Coordinator, rate-limit, Debouncer and Runs commands go to the
+//!   Durable Object their key (or bucket) names through its stub
+//!   (`stub::call`, with the positional arguments of the method table),
+//!   the code behind `env.BATON.coordinator*`, `rate*`, `debounce*` and
+//!   `run*` (`shell::service`).
 //! - Serial-queue commands go to the serial queue's shell
 //!   (`serial_queue_d1::Shell`), the code behind `env.BATON.serial*`.
-//! - Rate-limit commands go to the bucket's Durable Object through its
-//!   stub (`rate_service`), the code behind `env.BATON.rate*`.
 //!
 //! Every refusal is decided before a command runs, so a refused request
 //! changes nothing. Replies are JSON; refusals are `{ "error": message }`
 //! with the status `HttpError::status` gives.
 
-use super::coordinator_service;
-use super::debounce_service;
 use super::js::Thrown;
-use super::rate_service;
-use super::runs_service;
 use super::serial_queue_d1::Shell;
-use super::stub::CallError;
+use super::stub::{self, CallError};
 use crate::edge::coordinator::{AcquireOutcome, AcquireStatus};
 use crate::edge::http::{self, Asset, Command, Endpoint, HttpError, Operation};
 use crate::edge::{CoordinatorCall, SerialCall};
@@ -147,9 +144,7 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
     match command {
         Command::Coordinator(call) => {
             let is_acquire = matches!(call, CoordinatorCall::Acquire(_));
-            let reply = coordinator_service::call(env, call)
-                .await
-                .map_err(stub_error)?;
+            let reply = stub::call(env, &call).await.map_err(stub_error)?;
             if let (true, Some(text)) = (is_acquire, reply.as_string()) {
                 // Every HTTP reply is an object: `acquire`'s string becomes
                 // `{ status }` (with `grant` it is an object already). Read
@@ -162,13 +157,11 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
             stringify(&reply)
         }
         Command::Rate(call) => {
-            let reply = rate_service::call(env, call).await.map_err(stub_error)?;
+            let reply = stub::call(env, &call).await.map_err(stub_error)?;
             stringify(&reply)
         }
         Command::Debounce(call) => {
-            let reply = debounce_service::call(env, call)
-                .await
-                .map_err(stub_error)?;
+            let reply = stub::call(env, &call).await.map_err(stub_error)?;
             stringify(&reply)
         }
         Command::Serial(call) => {
@@ -190,7 +183,7 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
             }
         }
         Command::Run(call) => {
-            let reply = runs_service::call(env, call).await.map_err(stub_error)?;
+            let reply = stub::call(env, &call).await.map_err(stub_error)?;
             stringify(&reply)
         }
     }

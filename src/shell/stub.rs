@@ -1,10 +1,13 @@
 //! Calling a method of a Durable Object through its stub, with JS RPC, as a
 //! Workflow would: how the default entrypoint's methods and the HTTP API
-//! reach the Coordinator (and any other object class).
+//! reach every object class, with the positional arguments the method
+//! table gives (`crate::edge::methods`).
 
 use super::js;
+use crate::edge::methods::{Arg, ObjectMethod};
 use crate::error::BatonError;
 use js_sys::{Array, Promise, Reflect};
+use std::future::Future;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use worker::Env;
@@ -69,52 +72,50 @@ pub async fn call_object(
     Ok(JsFuture::from(pending).await?)
 }
 
-/// The options object of a positional call: the request as JS without its
-/// `key`, which the object takes as its first argument.
-pub fn options_without_key<T: serde::Serialize>(request: &T) -> JsValue {
-    let value = js::to_js(request);
-    let _ = Reflect::delete_property(value.unchecked_ref::<js_sys::Object>(), &"key".into());
-    value
+/// A request to a Durable Object concept, as its row in the method table
+/// says to call it (`shell::service` implements it for each concept).
+pub trait ObjectCall {
+    /// The namespace's binding.
+    const BINDING: &'static str;
+    /// The name of the object the request is for (its key or bucket).
+    fn name(&self) -> &str;
+    /// The request as JS, and the object's method serving it.
+    fn encode(&self) -> (JsValue, ObjectMethod);
 }
 
-/// Declares the Rust half of a concept's methods on the default entrypoint
-/// (contract §7; js/worker.mjs hands each its one object argument): a
-/// `#[wasm_bindgen]` class holding the `Env`, and per method the JS name,
-/// the Rust name and the call variant the decoded request goes in, which
-/// `$call` carries to the object.
-macro_rules! entrypoint_service {
-    (
-        $(#[$doc:meta])*
-        $service:ident, decode: $decode:path, call: $call:path,
-        { $($js:literal $method:ident => $variant:path),+ $(,)? }
-    ) => {
-        $(#[$doc])*
-        #[wasm_bindgen::prelude::wasm_bindgen]
-        pub struct $service {
-            env: worker::Env,
-        }
+/// Calls the object `call` names with the positional arguments its row
+/// gives; what it answers, or what it threw.
+pub fn call<'a, C: ObjectCall>(
+    env: &'a Env,
+    call: &C,
+) -> impl Future<Output = Result<JsValue, CallError>> + 'a {
+    let (request, method) = call.encode();
+    let args = positional(request, method.args);
+    let name = call.name().to_owned();
+    async move { call_object(env, C::BINDING, &name, method.name, &args).await }
+}
 
-        #[wasm_bindgen::prelude::wasm_bindgen]
-        impl $service {
-            #[wasm_bindgen(constructor)]
-            pub fn new(env: worker::Env) -> $service {
-                console_error_panic_hook::set_once();
-                $service { env }
+/// The one re-encoder: a request (as its JS object) as the positional
+/// arguments of its object's method. Each argument is the field it names
+/// (`undefined` when the request has none); `..` is the request without
+/// the fields named before it, as one options object.
+fn positional(request: JsValue, args: &[Arg]) -> Vec<JsValue> {
+    let mut named = Vec::new();
+    args.iter()
+        .map(|arg| match *arg {
+            Arg::Field(field) => {
+                let field = JsValue::from_str(field);
+                let value = Reflect::get(&request, &field).unwrap_or(JsValue::UNDEFINED);
+                named.push(field);
+                value
             }
-
-            $(
-                #[wasm_bindgen(js_name = $js)]
-                pub fn $method(&self, input: wasm_bindgen::JsValue) -> js_sys::Promise {
-                    let env = self.env.clone();
-                    js::promise(async move {
-                        let request = $variant($decode(input)?);
-                        $call(&env, request)
-                            .await
-                            .map_err($crate::shell::stub::CallError::into_js)
-                    })
+            Arg::Rest => {
+                let object: &js_sys::Object = request.unchecked_ref();
+                for field in &named {
+                    let _ = Reflect::delete_property(object, field);
                 }
-            )+
-        }
-    };
+                request.clone()
+            }
+        })
+        .collect()
 }
-pub(crate) use entrypoint_service;

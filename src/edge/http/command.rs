@@ -24,25 +24,24 @@
 //! | debounce | `{ delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? }` |
 //! | debounce start-at | `{ at, params?, workflow?, instanceId? }` |
 //! | debounce flush, cancel | `{}` |
+//!
+//! A route without a path parameter (a list over every key) decodes its
+//! fields the same way, with no field from the path.
 
 use super::error::HttpError;
 use super::routes::Operation;
-use crate::edge::{decode_http, CoordinatorCall, DebounceCall, RateCall, RunCall, SerialCall};
+use crate::edge::methods::Decoder;
+use crate::edge::{decode_body, decode_http};
+#[cfg(test)]
+use crate::edge::{CoordinatorCall, SerialCall};
 use crate::error::BatonError;
 use crate::ident::Ident;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-/// What an API request asks for, in validated values: a Coordinator or
-/// Debouncer method on one key, a serial-queue method on one group, or a
-/// Runs method on one run key.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    Coordinator(CoordinatorCall),
-    Serial(SerialCall),
-    Rate(RateCall),
-    Debounce(DebounceCall),
-    Run(RunCall),
-}
+/// What an API request asks for, in validated values: one method of one
+/// concept (a variant per concept, from the method table).
+pub use crate::edge::methods::Command;
 
 /// Decodes one percent-encoded path segment into UTF-8 text. `+` stays `+`
 /// (it means a space only in query strings).
@@ -73,53 +72,40 @@ pub fn decode_segment(field: &'static str, raw: &str) -> Result<String, BatonErr
 }
 
 impl Command {
-    /// Parses a routed request: `param` is the raw `{key}` / `{group}`
-    /// segment, `body` the JSON object of a POST (`None` for a GET). The
-    /// path is checked first, then unknown fields, then each field in order.
+    /// Parses a routed request: `param` is the raw path parameter
+    /// (`{key}`, `{group}`, `{bucket}`), `body` the JSON object of a POST
+    /// (`None` for a GET). The path is checked first, then unknown fields,
+    /// then each field in order.
     pub fn parse(
         operation: Operation,
         param: Option<&str>,
         body: Option<Map<String, Value>>,
     ) -> Result<Command, HttpError> {
-        use Operation::*;
-        let field = match operation {
-            KeyEnqueue | KeyAcquire | KeyRelease | KeyInspect => "key",
-            Debounce | DebounceStartAt | DebounceFlush | DebounceCancel | DebounceInspect => "key",
-            RunClaim | RunComplete | RunAwait | RunAppend | RunEvents => "key",
-            GroupEnqueue | GroupClaim | GroupHeartbeat | GroupRelease | GroupInspect => "group",
-            BucketAcquire | BucketPenalize | BucketRefund | BucketInspect => "bucket",
+        let body = body.unwrap_or_default();
+        let Some(field) = operation.path_field() else {
+            return Ok(Command::decode(operation, Http { path: None, body })?);
         };
         // The router only yields operations whose template has a parameter.
         let raw = param.ok_or(BatonError::Missing { field })?;
         let value = decode_segment(field, raw)?;
         Ident::parse(field, &value)?;
-        let body = body.unwrap_or_default();
-        let (v, b) = (value.as_str(), body);
-        Ok(match operation {
-            KeyEnqueue => Command::Coordinator(CoordinatorCall::Enqueue(decode_http(field, v, b)?)),
-            KeyAcquire => Command::Coordinator(CoordinatorCall::Acquire(decode_http(field, v, b)?)),
-            KeyRelease => Command::Coordinator(CoordinatorCall::Release(decode_http(field, v, b)?)),
-            KeyInspect => Command::Coordinator(CoordinatorCall::Inspect(decode_http(field, v, b)?)),
-            GroupEnqueue => Command::Serial(SerialCall::Enqueue(decode_http(field, v, b)?)),
-            GroupClaim => Command::Serial(SerialCall::Claim(decode_http(field, v, b)?)),
-            GroupHeartbeat => Command::Serial(SerialCall::Heartbeat(decode_http(field, v, b)?)),
-            GroupRelease => Command::Serial(SerialCall::Release(decode_http(field, v, b)?)),
-            GroupInspect => Command::Serial(SerialCall::Inspect(decode_http(field, v, b)?)),
-            BucketAcquire => Command::Rate(RateCall::Acquire(decode_http(field, v, b)?)),
-            BucketPenalize => Command::Rate(RateCall::Penalize(decode_http(field, v, b)?)),
-            BucketRefund => Command::Rate(RateCall::Refund(decode_http(field, v, b)?)),
-            BucketInspect => Command::Rate(RateCall::Inspect(decode_http(field, v, b)?)),
-            Debounce => Command::Debounce(DebounceCall::Debounce(decode_http(field, v, b)?)),
-            DebounceStartAt => Command::Debounce(DebounceCall::StartAt(decode_http(field, v, b)?)),
-            DebounceFlush => Command::Debounce(DebounceCall::Flush(decode_http(field, v, b)?)),
-            DebounceCancel => Command::Debounce(DebounceCall::Cancel(decode_http(field, v, b)?)),
-            DebounceInspect => Command::Debounce(DebounceCall::Inspect(decode_http(field, v, b)?)),
-            RunClaim => Command::Run(RunCall::Claim(decode_http(field, v, b)?)),
-            RunComplete => Command::Run(RunCall::Complete(decode_http(field, v, b)?)),
-            RunAwait => Command::Run(RunCall::Await(decode_http(field, v, b)?)),
-            RunAppend => Command::Run(RunCall::Append(decode_http(field, v, b)?)),
-            RunEvents => Command::Run(RunCall::Events(decode_http(field, v, b)?)),
-        })
+        let path = Some((field, value.as_str()));
+        Ok(Command::decode(operation, Http { path, body })?)
+    }
+}
+
+/// A request's parts as HTTP gives them: the path's field, and the body.
+struct Http<'a> {
+    path: Option<(&'static str, &'a str)>,
+    body: Map<String, Value>,
+}
+
+impl Decoder for Http<'_> {
+    fn decode<T: DeserializeOwned>(self) -> Result<T, BatonError> {
+        match self.path {
+            Some((field, value)) => decode_http(field, value, self.body),
+            None => decode_body(self.body),
+        }
     }
 }
 

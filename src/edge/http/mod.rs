@@ -40,4 +40,6 @@ pub use body::{
 };
 pub use command::{decode_segment, Command};
 pub use error::{ErrorReply, HttpError};
-pub use routes::{route, Asset, Auth, Endpoint, Matched, Method, Operation, RouteSpec, ROUTES};
+pub use routes::{
+    path_field, route, Asset, Auth, Endpoint, Input, Matched, Method, Operation, RouteSpec, ROUTES,
+};

@@ -1,13 +1,17 @@
 //! The route table and the router.
 //!
-//! [`ROUTES`] is the only list of routes: the router walks it, and tests
+//! [`ROUTES`] is the only list of routes: the static files', then one per
+//! API operation, built from the method table (`edge::methods`, where an
+//! operation's verb and path are written). The router walks it, and tests
 //! check `static/openapi.json` against it path by path and method by
-//! method (here) and schema by schema (`edge::schema`). A path template's segments are literals, matched exactly, or
-//! one `{key}` / `{group}` parameter, which takes one raw (still
+//! method (here) and schema by schema (`edge::schema`). A path template's
+//! segments are literals, matched exactly, or at most one parameter
+//! (`{key}`, `{group}`, `{bucket}`), which takes one raw (still
 //! percent-encoded) segment; decoding it is part of parsing the command,
 //! after authentication.
 
 use super::error::HttpError;
+use crate::edge::methods::API_ROUTES;
 
 /// The methods the API serves. Any other (HEAD, OPTIONS, PUT...) is a 405
 /// on a known path.
@@ -44,92 +48,33 @@ pub enum Asset {
     OpenApi,
 }
 
-/// The API's operations: one per Coordinator, serial-queue, Debouncer and Runs method.
+pub use crate::edge::methods::Operation;
+
+/// What an API route reads besides its path parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    KeyEnqueue,
-    KeyAcquire,
-    KeyRelease,
-    KeyInspect,
-    GroupEnqueue,
-    GroupClaim,
-    GroupHeartbeat,
-    GroupRelease,
-    GroupInspect,
-    BucketAcquire,
-    BucketPenalize,
-    BucketRefund,
-    BucketInspect,
-    Debounce,
-    DebounceStartAt,
-    DebounceFlush,
-    DebounceCancel,
-    DebounceInspect,
-    RunClaim,
-    RunComplete,
-    RunAwait,
-    RunAppend,
-    RunEvents,
+pub enum Input {
+    /// Nothing: a GET (a GET's body is never read).
+    Path,
+    /// A JSON body: every change is a POST with one. A run's `await` and
+    /// `events` change nothing but take options (the long-poll's timeout,
+    /// the cursor), so they are POSTs with a body too.
+    Body,
+    /// A GET's query string, its fields decoded as a body's would be (a
+    /// list's `cursor` and `limit`). No route reads one yet: the HTTP shell
+    /// learns to with the first.
+    Query,
 }
 
 impl Operation {
-    /// Every operation, for tests that check each is routed exactly once.
-    pub const ALL: [Operation; 23] = [
-        Operation::KeyEnqueue,
-        Operation::KeyAcquire,
-        Operation::KeyRelease,
-        Operation::KeyInspect,
-        Operation::GroupEnqueue,
-        Operation::GroupClaim,
-        Operation::GroupHeartbeat,
-        Operation::GroupRelease,
-        Operation::GroupInspect,
-        Operation::BucketAcquire,
-        Operation::BucketPenalize,
-        Operation::BucketRefund,
-        Operation::BucketInspect,
-        Operation::Debounce,
-        Operation::DebounceStartAt,
-        Operation::DebounceFlush,
-        Operation::DebounceCancel,
-        Operation::DebounceInspect,
-        Operation::RunClaim,
-        Operation::RunComplete,
-        Operation::RunAwait,
-        Operation::RunAppend,
-        Operation::RunEvents,
-    ];
-
-    /// Whether the request carries a JSON body: every change is a POST with
-    /// one; inspection is a GET without one (a GET's body is never read).
-    /// A run's `await` and `events` change nothing but take options (the
-    /// long-poll's timeout, the cursor), so they are POSTs with a body too.
+    /// Whether the request carries a JSON body (see [`Input`]).
     pub fn has_body(self) -> bool {
-        match self {
-            Operation::KeyInspect
-            | Operation::GroupInspect
-            | Operation::BucketInspect
-            | Operation::DebounceInspect => false,
-            Operation::KeyEnqueue
-            | Operation::KeyAcquire
-            | Operation::KeyRelease
-            | Operation::GroupEnqueue
-            | Operation::GroupClaim
-            | Operation::GroupHeartbeat
-            | Operation::GroupRelease
-            | Operation::BucketAcquire
-            | Operation::BucketPenalize
-            | Operation::BucketRefund => true,
-            Operation::Debounce
-            | Operation::DebounceStartAt
-            | Operation::DebounceFlush
-            | Operation::DebounceCancel
-            | Operation::RunClaim
-            | Operation::RunComplete
-            | Operation::RunAwait
-            | Operation::RunAppend
-            | Operation::RunEvents => true,
-        }
+        self.route().2 == Input::Body
+    }
+
+    /// The request field its path parameter fills (`key`, `group`,
+    /// `bucket`), if its template has one.
+    pub fn path_field(self) -> Option<&'static str> {
+        path_field(self.route().1)
     }
 
     /// The largest body the operation reads: the API's bound, or, for the
@@ -167,12 +112,16 @@ pub struct RouteSpec {
     pub auth: Auth,
 }
 
-const fn api(method: Method, path: &'static str, operation: Operation) -> RouteSpec {
-    RouteSpec {
-        method,
-        path,
-        endpoint: Endpoint::Api(operation),
-        auth: Auth::Bearer,
+impl RouteSpec {
+    /// An operation's route, from its row in the method table.
+    pub const fn api(operation: Operation) -> RouteSpec {
+        let (method, path, _) = operation.route();
+        RouteSpec {
+            method,
+            path,
+            endpoint: Endpoint::Api(operation),
+            auth: Auth::Bearer,
+        }
     }
 }
 
@@ -185,103 +134,53 @@ const fn asset(path: &'static str, asset: Asset) -> RouteSpec {
     }
 }
 
-/// Every route the Worker answers. A test fails until `static/openapi.json`
-/// describes exactly these; `BATON_BLESS=1 cargo test --lib edge::schema`
-/// adds a skeleton for a new API route (its schemas come from
-/// `edge::methods`), whose prose is then written by hand.
-pub const ROUTES: &[RouteSpec] = &[
+/// The static files' routes.
+const ASSETS: [RouteSpec; 4] = [
     asset("/", Asset::StatusPage),
     asset("/app.js", Asset::StatusScript),
     asset("/style.css", Asset::StatusStyle),
     asset("/openapi.json", Asset::OpenApi),
-    api(
-        Method::Post,
-        "/v1/keys/{key}/enqueue",
-        Operation::KeyEnqueue,
-    ),
-    api(
-        Method::Post,
-        "/v1/keys/{key}/acquire",
-        Operation::KeyAcquire,
-    ),
-    api(
-        Method::Post,
-        "/v1/keys/{key}/release",
-        Operation::KeyRelease,
-    ),
-    api(Method::Get, "/v1/keys/{key}", Operation::KeyInspect),
-    api(
-        Method::Post,
-        "/v1/groups/{group}/enqueue",
-        Operation::GroupEnqueue,
-    ),
-    api(
-        Method::Post,
-        "/v1/groups/{group}/claim",
-        Operation::GroupClaim,
-    ),
-    api(
-        Method::Post,
-        "/v1/groups/{group}/heartbeat",
-        Operation::GroupHeartbeat,
-    ),
-    api(
-        Method::Post,
-        "/v1/groups/{group}/release",
-        Operation::GroupRelease,
-    ),
-    api(Method::Get, "/v1/groups/{group}", Operation::GroupInspect),
-    api(
-        Method::Post,
-        "/v1/buckets/{bucket}/acquire",
-        Operation::BucketAcquire,
-    ),
-    api(
-        Method::Post,
-        "/v1/buckets/{bucket}/penalize",
-        Operation::BucketPenalize,
-    ),
-    api(
-        Method::Post,
-        "/v1/buckets/{bucket}/refund",
-        Operation::BucketRefund,
-    ),
-    api(
-        Method::Get,
-        "/v1/buckets/{bucket}",
-        Operation::BucketInspect,
-    ),
-    api(Method::Post, "/v1/debounce/{key}", Operation::Debounce),
-    api(
-        Method::Post,
-        "/v1/debounce/{key}/start-at",
-        Operation::DebounceStartAt,
-    ),
-    api(
-        Method::Post,
-        "/v1/debounce/{key}/flush",
-        Operation::DebounceFlush,
-    ),
-    api(
-        Method::Post,
-        "/v1/debounce/{key}/cancel",
-        Operation::DebounceCancel,
-    ),
-    api(
-        Method::Get,
-        "/v1/debounce/{key}",
-        Operation::DebounceInspect,
-    ),
-    api(Method::Post, "/v1/runs/{key}/claim", Operation::RunClaim),
-    api(
-        Method::Post,
-        "/v1/runs/{key}/complete",
-        Operation::RunComplete,
-    ),
-    api(Method::Post, "/v1/runs/{key}/await", Operation::RunAwait),
-    api(Method::Post, "/v1/runs/{key}/append", Operation::RunAppend),
-    api(Method::Post, "/v1/runs/{key}/events", Operation::RunEvents),
 ];
+
+/// Every route the Worker answers: the static files, then the API's (one
+/// per operation, from the method table, `edge::methods`). A test fails
+/// until `static/openapi.json` describes exactly these;
+/// `BATON_BLESS=1 cargo test --lib edge::schema` adds a skeleton for a new
+/// API route (its schemas come from `edge::methods`), whose prose is then
+/// written by hand.
+pub const ROUTES: &[RouteSpec] = &{
+    let mut routes = [ASSETS[0]; ASSETS.len() + API_ROUTES.len()];
+    let mut i = 0;
+    while i < ASSETS.len() {
+        routes[i] = ASSETS[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < API_ROUTES.len() {
+        routes[i + j] = API_ROUTES[j];
+        j += 1;
+    }
+    routes
+};
+
+/// The route's parameter (`key`, `group`, `bucket`), if its template has one.
+pub const fn path_field(template: &'static str) -> Option<&'static str> {
+    let bytes = template.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() && bytes[start] != b'{' {
+        start += 1;
+    }
+    let mut end = start;
+    while end < bytes.len() && bytes[end] != b'}' {
+        end += 1;
+    }
+    if end >= bytes.len() {
+        return None;
+    }
+    let (_, tail) = template.split_at(start + 1);
+    let (field, _) = tail.split_at(end - start - 1);
+    Some(field)
+}
 
 /// A routed request: what it leads to, and the raw path parameter if the
 /// template has one.
@@ -289,7 +188,7 @@ pub const ROUTES: &[RouteSpec] = &[
 pub struct Matched<'a> {
     pub endpoint: Endpoint,
     pub auth: Auth,
-    /// The `{key}` or `{group}` segment, still percent-encoded.
+    /// The `{key}`, `{group}` or `{bucket}` segment, still percent-encoded.
     pub param: Option<&'a str>,
 }
 

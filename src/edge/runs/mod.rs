@@ -14,7 +14,7 @@
 pub mod wire;
 
 use crate::error::BatonError;
-use crate::ident::{Ident, InstanceId, WorkflowName};
+use crate::ident::{newtype, Ident, InstanceId, WorkflowName};
 use crate::limits::{
     JS_SAFE_INTEGER_MAX, RUN_EVENTS_LIMIT_MAX, RUN_EVENT_TYPE_CHARS_MAX, RUN_WAIT_MS_MAX,
 };
@@ -22,10 +22,9 @@ use crate::runs::{
     After, AppendRequest, ClaimRequest, CompleteRequest, EventLimit, EventType, EventsRequest,
     JsonText, Outcome, WaitMs,
 };
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::borrow::Cow;
 
 /// `claim(key, { instanceId, workflow? })`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -139,88 +138,37 @@ impl RunEvents {
     }
 }
 
-/// The bounded numbers deserialize from a JS number and check themselves,
-/// and serialize as the number (the default entrypoint passes a request
-/// on to the object as its options).
-macro_rules! number_type {
-    ($t:ident, $get:ident, $description:expr, $min:expr, $max:expr) => {
-        impl Serialize for $t {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_u64(u64::from(self.$get()))
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $t::new(f64::deserialize(deserializer)?).map_err(de::Error::custom)
-            }
-        }
-
-        impl JsonSchema for $t {
-            fn schema_name() -> Cow<'static, str> {
-                stringify!($t).into()
-            }
-
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                json_schema!({
-                    "type": "integer",
-                    "description": $description,
-                    "minimum": $min,
-                    "maximum": $max,
-                })
-            }
-        }
-    };
-}
-
-number_type!(
-    WaitMs,
-    ms,
+// The bounded numbers deserialize from a JS number and check themselves,
+// and serialize as the number (the default entrypoint passes a request on
+// to the object as its options).
+newtype!(
+    integer WaitMs,
     "How long a long-poll may wait, in milliseconds.",
-    0,
-    RUN_WAIT_MS_MAX
+    range: 0, RUN_WAIT_MS_MAX,
+    new: WaitMs::new,
+    get: WaitMs::ms
 );
-number_type!(
-    EventLimit,
-    get,
+newtype!(
+    integer EventLimit,
     "Most events one call returns (default 100).",
-    1,
-    RUN_EVENTS_LIMIT_MAX
+    range: 1, RUN_EVENTS_LIMIT_MAX,
+    new: EventLimit::new,
+    get: EventLimit::get
 );
-number_type!(
-    After,
-    get,
+newtype!(
+    integer After,
     "A sequence number: events after it are read.",
-    0,
-    JS_SAFE_INTEGER_MAX
+    range: 0, JS_SAFE_INTEGER_MAX,
+    new: After::new,
+    get: After::get
 );
-
-impl Serialize for EventType {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for EventType {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        EventType::new(String::deserialize(deserializer)?).map_err(de::Error::custom)
-    }
-}
-
-impl JsonSchema for EventType {
-    fn schema_name() -> Cow<'static, str> {
-        "EventType".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "string",
-            "description": "An event's type: 1 to 64 characters.",
-            "minLength": 1,
-            "maxLength": RUN_EVENT_TYPE_CHARS_MAX,
-        })
-    }
-}
+newtype!(
+    string EventType,
+    "An event's type: 1 to 64 characters.",
+    chars: 1, RUN_EVENT_TYPE_CHARS_MAX,
+    pattern: None,
+    new: EventType::new
+);
 
 // --- Replies (described here, written by `wire`) ---
 
