@@ -16,7 +16,7 @@
 //! re-enters is the caller's (a claim that finds another claimant, an
 //! acquire that finds a holder to check).
 
-use crate::ident::InstanceId;
+use crate::ident::{Ident, InstanceId};
 
 /// A decision of a concept whose replies are `Reply`, whose storage changes
 /// are `Write`s and whose state (or the part a decision reads) is `State`.
@@ -60,6 +60,11 @@ pub enum Effect {
     /// Terminate an instance, best effort (a superseded waiter); nothing
     /// re-enters.
     Terminate(Terminate),
+    /// Send an instance an event the decision spelled out whole (the
+    /// serial queue's: D1 keeps each registration's turn, so its shell
+    /// derives nothing), then ask its status, as for a [`Wake`]; the
+    /// [`crate::workflow::Liveness`] re-enters.
+    Tell(Tell),
 }
 
 /// An instance handed a slot, for the shell to send its turn event: §1's
@@ -72,6 +77,31 @@ pub struct Wake {
     /// The registration number of a grant's own turn.
     pub turn: Option<u64>,
     pub fence: u64,
+}
+
+/// An event for the shell to send as it is: of type `event_type`, with
+/// the payload `{ group }` and, for [`News`] other than `Claim`, the
+/// instance's id and its status (contract §2, §2a).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tell {
+    pub id: InstanceId,
+    /// The Workflow binding to reach it through.
+    pub workflow: String,
+    /// `TURN_EVENT_TYPE`, or the registration's own turn.
+    pub event_type: String,
+    pub group: Ident,
+    pub news: News,
+}
+
+/// What a [`Tell`] says beside its group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum News {
+    /// Nothing more: the group may be free; claim it.
+    Claim,
+    /// `status: "holding"` with `fence`: handed the group.
+    Holding { fence: u64 },
+    /// `status: "skipped"` with `supersededBy`: a newer arrival won.
+    Skipped { by: InstanceId, by_revision: Ident },
 }
 
 /// An instance for the shell to terminate.

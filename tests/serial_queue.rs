@@ -6,13 +6,23 @@ mod common;
 
 use baton::error::BatonError;
 use baton::ident::{Ident, InstanceId};
-use baton::serial_queue::{self as sq, sql, ClaimReply, EnqueueReply, Param, Plan, Released, Wake};
+use baton::serial_queue::{
+    self as sq, sql, Batch, Check, ClaimReply, Effect, EnqueueReply, News, Param, Plan, Released,
+    Tell,
+};
+use baton::workflow::Liveness;
 use common::d1;
 use rusqlite::Connection;
 
 const TIMEOUTS: sq::SerialTimeouts = sq::SerialTimeouts {
     waiter_timeout_ms: 3_600_000,
     heartbeat_expiry_ms: 600_000,
+};
+
+/// The Worker's names the decisions write into their effects.
+const NAMES: sq::Names<'static> = sq::Names {
+    workflow: "WF",
+    turn_event_type: "baton-turn",
 };
 
 fn id(s: &str) -> InstanceId {
@@ -46,7 +56,7 @@ fn enqueue(
     now: u64,
 ) -> Result<EnqueueReply, BatonError> {
     let request = request(group, instance, revision, current);
-    run_enqueue(conn, &request, now).map(|d| d.0.reply)
+    run_enqueue(conn, &request, now).map(|t| t.reply)
 }
 
 fn request(
@@ -79,19 +89,34 @@ fn run_enqueue(
     conn: &mut Connection,
     request: &sq::SerialEnqueue,
     now: u64,
-) -> Result<(sq::Decided<EnqueueReply>, Option<sq::Seen>), BatonError> {
+) -> Result<sq::Transition<EnqueueReply>, BatonError> {
     match sq::enqueue(request, now, TIMEOUTS) {
-        Plan::Done(reply) => Ok((
-            sq::Decided {
-                reply,
-                wake: Wake::Nobody,
-            },
-            None,
-        )),
+        Plan::Done(decided) => Ok(*decided),
         Plan::Run(batch) => {
             let outcomes = d1::batch(conn, &batch);
-            sq::enqueue_outcome(request, &outcomes)
+            sq::enqueue_outcome(request, &outcomes, NAMES)
         }
+    }
+}
+
+/// The tells a decision asks for.
+fn told<R>(t: &sq::Transition<R>) -> Vec<Tell> {
+    t.effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Tell(tell) => Some(tell.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where a decision says the group went on: the tell, and the hand-on
+/// its status re-enters with.
+fn went_on<R>(t: &sq::Transition<R>) -> Option<(Tell, sq::HandOn)> {
+    match (&told(t)[..], &t.state.went_on) {
+        ([], None) => None,
+        ([tell], Some(hand_on)) => Some((tell.clone(), hand_on.clone())),
+        (tells, hand_on) => panic!("tells {tells:?} for the hand-on {hand_on:?}"),
     }
 }
 
@@ -104,11 +129,14 @@ fn behind(holder: &str) -> ClaimReply {
     }
 }
 
-fn plain(to: &str) -> sq::Notice {
-    sq::Notice {
-        to: id(to),
-        workflow: None,
-        event: sq::Event::Plain,
+/// The plain turn event to `to` in group `g`.
+fn plain(to: &str) -> Tell {
+    Tell {
+        id: id(to),
+        workflow: "WF".into(),
+        event_type: "baton-turn".into(),
+        group: ident("g"),
+        news: News::Claim,
     }
 }
 
@@ -129,7 +157,7 @@ fn claim_at(
         conn,
         &sq::claim(&ident(group), &id(instance), now, TIMEOUTS),
     );
-    sq::claim_outcome(&id(instance), &outcomes).map(|c| c.reply)
+    sq::claim_outcome(&id(instance), &outcomes, NAMES).map(|c| c.reply)
 }
 
 fn claim(conn: &mut Connection, group: &str, instance: &str, now: u64) -> bool {
@@ -138,12 +166,28 @@ fn claim(conn: &mut Connection, group: &str, instance: &str, now: u64) -> bool {
 
 fn heartbeat(conn: &mut Connection, group: &str, instance: &str, now: u64) -> bool {
     let outcomes = d1::batch(conn, &sq::heartbeat(&ident(group), &id(instance), now));
-    sq::heartbeat_outcome(&outcomes)
+    sq::heartbeat_outcome(&outcomes).reply
 }
 
-fn release(conn: &mut Connection, group: &str, instance: &str, now: u64) -> sq::Decided<Released> {
+fn release(
+    conn: &mut Connection,
+    group: &str,
+    instance: &str,
+    now: u64,
+) -> sq::Transition<Released> {
     let outcomes = d1::batch(conn, &sq::release(&ident(group), &id(instance), now));
-    sq::release_outcome(&outcomes)
+    sq::release_outcome(&ident(group), &outcomes, NAMES)
+}
+
+/// The group going on past `dead`, found dead, as the core re-enters it.
+fn past_dead(conn: &mut Connection, dead: &sq::HandOn, now: u64) -> sq::Transition<()> {
+    let read = sq::Read {
+        went_on: Some(dead.clone()),
+        ..sq::Read::default()
+    };
+    let reentry = sq::checked(&ident("g"), &read, &dead.to, Liveness::Dead, now, TIMEOUTS);
+    let past = d1::batch(conn, &Batch(reentry.writes));
+    sq::hand_on_past_outcome(&ident("g"), &past, NAMES)
 }
 
 fn all(conn: &Connection) -> Vec<sq::Row> {
@@ -173,8 +217,8 @@ fn newest_waiter_wins_without_current() {
     assert!(claim(&mut conn, "g", "a", 2));
     assert_eq!(enqueue(&mut conn, "g", "b", "r2", None, 3), waiting(&[]));
     // C supersedes B, never the holder A, and asks for B to be told.
-    let (decided, _) = run_enqueue(&mut conn, &request("g", "c", "r3", None), 4).unwrap();
-    assert_eq!(decided.wake, Wake::Each(vec![plain("b")]));
+    let decided = run_enqueue(&mut conn, &request("g", "c", "r3", None), 4).unwrap();
+    assert_eq!(decided.effects, vec![Effect::Tell(plain("b"))]);
     assert_eq!(state(&conn, "g", "a").as_deref(), Some("holding"));
     assert_eq!(state(&conn, "g", "b").as_deref(), Some("superseded"));
     // A retried enqueue of B answers the truth: it skips, for r3. Nothing changes.
@@ -295,9 +339,9 @@ fn claim_decisions() {
         &mut conn,
         &sq::claim(&ident("g"), &id("x"), 4_200_001, TIMEOUTS),
     );
-    let claimed = sq::claim_outcome(&id("x"), &outcomes).unwrap();
+    let claimed = sq::claim_outcome(&id("x"), &outcomes, NAMES).unwrap();
     assert_eq!(claimed.reply, HOLDING);
-    assert_eq!(claimed.abandoned, ids(&["h"]));
+    assert_eq!(claimed.state.abandoned, ids(&["h"]));
     assert!(
         !heartbeat(&mut conn, "g", "h", 4_200_002),
         "an abandoned holder is told"
@@ -436,30 +480,36 @@ fn release_says_how_the_caller_left_and_whom_to_wake() {
         enqueue(&mut conn, "g", w, "r1", Some("r1"), 1).unwrap();
     }
     let left = release(&mut conn, "g", "w2", 2);
-    assert_eq!((left.reply, left.wake), (Released::LeftQueue, Wake::Nobody));
+    assert_eq!((left.reply, went_on(&left)), (Released::LeftQueue, None));
     let freed = release(&mut conn, "g", "h", 3);
     assert_eq!(freed.reply, Released::FreedGroup);
-    let Wake::HandOn(first) = freed.wake else {
-        panic!("a freed group goes on: {:?}", freed.wake)
+    let Some((tell, first)) = went_on(&freed) else {
+        panic!("a freed group goes on: {:?}", freed.effects)
     };
-    assert_eq!((&first.notice, first.holding_since), (&plain("w1"), None));
+    assert_eq!((&tell, first.holding_since), (&plain("w1"), None));
     let again = release(&mut conn, "g", "h", 4);
     assert_eq!(
-        (again.reply, again.wake),
-        (Released::HeldNothing, Wake::Nobody)
+        (again.reply, went_on(&again)),
+        (Released::HeldNothing, None)
     );
+    // Alive (or unknown), the instance the group went to keeps its place.
+    let read = freed.state.clone();
+    for alive in [Liveness::Alive, Liveness::Unknown] {
+        let reentry = sq::checked(&ident("g"), &read, &id("w1"), alive, 5, TIMEOUTS);
+        assert!(reentry.writes.is_empty() && reentry.effects.is_empty());
+    }
     // A dead waiter is abandoned only if it still waits; the group goes on
     // to the next.
-    let past = d1::batch(&mut conn, &sq::hand_on_past(&ident("g"), &first, 5));
+    let past = past_dead(&mut conn, &first, 5);
     assert_eq!(state(&conn, "g", "w1").as_deref(), Some("abandoned"));
-    let Wake::HandOn(next) = sq::hand_on_past_outcome(&past) else {
+    let Some((tell, next)) = went_on(&past) else {
         panic!("the group goes on past a dead waiter")
     };
-    assert_eq!(next.notice, plain("w3"));
+    assert_eq!(tell, plain("w3"));
     assert!(claim(&mut conn, "g", "w3", 6));
-    let past = d1::batch(&mut conn, &sq::hand_on_past(&ident("g"), &next, 7));
+    let past = past_dead(&mut conn, &next, 7);
     assert_eq!(state(&conn, "g", "w3").as_deref(), Some("holding"));
-    assert_eq!(sq::hand_on_past_outcome(&past), Wake::Nobody);
+    assert_eq!(went_on(&past), None);
     all(&conn);
 }
 
@@ -516,7 +566,6 @@ fn enqueue_granted(
 ) -> EnqueueReply {
     run_enqueue(conn, &granted(group, instance, revision), now)
         .unwrap()
-        .0
         .reply
 }
 
@@ -605,15 +654,20 @@ fn release_hands_the_group_to_a_grant_waiter_which_a_newer_arrival_cannot_supers
     let freed = release(&mut conn, "g", "a", 10);
     assert_eq!(freed.reply, Released::FreedGroup);
     assert_eq!(
-        freed.wake,
-        Wake::HandOn(sq::HandOn {
-            notice: sq::Notice {
-                to: id("b"),
-                workflow: None,
-                event: sq::Event::Holding { turn, fence: 2 },
+        went_on(&freed),
+        Some((
+            Tell {
+                id: id("b"),
+                workflow: "WF".into(),
+                event_type: turn,
+                group: ident("g"),
+                news: News::Holding { fence: 2 },
             },
-            holding_since: Some(10),
-        })
+            sq::HandOn {
+                to: id("b"),
+                holding_since: Some(10),
+            }
+        ))
     );
     assert_eq!(state(&conn, "g", "b").as_deref(), Some("holding"));
     // A newer arrival does not supersede the handed holder: it waits behind it.
@@ -638,7 +692,7 @@ fn release_hands_the_group_to_a_grant_waiter_which_a_newer_arrival_cannot_supers
         &sq::claim(&ident("g"), &id("c"), 10 + 600_000 + 13, TIMEOUTS),
     );
     assert_eq!(
-        sq::claim_outcome(&id("c"), &outcomes).unwrap().reply,
+        sq::claim_outcome(&id("c"), &outcomes, NAMES).unwrap().reply,
         ClaimReply::Holding { fence: Some(3) }
     );
     all(&conn);
@@ -650,18 +704,19 @@ fn a_superseded_grant_waiter_is_told_by_its_own_turn() {
     enqueue_granted(&mut conn, "g", "h", "r1", 1);
     enqueue_granted(&mut conn, "g", "b", "r2", 2);
     let turn = turn_of(&conn, "g", "b").unwrap();
-    let (decided, _) = run_enqueue(&mut conn, &granted("g", "c", "r3"), 3).unwrap();
+    let decided = run_enqueue(&mut conn, &granted("g", "c", "r3"), 3).unwrap();
     assert_eq!(
-        decided.wake,
-        Wake::Each(vec![sq::Notice {
-            to: id("b"),
-            workflow: None,
-            event: sq::Event::Skipped {
-                turn,
+        told(&decided),
+        vec![Tell {
+            id: id("b"),
+            workflow: "WF".into(),
+            event_type: turn,
+            group: ident("g"),
+            news: News::Skipped {
                 by: id("c"),
                 by_revision: ident("r3")
             },
-        }])
+        }]
     );
 }
 
@@ -671,7 +726,17 @@ fn a_dead_holder_loses_the_group_only_while_it_holds_as_it_was_read() {
     enqueue_granted(&mut conn, "g", "h", "r1", 10);
     let mut w = granted("g", "w", "r2");
     w.workflow = Some("OTHER".into());
-    let (_, seen) = run_enqueue(&mut conn, &w, 11).unwrap();
+    let decided = run_enqueue(&mut conn, &w, 11).unwrap();
+    // Its effect is the holder's check, whose result answers the caller.
+    assert_eq!(
+        decided.effects,
+        vec![Effect::Check(Check {
+            id: id("h"),
+            workflow: "WF".into(),
+            answers: true,
+        })]
+    );
+    let seen = decided.state.behind.clone();
     let seen = seen.expect("a claim behind a holder names it to check");
     assert_eq!(
         (
@@ -684,18 +749,29 @@ fn a_dead_holder_loses_the_group_only_while_it_holds_as_it_was_read() {
     // The holder heartbeat since its status was read: it keeps the group.
     assert!(heartbeat(&mut conn, "g", "h", 12));
     let before = all(&conn);
+    // Found dead, it re-enters as the claim again past it, as it was read.
+    let reentry = sq::checked(
+        &ident("g"),
+        &decided.state,
+        &id("h"),
+        Liveness::Dead,
+        13,
+        TIMEOUTS,
+    );
     let batch = sq::claim_past_dead(&ident("g"), &id("w"), &seen, 13, TIMEOUTS);
-    let claimed = sq::claim_outcome(&id("w"), &d1::batch(&mut conn, &batch)).unwrap();
+    assert_eq!(reentry.writes, batch.0);
+    let claimed = sq::claim_outcome(&id("w"), &d1::batch(&mut conn, &batch), NAMES).unwrap();
     assert!(matches!(claimed.reply, ClaimReply::Waiting { .. }));
     assert_eq!(all(&conn), before);
     // As it was read: abandoned, and the claim proceeds in the same batch.
-    let seen = claimed.behind.unwrap();
+    let seen = claimed.state.behind.unwrap();
     let batch = sq::claim_past_dead(&ident("g"), &id("w"), &seen, 14, TIMEOUTS);
-    let claimed = sq::claim_outcome(&id("w"), &d1::batch(&mut conn, &batch)).unwrap();
+    let claimed = sq::claim_outcome(&id("w"), &d1::batch(&mut conn, &batch), NAMES).unwrap();
     assert_eq!(claimed.reply, ClaimReply::Holding { fence: Some(2) });
-    assert_eq!(claimed.abandoned, ids(&["h"]));
+    assert_eq!(claimed.state.abandoned, ids(&["h"]));
     assert_eq!(state(&conn, "g", "h").as_deref(), Some("abandoned"));
-    assert_eq!(claimed.me.workflow.as_deref(), Some("OTHER"));
+    let me = claimed.state.me.unwrap();
+    assert_eq!(me.workflow.as_deref(), Some("OTHER"));
     all(&conn);
 }
 
@@ -714,20 +790,17 @@ fn a_dead_handed_holder_loses_the_group_to_the_next_waiter() {
         )
         .unwrap();
     }
-    let Wake::HandOn(handed) = release(&mut conn, "g", "a", 3).wake else {
+    let Some((tell, handed)) = went_on(&release(&mut conn, "g", "a", 3)) else {
         panic!()
     };
-    assert_eq!(handed.notice.to, id("b"));
-    let past = d1::batch(&mut conn, &sq::hand_on_past(&ident("g"), &handed, 4));
+    assert_eq!((&tell.id, &handed.to), (&id("b"), &id("b")));
+    let past = past_dead(&mut conn, &handed, 4);
     assert_eq!(state(&conn, "g", "b").as_deref(), Some("abandoned"));
-    let Wake::HandOn(next) = sq::hand_on_past_outcome(&past) else {
+    let Some((next, _)) = went_on(&past) else {
         panic!()
     };
-    assert_eq!(next.notice.to, id("c"));
-    assert!(matches!(
-        next.notice.event,
-        sq::Event::Holding { fence: 3, .. }
-    ));
+    assert_eq!(next.id, id("c"));
+    assert_eq!(next.news, News::Holding { fence: 3 });
     all(&conn);
 }
 
@@ -787,10 +860,10 @@ fn rows_written_before_the_grant_migration_still_work() {
     assert_eq!(claim_at(&mut conn, "g", "old-h", 6), Ok(HOLDING));
     assert_eq!(claim_at(&mut conn, "g", "old-w", 6), Ok(behind("old-h")));
     let freed = release(&mut conn, "g", "old-h", 7);
-    let Wake::HandOn(next) = freed.wake else {
+    let Some((tell, next)) = went_on(&freed) else {
         panic!()
     };
-    assert_eq!((next.notice, next.holding_since), (plain("old-w"), None));
+    assert_eq!((tell, next.holding_since), (plain("old-w"), None));
     // The group's first fence: 1.
     assert_eq!(
         enqueue_granted(&mut conn, "g", "new", "r1", 8),
@@ -809,10 +882,10 @@ fn a_hand_on_past_a_waiter_that_moved_on_still_sends_the_grant_it_makes() {
     assert!(claim(&mut conn, "g", "h", 0));
     enqueue(&mut conn, "g", "w", "r1", None, 1).unwrap();
     let freed = release(&mut conn, "g", "h", 2);
-    let Wake::HandOn(woken) = freed.wake else {
-        panic!("a freed group goes on: {:?}", freed.wake)
+    let Some((tell, woken)) = went_on(&freed) else {
+        panic!("a freed group goes on: {:?}", freed.effects)
     };
-    assert_eq!(woken.notice, plain("w"));
+    assert_eq!(tell, plain("w"));
     // Before w's status comes back, a newer arrival registered with grant
     // (no claim) supersedes it and waits first in the free group.
     let newer = sq::SerialEnqueue {
@@ -823,12 +896,12 @@ fn a_hand_on_past_a_waiter_that_moved_on_still_sends_the_grant_it_makes() {
     assert_eq!(state(&conn, "g", "w").as_deref(), Some("superseded"));
     // w is found dead: the abandon finds it moved on, but the hand-over in
     // the same batch gives the free group to x, and that grant is sent.
-    let past = d1::batch(&mut conn, &sq::hand_on_past(&ident("g"), &woken, 4));
+    let past = past_dead(&mut conn, &woken, 4);
     assert_eq!(state(&conn, "g", "x").as_deref(), Some("holding"));
-    let Wake::HandOn(next) = sq::hand_on_past_outcome(&past) else {
+    let Some((next, _)) = went_on(&past) else {
         panic!("the grant made is not sent")
     };
-    assert_eq!(next.notice.to, id("x"));
-    assert!(matches!(next.notice.event, sq::Event::Holding { .. }));
+    assert_eq!(next.id, id("x"));
+    assert!(matches!(next.news, News::Holding { .. }));
     all(&conn);
 }

@@ -57,9 +57,10 @@ use baton::limits::{
     SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX, WAKE_ATTEMPTS_PER_CALL_MAX,
 };
 use baton::serial_queue::{
-    self as sq, ClaimReply, EnqueueReply, Outcome, Param, Plan, Released, SerialEnqueue,
-    SerialTimeouts, Wake,
+    self as sq, Check, ClaimReply, Effect, EnqueueReply, News, Outcome, Param, Plan, Released,
+    SerialEnqueue, SerialTimeouts, Tell,
 };
+use baton::workflow::Liveness;
 use common::{
     assert_reached, d1, report_failure, simulate, Fault, Faults, Injected, Rng, SimStats,
 };
@@ -98,6 +99,13 @@ fn ident(s: &str) -> Ident {
 const TURN_PREFIX: &str = "baton-turn";
 /// The event type a waiter without grant is woken by.
 const PLAIN_TURN: &str = "baton-turn";
+/// The simulated Worker's `WORKFLOW_BINDING`.
+const DEFAULT_WORKFLOW: &str = "WF";
+/// What the simulated Worker's variables name, for the core's effects.
+const NAMES: sq::Names<'static> = sq::Names {
+    workflow: DEFAULT_WORKFLOW,
+    turn_event_type: PLAIN_TURN,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct MRow {
@@ -472,7 +480,7 @@ enum Ended {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct SimEvent {
     event_type: String,
-    event: sq::Event,
+    event: News,
 }
 
 struct Actor {
@@ -502,21 +510,23 @@ enum Kind {
 #[derive(Debug)]
 enum Stage {
     Batch,
-    /// A claim (or a claim on enqueue) waits behind this holder: its
-    /// status is read, then (dead) the claim runs again past it.
-    CheckHolder(sq::Seen, Option<(Vec<InstanceId>, Wake)>),
-    ClaimPastDead(sq::Seen, Option<(Vec<InstanceId>, Wake)>),
+    /// A claim (or a claim on enqueue) waits behind the holder its
+    /// decision read (`Read::behind`): its status is read, then (dead) it
+    /// re-enters the core ([`sq::checked`]) and the claim runs again past
+    /// it; an enqueue's tells wait for that.
+    CheckHolder(sq::Read, Option<(Vec<InstanceId>, Vec<Tell>)>),
+    ClaimPastDead(sq::Read, Option<(Vec<InstanceId>, Vec<Tell>)>),
     /// Telling superseded waiters, one per step.
-    WakeEach(Vec<sq::Notice>),
-    /// Handing on a freed group: the instance it went to is sent its
-    /// event and the reply goes back; the rest runs after the reply.
-    HandOn(sq::HandOn),
-    /// After the reply: the instance sent the event has its status
-    /// checked (`n` events sent so far).
-    Check(sq::HandOn, u32),
-    /// After the reply: it was found dead: the batch that passes it over,
-    /// then the next is sent its event.
-    PastDead(sq::HandOn, u32),
+    WakeEach(Vec<Tell>),
+    /// Handing on a freed group: the instance it went to is told and the
+    /// reply goes back; the rest runs after the reply.
+    HandOn(Tell, sq::Read),
+    /// After the reply: the instance told (`Read::went_on`) has its
+    /// status checked (`n` events sent so far).
+    Check(sq::Read, u32),
+    /// After the reply: it was found dead: it re-enters the core, whose
+    /// follow-up batch passes it over, then the next is told.
+    PastDead(sq::Read, u32),
 }
 
 struct Call {
@@ -767,8 +777,8 @@ impl Sim {
                 if let Some(e) = actor.inbox.iter().position(|e| e.event_type == waits_for) {
                     let event = actor.inbox.remove(e).event;
                     match event {
-                        sq::Event::Plain => {}
-                        sq::Event::Holding { .. } => {
+                        News::Claim => {}
+                        News::Holding { .. } => {
                             self.stats.holds += 1;
                             self.stats.granted_turns += 1;
                             actor.phase = Phase::Body {
@@ -777,7 +787,7 @@ impl Sim {
                             };
                             return;
                         }
-                        sq::Event::Skipped { .. } => {
+                        News::Skipped { .. } => {
                             self.stats.skips += 1;
                             actor.phase = Phase::Done(Ended::Skipped);
                             return;
@@ -892,9 +902,10 @@ impl Sim {
                 Kind::Enqueue => {
                     let request = actor.request.clone();
                     match sq::enqueue(&request, now, TIMEOUTS) {
-                        Plan::Done(reply) => {
+                        Plan::Done(decided) => {
                             assert!(request.current.is_some());
-                            self.finish_call(c, Reply::Enqueue(reply));
+                            assert!(decided.effects.is_empty() && decided.writes.is_empty());
+                            self.finish_call(c, Reply::Enqueue(decided.reply));
                         }
                         Plan::Run(batch) => {
                             let outcomes = self.run(&batch);
@@ -924,7 +935,7 @@ impl Sim {
                             if request.claim {
                                 self.model.claim(&g, me.as_str(), now);
                             }
-                            let decided = sq::enqueue_outcome(&request, &outcomes);
+                            let decided = sq::enqueue_outcome(&request, &outcomes, NAMES);
                             // Refused exactly when the model has no row for
                             // it: the group was full when it came.
                             let refused = self.model.find(&g, me.as_str()).is_none();
@@ -933,46 +944,50 @@ impl Sim {
                                 refused.then_some("group"),
                                 "{me}'s enqueue at the waiter bound"
                             );
-                            let Ok((decided, behind)) = decided else {
+                            let Ok(decided) = decided else {
                                 self.stats.refusals += 1;
                                 self.finish_call(c, Reply::Refused);
                                 return;
                             };
                             self.check_enqueue(&request, &decided.reply, expected, could);
                             self.log(|| format!("{me} enqueue -> {:?}", decided.reply));
-                            self.check_seen(&g, behind.as_ref());
+                            let tells = self.check_seen(&g, &decided);
                             if let EnqueueReply::Claimed {
                                 superseded,
                                 claim: ClaimReply::Waiting { .. },
                             } = &decided.reply
                             {
-                                let seen = behind.expect("a claim behind a holder names it");
+                                assert!(
+                                    decided.state.behind.is_some(),
+                                    "a claim behind a holder names it"
+                                );
                                 self.calls[c].reply = Some(Reply::Enqueue(decided.reply.clone()));
                                 self.calls[c].stage = Stage::CheckHolder(
-                                    seen,
-                                    Some((superseded.clone(), decided.wake)),
+                                    decided.state,
+                                    Some((superseded.clone(), tells)),
                                 );
                                 self.slow_check(c);
                                 return;
                             }
                             self.calls[c].reply = Some(Reply::Enqueue(decided.reply));
-                            self.after_enqueue(c, decided.wake);
+                            self.after_enqueue(c, tells);
                         }
                     }
                 }
                 Kind::Claim => {
                     let outcomes = self.run(&sq::claim(&group, &me, now, TIMEOUTS));
                     self.model.claim(&g, me.as_str(), now);
-                    let claimed = sq::claim_outcome(&me, &outcomes)
+                    let claimed = sq::claim_outcome(&me, &outcomes, NAMES)
                         .unwrap_or_else(|e| panic!("claim refused: {e}"));
                     let fence_shown = self.actors[self.calls[c].actor].request.grant.is_some();
                     self.check_claim(&g, me.as_str(), &claimed.reply, fence_shown);
                     self.log(|| format!("{me} claim -> {:?}", claimed.reply));
-                    self.check_seen(&g, claimed.behind.as_ref());
-                    match claimed.behind {
-                        Some(seen) => {
+                    let tells = self.check_seen(&g, &claimed);
+                    assert!(tells.is_empty(), "a claim tells no one");
+                    match claimed.state.behind {
+                        Some(_) => {
                             self.calls[c].reply = Some(Reply::Claim(claimed.reply));
-                            self.calls[c].stage = Stage::CheckHolder(seen, None);
+                            self.calls[c].stage = Stage::CheckHolder(claimed.state, None);
                             self.slow_check(c);
                         }
                         None => self.finish_call(c, Reply::Claim(claimed.reply)),
@@ -981,12 +996,14 @@ impl Sim {
                 Kind::Heartbeat => {
                     let outcomes = self.run(&sq::heartbeat(&group, &me, now));
                     let holding = sq::heartbeat_outcome(&outcomes);
+                    assert!(holding.effects.is_empty() && holding.writes.is_empty());
+                    let holding = holding.reply;
                     assert_eq!(holding, self.model.heartbeat(&g, me.as_str(), now));
                     self.finish_call(c, Reply::Heartbeat(holding));
                 }
                 Kind::Release => {
                     let outcomes = self.run(&sq::release(&group, &me, now));
-                    let decided = sq::release_outcome(&outcomes);
+                    let decided = sq::release_outcome(&group, &outcomes, NAMES);
                     let released = self.model.release(&g, me.as_str(), now);
                     let expected = match released {
                         None => Released::HeldNothing,
@@ -995,28 +1012,44 @@ impl Sim {
                     };
                     assert_eq!(decided.reply, expected, "{me}'s release");
                     let went = self.model.hand_over(&g, now, released == Some(true));
-                    self.log(|| format!("{me} release -> {:?}, {:?}", decided.reply, decided.wake));
+                    self.log(|| {
+                        format!("{me} release -> {:?}, {:?}", decided.reply, decided.effects)
+                    });
                     self.calls[c].reply = Some(Reply::Release);
-                    self.expect_hand_on(&decided.wake, went);
-                    match decided.wake {
-                        Wake::HandOn(next) => self.calls[c].stage = Stage::HandOn(next),
-                        Wake::Nobody => self.finish_reply(c),
-                        Wake::Each(_) => panic!("a release supersedes no one"),
+                    match self.expect_hand_on(&decided, went) {
+                        Some(tell) => self.calls[c].stage = Stage::HandOn(tell, decided.state),
+                        None => self.finish_reply(c),
                     }
                 }
             },
-            Stage::CheckHolder(seen, enqueue) => {
+            Stage::CheckHolder(read, enqueue) => {
+                let seen = read.behind.clone().expect("a check of the holder read");
                 if self.dead(seen.id.as_str()) {
-                    self.calls[c].stage = Stage::ClaimPastDead(seen, enqueue);
-                } else if let Some((_, wake)) = enqueue {
-                    self.after_enqueue(c, wake);
+                    self.calls[c].stage = Stage::ClaimPastDead(read, enqueue);
                 } else {
-                    self.finish_reply(c);
+                    // Alive, re-entering changes nothing.
+                    let alive = self.live_answer();
+                    let reentry = sq::checked(&group, &read, &seen.id, alive, now, TIMEOUTS);
+                    assert!(
+                        reentry.writes.is_empty(),
+                        "{me} passes over its live holder"
+                    );
+                    if let Some((_, tells)) = enqueue {
+                        self.after_enqueue(c, tells);
+                    } else {
+                        self.finish_reply(c);
+                    }
                 }
             }
-            Stage::ClaimPastDead(seen, enqueue) => {
-                let batch = sq::claim_past_dead(&group, &me, &seen, now, TIMEOUTS);
-                let outcomes = self.run(&batch);
+            Stage::ClaimPastDead(read, enqueue) => {
+                let seen = read.behind.clone().expect("a check of the holder read");
+                let dead = self.dead_answer();
+                let reentry = sq::checked(&group, &read, &seen.id, dead, now, TIMEOUTS);
+                assert!(
+                    !reentry.writes.is_empty(),
+                    "{me}'s holder found dead is kept"
+                );
+                let outcomes = self.run(&sq::Batch(reentry.writes));
                 self.model.claim_past_dead(
                     &g,
                     me.as_str(),
@@ -1024,23 +1057,23 @@ impl Sim {
                     seen.heartbeat_at_ms,
                     now,
                 );
-                let claimed = sq::claim_outcome(&me, &outcomes)
+                let claimed = sq::claim_outcome(&me, &outcomes, NAMES)
                     .unwrap_or_else(|e| panic!("claim refused: {e}"));
-                if !claimed.abandoned.is_empty() {
+                if !claimed.state.abandoned.is_empty() {
                     self.stats.dead_holders += 1;
                 }
                 let actor = &self.actors[self.calls[c].actor];
                 let fence_shown = enqueue.is_some() || actor.request.grant.is_some();
                 self.log(|| format!("{me} claim past dead {} -> {:?}", seen.id, claimed.reply));
                 match enqueue {
-                    Some((superseded, wake)) => {
-                        let reply = sq::enqueue_claimed(superseded, claimed);
+                    Some((superseded, tells)) => {
+                        let reply = sq::enqueue_claimed(superseded, claimed).reply;
                         let EnqueueReply::Claimed { claim, .. } = &reply else {
                             unreachable!()
                         };
                         self.check_claim(&g, me.as_str(), claim, fence_shown);
                         self.calls[c].reply = Some(Reply::Enqueue(reply));
-                        self.after_enqueue(c, wake);
+                        self.after_enqueue(c, tells);
                     }
                     None => {
                         self.check_claim(&g, me.as_str(), &claimed.reply, fence_shown);
@@ -1048,47 +1081,55 @@ impl Sim {
                     }
                 }
             }
-            Stage::WakeEach(mut notices) => {
-                if let Some(next) = notices.pop() {
+            Stage::WakeEach(mut tells) => {
+                if let Some(next) = tells.pop() {
                     // Status-checked: only a live instance is sent the event.
                     self.send(&g, &next);
                 }
-                if notices.is_empty() {
+                if tells.is_empty() {
                     self.finish_reply(c);
                 } else {
-                    self.calls[c].stage = Stage::WakeEach(notices);
+                    self.calls[c].stage = Stage::WakeEach(tells);
                 }
             }
-            Stage::HandOn(next) => {
+            Stage::HandOn(tell, read) => {
                 // The event first (a dead instance ignores it), then the
                 // reply; the status check is a later step.
-                self.send(&g, &next.notice);
+                self.send(&g, &tell);
                 self.deliver(c);
-                self.calls[c].stage = Stage::Check(next, 1);
+                self.calls[c].stage = Stage::Check(read, 1);
                 self.slow_check(c);
             }
-            Stage::Check(next, sent) => {
-                if self.dead(next.notice.to.as_str()) {
-                    self.calls[c].stage = Stage::PastDead(next, sent);
+            Stage::Check(read, sent) => {
+                let next = read.went_on.clone().expect("a hand-on to check");
+                if self.dead(next.to.as_str()) {
+                    self.calls[c].stage = Stage::PastDead(read, sent);
                 } else {
+                    // Alive, re-entering changes nothing.
+                    let alive = self.live_answer();
+                    let reentry = sq::checked(&group, &read, &next.to, alive, now, TIMEOUTS);
+                    assert!(reentry.writes.is_empty(), "{} passed over alive", next.to);
                     self.calls.swap_remove(c);
                 }
             }
-            Stage::PastDead(dead, sent) => {
+            Stage::PastDead(read, sent) => {
                 // Found dead a step ago: passed over (a stale read: it may
                 // have claimed, heartbeat or left since).
-                let outcomes = self.run(&sq::hand_on_past(&group, &dead, now));
-                let wake = sq::hand_on_past_outcome(&outcomes);
-                let went =
-                    self.model
-                        .hand_on_past(&g, dead.notice.to.as_str(), dead.holding_since, now);
+                let dead = read.went_on.clone().expect("a hand-on found dead");
+                let answer = self.dead_answer();
+                let reentry = sq::checked(&group, &read, &dead.to, answer, now, TIMEOUTS);
+                assert!(!reentry.writes.is_empty(), "{} found dead is kept", dead.to);
+                let outcomes = self.run(&sq::Batch(reentry.writes));
+                let decided = sq::hand_on_past_outcome(&group, &outcomes, NAMES);
+                let went = self
+                    .model
+                    .hand_on_past(&g, dead.to.as_str(), dead.holding_since, now);
                 self.stats.dead_waiters += 1;
-                self.log(|| format!("past dead {} -> {wake:?}", dead.notice.to));
-                self.expect_hand_on(&wake, went);
-                match wake {
-                    Wake::HandOn(next) if sent < WAKE_ATTEMPTS_PER_CALL_MAX => {
-                        self.send(&g, &next.notice);
-                        self.calls[c].stage = Stage::Check(next, sent + 1);
+                self.log(|| format!("past dead {} -> {:?}", dead.to, decided.effects));
+                match self.expect_hand_on(&decided, went) {
+                    Some(tell) if sent < WAKE_ATTEMPTS_PER_CALL_MAX => {
+                        self.send(&g, &tell);
+                        self.calls[c].stage = Stage::Check(decided.state, sent + 1);
                         self.slow_check(c);
                     }
                     _ => {
@@ -1096,6 +1137,29 @@ impl Sim {
                     }
                 }
             }
+        }
+    }
+
+    /// What the binding answers for an instance the simulation knows is
+    /// alive: alive, or (a failed status call) unknown, in turn. Drawn
+    /// from the step count, not the seeded generator, so that the seeds'
+    /// runs stay what they were.
+    fn live_answer(&self) -> Liveness {
+        if self.stats.steps.is_multiple_of(2) {
+            Liveness::Alive
+        } else {
+            Liveness::Unknown
+        }
+    }
+
+    /// What the binding answers for an instance the simulation knows is
+    /// dead: dead (finished), or not found (a serialized instance has no
+    /// grace), in turn.
+    fn dead_answer(&self) -> Liveness {
+        if self.stats.steps.is_multiple_of(2) {
+            Liveness::Dead
+        } else {
+            Liveness::NotFound
         }
     }
 
@@ -1111,8 +1175,14 @@ impl Sim {
         // is in flight: after it may have heartbeat since it was read, the
         // race a dead holder's abandon must survive.
         let target = match &self.calls[c].stage {
-            Stage::CheckHolder(seen, _) => seen.id.as_str(),
-            Stage::Check(next, _) => next.notice.to.as_str(),
+            Stage::CheckHolder(read, _) => match &read.behind {
+                Some(seen) => seen.id.as_str(),
+                None => return,
+            },
+            Stage::Check(read, _) => match &read.went_on {
+                Some(next) => next.to.as_str(),
+                None => return,
+            },
             _ => return,
         };
         let Some(a) = self.actors.iter().position(|a| a.id == target) else {
@@ -1123,9 +1193,28 @@ impl Sim {
         }
     }
 
-    /// The holder a claim names to check is the model's, as it is now.
-    fn check_seen(&self, g: &str, seen: Option<&sq::Seen>) {
-        if let Some(seen) = seen {
+    /// A claim's (or an enqueue's) effects: the holder it names to check
+    /// is the model's, as it is now, checked through its own Workflow, and
+    /// the check answers the caller; it comes first, the tells after it.
+    /// Returns the tells.
+    fn check_seen<R>(&self, g: &str, decided: &sq::Transition<R>) -> Vec<Tell> {
+        assert!(
+            decided.writes.is_empty(),
+            "a decision with a follow-up batch"
+        );
+        let mut checks = Vec::new();
+        let mut tells = Vec::new();
+        for effect in &decided.effects {
+            match effect {
+                Effect::Check(check) => {
+                    assert!(tells.is_empty(), "a tell before the holder's check");
+                    checks.push(check.clone());
+                }
+                Effect::Tell(tell) => tells.push(tell.clone()),
+                other => panic!("a serial decision asks for {other:?}"),
+            }
+        }
+        let expected = decided.state.behind.as_ref().map(|seen| {
             let h = self.model.holder(g).expect("a claim waits behind a holder");
             let row = &self.model.rows[h];
             assert_eq!(
@@ -1133,24 +1222,46 @@ impl Sim {
                 (seen.id.as_str(), Some(seen.heartbeat_at_ms))
             );
             assert_eq!(row.workflow, seen.workflow);
-        }
+            Check {
+                id: id(&row.id),
+                workflow: row
+                    .workflow
+                    .as_deref()
+                    .unwrap_or(DEFAULT_WORKFLOW)
+                    .to_string(),
+                answers: true,
+            }
+        });
+        assert_eq!(checks, Vec::from_iter(expected), "the holder's check");
+        tells
     }
 
-    /// Where the core says the group went against the model's (`went`).
-    fn expect_hand_on(&mut self, wake: &Wake, went: Option<(String, bool)>) {
-        let got = match wake {
-            Wake::HandOn(next) => Some((
-                next.notice.to.to_string(),
-                matches!(next.notice.event, sq::Event::Holding { .. }),
-            )),
-            _ => None,
+    /// Where the core says the group went against the model's (`went`):
+    /// the one tell, to the instance the group went on to, or none.
+    /// Returns the tell.
+    fn expect_hand_on<R>(
+        &mut self,
+        decided: &sq::Transition<R>,
+        went: Option<(String, bool)>,
+    ) -> Option<Tell> {
+        assert!(
+            decided.writes.is_empty(),
+            "a hand-on with a follow-up batch"
+        );
+        let tell = match (&decided.effects[..], &decided.state.went_on) {
+            ([], None) => None,
+            ([Effect::Tell(tell)], Some(next)) => {
+                assert_eq!(tell.id, next.to, "told another than the group went to");
+                Some(tell.clone())
+            }
+            (effects, next) => panic!("a hand-on to {next:?} asks for {effects:?}"),
         };
+        let got = tell
+            .as_ref()
+            .map(|t| (t.id.to_string(), matches!(t.news, News::Holding { .. })));
         assert_eq!(got, went, "where the group went on");
-        if let Some((to, true)) = &got {
+        if let (Some((to, true)), Some(tell), Some(next)) = (&got, &tell, &decided.state.went_on) {
             self.stats.hand_offs += 1;
-            let Wake::HandOn(next) = wake else {
-                unreachable!()
-            };
             let Some(i) = self.model.holder(&self.group_of(to)) else {
                 panic!("{to} handed a group the model has no holder for")
             };
@@ -1160,11 +1271,12 @@ impl Sim {
                 next.holding_since, row.heartbeat_at,
                 "heartbeat counted from the hand-off"
             );
-            let sq::Event::Holding { fence, .. } = next.notice.event else {
+            let News::Holding { fence } = tell.news else {
                 unreachable!()
             };
             assert_eq!(Some(fence), row.fence, "the turn event carries the fence");
         }
+        tell
     }
 
     fn group_of(&self, name: &str) -> String {
@@ -1174,11 +1286,11 @@ impl Sim {
 
     /// After an enqueue's batch (and its holder check): the superseded
     /// waiters are told, then the reply.
-    fn after_enqueue(&mut self, c: usize, wake: Wake) {
-        match wake {
-            Wake::Nobody => self.finish_reply(c),
-            Wake::Each(notices) => self.calls[c].stage = Stage::WakeEach(notices),
-            Wake::HandOn(_) => panic!("an enqueue frees no group"),
+    fn after_enqueue(&mut self, c: usize, tells: Vec<Tell>) {
+        if tells.is_empty() {
+            self.finish_reply(c);
+        } else {
+            self.calls[c].stage = Stage::WakeEach(tells);
         }
     }
 
@@ -1249,14 +1361,21 @@ impl Sim {
     /// An event the shell sends (then checks the status): a dead instance
     /// ignores it. The engine may lose it, or deliver it twice. Every event
     /// of a turn must be for the registration that turn is, and say so.
-    fn send(&mut self, group: &str, notice: &sq::Notice) {
-        let name = notice.to.as_str();
+    fn send(&mut self, group: &str, tell: &Tell) {
+        let name = tell.id.as_str();
+        assert_eq!(tell.group.as_str(), group, "{name} told of another group");
         let Some(a) = self.actors.iter().position(|a| a.id == name) else {
             return;
         };
+        let workflow = self.actors[a].request.workflow.as_deref();
+        assert_eq!(
+            tell.workflow,
+            workflow.unwrap_or(DEFAULT_WORKFLOW),
+            "{name} told through another Workflow than its own"
+        );
         let registered = self.actors[a].request.grant.is_some();
-        let event_type = match &notice.event {
-            sq::Event::Plain => {
+        match &tell.news {
+            News::Claim => {
                 assert!(
                     !registered
                         || self
@@ -1265,22 +1384,22 @@ impl Sim {
                             .is_some_and(|i| !self.model.rows[i].grant),
                     "{name} registered with grant is woken by the plain event"
                 );
-                PLAIN_TURN.to_string()
+                assert_eq!(tell.event_type, PLAIN_TURN, "{name}'s plain event");
             }
-            sq::Event::Holding { turn, .. } | sq::Event::Skipped { turn, .. } => {
-                self.oracle.turn(group, name, turn);
-                turn.clone()
+            News::Holding { .. } | News::Skipped { .. } => {
+                self.oracle.turn(group, name, &tell.event_type);
             }
-        };
-        if let sq::Event::Skipped { by, .. } = &notice.event {
+        }
+        let event_type = tell.event_type.clone();
+        if let News::Skipped { by, by_revision } = &tell.news {
             let i = self.model.find(group, name).unwrap();
             assert_eq!(self.model.rows[i].state, "superseded");
             assert_eq!(
                 self.model.rows[i]
                     .superseded_by
                     .as_ref()
-                    .map(|s| s.0.as_str()),
-                Some(by.as_str())
+                    .map(|s| (s.0.as_str(), s.1.as_str())),
+                Some((by.as_str(), by_revision.as_str()))
             );
         }
         if !self.actors[a].alive {
@@ -1292,7 +1411,7 @@ impl Sim {
         }
         let event = SimEvent {
             event_type,
-            event: notice.event.clone(),
+            event: tell.news.clone(),
         };
         self.events.push((a, event.clone()));
         if self.faults.strikes(&mut self.rng, Fault::EventDuplicate) {

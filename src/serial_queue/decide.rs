@@ -1,14 +1,32 @@
-//! The serial queue's decisions, one pair per command: the batch to run
-//! (from the request and the time alone), then the reply and the wakes
-//! from what the batch gave back.
+//! The serial queue's decisions, in the one shape every object decides in
+//! ([`crate::transition`]), fitted to D1's two rounds.
 //!
-//! Every batch ends by reading back the rows the reply depends on, inside
-//! the same transaction, so a reply never rests on a read from an earlier
-//! round trip: claim, heartbeat and release are one round trip each, and
-//! enqueue too (a claim, or a claim on enqueue, that finds the group held by
-//! a holder its Workflow reports dead takes one more: [`claim_past_dead`]).
-//! The conditions in the statements ([`super::sql`]) make each write safe
-//! whatever happened since the caller last looked.
+//! A Durable Object loads its state, decides, then writes; D1 has no
+//! input gate to hold the state still between a read and a write, so here
+//! the statements do both at once: every rule that must hold under
+//! concurrency is a condition in the SQL ([`super::sql`]), and each batch
+//! ends by reading back the rows the reply depends on, inside the same
+//! transaction. So each command is two rounds:
+//! 1. the batch to run, from the request and the time alone ([`enqueue`]
+//!    may answer without one: a [`Plan`]);
+//! 2. the decision from what the batch gave back (`*_outcome`): a
+//!    [`Transition`], whose reply is the caller's, whose `effects` are the
+//!    shared [`Effect`]s ([`Effect::Check`] of a holder a claim waits
+//!    behind, [`Effect::Tell`] of a turn event), and whose `state`
+//!    ([`Read`]) keeps what the decision read that their results re-enter
+//!    with. Its `writes` are empty: the batch has run.
+//!
+//! An effect's result re-enters through [`checked`], whose transition's
+//! `writes` are the follow-up batch (a claim past a holder found dead, a
+//! hand-on past an instance found dead), or none; the follow-up's outcomes
+//! are then decided by [`claim_outcome`] or [`hand_on_past_outcome`] as
+//! round 2. So claim, heartbeat and release are one round trip each, and
+//! enqueue too; a claim that finds its holder dead takes one more.
+//!
+//! A full [`crate::transition::Transition`] per round, rather than a
+//! serial type of its own, keeps the shell's perform step the same
+//! exhaustive `match` over [`Effect`] as the driver's; the two rounds
+//! stay because a batch must run before the decision that reads it.
 
 use super::invariants::{assert_invariants, entry};
 use super::sql;
@@ -18,6 +36,8 @@ use crate::ident::{Ident, InstanceId};
 use crate::limits::{
     SERIAL_INSPECT_WAITING_MAX, SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX,
 };
+pub use crate::transition::{Check, Effect, News, Tell};
+use crate::workflow::Liveness;
 
 /// `serialEnqueue`'s request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,61 +104,55 @@ pub enum Released {
     FreedGroup,
 }
 
-/// The event an instance is sent, after the batch committed and the reply
-/// is settled. Events are hints: one that misses its event claims at its
-/// next poll, and a claim says what the event would have.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
-    /// `TURN_EVENT_TYPE` with `{ group }`: a waiter without grant, to claim.
-    Plain,
-    /// Its own turn with `{ group, instanceId, status: "holding", fence }`:
-    /// it was handed the group.
-    Holding { turn: String, fence: u64 },
-    /// Its own turn with `{ group, instanceId, status: "skipped",
-    /// supersededBy }`: a newer arrival superseded it.
-    Skipped {
-        turn: String,
-        by: InstanceId,
-        by_revision: Ident,
-    },
-}
+/// A serial decision in the shared shape ([`crate::transition`]). D1 is the
+/// state, and a decision's own batch has already run when it is taken (the
+/// batch writes and reads back in one transaction): `writes` is the
+/// follow-up batch a re-entered result asks for ([`checked`]), or none;
+/// `effects` are [`Effect::Check`]s (a holder a claim waits behind, which
+/// answers the caller) and [`Effect::Tell`]s (turn events); `state` is
+/// what the decision read that their results re-enter with ([`Read`]).
+/// The alarm is never used: D1 has none.
+pub type Transition<R> = crate::transition::Transition<R, Statement, Read>;
 
-/// One instance to send one event, through its Workflow binding.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notice {
-    pub to: InstanceId,
-    /// `None` is `WORKFLOW_BINDING`.
-    pub workflow: Option<String>,
-    pub event: Event,
+/// What a decision read back that the shell logs and that its effects'
+/// results re-enter with ([`checked`]): the table itself is the state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Read {
+    /// The caller's row as its batch left it.
+    pub me: Option<Entry>,
+    /// The holders the batch abandoned (stale, or found dead).
+    pub abandoned: Vec<InstanceId>,
+    /// The holder a waiting claim is behind, as read: checked, dead, it is
+    /// passed over only if it still holds as it was read.
+    pub behind: Option<Seen>,
+    /// The instance the group went on to: told, dead, it is passed over.
+    pub went_on: Option<HandOn>,
 }
 
 /// The instance a group went on to: woken to claim, or handed the group
 /// (then `holding_since` is the heartbeat it was handed it with). Its
 /// status is checked after the reply; dead, it is passed over
-/// ([`hand_on_past`]).
+/// ([`checked`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandOn {
-    pub notice: Notice,
+    pub to: InstanceId,
     pub holding_since: Option<u64>,
 }
 
-/// Whom the shell sends an event, after the batch committed and the reply
-/// is settled.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Wake {
-    Nobody,
-    /// Superseded waiters, each told so its next claim (or its turn) says
-    /// `skipped`.
-    Each(Vec<Notice>),
-    /// The group went on.
-    HandOn(HandOn),
+/// The Worker's names a decision writes into its effects: the Workflow
+/// binding of an instance that named none (`WORKFLOW_BINDING`) and the
+/// plain turn event's type (`TURN_EVENT_TYPE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Names<'a> {
+    pub workflow: &'a str,
+    pub turn_event_type: &'a str,
 }
 
-/// A decision's reply and the wakes that follow it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decided<R> {
-    pub reply: R,
-    pub wake: Wake,
+impl Names<'_> {
+    /// The binding an instance is reached through.
+    fn workflow(&self, named: Option<&str>) -> String {
+        named.unwrap_or(self.workflow).to_string()
+    }
 }
 
 /// The holder a claim found, as it read it: the shell asks its Workflow
@@ -151,11 +165,23 @@ pub struct Seen {
     pub heartbeat_at_ms: u64,
 }
 
-/// A command either answers from the request alone or runs a batch first.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A command's first round: answered from the request alone, or a batch
+/// to run, whose outcomes its `*_outcome` decision reads.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Plan<R> {
-    Done(R),
+    Done(Box<Transition<R>>),
     Run(Batch),
+}
+
+/// A decision with no follow-up batch.
+fn decided<R>(reply: R, effects: Vec<Effect>, state: Read) -> Transition<R> {
+    Transition {
+        reply,
+        writes: Vec::new(),
+        effects,
+        alarm_at_ms: None,
+        state,
+    }
 }
 
 fn text(value: &str) -> Param {
@@ -168,7 +194,7 @@ fn statement(sql: &'static str, params: Vec<Param>) -> Statement {
 
 /// The outcomes of a batch, checked against the invariants as they come
 /// back: every row read back is checked before a decision rests on it.
-fn checked<'a>(outcomes: &'a [Outcome], statements: usize) -> impl Fn(usize) -> &'a Outcome + 'a {
+fn read_back<'a>(outcomes: &'a [Outcome], statements: usize) -> impl Fn(usize) -> &'a Outcome + 'a {
     assert!(
         outcomes.len() == statements,
         "a batch of {statements} statements gave {} outcomes",
@@ -188,46 +214,59 @@ fn optional(value: Option<&str>) -> Param {
     value.map_or(Param::Null, text)
 }
 
-/// The event that tells a superseded waiter: its own turn with grant.
-fn superseded_notice(waiter: Entry) -> Notice {
-    let event = match (waiter.turn, waiter.state) {
+/// The event that tells a superseded waiter: its own turn with grant,
+/// else the plain turn event (its next claim says `skipped`).
+fn superseded_tell(group: &Ident, waiter: Entry, names: Names) -> Tell {
+    let (event_type, news) = match (waiter.turn, waiter.state) {
         (
             Some(turn),
             EntryState::Superseded {
                 by, by_revision, ..
             },
-        ) => Event::Skipped {
-            turn,
-            by,
-            by_revision,
-        },
-        _ => Event::Plain,
+        ) => (turn, News::Skipped { by, by_revision }),
+        _ => (names.turn_event_type.to_string(), News::Claim),
     };
-    Notice {
-        to: waiter.instance_id,
-        workflow: waiter.workflow,
-        event,
+    Tell {
+        workflow: names.workflow(waiter.workflow.as_deref()),
+        id: waiter.instance_id,
+        event_type,
+        group: group.clone(),
+        news,
     }
 }
 
 /// The hand-on to `next`: handed the group when it holds (by grant), else
 /// woken to claim.
-fn hand_on_to(next: Entry) -> HandOn {
-    let (event, holding_since) = match (&next.state, next.turn, next.fence) {
+fn hand_on_to(group: &Ident, next: Entry, names: Names) -> (Tell, HandOn) {
+    let (event_type, news, holding_since) = match (&next.state, next.turn, next.fence) {
         (EntryState::Holding { heartbeat_at_ms }, Some(turn), Some(fence)) => {
-            (Event::Holding { turn, fence }, Some(*heartbeat_at_ms))
+            (turn, News::Holding { fence }, Some(*heartbeat_at_ms))
         }
-        (EntryState::Waiting, _, _) => (Event::Plain, None),
+        (EntryState::Waiting, _, _) => (names.turn_event_type.to_string(), News::Claim, None),
         (other, ..) => panic!("handing on to a row in state {}", other.name()),
     };
-    HandOn {
-        notice: Notice {
-            to: next.instance_id,
-            workflow: next.workflow,
-            event,
-        },
+    let hand_on = HandOn {
+        to: next.instance_id.clone(),
         holding_since,
-    }
+    };
+    let tell = Tell {
+        id: next.instance_id,
+        workflow: names.workflow(next.workflow.as_deref()),
+        event_type,
+        group: group.clone(),
+        news,
+    };
+    (tell, hand_on)
+}
+
+/// The check of the holder a claim waits behind; its result answers the
+/// caller ([`checked`]).
+fn holder_check(holder: &Seen, names: Names) -> Effect {
+    Effect::Check(Check {
+        id: holder.id.clone(),
+        workflow: names.workflow(holder.workflow.as_deref()),
+        answers: true,
+    })
 }
 
 // --- enqueue ----------------------------------------------------------------
@@ -242,9 +281,10 @@ pub fn enqueue(
 ) -> Plan<EnqueueReply> {
     let supersede = match &request.current {
         Some(current) if *current != request.revision => {
-            return Plan::Done(EnqueueReply::Skipped {
+            let reply = EnqueueReply::Skipped {
                 current: current.clone(),
-            })
+            };
+            return Plan::Done(Box::new(decided(reply, Vec::new(), Read::default())));
         }
         // The arrival is the current revision: every waiter at another one goes.
         Some(_) => sql::SUPERSEDE_NOT_CURRENT,
@@ -297,13 +337,15 @@ pub fn enqueue(
 }
 
 /// The enqueue's reply, from its batch's outcomes: the caller's row as it
-/// now is says what happened. With `claim`, also the holder it waits
-/// behind, whose status the shell checks ([`claim_past_dead`]).
+/// now is says what happened. Its effects: with `claim`, the check of the
+/// holder it waits behind (which answers: [`checked`], then
+/// [`enqueue_claimed`]); then a tell to each waiter it superseded.
 pub fn enqueue_outcome(
     request: &SerialEnqueue,
     outcomes: &[Outcome],
-) -> Result<(Decided<EnqueueReply>, Option<Seen>), BatonError> {
-    let at = checked(outcomes, if request.claim { 5 } else { 4 });
+    names: Names,
+) -> Result<Transition<EnqueueReply>, BatonError> {
+    let at = read_back(outcomes, if request.claim { 5 } else { 4 });
     let last = &at(outcomes.len() - 1).rows;
     let Some(me) = last
         .iter()
@@ -327,32 +369,35 @@ pub fn enqueue_outcome(
             ),
         });
     }
-    let notices: Vec<Notice> = at(1)
+    let tells: Vec<Tell> = at(1)
         .rows
         .iter()
-        .map(|r| superseded_notice(entry(r)))
+        .map(|r| superseded_tell(&request.group, entry(r), names))
         .collect();
-    let superseded: Vec<InstanceId> = notices.iter().map(|n| n.to.clone()).collect();
-    let wake = if notices.is_empty() {
-        Wake::Nobody
-    } else {
-        Wake::Each(notices)
+    let superseded: Vec<InstanceId> = tells.iter().map(|t| t.id.clone()).collect();
+    let tell_each = |mut effects: Vec<Effect>| {
+        effects.extend(tells.into_iter().map(Effect::Tell));
+        effects
     };
     if let EntryState::Superseded { by_revision, .. } = me.state {
         // A retry after a newer revision won: the truth is that it skips.
         let reply = EnqueueReply::Skipped {
             current: by_revision,
         };
-        return Ok((Decided { reply, wake }, None));
+        return Ok(decided(reply, tell_each(Vec::new()), Read::default()));
     }
     let abandoned = match (request.claim, &me.state) {
         (true, _) => ids(&at(3).rows),
         (false, EntryState::Waiting) => {
             let reply = EnqueueReply::Waiting {
                 superseded,
-                turn: me.turn,
+                turn: me.turn.clone(),
             };
-            return Ok((Decided { reply, wake }, None));
+            let read = Read {
+                me: Some(me),
+                ..Read::default()
+            };
+            return Ok(decided(reply, tell_each(Vec::new()), read));
         }
         // A retry that finds itself handed the group by grant (or that
         // lost it since) answers as a claim would: the truth.
@@ -365,12 +410,19 @@ pub fn enqueue_outcome(
         }
         (false, finished) => return Err(already_left(finished)),
     };
-    let claimed = claimed(request.instance_id.clone(), abandoned, last, me, true)?;
+    let claimed = claimed(
+        request.instance_id.clone(),
+        abandoned,
+        last,
+        me,
+        true,
+        names,
+    )?;
     let reply = EnqueueReply::Claimed {
         superseded,
         claim: claimed.reply,
     };
-    Ok((Decided { reply, wake }, claimed.behind))
+    Ok(decided(reply, tell_each(claimed.effects), claimed.state))
 }
 
 fn already_left(state: &EntryState) -> BatonError {
@@ -438,27 +490,21 @@ pub fn claim_past_dead(
     Batch(statements)
 }
 
-/// What a claim decided, with the caller's row (for how long it waited),
-/// the holders it abandoned (for the log) and the holder it still waits
-/// behind (whose status the shell checks once).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claimed {
-    pub reply: ClaimReply,
-    pub me: Entry,
-    pub abandoned: Vec<InstanceId>,
-    pub behind: Option<Seen>,
-}
-
 /// The claim's reply, from the rows its batch returned ([`claim`] or
 /// [`claim_past_dead`]: the claim is the last statement, every earlier one
-/// an abandon).
-pub fn claim_outcome(id: &InstanceId, outcomes: &[Outcome]) -> Result<Claimed, BatonError> {
+/// an abandon). Waiting behind a holder, its effect is that holder's check,
+/// which answers ([`checked`]).
+pub fn claim_outcome(
+    id: &InstanceId,
+    outcomes: &[Outcome],
+    names: Names,
+) -> Result<Transition<ClaimReply>, BatonError> {
     assert!(
         outcomes.len() == 2 || outcomes.len() == 3,
         "a claim batch of {} statements",
         outcomes.len()
     );
-    let at = checked(outcomes, outcomes.len());
+    let at = read_back(outcomes, outcomes.len());
     let rows = &at(outcomes.len() - 1).rows;
     let me = rows
         .iter()
@@ -473,11 +519,11 @@ pub fn claim_outcome(id: &InstanceId, outcomes: &[Outcome]) -> Result<Claimed, B
         abandoned.extend(ids(&abandon.rows));
     }
     let grant = me.turn.is_some();
-    claimed(id.clone(), abandoned, rows, me, grant)
+    claimed(id.clone(), abandoned, rows, me, grant, names)
 }
 
-/// The reply for the caller's row `me` after its claim (`rows`: its row and
-/// the holder's), `abandoned` the holders abandoned before it;
+/// The claim's decision for the caller's row `me` after its claim (`rows`:
+/// its row and the holder's), `abandoned` the holders abandoned before it;
 /// `grant_or_enqueue` for a caller §2a answers (registered with grant, or
 /// claiming on enqueue).
 fn claimed(
@@ -486,7 +532,8 @@ fn claimed(
     rows: &[Row],
     me: Entry,
     grant_or_enqueue: bool,
-) -> Result<Claimed, BatonError> {
+    names: Names,
+) -> Result<Transition<ClaimReply>, BatonError> {
     let holder = rows.iter().find(|r| r.state == "holding").map(entry);
     let mut behind = None;
     let reply = match &me.state {
@@ -525,25 +572,70 @@ fn claimed(
         }
         left => return Err(already_left(left)),
     };
-    Ok(Claimed {
-        reply,
-        me,
+    let effects = behind.iter().map(|h| holder_check(h, names)).collect();
+    let read = Read {
+        me: Some(me),
         abandoned,
         behind,
-    })
+        went_on: None,
+    };
+    Ok(decided(reply, effects, read))
 }
 
-/// A claim on enqueue's reply after its holder was found dead
-/// ([`claim_past_dead`]): the claim's, with the enqueue's `superseded`
-/// and the fence shown as a claim on enqueue shows it.
-pub fn enqueue_claimed(superseded: Vec<InstanceId>, claimed: Claimed) -> EnqueueReply {
-    let claim = match claimed.reply {
+/// A claim on enqueue's decision once its holder's check re-entered as
+/// [`claim_past_dead`]'s batch (`claimed`, from [`claim_outcome`]): the
+/// claim's reply, with the enqueue's `superseded` and the fence shown as a
+/// claim on enqueue shows it.
+pub fn enqueue_claimed(
+    superseded: Vec<InstanceId>,
+    claimed: Transition<ClaimReply>,
+) -> Transition<EnqueueReply> {
+    let Transition {
+        reply,
+        effects,
+        state,
+        ..
+    } = claimed;
+    let claim = match reply {
         ClaimReply::Holding { .. } => ClaimReply::Holding {
-            fence: claimed.me.fence,
+            fence: state.me.as_ref().and_then(|me| me.fence),
         },
         other => other,
     };
-    EnqueueReply::Claimed { superseded, claim }
+    decided(EnqueueReply::Claimed { superseded, claim }, effects, state)
+}
+
+/// An effect's result, re-entering: `id` was reported `liveness`. Dead (or
+/// not found: a serialized instance enqueues itself, so there is no grace),
+/// and the instance the decision that asked (`read`) waits behind or went
+/// on to, the follow-up batch passes it over as it was read: a claim past
+/// the dead holder ([`claim_past_dead`], then [`claim_outcome`]), or the
+/// group going on past the dead one ([`hand_on_past`], then
+/// [`hand_on_past_outcome`]). Alive or unknown: no writes, and nothing
+/// changes.
+pub fn checked(
+    group: &Ident,
+    read: &Read,
+    id: &InstanceId,
+    liveness: Liveness,
+    now_ms: u64,
+    timeouts: SerialTimeouts,
+) -> Transition<()> {
+    let mut writes = Vec::new();
+    if liveness.is_dead(None, now_ms, 0) {
+        if let (Some(holder), Some(me)) = (&read.behind, &read.me) {
+            if holder.id == *id {
+                writes = claim_past_dead(group, &me.instance_id, holder, now_ms, timeouts).0;
+            }
+        }
+        if let Some(dead) = read.went_on.as_ref().filter(|h| h.to == *id) {
+            writes = hand_on_past(group, dead, now_ms).0;
+        }
+    }
+    Transition {
+        writes,
+        ..decided((), Vec::new(), Read::default())
+    }
 }
 
 // --- heartbeat --------------------------------------------------------------
@@ -560,10 +652,10 @@ pub fn heartbeat(group: &Ident, id: &InstanceId, now_ms: u64) -> Batch {
     )])
 }
 
-/// Whether the caller still holds the group.
-pub fn heartbeat_outcome(outcomes: &[Outcome]) -> bool {
-    let at = checked(outcomes, 1);
-    at(0).changes == 1
+/// Whether the caller still holds the group; nothing follows.
+pub fn heartbeat_outcome(outcomes: &[Outcome]) -> Transition<bool> {
+    let at = read_back(outcomes, 1);
+    decided(at(0).changes == 1, Vec::new(), Read::default())
 }
 
 // --- release ----------------------------------------------------------------
@@ -595,33 +687,44 @@ pub fn release(group: &Ident, id: &InstanceId, now_ms: u64) -> Batch {
 }
 
 /// Where the group went from a hand-over's outcome: to the first waiter,
-/// handed it by grant, or, after `freed`, woken to claim. A first waiter
-/// with grant still waiting waits behind a holder: it learns from its own
-/// turn when that one releases.
-fn went_on(first: &Outcome, freed: bool) -> Wake {
-    match first.rows.first().map(entry) {
-        Some(next) if matches!(next.state, EntryState::Holding { .. }) => {
-            Wake::HandOn(hand_on_to(next))
-        }
-        Some(next) if freed && next.turn.is_none() => Wake::HandOn(hand_on_to(next)),
-        _ => Wake::Nobody,
-    }
+/// handed it by grant, or, after `freed`, woken to claim; told so, and
+/// its status re-enters ([`checked`]). A first waiter with grant still
+/// waiting waits behind a holder: it learns from its own turn when that
+/// one releases.
+fn went_on<R>(
+    group: &Ident,
+    reply: R,
+    first: &Outcome,
+    freed: bool,
+    names: Names,
+) -> Transition<R> {
+    let next = match first.rows.first().map(entry) {
+        Some(next) if matches!(next.state, EntryState::Holding { .. }) => Some(next),
+        Some(next) if freed && next.turn.is_none() => Some(next),
+        _ => None,
+    };
+    let Some(next) = next else {
+        return decided(reply, Vec::new(), Read::default());
+    };
+    let (tell, hand_on) = hand_on_to(group, next, names);
+    let read = Read {
+        went_on: Some(hand_on),
+        ..Read::default()
+    };
+    decided(reply, vec![Effect::Tell(tell)], read)
 }
 
 /// How the caller left, and where the group went: a freed group to its
 /// first waiter (handed by grant, or woken to claim).
-pub fn release_outcome(outcomes: &[Outcome]) -> Decided<Released> {
-    let at = checked(outcomes, 2);
+pub fn release_outcome(group: &Ident, outcomes: &[Outcome], names: Names) -> Transition<Released> {
+    let at = read_back(outcomes, 2);
     let reply = match at(0).rows.first().map(entry).map(|e| e.state) {
         None => Released::HeldNothing,
         Some(EntryState::Released { held: true, .. }) => Released::FreedGroup,
         Some(EntryState::Released { held: false, .. }) => Released::LeftQueue,
         Some(other) => panic!("a released row reads back as {}", other.name()),
     };
-    Decided {
-        wake: went_on(at(1), reply == Released::FreedGroup),
-        reply,
-    }
+    went_on(group, reply, at(1), reply == Released::FreedGroup, names)
 }
 
 /// The instance a group went on to was found dead: it loses its place (a
@@ -631,7 +734,7 @@ pub fn release_outcome(outcomes: &[Outcome]) -> Decided<Released> {
 pub fn hand_on_past(group: &Ident, dead: &HandOn, now_ms: u64) -> Batch {
     let mut params = vec![
         text(group.as_str()),
-        text(dead.notice.to.as_str()),
+        text(dead.to.as_str()),
         Param::Integer(now_ms),
     ];
     let abandon = match dead.holding_since {
@@ -648,9 +751,9 @@ pub fn hand_on_past(group: &Ident, dead: &HandOn, now_ms: u64) -> Batch {
 /// on (it claimed, heartbeat or left since its status was read), the group
 /// was not freed here, but the hand-over in the same batch still gives a
 /// free group to a first waiter with grant, and that grant must be sent.
-pub fn hand_on_past_outcome(outcomes: &[Outcome]) -> Wake {
-    let at = checked(outcomes, 2);
-    went_on(at(1), at(0).changes > 0)
+pub fn hand_on_past_outcome(group: &Ident, outcomes: &[Outcome], names: Names) -> Transition<()> {
+    let at = read_back(outcomes, 2);
+    went_on(group, (), at(1), at(0).changes > 0, names)
 }
 
 // --- inspect ----------------------------------------------------------------
@@ -682,7 +785,7 @@ pub struct Inspection {
 }
 
 pub fn inspect_outcome(outcomes: &[Outcome]) -> Inspection {
-    let at = checked(outcomes, 3);
+    let at = read_back(outcomes, 3);
     let entries = |i: usize| at(i).rows.iter().map(entry).collect::<Vec<_>>();
     Inspection {
         holder: entries(0).into_iter().next(),

@@ -8,23 +8,28 @@
 //! writes ([`sql`]): the claim is one conditional `UPDATE`, the waiter bound
 //! is counted inside the `INSERT`, superseding requires the arrival to be
 //! waiting. This module owns those statements and the decisions around
-//! them ([`decide`]): for each command, the one batch to run (from the
-//! request and the time), then the reply and the wakes (as data) from what
-//! the batch gave back. It reads no clock and does no I/O; the D1 shell
-//! (`shell::serial_queue_d1`) runs the batches and sends the wakes, and the
-//! native tests and the simulation (`tests/serial_queue*.rs`) run the same
-//! batches on SQLite. [`invariants`] checks every row read back.
+//! them ([`decide`]), in the shape every object decides in: for each
+//! command, the one batch to run (from the request and the time), then a
+//! [`Transition`] from what the batch gave back: the reply, and the
+//! effects as data (the shared [`Effect`]: the check of a holder, the
+//! turn events to tell), whose results re-enter through [`checked`]. It
+//! reads no clock and does no I/O; the D1 shell (`shell::serial_queue_d1`)
+//! runs the batches and performs the effects, and the native tests and
+//! the simulation (`tests/serial_queue*.rs`) run the same batches on
+//! SQLite. [`invariants`] checks every row read back.
 //!
 //! §2a in these terms: an enqueue with `claim` appends the claim's two
 //! statements to its batch; a release's batch ends with the hand-over
 //! ([`sql::HAND_OVER`]), which makes a first waiter registered with grant
-//! the holder and says so as data ([`Wake::HandOn`], whose event the shell
-//! sends); a group's fence is the highest among its rows, one more per
+//! the holder and says so as data (an [`Effect::Tell`] with
+//! [`News::Holding`], and the [`HandOn`] its status re-enters with); a
+//! group's fence is the highest among its rows, one more per
 //! grant (the row holding it is never pruned). Whether an instance is dead
 //! is the one thing only the shell can learn: a claim that waits names the
-//! holder it read ([`Seen`]); the shell asks that holder's Workflow, and a
-//! dead one re-enters as a second batch ([`claim_past_dead`]) whose
-//! statements apply only to the holder as it was read.
+//! holder it read ([`Seen`]) and asks for its [`Effect::Check`]; the shell
+//! asks that holder's Workflow, and a dead one re-enters ([`checked`]) as a
+//! second batch ([`claim_past_dead`]) whose statements apply only to the
+//! holder as it was read.
 
 mod decide;
 mod invariants;

@@ -382,8 +382,10 @@ async fn perform(env: &Env, scope: Scope<'_>, effect: &Effect) -> Performed {
         // Work in progress (issue 21): the Coordinator's shell still sends
         // its turn events and terminations itself, from its transitions'
         // replies; no class runs them through the driver yet.
-        Effect::Wake(_) | Effect::Terminate(_) => {
-            unreachable!("no class performs wakes or terminations through the driver yet")
+        // The serial queue (D1, no input gate) performs its tells in its
+        // own shell (`serial_queue_d1`).
+        Effect::Wake(_) | Effect::Terminate(_) | Effect::Tell(_) => {
+            unreachable!("no class performs wakes, terminations or tells through the driver yet")
         }
     }
 }

@@ -1,12 +1,17 @@
 //! The serial queue's shell: runs `crate::serial_queue`'s batches on D1 and
-//! sends the wakes they ask for.
+//! performs the effects its decisions ask for.
 //!
-//! Every method is the same short loop: take the typed request, ask the
-//! core for its batch, run it (one D1 round trip, one transaction), let the
-//! core decide the reply and the wakes from what came back, log the
-//! decision, wake (through `shell::wake`, the Coordinator's wake path), and
-//! reply; a release replies once the next waiter is sent its turn event,
-//! and checks that waiter's status after the reply ([`Shell::hand_on`]).
+//! D1 has no input gate, so the Durable Objects' driver (`shell::driver`)
+//! does not fit, but every method is the same short loop in its order:
+//! take the typed request, ask the core for its batch, run it (one D1
+//! round trip, one transaction), let the core decide the
+//! [`core::Transition`] from what came back, perform its effects in one
+//! exhaustive `match` ([`Shell::perform`]: a check's result re-enters
+//! through [`core::checked`], whose follow-up batch runs and is decided
+//! in turn), log the decision, and reply. A release replies once the
+//! instance the group went on to is told, and checks that one's status
+//! after the reply ([`Shell::hand_on`]). Turn events and status checks go
+//! through `shell::wake` and `shell::workflow`, the Coordinator's paths.
 //! Nothing here decides anything the core does not say.
 
 use super::config::SerialConfig;
@@ -15,7 +20,6 @@ use super::decision_log::{self, Kind, Scope};
 use super::js::{self, now_ms};
 use super::wake::{Sent, Turn};
 use super::workflow::Workflow;
-use crate::coordinator::Liveness;
 use crate::edge::coordinator::ReleaseReply;
 use crate::edge::serial::{
     GroupMember, HeartbeatReply, Revisioned, SerialClaimReply, SerialEnqueue, SerialEnqueueReply,
@@ -25,8 +29,8 @@ use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{HAND_ON_CHECK_DELAY_MS, WAKE_ATTEMPTS_PER_CALL_MAX};
 use crate::serial_queue::{
-    self as core, Batch, ClaimReply, EnqueueReply, Entry, EntryState, Event, HandOn, Notice,
-    Outcome, Param, Plan, Released, Seen, Wake,
+    self as core, Batch, ClaimReply, Effect, EnqueueReply, Entry, EntryState, News, Outcome, Param,
+    Plan, Released, Tell,
 };
 use js_sys::{Array, Promise};
 use std::rc::Rc;
@@ -181,87 +185,121 @@ impl Shell {
         })
     }
 
-    /// The Workflow binding an instance is reached through: the one it
-    /// named at enqueue, or `WORKFLOW_BINDING`.
-    fn workflow(&self, config: &SerialConfig, name: Option<&str>) -> Result<Workflow, JsValue> {
-        Workflow::from_env(&self.env, name.unwrap_or(&config.workflow_binding))
+    /// The Workflow binding named `name`.
+    fn workflow(&self, name: &str) -> Result<Workflow, JsValue> {
+        Workflow::from_env(&self.env, name)
     }
 
-    /// The event a notice stands for: `TURN_EVENT_TYPE` with `{ group }`,
-    /// or the instance's own turn with what it is told. Built by hand, not
-    /// through serde: one more serialized type costs the WASM more (P6).
-    fn event(
-        &self,
-        config: &SerialConfig,
-        group: &Ident,
-        notice: &Notice,
-    ) -> Result<Turn, JsValue> {
+    /// The event a tell spells out: its type, and the payload `{ group }`,
+    /// with the instance's id and its status when it has news. Built by
+    /// hand, not through serde: one more serialized type costs the WASM
+    /// more (P6).
+    fn event(tell: &Tell) -> Result<Turn, JsValue> {
         let payload = js_sys::Object::new();
         let set = |object: &js_sys::Object, name: &str, value: JsValue| {
             js_sys::Reflect::set(object, &name.into(), &value).map(drop)
         };
-        set(&payload, "group", group.as_str().into())?;
-        let (event_type, status) = match &notice.event {
-            Event::Plain => (&config.turn_event_type, None),
-            Event::Holding { turn, fence } => {
+        set(&payload, "group", tell.group.as_str().into())?;
+        let status = match &tell.news {
+            News::Claim => None,
+            News::Holding { fence } => {
                 set(&payload, "fence", JsValue::from_f64(*fence as f64))?;
-                (turn, Some("holding"))
+                Some("holding")
             }
-            Event::Skipped {
-                turn,
-                by,
-                by_revision,
-            } => {
+            News::Skipped { by, by_revision } => {
                 let winner = js_sys::Object::new();
                 set(&winner, "instanceId", by.as_str().into())?;
                 set(&winner, "revision", by_revision.as_str().into())?;
                 set(&payload, "supersededBy", winner.into())?;
-                (turn, Some("skipped"))
+                Some("skipped")
             }
         };
         if let Some(status) = status {
-            set(&payload, "instanceId", notice.to.as_str().into())?;
+            set(&payload, "instanceId", tell.id.as_str().into())?;
             set(&payload, "status", status.into())?;
         }
         Ok(Turn {
-            event_type: event_type.clone(),
+            event_type: tell.event_type.clone(),
             payload: payload.into(),
         })
     }
 
-    /// Sends `notice`'s event through its instance's Workflow binding.
-    async fn send(
-        &self,
-        config: &SerialConfig,
-        group: &Ident,
-        notice: &Notice,
-    ) -> Result<Sent, JsValue> {
-        let workflow = self.workflow(config, notice.workflow.as_deref())?;
-        let event = self.event(config, group, notice)?;
-        Ok(Sent::send(&workflow, &notice.to, &event).await)
-    }
-
-    /// After a claim (or a claim on enqueue) found the group held: the
-    /// holder's status, outside the batch (no grace: a serialized instance
-    /// enqueues itself); dead, the claim again past it, in a batch that
-    /// abandons it only if it still holds as it was read. `None` when it
-    /// is alive.
-    async fn past_dead_holder(
-        &self,
-        config: &SerialConfig,
-        group: &Ident,
-        id: &InstanceId,
-        holder: Seen,
-    ) -> Result<Option<core::Claimed>, JsValue> {
-        let workflow = self.workflow(config, holder.workflow.as_deref())?;
-        let liveness = workflow.liveness(holder.id.as_str()).await;
-        if !matches!(liveness, Liveness::Dead | Liveness::NotFound) {
+    /// Runs a transition's follow-up batch, if it has one.
+    async fn follow_up(&self, t: core::Transition<()>) -> Result<Option<Vec<Outcome>>, JsValue> {
+        if t.writes.is_empty() {
             return Ok(None);
         }
-        let batch = core::claim_past_dead(group, id, &holder, now_ms(), config.timeouts);
-        let claimed = core::claim_outcome(id, &self.run(&batch).await?).map_err(refuse)?;
-        log_abandoned(Scope::Group(group.as_str()), &claimed.abandoned);
-        Ok(Some(claimed))
+        Ok(Some(self.run(&Batch(t.writes)).await?))
+    }
+
+    /// Performs a decision's effects, in order, in one exhaustive match,
+    /// each result re-entering through the core ([`core::checked`]):
+    /// - a check (the holder a claim waits behind) asks the binding; dead,
+    ///   the claim runs again past it, and that decision answers the
+    ///   caller (`Performed::claimed`);
+    /// - a tell is sent its event; its status is read at once (a failed
+    ///   send to a live instance is logged), except the instance the group
+    ///   went on to, which has the status read after the reply
+    ///   (`Performed::handed`, [`Shell::hand_on`]). `SERIAL_PUSH = "off"`
+    ///   sends no tells.
+    async fn perform(
+        &self,
+        config: &SerialConfig,
+        group: &Ident,
+        effects: Vec<Effect>,
+        read: &core::Read,
+    ) -> Result<Performed, JsValue> {
+        let mut performed = Performed::default();
+        let mut tells = 0;
+        for effect in effects {
+            match effect {
+                Effect::Check(check) => {
+                    let liveness = self
+                        .workflow(&check.workflow)?
+                        .liveness(check.id.as_str())
+                        .await;
+                    let reentry =
+                        core::checked(group, read, &check.id, liveness, now_ms(), config.timeouts);
+                    let Some(outcomes) = self.follow_up(reentry).await? else {
+                        continue;
+                    };
+                    let Some(me) = &read.me else {
+                        unreachable!("a claim's check without the claim");
+                    };
+                    let claimed = core::claim_outcome(&me.instance_id, &outcomes, names(config))
+                        .map_err(refuse)?;
+                    log_abandoned(Scope::Group(group.as_str()), &claimed.state.abandoned);
+                    // Its own check, if it still waits, is not performed:
+                    // a claim checks its holder once, its next poll again.
+                    performed.claimed = Some(claimed).filter(|_| check.answers);
+                }
+                Effect::Tell(tell) => {
+                    // Superseded waiters learn at once: their next claim (or
+                    // their own turn) says `skipped`. Dead ones ignore it.
+                    tells += 1;
+                    if !config.push || tells > WAKE_ATTEMPTS_PER_CALL_MAX {
+                        continue;
+                    }
+                    let sent = self.send(&tell).await?;
+                    if read.went_on.as_ref().is_some_and(|h| h.to == tell.id) {
+                        performed.handed = Some((tell.id, sent));
+                    } else {
+                        sent.liveness(&tell.id).await;
+                    }
+                }
+                Effect::Create(_) | Effect::Wake(_) | Effect::Terminate(_) => {
+                    unreachable!("the serial queue creates, wakes by slot and terminates nothing")
+                }
+            }
+        }
+        Ok(performed)
+    }
+
+    /// Sends a tell's event through its instance's Workflow binding.
+    async fn send(&self, tell: &Tell) -> Result<Sent, JsValue> {
+        let workflow = self.workflow(&tell.workflow)?;
+        let event = Self::event(tell)?;
+        Ok(Sent::send(&workflow, &tell.id, &event).await)
     }
 
     pub(crate) async fn enqueue(
@@ -272,33 +310,31 @@ impl Shell {
         config.check(&request).map_err(refuse)?;
         let request = request.into_core(&config.turn_event_type);
         let now = now_ms();
-        let (mut decided, behind) = match core::enqueue(&request, now, config.timeouts) {
-            Plan::Done(reply) => (
-                core::Decided {
-                    reply,
-                    wake: Wake::Nobody,
-                },
-                None,
-            ),
+        let decided = match core::enqueue(&request, now, config.timeouts) {
+            Plan::Done(decided) => *decided,
             Plan::Run(batch) => {
                 let outcomes = self.run(&batch).await?;
-                core::enqueue_outcome(&request, &outcomes).map_err(refuse)?
+                core::enqueue_outcome(&request, &outcomes, names(&config)).map_err(refuse)?
             }
         };
-        let scope = Scope::Group(request.group.as_str());
-        let id = &request.instance_id;
-        if let (Some(holder), EnqueueReply::Claimed { superseded, .. }) = (behind, &decided.reply) {
-            let group = &request.group;
-            if let Some(claimed) = self.past_dead_holder(&config, group, id, holder).await? {
-                decided.reply = core::enqueue_claimed(superseded.clone(), claimed);
+        let group = &request.group;
+        let performed = self
+            .perform(&config, group, decided.effects, &decided.state)
+            .await?;
+        let reply = match (performed.claimed, decided.reply) {
+            (Some(claimed), EnqueueReply::Claimed { superseded, .. }) => {
+                core::enqueue_claimed(superseded, claimed).reply
             }
-        }
-        let (name, reason) = match &decided.reply {
+            (_, reply) => reply,
+        };
+        let scope = Scope::Group(group.as_str());
+        let id = &request.instance_id;
+        let (name, reason) = match &reply {
             EnqueueReply::Waiting { superseded, .. } => ("waiting", superseded.len()),
             EnqueueReply::Claimed { superseded, claim } => (claim_name(claim), superseded.len()),
             EnqueueReply::Skipped { .. } => ("skipped", 0),
         };
-        let reason = match &decided.reply {
+        let reason = match &reply {
             EnqueueReply::Skipped { current } => {
                 format!("revision {} is not current ({current})", request.revision)
             }
@@ -307,7 +343,7 @@ impl Shell {
         // An enqueue that only joins, or claims a free group, involves no
         // other instance: a wait is logged by the claim that finds the
         // group held.
-        let kind = match &decided.reply {
+        let kind = match &reply {
             EnqueueReply::Waiting { superseded, .. } if superseded.is_empty() => Kind::Routine,
             EnqueueReply::Claimed {
                 superseded,
@@ -316,15 +352,7 @@ impl Shell {
             _ => Kind::Contended,
         };
         decision_log::decision(kind, scope, id.as_str(), name, &reason, None);
-        if let (Wake::Each(notices), true) = (&decided.wake, config.push) {
-            // Superseded waiters learn at once: their next claim (or their
-            // own turn) says `skipped`. Dead ones ignore the event.
-            for notice in notices.iter().take(WAKE_ATTEMPTS_PER_CALL_MAX as usize) {
-                let sent = self.send(&config, &request.group, notice).await?;
-                sent.liveness(&notice.to).await;
-            }
-        }
-        Ok(decided.reply.into())
+        Ok(reply.into())
     }
 
     pub(crate) async fn claim(&self, request: GroupMember) -> Result<SerialClaimReply, JsValue> {
@@ -337,15 +365,17 @@ impl Shell {
         let outcomes = self
             .run(&core::claim(&group, &id, now, config.timeouts))
             .await?;
-        let mut claimed = core::claim_outcome(&id, &outcomes).map_err(refuse)?;
+        let decided = core::claim_outcome(&id, &outcomes, names(&config)).map_err(refuse)?;
         let scope = Scope::Group(group.as_str());
-        log_abandoned(scope, &claimed.abandoned);
-        if let Some(holder) = claimed.behind.take() {
-            if let Some(past) = self.past_dead_holder(&config, &group, &id, holder).await? {
-                claimed = past;
-            }
-        }
-        let reason = match &claimed.reply {
+        log_abandoned(scope, &decided.state.abandoned);
+        let performed = self
+            .perform(&config, &group, decided.effects, &decided.state)
+            .await?;
+        let (reply, read) = match performed.claimed {
+            Some(claimed) => (claimed.reply, claimed.state),
+            None => (decided.reply, decided.state),
+        };
+        let reason = match &reply {
             ClaimReply::Holding { .. } => "no live holder".to_string(),
             ClaimReply::Waiting { holder, .. } => format!(
                 "behind {}",
@@ -356,21 +386,21 @@ impl Shell {
             }
             ClaimReply::TimedOut => "waited past the waiter timeout".to_string(),
         };
-        let waited_ms = now.saturating_sub(claimed.me.enqueued_at_ms);
-        let name = claim_name(&claimed.reply);
-        let kind = match &claimed.reply {
+        let waited_ms = read.me.map(|me| now.saturating_sub(me.enqueued_at_ms));
+        let name = claim_name(&reply);
+        let kind = match &reply {
             ClaimReply::Holding { .. } => Kind::Routine,
             _ => Kind::Contended,
         };
-        decision_log::decision(kind, scope, id.as_str(), name, &reason, Some(waited_ms));
-        Ok(claimed.reply.into())
+        decision_log::decision(kind, scope, id.as_str(), name, &reason, waited_ms);
+        Ok(reply.into())
     }
 
     pub(crate) async fn heartbeat(&self, request: GroupMember) -> Result<HeartbeatReply, JsValue> {
         let batch = core::heartbeat(&request.group, &request.instance_id, now_ms());
         let outcomes = self.run(&batch).await?;
         Ok(HeartbeatReply {
-            holding: core::heartbeat_outcome(&outcomes),
+            holding: core::heartbeat_outcome(&outcomes).reply,
         })
     }
 
@@ -387,7 +417,7 @@ impl Shell {
         } = request;
         let config = self.config()?;
         let outcomes = self.run(&core::release(&group, &id, now_ms())).await?;
-        let decided = core::release_outcome(&outcomes);
+        let decided = core::release_outcome(&group, &outcomes, names(&config));
         let left = match decided.reply {
             Released::HeldNothing => "held nothing",
             Released::LeftQueue => "left the queue",
@@ -395,10 +425,12 @@ impl Shell {
         };
         // The turn event goes first: the next holder waits on it, and the
         // log line can wait for it.
-        let next = match decided.wake {
-            Wake::HandOn(next) if config.push => Some(self.hand_on(&config, &group, next).await?),
-            _ => None,
-        };
+        let performed = self
+            .perform(&config, &group, decided.effects, &decided.state)
+            .await?;
+        let next = performed
+            .handed
+            .map(|sent| self.hand_on(&config, &group, decided.state, sent));
         let kind = if next.is_some() {
             Kind::Contended
         } else {
@@ -416,28 +448,27 @@ impl Shell {
     }
 
     /// A freed group's hand-on: the instance it went to (handed it by
-    /// grant, or woken to claim) is sent its event before the reply, which
+    /// grant, or woken to claim) was sent its event before the reply, which
     /// names it; its status check, and the rest of the chain if it is dead
-    /// (abandon it, go on to the next: [`core::hand_on_past`]), run after
-    /// the reply, in `waitUntil`, once it has had [`HAND_ON_CHECK_DELAY_MS`]
-    /// to act on the event. The holder's release then costs one D1 batch
-    /// and the event, as a hand-written queue's does, and the status query
+    /// (abandon it, go on to the next: [`core::checked`]), run after the
+    /// reply, in `waitUntil`, once it has had [`HAND_ON_CHECK_DELAY_MS`] to
+    /// act on the event. The holder's release then costs one D1 batch and
+    /// the event, as a hand-written queue's does, and the status query
     /// does not reach the woken instance's engine while it acts. Should the
     /// Worker stop before that check, a dead first waiter costs the others
     /// their next poll (their claim finds it dead), no more.
-    async fn hand_on(
+    fn hand_on(
         self: &Rc<Self>,
         config: &Rc<SerialConfig>,
         group: &Ident,
-        first: HandOn,
-    ) -> Result<InstanceId, JsValue> {
-        let sent = self.send(config, group, &first.notice).await?;
-        let named = first.notice.to.clone();
+        read: core::Read,
+        (named, sent): (InstanceId, Sent),
+    ) -> InstanceId {
         let (shell, config, group) = (self.clone(), config.clone(), group.clone());
         let check = js::promise(async move {
             // Let the woken instance act before its engine is asked its status.
             Delay::from(Duration::from_millis(HAND_ON_CHECK_DELAY_MS)).await;
-            if let Err(error) = shell.hand_on_past(&config, &group, first, sent).await {
+            if let Err(error) = shell.hand_on_past(&config, &group, read, sent).await {
                 worker::console_error!("baton: serial hand-on in group {group} failed: {error:?}");
             }
             Ok(JsValue::UNDEFINED)
@@ -445,61 +476,55 @@ impl Shell {
         // The raw binding, not `Context::wait_until`: that one is generic
         // and builds its own copy of the future-to-promise glue (P6).
         let _ = self.ctx.as_ref().wait_until(&check);
-        Ok(named)
+        named
     }
 
-    /// After the reply: while the instance the group went to is dead, the
-    /// group goes on past it, up to [`WAKE_ATTEMPTS_PER_CALL_MAX`] events in
-    /// all; past that, the next waiter's claim finds the group free.
+    /// After the reply: the status of the instance the group went to
+    /// re-enters ([`core::checked`]); while it is dead, the group goes on
+    /// past it, up to [`WAKE_ATTEMPTS_PER_CALL_MAX`] events in all; past
+    /// that, the next waiter's claim finds the group free.
     async fn hand_on_past(
         &self,
         config: &SerialConfig,
         group: &Ident,
-        mut next: HandOn,
+        mut read: core::Read,
         mut sent: Sent,
     ) -> Result<(), JsValue> {
         let scope = Scope::Group(group.as_str());
         for attempt in 1..=WAKE_ATTEMPTS_PER_CALL_MAX {
-            let to = next.notice.to.clone();
-            let handed = next.holding_since.is_some();
-            match sent.liveness(&to).await {
-                Liveness::Dead | Liveness::NotFound => {
-                    decision_log::decision(
-                        Kind::Contended,
-                        scope,
-                        to.as_str(),
-                        "abandoned",
-                        "woken but dead",
-                        None,
-                    );
-                    let batch = core::hand_on_past(group, &next, now_ms());
-                    let Wake::HandOn(after) = core::hand_on_past_outcome(&self.run(&batch).await?)
-                    else {
-                        return Ok(());
-                    };
-                    if attempt >= WAKE_ATTEMPTS_PER_CALL_MAX {
-                        return Ok(());
-                    }
-                    next = after;
-                    sent = self.send(config, group, &next.notice).await?;
-                }
-                Liveness::Alive | Liveness::Unknown => {
-                    let (decision, reason) = if handed {
-                        ("handed", "handed the group by grant")
-                    } else {
-                        ("woken", "the group is free")
-                    };
-                    decision_log::decision(
-                        Kind::Contended,
-                        scope,
-                        to.as_str(),
-                        decision,
-                        reason,
-                        None,
-                    );
-                    return Ok(());
-                }
+            let Some(next) = read.went_on.clone() else {
+                return Ok(());
+            };
+            let liveness = sent.liveness(&next.to).await;
+            let now = now_ms();
+            let reentry = core::checked(group, &read, &next.to, liveness, now, config.timeouts);
+            let (decision, reason) = match (reentry.writes.is_empty(), next.holding_since) {
+                (false, _) => ("abandoned", "woken but dead"),
+                (true, Some(_)) => ("handed", "handed the group by grant"),
+                (true, None) => ("woken", "the group is free"),
+            };
+            decision_log::decision(
+                Kind::Contended,
+                scope,
+                next.to.as_str(),
+                decision,
+                reason,
+                None,
+            );
+            let Some(outcomes) = self.follow_up(reentry).await? else {
+                return Ok(());
+            };
+            let decided = core::hand_on_past_outcome(group, &outcomes, names(config));
+            if attempt >= WAKE_ATTEMPTS_PER_CALL_MAX {
+                return Ok(());
             }
+            let performed = self
+                .perform(config, group, decided.effects, &decided.state)
+                .await?;
+            let Some((_, after)) = performed.handed else {
+                return Ok(());
+            };
+            (read, sent) = (decided.state, after);
         }
         Ok(())
     }
@@ -530,6 +555,25 @@ impl Shell {
                 .collect(),
             recent: view.recent.into_iter().filter_map(finished).collect(),
         })
+    }
+}
+
+/// What performing a decision's effects came to ([`Shell::perform`]).
+#[derive(Default)]
+struct Performed {
+    /// The claim again past a holder found dead: its decision answers the
+    /// caller.
+    claimed: Option<core::Transition<ClaimReply>>,
+    /// The instance the group went on to, sent its event: its status is
+    /// read after the reply.
+    handed: Option<(InstanceId, Sent)>,
+}
+
+/// The names the core writes into its effects.
+fn names(config: &SerialConfig) -> core::Names<'_> {
+    core::Names {
+        workflow: &config.workflow_binding,
+        turn_event_type: &config.turn_event_type,
     }
 }
 
