@@ -1,0 +1,166 @@
+//! The Coordinator's side of the list: what a key's object reports to its
+//! shard, and when.
+//!
+//! A [`Reporter`] lives in the object's memory beside the key's summary,
+//! never in storage, so keeping it costs an uncontended acquire and
+//! release nothing: such a pair leaves the key without waiters, as it
+//! found it, and a key without waiters that the reporter knows nothing of
+//! is never reported. After each decision the shell asks
+//! [`Reporter::after_decision`] and sends what it answers after its reply:
+//! a report when the key enters or leaves the list, or its waiters come or
+//! all go. The holder-check alarm, which runs while the key has waiters,
+//! asks [`Reporter::on_alarm`]: the counts when they changed, and any
+//! report the shard has not confirmed (one lost with a reset object, or
+//! refused on the way). What the alarm cannot repair (a report lost with
+//! the object after the last waiter left, when no alarm follows) the read
+//! repairs: it asks the key's object for a fresh report ([`Reporter::now`])
+//! when a listed entry has not been confirmed for a while.
+
+use super::state::{Busy, Report};
+
+/// What the object last told the shard, as far as it knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Told {
+    /// Nothing since the object started (or the reporter was dropped).
+    Unknown,
+    /// The last report drawn said this.
+    Said { busy: Busy, confirmed: bool },
+}
+
+/// One key's reporting state, in its object's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reporter {
+    told: Told,
+    /// The last stamp drawn, 0 before the first.
+    last_stamp: u64,
+}
+
+impl Default for Reporter {
+    fn default() -> Self {
+        Reporter {
+            told: Told::Unknown,
+            last_stamp: 0,
+        }
+    }
+}
+
+/// Stamps per millisecond: a stamp is the time in ms times this, plus a
+/// count within the ms. An object that restarts starts over from its clock,
+/// above every stamp it drew before (a restart takes longer than a ms, and
+/// no object sends a thousand reports in one).
+const STAMPS_PER_MS: u64 = 1_000;
+
+impl Reporter {
+    fn draw(&mut self, busy: Busy, now_ms: u64) -> Report {
+        let stamp = (now_ms.saturating_mul(STAMPS_PER_MS)).max(self.last_stamp + 1);
+        self.last_stamp = stamp;
+        self.told = Told::Said {
+            busy,
+            confirmed: false,
+        };
+        Report { stamp, busy }
+    }
+
+    /// What the list should hear after a decision left the key as `busy`:
+    /// a report when it enters or leaves the list, or gains its first
+    /// waiter or loses its last; nothing otherwise (the alarm keeps the
+    /// counts of a listed key fresh).
+    pub fn after_decision(&mut self, busy: Busy, now_ms: u64) -> Option<Report> {
+        let shape = |b: &Busy| (b.listed_at(now_ms), b.waiting > 0);
+        let due = match self.told {
+            Told::Unknown => busy.listed_at(now_ms),
+            Told::Said { busy: said, .. } => shape(&said) != shape(&busy),
+        };
+        due.then(|| self.draw(busy, now_ms))
+    }
+
+    /// What the list should hear from the holder-check alarm: the key as
+    /// it is when that differs from what was said, or was never confirmed.
+    pub fn on_alarm(&mut self, busy: Busy, now_ms: u64) -> Option<Report> {
+        let due = match self.told {
+            Told::Unknown => busy.listed_at(now_ms),
+            Told::Said {
+                busy: said,
+                confirmed,
+            } => !confirmed || said != busy,
+        };
+        due.then(|| self.draw(busy, now_ms))
+    }
+
+    /// A report of the key as it is, whatever was said before: the read
+    /// asks for one when it doubts a listed entry.
+    pub fn now(&mut self, busy: Busy, now_ms: u64) -> Report {
+        self.draw(busy, now_ms)
+    }
+
+    /// The shard answered the report with `stamp` (applied, or already
+    /// holding it or newer): confirmed, if it is the last one drawn.
+    pub fn confirmed(&mut self, stamp: u64) {
+        if let Told::Said { confirmed, .. } = &mut self.told {
+            if stamp == self.last_stamp {
+                *confirmed = true;
+            }
+        }
+    }
+
+    /// Whether a report was drawn and is not confirmed yet (the alarm
+    /// must run to send it again).
+    pub fn unconfirmed(&self) -> bool {
+        matches!(
+            self.told,
+            Told::Said {
+                confirmed: false,
+                ..
+            }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn busy(waiting: u32) -> Busy {
+        Busy {
+            holders: 1,
+            waiting,
+            oldest_since_ms: (waiting > 0).then_some(5),
+            limit: 1,
+            dead_until_ms: None,
+        }
+    }
+
+    #[test]
+    fn an_uncontended_key_is_never_reported() {
+        let mut reporter = Reporter::default();
+        assert_eq!(reporter.after_decision(busy(0), 10), None);
+        assert_eq!(reporter.on_alarm(busy(0), 10), None);
+        assert!(!reporter.unconfirmed());
+    }
+
+    #[test]
+    fn entering_and_leaving_report_once_each_and_the_alarm_resends_the_unconfirmed() {
+        let mut reporter = Reporter::default();
+        let first = reporter.after_decision(busy(1), 10).unwrap();
+        assert_eq!(
+            reporter.after_decision(busy(2), 10),
+            None,
+            "only counts changed"
+        );
+        let resent = reporter.on_alarm(busy(2), 11).unwrap();
+        assert!(resent.stamp > first.stamp);
+        reporter.confirmed(first.stamp);
+        assert!(
+            reporter.unconfirmed(),
+            "an older report's answer confirms nothing"
+        );
+        reporter.confirmed(resent.stamp);
+        assert_eq!(reporter.on_alarm(busy(2), 12), None);
+        let left = reporter.after_decision(busy(0), 10).unwrap();
+        assert!(
+            left.stamp > resent.stamp,
+            "stamps grow even when the clock does not"
+        );
+        assert!(!left.busy.listed_at(10));
+    }
+}
