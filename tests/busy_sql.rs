@@ -182,12 +182,11 @@ fn a_page_costs_the_same_with_a_thousand_keys_listed_or_a_hundred_thousand() {
     );
 }
 
+/// A row of `LIST_GROUPS`: group, holder, waiting, oldest since.
+type GroupRow = (String, Option<String>, i64, Option<i64>);
+
 /// One page of `LIST_GROUPS` on D1's schema: the rows and SQLite's steps.
-fn list_groups(
-    conn: &Connection,
-    after: &str,
-    n: i64,
-) -> (Vec<(String, Option<String>, i64, Option<i64>)>, i64, i64) {
+fn list_groups(conn: &Connection, after: &str, n: i64) -> (Vec<GroupRow>, i64, i64) {
     use rusqlite::StatementStatus;
     let mut stmt = conn.prepare(baton::serial_queue::sql::LIST_GROUPS).unwrap();
     let rows = stmt

@@ -52,6 +52,7 @@
 
 mod decode;
 
+pub mod busy;
 pub mod coordinator;
 pub mod debounce;
 pub mod http;

@@ -109,6 +109,7 @@ export async function startBaton(options = {}) {
           COORDINATOR: bind.durableObject("baton", "Coordinator"),
           DEBOUNCER: bind.durableObject("baton", "Debouncer"),
           RUNS: bind.durableObject("baton", "Runs"),
+          BUSY_LIST: bind.durableObject("baton", "BusyList"),
           RECORDER: bind.durableObject("test-workflows", "Recorder"),
           RATE_LIMITER: bind.durableObject("baton", "RateLimiter"),
           TEST_WF: bind.workflow("test-workflows", "test-workflow", "TestWorkflow"),
@@ -156,7 +157,13 @@ async function tableExists(db, name) {
 }
 
 /** Baton's classes, each a SQLite-backed Durable Object bound under its name. */
-const BATON_CLASSES = { COORDINATOR: "Coordinator", RATE_LIMITER: "RateLimiter", DEBOUNCER: "Debouncer", RUNS: "Runs" };
+const BATON_CLASSES = {
+  COORDINATOR: "Coordinator",
+  RATE_LIMITER: "RateLimiter",
+  DEBOUNCER: "Debouncer",
+  RUNS: "Runs",
+  BUSY_LIST: "BusyList",
+};
 
 /**
  * Miniflare's Worker entry for Baton's own Worker, as wrangler.toml declares
