@@ -402,3 +402,16 @@ pub const LIST_GONE_KEPT_MS: u64 = 600_000;
 /// forgotten key's memory ending) before it re-arms at once for the rest:
 /// each tick is one row's read and write, so one alarm stays short.
 pub const LIST_KEYS_PER_ALARM_MAX: u32 = 256;
+
+/// How long a listed key may go without a report before a read doubts
+/// it and asks its Coordinator for a fresh one. A key's object reports
+/// when its waiters come or all go and, from its holder-check alarm, when
+/// its counts change; a report lost with its object after the last waiter
+/// left has no alarm to resend it. A minute keeps such a ghost short-lived
+/// while a key stuck behind a live holder is asked at most once a minute.
+pub const LIST_VERIFY_AFTER_MS: u64 = 60_000;
+
+/// Most keys one page asks their Coordinators about: each is a subrequest
+/// of the read, so a page of ghosts costs a bounded few and the rest are
+/// asked by the next reads.
+pub const LIST_VERIFIES_PER_PAGE_MAX: usize = 8;

@@ -9,7 +9,7 @@
 
 mod common;
 
-use baton::busy::{self, sql, Busy, Input, Report, Row};
+use baton::busy::{self, sql, Answer, Busy, Input, Report, Row};
 use baton::sql::{SqlExec, SqlValue};
 use common::sqlite;
 use rusqlite::Connection;
@@ -77,32 +77,41 @@ fn step(db: &Db, key: &str, now: u64, input: Input) -> busy::Reply {
     transition.reply
 }
 
-fn report(db: &Db, key: &str, now: u64, stamp: u64, busy: Busy) -> busy::Reply {
-    step(db, key, now, Input::Report(Report { stamp, busy }))
+fn report(db: &Db, key: &str, now: u64, stamp: u64, busy: Busy) -> Answer {
+    match step(db, key, now, Input::Report(Report { stamp, busy })) {
+        busy::Reply::Report(answer) => answer,
+        other => panic!("a report answered {other:?}"),
+    }
+}
+
+fn applied(stamp: u64) -> Answer {
+    Answer {
+        applied: true,
+        stamp,
+        same: true,
+    }
 }
 
 #[test]
 fn a_key_enters_leaves_and_is_forgotten_and_a_late_report_changes_nothing() {
     let db = Db::migrated();
-    assert_eq!(
-        report(&db, "k", 100, 10, waiting(2, 90)),
-        busy::Reply::Applied
-    );
+    assert_eq!(report(&db, "k", 100, 10, waiting(2, 90)), applied(10));
     let page = sql::page(&db, None, 10, 100);
     assert_eq!(page.len(), 1);
     assert_eq!(page[0].1.busy.waiting, 2);
     // The unlisting report overtook an update: the update is older.
+    assert_eq!(report(&db, "k", 101, 12, waiting(0, 0)), applied(12));
+    let stale = |same| Answer {
+        applied: false,
+        stamp: 12,
+        same,
+    };
+    assert_eq!(report(&db, "k", 102, 11, waiting(3, 90)), stale(false));
+    assert_eq!(report(&db, "k", 102, 12, waiting(3, 90)), stale(false));
     assert_eq!(
-        report(&db, "k", 101, 12, waiting(0, 0)),
-        busy::Reply::Applied
-    );
-    assert_eq!(
-        report(&db, "k", 102, 11, waiting(3, 90)),
-        busy::Reply::Stale
-    );
-    assert_eq!(
-        report(&db, "k", 102, 12, waiting(3, 90)),
-        busy::Reply::Stale
+        report(&db, "k", 102, 12, waiting(0, 0)),
+        stale(true),
+        "a repeat"
     );
     assert!(sql::page(&db, None, 10, 102).is_empty());
     let Some(Row::Gone { forget_ms, .. }) = sql::load(&db, "k") else {

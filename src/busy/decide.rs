@@ -23,12 +23,22 @@ pub enum Input {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reply {
-    /// The report is the newest the shard has seen of the key: applied.
-    Applied,
-    /// The shard holds this report or a newer one: nothing changed.
-    Stale,
+    /// What became of a report: the reporter learns from it whether the
+    /// shard shows what it said ([`super::reporter::Reporter::answered`]).
+    Report(Answer),
     /// A tick: nobody waits for an answer.
     Ticked,
+}
+
+/// A shard's answer to a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    /// The report was the newest the shard had seen of the key: applied.
+    pub applied: bool,
+    /// The stamp the shard holds for the key now.
+    pub stamp: u64,
+    /// The shard shows what the report said (applied, or already shown).
+    pub same: bool,
 }
 
 /// One change to a key's row.
@@ -46,16 +56,31 @@ pub type Transition = crate::transition::Transition<Reply, Write, Option<Row>>;
 pub fn decide(row: &Option<Row>, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
     let (reply, write) = match input {
         Input::Report(report) => match row {
-            Some(row) if row.stamp() >= report.stamp => (Reply::Stale, None),
-            _ if report.busy.listed_at(now_ms) => (
-                Reply::Applied,
-                Some(Write::Put(Row::Listed {
+            Some(row) if row.stamp() >= report.stamp => {
+                let answer = Answer {
+                    applied: false,
+                    stamp: row.stamp(),
+                    same: shows(row, &report.busy, now_ms),
+                };
+                (Reply::Report(answer), None)
+            }
+            _ => {
+                let answer = Answer {
+                    applied: true,
                     stamp: report.stamp,
-                    busy: report.busy,
-                    reported_ms: now_ms,
-                })),
-            ),
-            _ => (Reply::Applied, Some(Write::Put(gone(report.stamp, now_ms)))),
+                    same: true,
+                };
+                let row = if report.busy.listed_at(now_ms) {
+                    Row::Listed {
+                        stamp: report.stamp,
+                        busy: report.busy,
+                        reported_ms: now_ms,
+                    }
+                } else {
+                    gone(report.stamp, now_ms)
+                };
+                (Reply::Report(answer), Some(Write::Put(row)))
+            }
         },
         Input::Tick => (Reply::Ticked, tick(row, now_ms)),
     };
@@ -80,6 +105,14 @@ fn tick(row: &Option<Row>, now_ms: u64) -> Option<Write> {
             Some(Write::Put(gone(*stamp, now_ms)))
         }
         _ => None,
+    }
+}
+
+/// Whether `row` shows what a report of `busy` would make it show.
+fn shows(row: &Row, busy: &Busy, now_ms: u64) -> bool {
+    match row {
+        Row::Listed { busy: shown, .. } => shown == busy,
+        Row::Gone { .. } => !busy.listed_at(now_ms),
     }
 }
 

@@ -31,6 +31,6 @@ mod shard;
 pub mod sql;
 mod state;
 
-pub use decide::{apply, assert_invariants, decide, Input, Reply, Transition, Write};
+pub use decide::{apply, assert_invariants, decide, Answer, Input, Reply, Transition, Write};
 pub use shard::{shard_name, shard_of, ShardCount};
 pub use state::{Busy, Report, Row};

@@ -16,6 +16,7 @@
 //! repairs: it asks the key's object for a fresh report ([`Reporter::now`])
 //! when a listed entry has not been confirmed for a while.
 
+use super::decide::Answer;
 use super::state::{Busy, Report};
 
 /// What the object last told the shard, as far as it knows.
@@ -93,13 +94,24 @@ impl Reporter {
         self.draw(busy, now_ms)
     }
 
-    /// The shard answered the report with `stamp` (applied, or already
-    /// holding it or newer): confirmed, if it is the last one drawn.
-    pub fn confirmed(&mut self, stamp: u64) {
-        if let Told::Said { confirmed, .. } = &mut self.told {
-            if stamp == self.last_stamp {
-                *confirmed = true;
-            }
+    /// The shard answered the report with `stamp`. Only the answer to the
+    /// last report drawn counts (an older one's says nothing of what the
+    /// shard shows now): it is confirmed when the shard shows what it said.
+    /// A shard that shows something else under a stamp as high heard it
+    /// from an earlier life of this object (its stamps started over from
+    /// the clock): the next stamp is drawn above the shard's, and the alarm
+    /// sends the report again.
+    pub fn answered(&mut self, stamp: u64, answer: Answer) {
+        let Told::Said { confirmed, .. } = &mut self.told else {
+            return;
+        };
+        if stamp != self.last_stamp {
+            return;
+        }
+        if answer.same {
+            *confirmed = true;
+        } else {
+            self.last_stamp = self.last_stamp.max(answer.stamp);
         }
     }
 
@@ -149,12 +161,17 @@ mod tests {
         );
         let resent = reporter.on_alarm(busy(2), 11).unwrap();
         assert!(resent.stamp > first.stamp);
-        reporter.confirmed(first.stamp);
+        let took = |stamp| Answer {
+            applied: true,
+            stamp,
+            same: true,
+        };
+        reporter.answered(first.stamp, took(first.stamp));
         assert!(
             reporter.unconfirmed(),
             "an older report's answer confirms nothing"
         );
-        reporter.confirmed(resent.stamp);
+        reporter.answered(resent.stamp, took(resent.stamp));
         assert_eq!(reporter.on_alarm(busy(2), 12), None);
         let left = reporter.after_decision(busy(0), 10).unwrap();
         assert!(
@@ -162,5 +179,23 @@ mod tests {
             "stamps grow even when the clock does not"
         );
         assert!(!left.busy.listed_at(10));
+    }
+
+    #[test]
+    fn a_shard_holding_an_earlier_lifes_higher_stamp_is_overtaken() {
+        let mut reporter = Reporter::default();
+        let sent = reporter.after_decision(busy(1), 10).unwrap();
+        let earlier_life = sent.stamp + 5;
+        reporter.answered(
+            sent.stamp,
+            Answer {
+                applied: false,
+                stamp: earlier_life,
+                same: false,
+            },
+        );
+        assert!(reporter.unconfirmed());
+        let again = reporter.on_alarm(busy(1), 10).unwrap();
+        assert!(again.stamp > earlier_life);
     }
 }

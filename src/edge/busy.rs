@@ -137,11 +137,36 @@ impl ShardReport {
     }
 }
 
-/// What a shard answers a report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// What a shard answers a report (`crate::busy::Answer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ShardReportReply {
     /// Whether the report was the newest of its key (else it was stale).
     pub applied: bool,
+    /// The stamp the shard holds for the key now.
+    pub stamp: u64,
+    /// Whether the shard shows what the report said.
+    pub same: bool,
+}
+
+impl From<crate::busy::Answer> for ShardReportReply {
+    fn from(answer: crate::busy::Answer) -> Self {
+        ShardReportReply {
+            applied: answer.applied,
+            stamp: answer.stamp,
+            same: answer.same,
+        }
+    }
+}
+
+impl From<ShardReportReply> for crate::busy::Answer {
+    fn from(reply: ShardReportReply) -> Self {
+        crate::busy::Answer {
+            applied: reply.applied,
+            stamp: reply.stamp,
+            same: reply.same,
+        }
+    }
 }
 
 /// A shard's page (`BusyList.page`): the listed keys after `after`.

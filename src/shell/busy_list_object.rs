@@ -163,9 +163,9 @@ impl Driver<BusyList> {
         let decided = self
             .run(&report.key, Input::Report(report.report()))
             .await?;
-        let reply = decided.map_err(|e| js::to_js_error(&e))?;
-        Ok(ShardReportReply {
-            applied: reply == Reply::Applied,
-        })
+        match decided.map_err(|e| js::to_js_error(&e))? {
+            Reply::Report(answer) => Ok(answer.into()),
+            Reply::Ticked => unreachable!("a report answers a report"),
+        }
     }
 }
