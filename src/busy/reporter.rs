@@ -6,18 +6,17 @@
 //! release nothing: such a pair leaves the key without waiters, as it
 //! found it, and a key without waiters that the reporter knows nothing of
 //! is never reported. After each decision the shell asks
-//! [`Reporter::after_decision`] and sends what it answers after its reply:
-//! a report when the key enters or leaves the list, or its waiters come or
-//! all go. The holder-check alarm, which runs while the key has waiters,
+//! [`Reporter::due_after`] whether the key's waiters came or all went or a
+//! holder was found dead, and if so sends a report after its reply. The holder-check alarm, which runs while the key has waiters,
 //! asks [`Reporter::on_alarm`]: the counts when they changed, and any
 //! report the shard has not confirmed (one lost with a reset object, or
 //! refused on the way). What the alarm cannot repair (a report lost with
 //! the object after the last waiter left, when no alarm follows) the read
-//! repairs: it asks the key's object for a fresh report ([`Reporter::now`])
+//! repairs: it asks the key's object for a fresh report ([`Reporter::report`])
 //! when a listed entry has not been confirmed for a while.
 
 use super::decide::Answer;
-use super::state::{Busy, Report};
+use super::state::{Busy, Report, Shape};
 
 /// What the object last told the shard, as far as it knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,35 +61,37 @@ impl Reporter {
         Report { stamp, busy }
     }
 
-    /// What the list should hear after a decision left the key as `busy`:
-    /// a report when it enters or leaves the list, or gains its first
-    /// waiter or loses its last; nothing otherwise (the alarm keeps the
-    /// counts of a listed key fresh).
-    pub fn after_decision(&mut self, busy: Busy, now_ms: u64) -> Option<Report> {
-        let shape = |b: &Busy| (b.listed_at(now_ms), b.waiting > 0);
-        let due = match self.told {
-            Told::Unknown => busy.listed_at(now_ms),
-            Told::Said { busy: said, .. } => shape(&said) != shape(&busy),
-        };
-        due.then(|| self.draw(busy, now_ms))
+    /// Whether the list must hear of a decision that took the key from
+    /// `before` to `after`: when it gained its first waiter or lost its
+    /// last, or a holder was found dead; never otherwise, so an
+    /// uncontended acquire or release reports nothing (the alarm keeps a
+    /// listed key's counts fresh). The caller then draws the report with
+    /// [`Reporter::report`].
+    pub fn due_after(before: Shape, after: Shape) -> bool {
+        before != after
     }
 
     /// What the list should hear from the holder-check alarm: the key as
-    /// it is when that differs from what was said, or was never confirmed.
-    pub fn on_alarm(&mut self, busy: Busy, now_ms: u64) -> Option<Report> {
-        let due = match self.told {
-            Told::Unknown => busy.listed_at(now_ms),
-            Told::Said {
-                busy: said,
-                confirmed,
-            } => !confirmed || said != busy,
-        };
+    /// it is when a report is `owed` (the object's stored mark that a
+    /// decision's report was not confirmed: it survives the object, so a
+    /// report lost with it is sent again), when it differs from what was
+    /// said, or when what was said was never confirmed.
+    pub fn on_alarm(&mut self, busy: Busy, now_ms: u64, owed: bool) -> Option<Report> {
+        let due = owed
+            || match self.told {
+                Told::Unknown => busy.listed_at(now_ms),
+                Told::Said {
+                    busy: said,
+                    confirmed,
+                } => !confirmed || said != busy,
+            };
         due.then(|| self.draw(busy, now_ms))
     }
 
-    /// A report of the key as it is, whatever was said before: the read
-    /// asks for one when it doubts a listed entry.
-    pub fn now(&mut self, busy: Busy, now_ms: u64) -> Report {
+    /// A report of the key as it is, whatever was said before: after a
+    /// decision [`Reporter::due_after`] names, or when a read doubts the
+    /// key's entry.
+    pub fn report(&mut self, busy: Busy, now_ms: u64) -> Report {
         self.draw(busy, now_ms)
     }
 
@@ -101,30 +102,21 @@ impl Reporter {
     /// from an earlier life of this object (its stamps started over from
     /// the clock): the next stamp is drawn above the shard's, and the alarm
     /// sends the report again.
-    pub fn answered(&mut self, stamp: u64, answer: Answer) {
+    /// Returns whether the report is confirmed: the object then clears
+    /// its stored mark that a report is owed.
+    pub fn answered(&mut self, stamp: u64, answer: Answer) -> bool {
         let Told::Said { confirmed, .. } = &mut self.told else {
-            return;
+            return false;
         };
         if stamp != self.last_stamp {
-            return;
+            return false;
         }
         if answer.same {
             *confirmed = true;
         } else {
             self.last_stamp = self.last_stamp.max(answer.stamp);
         }
-    }
-
-    /// Whether a report was drawn and is not confirmed yet (the alarm
-    /// must run to send it again).
-    pub fn unconfirmed(&self) -> bool {
-        matches!(
-            self.told,
-            Told::Said {
-                confirmed: false,
-                ..
-            }
-        )
+        answer.same
     }
 }
 
@@ -145,35 +137,34 @@ mod tests {
     #[test]
     fn an_uncontended_key_is_never_reported() {
         let mut reporter = Reporter::default();
-        assert_eq!(reporter.after_decision(busy(0), 10), None);
-        assert_eq!(reporter.on_alarm(busy(0), 10), None);
-        assert!(!reporter.unconfirmed());
+        assert!(!Reporter::due_after(busy(0).shape(), busy(0).shape()));
+        assert_eq!(reporter.on_alarm(busy(0), 10, false), None);
     }
 
     #[test]
     fn entering_and_leaving_report_once_each_and_the_alarm_resends_the_unconfirmed() {
         let mut reporter = Reporter::default();
-        let first = reporter.after_decision(busy(1), 10).unwrap();
-        assert_eq!(
-            reporter.after_decision(busy(2), 10),
-            None,
+        assert!(Reporter::due_after(busy(0).shape(), busy(1).shape()));
+        let first = reporter.report(busy(1), 10);
+        assert!(
+            !Reporter::due_after(busy(1).shape(), busy(2).shape()),
             "only counts changed"
         );
-        let resent = reporter.on_alarm(busy(2), 11).unwrap();
+        let resent = reporter.on_alarm(busy(2), 11, false).unwrap();
         assert!(resent.stamp > first.stamp);
         let took = |stamp| Answer {
             applied: true,
             stamp,
             same: true,
         };
-        reporter.answered(first.stamp, took(first.stamp));
         assert!(
-            reporter.unconfirmed(),
+            !reporter.answered(first.stamp, took(first.stamp)),
             "an older report's answer confirms nothing"
         );
-        reporter.answered(resent.stamp, took(resent.stamp));
-        assert_eq!(reporter.on_alarm(busy(2), 12), None);
-        let left = reporter.after_decision(busy(0), 10).unwrap();
+        assert!(reporter.answered(resent.stamp, took(resent.stamp)));
+        assert_eq!(reporter.on_alarm(busy(2), 12, false), None);
+        assert!(reporter.on_alarm(busy(2), 12, true).is_some(), "owed");
+        let left = reporter.report(busy(0), 10);
         assert!(
             left.stamp > resent.stamp,
             "stamps grow even when the clock does not"
@@ -184,9 +175,9 @@ mod tests {
     #[test]
     fn a_shard_holding_an_earlier_lifes_higher_stamp_is_overtaken() {
         let mut reporter = Reporter::default();
-        let sent = reporter.after_decision(busy(1), 10).unwrap();
+        let sent = reporter.report(busy(1), 10);
         let earlier_life = sent.stamp + 5;
-        reporter.answered(
+        let confirmed = reporter.answered(
             sent.stamp,
             Answer {
                 applied: false,
@@ -194,8 +185,8 @@ mod tests {
                 same: false,
             },
         );
-        assert!(reporter.unconfirmed());
-        let again = reporter.on_alarm(busy(1), 10).unwrap();
+        assert!(!confirmed);
+        let again = reporter.on_alarm(busy(1), 10, true).unwrap();
         assert!(again.stamp > earlier_life);
     }
 }
