@@ -5,11 +5,13 @@
 // hand-off's time goes; serial-calls times the serial queue's calls alone
 // (no Workflow), Baton against the JS queue, alternating, with workerd's CPU
 // per call beside the wall time.
+// `list` registers 100,000 busy keys and times coordinatorList (bench/busy.mjs).
 // Prints the ratios only; BENCHMARKS.md is written by bench/run.mjs alone.
 import { startBench } from "./miniflare.mjs";
 import * as calls from "./calls.mjs";
 import * as rateBench from "./rate.mjs";
 import * as handoff from "./handoff.mjs";
+import * as busy from "./busy.mjs";
 import { fmt, summary } from "./stats.mjs";
 import { cpuSeconds, workerdPids } from "./cpu.mjs";
 
@@ -41,6 +43,9 @@ try {
           `baton ${fmt(s.baton.p50, 0)}/s, js ${fmt(s.js.p50, 0)}/s, fixed ${fmt(s.fixed.p50, 0)}/s`,
       );
     }
+  }
+  if (parts.has("list")) {
+    busy.print(await busy.listing(b));
   }
   if (parts.has("p1")) {
     const p1 = await handoff.coordinatorHandoff(b);

@@ -415,6 +415,13 @@ export type FlushReply = {
   started: InstanceId | null;
 };
 
+/** A page of `serialList`. */
+export type GroupList = {
+  groups: ListedGroup[];
+  /** The next page's `cursor`; `null` on the last page. */
+  cursor: string | null;
+};
+
 /** `serialClaim`, `serialHeartbeat` and `serialRelease`: `{ group, instanceId }`. */
 export type GroupMember = {
   group: Ident;
@@ -461,6 +468,13 @@ export type InputHash = string;
 /** A Workflow instance id: 1 to 100 letters, digits, '-' and '_', not starting with '-'. */
 export type InstanceId = string;
 
+/** A page of `coordinatorList`. */
+export type KeyList = {
+  keys: ListedKey[];
+  /** The next page's `cursor`; `null` on the last page. */
+  cursor: string | null;
+};
+
 /** The options of `enqueue` and `acquire` (contract §1a). Unknown fields are refused. */
 export type KeyOptions = {
   /** The Workflow binding of the instance being registered, one of `WORKFLOW_BINDINGS` (default `WORKFLOW_BINDING`). */
@@ -469,6 +483,38 @@ export type KeyOptions = {
   limit?: HolderLimit | null;
   /** Hand-off by grant (§1b): the registration this call makes is sent the grant itself on a turn event of its own, and `acquire` answers an object (`CoordinatorGrantReply`) instead of a string. */
   grant?: boolean | null;
+};
+
+/** Most entries one page answers (default 100). */
+export type ListLimit = number;
+
+/** `coordinatorList({ cursor?, limit? })` and `serialList(...)`. */
+export type ListRequest = {
+  /** Where to go on: the `cursor` the previous page answered (none or `null` for the first page). */
+  cursor?: string | null;
+  limit?: ListLimit | null;
+};
+
+/** A group with a holder or a waiter. */
+export type ListedGroup = {
+  group: string;
+  /** The holder's instance id. */
+  holder: string | null;
+  waiting: number;
+  /** How long its earliest waiter has waited (0 without waiters). */
+  oldestWaitMs: number;
+};
+
+/** A key with a waiter, or whose holder was found dead in the last hour. */
+export type ListedKey = {
+  key: string;
+  /** How many hold it. */
+  holders: number;
+  /** How many wait for it. */
+  waiting: number;
+  /** How long its earliest waiter has waited (0 without waiters). */
+  oldestWaitMs: number;
+  limit: number;
 };
 
 /** The pending start, as `inspect` shows it. */
@@ -829,6 +875,8 @@ export interface BatonService {
   serialHeartbeat(input: GroupMember): Promise<HeartbeatReply>;
   serialRelease(input: GroupMember): Promise<ReleaseReply>;
   serialInspect(input: SerialInspect): Promise<SerialInspection>;
+  coordinatorList(input: ListRequest): Promise<KeyList>;
+  serialList(input: ListRequest): Promise<GroupList>;
   rateAcquire(input: RateAcquire): Promise<RateAcquireReply>;
   ratePenalize(input: RatePenalize): Promise<RatePenalizeReply>;
   rateRefund(input: RateRefund): Promise<RateRefundReply>;

@@ -306,7 +306,7 @@ export class Baton extends WorkerEntrypoint {
   }
 
   coordinatorList(input) {
-    return this.#busy.coordinatorList(input ?? {});
+    return this.#busy.coordinatorList(input);
   }
 
   debounce(input) {
@@ -350,7 +350,7 @@ export class Baton extends WorkerEntrypoint {
   }
 
   serialList(input) {
-    return this.#busy.serialList(input ?? {});
+    return this.#busy.serialList(input);
   }
 
   runClaim(input) {

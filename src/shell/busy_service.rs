@@ -5,24 +5,19 @@
 //! (`serial_queue::sql::LIST_GROUPS`).
 
 use super::js::{self, now_ms, to_js};
-use super::stub::{call_object, entrypoint_service, CallError};
+use super::stub::{call_object, CallError};
 use crate::busy::page::{merge, per_shard, Cursor, ListKind, ShardPage};
 use crate::busy::{shard_name, ShardCount};
 use crate::edge::busy::{
     GroupList, KeyList, ListRequest, ListedGroup, ListedKey, ShardPageReply, ShardPageRequest,
 };
+use crate::edge::ListCall;
 use crate::serial_queue::sql::LIST_GROUPS;
 use wasm_bindgen::prelude::*;
 use worker::Env;
 
 /// The binding of the list shards' namespace.
 pub const LIST_BINDING: &str = "BUSY_LIST";
-
-/// A list request, whichever list it reads.
-pub enum ListCall {
-    Keys(ListRequest),
-    Groups(ListRequest),
-}
 
 fn configuration(message: String) -> CallError {
     CallError::Thrown(js_sys::Error::new(&message).into())
@@ -170,11 +165,48 @@ pub async fn list_groups(env: &Env, request: ListRequest) -> Result<GroupList, C
     Ok(GroupList { groups, cursor })
 }
 
-entrypoint_service! {
-    /// The Rust half of the default entrypoint's list methods (see
-    /// js/worker.mjs): one object argument each, the §10 shape.
-    BusyService, decode: js::request, call: call, {
-        "coordinatorList" coordinator_list => ListCall::Keys,
-        "serialList" serial_list => ListCall::Groups,
+/// The Rust half of the default entrypoint's list methods (see
+/// js/worker.mjs): one object argument each, the §10 shape; none at all
+/// reads the first page of the default size.
+#[wasm_bindgen]
+pub struct BusyService {
+    env: Env,
+}
+
+#[wasm_bindgen]
+impl BusyService {
+    #[wasm_bindgen(constructor)]
+    pub fn new(env: Env) -> BusyService {
+        console_error_panic_hook::set_once();
+        BusyService { env }
+    }
+
+    #[wasm_bindgen(js_name = coordinatorList)]
+    pub fn coordinator_list(&self, input: JsValue) -> js_sys::Promise {
+        self.serve(input, ListCall::Keys)
+    }
+
+    #[wasm_bindgen(js_name = serialList)]
+    pub fn serial_list(&self, input: JsValue) -> js_sys::Promise {
+        self.serve(input, ListCall::Groups)
+    }
+}
+
+impl BusyService {
+    fn serve(&self, input: JsValue, call: fn(ListRequest) -> ListCall) -> js_sys::Promise {
+        let env = self.env.clone();
+        js::promise(async move {
+            let request = if input.is_undefined() || input.is_null() {
+                ListRequest {
+                    cursor: None,
+                    limit: None,
+                }
+            } else {
+                js::request(input)?
+            };
+            self::call(&env, call(request))
+                .await
+                .map_err(CallError::into_js)
+        })
     }
 }

@@ -4,20 +4,7 @@
 // No assertion is about timing; every wait polls for a state.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startBaton } from "./harness.mjs";
-
-/**
- * The shard a key lives on, computed here independently of Baton's Rust
- * (FNV-1a, 64 bits, of its UTF-8 bytes, modulo the shard count): a report
- * sent elsewhere would not be found by the shard the Coordinator uses.
- */
-export function shardOf(key, shards) {
-  let hash = 0xcbf29ce484222325n;
-  for (const byte of new TextEncoder().encode(key)) {
-    hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
-  }
-  return Number(hash % BigInt(shards));
-}
+import { shardOf, startBaton } from "./harness.mjs";
 
 /** A Coordinator's report of `key`, as its object would send it. */
 export function report(key, stamp, { holders = 1, waiting = 1, oldestSince = Date.now() - 1000, limit = 1, deadUntil = null } = {}) {

@@ -218,6 +218,23 @@ export async function applyMigrations(db, dir = path.join(ROOT, "migrations")) {
   }
 }
 
+/**
+ * The list shard a key lives on (contract §10), computed here independently
+ * of Baton's Rust (src/busy/shard.rs): FNV-1a, 64 bits, of the key's UTF-8
+ * bytes, modulo the shard count. A report sent elsewhere would not be found
+ * by the shard a Coordinator reports to.
+ */
+export function shardOf(key, shards) {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of new TextEncoder().encode(key)) {
+    hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return Number(hash % BigInt(shards));
+}
+
+/** A list shard's object name, by its index (src/busy/shard.rs). */
+export const shardName = (index) => `baton-list-${index}`;
+
 export class Harness {
   constructor(mf) {
     this.mf = mf;
