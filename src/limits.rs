@@ -415,3 +415,9 @@ pub const LIST_VERIFY_AFTER_MS: u64 = 60_000;
 /// of the read, so a page of ghosts costs a bounded few and the rest are
 /// asked by the next reads.
 pub const LIST_VERIFIES_PER_PAGE_MAX: usize = 8;
+
+/// Holds a key's `inspect` keeps in `recent` (contract §10): the last 50
+/// that ended with a waiter behind them or a dead holder, enough to see a
+/// pattern on the status page's time line; older ones are deleted as new
+/// ones arrive, one statement per recorded hold.
+pub const COORDINATOR_RECENT_KEPT: u64 = 50;

@@ -11,6 +11,14 @@ export function report(key, stamp, { holders = 1, waiting = 1, oldestSince = Dat
   return { key, stamp, holders, waiting, oldestSince: waiting > 0 ? oldestSince : null, limit, deadUntil };
 }
 
+const TOKEN = "busy-test-token";
+
+/** GET a list route of Baton's HTTP API: its status and JSON body. */
+async function httpGet(h, route, token = TOKEN) {
+  const response = await h.fetchBaton(route, { headers: { authorization: `Bearer ${token}` } });
+  return { status: response.status, body: await response.json() };
+}
+
 async function listOk(h, method, input) {
   const result = await h.serial(method, input);
   if ("error" in result) throw new Error(`${method}: ${result.error}`);
@@ -49,7 +57,7 @@ describe("the list of busy keys, by its shards", () => {
   let h;
   const SHARDS = 4;
   before(async () => {
-    h = await startBaton({ vars: { BATON_LIST_SHARDS: String(SHARDS) } });
+    h = await startBaton({ vars: { BATON_LIST_SHARDS: String(SHARDS), BATON_TOKEN: TOKEN } });
   });
   after(() => h?.dispose());
 
@@ -72,6 +80,31 @@ describe("the list of busy keys, by its shards", () => {
     const left = await listAll(h, "coordinatorList", 500);
     assert.deepEqual(left.entries.map((e) => e.key), keys.slice(200));
     assert.deepEqual(left.sizes, [30]);
+  });
+
+  test("GET /v1/keys pages the same list, with cursor and limit in the query", async () => {
+    const viaRpc = (await listAll(h, "coordinatorList", 500)).entries.map((e) => e.key);
+    const seen = [];
+    let cursor = null;
+    for (let n = 0; n < 100; n++) {
+      const query = new URLSearchParams({ limit: "7", ...(cursor ? { cursor } : {}) });
+      const { status, body } = await httpGet(h, `/v1/keys?${query}`);
+      assert.equal(status, 200, JSON.stringify(body));
+      assert.ok(body.keys.length <= 7);
+      seen.push(...body.keys.map((k) => k.key));
+      cursor = body.cursor;
+      if (cursor === null) break;
+    }
+    assert.deepEqual(seen, viaRpc);
+    for (const [query, field] of [["limit=0", "limit"], ["limit=many", "limit"], ["cursor=%21", "cursor"], ["pages=2", "pages"]]) {
+      const { status, body } = await httpGet(h, `/v1/keys?${query}`);
+      assert.equal(status, 400, query);
+      assert.match(body.error, new RegExp(`^BatonError: .*${field}`), query);
+    }
+    assert.equal((await httpGet(h, "/v1/keys", "wrong")).status, 401);
+    const groups = await httpGet(h, "/v1/groups?limit=500");
+    assert.equal(groups.status, 200);
+    assert.deepEqual(groups.body, { groups: [], cursor: null });
   });
 
   test("a key kept only by a dead holder is listed for its hour, then not", async () => {
