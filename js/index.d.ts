@@ -347,6 +347,10 @@ export type CoordinatorInspection = {
   limit: number;
   /** Every holder, in the order they got the key. */
   holders: HolderEntry[];
+  /** The last holds that ended with a waiter behind them or with the holder found dead, newest first (at most 50; contract §10). */
+  recent: RecentHold[];
+  /** What happened at the key since its object was created. */
+  counts: KeyCounts;
 };
 
 /** `release(key, instanceId)`. */
@@ -433,6 +437,9 @@ export type HeartbeatReply = {
   holding: boolean;
 };
 
+/** How a recent hold ended: released by its holder, or its holder found dead. */
+export type HoldOutcome = "released" | "dead";
+
 /** A holder, as `inspect`'s `holders` shows it. */
 export type HolderEntry = {
   id: InstanceId;
@@ -467,6 +474,20 @@ export type InputHash = string;
 
 /** A Workflow instance id: 1 to 100 letters, digits, '-' and '_', not starting with '-'. */
 export type InstanceId = string;
+
+/** `inspect`'s `counts`: since the key's object was created. */
+export type KeyCounts = {
+  /** Slots granted (by `acquire` or by a hand-off). */
+  grants: number;
+  /** Grants of a slot that a holder or a dead holder gave up to a waiter. */
+  handOffs: number;
+  /** Holders found dead (each lost its slot). */
+  deadHolders: number;
+  /** Waiters superseded. */
+  superseded: number;
+  /** Enqueues that coalesced into a live waiter. */
+  coalesced: number;
+};
 
 /** A page of `coordinatorList`. */
 export type KeyList = {
@@ -618,6 +639,20 @@ export type RateRules = RateRule[];
 
 /** The rule's window, in milliseconds. */
 export type RateWindowMs = number;
+
+/** A hold `inspect`'s `recent` shows. */
+export type RecentHold = {
+  id: InstanceId;
+  /** The fence of its grant. */
+  fence: number;
+  /** When it got the key, in ms since the epoch. */
+  from: number;
+  /** When it ended. */
+  to: number;
+  /** How long the holder had waited for the key, in ms. */
+  waited: number;
+  outcome: HoldOutcome;
+};
 
 /** `release`'s reply (the Coordinator's and the serial queue's): the instance this call handed the key or group to and sent the turn event, if any (its status is checked after the reply). */
 export type ReleaseReply = {

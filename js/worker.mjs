@@ -88,6 +88,11 @@ export class Coordinator extends DurableObject {
   storageWork() {
     return this.#core.storageWork();
   }
+
+  /** Reports the key to its list shard as it is now (Baton's list read asks it of an entry it doubts). */
+  listReport(key) {
+    return this.#core.listReport(key);
+  }
 }
 
 /**

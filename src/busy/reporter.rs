@@ -88,6 +88,14 @@ impl Reporter {
         due.then(|| self.draw(busy, now_ms))
     }
 
+    /// Whether the list was told of the key with no waiter, kept only by a
+    /// holder found dead less than an hour before `now_ms`: while it is,
+    /// a change of its holders is worth a report (the key is on the list,
+    /// so an acquire or release there is not uncontended work).
+    pub fn listed_for_dead(&self, now_ms: u64) -> bool {
+        matches!(self.told, Told::Said { busy, .. } if busy.waiting == 0 && busy.listed_at(now_ms))
+    }
+
     /// A report of the key as it is, whatever was said before: after a
     /// decision [`Reporter::due_after`] names, or when a read doubts the
     /// key's entry.

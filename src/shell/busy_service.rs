@@ -12,6 +12,7 @@ use crate::edge::busy::{
     GroupList, KeyList, ListRequest, ListedGroup, ListedKey, ShardPageReply, ShardPageRequest,
 };
 use crate::edge::ListCall;
+use crate::limits::{LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS};
 use crate::serial_queue::sql::LIST_GROUPS;
 use wasm_bindgen::prelude::*;
 use worker::Env;
@@ -64,8 +65,8 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
             waiting,
             oldest_since,
             limit,
+            reported_at,
             full,
-            ..
         } = page;
         let entries = keys
             .into_iter()
@@ -73,26 +74,40 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
             .zip(waiting)
             .zip(oldest_since)
             .zip(limit)
-            .map(|((((key, holders), waiting), oldest_since), limit)| {
-                (key, (holders, waiting, oldest_since, limit))
-            })
+            .zip(reported_at)
+            .map(
+                |(((((key, holders), waiting), oldest_since), limit), reported_at)| {
+                    let entry = Entry {
+                        holders,
+                        waiting,
+                        oldest_since,
+                        limit,
+                        reported_at,
+                    };
+                    (key, entry)
+                },
+            )
             .collect();
         pages.push(ShardPage { entries, full });
     }
-    let (entries, more) = merge(pages, limit);
+    let (mut entries, more) = merge(pages, limit);
     let now = now_ms();
+    // The cursor is the last key read, whatever the verification drops.
     let next = more
         .then(|| entries.last().map(|(key, _)| key.clone()))
         .flatten();
+    verify(env, &mut entries, now).await;
     Ok(KeyList {
         keys: entries
             .into_iter()
-            .map(|(key, (holders, waiting, oldest_since, limit))| ListedKey {
+            .map(|(key, entry)| ListedKey {
                 key,
-                holders,
-                waiting,
-                oldest_wait_ms: oldest_since.map_or(0, |since| now.saturating_sub(since)),
-                limit,
+                holders: entry.holders,
+                waiting: entry.waiting,
+                oldest_wait_ms: entry
+                    .oldest_since
+                    .map_or(0, |since| now.saturating_sub(since)),
+                limit: entry.limit,
             })
             .collect(),
         cursor: next.map(|after| {
@@ -103,6 +118,77 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
             .encode()
         }),
     })
+}
+
+/// A listed key as a shard showed it.
+struct Entry {
+    holders: u32,
+    waiting: u32,
+    oldest_since: Option<u64>,
+    limit: u32,
+    reported_at: u64,
+}
+
+/// What a key's Coordinator answers `listReport`.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Reported {
+    listed: bool,
+    holders: u32,
+    waiting: u32,
+    oldest_since: Option<u64>,
+    limit: u32,
+}
+
+/// Asks the Coordinators of the entries no report has confirmed for
+/// [`LIST_VERIFY_AFTER_MS`] (at most [`LIST_VERIFIES_PER_PAGE_MAX`] a
+/// page, oldest report first) to report their key again, and shows what
+/// they answer: a key that is no longer busy leaves the page (and, by that
+/// report, its shard), the others show their counts as they are. A key
+/// whose Coordinator cannot be reached is shown as its shard has it.
+async fn verify(env: &Env, entries: &mut Vec<(String, Entry)>, now: u64) {
+    let mut doubted: Vec<usize> = (0..entries.len())
+        .filter(|&i| {
+            entries[i]
+                .1
+                .reported_at
+                .saturating_add(LIST_VERIFY_AFTER_MS)
+                <= now
+        })
+        .collect();
+    doubted.sort_by_key(|&i| entries[i].1.reported_at);
+    doubted.truncate(LIST_VERIFIES_PER_PAGE_MAX);
+    if doubted.is_empty() {
+        return;
+    }
+    let asks = doubted.iter().map(|&i| {
+        let key = JsValue::from_str(&entries[i].0);
+        let name = entries[i].0.clone();
+        async move { call_object(env, "COORDINATOR", &name, "listReport", &[key]).await }
+    });
+    let answers = futures_util::future::join_all(asks).await;
+    let mut gone = Vec::new();
+    for (&i, answer) in doubted.iter().zip(answers) {
+        let Ok(reported) = answer.and_then(|value| {
+            serde_wasm_bindgen::from_value::<Reported>(value)
+                .map_err(|e| configuration(e.to_string()))
+        }) else {
+            continue;
+        };
+        if !reported.listed {
+            gone.push(i);
+            continue;
+        }
+        let entry = &mut entries[i].1;
+        entry.holders = reported.holders;
+        entry.waiting = reported.waiting;
+        entry.oldest_since = reported.oldest_since;
+        entry.limit = reported.limit;
+    }
+    gone.sort_unstable();
+    for i in gone.into_iter().rev() {
+        entries.remove(i);
+    }
 }
 
 /// A row of `LIST_GROUPS`.
