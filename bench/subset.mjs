@@ -45,7 +45,12 @@ try {
     }
   }
   if (parts.has("list")) {
-    busy.print(await busy.listing(b));
+    const listBench = await startBench({ vars: busy.LIST_VARS });
+    try {
+      busy.print(await busy.listing(listBench));
+    } finally {
+      await listBench.dispose();
+    }
   }
   if (parts.has("p1")) {
     const p1 = await handoff.coordinatorHandoff(b);

@@ -12,7 +12,7 @@ use crate::edge::busy::{
     GroupList, KeyList, ListRequest, ListedGroup, ListedKey, ShardPageReply, ShardPageRequest,
 };
 use crate::edge::ListCall;
-use crate::limits::{LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS};
+use crate::limits::{LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS, LIST_VERIFY_AFTER_MS_MAX};
 use crate::serial_queue::sql::LIST_GROUPS;
 use wasm_bindgen::prelude::*;
 use worker::Env;
@@ -22,6 +22,29 @@ pub const LIST_BINDING: &str = "BUSY_LIST";
 
 fn configuration(message: String) -> CallError {
     CallError::Thrown(js_sys::Error::new(&message).into())
+}
+
+/// `BATON_LIST_VERIFY_AFTER_MS` (default [`LIST_VERIFY_AFTER_MS`]): how long
+/// a listed entry may go unconfirmed before a read asks its Coordinator;
+/// or the operator's error naming it.
+fn verify_after_ms(env: &Env) -> Result<u64, CallError> {
+    let Some(text) = env
+        .var("BATON_LIST_VERIFY_AFTER_MS")
+        .ok()
+        .map(|v| v.to_string())
+    else {
+        return Ok(LIST_VERIFY_AFTER_MS);
+    };
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| (1..=LIST_VERIFY_AFTER_MS_MAX).contains(ms))
+        .ok_or_else(|| {
+            configuration(format!(
+                "Baton configuration: BATON_LIST_VERIFY_AFTER_MS must be an integer from 1 to \
+                 {LIST_VERIFY_AFTER_MS_MAX} (got {text:?})"
+            ))
+        })
 }
 
 /// `BATON_LIST_SHARDS`, or the operator's error naming it.
@@ -44,6 +67,7 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
         None => None,
     };
     let shards = shard_count(env)?;
+    let verify_after = verify_after_ms(env)?;
     let limit = request.limit.unwrap_or_default();
     let asked = per_shard(limit, shards.get());
     let ask = to_js(&ShardPageRequest {
@@ -96,7 +120,7 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
     let next = more
         .then(|| entries.last().map(|(key, _)| key.clone()))
         .flatten();
-    verify(env, &mut entries, now).await;
+    verify(env, &mut entries, now, verify_after).await;
     Ok(KeyList {
         keys: entries
             .into_iter()
@@ -141,20 +165,14 @@ struct Reported {
 }
 
 /// Asks the Coordinators of the entries no report has confirmed for
-/// [`LIST_VERIFY_AFTER_MS`] (at most [`LIST_VERIFIES_PER_PAGE_MAX`] a
+/// `after_ms` (`BATON_LIST_VERIFY_AFTER_MS`; at most [`LIST_VERIFIES_PER_PAGE_MAX`] a
 /// page, oldest report first) to report their key again, and shows what
 /// they answer: a key that is no longer busy leaves the page (and, by that
 /// report, its shard), the others show their counts as they are. A key
 /// whose Coordinator cannot be reached is shown as its shard has it.
-async fn verify(env: &Env, entries: &mut Vec<(String, Entry)>, now: u64) {
+async fn verify(env: &Env, entries: &mut Vec<(String, Entry)>, now: u64, after_ms: u64) {
     let mut doubted: Vec<usize> = (0..entries.len())
-        .filter(|&i| {
-            entries[i]
-                .1
-                .reported_at
-                .saturating_add(LIST_VERIFY_AFTER_MS)
-                <= now
-        })
+        .filter(|&i| entries[i].1.reported_at.saturating_add(after_ms) <= now)
         .collect();
     doubted.sort_by_key(|&i| entries[i].1.reported_at);
     doubted.truncate(LIST_VERIFIES_PER_PAGE_MAX);

@@ -299,3 +299,38 @@ test("a report lost with its object is sent by the alarm after a restart", async
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a listed key whose Coordinator has no waiter leaves the list when a read doubts it", async () => {
+  // Every entry is doubted at once: a ghost (an entry whose unlisting report
+  // was lost with its object) is asked about and dropped.
+  const h = await startBaton({ vars: { BATON_LIST_SHARDS: "2", BATON_LIST_VERIFY_AFTER_MS: "1" } });
+  try {
+    const ghost = "busy/ghost";
+    const result = await h.call("/list-shard", { shard: shardOf(ghost, 2), method: "report", args: [report(ghost, 1, { waiting: 3 })] });
+    assert.equal(result.value?.applied, true, JSON.stringify(result));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.deepEqual((await listOk(h, "coordinatorList", {})).keys, [], "dropped from the page that doubted it");
+    // Its Coordinator's report unlisted it in its shard too.
+    const page = await h.call("/list-shard", { shard: shardOf(ghost, 2), method: "page", args: [{ limit: 10 }] });
+    assert.deepEqual(page.value.keys, []);
+    // A real waiter's key is confirmed by its Coordinator and stays.
+    await h.create("ghost-h", { key: "busy/real", waitForFinish: true });
+    await h.untilInspect("busy/real", "ghost-h holding", (v) => v.holder?.id === "ghost-h");
+    await h.create("ghost-w", { key: "busy/real", waitForFinish: true });
+    await untilListed(h, "the real key listed", (keys) => keys.get("busy/real")?.waiting === 1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal((await listOk(h, "coordinatorList", {})).keys[0]?.key, "busy/real");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("BATON_LIST_VERIFY_AFTER_MS outside 1 to a day is refused when read, naming it", async () => {
+  const h = await startBaton({ vars: { BATON_LIST_VERIFY_AFTER_MS: "0" } });
+  try {
+    const result = await h.serial("coordinatorList", {});
+    assert.match(result.error ?? "", /BATON_LIST_VERIFY_AFTER_MS must be an integer from 1 to 86400000/);
+  } finally {
+    await h.dispose();
+  }
+});
