@@ -67,7 +67,7 @@ const OVERVIEW_PAGE = 500;
 // most this far back.
 const TIMELINE_ROWS_MAX = 24;
 const TIMELINE_SPAN_MS_MAX = 24 * 3600 * 1000;
-const TIMELINE_SPAN_MS_MIN = 60 * 1000;
+const TIMELINE_SPAN_MS_MIN = 10 * 1000;
 
 const OUTCOMES = {
   released: "released",

@@ -290,11 +290,19 @@ impl Object {
             coordinator::write(&sql, key.as_str(), &transition.writes);
             history::write_after(&sql, key.as_str(), &happened, &waited, now);
         }
-        // A key listed only for a dead holder's hour shows its holders as
-        // they change (known from the summaries; no read to find out).
+        // A listed key shows its counts as they change: one with waiters
+        // before or after the decision, or listed only for a dead holder's
+        // hour (all known from the summaries, no read to find out). A key
+        // without waiters and without a dead holder never reports.
+        let (before, after) = (&view.summary, &transition.state.summary);
+        let counts_changed = before.holders.len() != after.holders.len()
+            || before.waiters != after.waiters
+            || before.limit != after.limit;
         let refresh = !happened.report_due
-            && view.summary.holders.len() != transition.state.summary.holders.len()
-            && self.reports.listed_for_dead(key.as_str(), now);
+            && counts_changed
+            && (before.waiters > 0
+                || after.waiters > 0
+                || self.reports.listed_for_dead(key.as_str(), now));
         if happened.report_due || refresh {
             let s = &transition.state.summary;
             let busy = history::busy(
