@@ -56,6 +56,7 @@ export function benchOptions({ vars = {}, benchVars = {}, wasm } = {}) {
           PLAIN_REMOTE: bind.durableObject("plain", "PlainCoordinator"),
           DEBOUNCER: bind.durableObject("baton", "Debouncer"),
           RUNS: bind.durableObject("baton", "Runs"),
+          BUSY_LIST: bind.durableObject("baton", "BusyList"),
           BENCH_WF: benchWorkflow(),
           BATON: bind.service("baton"),
           // JS_QUEUE: P2's baseline, the same queue in a plain JS Worker.

@@ -5,11 +5,13 @@
 // hand-off's time goes; serial-calls times the serial queue's calls alone
 // (no Workflow), Baton against the JS queue, alternating, with workerd's CPU
 // per call beside the wall time.
+// `list` registers 100,000 busy keys and times coordinatorList (bench/busy.mjs).
 // Prints the ratios only; BENCHMARKS.md is written by bench/run.mjs alone.
 import { startBench } from "./miniflare.mjs";
 import * as calls from "./calls.mjs";
 import * as rateBench from "./rate.mjs";
 import * as handoff from "./handoff.mjs";
+import * as busy from "./busy.mjs";
 import { fmt, summary } from "./stats.mjs";
 import { cpuSeconds, workerdPids } from "./cpu.mjs";
 
@@ -40,6 +42,14 @@ try {
         `L1 ${config}: Baton/JS ${fmt(rate.vsJs[config], 2)}x, Baton/fixed ${fmt(rate.vsFixed[config], 2)}x; ` +
           `baton ${fmt(s.baton.p50, 0)}/s, js ${fmt(s.js.p50, 0)}/s, fixed ${fmt(s.fixed.p50, 0)}/s`,
       );
+    }
+  }
+  if (parts.has("list")) {
+    const listBench = await startBench({ vars: busy.LIST_VARS });
+    try {
+      busy.print(await busy.listing(listBench));
+    } finally {
+      await listBench.dispose();
     }
   }
   if (parts.has("p1")) {

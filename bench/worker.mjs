@@ -414,7 +414,43 @@ async function serialCalls(env, { group, count, binding }) {
   return Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, v / count]));
 }
 
+/**
+ * `coordinatorList` through the service binding, page after page from
+ * `cursor` (the start without), at most `pages` pages of `limit`: each
+ * page's time and size, and where the walk stopped.
+ */
+async function listPages(env, { limit, pages, cursor = null, repeat = 1 }) {
+  const times = [];
+  const sizes = [];
+  for (let n = 0; n < pages; n++) {
+    // `repeat` reads of the same page, timed together: the Worker's clock
+    // moves in whole milliseconds.
+    const at = Date.now();
+    let page;
+    for (let r = 0; r < repeat; r++) {
+      page = await env.BATON.coordinatorList({ limit, ...(cursor ? { cursor } : {}) });
+    }
+    times.push((Date.now() - at) / repeat);
+    sizes.push(page.keys.length);
+    cursor = page.cursor;
+    if (cursor === null) break;
+  }
+  return { times, sizes, cursor };
+}
+
+/** Reports to list shard `shard` (bench/busy.mjs builds them), `reportMany` at a time. */
+async function listReport(env, { shard, reports }) {
+  const stub = env.BUSY_LIST.get(env.BUSY_LIST.idFromName(`baton-list-${shard}`));
+  const started = Date.now();
+  for (let at = 0; at < reports.length; at += 500) {
+    await stub.reportMany(reports.slice(at, at + 500));
+  }
+  return { elapsedMs: Date.now() - started };
+}
+
 const ROUTES = {
+  "/bench/list-pages": listPages,
+  "/bench/list-report": listReport,
   "/bench/serial-calls": serialCalls,
   "/bench/rpc-floor": rpcFloor,
   "/bench/reacquire": reacquire,

@@ -347,6 +347,10 @@ export type CoordinatorInspection = {
   limit: number;
   /** Every holder, in the order they got the key. */
   holders: HolderEntry[];
+  /** The last holds that ended with a waiter behind them or with the holder found dead, newest first (at most 50; contract §10). */
+  recent: RecentHold[];
+  /** What happened at the key since its object was created. */
+  counts: KeyCounts;
 };
 
 /** `release(key, instanceId)`. */
@@ -415,6 +419,13 @@ export type FlushReply = {
   started: InstanceId | null;
 };
 
+/** A page of `serialList`. */
+export type GroupList = {
+  groups: ListedGroup[];
+  /** The next page's `cursor`; `null` on the last page. */
+  cursor: string | null;
+};
+
 /** `serialClaim`, `serialHeartbeat` and `serialRelease`: `{ group, instanceId }`. */
 export type GroupMember = {
   group: Ident;
@@ -425,6 +436,9 @@ export type GroupMember = {
 export type HeartbeatReply = {
   holding: boolean;
 };
+
+/** How a recent hold ended: released by its holder, or its holder found dead. */
+export type HoldOutcome = "released" | "dead";
 
 /** A holder, as `inspect`'s `holders` shows it. */
 export type HolderEntry = {
@@ -461,6 +475,27 @@ export type InputHash = string;
 /** A Workflow instance id: 1 to 100 letters, digits, '-' and '_', not starting with '-'. */
 export type InstanceId = string;
 
+/** `inspect`'s `counts`: since the key's object was created. */
+export type KeyCounts = {
+  /** Slots granted (by `acquire` or by a hand-off). */
+  grants: number;
+  /** Grants of a slot that a holder or a dead holder gave up to a waiter. */
+  handOffs: number;
+  /** Holders found dead (each lost its slot). */
+  deadHolders: number;
+  /** Waiters superseded. */
+  superseded: number;
+  /** Enqueues that coalesced into a live waiter. */
+  coalesced: number;
+};
+
+/** A page of `coordinatorList`. */
+export type KeyList = {
+  keys: ListedKey[];
+  /** The next page's `cursor`; `null` on the last page. */
+  cursor: string | null;
+};
+
 /** The options of `enqueue` and `acquire` (contract §1a). Unknown fields are refused. */
 export type KeyOptions = {
   /** The Workflow binding of the instance being registered, one of `WORKFLOW_BINDINGS` (default `WORKFLOW_BINDING`). */
@@ -469,6 +504,38 @@ export type KeyOptions = {
   limit?: HolderLimit | null;
   /** Hand-off by grant (§1b): the registration this call makes is sent the grant itself on a turn event of its own, and `acquire` answers an object (`CoordinatorGrantReply`) instead of a string. */
   grant?: boolean | null;
+};
+
+/** Most entries one page answers (default 100). */
+export type ListLimit = number;
+
+/** `coordinatorList({ cursor?, limit? })` and `serialList(...)`. */
+export type ListRequest = {
+  /** Where to go on: the `cursor` the previous page answered (none or `null` for the first page). */
+  cursor?: string | null;
+  limit?: ListLimit | null;
+};
+
+/** A group with a holder or a waiter. */
+export type ListedGroup = {
+  group: string;
+  /** The holder's instance id. */
+  holder: string | null;
+  waiting: number;
+  /** How long its earliest waiter has waited (0 without waiters). */
+  oldestWaitMs: number;
+};
+
+/** A key with a waiter, or whose holder was found dead in the last hour. */
+export type ListedKey = {
+  key: string;
+  /** How many hold it. */
+  holders: number;
+  /** How many wait for it. */
+  waiting: number;
+  /** How long its earliest waiter has waited (0 without waiters). */
+  oldestWaitMs: number;
+  limit: number;
 };
 
 /** The pending start, as `inspect` shows it. */
@@ -572,6 +639,20 @@ export type RateRules = RateRule[];
 
 /** The rule's window, in milliseconds. */
 export type RateWindowMs = number;
+
+/** A hold `inspect`'s `recent` shows. */
+export type RecentHold = {
+  id: InstanceId;
+  /** The fence of its grant. */
+  fence: number;
+  /** When it got the key, in ms since the epoch. */
+  from: number;
+  /** When it ended. */
+  to: number;
+  /** How long the holder had waited for the key, in ms. */
+  waited: number;
+  outcome: HoldOutcome;
+};
 
 /** `release`'s reply (the Coordinator's and the serial queue's): the instance this call handed the key or group to and sent the turn event, if any (its status is checked after the reply). */
 export type ReleaseReply = {
@@ -829,6 +910,8 @@ export interface BatonService {
   serialHeartbeat(input: GroupMember): Promise<HeartbeatReply>;
   serialRelease(input: GroupMember): Promise<ReleaseReply>;
   serialInspect(input: SerialInspect): Promise<SerialInspection>;
+  coordinatorList(input: ListRequest): Promise<KeyList>;
+  serialList(input: ListRequest): Promise<GroupList>;
   rateAcquire(input: RateAcquire): Promise<RateAcquireReply>;
   ratePenalize(input: RatePenalize): Promise<RatePenalizeReply>;
   rateRefund(input: RateRefund): Promise<RateRefundReply>;

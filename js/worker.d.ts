@@ -33,6 +33,13 @@ export interface RateLimiter extends RateLimiterRpc {}
 export declare class Runs extends DurableObject {}
 export interface Runs extends RunsRpc {}
 
+/**
+ * One shard of the list of busy keys (contract §10): Baton's Coordinators
+ * report to it and `coordinatorList` reads it. Bind it as `BUSY_LIST`; its
+ * methods are Baton's own.
+ */
+export declare class BusyList extends DurableObject {}
+
 /** Baton's default entrypoint: the RPC methods of a service binding, and the HTTP API. */
 export declare class Baton extends WorkerEntrypoint {
   fetch(request: Request): Promise<Response>;

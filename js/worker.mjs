@@ -16,6 +16,8 @@
 // the package's surface, declared in worker.d.ts.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
 import {
+  BusyListCore,
+  BusyService,
   CoordinatorCore,
   CoordinatorService,
   HttpApi,
@@ -85,6 +87,11 @@ export class Coordinator extends DurableObject {
   /** Storage statements run since the object started (for the benchmark). */
   storageWork() {
     return this.#core.storageWork();
+  }
+
+  /** Reports the key to its list shard as it is now (Baton's list read asks it of an entry it doubts). */
+  listReport(key) {
+    return this.#core.listReport(key);
   }
 }
 
@@ -208,6 +215,37 @@ export class Runs extends DurableObject {
 }
 
 /**
+ * One shard of the list of busy keys (contract §10): each Coordinator
+ * object reports its key to the shard its key hashes to, and the default
+ * entrypoint's `coordinatorList` reads every shard and merges them.
+ * Baton's own objects are its only callers.
+ */
+export class BusyList extends DurableObject {
+  #core;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new BusyListCore(ctx, env);
+  }
+
+  report(report) {
+    return this.#core.report(report);
+  }
+
+  reportMany(reports) {
+    return this.#core.reportMany(reports);
+  }
+
+  page(request) {
+    return this.#core.page(request);
+  }
+
+  alarm() {
+    return this.#core.alarm();
+  }
+}
+
+/**
  * The default entrypoint: the Rust fetch handler, and every method for
  * callers with a service binding (contract §2 and §7), each taking one
  * object whose fields are the arguments by name. Exported by name too, so
@@ -222,6 +260,7 @@ export class Baton extends WorkerEntrypoint {
   #runsService;
   #rateService;
   #debounceService;
+  #busyService;
 
   get #http() {
     return (this.#httpApi ??= new HttpApi(this.env, this.ctx, assets));
@@ -247,6 +286,10 @@ export class Baton extends WorkerEntrypoint {
     return (this.#debounceService ??= new DebounceService(this.env));
   }
 
+  get #busy() {
+    return (this.#busyService ??= new BusyService(this.env));
+  }
+
   fetch(request) {
     return this.#http.fetch(request);
   }
@@ -265,6 +308,10 @@ export class Baton extends WorkerEntrypoint {
 
   coordinatorInspect(input) {
     return this.#coordinator.coordinatorInspect(input);
+  }
+
+  coordinatorList(input) {
+    return this.#busy.coordinatorList(input);
   }
 
   debounce(input) {
@@ -305,6 +352,10 @@ export class Baton extends WorkerEntrypoint {
 
   serialInspect(input) {
     return this.#serial.serialInspect(input);
+  }
+
+  serialList(input) {
+    return this.#busy.serialList(input);
   }
 
   runClaim(input) {

@@ -8,6 +8,8 @@
 //! - [`limits`]: every bound, with its reason.
 //! - [`error`]: the typed `BatonError` callers see.
 //! - [`ident`]: validated keys, groups, revisions, instance ids, input hashes.
+//! - [`busy`]: what is busy now: the list of contended keys over its
+//!   shards, and what a Coordinator reports to it (contract §10).
 //! - [`coordinator`]: N holders per key (one by default), FIFO waiters, several
 //!   Workflows, the enqueue grace (contract §1, §1a).
 //! - [`rate_limit`]: an exact sliding window per rule, per bucket (contract §5).
@@ -28,6 +30,7 @@
 //!   commands, the services and the schemas come), and the HTTP API's
 //!   routes, auth and body rules (without HTTP).
 
+pub mod busy;
 pub mod coordinator;
 pub mod debounce;
 pub mod edge;

@@ -364,3 +364,66 @@ pub const RUN_DELETIONS_PER_ALARM_MAX: u32 = 64;
 /// otherwise wait (the serial poll, 30 s; the Coordinator's holder-check
 /// alarm, `HOLDER_CHECK_MS`); a dead woken instance only follows a crash.
 pub const HAND_ON_CHECK_DELAY_MS: u64 = 1_000;
+
+// --- what is busy: the list of contended keys (contract §10) ---
+
+/// `BATON_LIST_SHARDS` when unset (contract §10): how many list objects
+/// the busy keys are spread over. Each object takes the reports of its
+/// keys one at a time; sixteen keeps a burst of keys entering the list
+/// (a deploy that contends a thousand keys at once) from queueing on one
+/// object, while a read asks only sixteen objects per page.
+pub const LIST_SHARDS_DEFAULT: u32 = 16;
+
+/// Most list shards (contract §10's bound for `BATON_LIST_SHARDS`): a
+/// page asks every shard, so the read's fan-out stays within a Worker's
+/// subrequest budget with room for the verifications of the same read.
+pub const LIST_SHARDS_MAX: u32 = 256;
+
+/// Most entries one page of `coordinatorList` or `serialList` answers
+/// (contract §10): the same bound as a run's events, a reply that stays
+/// readable and a merge whose work is bounded.
+pub const LIST_LIMIT_MAX: u32 = 500;
+
+/// Entries a page answers when the call names no `limit` (contract §10).
+pub const LIST_LIMIT_DEFAULT: u32 = 100;
+
+/// How long a key whose holder was found dead stays listed (contract §10):
+/// an hour, long enough for an operator to notice what crashed.
+pub const LIST_DEAD_LISTED_MS: u64 = 3_600_000;
+
+/// How long a list shard remembers a key that left the list (its last
+/// report's stamp), so that an older report delivered late (a retried RPC,
+/// an `enqueue`'s report overtaken by its `release`'s) cannot list it
+/// again. An RPC that has not arrived after ten minutes was given up by
+/// the runtime long before; the read's verification covers the rest.
+pub const LIST_GONE_KEPT_MS: u64 = 600_000;
+
+/// Keys one list-shard alarm ticks (a dead holder's hour ending, a
+/// forgotten key's memory ending) before it re-arms at once for the rest:
+/// each tick is one row's read and write, so one alarm stays short.
+pub const LIST_KEYS_PER_ALARM_MAX: u32 = 256;
+
+/// How long a listed key may go without a report before a read doubts
+/// it and asks its Coordinator for a fresh one. A key's object reports
+/// when its waiters come or all go and, from its holder-check alarm, when
+/// its counts change; a report lost with its object after the last waiter
+/// left has no alarm to resend it. A minute keeps such a ghost short-lived
+/// while a key stuck behind a live holder is asked at most once a minute.
+pub const LIST_VERIFY_AFTER_MS: u64 = 60_000;
+
+/// Longest `BATON_LIST_VERIFY_AFTER_MS` accepted: a day. Longer, a ghost
+/// entry (a report lost with its object after the last waiter left) would
+/// outlive any reason to look at the list; the benchmark, which lists keys
+/// no Coordinator holds, sets it long.
+pub const LIST_VERIFY_AFTER_MS_MAX: u64 = 86_400_000;
+
+/// Most keys one page asks their Coordinators about: each is a subrequest
+/// of the read, so a page of ghosts costs a bounded few and the rest are
+/// asked by the next reads.
+pub const LIST_VERIFIES_PER_PAGE_MAX: usize = 8;
+
+/// Holds a key's `inspect` keeps in `recent` (contract §10): the last 50
+/// that ended with a waiter behind them or a dead holder, enough to see a
+/// pattern on the status page's time line; older ones are deleted as new
+/// ones arrive, one statement per recorded hold.
+pub const COORDINATOR_RECENT_KEPT: u64 = 50;

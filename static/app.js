@@ -1,5 +1,7 @@
-// Baton's status page: polls the authenticated JSON API for one key, group
-// or rate-limit bucket and draws what it answers. No framework and no build step, so the Worker
+// Baton's status page: opens on what is busy (every contended key and busy
+// group, from the list API), and polls the authenticated JSON API for one
+// key, group or rate-limit bucket and draws what it answers, a key's or a
+// group's recent holds and waits on a time line. No framework and no build step, so the Worker
 // can serve this file as it is.
 //
 // Every piece of data reaches the page through `textContent` (never
@@ -18,7 +20,7 @@ const WATCH_STORE = "baton.watch";
 const $ = (id) => document.getElementById(id);
 const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
 
-let watch = null; // { kind: "key" | "group" | "debounce" | "run" | "bucket", name }
+let watch = null; // { kind: "overview" } | { kind: "key" | "group" | "debounce" | "run" | "bucket", name }
 let data = null; // the last good answer for `watch`
 let updatedAt = null; // when `data` arrived (browser clock)
 let error = null; // the last poll's error message, or null
@@ -57,8 +59,19 @@ function timeElement(ms, { ago = true } = {}) {
   return el;
 }
 
+// The overview reads at most this many pages of each list (of 500): the
+// longest waits among 2,000 keys and 2,000 groups, and a count of the rest.
+const OVERVIEW_PAGES_MAX = 4;
+const OVERVIEW_PAGE = 500;
+// The time line draws at most this many instances (the latest), and at
+// most this far back.
+const TIMELINE_ROWS_MAX = 24;
+const TIMELINE_SPAN_MS_MAX = 24 * 3600 * 1000;
+const TIMELINE_SPAN_MS_MIN = 10 * 1000;
+
 const OUTCOMES = {
   released: "released",
+  dead: "holder found dead",
   superseded: "superseded (skipped)",
   timed_out: "timed out",
   abandoned: "abandoned",
@@ -82,13 +95,18 @@ function normalize(kind, body) {
       rules: body.rules ?? [],
     };
   }
-  if (kind === "run" || kind === "debounce") return body;
+  if (kind === "run" || kind === "debounce" || kind === "overview") return body;
   if (kind === "key") {
+    const holders = body.holders ?? (body.holder ? [body.holder] : []);
     return {
       holder: body.holder && { id: body.holder.id, at: body.holder.since, atLabel: "Holding since" },
+      holders: holders.map((h) => ({ id: h.id, since: h.since })),
+      limit: body.limit ?? 1,
       waiting: (body.waiting ?? []).map((w) => ({ id: w.id, since: w.since, detail: w.inputHash ?? "" })),
       superseded: body.superseded ?? 0,
       recent: [],
+      keyRecent: body.recent ?? [],
+      counts: body.counts ?? null,
     };
   }
   return {
@@ -98,9 +116,12 @@ function normalize(kind, body) {
       at: body.holder.heartbeatAt,
       atLabel: "Last heartbeat",
     },
+    holders: body.holder ? [{ id: body.holder.instanceId, since: body.holder.heartbeatAt }] : [],
     waiting: (body.waiting ?? []).map((w) => ({ id: w.instanceId, since: w.enqueuedAt, detail: w.revision })),
     superseded: null,
     recent: body.recent ?? [],
+    keyRecent: [],
+    counts: null,
   };
 }
 
@@ -157,7 +178,48 @@ async function api(path, token, body) {
 // read on from `latestSeq` at each poll, so a poll reads only what is new.
 const RUN_EVENTS_KEPT = 500;
 
+/** The first pages of a list (`v1/keys` or `v1/groups`): its entries, and whether more follow. */
+async function fetchList(path, field, token) {
+  const entries = [];
+  let cursor = null;
+  for (let page = 0; page < OVERVIEW_PAGES_MAX; page++) {
+    const query = new URLSearchParams({ limit: String(OVERVIEW_PAGE) });
+    if (cursor) query.set("cursor", cursor);
+    const reply = await api(`${path}?${query}`, token);
+    entries.push(...reply[field]);
+    cursor = reply.cursor;
+    if (cursor === null) break;
+  }
+  return { entries, more: cursor !== null };
+}
+
+/** Busy keys and groups as one list, the longest wait first. */
+async function fetchOverview(token) {
+  const [keys, groups] = await Promise.all([fetchList("v1/keys", "keys", token), fetchList("v1/groups", "groups", token)]);
+  const rows = [
+    ...keys.entries.map((k) => ({
+      kind: "key",
+      name: k.key,
+      held: `${k.holders} of ${k.limit}`,
+      holders: k.holders,
+      waiting: k.waiting,
+      wait: k.oldestWaitMs,
+    })),
+    ...groups.entries.map((g) => ({
+      kind: "group",
+      name: g.group,
+      held: g.holder ?? "nobody",
+      holders: g.holder ? 1 : 0,
+      waiting: g.waiting,
+      wait: g.oldestWaitMs,
+    })),
+  ];
+  rows.sort((a, b) => b.wait - a.wait || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { rows, keys: keys.entries.length, groups: groups.entries.length, moreKeys: keys.more, moreGroups: groups.more };
+}
+
 async function fetchView({ kind, name }, token) {
+  if (kind === "overview") return fetchOverview(token);
   // Relative to the page, so a Worker mounted under a path still works. The
   // name is one path segment: encodeURIComponent also escapes "/" and "?".
   const segment = encodeURIComponent(name);
@@ -248,7 +310,7 @@ function renderStatus() {
   const updated = $("updated");
   updated.classList.toggle("stale", Boolean(error));
   if (!watch) {
-    updated.textContent = "Type a token and a key, group or bucket, then Watch.";
+    updated.textContent = "Type the API token to see what is busy, or a key, group or bucket, then Watch.";
   } else if (updatedAt === null) {
     updated.textContent = error ? "No data yet." : "Loading…";
   } else {
@@ -335,20 +397,204 @@ function renderRun() {
   $("run-events-missed").textContent = `${missed} older event${missed === 1 ? "" : "s"} not shown (the run keeps events from ${firstSeq} on).`;
 }
 
+/** A link to the detail of a key or group, which watches it when followed. */
+function detailLink(kind, name) {
+  const a = document.createElement("a");
+  a.href = "#";
+  a.textContent = name;
+  a.className = "mono";
+  a.addEventListener("click", (event) => {
+    event.preventDefault(); // the name never goes into the URL
+    $("kind").value = kind;
+    $("name").value = name;
+    labelName();
+    start({ kind, name });
+  });
+  return a;
+}
+
+/** A wait as text and as a bar whose length is its share of the longest. */
+function waitCell(ms, longest) {
+  const wrap = document.createElement("span");
+  wrap.className = "wait";
+  const bar = document.createElement("span");
+  bar.className = "wait-bar";
+  bar.style.width = `${longest > 0 ? Math.max(2, Math.round((ms / longest) * 100)) : 0}%`;
+  const text = document.createElement("span");
+  text.textContent = ms > 0 ? duration(ms) : "—";
+  wrap.append(bar, text);
+  return wrap;
+}
+
+function renderOverview() {
+  const { rows, keys, groups, moreKeys, moreGroups } = data;
+  const plural = (n, one) => `${n} ${one}${n === 1 ? "" : "s"}`;
+  $("overview-summary").textContent =
+    `${plural(keys, "key")}${moreKeys ? "+" : ""} and ${plural(groups, "group")}${moreGroups ? "+" : ""} busy` +
+    (rows.length ? `; the longest wait is ${duration(rows[0].wait)}.` : ".");
+  const longest = rows.reduce((m, r) => Math.max(m, r.wait), 0);
+  fillRows($("busy").tBodies[0], rows, 5, (tr, r) => {
+    cell(tr, r.kind === "key" ? "key" : "group");
+    cell(tr, detailLink(r.kind, r.name), { header: true });
+    cell(tr, r.held, { classes: r.kind === "group" && r.holders ? "mono" : "" });
+    cell(tr, String(r.waiting), { classes: r.waiting ? "waiting-count" : "" });
+    cell(tr, waitCell(r.wait, longest));
+    if (r.kind === "key" && r.waiting === 0) tr.classList.add("dead-only");
+  });
+  $("busy").hidden = rows.length === 0;
+  $("busy-none").hidden = rows.length > 0;
+  const more = [moreKeys && "keys", moreGroups && "groups"].filter(Boolean);
+  $("busy-more").hidden = more.length === 0;
+  $("busy-more").textContent = `Only the first ${OVERVIEW_PAGES_MAX * OVERVIEW_PAGE} ${more.join(" and ")} (by name) are read here; the API pages through the rest (GET /v1/keys, /v1/groups with cursor).`;
+}
+
+// --- the time line -----------------------------------------------------------
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(name, attributes = {}, text) {
+  const el = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attributes)) el.setAttribute(k, String(v));
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+/**
+ * The instances of a key or group as rows of segments on one time axis:
+ * each current holder from its grant (a group's, from its last heartbeat)
+ * to now, each waiter from its arrival to now, each recent hold of a key
+ * from its grant to its end with the wait before it, and each finished run
+ * of a group as a mark when it ended.
+ */
+function timelineRows(now) {
+  const rows = new Map();
+  const row = (id) => {
+    if (!rows.has(id)) rows.set(id, { id, segments: [], marks: [], first: Infinity, last: -Infinity });
+    return rows.get(id);
+  };
+  const add = (id, from, to, kind) => {
+    const r = row(id);
+    r.segments.push({ from, to, kind });
+    r.first = Math.min(r.first, from);
+    r.last = Math.max(r.last, to);
+  };
+  for (const r of data.keyRecent ?? []) {
+    if (r.waited > 0) add(r.id, r.from - r.waited, r.from, "waited");
+    add(r.id, r.from, r.to, r.outcome === "dead" ? "dead" : "released");
+  }
+  for (const r of data.recent ?? []) {
+    const m = row(r.instanceId);
+    m.marks.push({ at: r.finishedAt, kind: r.outcome === "released" ? "released" : "ended", label: OUTCOMES[r.outcome] ?? r.outcome });
+    m.first = Math.min(m.first, r.finishedAt);
+    m.last = Math.max(m.last, r.finishedAt);
+  }
+  for (const h of data.holders ?? []) add(h.id, h.since, now, "holding");
+  for (const w of data.waiting ?? []) add(w.id, w.since, now, "waiting");
+  return [...rows.values()].sort((a, b) => a.first - b.first).slice(-TIMELINE_ROWS_MAX);
+}
+
+function renderTimeline() {
+  const el = $("timeline");
+  const now = Date.now();
+  const rows = timelineRows(now);
+  $("timeline-figure").hidden = rows.length === 0;
+  if (rows.length === 0) {
+    el.replaceChildren();
+    return;
+  }
+  const earliest = Math.min(...rows.map((r) => r.first));
+  const span = Math.min(TIMELINE_SPAN_MS_MAX, Math.max(TIMELINE_SPAN_MS_MIN, (now - earliest) * 1.05));
+  const start = now - span;
+  const width = 1000;
+  const label = 230;
+  const rowHeight = 24;
+  const top = 8;
+  const axis = 30;
+  const height = top + rows.length * rowHeight + axis;
+  const x = (t) => label + ((Math.max(t, start) - start) / span) * (width - label - 10);
+  el.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  const parts = [];
+  // The axis: five ticks, labelled by how long ago.
+  for (let i = 0; i <= 4; i++) {
+    const t = start + (span * i) / 4;
+    const at = x(t);
+    parts.push(svg("line", { x1: at, x2: at, y1: top, y2: height - axis + 4, class: "tick" }));
+    parts.push(svg("text", { x: at, y: height - axis + 18, "text-anchor": i === 4 ? "end" : "middle", class: "axis" }, i === 4 ? "now" : `${duration(now - t)} ago`));
+  }
+  rows.forEach((r, i) => {
+    const y = top + i * rowHeight;
+    const name = r.id.length > 28 ? `${r.id.slice(0, 27)}…` : r.id;
+    const text = svg("text", { x: label - 8, y: y + rowHeight / 2 + 4, "text-anchor": "end", class: "who" }, name);
+    text.append(svg("title", {}, r.id));
+    parts.push(text);
+    for (const seg of r.segments) {
+      const x1 = x(seg.from);
+      const x2 = Math.max(x(seg.to), x1 + 2);
+      const rect = svg("rect", { x: x1, y: y + 4, width: x2 - x1, height: rowHeight - 8, rx: 3, class: `seg ${seg.kind}` });
+      rect.append(svg("title", {}, `${r.id}: ${SEGMENT_LABELS[seg.kind]} ${duration(seg.to - seg.from)} (${absolute.format(new Date(seg.from))} to ${seg.to >= now ? "now" : absolute.format(new Date(seg.to))})`));
+      parts.push(rect);
+    }
+    for (const m of r.marks) {
+      const at = x(m.at);
+      const cy = y + rowHeight / 2;
+      const mark = svg("path", { d: `M ${at} ${cy - 7} L ${at + 7} ${cy} L ${at} ${cy + 7} L ${at - 7} ${cy} Z`, class: `mark ${m.kind}` });
+      mark.append(svg("title", {}, `${r.id}: ${m.label} at ${absolute.format(new Date(m.at))}`));
+      parts.push(mark);
+    }
+  });
+  parts.push(svg("line", { x1: x(now), x2: x(now), y1: top, y2: height - axis + 4, class: "now" }));
+  el.replaceChildren(...parts);
+}
+
+const SEGMENT_LABELS = {
+  holding: "holding for",
+  waiting: "waiting for",
+  waited: "waited",
+  released: "held (released) for",
+  dead: "held (found dead) for",
+};
+
+function renderKeyHistory() {
+  const recent = data.keyRecent ?? [];
+  fillRows($("key-recent").tBodies[0], recent, 6, (tr, r) => {
+    cell(tr, r.id, { header: true });
+    cell(tr, String(r.fence));
+    cell(tr, duration(r.waited));
+    cell(tr, duration(r.to - r.from));
+    cell(tr, timeElement(r.to));
+    cell(tr, OUTCOMES[r.outcome] ?? r.outcome, { classes: `outcome ${r.outcome}` });
+  });
+  $("key-recent").hidden = recent.length === 0;
+  const counts = data.counts;
+  $("counts").hidden = !counts;
+  if (counts) {
+    $("counts").textContent =
+      `Since the key's object was created: ${counts.grants} grants, ${counts.handOffs} hand-offs, ` +
+      `${counts.deadHolders} dead holders, ${counts.superseded} superseded, ${counts.coalesced} coalesced.`;
+  }
+}
+
 function render() {
   renderStatus();
   const view = $("view");
   const runView = $("run-view");
   const debounceView = $("debounce-view");
+  const overview = $("overview");
   if (!watch || !data) {
     view.hidden = true;
     runView.hidden = true;
     debounceView.hidden = true;
+    overview.hidden = true;
     return;
   }
+  overview.hidden = watch.kind !== "overview";
   runView.hidden = watch.kind !== "run";
   debounceView.hidden = watch.kind !== "debounce";
-  view.hidden = watch.kind === "run" || watch.kind === "debounce";
+  view.hidden = ["run", "debounce", "overview"].includes(watch.kind);
+  if (watch.kind === "overview") {
+    renderOverview();
+    return;
+  }
   if (watch.kind === "debounce") {
     renderDebounce();
     return;
@@ -390,6 +636,8 @@ function render() {
   $("waiting-none").hidden = data.waiting.length > 0;
 
   $("superseded-count").textContent = String(data.superseded ?? 0);
+  renderKeyHistory();
+  renderTimeline();
 
   fillRows($("recent").tBodies[0], data.recent, 5, (tr, r) => {
     cell(tr, r.instanceId, { header: true });
@@ -431,6 +679,8 @@ function renderBucket() {
 // --- wiring ----------------------------------------------------------------
 
 const KIND_LABELS = { key: "Key", group: "Group", debounce: "Debounce key", run: "Run key", bucket: "Bucket" };
+/** What a saved watch may be: one of the kinds, or the overview. */
+const WATCHABLE = new Set([...Object.keys(KIND_LABELS), "overview"]);
 
 function labelName() {
   $("name-label").textContent = KIND_LABELS[$("kind").value] ?? "Key";
@@ -456,6 +706,10 @@ document.addEventListener("DOMContentLoaded", () => {
   });
 
   $("kind").addEventListener("change", labelName);
+  $("show-overview").addEventListener("click", (event) => {
+    event.preventDefault();
+    start({ kind: "overview" });
+  });
   $("watch-form").addEventListener("submit", (event) => {
     event.preventDefault(); // never a navigation: nothing typed goes into a URL
     const name = $("name").value;
@@ -473,12 +727,15 @@ document.addEventListener("DOMContentLoaded", () => {
   } catch {
     // Unreadable: start empty.
   }
-  if (saved && Object.hasOwn(KIND_LABELS, saved.kind ?? "") && typeof saved.name === "string") {
+  if (saved?.kind === "overview") {
+    start({ kind: "overview" });
+  } else if (saved && WATCHABLE.has(saved.kind ?? "") && typeof saved.name === "string") {
     $("kind").value = saved.kind;
     $("name").value = saved.name;
     labelName();
     start(saved);
   } else {
-    render();
+    // The page opens on what is busy.
+    start({ kind: "overview" });
   }
 });

@@ -39,6 +39,7 @@
 //! handed the key but never confirmed it ([`HolderState::Handed`]).
 
 mod decide;
+pub mod history;
 mod memory;
 pub mod schema;
 mod sql;

@@ -99,6 +99,9 @@ pub const MIGRATIONS: &[&[&str]] = &[
             ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence); \
          END",
     ],
+    // v5 (contract §10): a key's counts and recent holds, and what its
+    // list shard is owed (`super::history` says what each holds).
+    super::history::MIGRATION,
 ];
 
 /// The version this release writes.

@@ -327,6 +327,80 @@ pub struct Inspection {
     pub limit: u32,
     /// Every holder, in the order they got the key.
     pub holders: Vec<HolderEntry>,
+    /// The last holds that ended with a waiter behind them or with the
+    /// holder found dead, newest first (at most 50; contract §10).
+    pub recent: Vec<RecentHold>,
+    /// What happened at the key since its object was created.
+    pub counts: KeyCounts,
+}
+
+/// A hold `inspect`'s `recent` shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentHold {
+    pub id: InstanceId,
+    /// The fence of its grant.
+    pub fence: u64,
+    /// When it got the key, in ms since the epoch.
+    pub from: u64,
+    /// When it ended.
+    pub to: u64,
+    /// How long the holder had waited for the key, in ms.
+    pub waited: u64,
+    pub outcome: HoldOutcome,
+}
+
+/// How a recent hold ended: released by its holder, or its holder found dead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HoldOutcome {
+    Released,
+    Dead,
+}
+
+impl From<crate::coordinator::history::Hold> for RecentHold {
+    fn from(hold: crate::coordinator::history::Hold) -> Self {
+        use crate::coordinator::history::Outcome;
+        RecentHold {
+            id: hold.id,
+            fence: hold.fence,
+            from: hold.from_ms,
+            to: hold.to_ms,
+            waited: hold.waited_ms,
+            outcome: match hold.outcome {
+                Outcome::Released => HoldOutcome::Released,
+                Outcome::Dead => HoldOutcome::Dead,
+            },
+        }
+    }
+}
+
+/// `inspect`'s `counts`: since the key's object was created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyCounts {
+    /// Slots granted (by `acquire` or by a hand-off).
+    pub grants: u64,
+    /// Grants of a slot that a holder or a dead holder gave up to a waiter.
+    pub hand_offs: u64,
+    /// Holders found dead (each lost its slot).
+    pub dead_holders: u64,
+    /// Waiters superseded.
+    pub superseded: u64,
+    /// Enqueues that coalesced into a live waiter.
+    pub coalesced: u64,
+}
+
+impl From<crate::coordinator::history::Counts> for KeyCounts {
+    fn from(counts: crate::coordinator::history::Counts) -> Self {
+        KeyCounts {
+            grants: counts.grants,
+            hand_offs: counts.hand_offs,
+            dead_holders: counts.dead_holders,
+            superseded: counts.superseded,
+            coalesced: counts.coalesced,
+        }
+    }
 }
 
 /// The earliest holder, as `inspect`'s `holder` shows it.

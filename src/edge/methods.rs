@@ -36,11 +36,13 @@
 //!   it fills, or none (`"/v1/keys"`: a method on no one key).
 //!
 //! A concept's header gives its `*Call` enum, the request field that names
-//! its object (`by key`), and how the shell serves it (`served [...]`:
-//! `object Class "BINDING" Service decoder` for a Durable Object reached
-//! through its stub, `d1 Service` for the serial queue's D1 shell).
+//! its object (`by key`; none for a method on no one object), and how the
+//! shell serves it (`served [...]`: `object Class "BINDING" Service
+//! decoder` for a Durable Object reached through its stub, `d1 Service`
+//! for the serial queue's D1 shell, `list Service` for the lists of what
+//! is busy, read across the list shards and D1 by `shell::busy_service`).
 //!
-//! Types are named through the aliases `c`, `s`, `rl`, `d` and `r` (the
+//! Types are named through the aliases `c`, `s`, `rl`, `d`, `r` and `b` (the
 //! concepts' modules), which a user of [`method_table`] has in scope.
 
 use super::http::{Input, Method as Verb, RouteSpec};
@@ -81,6 +83,14 @@ macro_rules! method_table {
                     http GroupRelease POST "/v1/groups/{group}/release";
                 Inspect = "serialInspect"(s::SerialInspect) -> s::SerialInspection,
                     http GroupInspect GET "/v1/groups/{group}";
+            }
+            /// A list request (contract §10), whichever list it reads.
+            #[derive(Debug, Clone, PartialEq, Eq)]
+            List(ListCall), served [list BusyService] {
+                Keys = "coordinatorList"(b::ListRequest) -> b::KeyList,
+                    http KeyList GET query "/v1/keys";
+                Groups = "serialList"(b::ListRequest) -> b::GroupList,
+                    http GroupList GET query "/v1/groups";
             }
             /// A rate-limit request, whichever method it is for.
             #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,6 +240,9 @@ macro_rules! object {
     ([d1 $($served:tt)*]) => {
         None
     };
+    ([list $($served:tt)*]) => {
+        None
+    };
 }
 
 /// What an HTTP route reads besides its path, as a row writes it.
@@ -255,12 +268,28 @@ macro_rules! verb {
     };
 }
 
+/// A concept's `key()`: the request field that names its object, when its
+/// header names one (`by key`).
+macro_rules! key_fn {
+    ($call:ident, [], [$($variant:ident),+]) => {};
+    ($call:ident, [$by:ident], [$($variant:ident),+]) => {
+        impl $call {
+            /// The request's field that names its object.
+            pub fn key(&self) -> &crate::ident::Ident {
+                match self {
+                    $($call::$variant(r) => &r.$by,)+
+                }
+            }
+        }
+    };
+}
+
 /// The edge's part of the table: the `*Call` enums, [`Operation`], the API
 /// routes, [`Command`] and its dispatch, [`METHODS`].
 macro_rules! edge_items {
     ($(
         $(#[$attr:meta])*
-        $concept:ident($call:ident) by $by:ident, served $served:tt {$(
+        $concept:ident($call:ident) $(by $by:ident)?, served $served:tt {$(
             $variant:ident = $rpc:literal($request:ty) -> $reply:ty
                 $(, on HTTP -> $http_reply:ty)?,
                 $(object $object:literal($($arg:tt),*),)?
@@ -273,15 +302,7 @@ macro_rules! edge_items {
                 $($variant($request),)+
             }
 
-            impl $call {
-                /// The request's field that names its object.
-                pub fn key(&self) -> &crate::ident::Ident {
-                    match self {
-                        $($call::$variant(r) => &r.$by,)+
-                    }
-                }
-
-            }
+            key_fn!($call, [$($by)?], [$($variant),+]);
         )+
 
         /// The HTTP API's operations: one per method the API covers.
@@ -356,7 +377,7 @@ pub(crate) trait Decoder {
     fn decode<T: serde::de::DeserializeOwned>(self) -> Result<T, crate::error::BatonError>;
 }
 
-use super::{coordinator as c, debounce as d, rate as rl, runs as r, serial as s};
+use super::{busy as b, coordinator as c, debounce as d, rate as rl, runs as r, serial as s};
 
 method_table!(edge_items);
 

@@ -52,6 +52,7 @@
 
 mod decode;
 
+pub mod busy;
 pub mod coordinator;
 pub mod debounce;
 pub mod http;
@@ -74,4 +75,4 @@ pub enum TurnEvent<'a> {
     Group(&'a str),
 }
 
-pub use methods::{CoordinatorCall, DebounceCall, RateCall, RunCall, SerialCall};
+pub use methods::{CoordinatorCall, DebounceCall, ListCall, RateCall, RunCall, SerialCall};

@@ -20,6 +20,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0002_serial_grant.sql",
         include_str!("../../migrations/0002_serial_grant.sql"),
     ),
+    (
+        "0003_serial_list.sql",
+        include_str!("../../migrations/0003_serial_list.sql"),
+    ),
 ];
 
 /// The columns of [`super::Row`], in one place.
@@ -73,6 +77,21 @@ pub const READ_RECENT: &str = concat!(
     " FROM serial_queue WHERE group_name = ?1 AND state NOT IN ('waiting', 'holding') \
      ORDER BY seq DESC LIMIT ?2"
 );
+
+/// `serialList` (contract §10): ?1 the last group of the previous page
+/// ('' for the first), ?2 how many groups to read. The groups with a
+/// holder or a waiter after ?1, in name order, each with its holder's
+/// instance id (or NULL), its waiters and its earliest waiter's
+/// `enqueued_at` (or NULL). One statement over the partial index of live
+/// rows (migrations/0003_serial_list.sql), named so the planner cannot
+/// pick an index that also holds the groups' history.
+pub const LIST_GROUPS: &str = "SELECT group_name, \
+     MAX(CASE WHEN state = 'holding' THEN instance_id END) AS holder, \
+     SUM(state = 'waiting') AS waiting, \
+     MIN(CASE WHEN state = 'waiting' THEN enqueued_at END) AS oldest_since \
+     FROM serial_queue INDEXED BY serial_queue_busy \
+     WHERE state IN ('waiting', 'holding') AND group_name > ?1 \
+     GROUP BY group_name ORDER BY group_name LIMIT ?2";
 
 // --- enqueue: one batch ---------------------------------------------------
 

@@ -21,6 +21,7 @@
 //! class that does not) and only turns the contract's positional arguments
 //! into the request object each method here takes.
 
+use super::busy_report::{Reports, Sent as Reported};
 use super::config::CoordinatorConfig;
 use super::decision_log::{self, Kind, Scope};
 use super::gate::under_gate;
@@ -28,13 +29,14 @@ use super::js::{self, now_ms, to_js};
 use super::object::ObjectBase;
 use super::wake::{Sent, Turn};
 use super::workflow::Workflow;
+use crate::coordinator::history;
 use crate::coordinator::{
     self, migrate, AcquireStep, Decided, Holder, Input, Liveness, Member, Reply, Settings, Summary,
     Transition, Waiter,
 };
 use crate::edge::coordinator::{
     Acquire, AcquireOutcome, AcquireReply, Enqueue, EnqueueReply, GrantEvent, HolderEntry,
-    HolderView, Inspect, Inspection, KeyOptions, Release, ReleaseReply, WaiterView,
+    HolderView, Inspect, Inspection, KeyOptions, RecentHold, Release, ReleaseReply, WaiterView,
 };
 use crate::edge::TurnEvent;
 use crate::ident::{Ident, InstanceId, WorkflowName};
@@ -68,6 +70,8 @@ struct Object {
     /// next one starts without reading it. Memory only: a restart (or a
     /// full map, at [`KEY_SUMMARIES_KEPT_MAX`]) means one read to reload.
     summaries: RefCell<HashMap<String, Summary>>,
+    /// What the list of busy keys was told of each key (contract §10).
+    reports: Reports,
 }
 
 #[wasm_bindgen]
@@ -80,6 +84,7 @@ impl CoordinatorCore {
                 base: ObjectBase::new(raw_state, env),
                 config,
                 summaries: RefCell::new(HashMap::new()),
+                reports: Reports::default(),
             }),
         }
     }
@@ -105,6 +110,7 @@ impl CoordinatorCore {
             let step = object.acquire_first(&r)?;
             Ok((r, step))
         });
+        object.send_reports();
         match first {
             Err(error) => Promise::reject(&error).into(),
             Ok((request, (step, false))) => match object.acquire_settled(&request, &step) {
@@ -136,6 +142,7 @@ impl CoordinatorCore {
             let decided = object.release_first(&r)?;
             Ok((r, decided))
         });
+        object.send_reports();
         match decided {
             Err(error) => Promise::reject(&error).into(),
             Ok((request, (decided, false))) if decided.wake.is_empty() => {
@@ -165,6 +172,23 @@ impl CoordinatorCore {
         js::promise(async move {
             object.alarm().await?;
             Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// `listReport(key)`: reports the key to its list shard as it is now,
+    /// and answers what it reported (`{ listed, holders, waiting,
+    /// oldestSince, limit }`). `coordinatorList` asks it of an entry it
+    /// doubts (one no report has confirmed for a while); not part of the
+    /// contract.
+    #[wasm_bindgen(js_name = listReport)]
+    pub fn list_report(&self, key: JsValue) -> Promise {
+        let object = self.object.clone();
+        js::promise(async move {
+            let key = key
+                .as_string()
+                .and_then(|k| Ident::new(k).ok())
+                .ok_or_else(|| JsValue::from_str("listReport takes a key"))?;
+            Ok(to_js(&object.list_report(&key).await?))
         })
     }
 
@@ -253,8 +277,48 @@ impl Object {
         // without it anyway.
         let summary = self.summaries.borrow_mut().remove(key.as_str());
         let view = coordinator::load(&sql, key.as_str(), summary, &input);
-        let transition = coordinator::decide(&view, settings, now_ms(), input)?;
-        coordinator::write(&sql, key.as_str(), &transition.writes);
+        let checked = history::checked(&input).cloned();
+        let now = now_ms();
+        let transition = coordinator::decide(&view, settings, now, input)?;
+        // What the decision adds to the key's history and list entry:
+        // nothing for an uncontended acquire or release (contract §10).
+        let happened = history::after(&view, checked.as_ref(), &transition);
+        if happened.is_empty() {
+            coordinator::write(&sql, key.as_str(), &transition.writes);
+        } else {
+            let waited = history::write_before(&sql, key.as_str(), &happened);
+            coordinator::write(&sql, key.as_str(), &transition.writes);
+            history::write_after(&sql, key.as_str(), &happened, &waited, now);
+        }
+        // A listed key shows its counts as they change: one with waiters
+        // before or after the decision, or listed only for a dead holder's
+        // hour (all known from the summaries, no read to find out). A key
+        // without waiters and without a dead holder never reports.
+        let (before, after) = (&view.summary, &transition.state.summary);
+        let counts_changed = before.holders.len() != after.holders.len()
+            || before.waiters != after.waiters
+            || before.limit != after.limit;
+        let refresh = !happened.report_due
+            && counts_changed
+            && (before.waiters > 0
+                || after.waiters > 0
+                || self.reports.listed_for_dead(key.as_str(), now));
+        if happened.report_due || refresh {
+            let s = &transition.state.summary;
+            let busy = history::busy(
+                &sql,
+                key.as_str(),
+                s.holders.len() as u32,
+                s.waiters,
+                s.limit,
+            );
+            self.reports.due(key, busy, now);
+            if happened.report_due && transition.alarm_at_ms.is_none() {
+                // The report is owed until the shard confirms it: the
+                // alarm, set in this turn, sends it again if it is lost.
+                self.alarm_soon();
+            }
+        }
         self.base.count_work(sql.work());
         // On in release builds too; it reads only what the decision loaded.
         coordinator::assert_view(&transition.state);
@@ -264,6 +328,131 @@ impl Object {
         }
         summaries.insert(key.as_str().to_owned(), transition.state.summary.clone());
         Ok(transition)
+    }
+
+    /// Sets the alarm one holder-check period from now, in this turn (its
+    /// write goes with the decision's), without waiting for it.
+    fn alarm_soon(&self) {
+        let Ok(config) = self.config() else {
+            return;
+        };
+        let at = now_ms() + config.holder_check_ms;
+        if let Ok(storage) = self.base.raw_state.storage() {
+            let _ = storage.set_alarm(
+                js_sys::Date::new(&JsValue::from_f64(at as f64)),
+                js_sys::Object::new(),
+            );
+        }
+    }
+
+    /// Sends the list reports the last decisions made due, after the reply,
+    /// in `waitUntil`; a confirmed one clears the key's owed mark.
+    fn send_reports(self: &Rc<Self>) {
+        for (key, report) in self.reports.take() {
+            let object = self.clone();
+            let send = js::promise(async move {
+                object.report_sent(&key, report).await?;
+                Ok(JsValue::UNDEFINED)
+            });
+            let _ = self.base.raw_state.wait_until(&send);
+        }
+    }
+
+    /// Sends one report and clears the owed mark if the shard confirms it.
+    async fn report_sent(
+        self: &Rc<Self>,
+        key: &Ident,
+        report: crate::busy::Report,
+    ) -> Result<bool, JsValue> {
+        match self.reports.send(&self.base.env, key, report).await {
+            Reported::Confirmed | Reported::NoList => {
+                let object = self.clone();
+                let key = key.clone();
+                under_gate(&self.base.raw_state, move || {
+                    object.ensure_schema();
+                    history::paid(&Counted::new(&object.base.sql), key.as_str());
+                })
+                .await?;
+                Ok(true)
+            }
+            Reported::Unconfirmed => Ok(false),
+        }
+    }
+
+    /// The key as its list entry should show it, read under the gate.
+    async fn busy_now(self: &Rc<Self>, key: &Ident) -> Result<(crate::busy::Busy, bool), JsValue> {
+        let object = self.clone();
+        let key = key.clone();
+        under_gate(&self.base.raw_state, move || {
+            object.ensure_schema();
+            let sql = Counted::new(&object.base.sql);
+            let summary = object
+                .summaries
+                .borrow()
+                .get(key.as_str())
+                .cloned()
+                .unwrap_or_else(|| coordinator::load_summary(&sql, key.as_str()));
+            let busy = history::busy(
+                &sql,
+                key.as_str(),
+                summary.holders.len() as u32,
+                summary.waiters,
+                summary.limit,
+            );
+            let owed = history::is_owed(&sql, key.as_str());
+            object.base.count_work(sql.work());
+            (busy, owed)
+        })
+        .await
+    }
+
+    /// `listReport`: the key reported as it is now.
+    async fn list_report(self: &Rc<Self>, key: &Ident) -> Result<ListReported, JsValue> {
+        let (busy, _) = self.busy_now(key).await?;
+        let now = now_ms();
+        let report = self.reports.now(key.as_str(), busy, now);
+        self.report_sent(key, report).await?;
+        Ok(ListReported {
+            listed: busy.listed_at(now),
+            holders: busy.holders,
+            waiting: busy.waiting,
+            oldest_since: busy.oldest_since_ms,
+            limit: busy.limit,
+        })
+    }
+
+    /// The holder-check alarm's part for the list: each key that owes a
+    /// report, or whose counts changed since its last, is reported; a key
+    /// still owing one keeps the alarm.
+    async fn alarm_reports(self: &Rc<Self>, keys: Vec<String>) -> Result<(), JsValue> {
+        let object = self.clone();
+        let owed = under_gate(&self.base.raw_state, move || {
+            object.ensure_schema();
+            history::owed(&Counted::new(&object.base.sql), KEYS_CHECKED_PER_ALARM_MAX)
+        })
+        .await?;
+        let mut all = keys;
+        for key in owed {
+            if !all.contains(&key) {
+                all.push(key);
+            }
+        }
+        let mut still_owed = false;
+        for key in all {
+            let Ok(key) = Ident::parse("key", &key) else {
+                continue;
+            };
+            let (busy, owed) = self.busy_now(&key).await?;
+            let Some(report) = self.reports.on_alarm(key.as_str(), busy, now_ms(), owed) else {
+                continue;
+            };
+            let paid = self.report_sent(&key, report).await?;
+            still_owed |= owed && !paid;
+        }
+        if still_owed {
+            self.ensure_alarm().await?;
+        }
+        Ok(())
     }
 
     /// One decision for `key` under the gate, then the holder-check alarm
@@ -280,6 +469,7 @@ impl Object {
             object.decide_now(&key, &settings, input)
         })
         .await?;
+        self.send_reports();
         if decided.as_ref().is_ok_and(|t| t.alarm_at_ms.is_some()) {
             self.ensure_alarm().await?;
         }
@@ -541,6 +731,7 @@ impl Object {
             object.ensure_schema();
             let sql = Counted::new(&object.base.sql);
             let (summary, waiters, superseded) = coordinator::inspect(&sql, key.as_str());
+            let (recent, counts) = history::inspect(&sql, key.as_str());
             object.base.count_work(sql.work());
             let needs_check = coordinator::needs_check(&summary);
             let holders = summary.holders;
@@ -554,6 +745,8 @@ impl Object {
                     .into_iter()
                     .map(|h| HolderEntry::new(h, &default_workflow))
                     .collect(),
+                recent: recent.into_iter().map(RecentHold::from).collect(),
+                counts: counts.into(),
             };
             (inspection, needs_check)
         })
@@ -576,6 +769,7 @@ impl Object {
             coordinator::keys_due(&sql, KEYS_CHECKED_PER_ALARM_MAX)
         })
         .await?;
+        let listed = keys.clone();
         for key in keys {
             // Keys were stored after validation; one that no longer parses is skipped, not fatal.
             let Ok(key) = Ident::parse("key", &key) else {
@@ -612,7 +806,7 @@ impl Object {
             }
             self.wake_chain(&key, wake).await?;
         }
-        Ok(())
+        self.alarm_reports(listed).await
     }
 
     /// Wakes the holders just handed a slot of `key`, each through its own
@@ -798,6 +992,17 @@ impl Object {
         // allSettled never rejects; individual failures are the best effort's cost.
         let _ = JsFuture::from(Promise::all_settled(&pending)).await;
     }
+}
+
+/// What `listReport` answers.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListReported {
+    listed: bool,
+    holders: u32,
+    waiting: u32,
+    oldest_since: Option<u64>,
+    limit: u32,
 }
 
 /// The holders a transition hands a slot to be woken, as its writes left them.

@@ -14,6 +14,7 @@
 //! changes nothing. Replies are JSON; refusals are `{ "error": message }`
 //! with the status `HttpError::status` gives.
 
+use super::busy_service;
 use super::js::Thrown;
 use super::serial_queue_d1::Shell;
 use super::stub::{self, CallError};
@@ -84,6 +85,10 @@ async fn api(
     let body = if operation.has_body() {
         let bytes = read_body(&mut request, operation.body_bytes_max()).await?;
         Some(http::parse_json_object(&bytes)?)
+    } else if operation.route().2 == http::Input::Query {
+        // A list's options are its query string.
+        let url = request.url().map_err(internal)?;
+        Some(http::query_fields(url.query().unwrap_or(""))?)
     } else {
         None
     };
@@ -181,6 +186,10 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
                     json(&shell.inspect(request).await.map_err(thrown)?)
                 }
             }
+        }
+        Command::List(call) => {
+            let reply = busy_service::call(env, call).await.map_err(stub_error)?;
+            stringify(&reply)
         }
         Command::Run(call) => {
             let reply = stub::call(env, &call).await.map_err(stub_error)?;

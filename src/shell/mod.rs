@@ -23,6 +23,9 @@
 //! - [`entry`]: the Worker's fetch handler (`HttpApi`), which JS constructs
 //!   with the static files (they are a JS module, not part of the WASM).
 
+pub mod busy_list_object;
+pub mod busy_report;
+pub mod busy_service;
 pub mod config;
 pub mod coordinator_object;
 pub mod d1_results;

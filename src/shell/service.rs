@@ -23,7 +23,7 @@ use wasm_bindgen::prelude::*;
 macro_rules! services {
     ($(
         $(#[$attr:meta])*
-        $concept:ident($call:ident) by $by:ident, served $served:tt {$(
+        $concept:ident($call:ident) $(by $by:ident)?, served $served:tt {$(
             $variant:ident = $rpc:literal($request:ty) -> $reply:ty
                 $(, on HTTP -> $http_reply:ty)?,
                 $(object $object:literal($($arg:tt),*),)?
@@ -38,6 +38,8 @@ macro_rules! services {
 macro_rules! service {
     // The serial queue is served over D1 by `serial_queue_d1::SerialQueue`.
     ($call:ident [d1 $service:ident] $rows:tt) => {};
+    // The lists of what is busy, by `busy_service::BusyService`.
+    ($call:ident [list $service:ident] $rows:tt) => {};
     (
         $call:ident [object $class:ident $binding:literal $service:ident $decode:ident]
         {$($variant:ident $rpc:literal ($object:literal($($arg:tt),*)))+}

@@ -140,7 +140,17 @@ describe("the edge", () => {
     await service("coordinatorRelease", { key, instanceId: "svc-w" });
     await h.sendEvent("svc-h", "finish", {});
     assert.deepEqual(await h.output("svc-h"), { superseded: false, value: "done" });
-    assert.deepEqual(await service("coordinatorInspect", { key }), { key, holder: null, waiting: [], superseded: 0, limit: 1, holders: [] });
+    assert.deepEqual(await service("coordinatorInspect", { key }), {
+      key,
+      holder: null,
+      waiting: [],
+      superseded: 0,
+      limit: 1,
+      holders: [],
+      // One grant (svc-h's); svc-w left as a waiter, so no hold had a waiter behind it.
+      recent: [],
+      counts: { grants: 1, handOffs: 0, deadHolders: 0, superseded: 0, coalesced: 0 },
+    });
   });
 
   test("the schema check itself catches a reply of another shape", () => {

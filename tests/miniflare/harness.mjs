@@ -109,6 +109,7 @@ export async function startBaton(options = {}) {
           COORDINATOR: bind.durableObject("baton", "Coordinator"),
           DEBOUNCER: bind.durableObject("baton", "Debouncer"),
           RUNS: bind.durableObject("baton", "Runs"),
+          BUSY_LIST: bind.durableObject("baton", "BusyList"),
           RECORDER: bind.durableObject("test-workflows", "Recorder"),
           RATE_LIMITER: bind.durableObject("baton", "RateLimiter"),
           TEST_WF: bind.workflow("test-workflows", "test-workflow", "TestWorkflow"),
@@ -156,7 +157,13 @@ async function tableExists(db, name) {
 }
 
 /** Baton's classes, each a SQLite-backed Durable Object bound under its name. */
-const BATON_CLASSES = { COORDINATOR: "Coordinator", RATE_LIMITER: "RateLimiter", DEBOUNCER: "Debouncer", RUNS: "Runs" };
+const BATON_CLASSES = {
+  COORDINATOR: "Coordinator",
+  RATE_LIMITER: "RateLimiter",
+  DEBOUNCER: "Debouncer",
+  RUNS: "Runs",
+  BUSY_LIST: "BusyList",
+};
 
 /**
  * Miniflare's Worker entry for Baton's own Worker, as wrangler.toml declares
@@ -210,6 +217,23 @@ export async function applyMigrations(db, dir = path.join(ROOT, "migrations")) {
     await db.prepare("INSERT INTO d1_migrations (name, applied_at) VALUES (?, datetime('now'))").bind(file).run();
   }
 }
+
+/**
+ * The list shard a key lives on (contract §10), computed here independently
+ * of Baton's Rust (src/busy/shard.rs): FNV-1a, 64 bits, of the key's UTF-8
+ * bytes, modulo the shard count. A report sent elsewhere would not be found
+ * by the shard a Coordinator reports to.
+ */
+export function shardOf(key, shards) {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of new TextEncoder().encode(key)) {
+    hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return Number(hash % BigInt(shards));
+}
+
+/** A list shard's object name, by its index (src/busy/shard.rs). */
+export const shardName = (index) => `baton-list-${index}`;
 
 export class Harness {
   constructor(mf) {

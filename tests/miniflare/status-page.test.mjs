@@ -322,6 +322,86 @@ describe("status page in headless Chromium", () => {
     assert.equal(await page.isVisible("#pending-none"), true);
   });
 
+  test("the overview of what is busy, and a key's time line of holds and waits", async (t) => {
+    // A picture a person can read: a few seconds between the steps, so
+    // that holds and waits have a length on the time line.
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 1500));
+    const key = "page/timeline";
+    await h.create("tl-a", { key, waitForFinish: true });
+    await h.untilInspect(key, "tl-a holding", (v) => v.holder?.id === "tl-a");
+    await pause();
+    for (const id of ["tl-b", "tl-c"]) {
+      await h.create(id, { key, waitForFinish: true });
+      await h.untilInspect(key, `${id} waiting`, (v) => v.waiting.some((w) => w.id === id));
+      await pause();
+    }
+    // tl-a dies; tl-d's acquire finds it dead, and the key goes to tl-b.
+    await h.terminate("tl-a");
+    await h.create("tl-d", { key, waitForFinish: true });
+    await h.untilInspect(key, "tl-b holding", (v) => v.holder?.id === "tl-b");
+    await pause();
+    await h.sendEvent("tl-b", "finish", {});
+    await h.untilInspect(key, "tl-c holding", (v) => v.holder?.id === "tl-c");
+    // A second key waiting longer, and a group with a holder and a waiter.
+    const other = "page/other key";
+    await h.create("ov-h", { key: other, waitForFinish: true });
+    await h.untilInspect(other, "ov-h holding", (v) => v.holder?.id === "ov-h");
+    const group = "page/busy group";
+    await h.create("ov-g1", serial(group, "r1", { waitForFinish: true }));
+    await h.until("ov-g1 holding", async () => (await inspectGroup(h, group)).holder?.instanceId === "ov-g1");
+    await h.create("ov-g2", serial(group, "r2", { options: { pollInterval: 1000 } }));
+    await h.until("ov-g2 waiting", async () => (await inspectGroup(h, group)).waiting.length === 1);
+    await pause();
+    await h.create("ov-w", { key: other, waitForFinish: true });
+    await h.untilInspect(other, "ov-w waiting", (v) => v.waiting.length === 1);
+
+    await page.fill("#token", TOKEN);
+    await page.click("#show-overview");
+    await untilPage(page, "both keys and the group", async (p) => {
+      const names = (await rows(p, "#busy")).map((r) => r[1]);
+      return [key, other, group].every((n) => names.includes(n));
+    });
+    assert.equal(await page.isVisible("#view"), false, "the overview alone");
+    const busy = await rows(page, "#busy");
+    const row = (name) => busy.find((r) => r[1] === name);
+    assert.deepEqual(row(key).slice(0, 4), ["key", key, "1 of 1", "1"]);
+    assert.deepEqual(row(group).slice(0, 4), ["group", group, "ov-g1", "1"]);
+    assert.match(row(key)[4], /^\d+ (s|min)/);
+    // The longest wait first: tl-d has waited since before ov-w and ov-g2.
+    assert.equal(busy[0][1], key, JSON.stringify(busy));
+    assert.match(await text(page, "#overview-summary"), /^2 keys and 1 group busy; the longest wait is /);
+    const overviewShot = path.join(OUT, "status-page-overview.png");
+    await page.screenshot({ path: overviewShot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, overviewShot)}`);
+    console.log(`status page screenshot (overview): ${overviewShot}`);
+
+    // Each entry links to its detail: the key's tables and its time line.
+    await page.click(`#busy tbody a:text-is("${key}")`);
+    await untilPage(page, "tl-c holding", async (p) => (await text(p, "#holder-id")) === "tl-c");
+    await untilPage(page, "the recent holds", async (p) => (await rows(p, "#key-recent")).length === 2);
+    assert.equal(await text(page, "#view-title"), `Key “${key}”`);
+    const recent = await rows(page, "#key-recent");
+    assert.deepEqual(recent.map((r) => [r[0], r[5]]), [
+      ["tl-b", "released"],
+      ["tl-a", "holder found dead"],
+    ]);
+    assert.match(recent[0][2], /^\d+ s$/, "how long tl-b waited");
+    assert.match(await text(page, "#counts"), /3 grants, 2 hand-offs, 1 dead holders/);
+    const segments = await page.$$eval("#timeline rect.seg", (rects) =>
+      rects.map((r) => [r.parentNode && r.getAttribute("class"), r.querySelector("title").textContent.split(":")[0]]),
+    );
+    const has = (kind, who) => segments.some(([c, w]) => c === `seg ${kind}` && w === who);
+    assert.ok(has("dead", "tl-a"), JSON.stringify(segments));
+    assert.ok(has("waited", "tl-b") && has("released", "tl-b"), JSON.stringify(segments));
+    assert.ok(has("holding", "tl-c") && has("waiting", "tl-d"), JSON.stringify(segments));
+    const timelineShot = path.join(OUT, "status-page-timeline.png");
+    await page.screenshot({ path: timelineShot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, timelineShot)}`);
+    console.log(`status page screenshot (key time line): ${timelineShot}`);
+
+    for (const id of ["tl-c", "tl-d", "ov-h", "ov-w", "ov-g1"]) await h.sendEvent(id, "finish", {});
+  });
+
   test("no script errors on the page", () => {
     assert.deepEqual(pageErrors, []);
   });

@@ -239,6 +239,15 @@ export default {
           return json({ error: String(error?.message ?? error) });
         }
       }
+      case "/list-shard": {
+        // A list shard by its index (shard_name in src/busy/shard.rs).
+        const stub = env.BUSY_LIST.get(env.BUSY_LIST.idFromName(`baton-list-${body.shard}`));
+        try {
+          return json({ value: await stub[body.method](...body.args) });
+        } catch (error) {
+          return json({ error: String(error?.message ?? error) });
+        }
+      }
       case "/rate": {
         const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(body.bucket));
         try {

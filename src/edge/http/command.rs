@@ -16,6 +16,7 @@
 //! | bucket penalize | `{ cooldownMs }` |
 //! | bucket refund | `{ permits }` |
 //! | key / group / bucket / debounce inspect | none (GET) |
+//! | key list, group list | none (GET); `?cursor=&limit=` in the query |
 //! | run claim | `{ instanceId, workflow? }` |
 //! | run complete | `{ instanceId, result?, error? }` |
 //! | run await | `{ timeoutMs }` |
@@ -69,6 +70,33 @@ pub fn decode_segment(field: &'static str, raw: &str) -> Result<String, BatonErr
         }
     }
     String::from_utf8(decoded).map_err(|_| invalid())
+}
+
+/// A list's query string (`cursor=...&limit=...`) as the fields of its
+/// request: each value percent-decoded (`+` is a space), `limit` a number
+/// when it reads as one (otherwise the decoder refuses it, naming it). A
+/// parameter given twice is refused; an unknown one is left for the
+/// decoder, which refuses it by name.
+pub fn query_fields(query: &str) -> Result<Map<String, Value>, BatonError> {
+    let mut fields = Map::new();
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let name = decode_segment("query", &name.replace('+', " "))?;
+        let value = decode_segment("query", &value.replace('+', " "))?;
+        let value = match value.parse::<f64>() {
+            Ok(number) if name == "limit" => {
+                serde_json::Number::from_f64(number).map_or(Value::String(value), Value::Number)
+            }
+            _ => Value::String(value),
+        };
+        if fields.insert(name.clone(), value).is_some() {
+            return Err(BatonError::Invalid {
+                field: "query",
+                reason: format!("names {name:?} more than once"),
+            });
+        }
+    }
+    Ok(fields)
 }
 
 impl Command {
@@ -444,5 +472,63 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(error.message(), "BatonError: key must not be empty");
+    }
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+    use crate::edge::busy::ListRequest;
+    use crate::edge::ListCall;
+
+    fn list(operation: Operation, query: &str) -> Result<Command, HttpError> {
+        let fields = query_fields(query)?;
+        Command::parse(operation, None, Some(fields))
+    }
+
+    #[test]
+    fn a_list_reads_its_cursor_and_limit_from_the_query() {
+        let Command::List(ListCall::Keys(ListRequest { cursor, limit })) =
+            list(Operation::KeyList, "limit=20&cursor=AWth%2Bb").unwrap()
+        else {
+            panic!("a key list");
+        };
+        assert_eq!(cursor.as_deref(), Some("AWth+b"));
+        assert_eq!(limit.map(|l| l.get()), Some(20));
+        let Command::List(ListCall::Groups(request)) = list(Operation::GroupList, "").unwrap()
+        else {
+            panic!("a group list");
+        };
+        assert_eq!(
+            request,
+            ListRequest {
+                cursor: None,
+                limit: None
+            }
+        );
+    }
+
+    #[test]
+    fn a_bad_query_is_refused_naming_the_field() {
+        for (query, field) in [
+            ("limit=0", "limit"),
+            ("limit=501", "limit"),
+            ("limit=ten", "limit"),
+            ("limit=1.5", "limit"),
+            ("page=2", "page"),
+            ("limit=1&limit=2", "query"),
+            ("cursor=%zz", "query"),
+        ] {
+            match list(Operation::KeyList, query) {
+                Err(HttpError::BadInput(error)) => {
+                    assert!(
+                        error.message().contains(field),
+                        "{query}: {}",
+                        error.message()
+                    )
+                }
+                other => panic!("{query}: {other:?}"),
+            }
+        }
     }
 }

@@ -38,7 +38,7 @@ pub use body::{
     check_body_length, check_content_type, check_declared_length, drain_bytes_max,
     parse_json_object, worth_draining,
 };
-pub use command::{decode_segment, Command};
+pub use command::{decode_segment, query_fields, Command};
 pub use error::{ErrorReply, HttpError};
 pub use routes::{
     path_field, route, Asset, Auth, Endpoint, Input, Matched, Method, Operation, RouteSpec, ROUTES,

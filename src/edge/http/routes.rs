@@ -339,7 +339,7 @@ mod tests {
         for path in [
             "",
             "/v1",
-            "/v1/keys",
+            "/v1/key",
             "/v1/keys/k/",
             "/v1/keys/k/enqueue/",
             "/v1/keys/k/unknown",
@@ -349,7 +349,7 @@ mod tests {
             "/v1/Keys/k",
             "/v1/keys/k/Enqueue",
             "/v1/group/g",
-            "/v1/groups",
+            "/v1/groupz",
             "/index.html",
             "/openapi.yaml",
             "//",

@@ -9,7 +9,7 @@ import { serialize, withKey } from "baton-workflows";
 import { batonService, handleFetch, type Coordinator, type Debouncer, type RateLimiter, type Runs } from "baton-workflows/worker";
 
 // Baton's Durable Object classes, served by this Worker.
-export { Coordinator, Debouncer, RateLimiter, Runs } from "baton-workflows/worker";
+export { BusyList, Coordinator, Debouncer, RateLimiter, Runs } from "baton-workflows/worker";
 
 interface Env {
   COORDINATOR: DurableObjectNamespace<Coordinator>;

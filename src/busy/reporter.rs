@@ -1,0 +1,200 @@
+//! The Coordinator's side of the list: what a key's object reports to its
+//! shard, and when.
+//!
+//! A [`Reporter`] lives in the object's memory beside the key's summary,
+//! never in storage, so keeping it costs an uncontended acquire and
+//! release nothing: such a pair leaves the key without waiters, as it
+//! found it, and a key without waiters that the reporter knows nothing of
+//! is never reported. After each decision the shell asks
+//! [`Reporter::due_after`] whether the key's waiters came or all went or a
+//! holder was found dead, and if so sends a report after its reply. The holder-check alarm, which runs while the key has waiters,
+//! asks [`Reporter::on_alarm`]: the counts when they changed, and any
+//! report the shard has not confirmed (one lost with a reset object, or
+//! refused on the way). What the alarm cannot repair (a report lost with
+//! the object after the last waiter left, when no alarm follows) the read
+//! repairs: it asks the key's object for a fresh report ([`Reporter::report`])
+//! when a listed entry has not been confirmed for a while.
+
+use super::decide::Answer;
+use super::state::{Busy, Report, Shape};
+
+/// What the object last told the shard, as far as it knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Told {
+    /// Nothing since the object started (or the reporter was dropped).
+    Unknown,
+    /// The last report drawn said this.
+    Said { busy: Busy, confirmed: bool },
+}
+
+/// One key's reporting state, in its object's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reporter {
+    told: Told,
+    /// The last stamp drawn, 0 before the first.
+    last_stamp: u64,
+}
+
+impl Default for Reporter {
+    fn default() -> Self {
+        Reporter {
+            told: Told::Unknown,
+            last_stamp: 0,
+        }
+    }
+}
+
+/// Stamps per millisecond: a stamp is the time in ms times this, plus a
+/// count within the ms. An object that restarts starts over from its clock,
+/// above every stamp it drew before (a restart takes longer than a ms, and
+/// no object sends a thousand reports in one).
+const STAMPS_PER_MS: u64 = 1_000;
+
+impl Reporter {
+    fn draw(&mut self, busy: Busy, now_ms: u64) -> Report {
+        let stamp = (now_ms.saturating_mul(STAMPS_PER_MS)).max(self.last_stamp + 1);
+        self.last_stamp = stamp;
+        self.told = Told::Said {
+            busy,
+            confirmed: false,
+        };
+        Report { stamp, busy }
+    }
+
+    /// Whether the list must hear of a decision that took the key from
+    /// `before` to `after`: when it gained its first waiter or lost its
+    /// last, or a holder was found dead; never otherwise, so an
+    /// uncontended acquire or release reports nothing (the alarm keeps a
+    /// listed key's counts fresh). The caller then draws the report with
+    /// [`Reporter::report`].
+    pub fn due_after(before: Shape, after: Shape) -> bool {
+        before != after
+    }
+
+    /// What the list should hear from the holder-check alarm: the key as
+    /// it is when a report is `owed` (the object's stored mark that a
+    /// decision's report was not confirmed: it survives the object, so a
+    /// report lost with it is sent again), when it differs from what was
+    /// said, or when what was said was never confirmed.
+    pub fn on_alarm(&mut self, busy: Busy, now_ms: u64, owed: bool) -> Option<Report> {
+        let due = owed
+            || match self.told {
+                Told::Unknown => busy.listed_at(now_ms),
+                Told::Said {
+                    busy: said,
+                    confirmed,
+                } => !confirmed || said != busy,
+            };
+        due.then(|| self.draw(busy, now_ms))
+    }
+
+    /// Whether the list was told of the key with no waiter, kept only by a
+    /// holder found dead less than an hour before `now_ms`: while it is,
+    /// a change of its holders is worth a report (the key is on the list,
+    /// so an acquire or release there is not uncontended work).
+    pub fn listed_for_dead(&self, now_ms: u64) -> bool {
+        matches!(self.told, Told::Said { busy, .. } if busy.waiting == 0 && busy.listed_at(now_ms))
+    }
+
+    /// A report of the key as it is, whatever was said before: after a
+    /// decision [`Reporter::due_after`] names, or when a read doubts the
+    /// key's entry.
+    pub fn report(&mut self, busy: Busy, now_ms: u64) -> Report {
+        self.draw(busy, now_ms)
+    }
+
+    /// The shard answered the report with `stamp`. Only the answer to the
+    /// last report drawn counts (an older one's says nothing of what the
+    /// shard shows now): it is confirmed when the shard shows what it said.
+    /// A shard that shows something else under a stamp as high heard it
+    /// from an earlier life of this object (its stamps started over from
+    /// the clock): the next stamp is drawn above the shard's, and the alarm
+    /// sends the report again.
+    /// Returns whether the report is confirmed: the object then clears
+    /// its stored mark that a report is owed.
+    pub fn answered(&mut self, stamp: u64, answer: Answer) -> bool {
+        let Told::Said { confirmed, .. } = &mut self.told else {
+            return false;
+        };
+        if stamp != self.last_stamp {
+            return false;
+        }
+        if answer.same {
+            *confirmed = true;
+        } else {
+            self.last_stamp = self.last_stamp.max(answer.stamp);
+        }
+        answer.same
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn busy(waiting: u32) -> Busy {
+        Busy {
+            holders: 1,
+            waiting,
+            oldest_since_ms: (waiting > 0).then_some(5),
+            limit: 1,
+            dead_until_ms: None,
+        }
+    }
+
+    #[test]
+    fn an_uncontended_key_is_never_reported() {
+        let mut reporter = Reporter::default();
+        assert!(!Reporter::due_after(busy(0).shape(), busy(0).shape()));
+        assert_eq!(reporter.on_alarm(busy(0), 10, false), None);
+    }
+
+    #[test]
+    fn entering_and_leaving_report_once_each_and_the_alarm_resends_the_unconfirmed() {
+        let mut reporter = Reporter::default();
+        assert!(Reporter::due_after(busy(0).shape(), busy(1).shape()));
+        let first = reporter.report(busy(1), 10);
+        assert!(
+            !Reporter::due_after(busy(1).shape(), busy(2).shape()),
+            "only counts changed"
+        );
+        let resent = reporter.on_alarm(busy(2), 11, false).unwrap();
+        assert!(resent.stamp > first.stamp);
+        let took = |stamp| Answer {
+            applied: true,
+            stamp,
+            same: true,
+        };
+        assert!(
+            !reporter.answered(first.stamp, took(first.stamp)),
+            "an older report's answer confirms nothing"
+        );
+        assert!(reporter.answered(resent.stamp, took(resent.stamp)));
+        assert_eq!(reporter.on_alarm(busy(2), 12, false), None);
+        assert!(reporter.on_alarm(busy(2), 12, true).is_some(), "owed");
+        let left = reporter.report(busy(0), 10);
+        assert!(
+            left.stamp > resent.stamp,
+            "stamps grow even when the clock does not"
+        );
+        assert!(!left.busy.listed_at(10));
+    }
+
+    #[test]
+    fn a_shard_holding_an_earlier_lifes_higher_stamp_is_overtaken() {
+        let mut reporter = Reporter::default();
+        let sent = reporter.report(busy(1), 10);
+        let earlier_life = sent.stamp + 5;
+        let confirmed = reporter.answered(
+            sent.stamp,
+            Answer {
+                applied: false,
+                stamp: earlier_life,
+                same: false,
+            },
+        );
+        assert!(!confirmed);
+        let again = reporter.on_alarm(busy(1), 10, true).unwrap();
+        assert!(again.stamp > earlier_life);
+    }
+}

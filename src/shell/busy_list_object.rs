@@ -1,0 +1,171 @@
+//! The `BusyList` Durable Object: one shard of the list of busy keys
+//! (contract §10), `crate::busy` run by the shell's driver. A report loads
+//! its key's row, decides, writes it in one turn and arms the alarm (the
+//! earliest time any row has something due: a dead holder's hour ending,
+//! a gone key to forget); a page is a read under the gate.
+//!
+//! Its callers are Baton's own: each Coordinator object reports its key
+//! here (`report`), the default entrypoint's `coordinatorList` reads a page
+//! of every shard and merges them (`shell::busy_service`). JS reaches these
+//! methods through the `BusyList` class in `js/worker.mjs`.
+
+use super::decision_log::Scope;
+use super::driver::{Driver, Rules};
+use super::js::{self, now_ms};
+use super::sqlite::ObjectSql;
+use crate::busy::{self, sql, Input, Reply, Row, Transition, Write};
+use crate::edge::busy::{ShardPageReply, ShardPageRequest, ShardReport, ShardReportReply};
+use crate::error::BatonError;
+use crate::limits::{LIST_KEYS_PER_ALARM_MAX, LIST_LIMIT_MAX};
+use crate::transition::{Create, CreateOutcome};
+use js_sys::Promise;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use worker::worker_sys::DurableObjectState;
+use worker::Env;
+
+/// One list shard as the driver runs it.
+pub struct BusyList;
+
+impl Rules for BusyList {
+    type Config = ();
+    type Input = Input;
+    type Reply = Reply;
+    type Write = Write;
+    type State = Option<Row>;
+    const KEYS_PER_ALARM_MAX: u32 = LIST_KEYS_PER_ALARM_MAX;
+
+    fn config(_: &Env) -> Result<(), String> {
+        Ok(())
+    }
+    fn migrate(sql: &ObjectSql) {
+        sql::migrate(sql);
+    }
+    fn load(sql: &ObjectSql, key: &str, _: &Input) -> Option<Row> {
+        sql::load(sql, key)
+    }
+    fn decide(row: &Option<Row>, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+        busy::decide(row, now_ms, input)
+    }
+    fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
+        sql::write(sql, key, transition);
+    }
+    fn assert_invariants(row: &Option<Row>) {
+        busy::assert_invariants(row);
+    }
+    fn next_wake(sql: &ObjectSql) -> Option<u64> {
+        sql::next_wake(sql)
+    }
+    fn due_keys(sql: &ObjectSql, now_ms: u64, limit: u32) -> Vec<String> {
+        sql::due_keys(sql, now_ms, limit)
+    }
+    fn tick() -> Input {
+        Input::Tick
+    }
+    fn created(_: &Create, _: CreateOutcome) -> Input {
+        // A shard creates no instances.
+        Input::Tick
+    }
+    /// Only a row that has a time due can move the alarm earlier; one that
+    /// lost its time leaves the alarm early, and that tick finds nothing.
+    fn moves_alarm(transition: &Transition) -> bool {
+        transition.alarm_at_ms.is_some()
+    }
+    fn scope(key: &str) -> Scope<'_> {
+        Scope::Key(key)
+    }
+}
+
+/// The Rust half of the `BusyList` Durable Object.
+#[wasm_bindgen]
+pub struct BusyListCore {
+    driver: Rc<Driver<BusyList>>,
+}
+
+/// Most reports one `reportMany` call carries: a bulk load (the benchmark
+/// registering its keys) in calls that each stay short.
+const REPORTS_PER_CALL_MAX: usize = 500;
+
+#[wasm_bindgen]
+impl BusyListCore {
+    #[wasm_bindgen(constructor)]
+    pub fn new(raw_state: DurableObjectState, env: Env) -> BusyListCore {
+        BusyListCore {
+            driver: Driver::new(raw_state, env),
+        }
+    }
+
+    /// `report({ key, stamp, holders, waiting, oldestSince, limit, deadUntil })`.
+    pub fn report(&self, input: JsValue) -> Promise {
+        let driver = self.driver.clone();
+        js::serve(input, move |report: ShardReport| async move {
+            driver.report(report).await
+        })
+    }
+
+    /// `reportMany([report, ...])`: each applied in turn, as `report` would.
+    #[wasm_bindgen(js_name = reportMany)]
+    pub fn report_many(&self, input: JsValue) -> Promise {
+        let driver = self.driver.clone();
+        js::serve(input, move |reports: Vec<ShardReport>| async move {
+            if reports.len() > REPORTS_PER_CALL_MAX {
+                return Err(js::to_js_error(&BatonError::LimitExceeded {
+                    field: "reports",
+                    reason: format!("must be at most {REPORTS_PER_CALL_MAX} per call"),
+                }));
+            }
+            let mut applied = 0u32;
+            for report in reports {
+                applied += u32::from(driver.report(report).await?.applied);
+            }
+            Ok(applied)
+        })
+    }
+
+    /// `page({ after?, limit })`: the listed keys after `after`, in key order.
+    pub fn page(&self, input: JsValue) -> Promise {
+        let driver = self.driver.clone();
+        js::serve(input, move |request: ShardPageRequest| async move {
+            let limit = request.limit.clamp(1, LIST_LIMIT_MAX);
+            let now = now_ms();
+            driver
+                .read(move |sql| {
+                    let rows = sql::page(sql, request.after.as_deref(), limit, now);
+                    let mut page = ShardPageReply {
+                        full: rows.len() as u32 == limit,
+                        ..ShardPageReply::default()
+                    };
+                    for (key, listed) in rows {
+                        page.keys.push(key);
+                        page.holders.push(listed.busy.holders);
+                        page.waiting.push(listed.busy.waiting);
+                        page.oldest_since.push(listed.busy.oldest_since_ms);
+                        page.limit.push(listed.busy.limit);
+                        page.reported_at.push(listed.reported_ms);
+                    }
+                    page
+                })
+                .await
+        })
+    }
+
+    pub fn alarm(&self) -> Promise {
+        let driver = self.driver.clone();
+        js::promise(async move {
+            driver.alarm().await?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+}
+
+impl Driver<BusyList> {
+    async fn report(self: &Rc<Self>, report: ShardReport) -> Result<ShardReportReply, JsValue> {
+        let decided = self
+            .run(&report.key, Input::Report(report.report()))
+            .await?;
+        match decided.map_err(|e| js::to_js_error(&e))? {
+            Reply::Report(answer) => Ok(answer.into()),
+            Reply::Ticked => unreachable!("a report answers a report"),
+        }
+    }
+}

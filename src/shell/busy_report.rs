@@ -1,0 +1,123 @@
+//! The Coordinator's reports to its key's list shard (contract §10): the
+//! reporters kept in the object's memory (`crate::busy::reporter`), the
+//! reports a decision made due, sent after the caller's reply in
+//! `waitUntil`, and the RPC to the shard. The decision that makes a report
+//! due has already stored that one is owed (`coordinator::history`); a
+//! confirmed report clears the mark, and the holder-check alarm sends
+//! what is still owed.
+//!
+//! A Worker without the `BUSY_LIST` binding (an embedding that has not
+//! added the class yet) lists nothing: a report owed is then dropped as
+//! paid, so no alarm keeps running for it.
+
+use super::busy_service::{shard_count, LIST_BINDING};
+use super::js::to_js;
+use super::stub::call_object;
+use crate::busy::reporter::Reporter;
+use crate::busy::{shard_name, shard_of, Answer, Busy, Report};
+use crate::edge::busy::{ShardReport, ShardReportReply};
+use crate::ident::Ident;
+use crate::limits::KEY_SUMMARIES_KEPT_MAX;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use worker::Env;
+
+/// What an object keeps for its keys' list reports, in memory only.
+#[derive(Default)]
+pub struct Reports {
+    /// Each key's reporter. Bounded as the summaries are: a full map
+    /// starts over (every reporter then knows nothing, which only costs a
+    /// report more from the alarm).
+    reporters: RefCell<HashMap<String, Reporter>>,
+    /// Reports decided in a synchronous turn, to send after the reply.
+    outbox: RefCell<Vec<(Ident, Report)>>,
+}
+
+/// What became of a report.
+pub enum Sent {
+    /// The shard shows what the report said: the owed mark may go.
+    Confirmed,
+    /// Not confirmed (refused on the way, or overtaken): still owed.
+    Unconfirmed,
+    /// The Worker lists nothing (no `BUSY_LIST` binding): nothing is owed.
+    NoList,
+}
+
+impl Reports {
+    fn with<T>(&self, key: &str, f: impl FnOnce(&mut Reporter) -> T) -> T {
+        let mut reporters = self.reporters.borrow_mut();
+        if !reporters.contains_key(key) && reporters.len() >= KEY_SUMMARIES_KEPT_MAX {
+            reporters.clear();
+        }
+        f(reporters.entry(key.to_owned()).or_default())
+    }
+
+    /// A report of `busy` for a decision that made one due, to send after
+    /// the reply ([`Reports::take`]).
+    pub fn due(&self, key: &Ident, busy: Busy, now_ms: u64) {
+        let report = self.with(key.as_str(), |r| r.report(busy, now_ms));
+        self.outbox.borrow_mut().push((key.clone(), report));
+    }
+
+    /// Whether the list shows `key` only for a dead holder's hour, as far
+    /// as this object told it (`Reporter::listed_for_dead`).
+    pub fn listed_for_dead(&self, key: &str, now_ms: u64) -> bool {
+        self.reporters
+            .borrow()
+            .get(key)
+            .is_some_and(|r| r.listed_for_dead(now_ms))
+    }
+
+    /// The reports decided since the last take.
+    pub fn take(&self) -> Vec<(Ident, Report)> {
+        std::mem::take(&mut *self.outbox.borrow_mut())
+    }
+
+    /// What the holder-check alarm sends for `key`, if anything.
+    pub fn on_alarm(&self, key: &str, busy: Busy, now_ms: u64, owed: bool) -> Option<Report> {
+        self.with(key, |r| r.on_alarm(busy, now_ms, owed))
+    }
+
+    /// A report of `busy` now, whatever was said (a read doubts the entry).
+    pub fn now(&self, key: &str, busy: Busy, now_ms: u64) -> Report {
+        self.with(key, |r| r.report(busy, now_ms))
+    }
+
+    /// Sends `report` of `key` to its shard and reads the answer.
+    pub async fn send(&self, env: &Env, key: &Ident, report: Report) -> Sent {
+        if env.durable_object(LIST_BINDING).is_err() {
+            return Sent::NoList;
+        }
+        let shards = match shard_count(env) {
+            Ok(shards) => shards,
+            Err(error) => {
+                worker::console_warn!(
+                    "baton: list report of {key} not sent: {:?}",
+                    error.into_js()
+                );
+                return Sent::Unconfirmed;
+            }
+        };
+        let shard = shard_name(shard_of(key.as_str(), shards));
+        let message = to_js(&ShardReport::new(key.clone(), &report));
+        let answer = match call_object(env, LIST_BINDING, &shard, "report", &[message]).await {
+            Ok(answer) => answer,
+            Err(error) => {
+                worker::console_warn!(
+                    "baton: list report of {key} failed (the alarm sends it again): {:?}",
+                    error.into_js()
+                );
+                return Sent::Unconfirmed;
+            }
+        };
+        let Ok(reply) = serde_wasm_bindgen::from_value::<ShardReportReply>(answer) else {
+            return Sent::Unconfirmed;
+        };
+        let answer: Answer = reply.into();
+        if self.with(key.as_str(), |r| r.answered(report.stamp, answer)) {
+            Sent::Confirmed
+        } else {
+            Sent::Unconfirmed
+        }
+    }
+}

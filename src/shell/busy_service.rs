@@ -1,0 +1,316 @@
+//! What is busy, through Baton's Worker (contract §10): the default
+//! entrypoint's `coordinatorList`, which reads a page of every list shard
+//! (`BusyList`, `shell::busy_list_object`) and merges them by key
+//! (`crate::busy::page`), and `serialList`, one indexed D1 query
+//! (`serial_queue::sql::LIST_GROUPS`).
+
+use super::js::{self, now_ms, to_js};
+use super::stub::{call_object, CallError};
+use crate::busy::page::{merge, per_shard, Cursor, ListKind, ShardPage};
+use crate::busy::{shard_name, ShardCount};
+use crate::edge::busy::{
+    GroupList, KeyList, ListRequest, ListedGroup, ListedKey, ShardPageReply, ShardPageRequest,
+};
+use crate::edge::ListCall;
+use crate::limits::{LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS, LIST_VERIFY_AFTER_MS_MAX};
+use crate::serial_queue::sql::LIST_GROUPS;
+use wasm_bindgen::prelude::*;
+use worker::Env;
+
+/// The binding of the list shards' namespace.
+pub const LIST_BINDING: &str = "BUSY_LIST";
+
+fn configuration(message: String) -> CallError {
+    CallError::Thrown(js_sys::Error::new(&message).into())
+}
+
+/// `BATON_LIST_VERIFY_AFTER_MS` (default [`LIST_VERIFY_AFTER_MS`]): how long
+/// a listed entry may go unconfirmed before a read asks its Coordinator;
+/// or the operator's error naming it.
+fn verify_after_ms(env: &Env) -> Result<u64, CallError> {
+    let Some(text) = env
+        .var("BATON_LIST_VERIFY_AFTER_MS")
+        .ok()
+        .map(|v| v.to_string())
+    else {
+        return Ok(LIST_VERIFY_AFTER_MS);
+    };
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| (1..=LIST_VERIFY_AFTER_MS_MAX).contains(ms))
+        .ok_or_else(|| {
+            configuration(format!(
+                "Baton configuration: BATON_LIST_VERIFY_AFTER_MS must be an integer from 1 to \
+                 {LIST_VERIFY_AFTER_MS_MAX} (got {text:?})"
+            ))
+        })
+}
+
+/// `BATON_LIST_SHARDS`, or the operator's error naming it.
+pub fn shard_count(env: &Env) -> Result<ShardCount, CallError> {
+    let text = env.var("BATON_LIST_SHARDS").ok().map(|v| v.to_string());
+    ShardCount::parse(text.as_deref()).map_err(configuration)
+}
+
+pub async fn call(env: &Env, request: ListCall) -> Result<JsValue, CallError> {
+    Ok(match request {
+        ListCall::Keys(request) => to_js(&list_keys(env, request).await?),
+        ListCall::Groups(request) => to_js(&list_groups(env, request).await?),
+    })
+}
+
+/// One page of `coordinatorList`.
+pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallError> {
+    let cursor = match &request.cursor {
+        Some(text) => Some(Cursor::decode(ListKind::Keys, text)?),
+        None => None,
+    };
+    let shards = shard_count(env)?;
+    let verify_after = verify_after_ms(env)?;
+    let limit = request.limit.unwrap_or_default();
+    let asked = per_shard(limit, shards.get());
+    let ask = to_js(&ShardPageRequest {
+        after: cursor.map(|c| c.after),
+        limit: asked,
+    });
+    let calls = (0..shards.get()).map(|shard| {
+        let name = shard_name(shard);
+        let ask = ask.clone();
+        async move { call_object(env, LIST_BINDING, &name, "page", &[ask]).await }
+    });
+    let mut pages = Vec::with_capacity(shards.get() as usize);
+    for answer in futures_util::future::join_all(calls).await {
+        let page: ShardPageReply = serde_wasm_bindgen::from_value(answer?)
+            .map_err(|e| configuration(format!("Baton: a list shard answered {e}")))?;
+        let ShardPageReply {
+            keys,
+            holders,
+            waiting,
+            oldest_since,
+            limit,
+            reported_at,
+            full,
+        } = page;
+        let entries = keys
+            .into_iter()
+            .zip(holders)
+            .zip(waiting)
+            .zip(oldest_since)
+            .zip(limit)
+            .zip(reported_at)
+            .map(
+                |(((((key, holders), waiting), oldest_since), limit), reported_at)| {
+                    let entry = Entry {
+                        holders,
+                        waiting,
+                        oldest_since,
+                        limit,
+                        reported_at,
+                    };
+                    (key, entry)
+                },
+            )
+            .collect();
+        pages.push(ShardPage { entries, full });
+    }
+    let (mut entries, more) = merge(pages, limit);
+    let now = now_ms();
+    // The cursor is the last key read, whatever the verification drops.
+    let next = more
+        .then(|| entries.last().map(|(key, _)| key.clone()))
+        .flatten();
+    verify(env, &mut entries, now, verify_after).await;
+    Ok(KeyList {
+        keys: entries
+            .into_iter()
+            .map(|(key, entry)| ListedKey {
+                key,
+                holders: entry.holders,
+                waiting: entry.waiting,
+                oldest_wait_ms: entry
+                    .oldest_since
+                    .map_or(0, |since| now.saturating_sub(since)),
+                limit: entry.limit,
+            })
+            .collect(),
+        cursor: next.map(|after| {
+            Cursor {
+                kind: ListKind::Keys,
+                after,
+            }
+            .encode()
+        }),
+    })
+}
+
+/// A listed key as a shard showed it.
+struct Entry {
+    holders: u32,
+    waiting: u32,
+    oldest_since: Option<u64>,
+    limit: u32,
+    reported_at: u64,
+}
+
+/// What a key's Coordinator answers `listReport`.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Reported {
+    listed: bool,
+    holders: u32,
+    waiting: u32,
+    oldest_since: Option<u64>,
+    limit: u32,
+}
+
+/// Asks the Coordinators of the entries no report has confirmed for
+/// `after_ms` (`BATON_LIST_VERIFY_AFTER_MS`; at most [`LIST_VERIFIES_PER_PAGE_MAX`] a
+/// page, oldest report first) to report their key again, and shows what
+/// they answer: a key that is no longer busy leaves the page (and, by that
+/// report, its shard), the others show their counts as they are. A key
+/// whose Coordinator cannot be reached is shown as its shard has it.
+async fn verify(env: &Env, entries: &mut Vec<(String, Entry)>, now: u64, after_ms: u64) {
+    let mut doubted: Vec<usize> = (0..entries.len())
+        .filter(|&i| entries[i].1.reported_at.saturating_add(after_ms) <= now)
+        .collect();
+    doubted.sort_by_key(|&i| entries[i].1.reported_at);
+    doubted.truncate(LIST_VERIFIES_PER_PAGE_MAX);
+    if doubted.is_empty() {
+        return;
+    }
+    let asks = doubted.iter().map(|&i| {
+        let key = JsValue::from_str(&entries[i].0);
+        let name = entries[i].0.clone();
+        async move { call_object(env, "COORDINATOR", &name, "listReport", &[key]).await }
+    });
+    let answers = futures_util::future::join_all(asks).await;
+    let mut gone = Vec::new();
+    for (&i, answer) in doubted.iter().zip(answers) {
+        let Ok(reported) = answer.and_then(|value| {
+            serde_wasm_bindgen::from_value::<Reported>(value)
+                .map_err(|e| configuration(e.to_string()))
+        }) else {
+            continue;
+        };
+        if !reported.listed {
+            gone.push(i);
+            continue;
+        }
+        let entry = &mut entries[i].1;
+        entry.holders = reported.holders;
+        entry.waiting = reported.waiting;
+        entry.oldest_since = reported.oldest_since;
+        entry.limit = reported.limit;
+    }
+    gone.sort_unstable();
+    for i in gone.into_iter().rev() {
+        entries.remove(i);
+    }
+}
+
+/// A row of `LIST_GROUPS`.
+#[derive(serde::Deserialize)]
+struct GroupRow {
+    group_name: String,
+    holder: Option<String>,
+    waiting: Option<f64>,
+    oldest_since: Option<f64>,
+}
+
+/// One page of `serialList`.
+pub async fn list_groups(env: &Env, request: ListRequest) -> Result<GroupList, CallError> {
+    let cursor = match &request.cursor {
+        Some(text) => Some(Cursor::decode(ListKind::Groups, text)?),
+        None => None,
+    };
+    let limit = request.limit.unwrap_or_default().get();
+    let d1 = env.d1("DB").map_err(|e| {
+        configuration(format!(
+            "Baton configuration: no D1 binding named \"DB\": {e}"
+        ))
+    })?;
+    let failed = |e: worker::Error| configuration(format!("Baton: D1 failed: {e}"));
+    let after = cursor.map_or(String::new(), |c| c.after);
+    // One more than the page: whether another page follows.
+    let rows: Vec<GroupRow> = d1
+        .prepare(LIST_GROUPS)
+        .bind(&[
+            JsValue::from_str(&after),
+            JsValue::from_f64(f64::from(limit + 1)),
+        ])
+        .map_err(failed)?
+        .all()
+        .await
+        .map_err(failed)?
+        .results()
+        .map_err(failed)?;
+    let more = rows.len() > limit as usize;
+    let now = now_ms();
+    let groups: Vec<ListedGroup> = rows
+        .into_iter()
+        .take(limit as usize)
+        .map(|row| ListedGroup {
+            group: row.group_name,
+            holder: row.holder,
+            waiting: row.waiting.unwrap_or(0.0) as u32,
+            oldest_wait_ms: row
+                .oldest_since
+                .map_or(0, |since| now.saturating_sub(since as u64)),
+        })
+        .collect();
+    let cursor = more.then(|| {
+        Cursor {
+            kind: ListKind::Groups,
+            after: groups.last().map(|g| g.group.clone()).unwrap_or_default(),
+        }
+        .encode()
+    });
+    Ok(GroupList { groups, cursor })
+}
+
+/// The Rust half of the default entrypoint's list methods (see
+/// js/worker.mjs): one object argument each, the §10 shape; none at all
+/// reads the first page of the default size.
+#[wasm_bindgen]
+pub struct BusyService {
+    env: Env,
+}
+
+#[wasm_bindgen]
+impl BusyService {
+    #[wasm_bindgen(constructor)]
+    pub fn new(env: Env) -> BusyService {
+        console_error_panic_hook::set_once();
+        BusyService { env }
+    }
+
+    #[wasm_bindgen(js_name = coordinatorList)]
+    pub fn coordinator_list(&self, input: JsValue) -> js_sys::Promise {
+        self.serve(input, ListCall::Keys)
+    }
+
+    #[wasm_bindgen(js_name = serialList)]
+    pub fn serial_list(&self, input: JsValue) -> js_sys::Promise {
+        self.serve(input, ListCall::Groups)
+    }
+}
+
+impl BusyService {
+    fn serve(&self, input: JsValue, call: fn(ListRequest) -> ListCall) -> js_sys::Promise {
+        let env = self.env.clone();
+        js::promise(async move {
+            let request = if input.is_undefined() || input.is_null() {
+                ListRequest {
+                    cursor: None,
+                    limit: None,
+                }
+            } else {
+                js::request(input)?
+            };
+            self::call(&env, call(request))
+                .await
+                .map_err(CallError::into_js)
+        })
+    }
+}

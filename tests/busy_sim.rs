@@ -1,0 +1,706 @@
+//! The list of busy keys (`baton::busy`), simulated: keys whose
+//! Coordinators report to their list shards (the real [`Reporter`] in each
+//! object's memory, the real shard decisions on the real SQL rows under
+//! `rusqlite`), read back page by page through the real merge, with the
+//! faults of the shared vocabulary.
+//!
+//! Each key's Coordinator is modelled here in a few lines (holders up to a
+//! limit, a FIFO of waiters, holders found dead): what it reports comes
+//! from the reporter, what the list must show comes from the oracle's own
+//! rule (contract §10: a waiter, or a holder found dead less than an hour
+//! ago), never from the core's helpers.
+//!
+//! Faults: an object killed between its decision and its report (the
+//! report is lost with what the object knew of the list), objects reset
+//! between calls, reports and their answers lost, late (overtaken by later
+//! ones) and duplicated, Coordinator alarms lost, shard alarms lost,
+//! doubled and spurious; time steps that land exactly on a dead holder's
+//! hour ending, a forgotten key's time, and the read's doubt.
+//!
+//! After every step: the union of the shards, read page by page through
+//! the merge, equals the keys the oracle lists, except keys with a report
+//! still in flight or whose latest truth no applied report carries (lost
+//! with an object, or not yet sent), which the simulation tracks; a listed
+//! key that is not excused shows whether it has waiters as it does. At the
+//! end of each seed the faults stop and the repairs run (reports
+//! delivered, Coordinator alarms, and a read after its doubt period that
+//! asks the Coordinators of the entries it doubts): then the list is exact,
+//! counts included. Every uncontended decision (no waiter before or after,
+//! no holder found dead) must report nothing.
+
+mod common;
+
+use baton::busy::page::{merge, per_shard, ListLimit, ShardPage};
+use baton::busy::reporter::Reporter;
+use baton::busy::sql::{self, Listed};
+use baton::busy::{self, shard_of, Busy, Input, Reply, Report, ShardCount};
+use baton::limits::{LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS};
+use baton::sql::{SqlExec, SqlValue};
+use common::{
+    assert_reached, report_failure, simulate, sqlite, Fault, Faults, Injected, Rng, SimStats,
+};
+use rusqlite::Connection;
+use std::collections::{BTreeMap, VecDeque};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+/// The oracle's own reading of contract §10's "in the last hour".
+const HOUR_MS: u64 = 60 * 60 * 1000;
+const SIM_STEPS_DEFAULT: u64 = 150_000;
+const STEPS_PER_SEED: u64 = 1_500;
+
+struct Db(Connection);
+
+impl SqlExec for Db {
+    fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
+        sqlite::run(&self.0, sql, params).rows
+    }
+}
+
+/// One key: its Coordinator as modelled here, and what the oracle tracks.
+struct Key {
+    name: String,
+    holders: u32,
+    limit: u32,
+    /// Each waiter's arrival time, in hand-on order.
+    waiters: VecDeque<u64>,
+    /// When a holder was last found dead.
+    dead_at: Option<u64>,
+    /// The object's memory: gone with a reset.
+    reporter: Reporter,
+    /// The object's stored mark that a decision's report is unconfirmed:
+    /// survives a reset.
+    owed: bool,
+    /// Bumped whenever what decides the key's listing (whether it has
+    /// waiters, when a holder was found dead) changes.
+    version: u64,
+    /// The version of the report the shard shows (set when one applies).
+    shown_version: u64,
+}
+
+impl Key {
+    /// What the Coordinator reports: its state as it is.
+    fn busy(&self) -> Busy {
+        Busy {
+            holders: self.holders,
+            waiting: self.waiters.len() as u32,
+            oldest_since_ms: self.waiters.front().copied(),
+            limit: self.limit,
+            dead_until_ms: self.dead_at.map(Busy::dead_until),
+        }
+    }
+
+    /// The oracle: listed with a waiter, or a holder found dead less than
+    /// an hour ago.
+    fn listed(&self, now: u64) -> bool {
+        !self.waiters.is_empty() || self.dead_at.is_some_and(|at| now < at + HOUR_MS)
+    }
+
+    fn shape(&self) -> (bool, Option<u64>) {
+        (!self.waiters.is_empty(), self.dead_at)
+    }
+
+    /// The holder-check alarm runs while the key has waiters, or owes a report.
+    fn alarm_due(&self) -> bool {
+        !self.waiters.is_empty() || self.owed
+    }
+}
+
+#[derive(Debug, Clone)]
+struct InFlight {
+    key: usize,
+    report: Report,
+    version: u64,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Stats {
+    steps: u64,
+    seeds: u64,
+    reports: u64,
+    applied: u64,
+    stale: u64,
+    lost_with_object: u64,
+    uncontended: u64,
+    excused: u64,
+    verified: u64,
+    dead_listed: u64,
+    boundary_steps: u64,
+    pages: u64,
+    repaired_at_drain: u64,
+    faults: Injected,
+}
+
+impl SimStats for Stats {
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+    fn add(&mut self, o: &Self) {
+        self.steps += o.steps;
+        self.seeds += o.seeds;
+        self.reports += o.reports;
+        self.applied += o.applied;
+        self.stale += o.stale;
+        self.lost_with_object += o.lost_with_object;
+        self.uncontended += o.uncontended;
+        self.excused += o.excused;
+        self.verified += o.verified;
+        self.dead_listed += o.dead_listed;
+        self.boundary_steps += o.boundary_steps;
+        self.pages += o.pages;
+        self.repaired_at_drain += o.repaired_at_drain;
+        self.faults.add(&o.faults);
+    }
+}
+
+struct Sim {
+    rng: Rng,
+    faults: Faults,
+    now: u64,
+    shards: ShardCount,
+    dbs: Vec<Db>,
+    keys: Vec<Key>,
+    in_flight: Vec<InFlight>,
+    stats: Stats,
+    trace: bool,
+    log: VecDeque<String>,
+}
+
+impl Sim {
+    fn new(seed: u64, trace: bool) -> Sim {
+        let mut rng = Rng(seed);
+        let shards = ShardCount::parse(Some(&rng.range(1, 5).to_string())).unwrap();
+        let dbs = (0..shards.get())
+            .map(|_| {
+                let db = Db(Connection::open_in_memory().unwrap());
+                sql::migrate(&db);
+                db
+            })
+            .collect();
+        let names = ["a", "b", "ключ", "c/d", "e e", "f", "g", "h", "i", "j", "k"];
+        let count = rng.range(2, names.len() as u64) as usize;
+        let keys = names[..count]
+            .iter()
+            .map(|name| Key {
+                name: name.to_string(),
+                holders: 0,
+                limit: 1,
+                waiters: VecDeque::new(),
+                dead_at: None,
+                reporter: Reporter::default(),
+                owed: false,
+                version: 0,
+                shown_version: 0,
+            })
+            .collect();
+        let faults = Faults::draw(
+            &mut rng,
+            &[
+                (Fault::ResetAfterCommit, 10),
+                (Fault::Reset, 4),
+                (Fault::EventLost, 10),
+                (Fault::EventLate, 40),
+                (Fault::EventDuplicate, 10),
+                (Fault::AlarmLost, 30),
+                (Fault::AlarmSpurious, 20),
+                (Fault::AlarmDuplicate, 20),
+            ],
+        );
+        Sim {
+            rng,
+            faults,
+            now: 1_700_000_000_000,
+            shards,
+            dbs,
+            keys,
+            in_flight: Vec::new(),
+            stats: Stats::default(),
+            trace,
+            log: VecDeque::new(),
+        }
+    }
+
+    fn note(&mut self, line: String) {
+        if self.trace {
+            eprintln!("[{}] {line}", self.now);
+        }
+        self.log.push_back(format!("[{}] {line}", self.now));
+        if self.log.len() > 40 {
+            self.log.pop_front();
+        }
+    }
+
+    fn strikes(&mut self, fault: Fault) -> bool {
+        self.faults.strikes(&mut self.rng, fault)
+    }
+
+    fn shard(&self, key: usize) -> usize {
+        shard_of(&self.keys[key].name, self.shards) as usize
+    }
+
+    // --- the Coordinators ---
+
+    /// One decision of a key's Coordinator, then its report after the reply.
+    fn decide(&mut self, k: usize) {
+        let before = self.keys[k].shape();
+        let shape_before = self.keys[k].busy().shape();
+        let now = self.now;
+        let action = self.rng.below(5);
+        let key = &mut self.keys[k];
+        let what = match action {
+            0 | 1 => {
+                if key.holders < key.limit && key.waiters.is_empty() {
+                    key.holders += 1;
+                    "acquire: granted"
+                } else {
+                    key.waiters.push_back(now);
+                    "acquire: waits"
+                }
+            }
+            2 => {
+                if key.holders == 0 {
+                    return;
+                }
+                key.holders -= 1;
+                hand_on(key);
+                "release"
+            }
+            3 => {
+                if key.waiters.is_empty() {
+                    return;
+                }
+                let at = self.rng.below(key.waiters.len() as u64) as usize;
+                key.waiters.remove(at);
+                "a waiter leaves"
+            }
+            _ => {
+                if key.holders == 0 {
+                    return;
+                }
+                key.holders -= 1;
+                key.dead_at = Some(now);
+                hand_on(key);
+                "a holder found dead"
+            }
+        };
+        if self.rng.percent(5) {
+            let key = &mut self.keys[k];
+            key.limit = self.rng.range(1, 3) as u32;
+            hand_on(key);
+        }
+        let key = &mut self.keys[k];
+        let after = key.shape();
+        if after != before {
+            key.version += 1;
+        }
+        let busy = key.busy();
+        let due = Reporter::due_after(shape_before, busy.shape());
+        // Marked in the decision's own commit.
+        key.owed |= due;
+        let report = due.then(|| key.reporter.report(busy, now));
+        let uncontended = !before.0 && !after.0 && before.1 == after.1;
+        if uncontended {
+            self.stats.uncontended += 1;
+            assert_eq!(report, None, "{what}: an uncontended decision reported");
+        }
+        self.note(format!(
+            "{}: {what} -> {busy:?}, report {report:?}",
+            self.keys[k].name
+        ));
+        if let Some(report) = report {
+            self.send(k, report);
+        }
+    }
+
+    /// A report leaves the object: or is lost with it, killed between its
+    /// decision and its report.
+    fn send(&mut self, k: usize, report: Report) {
+        self.stats.reports += 1;
+        if self.strikes(Fault::ResetAfterCommit) {
+            self.stats.lost_with_object += 1;
+            self.keys[k].reporter = Reporter::default();
+            self.note(format!("{}: killed before its report", self.keys[k].name));
+            return;
+        }
+        let version = self.keys[k].version;
+        self.in_flight.push(InFlight {
+            key: k,
+            report,
+            version,
+        });
+    }
+
+    fn coordinator_alarm(&mut self, k: usize) {
+        if !self.keys[k].alarm_due() {
+            return;
+        }
+        if self.strikes(Fault::AlarmLost) {
+            return;
+        }
+        let now = self.now;
+        let key = &mut self.keys[k];
+        let busy = key.busy();
+        if let Some(report) = key.reporter.on_alarm(busy, now, key.owed) {
+            self.note(format!("{}: alarm reports {report:?}", self.keys[k].name));
+            self.send(k, report);
+        }
+    }
+
+    // --- the shards ---
+
+    /// One decision of a shard, checked against its rows.
+    fn shard_decide(&mut self, shard: usize, name: &str, input: Input) -> Reply {
+        let db = &self.dbs[shard];
+        let row = sql::load(db, name);
+        let transition = busy::decide(&row, self.now, input).expect("a shard refuses nothing");
+        sql::write(db, name, &transition);
+        busy::assert_invariants(&transition.state);
+        assert_eq!(
+            sql::load(db, name),
+            transition.state,
+            "{name}: the rows are the state"
+        );
+        transition.reply
+    }
+
+    /// Delivers one report in flight (the oldest, or a later one), and
+    /// its answer back to the key's object as it now is.
+    fn deliver(&mut self) {
+        if self.in_flight.is_empty() {
+            return;
+        }
+        let at = if self.strikes(Fault::EventLate) {
+            self.rng.below(self.in_flight.len() as u64) as usize
+        } else {
+            0
+        };
+        let flight = if self.strikes(Fault::EventDuplicate) {
+            self.in_flight[at].clone()
+        } else {
+            self.in_flight.remove(at)
+        };
+        self.arrive(flight);
+    }
+
+    fn arrive(&mut self, flight: InFlight) {
+        let InFlight {
+            key: k,
+            report,
+            version,
+        } = flight;
+        if self.strikes(Fault::EventLost) {
+            self.note(format!(
+                "{}: report {} lost",
+                self.keys[k].name, report.stamp
+            ));
+            return;
+        }
+        let name = self.keys[k].name.clone();
+        let shard = self.shard(k);
+        let Reply::Report(answer) = self.shard_decide(shard, &name, Input::Report(report)) else {
+            panic!("a report answered otherwise");
+        };
+        if answer.applied {
+            self.stats.applied += 1;
+            self.keys[k].shown_version = version;
+        } else {
+            self.stats.stale += 1;
+        }
+        self.note(format!(
+            "{name}: report {} (v{version}) -> {answer:?}",
+            report.stamp
+        ));
+        if self.strikes(Fault::EventLost) {
+            return;
+        }
+        if self.keys[k].reporter.answered(report.stamp, answer) {
+            self.keys[k].owed = false;
+        }
+    }
+
+    fn shard_alarm(&mut self, shard: usize) {
+        if self.strikes(Fault::AlarmLost) {
+            return;
+        }
+        let mut due = sql::due_keys(&self.dbs[shard], self.now, 64);
+        if self.strikes(Fault::AlarmSpurious) {
+            let k = self.rng.below(self.keys.len() as u64) as usize;
+            due.push(self.keys[k].name.clone());
+        }
+        if self.strikes(Fault::AlarmDuplicate) {
+            due.extend(due.clone());
+        }
+        for name in due {
+            self.shard_decide(shard, &name, Input::Tick);
+        }
+    }
+
+    // --- reading ---
+
+    /// The whole list, page by page through the merge, as `coordinatorList`
+    /// reads it; with `verify`, the entries it doubts are asked about.
+    fn read(&mut self, verify: bool) -> BTreeMap<String, Listed> {
+        let limit = ListLimit::new(self.rng.range(1, 7) as f64).unwrap();
+        let asked = per_shard(limit, self.shards.get());
+        let mut all = BTreeMap::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..1_000 {
+            let pages = self
+                .dbs
+                .iter()
+                .map(|db| {
+                    let entries = sql::page(db, cursor.as_deref(), asked, self.now);
+                    ShardPage {
+                        full: entries.len() as u32 == asked,
+                        entries,
+                    }
+                })
+                .collect();
+            let (entries, more) = merge(pages, limit);
+            self.stats.pages += 1;
+            assert!(entries.len() <= limit.get() as usize);
+            assert!(
+                !more || !entries.is_empty(),
+                "an empty page with more to come"
+            );
+            let mut doubted = 0;
+            for (name, listed) in &entries {
+                assert!(
+                    cursor.as_ref().is_none_or(|c| name > c),
+                    "pages in key order"
+                );
+                assert!(
+                    all.insert(name.clone(), *listed).is_none(),
+                    "{name} on two pages"
+                );
+                if verify
+                    && doubted < LIST_VERIFIES_PER_PAGE_MAX
+                    && listed.reported_ms + LIST_VERIFY_AFTER_MS <= self.now
+                {
+                    doubted += 1;
+                    let k = self.keys.iter().position(|key| key.name == *name).unwrap();
+                    let (now, busy) = (self.now, self.keys[k].busy());
+                    let report = self.keys[k].reporter.report(busy, now);
+                    self.stats.verified += 1;
+                    let version = self.keys[k].version;
+                    // The read waits for the Coordinator's report.
+                    self.stats.reports += 1;
+                    self.arrive(InFlight {
+                        key: k,
+                        report,
+                        version,
+                    });
+                }
+            }
+            if !more {
+                return all;
+            }
+            cursor = entries.last().map(|(name, _)| name.clone());
+        }
+        panic!("a read of a dozen keys took a thousand pages");
+    }
+
+    /// Every shard's listed keys, read whole: what the merge must give.
+    fn union(&self) -> BTreeMap<String, Listed> {
+        let mut all = BTreeMap::new();
+        for db in &self.dbs {
+            for (name, listed) in sql::page(db, None, 500, self.now) {
+                assert!(all.insert(name, listed).is_none(), "a key on two shards");
+            }
+        }
+        all
+    }
+
+    fn check(&mut self) {
+        let union = self.union();
+        let read = self.read(false);
+        assert_eq!(
+            read.keys().collect::<Vec<_>>(),
+            union.keys().collect::<Vec<_>>(),
+            "the pages are the union of the shards"
+        );
+        for (k, key) in self.keys.iter().enumerate() {
+            let listed = union.get(&key.name);
+            let expected = key.listed(self.now);
+            let excused =
+                self.in_flight.iter().any(|f| f.key == k) || key.shown_version != key.version;
+            if excused {
+                self.stats.excused += 1;
+                continue;
+            }
+            assert_eq!(listed.is_some(), expected, "{}: listed as it is", key.name);
+            if let Some(listed) = listed {
+                assert_eq!(
+                    listed.busy.waiting > 0,
+                    !key.waiters.is_empty(),
+                    "{}: its waiters",
+                    key.name
+                );
+                if key.waiters.is_empty() {
+                    self.stats.dead_listed += 1;
+                }
+            }
+        }
+    }
+
+    // --- time ---
+
+    fn advance(&mut self) {
+        let boundaries: Vec<u64> = self
+            .keys
+            .iter()
+            .filter_map(|key| key.dead_at.map(|at| at + HOUR_MS))
+            .chain(self.dbs.iter().filter_map(sql::next_wake))
+            .chain(
+                self.union()
+                    .values()
+                    .map(|l| l.reported_ms + LIST_VERIFY_AFTER_MS),
+            )
+            .filter(|at| *at > self.now)
+            .collect();
+        let roll = self.rng.below(100);
+        let dt = if roll < 10 && !boundaries.is_empty() {
+            self.stats.boundary_steps += 1;
+            let at = *self.rng.pick(&boundaries);
+            at - self.now - u64::from(self.rng.percent(30) && at - self.now > 1)
+        } else if roll < 20 {
+            self.rng.range(60_000, 1_200_000)
+        } else {
+            self.rng.range(0, 2_000)
+        };
+        self.now += dt;
+    }
+
+    fn step(&mut self) {
+        let roll = self.rng.below(100);
+        let k = self.rng.below(self.keys.len() as u64) as usize;
+        match roll {
+            0..40 => self.decide(k),
+            40..65 => self.deliver(),
+            65..75 => self.coordinator_alarm(k),
+            75..80 => {
+                let shard = self.rng.below(u64::from(self.shards.get())) as usize;
+                self.shard_alarm(shard);
+            }
+            80..95 => self.advance(),
+            95..98 => {
+                self.read(true);
+            }
+            _ => {
+                if self.faults.rate(Fault::Reset) > 0
+                    && self.rng.percent(self.faults.rate(Fault::Reset) * 10)
+                {
+                    self.faults.count(Fault::Reset);
+                    self.keys[k].reporter = Reporter::default();
+                    self.note(format!("{}: reset", self.keys[k].name));
+                }
+            }
+        }
+        self.stats.steps += 1;
+        self.check();
+    }
+
+    /// The faults stop and every repair runs: then the list is exact.
+    fn drain(&mut self) {
+        self.faults.stop();
+        let excused_before = self
+            .keys
+            .iter()
+            .enumerate()
+            .filter(|(k, key)| {
+                self.in_flight.iter().any(|f| f.key == *k) || key.shown_version != key.version
+            })
+            .count() as u64;
+        for _ in 0..3 {
+            while !self.in_flight.is_empty() {
+                self.deliver();
+            }
+            for k in 0..self.keys.len() {
+                self.coordinator_alarm(k);
+            }
+            while !self.in_flight.is_empty() {
+                self.deliver();
+            }
+            self.now += LIST_VERIFY_AFTER_MS;
+            self.read(true);
+            for shard in 0..self.dbs.len() {
+                self.shard_alarm(shard);
+            }
+        }
+        let union = self.union();
+        for key in &self.keys {
+            let listed = union.get(&key.name);
+            assert_eq!(
+                listed.is_some(),
+                key.listed(self.now),
+                "{}: listed once repaired",
+                key.name
+            );
+            if let Some(listed) = listed {
+                assert_eq!(
+                    listed.busy,
+                    key.busy(),
+                    "{}: its counts once repaired",
+                    key.name
+                );
+            }
+        }
+        self.stats.repaired_at_drain += excused_before;
+    }
+
+    fn run(&mut self) {
+        for _ in 0..STEPS_PER_SEED {
+            self.step();
+        }
+        self.drain();
+        self.stats.seeds += 1;
+    }
+}
+
+/// Free slots go to the earliest waiters.
+fn hand_on(key: &mut Key) {
+    while key.holders < key.limit {
+        if key.waiters.pop_front().is_none() {
+            break;
+        }
+        key.holders += 1;
+    }
+}
+
+fn run_seed(seed: u64, trace: bool) -> Stats {
+    let mut sim = Sim::new(seed, trace);
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| sim.run())) {
+        report_failure("busy_sim", seed, sim.stats.steps);
+        eprintln!("last steps:\n{}", Vec::from(sim.log.clone()).join("\n"));
+        resume_unwind(panic);
+    }
+    sim.stats.faults = sim.faults.injected;
+    sim.stats
+}
+
+#[test]
+fn simulation() {
+    if let Some(total) = simulate("busy simulation", 0, SIM_STEPS_DEFAULT, run_seed) {
+        assert_reached(&[
+            ("reports", total.reports),
+            ("reports applied", total.applied),
+            ("stale reports", total.stale),
+            ("reports lost with their object", total.lost_with_object),
+            ("uncontended decisions", total.uncontended),
+            ("steps excused by a report in flight or lost", total.excused),
+            ("reads that doubted an entry", total.verified),
+            ("keys listed for a dead holder alone", total.dead_listed),
+            ("time steps onto a boundary", total.boundary_steps),
+            ("keys repaired at the drain", total.repaired_at_drain),
+        ]);
+        total.faults.assert_injected(&[
+            Fault::ResetAfterCommit,
+            Fault::Reset,
+            Fault::EventLost,
+            Fault::EventLate,
+            Fault::EventDuplicate,
+            Fault::AlarmLost,
+            Fault::AlarmSpurious,
+            Fault::AlarmDuplicate,
+        ]);
+    }
+}
