@@ -61,7 +61,7 @@ pub mod runs;
 pub mod schema;
 pub mod serial;
 
-pub use decode::{decode, decode_body, decode_http, decode_value};
+pub use decode::{decode, decode_body, decode_http, decode_value, with_key, KeyArg, KEY_ARG};
 
 use serde::Serialize;
 
