@@ -516,3 +516,13 @@ pub fn serve_now<T: serde::de::DeserializeOwned>(
         Err(error) => Promise::reject(&error).into(),
     }
 }
+
+/// The class's `alarm()` handler: [`Driver::alarm`] as the promise the
+/// runtime awaits, so each class's handler is this one call.
+pub fn serve_alarm<R: Rules, M: Memory<R> + 'static>(driver: &Rc<Driver<R, M>>) -> Promise {
+    let driver = driver.clone();
+    js::promise(async move {
+        driver.alarm().await?;
+        Ok(JsValue::UNDEFINED)
+    })
+}
