@@ -511,6 +511,12 @@ pub fn serve_now<T: serde::de::DeserializeOwned>(
     let answered = js::positional(arg, key, options)
         .map_err(|e| js::to_js_error(&e))
         .and_then(method);
+    answer_now(answered)
+}
+
+/// A synchronous method's answer as RPC returns it: the reply, or a
+/// rejected promise holding the refusal (one copy for every method, P6).
+fn answer_now(answered: Result<JsValue, JsValue>) -> JsValue {
     match answered {
         Ok(reply) => reply,
         Err(error) => Promise::reject(&error).into(),

@@ -275,6 +275,12 @@ pub fn positional<T: DeserializeOwned>(
     key: JsValue,
     options: JsValue,
 ) -> Result<T, BatonError> {
+    edge::decode_value(&positional_tree(arg, key, options)?)
+}
+
+/// [`positional`]'s request object as JSON, kept out of the generic code so
+/// the WASM holds one copy of it, not one per request type (P6).
+fn positional_tree(arg: &KeyArg, key: JsValue, options: JsValue) -> Result<Value, BatonError> {
     let not_json = |field| BatonError::WrongType {
         field,
         expected: "plain JSON data",
@@ -291,7 +297,7 @@ pub fn positional<T: DeserializeOwned>(
     } else {
         Some(Value::Object(json_fields(&options, "options")?))
     };
-    edge::decode_value(&edge::with_key(arg, key, options)?)
+    edge::with_key(arg, key, options)
 }
 
 /// Decodes the one object argument of a default-entrypoint method, field by
