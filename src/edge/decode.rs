@@ -90,6 +90,53 @@ pub fn decode_body<T: DeserializeOwned>(mut body: Map<String, Value>) -> Result<
     )
 }
 
+/// The first argument of a Durable Object's positional methods,
+/// `(key, options?)`: the request field it fills, why the same field inside
+/// the options is refused (the first argument names it, never the options),
+/// and how the shell reads the two arguments into JSON (`shell::js::positional`).
+/// Every class's methods share [`KEY_ARG`] but the RateLimiter's, whose first
+/// argument is its `bucket` ([`crate::edge::rate::BUCKET_ARG`]).
+pub struct KeyArg {
+    pub field: &'static str,
+    pub in_options: &'static str,
+    /// Each argument read whole, one JSON cannot hold refused by the
+    /// argument's name (`bucket`, `options`); otherwise the options are read
+    /// field by field, so a refusal names the field, and a key JSON cannot
+    /// hold is `null` (refused as the key's type refuses it).
+    pub whole: bool,
+}
+
+/// The `key` of the Coordinator's, Debouncer's and Runs' positional methods.
+pub const KEY_ARG: KeyArg = KeyArg {
+    field: "key",
+    in_options: "has an unknown field \"key\" (the key is the first argument)",
+    whole: false,
+};
+
+/// The request object of a positional call: its `options` (absent or `null`
+/// for none) with the key added under `arg.field`. Options that are not an
+/// object, or that carry the key's field, are refused naming `options`.
+pub fn with_key(arg: &KeyArg, key: Value, options: Option<Value>) -> Result<Value, BatonError> {
+    let mut fields = match options {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(fields)) => fields,
+        Some(_) => {
+            return Err(BatonError::WrongType {
+                field: "options",
+                expected: "an object",
+            })
+        }
+    };
+    if fields.contains_key(arg.field) {
+        return Err(BatonError::Invalid {
+            field: "options",
+            reason: arg.in_options.into(),
+        });
+    }
+    fields.insert(arg.field.into(), key);
+    Ok(Value::Object(fields))
+}
+
 fn finish<T>(name: &'static str, result: Result<T, Refusal>) -> Result<T, BatonError> {
     result.map_err(|refusal| refusal.named(name))
 }

@@ -38,7 +38,9 @@
 //!    concept served by a Durable Object the default entrypoint's Rust
 //!    method and the stub call with the row's positional arguments.
 //! 3. The core's decision, and the object's method serving the request
-//!    (`driver::serve(key, options, ...)` for a `(key, options)` method).
+//!    (`driver::serve(key, options, ...)` for a `(key, options)` method,
+//!    `driver::serve_now(&BUCKET_ARG, ...)` for the RateLimiter's, which
+//!    answer in the caller's turn; both decode through `shell::js::positional`).
 //! 4. js/worker.mjs: the default entrypoint's method and the Durable Object
 //!    class's positional method, each one line of delegation (a test names
 //!    the one missing).
@@ -62,7 +64,7 @@ pub mod runs;
 pub mod schema;
 pub mod serial;
 
-pub use decode::{decode, decode_body, decode_http, decode_value};
+pub use decode::{decode, decode_body, decode_http, decode_value, with_key, KeyArg, KEY_ARG};
 
 use serde::Serialize;
 

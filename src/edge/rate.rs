@@ -3,12 +3,13 @@
 //! A request is the §7 object: `{ bucket, rules, permits? }` and friends.
 //! The default entrypoint's `rate*` methods take it as is; the Durable
 //! Object's positional methods (`acquire(bucket, { rules, permits? })`) are
-//! merged into it by the shell ([`with_bucket`]); the HTTP API reads it from
+//! merged into it by the shell ([`BUCKET_ARG`], `edge::with_key`); the HTTP API reads it from
 //! the body with the bucket from the path.
 //!
 //! Each number is its own bounded type, so a refusal names its field
 //! (`limit`, `windowMs`, `permits`, `cooldownMs`) with the contract's range.
 
+use crate::edge::KeyArg;
 use crate::error::BatonError;
 use crate::ident::{newtype, Ident};
 use crate::limits::{
@@ -18,7 +19,6 @@ use crate::limits::{
 use crate::rate_limit::{self as core, rules, RuleId};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{de, Deserialize, Deserializer, Serialize};
-use serde_json::{Map, Value};
 use std::borrow::Cow;
 
 /// A bounded integer field: refused (naming the field) unless it is an
@@ -237,35 +237,19 @@ impl RateInspection {
     }
 }
 
-/// The request object of a positional Durable Object call: `options` (absent
-/// for `inspect`) with `bucket` added. An `options` that is not an object,
-/// or that carries its own `bucket`, is refused naming `options`.
-pub fn with_bucket(bucket: Value, options: Option<Value>) -> Result<Value, BatonError> {
-    let mut fields = match options {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(fields)) => fields,
-        Some(_) => {
-            return Err(BatonError::WrongType {
-                field: "options",
-                expected: "an object",
-            })
-        }
-    };
-    if fields.contains_key("bucket") {
-        return Err(BatonError::Invalid {
-            field: "options",
-            reason: "must not hold bucket (it is the first argument)".into(),
-        });
-    }
-    fields.insert("bucket".into(), bucket);
-    Ok(Value::Object(fields))
-}
+/// The RateLimiter's positional methods (`acquire(bucket, { rules, permits? })`)
+/// take their `bucket` first, each argument read whole (`shell::js::positional`).
+pub const BUCKET_ARG: KeyArg = KeyArg {
+    field: "bucket",
+    in_options: "must not hold bucket (it is the first argument)",
+    whole: true,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::edge::decode_value;
-    use serde_json::json;
+    use crate::edge::{decode_value, with_key};
+    use serde_json::{json, Value};
 
     fn acquire(input: Value) -> Result<RateAcquire, BatonError> {
         decode_value(&input)
@@ -364,21 +348,21 @@ mod tests {
     #[test]
     fn positional_options_take_the_bucket_from_the_first_argument() {
         assert_eq!(
-            with_bucket(json!("b"), Some(json!({ "permits": 2 }))).unwrap(),
+            with_key(&BUCKET_ARG, json!("b"), Some(json!({ "permits": 2 }))).unwrap(),
             json!({ "bucket": "b", "permits": 2 })
         );
         assert_eq!(
-            with_bucket(json!("b"), None).unwrap(),
+            with_key(&BUCKET_ARG, json!("b"), None).unwrap(),
             json!({ "bucket": "b" })
         );
         assert_eq!(
-            with_bucket(json!("b"), Some(json!("x")))
+            with_key(&BUCKET_ARG, json!("b"), Some(json!("x")))
                 .unwrap_err()
                 .field(),
             "options"
         );
         assert_eq!(
-            with_bucket(json!("b"), Some(json!({ "bucket": "c" })))
+            with_key(&BUCKET_ARG, json!("b"), Some(json!({ "bucket": "c" })))
                 .unwrap_err()
                 .field(),
             "options"

@@ -149,11 +149,7 @@ impl DebouncerCore {
     }
 
     pub fn alarm(&self) -> Promise {
-        let driver = self.driver.clone();
-        js::promise(async move {
-            driver.alarm().await?;
-            Ok(JsValue::UNDEFINED)
-        })
+        driver::serve_alarm(&self.driver)
     }
 }
 

@@ -492,7 +492,43 @@ where
     F: Future<Output = Result<JsValue, JsValue>> + 'static,
 {
     js::promise(async move {
-        let request = js::positional(key, options).map_err(|e| js::to_js_error(&e))?;
+        let request =
+            js::positional(&crate::edge::KEY_ARG, key, options).map_err(|e| js::to_js_error(&e))?;
         method(request).await
+    })
+}
+
+/// [`serve`] for a method that answers in the caller's turn (the
+/// RateLimiter's: one synchronous decision, no effects): the arguments
+/// decoded as `arg` says, then the reply itself, or a rejected promise
+/// holding the refusal, so no promise is made on the hot path.
+pub fn serve_now<T: serde::de::DeserializeOwned>(
+    arg: &crate::edge::KeyArg,
+    key: JsValue,
+    options: JsValue,
+    method: impl FnOnce(T) -> Result<JsValue, JsValue>,
+) -> JsValue {
+    let answered = js::positional(arg, key, options)
+        .map_err(|e| js::to_js_error(&e))
+        .and_then(method);
+    answer_now(answered)
+}
+
+/// A synchronous method's answer as RPC returns it: the reply, or a
+/// rejected promise holding the refusal (one copy for every method, P6).
+fn answer_now(answered: Result<JsValue, JsValue>) -> JsValue {
+    match answered {
+        Ok(reply) => reply,
+        Err(error) => Promise::reject(&error).into(),
+    }
+}
+
+/// The class's `alarm()` handler: [`Driver::alarm`] as the promise the
+/// runtime awaits, so each class's handler is this one call.
+pub fn serve_alarm<R: Rules, M: Memory<R> + 'static>(driver: &Rc<Driver<R, M>>) -> Promise {
+    let driver = driver.clone();
+    js::promise(async move {
+        driver.alarm().await?;
+        Ok(JsValue::UNDEFINED)
     })
 }

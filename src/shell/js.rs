@@ -2,7 +2,7 @@
 //! `crate::edge` (or a `BatonError` naming the field, before anything is
 //! read or written), replies become plain JS objects, refusals JS `Error`s.
 
-use crate::edge;
+use crate::edge::{self, KeyArg};
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::JS_SAFE_INTEGER_MAX;
@@ -264,25 +264,40 @@ impl Thrown {
     }
 }
 
-/// Builds the request object `{ key, ...options }` of a Durable Object's
-/// positional `(key, options)` method and decodes it (`crate::edge`). A
-/// `key` inside the options is refused, not overridden: the key is the
-/// first argument.
-pub fn positional<T: DeserializeOwned>(key: JsValue, options: JsValue) -> Result<T, BatonError> {
-    let mut fields = if options.is_undefined() || options.is_null() {
-        serde_json::Map::new()
-    } else {
-        json_fields(&options, "options")?
+/// Builds the request object of a Durable Object's positional
+/// `(key, options)` method (`{ key, ...options }`, or the RateLimiter's
+/// `{ bucket, ...options }`: `arg` says which, `edge::with_key`) and decodes
+/// it (`crate::edge`). The one positional decoder of every class. A key
+/// inside the options is refused, not overridden: the key is the first
+/// argument.
+pub fn positional<T: DeserializeOwned>(
+    arg: &KeyArg,
+    key: JsValue,
+    options: JsValue,
+) -> Result<T, BatonError> {
+    edge::decode_value(&positional_tree(arg, key, options)?)
+}
+
+/// [`positional`]'s request object as JSON, kept out of the generic code so
+/// the WASM holds one copy of it, not one per request type (P6).
+fn positional_tree(arg: &KeyArg, key: JsValue, options: JsValue) -> Result<Value, BatonError> {
+    let not_json = |field| BatonError::WrongType {
+        field,
+        expected: "plain JSON data",
     };
-    if fields.contains_key("key") {
-        return Err(BatonError::Invalid {
-            field: "options",
-            reason: "has an unknown field \"key\" (the key is the first argument)".into(),
-        });
-    }
-    let key = json(key).unwrap_or(serde_json::Value::Null);
-    fields.insert("key".into(), key);
-    edge::decode_value(&serde_json::Value::Object(fields))
+    let key = match json(key) {
+        Some(key) => key,
+        None if arg.whole => return Err(not_json(arg.field)),
+        None => Value::Null,
+    };
+    let options = if options.is_undefined() || options.is_null() {
+        None
+    } else if arg.whole {
+        Some(json(options).ok_or(not_json("options"))?)
+    } else {
+        Some(Value::Object(json_fields(&options, "options")?))
+    };
+    edge::with_key(arg, key, options)
 }
 
 /// Decodes the one object argument of a default-entrypoint method, field by

@@ -2,7 +2,8 @@
 //! driver (`shell::driver`), one object per bucket. This file is only the
 //! concept's [`Rules`], its [`Memory`] (the cache) and its method bodies.
 //!
-//! Every method decodes its request (`crate::edge::rate`), then the driver
+//! Every method decodes its request (`crate::edge::rate`, through the one
+//! positional decoder: `driver::serve_now` with `BUCKET_ARG`), then the driver
 //! runs one decision in the caller's turn (`Driver::decide_now`: load,
 //! decide, write, check the invariants, all synchronous, so nothing can
 //! interleave and no gate is needed), then replies. A rate decision has no
@@ -23,13 +24,12 @@
 //! restarts from what was committed.
 
 use super::decision_log::{self, Kind, Scope};
-use super::driver::{Driver, Memory, Rules, TransitionOf};
+use super::driver::{self, Driver, Memory, Rules, TransitionOf};
 use super::js::{self, to_js};
 use super::sqlite::ObjectSql;
-use crate::edge::decode_value;
 use crate::edge::rate::{
-    with_bucket, RateAcquire, RateAcquireReply, RateInspect, RateInspection, RatePenalize,
-    RatePenalizeReply, RateRefund, RateRefundReply,
+    RateAcquire, RateAcquireReply, RateInspect, RateInspection, RatePenalize, RatePenalizeReply,
+    RateRefund, RateRefundReply, BUCKET_ARG,
 };
 use crate::error::BatonError;
 use crate::ident::Ident;
@@ -38,9 +38,6 @@ use crate::rate_limit::{
     self, migrate, Cached, GrantRow, Input, Meta, RateCache, Reply, Rows, RuleRow, SqlRows,
 };
 use crate::transition::{Create, CreateOutcome};
-use js_sys::Promise;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -228,26 +225,6 @@ pub struct RateLimiterCore {
     driver: Rc<Driver<RateLimiter, BucketMemory>>,
 }
 
-/// A JS argument as JSON, or a refusal naming it.
-fn json_argument(field: &'static str, value: JsValue) -> Result<Option<Value>, BatonError> {
-    if value.is_undefined() {
-        return Ok(None);
-    }
-    js::json(value).map(Some).ok_or(BatonError::WrongType {
-        field,
-        expected: "plain JSON data",
-    })
-}
-
-/// Decodes a positional call, `(bucket, options?)`, into its request type.
-fn positional<T: DeserializeOwned>(bucket: JsValue, options: JsValue) -> Result<T, JsValue> {
-    let refuse = |e: BatonError| js::to_js_error(&e);
-    let bucket = json_argument("bucket", bucket).map_err(refuse)?;
-    let options = json_argument("options", options).map_err(refuse)?;
-    let request = with_bucket(bucket.unwrap_or(Value::Null), options).map_err(refuse)?;
-    decode_value(&request).map_err(refuse)
-}
-
 #[wasm_bindgen]
 impl RateLimiterCore {
     #[wasm_bindgen(constructor)]
@@ -259,8 +236,7 @@ impl RateLimiterCore {
 
     /// `acquire(bucket, { rules, permits? }) -> { granted, waitMs }`.
     pub fn acquire(&self, bucket: JsValue, options: JsValue) -> JsValue {
-        answer((|| {
-            let request: RateAcquire = positional(bucket, options)?;
+        driver::serve_now(&BUCKET_ARG, bucket, options, |request: RateAcquire| {
             let permits = request.permits.map_or(1, |p| p.0);
             let input = Input::Acquire {
                 rules: request.rules.0,
@@ -286,13 +262,12 @@ impl RateLimiterCore {
                 decision_log::decision(kind, scope, "-", decision, &reason, None);
             }
             Ok(to_js(&reply))
-        })())
+        })
     }
 
     /// `penalize(bucket, { cooldownMs }) -> { until }`.
     pub fn penalize(&self, bucket: JsValue, options: JsValue) -> JsValue {
-        answer((|| {
-            let request: RatePenalize = positional(bucket, options)?;
+        driver::serve_now(&BUCKET_ARG, bucket, options, |request: RatePenalize| {
             let input = Input::Penalize {
                 cooldown_ms: request.cooldown_ms.0,
             };
@@ -300,13 +275,12 @@ impl RateLimiterCore {
                 unreachable!("penalize answered otherwise")
             };
             Ok(to_js(&RatePenalizeReply { until: until_ms }))
-        })())
+        })
     }
 
     /// `refund(bucket, { permits }) -> { refunded }`.
     pub fn refund(&self, bucket: JsValue, options: JsValue) -> JsValue {
-        answer((|| {
-            let request: RateRefund = positional(bucket, options)?;
+        driver::serve_now(&BUCKET_ARG, bucket, options, |request: RateRefund| {
             let input = Input::Refund {
                 permits: request.permits.0,
             };
@@ -314,18 +288,18 @@ impl RateLimiterCore {
                 unreachable!("refund answered otherwise")
             };
             Ok(to_js(&RateRefundReply { refunded }))
-        })())
+        })
     }
 
     /// `inspect(bucket) -> { bucket, cooldownUntil, rules }`.
     pub fn inspect(&self, bucket: JsValue) -> JsValue {
-        answer((|| {
-            let request: RateInspect = positional(bucket, JsValue::UNDEFINED)?;
+        let none = JsValue::UNDEFINED;
+        driver::serve_now(&BUCKET_ARG, bucket, none, |request: RateInspect| {
             let Reply::Inspect(inspection) = self.decide(&request.bucket, Input::Inspect)? else {
                 unreachable!("inspect answered otherwise")
             };
             Ok(to_js(&RateInspection::new(request.bucket, inspection)))
-        })())
+        })
     }
 
     /// Storage statements run since the object started: `{ reads, writes }`.
@@ -342,14 +316,5 @@ impl RateLimiterCore {
         let work = self.driver.memory(|memory| memory.take_statements());
         self.driver.base.count_work(work);
         decided.map_err(|e| js::to_js_error(&e))
-    }
-}
-
-/// A method's answer as RPC returns it: the reply itself, or a rejected
-/// promise holding the refusal (as the Coordinator's fast path answers).
-fn answer(result: Result<JsValue, JsValue>) -> JsValue {
-    match result {
-        Ok(reply) => reply,
-        Err(error) => Promise::reject(&error).into(),
     }
 }

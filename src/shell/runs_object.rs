@@ -195,11 +195,7 @@ impl RunsCore {
     }
 
     pub fn alarm(&self) -> Promise {
-        let driver = self.object.driver.clone();
-        js::promise(async move {
-            driver.alarm().await?;
-            Ok(JsValue::UNDEFINED)
-        })
+        driver::serve_alarm(&self.object.driver)
     }
 
     /// Storage statements run since the object started, and the open
