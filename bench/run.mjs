@@ -11,6 +11,7 @@ import * as debounce from "./debounce.mjs";
 import * as size from "./size.mjs";
 import * as rateBench from "./rate.mjs";
 import * as runs from "./runs.mjs";
+import * as busy from "./busy.mjs";
 import { environment, markdown, printFigure } from "./report.mjs";
 import { fmt, spread } from "./stats.mjs";
 import { explainMisses } from "./misses.mjs";
@@ -109,6 +110,15 @@ async function main() {
     p2base = await handoff.serialBaseline(poll);
   } finally {
     await poll.dispose();
+  }
+
+  phase(`LIST: ${busy.LIST_KEYS.toLocaleString("en")} busy keys over the list shards (its own Miniflare)`);
+  const listBench = await startBench({ vars: busy.LIST_VARS });
+  let list;
+  try {
+    list = await busy.listing(listBench);
+  } finally {
+    await listBench.dispose();
   }
 
   const speedup = p2base.total.mean / p2push.total.mean;
@@ -309,11 +319,22 @@ async function main() {
       target: "",
       met: null,
     },
+    {
+      id: "LIST",
+      name: `what is busy (§10): a page of 500 with ${busy.LIST_KEYS.toLocaleString("en")} keys listed / with 1,000 (${list.shards} shards)`,
+      measured:
+        `${fmt(list.ratio, 2)} (${fmt(list.large.p50)} ms / ${fmt(list.small.p50)} ms); the full listing in ${list.full.pages} pages ` +
+        `${fmt(list.full.ms / 1000, 1)} s (page p50 ${fmt(list.full.perPage.p50)} ms); a page while keys enter and leave p50 ` +
+        `${fmt(list.underChurn.p50)} ms (${list.churned} reports meanwhile)`,
+      target: "≤ 1.5",
+      met: list.ratio <= 1.5,
+      used: list.ratio / 1.5,
+    },
   ];
   phase("figures");
   for (const f of figures) printFigure(f);
 
-  const results = { env, sizes: { ...sizes, optimizedBytes: undefined }, cold, p1, floor, p2push, p2base, speedup, p3, p3all, p4, io, contended, r1, r2, rate, rateCost, p7, p7late };
+  const results = { env, sizes: { ...sizes, optimizedBytes: undefined }, cold, p1, floor, p2push, p2base, speedup, p3, p3all, p4, io, contended, r1, r2, rate, rateCost, p7, p7late, list };
   const sections = [...describe(results), rateBench.section(rate, rateCost)];
   const missed = explainMisses(results, figures, TARGET);
   const wallMs = performance.now() - started;
