@@ -6,8 +6,8 @@
 //! - [`gate`]: running a synchronous decision under the object's input gate.
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
-//! - [`wake`]: the turn event with its status check, and the skip-dead chain.
-//! - [`coordinator_object`]: the `Coordinator` Durable Object's logic.
+//! - [`wake`]: the turn event with its status check (the driver's wakes, the serial queue's).
+//! - [`coordinator_object`]: the `Coordinator` Durable Object: its `Rules` on the driver.
 //! - [`stub`]: calling a Durable Object's method through its stub.
 //! - [`coordinator_service`]: the Coordinator through the Worker (contract
 //!   §7, and the HTTP API's key routes), by the key's stub.
