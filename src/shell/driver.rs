@@ -337,14 +337,15 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     }
 
     /// [`Driver::try_now`] for a class whose decisions never have effects
-    /// nor move the alarm (the RateLimiter).
+    /// nor need the alarm (the RateLimiter, which keeps the default
+    /// `moves_alarm`: it has no alarm to move).
     pub fn decide_now(&self, key: &Ident, input: R::Input) -> Result<R::Reply, BatonError> {
-        match self.try_now(key, input)? {
-            Now::Answered(reply) => Ok(reply),
-            Now::Pending(_) => {
-                panic!("a decision taken outside the gate asked for an effect or the alarm")
-            }
-        }
+        let transition = self.decide(key, input)?;
+        assert!(
+            transition.effects.is_empty() && transition.alarm_at_ms.is_none(),
+            "a decision taken outside the gate asked for an effect or the alarm"
+        );
+        Ok(transition.reply)
     }
 
     /// Reads under the gate without deciding (an inspect).
