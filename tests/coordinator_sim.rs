@@ -78,14 +78,38 @@ use common::{
 };
 
 use baton::coordinator::{
-    assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, AcquireStep, Decided,
-    EnqueueReply, EnqueueRequest, EnqueueStep, Holder, HolderState, Liveness, Member,
-    MemoryKeyStore, Options, Place, Turn, Waiter,
+    assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, EnqueueReply,
+    EnqueueRequest, Holder, HolderState, Liveness, Member, MemoryKeyStore, Options, Place, Turn,
+    Waiter,
 };
 use decisions::{
     acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, tick,
     tick_after_check, woken_after_check,
 };
+
+/// A call's first phase as the shell model acts on it: an enqueue that
+/// finished, or whose coalesce candidate is to be checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum EnqueueStep {
+    Done(EnqueueReply),
+    CheckCandidate(Waiter),
+}
+
+/// A finished decision: its reply, and the holders its `Effect::Wake`s
+/// name, as its writes left them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Decided<R> {
+    reply: R,
+    wake: Vec<Holder>,
+}
+
+/// An acquire's first phase: finished, or waiting for `holder`'s check
+/// while `wake` (handed slots ahead of the caller) are woken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum AcquireStep {
+    Done(Decided<AcquireReply>),
+    Check { holder: Holder, wake: Vec<Holder> },
+}
 
 /// The core as the simulation's shell model calls it: each call is one
 /// `coordinator::decide` on the view `MemoryKeyStore::load` gives for its
@@ -93,9 +117,10 @@ use decisions::{
 /// read back into the phase a shell acts on (the reply, and the holders
 /// its `Effect::Wake`s name, as the writes left them).
 mod decisions {
+    use super::{AcquireStep, Decided, EnqueueStep};
     use baton::coordinator::{
-        self, AcquireReply, AcquireRequest, AcquireStep, Decided, EnqueueReply, EnqueueRequest,
-        EnqueueStep, Holder, Input, Liveness, MemoryKeyStore, Reply, Settings, Transition,
+        self, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder, Input, Liveness,
+        MemoryKeyStore, Reply, Settings, Transition,
     };
     use baton::error::BatonError;
     use baton::ident::InstanceId;

@@ -21,7 +21,7 @@
 //! reports the engine's acceptance back (`Input::Woken` with `accepted`),
 //! after which the holder counts as told and the event is not sent again.
 
-use super::state::{Holder, Turn, Waiter};
+use super::state::{Turn, Waiter};
 use crate::ident::{InputHash, InstanceId, WorkflowName};
 
 /// The options of `enqueue` and `acquire` (contract §1a), validated at the
@@ -56,14 +56,6 @@ pub struct EnqueueReply {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EnqueueStep {
-    Done(EnqueueReply),
-    /// A waiter with the same input might absorb this enqueue: find out
-    /// whether it is alive, then decide `Input::EnqueueChecked`.
-    CheckCandidate(Waiter),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AcquireRequest {
     pub id: InstanceId,
     pub options: Options,
@@ -87,24 +79,4 @@ pub struct Place {
     pub turn: Turn,
     /// 1 is next.
     pub position: u32,
-}
-
-/// A finished decision: its reply, and the holders just handed a slot (or
-/// still to confirm one) that the shell must wake, through their Workflows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decided<R> {
-    pub reply: R,
-    pub wake: Vec<Holder>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AcquireStep {
-    Done(Decided<AcquireReply>),
-    /// The caller waits: find out whether `holder` (this snapshot) is dead,
-    /// then decide `Input::AcquireChecked`. `wake` were handed free slots
-    /// ahead of the caller and must be woken meanwhile.
-    Check {
-        holder: Holder,
-        wake: Vec<Holder>,
-    },
 }

@@ -1,5 +1,6 @@
-//! Waking Workflow instances with the turn event: the one wake path of the
-//! Coordinator and the serial queue.
+//! Waking Workflow instances with the turn event: what the driver's
+//! `Effect::Wake` (the Coordinator's hand-offs) and the serial queue's
+//! shell both send a wake through.
 //!
 //! A wake is the turn event, then a status check (a dead instance ignores
 //! the event, so sending it first costs nothing and wakes a live one sooner).
@@ -15,7 +16,7 @@
 //! ([`Sent`]) so that a concept can
 //! send the event, reply, and check the status after the reply, once the
 //! woken instance has had [`HAND_ON_CHECK_DELAY_MS`] to act on it: the
-//! Coordinator's wakes and the serial queue's release both do.
+//! driver's wakes (`shell::driver`) and the serial queue's release both do.
 //!
 //! [`HAND_ON_CHECK_DELAY_MS`]: crate::limits::HAND_ON_CHECK_DELAY_MS
 
