@@ -11,7 +11,11 @@
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
 //! - [`wake`]: the turn event with its status check, and the skip-dead chain.
 //! - [`coordinator_object`], [`rate_limiter_object`], [`debouncer_object`],
-//!   [`runs_object`]: the Durable Object classes.
+//!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
+//!   last is one shard of the list of busy keys, contract §10).
+//! - [`busy_report`]: what a Coordinator tells its list shard, and when;
+//!   [`busy_service`]: `coordinatorList` and `serialList`, a page merged
+//!   from every shard (or D1's groups).
 //! - [`service`]: the default entrypoint's methods for those objects
 //!   (contract §7), generated from the method table (`crate::edge::methods`);
 //!   [`stub`]: calling an object's method through its stub with the
