@@ -9,7 +9,7 @@
 //! - [`gate`]: running a synchronous decision under the object's input gate.
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
-//! - [`wake`]: the turn event with its status check, and the skip-dead chain.
+//! - [`wake`]: the turn event and its status check, for the driver's wakes and the serial queue's.
 //! - [`coordinator_object`], [`rate_limiter_object`], [`debouncer_object`],
 //!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
 //!   last is one shard of the list of busy keys, contract §10).
