@@ -270,7 +270,7 @@ export function debounceInspect(namespace: DebouncerNamespace, key: string): Pro
 // --- Wire types, generated from src/edge (BATON_BLESS=1 cargo test --lib edge::schema) ---
 
 /** `acquire`'s reply: over RPC the bare string. */
-export type AcquireOutcome = "granted" | "pending" | "superseded";
+export type AcquireOutcome = "granted" | "pending" | "superseded" | "busy";
 
 /** `acquire`'s reply over HTTP, where every reply is a JSON object. */
 export type AcquireStatus = {
@@ -315,6 +315,8 @@ export type CoordinatorEnqueueReply = {
   terminated: InstanceId[];
   /** A live waiter with the same `inputHash` took this enqueue's place: nothing was registered, and the caller must not create its instance. */
   coalescedInto?: InstanceId;
+  /** With `onBusy: "skip"` (§1c), `true`: the key had as many holders as its limit, or a waiter; nothing was registered, and the caller must not create its instance. Absent otherwise. */
+  busy?: boolean;
 };
 
 /** `acquire`'s reply with `options.grant` (§1b). */
@@ -325,8 +327,11 @@ export type CoordinatorGrantReply = {
   status: "pending";
   turn: string;
   position: number;
+  etaMs: number | null;
 } | {
   status: "superseded";
+} | {
+  status: "busy";
 };
 
 /** `inspect(key)`. */
@@ -504,6 +509,12 @@ export type KeyOptions = {
   limit?: HolderLimit | null;
   /** Hand-off by grant (§1b): the registration this call makes is sent the grant itself on a turn event of its own, and `acquire` answers an object (`CoordinatorGrantReply`) instead of a string. */
   grant?: boolean | null;
+  /** §1c: slots go to a waiter of the highest priority present (-100 to 100, default 0); fixed by the call that registers the id. */
+  priority?: Priority | null;
+  /** §1c: within a priority, slots go round the tenants with waiters (served longest ago first, one never served before them), then to that tenant's earliest waiter. Waiters that name none share one tenant. Fixed by the call that registers the id. */
+  tenant?: Ident | null;
+  /** §1c: `"skip"` answers busy instead of registering a caller that would wait: `acquire` answers `"busy"` (`{ status: "busy" }` with `grant`), `enqueue` `{ busy: true, terminated: [] }` when the key has as many holders as its limit or any waiter. Default `"wait"`. */
+  onBusy?: OnBusy | null;
 };
 
 /** Most entries one page answers (default 100). */
@@ -538,6 +549,9 @@ export type ListedKey = {
   limit: number;
 };
 
+/** `options.onBusy` (§1c). */
+export type OnBusy = "wait" | "skip";
+
 /** The pending start, as `inspect` shows it. */
 export type PendingStart = {
   instanceId: InstanceId;
@@ -549,6 +563,9 @@ export type PendingStart = {
   fireAt: number;
   calls: number;
 };
+
+/** Slots go to a waiter of the highest priority present. */
+export type Priority = number;
 
 /** `acquire(bucket, { rules, permits? })`. */
 export type RateAcquire = {
@@ -894,6 +911,14 @@ export type WaiterView = {
   /** When it joined the queue, in ms since the epoch. */
   since: number;
   inputHash?: InputHash;
+  /** Its place in the order the key will be handed on (1 is next). */
+  position: number;
+  /** §1c: the estimate of its wait (as a `pending` reply's), or null before the key's first finished hold. */
+  etaMs: number | null;
+  /** §1c: as registered (0 unless named). */
+  priority: number;
+  /** §1c: as registered; null is the tenant shared by every waiter that names none. */
+  tenant: Ident | null;
 };
 
 /** The binding name of a Workflow of Baton's Worker, one of WORKFLOW_BINDINGS. */

@@ -1142,6 +1142,7 @@ impl Sim {
             workflow,
             limit,
             grant: self.insts[who].grant,
+            ..Options::default()
         }
     }
 
@@ -1691,7 +1692,7 @@ impl Sim {
                     grant,
                     "a place is answered with grant only"
                 );
-                if let Some(Place { turn, position }) = place {
+                if let Some(Place { turn, position, .. }) = place {
                     // Its place, counted by the oracle in the queue as it is.
                     let queue = self.snap(k).queue;
                     let at = queue
@@ -1706,6 +1707,7 @@ impl Sim {
                 self.superseded.contains(&who),
                 "{id} told superseded, but no enqueue superseded it"
             ),
+            AcquireReply::Busy => panic!("{id} told busy, but it never skips"),
         }
         if op.orphan || self.insts[who].life != Life::Running {
             return;
@@ -1734,6 +1736,7 @@ impl Sim {
                 inst.life = Life::Ended(End::Complete);
                 inst.script = Script::Done;
             }
+            AcquireReply::Busy => unreachable!("checked above"),
         }
     }
 
@@ -2397,6 +2400,7 @@ fn acq_with(who: &str, workflow_name: Option<&str>, limit: Option<u32>) -> Acqui
             workflow: workflow_name.map(workflow),
             limit,
             grant: false,
+            ..Options::default()
         },
     }
 }
@@ -2479,6 +2483,7 @@ fn coalescing_into_a_live_waiter_registers_nothing() {
         EnqueueReply {
             terminated: vec![],
             coalesced_into: Some(id("a")),
+            busy: false,
         }
     );
     // Nothing registered, nobody superseded (not even the plain waiter).
@@ -2529,6 +2534,7 @@ fn superseded_before_start_gets_superseded() {
         Ok(EnqueueStep::Done(EnqueueReply {
             terminated: vec![a],
             coalesced_into: None,
+            busy: false,
         }))
     );
     let superseded = Ok(AcquireStep::Done(Decided {
