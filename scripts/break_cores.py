@@ -227,8 +227,8 @@ COORDINATOR_BUGS = [
      "        fence: key.s.fence.max(1),",
      "a grant does not raise the key's fence", "§1b fences"),
     ("coordinator", "coordinator_sim", "src/coordinator/transition.rs",
-     "        None => (ahead.len() as u32) < free,",
-     "        None => free > 0,",
+     "            place <= free\n",
+     "            true\n",
      "a newcomer's acquire takes a free slot ahead of the waiters it hands on to", "§1 FIFO"),
     ("coordinator", "coordinator_sim", "src/coordinator/transition.rs",
      "    apply_check(key, now_ms, grace_ms, holder, liveness, &mut wake);\n    fill_slots(key, now_ms, &mut wake);",
@@ -238,6 +238,25 @@ COORDINATOR_BUGS = [
      "        && (summary.waiters > 0",
      "        && (summary.waiters > 1",
      "no holder-check alarm while only one waits behind the holders", "§1 the alarm checks the holder while a key has waiters"),
+    # §1c: the hand-off order is the store's to read (the simulation's is
+    # the in-memory key; tests/coordinator_transition.rs holds the rows to
+    # it decision by decision); serving a tenant is the decision's.
+    ("coordinator", "coordinator_sim", "src/coordinator/memory.rs",
+     "        priorities.sort_unstable_by(|a, b| b.cmp(a));",
+     "        priorities.sort_unstable();",
+     "the lowest priority present is handed the key first", "§1c highest priority first"),
+    ("coordinator", "coordinator_sim", "src/coordinator/memory.rs",
+     "                    if let Some((_, w)) = ws.get(round) {",
+     "                    if let Some((_, w)) = ws.get(ws.len() - 1 - round) {",
+     "a tenant's latest waiter goes before its earlier ones", "§1c FIFO within a tenant"),
+    ("coordinator", "coordinator_sim", "src/coordinator/memory.rs",
+     "            shares.sort_by_key(|(served, first, _)| (*served, *first));",
+     "            shares.sort_by_key(|(served, first, _)| (std::cmp::Reverse(*served), *first));",
+     "the tenant served last goes first (a busy tenant keeps the key)", "§1c tenants take turns"),
+    ("coordinator", "coordinator_sim", "src/coordinator/transition.rs",
+     "    grant_slot(key, now_ms, waiter, HolderState::Handed, true)",
+     "    grant_slot(key, now_ms, waiter, HolderState::Handed, false)",
+     "a hand-off does not move its tenant to the back of the round", "§1c tenants take turns"),
 ]
 
 TEST_NAME = "simulation"
