@@ -83,9 +83,29 @@ export interface WithKeyOptions {
    * key keeps the limit of the latest call that named one.
    */
   limit?: number;
+  /**
+   * Contract §1c: -100 to 100 (default 0). When a slot frees it goes to a
+   * waiter of the highest priority present.
+   */
+  priority?: number;
+  /**
+   * Contract §1c: within a priority, slots go round the tenants with
+   * waiters (served longest ago first), then to that tenant's earliest
+   * waiter. Instances that name none share one tenant.
+   */
+  tenant?: string;
+  /**
+   * Contract §1c: `"skip"` returns `{ busy: true }` without running `body`
+   * (nothing registered) when the key is held to its limit or has
+   * waiters: "run unless one is already running or queued". Default `"wait"`.
+   */
+  onBusy?: "wait" | "skip";
 }
 
 export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };
+
+/** What `withKey` returns with `onBusy: "skip"` when the key was busy (contract §1c). */
+export type WithKeyBusy = { busy: true; superseded?: undefined; value?: undefined };
 
 /** What `withKey` passes to `body`: the fence of the grant it holds (contract §1b). */
 export interface WithKeyGrant {
@@ -97,8 +117,17 @@ export interface WithKeyGrant {
  * (waiting in `step.waitForEvent` for the grant itself), runs, and
  * releases on every exit. Two Baton steps when the key is free, three when
  * it waits once. A superseded instance gets `{ superseded: true }` and
- * `body` never runs.
+ * `body` never runs; with `onBusy: "skip"`, a busy key gives `{ busy: true }`
+ * and `body` never runs.
  */
+export function withKey<T>(
+  step: WorkflowStepLike,
+  coordinator: CoordinatorNamespace,
+  key: string,
+  instanceId: string,
+  body: (grant: WithKeyGrant) => Promise<T>,
+  options: WithKeyOptions & { onBusy: "skip" },
+): Promise<WithKeyResult<T> | WithKeyBusy>;
 export function withKey<T>(
   step: WorkflowStepLike,
   coordinator: CoordinatorNamespace,

@@ -154,10 +154,10 @@ fn drain(db: &Db, mut now_ms: u64, first: &str) -> Vec<String> {
     order
 }
 
-/// The contract's worked example (README): three tenants behind a holder,
-/// acme with four waiters, globex one, initech two, and an urgent waiter of
-/// no tenant. The urgent one goes first; then the tenants take turns in
-/// the order their first waiters came; acme's extra waiters wait for the
+/// The README's worked example: three tenants behind a holder, acme with
+/// four waiters, globex one, initech two, and an urgent waiter of no
+/// tenant. The urgent one goes first; then the tenants take turns in the
+/// order their first waiters came; acme's extra waiters wait for the
 /// others' turns.
 #[test]
 fn priorities_first_then_tenants_take_turns() {
@@ -170,9 +170,9 @@ fn priorities_first_then_tenants_take_turns() {
         ("a1", "acme"),
         ("a2", "acme"),
         ("a3", "acme"),
+        ("a4", "acme"),
         ("g1", "globex"),
         ("i1", "initech"),
-        ("a4", "acme"),
         ("i2", "initech"),
     ]
     .into_iter()
@@ -182,6 +182,7 @@ fn priorities_first_then_tenants_take_turns() {
     }
     enqueue(&db, 20, "urgent", 10, None);
     enqueue(&db, 21, "later", -5, None);
+    // The README's table, and a waiter of a lower priority after it.
     let expected = ["urgent", "a1", "g1", "i1", "a2", "i2", "a3", "a4", "later"];
     assert_eq!(waiting(&db), expected, "inspect lists the hand-off order");
     assert_eq!(drain(&db, 100, "holder"), expected);
