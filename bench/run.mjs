@@ -377,7 +377,7 @@ const P4_TENANTS_TEXT = [
     "tenant's `served`; and forgetting tenants with no waiter served over 20,000 grants ago (the start of an " +
     "index). SQLite's VM steps behind 10,000 of 100 tenants / behind 10 (tests/coordinator_order.rs): enqueue " +
     "1.10x, acquire 1.00x, release by a waiter 0.92x, hand-off 1.00x. A `grant` reply's `position` reads one row " +
-    "per tenant at or above the caller's priority (7,230 VM steps against 533 there, 13.6x): it is not part of " +
+    "per tenant at or above the caller's priority (7,274 VM steps against 577 there, 12.6x): it is not part of " +
     "the figure.",
 ].join("\n");
 
