@@ -101,15 +101,24 @@ export async function throughput(b) {
   };
 }
 
-/** A key held by a live instance (so acquires find the holder alive) with `count` made-up waiters. */
-async function queueOf(b, key, count) {
+/** P4's tenants row (contract §1c): the large queue's waiters go round this many tenants and priorities. */
+export const P4_TENANTS = 100;
+export const P4_PRIORITIES = 3;
+
+/**
+ * A key held by a live instance (so acquires find the holder alive) with
+ * `count` made-up waiters; `spread`: of P4_TENANTS tenants and
+ * P4_PRIORITIES priorities, round robin.
+ */
+async function queueOf(b, key, count, spread = false) {
   const holder = `${key}-h`;
   await b.create(holder, { mode: "key", key, waitForFinish: true });
   await b.until(`${holder} to hold`, async () => (await b.rpc(key, "inspect", key)).holder?.id === holder);
   const started = performance.now();
+  const shares = spread ? { tenants: P4_TENANTS, priorities: P4_PRIORITIES } : {};
   for (let done = 0; done < count; done += FILL_CHUNK) {
     const chunk = Math.min(FILL_CHUNK, count - done);
-    await b.call("/bench/bulk-enqueue", { key, count: chunk, prefix: `${key}-q${done}-` });
+    await b.call("/bench/bulk-enqueue", { key, count: chunk, prefix: `${key}-q${done}-`, from: done, ...shares });
   }
   return { holder, fillMs: performance.now() - started };
 }
@@ -120,16 +129,21 @@ async function queueOf(b, key, count) {
  * P4_SMALL, sizes interleaved round by round; medians of per-batch means.
  * During a batch the queue grows by up to P4_BATCH and shrinks back.
  */
-export async function flatCost(b) {
+export async function flatCost(b, { tenants = false } = {}) {
   const sizes = [P4_SMALL, P4_LARGE];
-  const keys = Object.fromEntries(sizes.map((n) => [n, `p4-${n}`]));
+  // The tenants row: the large queue of 100 tenants and 3 priorities, the
+  // batches' own waiters of one of those tenants at priority 0, against
+  // the same batches behind 10 waiters of no tenant.
+  const name = tenants ? "p4t" : "p4";
+  const options = tenants ? { tenant: "tenant-7" } : undefined;
+  const keys = Object.fromEntries(sizes.map((n) => [n, `${name}-${n}`]));
   const fills = {};
-  for (const n of sizes) fills[n] = await queueOf(b, keys[n], n);
+  for (const n of sizes) fills[n] = await queueOf(b, keys[n], n, tenants && n === P4_LARGE);
   const batches = Object.fromEntries(sizes.map((n) => [n, []]));
   for (let round = -1; round < P4_ROUNDS; round++) {
     // Which key goes first alternates, so neither always follows the other.
     for (const n of round % 2 ? sizes : [...sizes].reverse()) {
-      const result = await b.call("/bench/flat", { key: keys[n], prefix: `p4-${n}-r${round + 1}-`, batch: P4_BATCH });
+      const result = await b.call("/bench/flat", { key: keys[n], prefix: `${name}-${n}-r${round + 1}-`, batch: P4_BATCH, options });
       if (result.notPending) throw new Error(`p4: ${result.notPending} acquires behind a live holder were not pending`);
       if (round >= 0) batches[n].push(result); // round -1 is a warm-up
     }

@@ -66,6 +66,12 @@ const EXPLAIN = {
     `acquire ${fmt(p4.opRatios.acquireMs)}×, release ${fmt(p4.opRatios.releaseMs)}×. The call whose ratio stands ` +
     `out runs a statement whose cost grows with the queue: look for a scan (COUNT, ORDER BY without a covering ` +
     `index) in its load or write in src/coordinator/sql.rs, and keep a counter or an index instead.`,
+  "P4 tenants": ({ p4t }) =>
+    `Ratio ${fmt(p4t.ratio)}. Per call, ${P4_LARGE} waiters of 100 tenants and 3 priorities over ${P4_SMALL}: ` +
+    `enqueue ${fmt(p4t.opRatios.enqueueMs)}×, acquire ${fmt(p4t.opRatios.acquireMs)}×, release ` +
+    `${fmt(p4t.opRatios.releaseMs)}×. tests/coordinator_order.rs counts SQLite's VM steps per call natively: if ` +
+    `it stays flat, the difference is the bigger database (page cache, B-tree depth); if not, a statement ` +
+    `walks a tenant's waiters or the tenants' rows (the triggers on coordinator_waiters, the front's join).`,
   "P5 uncontended": ({ p3 }) =>
     `${fmt(p3.pairWrites)} writes per pair: an uncontended acquire should write only the holder and its release ` +
     `only clear it; count the statements per decision in src/coordinator/sql.rs to find the extra one.`,

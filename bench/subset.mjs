@@ -52,6 +52,16 @@ try {
       await listBench.dispose();
     }
   }
+  for (const [part, tenants] of [["p4", false], ["p4t", true]]) {
+    if (!parts.has(part)) continue;
+    const p4 = await calls.flatCost(b, { tenants });
+    const op = (name) => `${name} ${fmt(p4.opRatios[`${name}Ms`], 2)}x`;
+    console.log(
+      `P4${tenants ? " with tenants" : ""}: ${fmt(p4.ratio, 2)}x behind ${calls.P4_LARGE} / ${calls.P4_SMALL} ` +
+        `(${op("enqueue")}, ${op("acquire")}, ${op("release")}; sum ${fmt(p4.per[calls.P4_LARGE].sumMs.p50)} / ` +
+        `${fmt(p4.per[calls.P4_SMALL].sumMs.p50)} ms)`,
+    );
+  }
   if (parts.has("p1")) {
     const p1 = await handoff.coordinatorHandoff(b);
     console.log(

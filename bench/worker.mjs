@@ -213,14 +213,14 @@ async function pairs(env, { keys, pairs: count, binding }) {
  * then their acquires (pending: the holder is alive), then their releases
  * (leaving the queue), each phase timed as a whole.
  */
-async function flatBatch(env, { key, prefix, batch }) {
+async function flatBatch(env, { key, prefix, batch, options }) {
   const stub = coordinator(env, key);
   const ids = Array.from({ length: batch }, (_, i) => `${prefix}${i}`);
   const t0 = Date.now();
-  for (const id of ids) await stub.enqueue(key, false, id);
+  for (const id of ids) await stub.enqueue(key, false, id, undefined, options);
   const t1 = Date.now();
   const outcomes = [];
-  for (const id of ids) outcomes.push(await stub.acquire(key, id));
+  for (const id of ids) outcomes.push(await stub.acquire(key, id, options));
   const t2 = Date.now();
   for (const id of ids) await stub.release(key, id);
   const t3 = Date.now();
@@ -260,9 +260,17 @@ async function ping(env, { id }) {
 }
 
 /** Enqueues `count` made-up waiters, from inside the Worker. */
-async function bulkEnqueue(env, { key, count, prefix }) {
+async function bulkEnqueue(env, { key, count, prefix, tenants, priorities, from = 0 }) {
   const stub = coordinator(env, key);
-  for (let i = 0; i < count; i++) await stub.enqueue(key, false, `${prefix}${i}`);
+  for (let i = 0; i < count; i++) {
+    // With `tenants` and `priorities` (contract §1c), waiters go round
+    // them: waiter n is of tenant n % tenants and priority n % priorities - 1.
+    const n = from + i;
+    const options = tenants
+      ? { tenant: `tenant-${n % tenants}`, priority: (n % priorities) - 1 }
+      : undefined;
+    await stub.enqueue(key, false, `${prefix}${i}`, undefined, options);
+  }
   return { enqueued: count };
 }
 

@@ -83,9 +83,29 @@ export interface WithKeyOptions {
    * key keeps the limit of the latest call that named one.
    */
   limit?: number;
+  /**
+   * Contract §1c: -100 to 100 (default 0). When a slot frees it goes to a
+   * waiter of the highest priority present.
+   */
+  priority?: number;
+  /**
+   * Contract §1c: within a priority, slots go round the tenants with
+   * waiters (served longest ago first), then to that tenant's earliest
+   * waiter. Instances that name none share one tenant.
+   */
+  tenant?: string;
+  /**
+   * Contract §1c: `"skip"` returns `{ busy: true }` without running `body`
+   * (nothing registered) when the key is held to its limit or has
+   * waiters: "run unless one is already running or queued". Default `"wait"`.
+   */
+  onBusy?: "wait" | "skip";
 }
 
 export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };
+
+/** What `withKey` returns with `onBusy: "skip"` when the key was busy (contract §1c). */
+export type WithKeyBusy = { busy: true; superseded?: undefined; value?: undefined };
 
 /** What `withKey` passes to `body`: the fence of the grant it holds (contract §1b). */
 export interface WithKeyGrant {
@@ -97,8 +117,17 @@ export interface WithKeyGrant {
  * (waiting in `step.waitForEvent` for the grant itself), runs, and
  * releases on every exit. Two Baton steps when the key is free, three when
  * it waits once. A superseded instance gets `{ superseded: true }` and
- * `body` never runs.
+ * `body` never runs; with `onBusy: "skip"`, a busy key gives `{ busy: true }`
+ * and `body` never runs.
  */
+export function withKey<T>(
+  step: WorkflowStepLike,
+  coordinator: CoordinatorNamespace,
+  key: string,
+  instanceId: string,
+  body: (grant: WithKeyGrant) => Promise<T>,
+  options: WithKeyOptions & { onBusy: "skip" },
+): Promise<WithKeyResult<T> | WithKeyBusy>;
 export function withKey<T>(
   step: WorkflowStepLike,
   coordinator: CoordinatorNamespace,
@@ -270,7 +299,7 @@ export function debounceInspect(namespace: DebouncerNamespace, key: string): Pro
 // --- Wire types, generated from src/edge (BATON_BLESS=1 cargo test --lib edge::schema) ---
 
 /** `acquire`'s reply: over RPC the bare string. */
-export type AcquireOutcome = "granted" | "pending" | "superseded";
+export type AcquireOutcome = "granted" | "pending" | "superseded" | "busy";
 
 /** `acquire`'s reply over HTTP, where every reply is a JSON object. */
 export type AcquireStatus = {
@@ -315,6 +344,8 @@ export type CoordinatorEnqueueReply = {
   terminated: InstanceId[];
   /** A live waiter with the same `inputHash` took this enqueue's place: nothing was registered, and the caller must not create its instance. */
   coalescedInto?: InstanceId;
+  /** With `onBusy: "skip"` (§1c), `true`: the key had as many holders as its limit, or a waiter; nothing was registered, and the caller must not create its instance. Absent otherwise. */
+  busy?: boolean;
 };
 
 /** `acquire`'s reply with `options.grant` (§1b). */
@@ -325,8 +356,11 @@ export type CoordinatorGrantReply = {
   status: "pending";
   turn: string;
   position: number;
+  etaMs: number | null;
 } | {
   status: "superseded";
+} | {
+  status: "busy";
 };
 
 /** `inspect(key)`. */
@@ -504,6 +538,12 @@ export type KeyOptions = {
   limit?: HolderLimit | null;
   /** Hand-off by grant (§1b): the registration this call makes is sent the grant itself on a turn event of its own, and `acquire` answers an object (`CoordinatorGrantReply`) instead of a string. */
   grant?: boolean | null;
+  /** §1c: slots go to a waiter of the highest priority present (-100 to 100, default 0); fixed by the call that registers the id. */
+  priority?: Priority | null;
+  /** §1c: within a priority, slots go round the tenants with waiters (served longest ago first, one never served before them), then to that tenant's earliest waiter. Waiters that name none share one tenant. Fixed by the call that registers the id. */
+  tenant?: Ident | null;
+  /** §1c: `"skip"` answers busy instead of registering a caller that would wait: `acquire` answers `"busy"` (`{ status: "busy" }` with `grant`), `enqueue` `{ busy: true, terminated: [] }` when the key has as many holders as its limit or any waiter. Default `"wait"`. */
+  onBusy?: OnBusy | null;
 };
 
 /** Most entries one page answers (default 100). */
@@ -538,6 +578,9 @@ export type ListedKey = {
   limit: number;
 };
 
+/** `options.onBusy` (§1c). */
+export type OnBusy = "wait" | "skip";
+
 /** The pending start, as `inspect` shows it. */
 export type PendingStart = {
   instanceId: InstanceId;
@@ -549,6 +592,9 @@ export type PendingStart = {
   fireAt: number;
   calls: number;
 };
+
+/** Slots go to a waiter of the highest priority present. */
+export type Priority = number;
 
 /** `acquire(bucket, { rules, permits? })`. */
 export type RateAcquire = {
@@ -894,6 +940,14 @@ export type WaiterView = {
   /** When it joined the queue, in ms since the epoch. */
   since: number;
   inputHash?: InputHash;
+  /** Its place in the order the key will be handed on (1 is next). */
+  position: number;
+  /** §1c: the estimate of its wait (as a `pending` reply's), or null before the key's first finished hold. */
+  etaMs: number | null;
+  /** §1c: as registered (0 unless named). */
+  priority: number;
+  /** §1c: as registered; null is the tenant shared by every waiter that names none. */
+  tenant: Ident | null;
 };
 
 /** The binding name of a Workflow of Baton's Worker, one of WORKFLOW_BINDINGS. */

@@ -27,12 +27,16 @@ const DEFAULTS = {
 
 /**
  * The Coordinator's options for this instance's calls: the binding of its
- * Workflow and the key's limit (contract §1a), and `grant` (§1b).
+ * Workflow and the key's limit (contract §1a), `grant` (§1b), and its
+ * priority, tenant and what to do when the key is busy (§1c).
  */
-function keyOptions({ workflow, limit }) {
+function keyOptions({ workflow, limit, priority, tenant, onBusy }) {
   const options = { grant: true };
   if (workflow !== undefined) options.workflow = workflow;
   if (limit !== undefined) options.limit = limit;
+  if (priority !== undefined) options.priority = priority;
+  if (tenant !== undefined) options.tenant = tenant;
+  if (onBusy !== undefined) options.onBusy = onBusy;
   return options;
 }
 
@@ -50,9 +54,13 @@ function grantOf(event, key, instanceId) {
  * (contract §1b): pass it to whatever the body writes, so that a later
  * holder's writes win over a holder Baton judged dead. `options.workflow`
  * names the binding (on Baton's Worker) of this instance's Workflow,
- * `options.limit` how many instances may hold the key at once.
+ * `options.limit` how many instances may hold the key at once;
+ * `options.priority` (-100 to 100) and `options.tenant` place it in the
+ * hand-off order (contract §1c), and with `options.onBusy: "skip"` a key
+ * that is held (to its limit) or has waiters returns `{ busy: true }`
+ * without running `body` or registering anything.
  *
- * @returns {Promise<{ superseded: false, value: any } | { superseded: true }>}
+ * @returns {Promise<{ superseded: false, value: any } | { superseded: true } | { busy: true }>}
  */
 export async function withKey(step, coordinator, key, instanceId, body, options = {}) {
   const settings = { ...DEFAULTS, ...options };
@@ -63,6 +71,9 @@ export async function withKey(step, coordinator, key, instanceId, body, options 
   const acquire = () => stub.acquire(key, instanceId, acquireOptions);
 
   let reply = await call(`baton acquire ${tag}`, acquire);
+  if (reply?.status === "busy") {
+    return { busy: true };
+  }
   for (let wait = 1; reply?.status === "pending"; wait++) {
     if (wait > settings.maxWaits) {
       throw new NonRetryableError(

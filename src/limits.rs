@@ -138,6 +138,24 @@ pub const WORKFLOW_NAME_CHARS_MAX: usize = 64;
 /// alarm, so the bound also caps one alarm's status calls per key.
 pub const HOLDERS_PER_KEY_MAX: u32 = 1_000;
 
+/// Contract §1c: `options.priority` is an integer from -100 to 100.
+pub const PRIORITY_MIN: i8 = -100;
+/// See [`PRIORITY_MIN`].
+pub const PRIORITY_MAX: i8 = 100;
+
+/// Contract §1c: `etaMs` is the mean of a key's last 20 hold times.
+pub const HOLD_TIMES_KEPT: usize = 20;
+
+/// For how many of a key's grants after its last one a tenant with no
+/// waiter left is remembered as served (§1c: a tenant never served goes
+/// first, so one forgotten comes back ahead of tenants served after it).
+/// A grant leaves at most one such tenant, so a key keeps at most this
+/// many. Forgetting can break §1c's "one grant per other waiting tenant"
+/// only for a tenant that waits, unserved, through this many grants at
+/// its priority: a round of the tenants with waiters is shorter than the
+/// most waiters a key holds ([`WAITERS_PER_KEY_MAX`]).
+pub const IDLE_TENANT_KEPT_GRANTS: u64 = WAITERS_PER_KEY_MAX as u64;
+
 // --- rate limits ---
 
 /// Most rules one `acquire` names: the contract's bound. Eight covers every

@@ -131,7 +131,14 @@ fn an_uncontended_pair_adds_only_its_grant_count() {
         let (_, released, work, changed) = object.release("k", "solo", 20 + n);
         assert!(released.is_empty(), "{released:?}");
         assert_eq!(work, (0, 1));
-        assert_eq!(changed, 1, "the holder row alone");
+        // §1c's etaMs counts every finished hold: the statement stamps the
+        // holder row's end, and its trigger appends the hold's length to
+        // the key row and deletes the holder row (three row changes, one
+        // statement; §10 adds none).
+        assert_eq!(
+            changed, 3,
+            "the holder row stamped, the key row, the holder row deleted"
+        );
     }
     let (recent, counts) = object.inspect("k");
     assert!(recent.is_empty());

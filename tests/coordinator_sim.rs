@@ -68,6 +68,17 @@
 //! holders or a hand-over is unconfirmed. Time steps land exactly on a
 //! grace's end (and the ms before), the alarm, a wait's deadline.
 //!
+//! Contract §1c: in two thirds of the seeds instances register with
+//! priorities and tenants (drawn from a stream of the seed's own, so the
+//! other draws stay what they were). The oracle keeps each instance's
+//! share itself and judges every decision's grants to waiters as a batch
+//! from the front of the order: each goes to the highest priority still
+//! waiting and to its tenant's earliest waiter, and within a priority no
+//! tenant is granted while another tenant that had a waiter at its last
+//! grant, and has had one ever since, got none (nor twice at once while
+//! one waits with none); a `pending` place is exact with one share, else
+//! behind every higher priority and earlier waiter of its tenant.
+//!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 1,000,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
 
@@ -303,7 +314,7 @@ mod decisions {
         wake
     }
 }
-use baton::ident::{InputHash, InstanceId, WorkflowName};
+use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::limits::{
     ENQUEUE_GRACE_MS_DEFAULT, HOLDER_CHECK_MS_DEFAULT, WAKE_ATTEMPTS_PER_CALL_MAX,
 };
@@ -391,6 +402,8 @@ struct Inst {
     ran: bool,
     told_superseded: bool,
     coalesced: bool,
+    /// Contract §1c: the priority and tenant it registers with.
+    share: Share,
 }
 
 #[derive(Debug, Clone)]
@@ -607,6 +620,9 @@ struct Stats {
     second_sections: u64,
     /// The longest drain seen, against [`DRAIN_STEPS_MAX`].
     drain_steps_max: u64,
+    /// §1c: grants to a waiter that came after another still waiting
+    /// (a higher priority, or another tenant's turn).
+    grants_out_of_arrival: u64,
 }
 
 impl SimStats for Stats {
@@ -636,6 +652,7 @@ impl SimStats for Stats {
         self.confirms_lost += o.confirms_lost;
         self.second_sections += o.second_sections;
         self.drain_steps_max = self.drain_steps_max.max(o.drain_steps_max);
+        self.grants_out_of_arrival += o.grants_out_of_arrival;
     }
 }
 
@@ -710,6 +727,11 @@ struct Sim {
     trace: bool,
     stats: Stats,
     candidates: Vec<(u64, Action)>,
+    /// §1c, the oracle's own: how this seed draws priorities and tenants.
+    shares: Shares,
+    /// Per key, per share: the shares of its priority that had a waiter
+    /// at its last grant and have had one since, with no grant yet.
+    owed: Vec<HashMap<Share, HashSet<Share>>>,
 }
 
 impl Sim {
@@ -734,6 +756,7 @@ impl Sim {
             ],
         );
         let p = Params::draw(&mut rng);
+        let keys = p.keys;
         if trace {
             eprintln!("seed {seed}: {p:?}");
         }
@@ -760,6 +783,8 @@ impl Sim {
             trace,
             stats: Stats::default(),
             candidates: Vec::new(),
+            shares: Shares::draw(seed),
+            owed: vec![HashMap::new(); keys],
         }
     }
 
@@ -1138,10 +1163,14 @@ impl Sim {
             .rng
             .percent(self.p.limit_pct)
             .then(|| self.rng.range(1, self.p.limit_max) as u32);
+        let (priority, tenant) = self.insts[who].share.clone();
         Options {
             workflow,
             limit,
             grant: self.insts[who].grant,
+            priority,
+            tenant,
+            ..Options::default()
         }
     }
 
@@ -1191,6 +1220,7 @@ impl Sim {
             ran: false,
             told_superseded: false,
             coalesced: false,
+            share: self.shares.pick(),
         });
         idx
     }
@@ -1691,14 +1721,9 @@ impl Sim {
                     grant,
                     "a place is answered with grant only"
                 );
-                if let Some(Place { turn, position }) = place {
-                    // Its place, counted by the oracle in the queue as it is.
-                    let queue = self.snap(k).queue;
-                    let at = queue
-                        .iter()
-                        .position(|w| w.id == *id)
-                        .unwrap_or(queue.len());
-                    assert_eq!(position as usize, at + 1, "{id}'s position");
+                if let Some(Place { turn, position, .. }) = place {
+                    // Its place, judged by the oracle in the queue as it is.
+                    self.check_position(k, id, position);
                     self.saw_turn(k, who, turn);
                 }
             }
@@ -1706,6 +1731,7 @@ impl Sim {
                 self.superseded.contains(&who),
                 "{id} told superseded, but no enqueue superseded it"
             ),
+            AcquireReply::Busy => panic!("{id} told busy, but it never skips"),
         }
         if op.orphan || self.insts[who].life != Life::Running {
             return;
@@ -1734,6 +1760,7 @@ impl Sim {
                 inst.life = Life::Ended(End::Complete);
                 inst.script = Script::Done;
             }
+            AcquireReply::Busy => unreachable!("checked above"),
         }
     }
 
@@ -2068,7 +2095,8 @@ impl Sim {
         if after.limit < before.limit && after.holders.len() as u32 > after.limit {
             self.stats.limit_lowered_below_holders += 1;
         }
-        check_transition(before, &after, options, &allowed);
+        check_transition(before, &after, options, &allowed, &|id| self.share_of(id));
+        self.check_shares(k, before, &after, allowed.caller);
         self.check_fences(k, before, &after);
         self.arm_alarm();
     }
@@ -2169,8 +2197,202 @@ impl Sim {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Contract §1c: priorities and tenants, judged by the oracle's own rules.
+
+/// A priority and a tenant (`None`: the shared one), as an instance
+/// registers them.
+type Share = (i8, Option<Ident>);
+
+/// How a seed draws its instances' priorities and tenants, from a stream
+/// of its own (so the seed's other draws are the ones they always were):
+/// a third of the seeds keep to one priority and one tenant (§1's FIFO).
+struct Shares {
+    rng: Rng,
+    priorities: Vec<i8>,
+    tenants: Vec<Option<Ident>>,
+}
+
+impl Shares {
+    fn draw(seed: u64) -> Shares {
+        let mut rng = Rng(seed ^ 0x1C_5EED);
+        let (priorities, tenants): (&[i8], usize) = match rng.below(3) {
+            0 => (&[0], 0),
+            1 => (&[0, 0, 3, -2], 0),
+            _ => (&[0, 0, 0, 1], rng.range(2, 4) as usize),
+        };
+        let mut tenants: Vec<Option<Ident>> = (0..tenants)
+            .map(|t| Some(Ident::new(format!("t{t}")).expect("valid tenant")))
+            .collect();
+        tenants.push(None);
+        Shares {
+            rng,
+            priorities: priorities.to_vec(),
+            tenants,
+        }
+    }
+
+    fn pick(&mut self) -> Share {
+        let priority = *self.rng.pick(&self.priorities);
+        let tenant = self.rng.pick(&self.tenants).clone();
+        (priority, tenant)
+    }
+}
+
+impl Sim {
+    /// The share an instance registers with, by the oracle's own record.
+    fn share_of(&self, id: &InstanceId) -> Share {
+        self.insts[self.by_id[id]].share.clone()
+    }
+
+    /// §1c after each decision on key `k`, by the oracle's own rules:
+    /// every waiter keeps the priority and tenant it registered with; a
+    /// grant to a waiter (or to a caller among waiters) goes to the
+    /// highest priority present and to its tenant's earliest waiter; and
+    /// within a priority no tenant gets a grant while another that had a
+    /// waiter at its previous grant, and has had one since, got none.
+    fn check_shares(&mut self, k: usize, before: &Snap, after: &Snap, caller: Option<&InstanceId>) {
+        for w in &after.queue {
+            assert_eq!(
+                (w.priority, &w.tenant),
+                (self.share_of(&w.id).0, &self.share_of(&w.id).1),
+                "ORDER: {} waits with another priority or tenant than it registered with",
+                w.id
+            );
+        }
+        // A tenant left with no waiter is owed nothing any more.
+        let still: HashSet<Share> = after.queue.iter().map(|w| self.share_of(&w.id)).collect();
+        for others in self.owed[k].values_mut() {
+            others.retain(|s| still.contains(s));
+        }
+        // The grants to waiters in this decision (a caller that was not
+        // waiting counts when others were): a batch from the front of the
+        // order, judged together, since the order within it is not seen.
+        let granted: Vec<&Holder> = after
+            .holders
+            .iter()
+            .filter(|h| before.holder(&h.id).is_none())
+            .filter(|h| before.waits(&h.id) || (Some(&h.id) == caller && !before.queue.is_empty()))
+            .collect();
+        if granted.is_empty() {
+            return;
+        }
+        let is_granted = |id: &InstanceId| granted.iter().any(|h| h.id == *id);
+        // Those still waiting of the waiters before (newcomers aside).
+        let left: Vec<&Waiter> = before
+            .queue
+            .iter()
+            .filter(|w| !is_granted(&w.id) && after.waits(&w.id))
+            .collect();
+        let top = left.iter().map(|w| self.share_of(&w.id).0).max();
+        let mut count: HashMap<Share, u32> = HashMap::new();
+        for h in &granted {
+            let share = self.share_of(&h.id);
+            assert!(
+                top.is_none_or(|top| share.0 >= top),
+                "ORDER: {} (priority {}) granted while priority {top:?} waits\n  before: {before:?}",
+                h.id,
+                share.0
+            );
+            if let Some(at) = before.queue.iter().position(|w| w.id == h.id) {
+                if before.queue[..at].iter().any(|w| !is_granted(&w.id)) {
+                    self.stats.grants_out_of_arrival += 1;
+                }
+                let earlier = before.queue[..at].iter().find(|w| {
+                    self.share_of(&w.id) == share && !is_granted(&w.id) && after.waits(&w.id)
+                });
+                assert!(
+                    earlier.is_none(),
+                    "ORDER: {} granted before {:?}, an earlier waiter of its tenant\n  before: {before:?}",
+                    h.id,
+                    earlier.map(|w| &w.id)
+                );
+            }
+            *count.entry(share).or_default() += 1;
+        }
+        let waiting_after: HashSet<Share> = left.iter().map(|w| self.share_of(&w.id)).collect();
+        for (share, n) in &count {
+            let owed: Vec<&Share> = self.owed[k]
+                .get(share)
+                .into_iter()
+                .flatten()
+                .filter(|s| !count.contains_key(*s))
+                .collect();
+            assert!(
+                owed.is_empty(),
+                "ORDER: tenant {:?} (priority {}) granted again while {owed:?} waited since its last grant with none\n  before: {before:?}",
+                share.1,
+                share.0
+            );
+            // Two grants in one go while another tenant of its priority
+            // waited before and after, with none.
+            let passed_over: Vec<&Share> = waiting_after
+                .iter()
+                .filter(|s| s.0 == share.0 && *s != share && !count.contains_key(*s))
+                .collect();
+            assert!(
+                *n < 2 || passed_over.is_empty(),
+                "ORDER: tenant {:?} (priority {}) granted {n} slots at once while {passed_over:?} waited with none\n  before: {before:?}",
+                share.1,
+                share.0
+            );
+        }
+        for others in self.owed[k].values_mut() {
+            others.retain(|s| !count.contains_key(s));
+        }
+        for share in count.keys() {
+            let owed: HashSet<Share> = waiting_after
+                .iter()
+                .filter(|s| s.0 == share.0 && *s != share && !count.contains_key(*s))
+                .cloned()
+                .collect();
+            self.owed[k].insert(share.clone(), owed);
+        }
+    }
+
+    /// The place the oracle allows a `pending` reply to name: exactly its
+    /// place in arrival order with one priority and one tenant; otherwise
+    /// behind every waiter of a higher priority and every earlier one of
+    /// its own tenant, and within the queue.
+    fn check_position(&self, k: usize, id: &InstanceId, position: u32) {
+        let queue = self.snap(k).queue;
+        let share = self.share_of(id);
+        let at = queue
+            .iter()
+            .position(|w| w.id == *id)
+            .unwrap_or(queue.len());
+        let one_share = queue.iter().all(|w| self.share_of(&w.id) == share);
+        if one_share {
+            assert_eq!(position as usize, at + 1, "{id}'s position");
+            return;
+        }
+        let ahead = queue
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| {
+                let s = self.share_of(&w.id);
+                s.0 > share.0 || (s == share && *i < at)
+            })
+            .count();
+        let behind = queue
+            .iter()
+            .filter(|w| self.share_of(&w.id).0 < share.0)
+            .count();
+        assert!(
+            (ahead + 1..=queue.len().max(1) - behind).contains(&(position as usize)),
+            "ORDER: {id}'s position {position}: {ahead} must be ahead, {behind} behind, of {queue:?}"
+        );
+    }
+}
+
 /// The reference model of the queue and the slots: what any decision may change.
-fn check_transition(before: &Snap, after: &Snap, options: &Options, allowed: &Allowed<'_>) {
+fn check_transition(
+    before: &Snap,
+    after: &Snap,
+    options: &Options,
+    allowed: &Allowed<'_>,
+    share_of: &dyn Fn(&InstanceId) -> Share,
+) {
     let fail = |what: &str| -> ! {
         panic!("{what}\n  before: {before:?}\n  after:  {after:?}");
     };
@@ -2223,7 +2445,13 @@ fn check_transition(before: &Snap, after: &Snap, options: &Options, allowed: &Al
         .filter(|id| !is_caller(id))
         .take(handed.len())
         .collect();
-    if handed != front {
+    // With one priority and one tenant, §1's FIFO; otherwise §1c's rules,
+    // which `Sim::check_shares` judges.
+    let one_share = before
+        .queue
+        .windows(2)
+        .all(|w| share_of(&w[0].id) == share_of(&w[1].id));
+    if one_share && handed != front {
         fail("slots went to someone other than the front of the queue");
     }
     for h in &new {
@@ -2345,6 +2573,7 @@ fn simulation() {
     if let Some(total) = simulate("coordinator simulation", 0, SIM_STEPS_DEFAULT, run_seed) {
         assert_reached(&[
             ("granted", total.granted),
+            ("grants_out_of_arrival", total.grants_out_of_arrival),
             ("granted_beside_others", total.granted_beside_others),
             ("superseded", total.superseded),
             ("coalesced", total.coalesced),
@@ -2397,6 +2626,7 @@ fn acq_with(who: &str, workflow_name: Option<&str>, limit: Option<u32>) -> Acqui
             workflow: workflow_name.map(workflow),
             limit,
             grant: false,
+            ..Options::default()
         },
     }
 }
@@ -2479,6 +2709,7 @@ fn coalescing_into_a_live_waiter_registers_nothing() {
         EnqueueReply {
             terminated: vec![],
             coalesced_into: Some(id("a")),
+            busy: false,
         }
     );
     // Nothing registered, nobody superseded (not even the plain waiter).
@@ -2529,6 +2760,7 @@ fn superseded_before_start_gets_superseded() {
         Ok(EnqueueStep::Done(EnqueueReply {
             terminated: vec![a],
             coalesced_into: None,
+            busy: false,
         }))
     );
     let superseded = Ok(AcquireStep::Done(Decided {

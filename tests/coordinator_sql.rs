@@ -283,6 +283,8 @@ fn waiter(who: &str, since_ms: u64) -> Waiter {
         workflow: None,
         enqueued_ms: None,
         turn: Turn::Shared,
+        priority: 0,
+        tenant: None,
     }
 }
 
@@ -432,6 +434,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
             workflow: Some(workflow("DEPLOY")),
             limit: None,
             grant: false,
+            ..Options::default()
         },
     };
     assert_eq!(
@@ -445,6 +448,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
                 waiter("deploy-108", 1_700_000_008_000)
             ],
             coalesced_into: None,
+            busy: false,
         })
     );
     let survivor = Waiter {
@@ -454,6 +458,8 @@ fn decisions_work_on_an_upgraded_v1_database() {
         workflow: Some(workflow("DEPLOY")),
         enqueued_ms: Some(now + 2),
         turn: Turn::Shared,
+        priority: 0,
+        tenant: None,
     };
     let (main, main_waiters, main_superseded) = read(&db, "repo/main");
     assert_eq!(main_waiters, vec![survivor.clone()]);
@@ -559,6 +565,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
             workflow: None,
             limit: Some(3),
             grant: false,
+            ..Options::default()
         },
     };
     let solo = step(&db, "idle", now, Input::Acquire(three)).expect("acquire");
@@ -693,6 +700,8 @@ fn fill(db: &Db, key: &str, n: usize) {
             workflow: Some(workflow("WF")),
             enqueued_ms: Some(10 + i as u64),
             turn: Turn::Own(i as u64 + 1),
+            priority: 0,
+            tenant: None,
         }));
     }
     write(&Counted::new(db), key, &writes);
@@ -717,6 +726,8 @@ fn candidate(who: &str, seq: u64, input: &str) -> Waiter {
         workflow: Some(workflow("WF")),
         enqueued_ms: Some(10 + seq),
         turn: Turn::Own(seq + 1),
+        priority: 0,
+        tenant: None,
     }
 }
 
@@ -758,6 +769,7 @@ fn flat_scenarios() -> Vec<Scenario> {
                     workflow: Some(workflow("OTHER")),
                     limit: Some(2),
                     grant: false,
+                    ..Options::default()
                 },
                 ..plain("w8", false, None)
             })
@@ -816,6 +828,7 @@ fn flat_scenarios() -> Vec<Scenario> {
                         workflow: None,
                         limit: Some(4),
                         grant: false,
+                        ..Options::default()
                     },
                 })
             },
@@ -986,6 +999,18 @@ const CALLS: &[Call] = &[
     ("front", false, |sql| {
         loads(sql, Input::Release(id("holder")))
     }),
+    ("front (a tenant gives more than one)", false, |sql| {
+        loads(
+            sql,
+            Input::Acquire(AcquireRequest {
+                id: id("w9"),
+                options: Options {
+                    limit: Some(3),
+                    ..Options::default()
+                },
+            }),
+        )
+    }),
     ("holders to check (waiters)", false, |sql| {
         loads(sql, Input::Tick)
     }),
@@ -1033,7 +1058,20 @@ const CALLS: &[Call] = &[
         writes(sql, &[Write::MarkChecked(id("second"), 7)])
     }),
     ("remove holder", false, |sql| {
-        writes(sql, &[Write::RemoveHolder(id("second"))])
+        writes(sql, &[Write::RemoveHolder(id("second"), None)])
+    }),
+    ("end a hold", false, |sql| {
+        writes(sql, &[Write::RemoveHolder(id("holder"), Some(9))])
+    }),
+    ("serve a tenant", false, |sql| {
+        writes(
+            sql,
+            &[Write::Serve {
+                priority: 0,
+                tenant: None,
+                fence: 3,
+            }],
+        )
     }),
     ("push waiter", false, |sql| {
         writes(
@@ -1045,6 +1083,8 @@ const CALLS: &[Call] = &[
                 workflow: None,
                 enqueued_ms: Some(5),
                 turn: Turn::Shared,
+                priority: 0,
+                tenant: None,
             })],
         )
     }),
@@ -1109,17 +1149,22 @@ fn every_statement_searches_by_key() {
     let statements = every_statement(&db);
 
     // The test must see every statement in sql.rs: count the literals there.
-    // Two even out: the holders-to-check literal runs as two statements
-    // (with and without its `handed` filter), and inspect lists the queue
-    // with the very statement that loads its front.
+    // One literal runs as two statements: the holders to check, with and
+    // without its `handed` filter.
     let source = include_str!("../src/coordinator/sql.rs");
-    let in_source = ["\"SELECT ", "\"INSERT ", "\"DELETE ", "\"UPDATE "]
-        .iter()
-        .map(|start| source.matches(start).count())
-        .sum::<usize>();
+    let in_source = [
+        "\"SELECT ",
+        "\"INSERT ",
+        "\"DELETE ",
+        "\"UPDATE ",
+        "\"WITH ",
+    ]
+    .iter()
+    .map(|start| source.matches(start).count())
+    .sum::<usize>();
     assert_eq!(
         statements.len(),
-        in_source,
+        in_source + 1,
         "statements exercised vs. SQL literals in sql.rs:\n{:#?}",
         statements.iter().map(|l| &l.ran.sql).collect::<Vec<_>>()
     );
@@ -1151,6 +1196,7 @@ fn every_statement_searches_by_key() {
                 "coordinator_superseded",
                 "coordinator_keys",
                 "coordinator_holders",
+                "coordinator_tenants",
             ]
             .iter()
             .any(|t| line.contains(&format!(" {t} ")) || line.ends_with(&format!(" {t}")));

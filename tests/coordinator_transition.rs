@@ -11,7 +11,7 @@ use baton::coordinator::{
     self, AcquireRequest, EnqueueRequest, Holder, Input, Liveness, Member, MemoryKeyStore, Options,
     Reply, Settings, Summary, Turn, Waiter,
 };
-use baton::ident::{InputHash, InstanceId, WorkflowName};
+use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::sql::{Counted, SqlExec, SqlValue};
 use baton::transition::Effect;
 mod common;
@@ -68,10 +68,24 @@ fn woken(effects: &[Effect]) -> Vec<InstanceId> {
 /// Everything the in-memory key answers, for a pool of ids.
 fn observe(key: &MemoryKeyStore, ids: &[InstanceId]) -> String {
     let members: Vec<Member> = ids.iter().map(|i| key.member(i)).collect();
+    let tenants: Vec<String> = key
+        .tenants()
+        .iter()
+        .map(|((p, t), turn)| {
+            // Seqs are each store's own (the rows' restart with an empty
+            // queue); the order they give shows in the waiters' order.
+            format!(
+                "{p} {:?} {} {:?}",
+                t.as_ref().map_or("", |t| t.as_str()),
+                turn.waiters,
+                turn.served
+            )
+        })
+        .collect();
     format!(
-        "summary {:?} waiters {:?} superseded {} members {members:?}",
+        "summary {:?} waiters {:?} superseded {} members {members:?} tenants {tenants:?}",
         key.summary(),
-        key.waiters().collect::<Vec<_>>(),
+        key.hand_off_order(),
         key.superseded_count()
     )
 }
@@ -88,8 +102,33 @@ fn observe_rows(db: &Db, ids: &[InstanceId]) -> String {
         })
         .collect();
     let (summary, waiters, superseded) = coordinator::inspect(&sql, KEY);
+    // The rows' seqs count from 1 per key, as the in-memory key's do.
+    let tenants: Vec<String> = sqlite::run(
+        &db.0,
+        "SELECT priority, tenant, waiters, NULL, served FROM coordinator_tenants \
+         WHERE key = ?1 ORDER BY priority, tenant",
+        &[SqlValue::Text(KEY.to_owned())],
+    )
+    .rows
+    .iter()
+    .map(|row| {
+        let n = |v: &SqlValue| match v {
+            SqlValue::Integer(n) => Some(*n as u64),
+            _ => None,
+        };
+        let SqlValue::Text(tenant) = &row[1] else {
+            panic!("tenant is text")
+        };
+        format!(
+            "{} {tenant:?} {} {:?}",
+            n(&row[0]).map_or(0, |p| p as i64 as i8),
+            n(&row[2]).unwrap_or(0),
+            n(&row[4])
+        )
+    })
+    .collect();
     format!(
-        "summary {summary:?} waiters {:?} superseded {superseded} members {members:?}",
+        "summary {summary:?} waiters {:?} superseded {superseded} members {members:?} tenants {tenants:?}",
         waiters.iter().collect::<Vec<_>>()
     )
 }
@@ -101,6 +140,12 @@ fn random_options(rng: &mut Rng) -> Options {
             .then(|| workflow(rng.pick::<&str>(&["WF_A", "WF_B"]))),
         limit: rng.percent(20).then(|| rng.range(1, 4) as u32),
         grant: rng.percent(40),
+        priority: *rng.pick(&[0, 0, 0, 5, -3]),
+        tenant: rng
+            .percent(60)
+            .then(|| Ident::new(rng.pick::<&str>(&["acme", "globex", "initech"]).to_string()))
+            .map(|t| t.expect("valid tenant")),
+        skip: rng.percent(10),
     }
 }
 
@@ -274,6 +319,8 @@ fn fill(db: &Db, key: &str, n: usize) {
             workflow: Some(workflow("WF")),
             enqueued_ms: Some(10 + i as u64),
             turn: Turn::Own(i as u64 + 1),
+            priority: 0,
+            tenant: None,
         }));
     }
     coordinator::write(&sql, key, &writes);

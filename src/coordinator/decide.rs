@@ -21,8 +21,33 @@
 //! reports the engine's acceptance back (`Input::Woken` with `accepted`),
 //! after which the holder counts as told and the event is not sent again.
 
+//!
+//! # Who goes next (contract §1c)
+//! "The front of the queue" is the hand-off order: the highest priority
+//! present first; within a priority, the tenants with waiters take turns
+//! (a tenant never served first, by its earliest waiter; then the one
+//! served longest ago), each turn going to that tenant's earliest waiter.
+//! A tenant is served when a waiter of it is granted a slot (a
+//! `Write::Serve` with the grant's fence moves it to the back of its
+//! priority's round); a caller granted at once with nobody waiting serves
+//! no one. An id not registered counts where its priority and tenant put
+//! it (with neither: last, as §1a says). The order is the storage's to
+//! read cheaply (`View::front`, `View::position`); the decision only takes
+//! from the front.
+//!
+//! `onBusy: "skip"` applies to a call that would register the id: an
+//! enqueue answers busy when every slot is held or anyone waits; an
+//! acquire answers busy unless it is granted at once, and then registers
+//! nothing and changes nothing (it checks a holder first when nobody
+//! waits, since no alarm would). An id already registered is answered as
+//! without it.
+//!
+//! A hold finishes when its holder releases, or is found dead after it
+//! confirmed its slot; the last [`HOLD_TIMES_KEPT`](crate::limits::HOLD_TIMES_KEPT)
+//! lengths give `etaMs` (`super::transition::eta_ms`).
+
 use super::state::{Turn, Waiter};
-use crate::ident::{InputHash, InstanceId, WorkflowName};
+use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
 
 /// The options of `enqueue` and `acquire` (contract §1a), validated at the
 /// edge: `workflow` names a configured binding, `limit` is 1 to 1000.
@@ -36,6 +61,16 @@ pub struct Options {
     /// `grant: true` (§1b): a registration made by this call gets a turn of
     /// its own, and `acquire` answers the object form ([`Place`], fences).
     pub grant: bool,
+    /// §1c: the priority a registration made by this call gets (-100 to
+    /// 100, checked at the edge; 0 unless named). Ignored for an id
+    /// already registered: fixed by the call that registered it.
+    pub priority: i8,
+    /// §1c: the tenant a registration made by this call gets (`None`: the
+    /// shared one). Fixed at registration, as `priority`.
+    pub tenant: Option<Ident>,
+    /// §1c `onBusy: "skip"`: a call that would register the id answers
+    /// busy instead of waiting, registering nothing (see `decide`).
+    pub skip: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +88,9 @@ pub struct EnqueueReply {
     pub terminated: Vec<Waiter>,
     /// The live waiting instance this enqueue coalesced into; nothing was registered.
     pub coalesced_into: Option<InstanceId>,
+    /// §1c: with `onBusy: "skip"`, the key was busy (every slot held, or
+    /// someone waiting): nothing was registered, nothing changed.
+    pub busy: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +108,8 @@ pub enum AcquireReply {
     /// The caller waits; with `grant`, where and for which event.
     Pending(Option<Place>),
     Superseded,
+    /// §1c `onBusy: "skip"`: not granted at once; nothing registered.
+    Busy,
 }
 
 /// A waiting caller's place, for a `grant` reply.
@@ -79,4 +119,7 @@ pub struct Place {
     pub turn: Turn,
     /// 1 is next.
     pub position: u32,
+    /// §1c: the mean of the key's last hold times times
+    /// `ceil(position / limit)`; `None` before the key's first finished hold.
+    pub eta_ms: Option<u64>,
 }

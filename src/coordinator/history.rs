@@ -171,7 +171,7 @@ pub fn after(view: &View, checked: Option<&InstanceId>, t: &Transition) -> Happe
                     }
                 }
             }
-            Write::RemoveHolder(id) => {
+            Write::RemoveHolder(id, _) => {
                 let dead = checked == Some(id);
                 happened.found_dead |= dead;
                 let Some(holder) = view.summary.holders.iter().find(|h| h.id == *id) else {

@@ -4,9 +4,28 @@
 //! reference the SQL tests measure those rows against.
 
 use super::state::{Holder, HolderState, Member, Waiter};
-use crate::ident::{InputHash, InstanceId, WorkflowName};
-use crate::limits::{HOLDERS_PER_KEY_MAX, SUPERSEDED_REMEMBERED_MAX, WAITERS_PER_KEY_MAX};
+use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
+use crate::limits::{
+    HOLDERS_PER_KEY_MAX, HOLD_TIMES_KEPT, IDLE_TENANT_KEPT_GRANTS, SUPERSEDED_REMEMBERED_MAX,
+    WAITERS_PER_KEY_MAX,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// A priority and a tenant (`None`: the shared one): where §1c's order
+/// keeps a waiter.
+type Share = (i8, Option<Ident>);
+
+/// What the key keeps of one tenant at one priority, as the
+/// `coordinator_tenants` row does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TenantTurn {
+    /// Its waiters now.
+    pub waiters: u32,
+    /// Its earliest waiter's seq, while it has one.
+    pub first_seq: Option<u64>,
+    /// The fence of its last grant served in its turn (`None`: never).
+    pub served: Option<u64>,
+}
 
 #[derive(Debug, Clone)]
 pub struct MemoryKeyStore {
@@ -21,6 +40,9 @@ pub struct MemoryKeyStore {
     next_seq: u64,
     superseded: BTreeMap<u64, InstanceId>,
     superseded_seq: HashMap<InstanceId, u64>,
+    tenants: BTreeMap<Share, TenantTurn>,
+    /// The last finished holds' lengths, oldest first.
+    hold_times_ms: Vec<u64>,
 }
 
 impl Default for MemoryKeyStore {
@@ -36,14 +58,76 @@ impl Default for MemoryKeyStore {
             next_seq: 0,
             superseded: BTreeMap::new(),
             superseded_seq: HashMap::new(),
+            tenants: BTreeMap::new(),
+            hold_times_ms: Vec::new(),
         }
     }
 }
 
 impl MemoryKeyStore {
-    /// Waiters in the order they will be handed the key.
+    /// Waiters in the order they arrived (with neither priorities nor
+    /// tenants, the order they will be handed the key).
     pub fn waiters(&self) -> impl Iterator<Item = &Waiter> {
         self.waiters.values()
+    }
+
+    /// Every tenant the key keeps a turn for, by priority and tenant.
+    pub fn tenants(&self) -> &BTreeMap<Share, TenantTurn> {
+        &self.tenants
+    }
+
+    /// Waiters in the order the key will be handed on (§1c), worked out
+    /// from the whole queue: the highest priority first; within one, rounds
+    /// over its tenants with waiters, each round in the tenants' turn order
+    /// (never served first, by earliest waiter; then served longest ago
+    /// first), one waiter of each (its earliest not yet taken) per round.
+    /// With `extra`, as if that waiter had joined now.
+    pub fn hand_off_order_with(&self, extra: Option<&Waiter>) -> Vec<Waiter> {
+        /// A tenant's waiters at one priority, with their seqs, earliest first.
+        type Queue = Vec<(u64, Waiter)>;
+        let mut by_share: BTreeMap<Share, Queue> = BTreeMap::new();
+        for (seq, w) in &self.waiters {
+            by_share
+                .entry((w.priority, w.tenant.clone()))
+                .or_default()
+                .push((*seq, w.clone()));
+        }
+        if let Some(w) = extra {
+            by_share
+                .entry((w.priority, w.tenant.clone()))
+                .or_default()
+                .push((u64::MAX, w.clone()));
+        }
+        let mut priorities: Vec<i8> = by_share.keys().map(|(p, _)| *p).collect();
+        priorities.sort_unstable_by(|a, b| b.cmp(a));
+        priorities.dedup();
+        let mut order = Vec::new();
+        for p in priorities {
+            let mut shares: Vec<(Option<u64>, u64, &Queue)> = by_share
+                .iter()
+                .filter(|((q, _), _)| *q == p)
+                .map(|(share, ws)| {
+                    let served = self.tenants.get(share).and_then(|t| t.served);
+                    (served, ws[0].0, ws)
+                })
+                .collect();
+            // `None` (never served) sorts first, then by fence, then seq.
+            shares.sort_by_key(|(served, first, _)| (*served, *first));
+            let rounds = shares.iter().map(|(_, _, ws)| ws.len()).max().unwrap_or(0);
+            for round in 0..rounds {
+                for (_, _, ws) in &shares {
+                    if let Some((_, w)) = ws.get(round) {
+                        order.push(w.clone());
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    /// [`MemoryKeyStore::hand_off_order_with`] of the queue as it is.
+    pub fn hand_off_order(&self) -> Vec<Waiter> {
+        self.hand_off_order_with(None)
     }
 
     fn take_seq(&mut self) -> u64 {
@@ -182,14 +266,42 @@ impl MemoryKeyStore {
 
     /// The `n` waiters that will be handed the key next, in order.
     pub fn first_waiters(&self, n: u32) -> Vec<Waiter> {
-        self.waiters.values().take(n as usize).cloned().collect()
+        let mut order = self.hand_off_order();
+        order.truncate(n as usize);
+        order
     }
 
-    /// `id`'s place in the order the key is handed on (1 is next), if it
-    /// waits. Costs a count of the waiters ahead; only grant replies ask.
+    /// `id`'s place in the order the key is handed on (1 is next), if it waits.
     pub fn position(&self, id: &InstanceId) -> Option<u32> {
-        let seq = *self.waiter_seq.get(id)?;
-        Some(self.waiters.range(..=seq).count() as u32)
+        self.hand_off_order()
+            .iter()
+            .position(|w| w.id == *id)
+            .map(|n| n as u32 + 1)
+    }
+
+    /// Where a waiter of this priority and tenant would stand if it joined now.
+    pub fn place_of_newcomer(&self, id: &InstanceId, priority: i8, tenant: Option<&Ident>) -> u32 {
+        let newcomer = Waiter {
+            id: id.clone(),
+            since_ms: 0,
+            input_hash: None,
+            workflow: None,
+            enqueued_ms: None,
+            turn: super::state::Turn::Shared,
+            priority,
+            tenant: tenant.cloned(),
+        };
+        let order = self.hand_off_order_with(Some(&newcomer));
+        order
+            .iter()
+            .position(|w| w.id == *id)
+            .expect("the newcomer is in the order") as u32
+            + 1
+    }
+
+    /// The last finished holds' lengths, oldest first.
+    pub fn hold_times_ms(&self) -> &[u64] {
+        &self.hold_times_ms
     }
 
     /// The earliest waiter registered with `hash`.
@@ -212,6 +324,16 @@ impl MemoryKeyStore {
         }
         self.waiter_seq.insert(waiter.id.clone(), seq);
         self.waiters.insert(seq, waiter.clone());
+        let turn = self
+            .tenants
+            .entry((waiter.priority, waiter.tenant.clone()))
+            .or_insert(TenantTurn {
+                waiters: 0,
+                first_seq: None,
+                served: None,
+            });
+        turn.waiters += 1;
+        turn.first_seq.get_or_insert(seq);
     }
 
     pub fn set_waiter_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
@@ -227,6 +349,21 @@ impl MemoryKeyStore {
             return;
         };
         let waiter = self.waiters.remove(&seq).expect("index and queue agree");
+        let share = (waiter.priority, waiter.tenant.clone());
+        let next = self
+            .waiters
+            .iter()
+            .find(|(_, w)| w.priority == share.0 && w.tenant == share.1)
+            .map(|(s, _)| *s);
+        let turn = self
+            .tenants
+            .get_mut(&share)
+            .expect("a waiter's tenant is kept");
+        turn.waiters -= 1;
+        turn.first_seq = next;
+        if turn.waiters == 0 && turn.served.is_none() {
+            self.tenants.remove(&share);
+        }
         if let Some(hash) = waiter.input_hash {
             let seqs = self.hash_seqs.get_mut(&hash).expect("hash index agrees");
             seqs.remove(&seq);
@@ -261,6 +398,24 @@ impl MemoryKeyStore {
         u32::try_from(self.superseded.len()).expect("superseded ids are bounded")
     }
 
+    /// A grant of `fence` served a waiter of `share` in its turn: the
+    /// tenant goes to the back of its priority's round. Then tenants with
+    /// no waiter left served more than [`IDLE_TENANT_KEPT_GRANTS`] grants
+    /// ago are forgotten.
+    pub fn serve(&mut self, share: Share, fence: u64) {
+        self.tenants
+            .entry(share)
+            .or_insert(TenantTurn {
+                waiters: 0,
+                first_seq: None,
+                served: None,
+            })
+            .served = Some(fence);
+        let below = fence.saturating_sub(IDLE_TENANT_KEPT_GRANTS);
+        self.tenants
+            .retain(|_, t| t.waiters > 0 || t.served.is_some_and(|s| s >= below));
+    }
+
     /// Forgets the oldest superseded ids until at most `keep` remain.
     pub fn forget_superseded_beyond(&mut self, keep: u32) {
         while self.superseded.len() > keep as usize {
@@ -273,7 +428,7 @@ impl MemoryKeyStore {
 // ---------------------------------------------------------------------------
 // The targeted view and the writes of `super::transition`.
 
-use super::transition::{acquire_waits, front_needed, Input, Summary, View, Write};
+use super::transition::{acquire_waits, front_needed, needs_place, Input, Summary, View, Write};
 
 impl MemoryKeyStore {
     /// The key's summary, as `sql::load_summary` reads it.
@@ -285,6 +440,7 @@ impl MemoryKeyStore {
             waiters: self.waiter_count(),
             holders: self.holders(),
             none_superseded: self.superseded.is_empty(),
+            hold_times_ms: self.hold_times_ms.clone(),
         }
     }
 
@@ -323,13 +479,19 @@ impl MemoryKeyStore {
         };
         match input {
             Input::Acquire(request) | Input::AcquireChecked { request, .. } => {
-                if matches!(input, Input::Acquire(_)) && acquire_waits(&view, request) {
-                    view.to_check = checks(1, true);
+                let checked = matches!(input, Input::AcquireChecked { .. });
+                if needs_place(&view, request, checked) {
+                    view.position = match &view.member {
+                        Some(Member::Waiter(_)) => self.position(&request.id),
+                        _ => Some(self.place_of_newcomer(
+                            &request.id,
+                            request.options.priority,
+                            request.options.tenant.as_ref(),
+                        )),
+                    };
                 }
-                let beyond = matches!(&view.member, Some(Member::Waiter(w))
-                    if !view.front.iter().any(|f| f.id == w.id));
-                if request.options.grant && beyond {
-                    view.position = self.position(&request.id);
+                if !checked && acquire_waits(&view, request) {
+                    view.to_check = checks(1, true);
                 }
             }
             Input::Tick => {
@@ -395,7 +557,20 @@ pub fn apply(key: &mut MemoryKeyStore, writes: &[Write]) {
             Write::SetHolderWorkflow(id, workflow) => {
                 key.set_holder_workflow(id, workflow.as_ref())
             }
-            Write::RemoveHolder(id) => key.remove_holder(id),
+            Write::RemoveHolder(id, ended_ms) => {
+                if let (Some(end), Some(i)) = (ended_ms, key.holder_index(id)) {
+                    let since = key.holders[i].0.since_ms;
+                    key.hold_times_ms.push(end.saturating_sub(since));
+                    let over = key.hold_times_ms.len().saturating_sub(HOLD_TIMES_KEPT);
+                    key.hold_times_ms.drain(..over);
+                }
+                key.remove_holder(id)
+            }
+            Write::Serve {
+                priority,
+                tenant,
+                fence,
+            } => key.serve((*priority, tenant.clone()), *fence),
             Write::MarkChecked(id, now_ms) => key.mark_checked(id, *now_ms),
             Write::PushWaiter(waiter) => key.push_waiter(waiter),
             Write::SetWaiterWorkflow(id, workflow) => {

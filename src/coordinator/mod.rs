@@ -52,7 +52,7 @@ pub use memory::{apply, assert_invariants_deep, needs_holder_check, MemoryKeySto
 pub use sql::{inspect, keys_due, load, load_summary, migrate, write};
 pub use state::*;
 pub use transition::{
-    acquire_waits, assert_invariants as assert_view, decide, front_needed, needs_check, Input,
-    Reply, Settings, Summary, Transition, View, Write,
+    acquire_waits, assert_invariants as assert_view, decide, eta_ms, front_needed, needs_check,
+    needs_place, Input, Reply, Settings, Summary, Transition, View, Write,
 };
 pub use turn::{check_turn_event_type, event_type};

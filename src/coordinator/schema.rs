@@ -102,6 +102,84 @@ pub const MIGRATIONS: &[&[&str]] = &[
     // v5 (contract §10): a key's counts and recent holds, and what its
     // list shard is owed (`super::history` says what each holds).
     super::history::MIGRATION,
+    // v6 (contract §1c): priorities, tenants and hold times.
+    //
+    // Each waiter row carries its priority and tenant ('' is the shared
+    // tenant: a tenant is a non-empty identifier). `coordinator_tenants`
+    // keeps one row per key, priority and tenant: its waiter count, its
+    // earliest waiter's seq and `served`, the fence of the last grant that
+    // served it in its turn (NULL: never). The waiter rows' triggers keep
+    // the count and the earliest seq (one index seek on
+    // `coordinator_waiters_share` when the earliest leaves), and drop a
+    // row that has no waiter left and was never served; `Write::Serve`
+    // sets `served` and forgets the rows with no waiter served longer ago
+    // than `IDLE_TENANT_KEPT_GRANTS` grants (through
+    // `coordinator_tenants_idle`), so they stay bounded. The
+    // next tenant is then the first entry of `coordinator_tenants_turns`
+    // (highest priority, never served first by earliest waiter, then
+    // served longest ago), and its earliest waiter one seek by seq, so a
+    // hand-off reads the same few rows behind 10 waiters or 10,000.
+    // Waiters from before read as priority 0 of the shared tenant.
+    //
+    // Hold times (`etaMs`): `coordinator_keys.hold_times_ms` is a JSON
+    // array of the key's last 20 finished holds in ms, oldest first. A
+    // hold ends by stamping `ended_ms` on its holder row (the statement
+    // that used to delete it); the trigger appends the hold's length to
+    // the key row and deletes the holder row, so an uncontended
+    // acquire+release still runs one statement each. A holder row deleted
+    // outright (a handed slot that was never confirmed, found dead) adds
+    // no hold time. More of what a key keeps about its holds (contract
+    // §10's history) goes beside it: columns on `coordinator_keys`, or a
+    // further statement in the `coordinator_holders_ended` trigger, which
+    // sees each finished hold's row (id, fence, since_ms, ended_ms).
+    &[
+        "ALTER TABLE coordinator_waiters ADD COLUMN priority INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE coordinator_waiters ADD COLUMN tenant TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX coordinator_waiters_share ON coordinator_waiters (key, priority, tenant, seq)",
+        "CREATE TABLE coordinator_tenants (
+            key TEXT NOT NULL,
+            priority INTEGER NOT NULL,
+            tenant TEXT NOT NULL,
+            waiters INTEGER NOT NULL,
+            first_seq INTEGER,
+            served INTEGER,
+            PRIMARY KEY (key, priority, tenant)
+        )",
+        "CREATE INDEX coordinator_tenants_turns ON coordinator_tenants \
+            (key, priority DESC, served, first_seq) WHERE waiters > 0",
+        "CREATE INDEX coordinator_tenants_idle ON coordinator_tenants \
+            (key, served) WHERE waiters = 0",
+        "INSERT INTO coordinator_tenants (key, priority, tenant, waiters, first_seq) \
+            SELECT key, 0, '', COUNT(*), MIN(seq) FROM coordinator_waiters GROUP BY key",
+        "CREATE TRIGGER coordinator_waiters_joined AFTER INSERT ON coordinator_waiters BEGIN \
+            INSERT INTO coordinator_tenants (key, priority, tenant, waiters, first_seq) \
+            VALUES (new.key, new.priority, new.tenant, 1, new.seq) \
+            ON CONFLICT (key, priority, tenant) DO UPDATE SET waiters = waiters + 1, \
+            first_seq = COALESCE(first_seq, excluded.first_seq); \
+         END",
+        "CREATE TRIGGER coordinator_waiters_left AFTER DELETE ON coordinator_waiters BEGIN \
+            UPDATE coordinator_tenants SET waiters = waiters - 1, \
+            first_seq = CASE WHEN first_seq = old.seq THEN \
+                (SELECT MIN(seq) FROM coordinator_waiters \
+                 WHERE key = old.key AND priority = old.priority AND tenant = old.tenant) \
+                ELSE first_seq END \
+            WHERE key = old.key AND priority = old.priority AND tenant = old.tenant; \
+            DELETE FROM coordinator_tenants \
+            WHERE key = old.key AND priority = old.priority AND tenant = old.tenant \
+            AND waiters = 0 AND served IS NULL; \
+         END",
+        "ALTER TABLE coordinator_keys ADD COLUMN hold_times_ms TEXT",
+        "ALTER TABLE coordinator_holders ADD COLUMN ended_ms INTEGER",
+        "CREATE TRIGGER coordinator_holders_ended AFTER UPDATE OF ended_ms ON coordinator_holders \
+         WHEN new.ended_ms IS NOT NULL BEGIN \
+            UPDATE coordinator_keys SET hold_times_ms = ( \
+                SELECT CASE WHEN json_array_length(t) > 20 THEN json_remove(t, '$[0]') ELSE t END \
+                FROM (SELECT json_insert(COALESCE(hold_times_ms, '[]'), '$[#]', \
+                      max(new.ended_ms - new.since_ms, 0)) AS t)) \
+            WHERE key = new.key; \
+            DELETE FROM coordinator_holders WHERE key = new.key AND id = new.id; \
+         END",
+    ],
 ];
 
 /// The version this release writes.

@@ -17,9 +17,11 @@
 use super::schema;
 use super::state::Turn;
 use super::state::{Holder, HolderState, Liveness, Member, Waiter};
-use super::transition::{acquire_waits, front_needed, Input, Summary, View, Write};
-use crate::ident::{InputHash, InstanceId, WorkflowName};
-use crate::limits::{HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, WAITERS_PER_KEY_MAX};
+use super::transition::{acquire_waits, front_needed, needs_place, Input, Summary, View, Write};
+use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
+use crate::limits::{
+    HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, IDLE_TENANT_KEPT_GRANTS, WAITERS_PER_KEY_MAX,
+};
 use crate::sql::{
     integer, millis, millis_value, optional_millis, optional_millis_value, optional_text,
     stored_id, text, Counted, SqlExec, SqlValue,
@@ -31,12 +33,13 @@ pub fn migrate(exec: &impl SqlExec) {
 }
 
 /// The columns a waiter is read with, in [`waiter_from_row`]'s order.
-const WAITER_COLUMNS: &str = "id, since_ms, input_hash, workflow, enqueued_ms, turn";
+const WAITER_COLUMNS: &str =
+    "id, since_ms, input_hash, workflow, enqueued_ms, turn, priority, tenant";
 /// [`WAITER_COLUMNS`] of the table aliased `w`.
 const WAITER_COLUMNS_OF_W: &str =
-    "w.id, w.since_ms, w.input_hash, w.workflow, w.enqueued_ms, w.turn";
+    "w.id, w.since_ms, w.input_hash, w.workflow, w.enqueued_ms, w.turn, w.priority, w.tenant";
 /// How many columns [`waiter_from_row`] reads.
-const WAITER_WIDTH: usize = 6;
+const WAITER_WIDTH: usize = 8;
 /// The columns a holder is read with, in [`holder_from_row`]'s order.
 const HOLDER_COLUMNS: &str = "id, since_ms, state, workflow, enqueued_ms, turn, fence";
 /// [`HOLDER_COLUMNS`] of the table aliased `h`.
@@ -104,7 +107,41 @@ fn waiter_from_row(row: &[SqlValue]) -> Waiter {
         workflow: workflow_from(&row[3]),
         enqueued_ms: optional_millis(&row[4]),
         turn: turn_from(&row[5]),
+        priority: priority_from(&row[6]),
+        tenant: tenant_from(&row[7]),
     }
+}
+
+fn priority_from(value: &SqlValue) -> i8 {
+    i8::try_from(integer(value)).expect("stored priority is in range")
+}
+
+fn priority_value(priority: i8) -> SqlValue {
+    SqlValue::Integer(i64::from(priority))
+}
+
+/// A tenant column: '' is the shared tenant (a tenant is never empty).
+fn tenant_from(value: &SqlValue) -> Option<Ident> {
+    match text(value) {
+        shared if shared.is_empty() => None,
+        name => Some(Ident::new(name).expect("stored tenant is valid")),
+    }
+}
+
+fn tenant_value(tenant: Option<&Ident>) -> SqlValue {
+    SqlValue::Text(tenant.map_or("", Ident::as_str).to_owned())
+}
+
+/// The key row's hold times: a JSON array of integers, oldest first.
+fn hold_times_from(value: &SqlValue) -> Vec<u64> {
+    let Some(list) = optional_text(value) else {
+        return Vec::new();
+    };
+    list.trim_matches(|c| c == '[' || c == ']')
+        .split(',')
+        .filter(|n| !n.trim().is_empty())
+        .map(|n| n.trim().parse().expect("stored hold times are integers"))
+        .collect()
 }
 
 /// The key's summary: one read (the key row, whether any superseded id is
@@ -114,7 +151,7 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
         &format!(
             "SELECT k.holder_limit, k.waiter_count, \
              NOT EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1), \
-             k.fence, k.turns, {HOLDER_COLUMNS_OF_H}, h.seq \
+             k.fence, k.turns, k.hold_times_ms, {HOLDER_COLUMNS_OF_H}, h.seq \
              FROM (SELECT 1) \
              LEFT JOIN coordinator_keys k ON k.key = ?1 \
              LEFT JOIN coordinator_holders h ON h.key = ?1 LIMIT ?2"
@@ -124,8 +161,8 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
             SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
         ],
     );
-    /// Where the holder's columns start: after the key's five.
-    const H: usize = 5;
+    /// Where the holder's columns start: after the key's six.
+    const H: usize = 6;
     let count = |v: &SqlValue| u32::try_from(integer(v)).expect("counts are bounded");
     let first = &rows[0];
     let mut held: Vec<(i64, Holder)> = rows
@@ -151,6 +188,7 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
         none_superseded: integer(&first[2]) != 0,
         fence: optional_millis(&first[3]).unwrap_or(0),
         turns: optional_millis(&first[4]).unwrap_or(0),
+        hold_times_ms: hold_times_from(&first[5]),
         holders: held.into_iter().map(|(_, holder)| holder).collect(),
     }
 }
@@ -256,14 +294,7 @@ pub fn load<E: SqlExec>(
     let member = named.map(|id| load_member(sql, key, &summary, id));
     let n = front_needed(&summary, input);
     let front = if n > 0 {
-        read_waiters(
-            sql,
-            &format!(
-                "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
-                 WHERE key = ?1 ORDER BY seq LIMIT ?2"
-            ),
-            &[key_value(key), SqlValue::Integer(i64::from(n))],
-        )
+        load_front(sql, key, n)
     } else {
         Vec::new()
     };
@@ -275,19 +306,16 @@ pub fn load<E: SqlExec>(
     };
     match input {
         Input::Acquire(request) | Input::AcquireChecked { request, .. } => {
-            if matches!(input, Input::Acquire(_)) && acquire_waits(&view, request) {
-                view.to_check = load_to_check(sql, key, 1, true);
+            let checked = matches!(input, Input::AcquireChecked { .. });
+            if needs_place(&view, request, checked) {
+                let (priority, tenant) = match &view.member {
+                    Some(Member::Waiter(w)) => (w.priority, w.tenant.clone()),
+                    _ => (request.options.priority, request.options.tenant.clone()),
+                };
+                view.position = Some(load_place(sql, key, &request.id, priority, tenant.as_ref()));
             }
-            let beyond = matches!(&view.member, Some(Member::Waiter(w))
-                if !view.front.iter().any(|f| f.id == w.id));
-            if request.options.grant && beyond {
-                let rows = sql.read(
-                    "SELECT COUNT(*) FROM coordinator_waiters WHERE key = ?1 AND seq <= \
-                     (SELECT seq FROM coordinator_waiters WHERE key = ?1 AND id = ?2)",
-                    &[key_value(key), id_value(&request.id)],
-                );
-                let n = u32::try_from(integer(&rows[0][0])).expect("waiters are bounded");
-                view.position = (n > 0).then_some(n);
+            if !checked && acquire_waits(&view, request) {
+                view.to_check = load_to_check(sql, key, 1, true);
             }
         }
         Input::Tick => {
@@ -347,6 +375,170 @@ pub fn load<E: SqlExec>(
         Input::Release(_) | Input::Woken { .. } | Input::TickChecked { .. } => {}
     }
     view
+}
+
+/// A tenant's turn, as `coordinator_tenants_turns` orders them, with its
+/// earliest waiter.
+struct Turn1 {
+    priority: i8,
+    tenant: Option<Ident>,
+    waiters: u32,
+    first_seq: i64,
+    first: Waiter,
+}
+
+/// Which of the tenants in `turns` (in turn order) give the first `n`
+/// hand-offs, as (index in `turns`, round): within the highest priority,
+/// round 0 takes each tenant's earliest waiter in turn order, round 1 each
+/// next one of those with two or more, and so on; then the next priority.
+/// Serving a tenant moves it to the back of its round, behind the others
+/// of this one, so the rounds repeat the same order.
+fn rounds(turns: &[(i8, u32)], n: usize) -> Vec<(usize, u32)> {
+    let mut picks = Vec::with_capacity(n);
+    let mut start = 0;
+    while start < turns.len() && picks.len() < n {
+        let priority = turns[start].0;
+        let end = start + turns[start..].partition_point(|(p, _)| *p == priority);
+        let deepest = turns[start..end].iter().map(|(_, w)| *w).max().unwrap_or(0);
+        'group: for round in 0..deepest {
+            for (i, (_, waiters)) in turns.iter().enumerate().take(end).skip(start) {
+                if *waiters > round {
+                    if picks.len() == n {
+                        break 'group;
+                    }
+                    picks.push((i, round));
+                }
+            }
+        }
+        start = end;
+    }
+    picks
+}
+
+/// The first `n` waiters in hand-off order (§1c): the first `n` tenants in
+/// turn order with their earliest waiters (one read, through
+/// `coordinator_tenants_turns` and a seek by seq each), then, only for a
+/// tenant that gives more than one of the `n` (fewer tenants than free
+/// slots), its next waiters (one read each).
+fn load_front<E: SqlExec>(sql: &Counted<'_, E>, key: &str, n: u32) -> Vec<Waiter> {
+    let turns: Vec<Turn1> = sql
+        .read(
+            &format!(
+                "SELECT t.priority, t.tenant, t.waiters, t.first_seq, {WAITER_COLUMNS_OF_W} \
+                 FROM coordinator_tenants t \
+                 JOIN coordinator_waiters w ON w.key = t.key AND w.seq = t.first_seq \
+                 WHERE t.key = ?1 AND t.waiters > 0 \
+                 ORDER BY t.priority DESC, t.served, t.first_seq LIMIT ?2"
+            ),
+            &[key_value(key), SqlValue::Integer(i64::from(n))],
+        )
+        .iter()
+        .map(|row| Turn1 {
+            priority: priority_from(&row[0]),
+            tenant: tenant_from(&row[1]),
+            waiters: u32::try_from(integer(&row[2])).expect("waiters are bounded"),
+            first_seq: integer(&row[3]),
+            first: waiter_from_row(&row[4..4 + WAITER_WIDTH]),
+        })
+        .collect();
+    let shape: Vec<(i8, u32)> = turns.iter().map(|t| (t.priority, t.waiters)).collect();
+    let picks = rounds(&shape, n as usize);
+    // Each tenant's waiters as far as the picks reach, earliest first.
+    let mut taken: Vec<Vec<Waiter>> = turns.iter().map(|t| vec![t.first.clone()]).collect();
+    for (i, turn) in turns.iter().enumerate() {
+        let deepest = picks.iter().filter(|(t, _)| *t == i).count();
+        if deepest > 1 {
+            taken[i].extend(read_waiters(
+                sql,
+                &format!(
+                    "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+                     WHERE key = ?1 AND priority = ?2 AND tenant = ?3 AND seq > ?4 \
+                     ORDER BY seq LIMIT ?5"
+                ),
+                &[
+                    key_value(key),
+                    priority_value(turn.priority),
+                    tenant_value(turn.tenant.as_ref()),
+                    SqlValue::Integer(turn.first_seq),
+                    SqlValue::Integer(deepest as i64 - 1),
+                ],
+            ));
+        }
+    }
+    picks
+        .into_iter()
+        .map(|(i, round)| taken[i][round as usize].clone())
+        .collect()
+}
+
+/// `arrived` (every waiter, earliest first) in hand-off order, given the
+/// tenants' turn order: [`rounds`] over the whole queue.
+fn hand_off_order(turns: &[(i8, Option<Ident>)], arrived: Vec<Waiter>) -> Vec<Waiter> {
+    let mut queues: Vec<std::collections::VecDeque<Waiter>> = vec![Default::default(); turns.len()];
+    let total = arrived.len();
+    for waiter in arrived {
+        let i = turns
+            .iter()
+            .position(|(p, t)| *p == waiter.priority && *t == waiter.tenant)
+            .expect("every waiter's tenant has its turn row");
+        queues[i].push_back(waiter);
+    }
+    let shape: Vec<(i8, u32)> = turns
+        .iter()
+        .zip(&queues)
+        .map(|((p, _), q)| (*p, q.len() as u32))
+        .collect();
+    rounds(&shape, total)
+        .into_iter()
+        .map(|(i, _)| {
+            queues[i]
+                .pop_front()
+                .expect("rounds take what each tenant has")
+        })
+        .collect()
+}
+
+/// Where the waiter `id` of this priority and tenant stands in hand-off
+/// order (1 is next), or an id not waiting would stand if it joined now:
+/// everyone of a higher priority, then at its own, `r` rounds of the other
+/// tenants (`r`: its tenant's waiters ahead of it) and, in its own round,
+/// the tenants whose turn comes before its tenant's. One read: one row per
+/// tenant with waiters at its priority or above, and for a waiter a count
+/// of its own tenant's waiters ahead of it (for an id not waiting, its
+/// tenant's count, kept in the tenant's row): never a walk of the queue.
+fn load_place<E: SqlExec>(
+    sql: &Counted<'_, E>,
+    key: &str,
+    id: &InstanceId,
+    priority: i8,
+    tenant: Option<&Ident>,
+) -> u32 {
+    let rows = sql.read(
+        "WITH share AS (SELECT served, waiters, first_seq FROM coordinator_tenants \
+            WHERE key = ?1 AND priority = ?2 AND tenant = ?3), \
+         mine AS (SELECT seq FROM coordinator_waiters WHERE key = ?1 AND id = ?4), \
+         me AS (SELECT \
+            CASE WHEN EXISTS (SELECT 1 FROM mine) THEN \
+                (SELECT COUNT(*) FROM coordinator_waiters WHERE key = ?1 AND priority = ?2 \
+                 AND tenant = ?3 AND seq < (SELECT seq FROM mine)) \
+            ELSE COALESCE((SELECT waiters FROM share), 0) END AS r, \
+            (SELECT served FROM share) AS served, \
+            COALESCE((SELECT first_seq FROM share WHERE waiters > 0), ?5) AS first) \
+         SELECT me.r + 1 + COALESCE(SUM(CASE WHEN t.priority > ?2 THEN t.waiters \
+            ELSE min(t.waiters, me.r) + (t.waiters > me.r AND ( \
+                (t.served IS NULL AND (me.served IS NOT NULL OR t.first_seq < me.first)) \
+                OR COALESCE(t.served < me.served, 0))) END), 0) \
+         FROM me LEFT JOIN coordinator_tenants t ON t.key = ?1 AND t.priority >= ?2 \
+            AND t.waiters > 0 AND NOT (t.priority = ?2 AND t.tenant = ?3)",
+        &[
+            key_value(key),
+            priority_value(priority),
+            tenant_value(tenant),
+            id_value(id),
+            SqlValue::Integer(i64::MAX),
+        ],
+    );
+    u32::try_from(integer(&rows[0][0])).expect("positions are bounded")
 }
 
 fn adjust_waiter_count<E: SqlExec>(sql: &Counted<'_, E>, key: &str, delta: i64) {
@@ -412,10 +604,49 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                     ],
                 );
             }
-            Write::RemoveHolder(id) => {
+            // A finished hold is stamped: the trigger coordinator_holders_ended
+            // keeps its length and deletes the row, in this one statement.
+            Write::RemoveHolder(id, Some(ended_ms)) => {
+                sql.write(
+                    "UPDATE coordinator_holders SET ended_ms = ?3 WHERE key = ?1 AND id = ?2",
+                    &[key_value(key), id_value(id), millis_value(*ended_ms)],
+                );
+            }
+            Write::RemoveHolder(id, None) => {
                 sql.write(
                     "DELETE FROM coordinator_holders WHERE key = ?1 AND id = ?2",
                     &[key_value(key), id_value(id)],
+                );
+            }
+            Write::Serve {
+                priority,
+                tenant,
+                fence,
+            } => {
+                // The tenant's row may be gone (its last waiter just left,
+                // never served before): served now, it is kept, idle.
+                sql.write(
+                    "INSERT INTO coordinator_tenants (key, priority, tenant, waiters, served) \
+                     VALUES (?1, ?2, ?3, 0, ?4) \
+                     ON CONFLICT (key, priority, tenant) DO UPDATE SET served = excluded.served",
+                    &[
+                        key_value(key),
+                        priority_value(*priority),
+                        tenant_value(tenant.as_ref()),
+                        millis_value(*fence),
+                    ],
+                );
+                // Tenants with no waiter served more than
+                // IDLE_TENANT_KEPT_GRANTS grants ago are forgotten: the
+                // start of the idle index, one row per grant at most.
+                sql.write(
+                    "DELETE FROM coordinator_tenants \
+                     WHERE key = ?1 AND waiters = 0 AND served < ?2 - ?3",
+                    &[
+                        key_value(key),
+                        millis_value(*fence),
+                        millis_value(IDLE_TENANT_KEPT_GRANTS),
+                    ],
                 );
             }
             Write::MarkChecked(id, now_ms) => {
@@ -425,11 +656,13 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                 );
             }
             Write::PushWaiter(waiter) => {
+                // The trigger coordinator_waiters_joined counts it in its tenant.
                 sql.write(
                     "INSERT INTO coordinator_waiters \
-                     (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn) \
+                     (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, \
+                     priority, tenant) \
                      VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters \
-                     WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7)",
+                     WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                     &[
                         key_value(key),
                         id_value(&waiter.id),
@@ -441,6 +674,8 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                         workflow_value(waiter.workflow.as_ref()),
                         optional_millis_value(waiter.enqueued_ms),
                         turn_value(waiter.turn),
+                        priority_value(waiter.priority),
+                        tenant_value(waiter.tenant.as_ref()),
                     ],
                 );
                 adjust_waiter_count(sql, key, 1);
@@ -506,17 +741,25 @@ pub fn keys_due<E: SqlExec>(sql: &Counted<'_, E>, limit: u32) -> Vec<String> {
 /// (bounded by the queue's limit) and how many superseded ids it remembers.
 pub fn inspect<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> (Summary, Vec<Waiter>, u32) {
     let summary = load_summary(sql, key);
-    let waiters = read_waiters(
+    let bound = SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX));
+    let arrived = read_waiters(
         sql,
         &format!(
             "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
              WHERE key = ?1 ORDER BY seq LIMIT ?2"
         ),
-        &[
-            key_value(key),
-            SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX)),
-        ],
+        &[key_value(key), bound.clone()],
     );
+    let turns: Vec<(i8, Option<Ident>)> = sql
+        .read(
+            "SELECT priority, tenant FROM coordinator_tenants WHERE key = ?1 AND waiters > 0 \
+             ORDER BY priority DESC, served, first_seq LIMIT ?2",
+            &[key_value(key), bound],
+        )
+        .iter()
+        .map(|row| (priority_from(&row[0]), tenant_from(&row[1])))
+        .collect();
+    let waiters = hand_off_order(&turns, arrived);
     let superseded = sql
         .read(
             "SELECT COALESCE((SELECT MAX(seq) FROM coordinator_superseded WHERE key = ?1) \

@@ -1,6 +1,6 @@
 //! The shapes a key's state takes, and the storage interface decisions use.
 
-use crate::ident::{InputHash, InstanceId, WorkflowName};
+use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
 
 /// How a holder came to hold its slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +62,12 @@ pub struct Waiter {
     /// registered it, `None` when its own `acquire` did.
     pub enqueued_ms: Option<u64>,
     pub turn: Turn,
+    /// Contract §1c, fixed by the call that registered it: slots go to the
+    /// highest priority present (-100 to 100, 0 unless named).
+    pub priority: i8,
+    /// Contract §1c: within a priority, slots go round the tenants; `None`
+    /// is the one tenant shared by every waiter that names none.
+    pub tenant: Option<Ident>,
 }
 
 /// Where an instance stands at a key.

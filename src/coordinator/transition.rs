@@ -16,9 +16,10 @@
 use super::state::{Holder, HolderState, Liveness, Member, Turn, Waiter};
 use super::{AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Options, Place};
 use crate::error::BatonError;
-use crate::ident::{InstanceId, WorkflowName};
+use crate::ident::{Ident, InstanceId, WorkflowName};
 use crate::limits::{
-    HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, SUPERSEDED_REMEMBERED_MAX, WAITERS_PER_KEY_MAX,
+    HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, HOLD_TIMES_KEPT, SUPERSEDED_REMEMBERED_MAX,
+    WAITERS_PER_KEY_MAX,
 };
 use crate::transition::{Check, Effect};
 
@@ -40,6 +41,10 @@ pub struct Summary {
     pub holders: Vec<Holder>,
     /// The key remembers no superseded id (`false`: not known).
     pub none_superseded: bool,
+    /// How long the key's last finished holds lasted, oldest first, at
+    /// most [`HOLD_TIMES_KEPT`] (§1c's `etaMs`): a hold finishes when its
+    /// holder releases, or is found dead after it confirmed its slot.
+    pub hold_times_ms: Vec<u64>,
 }
 
 impl Default for Summary {
@@ -51,6 +56,7 @@ impl Default for Summary {
             waiters: 0,
             holders: Vec::new(),
             none_superseded: true,
+            hold_times_ms: Vec::new(),
         }
     }
 }
@@ -61,7 +67,9 @@ pub struct View {
     pub summary: Summary,
     /// The place of the id the input names (a holder's is in the summary).
     pub member: Option<Member>,
-    /// The first waiters, as many as the input may hand slots to.
+    /// The first waiters in the order the key is handed on (§1c: highest
+    /// priority first, round the tenants within one), as many as the input
+    /// may hand slots to.
     pub front: Vec<Waiter>,
     /// Holders due a check, least recently checked first, each with when it
     /// was last checked (`None`: never).
@@ -71,7 +79,11 @@ pub struct View {
     pub candidate: Option<Waiter>,
     /// A superseding enqueue's victims: every waiter but the caller, in order.
     pub others: Vec<Waiter>,
-    /// The caller's place in the queue when it waits beyond `front`.
+    /// The caller's place in the hand-off order (1 is next), as the rows
+    /// stand before the decision: a waiter's own when it waits beyond
+    /// `front`; for an id not registered, where its priority and tenant
+    /// would put it if it joined now (§1c). Loaded when the decision needs
+    /// it (see `super::sql::load`).
     pub position: Option<u32>,
 }
 
@@ -153,7 +165,16 @@ pub enum Write {
     /// `Handed` becomes `Holding`.
     ConfirmHolder(InstanceId),
     SetHolderWorkflow(InstanceId, Option<WorkflowName>),
-    RemoveHolder(InstanceId),
+    /// The holder leaves; with the time its hold finished, when it counts
+    /// as a finished hold (§1c's `etaMs`, [`Summary::hold_times_ms`]).
+    RemoveHolder(InstanceId, Option<u64>),
+    /// A grant (of this fence) served a waiter of this priority and tenant:
+    /// the tenant goes to the back of its priority's round (§1c).
+    Serve {
+        priority: i8,
+        tenant: Option<Ident>,
+        fence: u64,
+    },
     MarkChecked(InstanceId, u64),
     /// A waiter behind every other.
     PushWaiter(Waiter),
@@ -168,6 +189,7 @@ pub enum Write {
 
 /// The scratch a decision works on: the view, changed as the writes it
 /// records would change the rows.
+#[derive(Clone)]
 struct Key<'v> {
     view: &'v View,
     s: Summary,
@@ -257,11 +279,19 @@ impl<'v> Key<'v> {
         }
     }
 
-    fn remove_holder(&mut self, id: &InstanceId) {
-        if self.holder(id).is_some() {
-            self.s.holders.retain(|h| h.id != *id);
-            self.writes.push(Write::RemoveHolder(id.clone()));
+    /// `ended_ms`: when its hold finished, if it counts as a finished hold.
+    fn remove_holder(&mut self, id: &InstanceId, ended_ms: Option<u64>) {
+        let Some(holder) = self.holder(id).cloned() else {
+            return;
+        };
+        self.s.holders.retain(|h| h.id != *id);
+        if let Some(end) = ended_ms {
+            let times = &mut self.s.hold_times_ms;
+            times.push(end.saturating_sub(holder.since_ms));
+            let over = times.len().saturating_sub(HOLD_TIMES_KEPT);
+            times.drain(..over);
         }
+        self.writes.push(Write::RemoveHolder(id.clone(), ended_ms));
     }
 
     fn push_waiter(&mut self, waiter: Waiter) {
@@ -382,7 +412,12 @@ pub fn decide(
     let reply = match input {
         Input::Enqueue(request) => {
             let member = key.member(&request.id);
-            if let Some(candidate) = coalesce_candidate(&key, &member, &request) {
+            if skips(&key, &member, &request.options) {
+                Reply::Enqueue(EnqueueReply {
+                    busy: true,
+                    ..EnqueueReply::default()
+                })
+            } else if let Some(candidate) = coalesce_candidate(&key, &member, &request) {
                 key.effects
                     .push(check(&candidate.id, candidate.workflow.as_ref(), settings));
                 Reply::EnqueueChecking { request, candidate }
@@ -397,10 +432,15 @@ pub fn decide(
         } => {
             let member = key.member(&request.id);
             let still = coalesce_candidate(&key, &member, &request);
-            if liveness == Liveness::Alive && still.is_some_and(|c| c.id == candidate.id) {
+            if skips(&key, &member, &request.options) {
                 Reply::Enqueue(EnqueueReply {
-                    terminated: Vec::new(),
+                    busy: true,
+                    ..EnqueueReply::default()
+                })
+            } else if liveness == Liveness::Alive && still.is_some_and(|c| c.id == candidate.id) {
+                Reply::Enqueue(EnqueueReply {
                     coalesced_into: Some(candidate.id.clone()),
+                    ..EnqueueReply::default()
                 })
             } else {
                 Reply::Enqueue(commit_enqueue(&mut key, now_ms, member, &request)?)
@@ -416,8 +456,25 @@ pub fn decide(
             let mut wake = Vec::new();
             apply_check(&mut key, now_ms, grace_ms, &holder, liveness, &mut wake);
             let member = key.member(&request.id);
-            let reply = take_slot(&mut key, now_ms, &request, member, &mut wake)
-                .unwrap_or_else(|| pending(&key, &request));
+            let reply = if request.options.skip && member == Member::Stranger {
+                // onBusy "skip" (§1c): the first phase registered nothing.
+                // The check's consequences stand; the caller takes a slot
+                // only if one is its own now, else nothing more changes.
+                let mut trial = key.clone();
+                let mut trial_wake = wake.clone();
+                apply_limit(&mut trial, &request.options);
+                match take_slot(&mut trial, now_ms, &request, member, &mut trial_wake, false) {
+                    Some(reply) => {
+                        key = trial;
+                        wake = trial_wake;
+                        reply
+                    }
+                    None => AcquireReply::Busy,
+                }
+            } else {
+                take_slot(&mut key, now_ms, &request, member, &mut wake, true)
+                    .unwrap_or_else(|| pending(&key, &request))
+            };
             fill_slots(&mut key, now_ms, &mut wake);
             wake.retain(|h| h.id != request.id);
             for holder in wake {
@@ -429,7 +486,7 @@ pub fn decide(
             let mut wake = Vec::new();
             match key.member(&id) {
                 Member::Holder(_) => {
-                    key.remove_holder(&id);
+                    key.remove_holder(&id, Some(now_ms));
                     fill_slots(&mut key, now_ms, &mut wake);
                 }
                 Member::Waiter(_) => key.remove_waiter(&id),
@@ -608,6 +665,8 @@ fn commit_enqueue(
             workflow: request.options.workflow.clone(),
             enqueued_ms: Some(now_ms),
             turn,
+            priority: request.options.priority,
+            tenant: request.options.tenant.clone(),
         });
     }
     for waiter in &terminated {
@@ -623,8 +682,60 @@ fn commit_enqueue(
     }
     Ok(EnqueueReply {
         terminated,
-        coalesced_into: None,
+        ..EnqueueReply::default()
     })
+}
+
+/// §1c `onBusy: "skip"` on an enqueue: a call that would register the id
+/// finds every slot held (judged with the limit it names) or someone
+/// waiting. An id already registered is answered as without it.
+fn skips(key: &Key<'_>, member: &Member, options: &Options) -> bool {
+    let limit = options.limit.unwrap_or(key.s.limit);
+    options.skip
+        && *member == Member::Stranger
+        && (key.s.waiters > 0 || key.s.holders.len() as u32 >= limit)
+}
+
+/// §1c `onBusy: "skip"` on an acquire of an id not registered: granted if
+/// it would be at once (with the limit the call names), else nothing is
+/// registered and nothing changes. With nobody waiting no alarm watches
+/// the holders, so a dead one would keep the key from every caller that
+/// skips: the least recently checked holder is checked first, and the
+/// second phase decides.
+fn acquire_skip(key: &mut Key<'_>, now_ms: u64, request: AcquireRequest) -> Reply {
+    let mut trial = key.clone();
+    apply_limit(&mut trial, &request.options);
+    let mut wake = Vec::new();
+    if let Some(reply) = take_slot(
+        &mut trial,
+        now_ms,
+        &request,
+        Member::Stranger,
+        &mut wake,
+        false,
+    ) {
+        for holder in wake {
+            trial.wake(holder);
+        }
+        *key = trial;
+        return Reply::Acquire(reply);
+    }
+    let limit = request.options.limit.unwrap_or(key.s.limit);
+    if key.s.waiters == 0 && key.s.holders.len() as u32 >= limit {
+        let due = key
+            .view
+            .to_check
+            .iter()
+            .map(|(h, _)| h)
+            .find(|h| key.holder(&h.id) == Some(*h))
+            .cloned();
+        if let Some(holder) = due {
+            key.effects
+                .push(check(&holder.id, holder.workflow.as_ref(), key.settings));
+            return Reply::AcquireChecking { request, holder };
+        }
+    }
+    Reply::Acquire(AcquireReply::Busy)
 }
 
 fn acquire(key: &mut Key<'_>, now_ms: u64, request: AcquireRequest) -> Result<Reply, BatonError> {
@@ -632,13 +743,16 @@ fn acquire(key: &mut Key<'_>, now_ms: u64, request: AcquireRequest) -> Result<Re
     if member == Member::Superseded {
         return Ok(Reply::Acquire(AcquireReply::Superseded));
     }
+    if request.options.skip && member == Member::Stranger {
+        return Ok(acquire_skip(key, now_ms, request));
+    }
     if member == Member::Stranger {
         check_room(key)?;
     }
     apply_limit(key, &request.options);
     apply_workflow(key, &member, &request.options);
     let mut wake = Vec::new();
-    let taken = take_slot(key, now_ms, &request, member, &mut wake);
+    let taken = take_slot(key, now_ms, &request, member, &mut wake, true);
     for holder in wake {
         key.wake(holder);
     }
@@ -658,34 +772,58 @@ fn pending(key: &Key<'_>, request: &AcquireRequest) -> AcquireReply {
     if !request.options.grant {
         return AcquireReply::Pending(None);
     }
-    let place = match key.member(&request.id) {
-        Member::Waiter(waiter) => Place {
-            turn: waiter.turn,
-            position: match (
+    let (turn, position) = match key.member(&request.id) {
+        Member::Waiter(waiter) => (
+            waiter.turn,
+            match (
                 key.front.iter().position(|w| w.id == request.id),
                 key.view.position,
             ) {
                 (Some(n), _) => n as u32 + 1,
-                // Beyond the loaded front: less those handed from it.
+                // Beyond the loaded front (or registered by this decision,
+                // placed where the loaded place says): less those handed
+                // from the front, who were all ahead of it.
                 (None, Some(n)) => n - (key.view.front.len() - key.front.len()) as u32,
-                // Registered by this decision: behind every other.
+                // Registered by this decision with no place loaded: behind
+                // every other.
                 (None, None) => key.s.waiters,
             },
-        },
-        _ => Place {
-            turn: Turn::Shared,
-            position: key.s.waiters + 1,
-        },
+        ),
+        _ => (Turn::Shared, key.s.waiters + 1),
     };
-    AcquireReply::Pending(Some(place))
+    AcquireReply::Pending(Some(Place {
+        turn,
+        position,
+        eta_ms: eta_ms(&key.s, position),
+    }))
 }
 
+/// §1c's estimate of the wait of the waiter at `position`: the mean of the
+/// key's last finished holds, times the rounds of `limit` slots ahead of
+/// it (`ceil(position / limit)`); `None` before a finished hold.
+pub fn eta_ms(summary: &Summary, position: u32) -> Option<u64> {
+    let times = &summary.hold_times_ms;
+    if times.is_empty() {
+        return None;
+    }
+    let mean = times.iter().sum::<u64>() / times.len() as u64;
+    let rounds = u64::from(position.div_ceil(summary.limit.max(1)));
+    Some(mean.saturating_mul(rounds))
+}
+
+/// The caller's slot, if one is its own now: a holder's, or one of the
+/// free slots that the hand-off order gives it (a waiter among the first
+/// free ones; an id not registered where its priority and tenant would put
+/// it, which is last when it names neither). The free slots ahead of it are
+/// handed on either way. A caller not granted is registered when
+/// `register` (and there is room), else left unregistered.
 fn take_slot(
     key: &mut Key<'_>,
     now_ms: u64,
     request: &AcquireRequest,
     member: Member,
     wake: &mut Vec<Holder>,
+    register: bool,
 ) -> Option<AcquireReply> {
     let id = &request.id;
     let waiting = match member {
@@ -709,35 +847,58 @@ fn take_slot(
     };
     let granted = match &waiting {
         Some(_) => ahead.iter().any(|w| w.id == *id),
-        None => (ahead.len() as u32) < free,
+        // Its place among the waiters as if it joined now (1 is next).
+        None if free == 0 => false,
+        None if key.s.waiters == 0 => true,
+        None => {
+            let place = key
+                .view
+                .position
+                .expect("a caller's place is loaded when free slots meet waiters");
+            place <= free
+        }
     };
-    for waiter in ahead {
+    // A caller not registered that takes a slot takes one of the free
+    // ones: the last of those it leaves to the waiters stays with it.
+    let others = if granted && waiting.is_none() {
+        free as usize - 1
+    } else {
+        ahead.len()
+    };
+    for waiter in ahead.into_iter().take(others) {
         if waiter.id != *id {
             wake.push(hand(key, now_ms, waiter));
         }
     }
     if granted {
-        let waiter = match waiting {
+        // A waiter served in its turn moves its tenant on; so does a
+        // caller placed among waiters, not one that found none.
+        let (waiter, serves) = match waiting {
             Some(waiter) => {
                 key.remove_waiter(id);
                 let workflow = request.options.workflow.clone().or(waiter.workflow);
-                Waiter { workflow, ..waiter }
+                (Waiter { workflow, ..waiter }, true)
             }
-            None => Waiter {
-                id: id.clone(),
-                since_ms: now_ms,
-                input_hash: None,
-                workflow: request.options.workflow.clone(),
-                enqueued_ms: None,
-                turn: Turn::Shared,
-            },
+            None => (
+                Waiter {
+                    id: id.clone(),
+                    since_ms: now_ms,
+                    input_hash: None,
+                    workflow: request.options.workflow.clone(),
+                    enqueued_ms: None,
+                    turn: Turn::Shared,
+                    priority: request.options.priority,
+                    tenant: request.options.tenant.clone(),
+                },
+                key.view.summary.waiters > 0,
+            ),
         };
-        let holder = grant_slot(key, now_ms, waiter, HolderState::Holding);
+        let holder = grant_slot(key, now_ms, waiter, HolderState::Holding, serves);
         return Some(AcquireReply::Granted {
             fence: holder.fence,
         });
     }
-    if waiting.is_none() && check_room(key).is_ok() {
+    if register && waiting.is_none() && check_room(key).is_ok() {
         let turn = new_turn(key, &request.options);
         key.push_waiter(Waiter {
             id: id.clone(),
@@ -746,13 +907,23 @@ fn take_slot(
             workflow: request.options.workflow.clone(),
             enqueued_ms: None,
             turn,
+            priority: request.options.priority,
+            tenant: request.options.tenant.clone(),
         });
     }
     None
 }
 
-/// The one place a slot is granted: with the key's next fence.
-fn grant_slot(key: &mut Key<'_>, now_ms: u64, waiter: Waiter, state: HolderState) -> Holder {
+/// The one place a slot is granted: with the key's next fence; `serves`:
+/// the grant is the waiter's tenant's turn (§1c), moving it to the back of
+/// its priority's round.
+fn grant_slot(
+    key: &mut Key<'_>,
+    now_ms: u64,
+    waiter: Waiter,
+    state: HolderState,
+    serves: bool,
+) -> Holder {
     let holder = Holder {
         id: waiter.id,
         since_ms: now_ms,
@@ -763,12 +934,19 @@ fn grant_slot(key: &mut Key<'_>, now_ms: u64, waiter: Waiter, state: HolderState
         fence: key.s.fence + 1,
     };
     key.add_holder(holder.clone());
+    if serves {
+        key.writes.push(Write::Serve {
+            priority: waiter.priority,
+            tenant: waiter.tenant,
+            fence: holder.fence,
+        });
+    }
     holder
 }
 
 fn hand(key: &mut Key<'_>, now_ms: u64, waiter: Waiter) -> Holder {
     key.remove_waiter(&waiter.id);
-    grant_slot(key, now_ms, waiter, HolderState::Handed)
+    grant_slot(key, now_ms, waiter, HolderState::Handed, true)
 }
 
 /// A checked holder's liveness applied (a dead one loses its slot), the
@@ -816,7 +994,10 @@ fn apply_check(
     if liveness.is_dead(checked.enqueued_ms, now_ms, grace_ms) {
         let finished = liveness == Liveness::Dead && holder.fence == checked.fence;
         if holder == *checked || finished {
-            key.remove_holder(&holder.id);
+            // A slot handed over and never confirmed was not held: no hold
+            // time for the estimate.
+            let held = holder.state == HolderState::Holding;
+            key.remove_holder(&holder.id, held.then_some(now_ms));
         }
         return;
     }
@@ -836,7 +1017,11 @@ pub fn front_needed(summary: &Summary, input: &Input) -> u32 {
     let holds = |id: &InstanceId| summary.holders.iter().any(|h| h.id == *id);
     let n = match input {
         Input::Acquire(r) => free(limit(&r.options), 0),
-        // The second phase applies no limit: the first did.
+        // A skipping caller's second phase judges with the limit it names;
+        // any other applies no limit: the first did.
+        Input::AcquireChecked { request: r, .. } if r.options.skip => {
+            free(limit(&r.options).max(summary.limit), 1)
+        }
         Input::AcquireChecked { .. } => free(summary.limit, 1),
         Input::Release(id) if holds(id) => free(summary.limit, 1),
         // These fill every free slot, whether or not the holder still holds.
@@ -849,13 +1034,40 @@ pub fn front_needed(summary: &Summary, input: &Input) -> u32 {
 }
 
 /// Whether an acquire on this view leaves the caller waiting (so the
-/// holder to check, and with `grant` its place, must be loaded).
+/// holder to check must be loaded); for an id not registered, read with
+/// its place (`View::position`) when [`needs_place`] loaded it.
 pub fn acquire_waits(view: &View, request: &AcquireRequest) -> bool {
     let limit = request.options.limit.unwrap_or(view.summary.limit);
-    let free = limit.saturating_sub(view.summary.holders.len() as u32) as usize;
+    let free = limit.saturating_sub(view.summary.holders.len() as u32);
     match &view.member {
-        Some(Member::Waiter(_)) => !view.front.iter().take(free).any(|w| w.id == request.id),
-        Some(Member::Stranger) => view.front.len().min(free) >= free,
+        Some(Member::Waiter(_)) => !view
+            .front
+            .iter()
+            .take(free as usize)
+            .any(|w| w.id == request.id),
+        Some(Member::Stranger) => {
+            free == 0 || (view.summary.waiters > 0 && view.position.is_none_or(|p| p > free))
+        }
+        _ => false,
+    }
+}
+
+/// Whether the decision on an acquire (`checked`: its second phase) needs
+/// the caller's place in the hand-off order (`View::position`): a waiter
+/// beyond the loaded front answering with `grant`; an id not registered
+/// when someone waits and either free slots may meet the waiters (where
+/// its priority and tenant put it decides whether it takes one) or it
+/// will wait and answer with `grant`.
+pub fn needs_place(view: &View, request: &AcquireRequest, checked: bool) -> bool {
+    let s = &view.summary;
+    let limit = request.options.limit.unwrap_or(s.limit);
+    match &view.member {
+        Some(Member::Waiter(w)) => {
+            request.options.grant && !view.front.iter().any(|f| f.id == w.id)
+        }
+        Some(Member::Stranger) => {
+            s.waiters > 0 && (request.options.grant || checked || limit > s.holders.len() as u32)
+        }
         _ => false,
     }
 }

@@ -9,9 +9,10 @@
 use crate::coordinator::{self as core, Holder, Waiter};
 use crate::error::Number;
 use crate::ident::{newtype, Ident, InputHash, InstanceId, WorkflowName};
-use crate::limits::HOLDERS_PER_KEY_MAX;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use crate::limits::{HOLDERS_PER_KEY_MAX, PRIORITY_MAX, PRIORITY_MIN};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 use std::fmt;
 
 /// `enqueue(key, supersedes, instanceId, inputHash?, options?)`.
@@ -79,6 +80,78 @@ pub struct KeyOptions {
     /// an object (`CoordinatorGrantReply`) instead of a string.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grant: Option<bool>,
+    /// §1c: slots go to a waiter of the highest priority present (-100 to
+    /// 100, default 0); fixed by the call that registers the id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<Priority>,
+    /// §1c: within a priority, slots go round the tenants with waiters
+    /// (served longest ago first, one never served before them), then to
+    /// that tenant's earliest waiter. Waiters that name none share one
+    /// tenant. Fixed by the call that registers the id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<Ident>,
+    /// §1c: `"skip"` answers busy instead of registering a caller that
+    /// would wait: `acquire` answers `"busy"` (`{ status: "busy" }` with
+    /// `grant`), `enqueue` `{ busy: true, terminated: [] }` when the key
+    /// has as many holders as its limit or any waiter. Default `"wait"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_busy: Option<OnBusy>,
+}
+
+/// `options.onBusy` (§1c).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnBusy {
+    Wait,
+    Skip,
+}
+
+/// `options.priority`: an integer from [`PRIORITY_MIN`] to [`PRIORITY_MAX`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Priority(i8);
+
+impl Priority {
+    pub fn new(value: f64) -> Result<Priority, String> {
+        let (min, max) = (PRIORITY_MIN, PRIORITY_MAX);
+        if value.fract() != 0.0 || !(f64::from(min)..=f64::from(max)).contains(&value) {
+            return Err(format!(
+                "must be an integer from {min} to {max} (got {})",
+                Number(value)
+            ));
+        }
+        Ok(Priority(value as i8))
+    }
+
+    pub fn get(self) -> i8 {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Priority {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Priority::new(f64::deserialize(deserializer)?).map_err(de::Error::custom)
+    }
+}
+
+impl Serialize for Priority {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_i8(self.0)
+    }
+}
+
+impl JsonSchema for Priority {
+    fn schema_name() -> Cow<'static, str> {
+        "Priority".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "integer",
+            "description": "Slots go to a waiter of the highest priority present.",
+            "minimum": PRIORITY_MIN,
+            "maximum": PRIORITY_MAX,
+        })
+    }
 }
 
 /// `options.limit`: an integer from 1 to [`HOLDERS_PER_KEY_MAX`].
@@ -123,6 +196,9 @@ impl KeyOptions {
             workflow: options.and_then(|o| o.workflow.clone()),
             limit: options.and_then(|o| o.limit).map(HolderLimit::get),
             grant: options.and_then(|o| o.grant).unwrap_or(false),
+            priority: options.and_then(|o| o.priority).map_or(0, Priority::get),
+            tenant: options.and_then(|o| o.tenant.clone()),
+            skip: options.and_then(|o| o.on_busy) == Some(OnBusy::Skip),
         }
     }
 }
@@ -160,6 +236,11 @@ pub struct EnqueueReply {
     /// nothing was registered, and the caller must not create its instance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coalesced_into: Option<InstanceId>,
+    /// With `onBusy: "skip"` (§1c), `true`: the key had as many holders as
+    /// its limit, or a waiter; nothing was registered, and the caller must
+    /// not create its instance. Absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub busy: bool,
 }
 
 impl From<core::EnqueueReply> for EnqueueReply {
@@ -167,6 +248,7 @@ impl From<core::EnqueueReply> for EnqueueReply {
         EnqueueReply {
             terminated: reply.terminated.into_iter().map(|w| w.id).collect(),
             coalesced_into: reply.coalesced_into,
+            busy: reply.busy,
         }
     }
 }
@@ -178,6 +260,8 @@ pub enum AcquireOutcome {
     Granted,
     Pending,
     Superseded,
+    // §1c `onBusy: "skip"`: not granted at once; nothing was registered.
+    Busy,
 }
 
 impl AcquireOutcome {
@@ -187,6 +271,7 @@ impl AcquireOutcome {
             AcquireOutcome::Granted,
             AcquireOutcome::Pending,
             AcquireOutcome::Superseded,
+            AcquireOutcome::Busy,
         ]
         .into_iter()
         .find(|outcome| outcome.as_str() == text)
@@ -197,6 +282,7 @@ impl AcquireOutcome {
             AcquireOutcome::Granted => "granted",
             AcquireOutcome::Pending => "pending",
             AcquireOutcome::Superseded => "superseded",
+            AcquireOutcome::Busy => "busy",
         }
     }
 }
@@ -207,6 +293,7 @@ impl From<core::AcquireReply> for AcquireOutcome {
             core::AcquireReply::Granted { .. } => AcquireOutcome::Granted,
             core::AcquireReply::Pending(_) => AcquireOutcome::Pending,
             core::AcquireReply::Superseded => AcquireOutcome::Superseded,
+            core::AcquireReply::Busy => AcquireOutcome::Busy,
         }
     }
 }
@@ -223,12 +310,18 @@ pub enum GrantReply {
     /// The caller waits: Baton sends it an event of type `turn` when it
     /// hands it a slot (`CoordinatorTurnEvent`, or `{ key }` with
     /// `TURN_EVENT_TYPE` for an id registered without `grant`); `position`
-    /// is its place in the order the key is handed on (1 is next).
+    /// is its place in the order the key is handed on (1 is next); `etaMs`
+    /// (§1c) the mean of the key's last 20 hold times times
+    /// `ceil(position / limit)`, null before the key's first finished hold.
+    #[serde(rename_all = "camelCase")]
     Pending {
         turn: String,
         position: u32,
+        eta_ms: Option<u64>,
     },
     Superseded,
+    /// §1c `onBusy: "skip"`: not granted at once; nothing was registered.
+    Busy,
 }
 
 /// `acquire`'s reply: the string of §1, or with `options.grant` the object.
@@ -258,9 +351,11 @@ impl AcquireReply {
                 GrantReply::Pending {
                     turn: turn(place.turn),
                     position: place.position,
+                    eta_ms: place.eta_ms,
                 }
             }
             core::AcquireReply::Superseded => GrantReply::Superseded,
+            core::AcquireReply::Busy => GrantReply::Busy,
         })
     }
 
@@ -271,6 +366,7 @@ impl AcquireReply {
             AcquireReply::Grant(GrantReply::Granted { .. }) => "granted",
             AcquireReply::Grant(GrantReply::Pending { .. }) => "pending",
             AcquireReply::Grant(GrantReply::Superseded) => "superseded",
+            AcquireReply::Grant(GrantReply::Busy) => "busy",
         }
     }
 }
@@ -450,6 +546,16 @@ pub struct WaiterView {
     pub since: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_hash: Option<InputHash>,
+    /// Its place in the order the key will be handed on (1 is next).
+    pub position: u32,
+    /// §1c: the estimate of its wait (as a `pending` reply's), or null
+    /// before the key's first finished hold.
+    pub eta_ms: Option<u64>,
+    /// §1c: as registered (0 unless named).
+    pub priority: i8,
+    /// §1c: as registered; null is the tenant shared by every waiter that
+    /// names none.
+    pub tenant: Option<Ident>,
 }
 
 impl From<Holder> for HolderView {
@@ -462,12 +568,17 @@ impl From<Holder> for HolderView {
     }
 }
 
-impl From<Waiter> for WaiterView {
-    fn from(waiter: Waiter) -> WaiterView {
+impl WaiterView {
+    /// The waiter at `position` (1 is next) of the key `summary` describes.
+    pub fn new(waiter: Waiter, position: u32, summary: &core::Summary) -> WaiterView {
         WaiterView {
             id: waiter.id,
             since: waiter.since_ms,
             input_hash: waiter.input_hash,
+            position,
+            eta_ms: core::eta_ms(summary, position),
+            priority: waiter.priority,
+            tenant: waiter.tenant,
         }
     }
 }

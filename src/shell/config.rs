@@ -165,6 +165,7 @@ impl SerialConfig {
             workflow: request.workflow.clone(),
             limit: None,
             grant: None,
+            ..KeyOptions::default()
         };
         self.workflows.check_options(Some(&options))?;
         let max = crate::limits::SERIAL_TURN_PREFIX_CHARS_MAX;
@@ -220,6 +221,7 @@ impl RunsShellConfig {
             workflow: workflow.cloned(),
             limit: None,
             grant: None,
+            ..KeyOptions::default()
         };
         self.workflows.check_options(Some(&options))
     }

@@ -334,6 +334,7 @@ impl Logged {
                         "coalesced",
                         format!("a live waiter with the same input: {into}"),
                     ),
+                    None if reply.busy => ("busy", "onBusy skip: the key is busy".to_string()),
                     None if reply.terminated.is_empty() => {
                         ("enqueued", "joined the queue".to_string())
                     }
@@ -344,7 +345,8 @@ impl Logged {
                 };
                 // A plain join waits only if its acquire finds the key
                 // taken: that acquire's line says so.
-                let kind = if reply.coalesced_into.is_none() && reply.terminated.is_empty() {
+                let plain = reply.coalesced_into.is_none() && reply.terminated.is_empty();
+                let kind = if plain && !reply.busy {
                     Kind::Routine
                 } else {
                     Kind::Contended
@@ -684,11 +686,15 @@ impl Driver<Coordinator, Summaries> {
                 let (recent, counts) = history::inspect(&counted, key.as_str());
                 sql.count_work(counted.work());
                 let needs_check = coordinator::needs_check(&summary);
+                let waiting = (1..)
+                    .zip(waiters)
+                    .map(|(position, w)| WaiterView::new(w, position, &summary))
+                    .collect();
                 let holders = summary.holders;
                 let inspection = Inspection {
                     key: name,
                     holder: holders.first().cloned().map(HolderView::from),
-                    waiting: waiters.into_iter().map(WaiterView::from).collect(),
+                    waiting,
                     superseded,
                     limit: summary.limit,
                     holders: holders

@@ -182,6 +182,7 @@ impl Driver<Debouncer> {
             workflow: Some(name.clone()),
             limit: None,
             grant: None,
+            ..KeyOptions::default()
         };
         config
             .check_options(Some(&options))

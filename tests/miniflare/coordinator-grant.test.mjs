@@ -92,6 +92,8 @@ describe("§1b with real Workflows (holder-check alarm effectively off)", () => 
       status: "pending",
       turn: "baton-turn",
       position: 3,
+      // §1c: no hold of this key has finished yet.
+      etaMs: null,
     });
     // A later registration of the same instance gets another turn.
     await h.ok(key, "release", key, "reply-a");

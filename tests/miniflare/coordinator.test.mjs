@@ -139,7 +139,8 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
     const view = await h.inspect(key);
     assert.equal(view.holder?.id, "coal-h");
     assert.deepEqual(view.waiting, [
-      { id: "coal-c", since: view.waiting[0].since, inputHash: "h1" },
+      // §1c's fields: its place, no estimate yet, the defaults.
+      { id: "coal-c", since: view.waiting[0].since, inputHash: "h1", position: 1, etaMs: null, priority: 0, tenant: null },
     ]);
 
     await h.create("coal-c", { key });
@@ -237,7 +238,9 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
     assert.deepEqual(await h.inspect(key), before);
 
     assert.deepEqual(await h.ok(key, "release", key, "rel-w1"), { next: null });
-    assert.deepEqual(await h.inspect(key), { ...before, waiting: before.waiting.slice(1) });
+    // Everyone behind it moves up a place (§1c's `position`).
+    const movedUp = before.waiting.slice(1).map((w) => ({ ...w, position: w.position - 1 }));
+    assert.deepEqual(await h.inspect(key), { ...before, waiting: movedUp });
     assert.equal(await h.status("rel-h"), "running");
   });
 });

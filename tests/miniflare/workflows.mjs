@@ -83,6 +83,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
     if (event.payload.mode === "run") return this.runOnce(event, step);
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
     const { workflow, limit, countSteps = false } = event.payload;
+    const { priority, tenant, onBusy } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
     // With `countSteps`, the output also lists the Baton steps withKey took
@@ -99,7 +100,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
         fence = grant.fence;
         return recordedBody(step, recorder, id, { waitForFinish, holdMs }, "done");
       },
-      { turnTimeout, stepRetries: { limit: 2, delay: "100 milliseconds" }, workflow, limit },
+      { turnTimeout, stepRetries: { limit: 2, delay: "100 milliseconds" }, workflow, limit, priority, tenant, onBusy },
     );
     return countSteps ? { ...result, batonSteps: [...baton], fence } : result;
   }

@@ -291,7 +291,7 @@ mod tests {
         assert_eq!(options.workflow.unwrap().as_str(), "DEPLOY");
         assert_eq!(options.limit.unwrap().get(), 3);
         let cases = [
-            (json!({ "extra": 1 }), "BatonError: options has an unknown field \"extra\"; accepted fields: workflow, limit, grant"),
+            (json!({ "extra": 1 }), "BatonError: options has an unknown field \"extra\"; accepted fields: workflow, limit, grant, priority, tenant, onBusy"),
             (json!({ "grant": "yes" }), "BatonError: grant must be a boolean"),
             (json!({ "grant": 1 }), "BatonError: grant must be a boolean"),
             (json!({ "limit": 0 }), "BatonError: limit must be an integer from 1 to 1000 (got 0)"),
@@ -300,6 +300,15 @@ mod tests {
             (json!({ "limit": "3" }), "BatonError: limit must be a number"),
             (json!({ "workflow": 3 }), "BatonError: workflow must be a string"),
             (json!({ "workflow": "" }), "BatonError: workflow must not be empty"),
+            (json!({ "priority": 101 }), "BatonError: priority must be an integer from -100 to 100 (got 101)"),
+            (json!({ "priority": -101 }), "BatonError: priority must be an integer from -100 to 100 (got -101)"),
+            (json!({ "priority": 0.5 }), "BatonError: priority must be an integer from -100 to 100 (got 0.5)"),
+            (json!({ "priority": "1" }), "BatonError: priority must be a number"),
+            (json!({ "tenant": "" }), "BatonError: tenant must not be empty"),
+            (json!({ "tenant": "t".repeat(513) }), "BatonError: tenant must be at most 512 UTF-8 bytes (got 513)"),
+            (json!({ "tenant": 7 }), "BatonError: tenant must be a string"),
+            (json!({ "onBusy": "never" }), "BatonError: onBusy must be one of \"wait\", \"skip\""),
+            (json!({ "onBusy": true }), "BatonError: onBusy must be a string"),
             (json!("fast"), "BatonError: options must be an object"),
             (json!([1]), "BatonError: options must be an object"),
         ];
