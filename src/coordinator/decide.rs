@@ -1,5 +1,17 @@
-//! The requests and replies of the Coordinator's decision
-//! (`super::transition::decide`), and the rules it keeps.
+//! The Coordinator's one decision, [`decide`], over a targeted [`View`],
+//! and the rules it keeps.
+//!
+//! `decide(view, now_ms, input)` reads only the view the shell loaded for
+//! that input (`super::store::load`: the key's summary, which the shell
+//! keeps in memory, plus the rows the input names) and returns the shared
+//! [`crate::transition::Transition`]: the reply, the row [`Write`]s (carried
+//! out by `super::store::write` in one `match`, or by `super::twin::apply`
+//! in the simulation), the effects (holder checks, turn events,
+//! terminations), whether the key needs the holder-check alarm, and the
+//! view as the writes leave it. The decision runs its rules on
+//! [`Key`](super::scratch::Key), a scratch copy of the view that records
+//! each change as a [`Write`] as it makes it; where slots go is
+//! `super::grant`'s.
 //!
 //! # Slots
 //! A key has `limit` slots (1 unless a call named another limit). A holder
@@ -20,7 +32,6 @@
 //! itself (key, id, fence) on that registration's own event type, and
 //! reports the engine's acceptance back (`Input::Woken` with `accepted`),
 //! after which the holder counts as told and the event is not sent again.
-
 //!
 //! # Who goes next (contract §1c)
 //! "The front of the queue" is the hand-off order: the highest priority
@@ -44,82 +55,328 @@
 //!
 //! A hold finishes when its holder releases, or is found dead after it
 //! confirmed its slot; the last [`HOLD_TIMES_KEPT`](crate::limits::HOLD_TIMES_KEPT)
-//! lengths give `etaMs` (`super::transition::eta_ms`).
+//! lengths give `etaMs` (`super::grant::eta_ms`).
 
-use super::state::{Turn, Waiter};
-use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
+use super::grant::{acquire, apply_check, fill_slots, hand_on_checked, pending, take_slot};
+use super::scratch::Key;
+use super::state::{HolderState, Liveness, Member, Turn, Waiter};
+use super::types::{
+    AcquireReply, EnqueueReply, EnqueueRequest, Input, Options, Reply, Settings, Summary,
+    Transition, View, Write,
+};
+use crate::error::BatonError;
+use crate::ident::{InstanceId, WorkflowName};
+use crate::limits::{
+    HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, SUPERSEDED_REMEMBERED_MAX, WAITERS_PER_KEY_MAX,
+};
+use crate::transition::{Check, Effect};
 
-/// The options of `enqueue` and `acquire` (contract §1a), validated at the
-/// edge: `workflow` names a configured binding, `limit` is 1 to 1000.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Options {
-    /// The binding of the instance being registered; absent keeps the one
-    /// remembered for a registered id, or the default binding for a new one.
-    pub workflow: Option<WorkflowName>,
-    /// The key's new limit; absent keeps the key's.
-    pub limit: Option<u32>,
-    /// `grant: true` (§1b): a registration made by this call gets a turn of
-    /// its own, and `acquire` answers the object form ([`Place`], fences).
-    pub grant: bool,
-    /// §1c: the priority a registration made by this call gets (-100 to
-    /// 100, checked at the edge; 0 unless named). Ignored for an id
-    /// already registered: fixed by the call that registered it.
-    pub priority: i8,
-    /// §1c: the tenant a registration made by this call gets (`None`: the
-    /// shared one). Fixed at registration, as `priority`.
-    pub tenant: Option<Ident>,
-    /// §1c `onBusy: "skip"`: a call that would register the id answers
-    /// busy instead of waiting, registering nothing (see `decide`).
-    pub skip: bool,
+/// The one decision: `input` on `view` (loaded for that input) at `now_ms`.
+pub fn decide(
+    view: &View,
+    settings: &Settings,
+    now_ms: u64,
+    input: Input,
+) -> Result<Transition, BatonError> {
+    let mut key = Key::new(view, settings);
+    let reply = match input {
+        Input::Enqueue(request) => {
+            let member = key.member(&request.id);
+            if skips(&key, &member, &request.options) {
+                Reply::Enqueue(EnqueueReply {
+                    busy: true,
+                    ..EnqueueReply::default()
+                })
+            } else if let Some(candidate) = coalesce_candidate(&key, &member, &request) {
+                key.effects
+                    .push(check(&candidate.id, candidate.workflow.as_ref(), settings));
+                Reply::EnqueueChecking { request, candidate }
+            } else {
+                Reply::Enqueue(commit_enqueue(&mut key, now_ms, member, &request)?)
+            }
+        }
+        Input::EnqueueChecked {
+            request,
+            candidate,
+            liveness,
+        } => {
+            let member = key.member(&request.id);
+            let still = coalesce_candidate(&key, &member, &request);
+            if skips(&key, &member, &request.options) {
+                Reply::Enqueue(EnqueueReply {
+                    busy: true,
+                    ..EnqueueReply::default()
+                })
+            } else if liveness == Liveness::Alive && still.is_some_and(|c| c.id == candidate.id) {
+                Reply::Enqueue(EnqueueReply {
+                    coalesced_into: Some(candidate.id.clone()),
+                    ..EnqueueReply::default()
+                })
+            } else {
+                Reply::Enqueue(commit_enqueue(&mut key, now_ms, member, &request)?)
+            }
+        }
+        Input::Acquire(request) => acquire(&mut key, now_ms, request)?,
+        Input::AcquireChecked {
+            request,
+            holder,
+            liveness,
+        } => {
+            let grace_ms = settings.grace_ms;
+            let mut wake = Vec::new();
+            apply_check(&mut key, now_ms, grace_ms, &holder, liveness, &mut wake);
+            let member = key.member(&request.id);
+            let reply = if request.options.skip && member == Member::Stranger {
+                // onBusy "skip" (§1c): the first phase registered nothing.
+                // The check's consequences stand; the caller takes a slot
+                // only if one is its own now, else nothing more changes.
+                let mut trial = key.clone();
+                let mut trial_wake = wake.clone();
+                apply_limit(&mut trial, &request.options);
+                match take_slot(&mut trial, now_ms, &request, member, &mut trial_wake, false) {
+                    Some(reply) => {
+                        key = trial;
+                        wake = trial_wake;
+                        reply
+                    }
+                    None => AcquireReply::Busy,
+                }
+            } else {
+                take_slot(&mut key, now_ms, &request, member, &mut wake, true)
+                    .unwrap_or_else(|| pending(&key, &request))
+            };
+            fill_slots(&mut key, now_ms, &mut wake);
+            wake.retain(|h| h.id != request.id);
+            for holder in wake {
+                key.wake(holder);
+            }
+            Reply::Acquire(reply)
+        }
+        Input::Release(id) => {
+            let mut wake = Vec::new();
+            match key.member(&id) {
+                Member::Holder(_) => {
+                    key.remove_holder(&id, Some(now_ms));
+                    fill_slots(&mut key, now_ms, &mut wake);
+                }
+                Member::Waiter(_) => key.remove_waiter(&id),
+                Member::Superseded | Member::Stranger => {}
+            }
+            let next = wake.first().map(|h| h.id.clone());
+            for holder in wake {
+                key.wake(holder);
+            }
+            Reply::Release(next)
+        }
+        Input::Woken {
+            holder,
+            accepted,
+            liveness,
+        } => {
+            // A grant the engine accepted is told: the alarm sends it no more.
+            if accepted
+                && matches!(holder.turn, Turn::Own(_))
+                && holder.state == HolderState::Handed
+                && key.holder(&holder.id) == Some(&holder)
+            {
+                key.confirm_holder(&holder.id);
+            }
+            if liveness.is_dead(holder.enqueued_ms, now_ms, settings.grace_ms) {
+                hand_on_checked(&mut key, now_ms, settings.grace_ms, &holder, liveness);
+            }
+            Reply::Settled
+        }
+        Input::Tick => {
+            let due = if key.needs_holder_check() {
+                key.holders_to_check(HOLDER_CHECKS_PER_TICK_MAX)
+            } else {
+                Vec::new()
+            };
+            for holder in &due {
+                key.effects
+                    .push(check(&holder.id, holder.workflow.as_ref(), settings));
+            }
+            Reply::Ticked(due)
+        }
+        Input::TickChecked { holder, liveness } => {
+            if key.holder(&holder.id).is_some() {
+                key.writes
+                    .push(Write::MarkChecked(holder.id.clone(), now_ms));
+            }
+            hand_on_checked(&mut key, now_ms, settings.grace_ms, &holder, liveness);
+            Reply::Settled
+        }
+    };
+    Ok(key.finish(reply))
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnqueueRequest {
-    pub supersedes: bool,
-    pub id: InstanceId,
-    pub input_hash: Option<InputHash>,
-    pub options: Options,
+pub(super) fn check(
+    id: &InstanceId,
+    workflow: Option<&WorkflowName>,
+    settings: &Settings,
+) -> Effect {
+    Effect::Check(Check {
+        id: id.clone(),
+        workflow: workflow.map_or_else(|| settings.workflow.clone(), |w| w.to_string()),
+        answers: true,
+    })
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct EnqueueReply {
-    /// Waiters dropped by this enqueue, in queue order; the shell terminates
-    /// them (best effort, each through its own Workflow) after the commit.
-    pub terminated: Vec<Waiter>,
-    /// The live waiting instance this enqueue coalesced into; nothing was registered.
-    pub coalesced_into: Option<InstanceId>,
-    /// §1c: with `onBusy: "skip"`, the key was busy (every slot held, or
-    /// someone waiting): nothing was registered, nothing changed.
-    pub busy: bool,
+pub(super) fn check_room(key: &Key<'_>) -> Result<(), BatonError> {
+    if key.s.waiters >= WAITERS_PER_KEY_MAX {
+        return Err(BatonError::LimitExceeded {
+            field: "key",
+            reason: format!("already has {WAITERS_PER_KEY_MAX} waiters, the most one key holds"),
+        });
+    }
+    Ok(())
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AcquireRequest {
-    pub id: InstanceId,
-    pub options: Options,
+pub(super) fn new_turn(key: &mut Key<'_>, options: &Options) -> Turn {
+    if options.grant {
+        Turn::Own(key.next_turn())
+    } else {
+        Turn::Shared
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AcquireReply {
-    /// The caller holds a slot, granted with this fence.
-    Granted {
-        fence: u64,
-    },
-    /// The caller waits; with `grant`, where and for which event.
-    Pending(Option<Place>),
-    Superseded,
-    /// §1c `onBusy: "skip"`: not granted at once; nothing registered.
-    Busy,
+pub(super) fn apply_limit(key: &mut Key<'_>, options: &Options) {
+    if let Some(limit) = options.limit {
+        assert!(
+            (1..=HOLDERS_PER_KEY_MAX).contains(&limit),
+            "a limit out of range passed the edge"
+        );
+        if key.s.limit != limit {
+            key.set_limit(limit);
+        }
+    }
 }
 
-/// A waiting caller's place, for a `grant` reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Place {
-    /// The event it will be told its turn with.
-    pub turn: Turn,
-    /// 1 is next.
-    pub position: u32,
-    /// §1c: the mean of the key's last hold times times
-    /// `ceil(position / limit)`; `None` before the key's first finished hold.
-    pub eta_ms: Option<u64>,
+pub(super) fn apply_workflow(key: &mut Key<'_>, member: &Member, options: &Options) {
+    let Some(workflow) = &options.workflow else {
+        return;
+    };
+    match member {
+        Member::Holder(holder) if holder.workflow.as_ref() != Some(workflow) => {
+            if let Some(h) = key.s.holders.iter_mut().find(|h| h.id == holder.id) {
+                h.workflow = Some(workflow.clone());
+            }
+            key.writes.push(Write::SetHolderWorkflow(
+                holder.id.clone(),
+                Some(workflow.clone()),
+            ));
+        }
+        Member::Waiter(waiter) if waiter.workflow.as_ref() != Some(workflow) => {
+            let updated = Waiter {
+                workflow: Some(workflow.clone()),
+                ..waiter.clone()
+            };
+            if let Some(w) = key.front.iter_mut().find(|w| w.id == waiter.id) {
+                *w = updated.clone();
+            }
+            key.member = Some(Member::Waiter(updated));
+            key.writes.push(Write::SetWaiterWorkflow(
+                waiter.id.clone(),
+                Some(workflow.clone()),
+            ));
+        }
+        _ => {}
+    }
+}
+
+fn is_settled(member: &Member) -> bool {
+    matches!(member, Member::Holder(_) | Member::Superseded)
+}
+
+fn coalesce_candidate(key: &Key<'_>, member: &Member, request: &EnqueueRequest) -> Option<Waiter> {
+    if !request.supersedes || is_settled(member) {
+        return None;
+    }
+    request.input_hash.as_ref()?;
+    key.view
+        .candidate
+        .clone()
+        .filter(|waiter| waiter.id != request.id)
+}
+
+fn commit_enqueue(
+    key: &mut Key<'_>,
+    now_ms: u64,
+    member: Member,
+    request: &EnqueueRequest,
+) -> Result<EnqueueReply, BatonError> {
+    if !request.supersedes && member == Member::Stranger {
+        check_room(key)?;
+    }
+    apply_limit(key, &request.options);
+    apply_workflow(key, &member, &request.options);
+    if is_settled(&member) {
+        return Ok(EnqueueReply::default());
+    }
+    let terminated = if request.supersedes {
+        let dropped: Vec<Waiter> = key.view.others.clone();
+        if !dropped.is_empty() {
+            key.writes.push(Write::SupersedeAllExcept(
+                request.id.clone(),
+                dropped.len() as u32,
+            ));
+            key.s.waiters -= dropped.len() as u32;
+            key.s.none_superseded = false;
+            key.front.retain(|w| w.id == request.id);
+        }
+        key.writes
+            .push(Write::ForgetSupersededBeyond(SUPERSEDED_REMEMBERED_MAX));
+        dropped
+    } else {
+        Vec::new()
+    };
+    if member == Member::Stranger {
+        let turn = new_turn(key, &request.options);
+        key.push_waiter(Waiter {
+            id: request.id.clone(),
+            since_ms: now_ms,
+            input_hash: request.input_hash.clone(),
+            workflow: request.options.workflow.clone(),
+            enqueued_ms: Some(now_ms),
+            turn,
+            priority: request.options.priority,
+            tenant: request.options.tenant.clone(),
+        });
+    }
+    for waiter in &terminated {
+        let workflow = waiter
+            .workflow
+            .as_ref()
+            .map_or_else(|| key.settings.workflow.clone(), |w| w.to_string());
+        key.effects
+            .push(Effect::Terminate(crate::transition::Terminate {
+                id: waiter.id.clone(),
+                workflow,
+            }));
+    }
+    Ok(EnqueueReply {
+        terminated,
+        ..EnqueueReply::default()
+    })
+}
+
+/// §1c `onBusy: "skip"` on an enqueue: a call that would register the id
+/// finds every slot held (judged with the limit it names) or someone
+/// waiting. An id already registered is answered as without it.
+fn skips(key: &Key<'_>, member: &Member, options: &Options) -> bool {
+    let limit = options.limit.unwrap_or(key.s.limit);
+    options.skip
+        && *member == Member::Stranger
+        && (key.s.waiters > 0 || key.s.holders.len() as u32 >= limit)
+}
+
+/// Whether the key needs the holder-check alarm: someone waits behind the
+/// holders, or a holder has not yet confirmed a hand-over.
+pub fn needs_check(summary: &Summary) -> bool {
+    !summary.holders.is_empty()
+        && (summary.waiters > 0
+            || summary
+                .holders
+                .iter()
+                .any(|h| h.state == HolderState::Handed))
 }

@@ -12,7 +12,7 @@
 //! [`busy`] read them back.
 
 use super::state::Holder;
-use super::transition::{Input, Reply, Transition, View, Write};
+use super::types::{Input, Reply, Transition, View, Write};
 use super::Member;
 use crate::busy::Busy;
 use crate::ident::InstanceId;

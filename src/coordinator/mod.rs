@@ -39,20 +39,24 @@
 //! handed the key but never confirmed it ([`HolderState::Handed`]).
 
 mod decide;
+mod grant;
 pub mod history;
-mod memory;
+mod invariants;
+mod read;
 pub mod schema;
-mod sql;
+mod scratch;
 mod state;
-mod transition;
+mod store;
 mod turn;
+mod twin;
+mod types;
 
-pub use decide::*;
-pub use memory::{apply, assert_invariants_deep, needs_holder_check, MemoryKeyStore};
-pub use sql::{inspect, keys_due, load, load_summary, migrate, write};
+pub use decide::{decide, needs_check};
+pub use grant::eta_ms;
+pub use invariants::{assert_invariants as assert_view, assert_invariants_deep};
+pub use read::{acquire_waits, front_needed, needs_place};
 pub use state::*;
-pub use transition::{
-    acquire_waits, assert_invariants as assert_view, decide, eta_ms, front_needed, needs_check,
-    needs_place, Input, Reply, Settings, Summary, Transition, View, Write,
-};
+pub use store::{inspect, keys_due, load, load_summary, migrate, write};
 pub use turn::{check_turn_event_type, event_type};
+pub use twin::{apply, needs_holder_check, MemoryKeyStore};
+pub use types::*;

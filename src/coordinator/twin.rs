@@ -1,14 +1,11 @@
 //! One key in memory: the simulation's storage, read as the targeted view
 //! of an input ([`MemoryKeyStore::load`]) and changed by a decision's
-//! writes ([`apply`]), as `super::sql` reads and writes the rows; and the
+//! writes ([`apply`]), as `super::store` reads and writes the rows; and the
 //! reference the SQL tests measure those rows against.
 
 use super::state::{Holder, HolderState, Member, Waiter};
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
-use crate::limits::{
-    HOLDERS_PER_KEY_MAX, HOLD_TIMES_KEPT, IDLE_TENANT_KEPT_GRANTS, SUPERSEDED_REMEMBERED_MAX,
-    WAITERS_PER_KEY_MAX,
-};
+use crate::limits::{HOLD_TIMES_KEPT, IDLE_TENANT_KEPT_GRANTS};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A priority and a tenant (`None`: the shared one): where §1c's order
@@ -426,12 +423,13 @@ impl MemoryKeyStore {
 }
 
 // ---------------------------------------------------------------------------
-// The targeted view and the writes of `super::transition`.
+// The targeted view and the writes of `super::decide`.
 
-use super::transition::{acquire_waits, front_needed, needs_place, Input, Summary, View, Write};
+use super::read::{acquire_waits, front_needed, needs_place};
+use super::types::{Input, Summary, View, Write};
 
 impl MemoryKeyStore {
-    /// The key's summary, as `sql::load_summary` reads it.
+    /// The key's summary, as `store::load_summary` reads it.
     pub fn summary(&self) -> Summary {
         Summary {
             limit: self.limit,
@@ -445,7 +443,7 @@ impl MemoryKeyStore {
     }
 
     /// The view `input` decides on: the whole key could be handed over, but
-    /// the view holds only what `sql::load` would read, so a decision
+    /// the view holds only what `store::load` would read, so a decision
     /// that strays beyond it fails here as it would in the object.
     pub fn load(&self, input: &Input) -> View {
         let summary = self.summary();
@@ -543,7 +541,7 @@ impl MemoryKeyStore {
 }
 
 /// Carries out a transition's writes on the in-memory key, in order, in
-/// one `match`, as `sql::write` does on the tables.
+/// one `match`, as `store::write` does on the tables.
 pub fn apply(key: &mut MemoryKeyStore, writes: &[Write]) {
     for write in writes {
         match write {
@@ -590,51 +588,4 @@ pub fn apply(key: &mut MemoryKeyStore, writes: &[Write]) {
 /// holders, or a holder has not yet confirmed a hand-over.
 pub fn needs_holder_check(key: &MemoryKeyStore) -> bool {
     key.holder_count() > 0 && (key.waiter_count() > 0 || key.handed_count() > 0)
-}
-
-/// Every invariant that reading the whole key can check, for tests and the
-/// simulation: the counts in bounds, the holders agreeing with them, each
-/// holder holding (not waiting, not superseded), no id twice, no fence
-/// above the key's or granted twice, and the front of the queue neither
-/// holding nor superseded. Panics on violation.
-pub fn assert_invariants_deep(key: &MemoryKeyStore) {
-    let limit = key.limit();
-    assert!((1..=HOLDERS_PER_KEY_MAX).contains(&limit), "limit {limit}");
-    assert!(key.holder_count() <= HOLDERS_PER_KEY_MAX);
-    assert!(key.handed_count() <= key.holder_count());
-    assert!(key.waiter_count() <= WAITERS_PER_KEY_MAX);
-    let holders = key.holders();
-    let fence = key.fence();
-    for (n, holder) in holders.iter().enumerate() {
-        assert!(
-            holders[..n].iter().all(|h| h.id != holder.id),
-            "{} holds twice",
-            holder.id
-        );
-        assert_eq!(
-            key.member(&holder.id),
-            Member::Holder(holder.clone()),
-            "holder {} reads back differently",
-            holder.id
-        );
-        assert!(
-            holder.fence <= fence,
-            "{} holds fence {} above the key's {fence}",
-            holder.id,
-            holder.fence
-        );
-        assert!(
-            holder.fence == 0 || holders[..n].iter().all(|h| h.fence != holder.fence),
-            "fence {} granted twice",
-            holder.fence
-        );
-    }
-    assert!(key.superseded_count() <= SUPERSEDED_REMEMBERED_MAX);
-    if let Some(first) = key.first_waiters(1).pop() {
-        assert!(
-            matches!(key.member(&first.id), Member::Waiter(_)),
-            "waiter {} is not only waiting",
-            first.id
-        );
-    }
 }

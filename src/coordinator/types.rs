@@ -1,0 +1,246 @@
+//! The Coordinator's vocabulary: the requests and replies of its calls,
+//! what a decision reads ([`Summary`], [`View`], [`Settings`]), what it is
+//! about ([`Input`]), and what it returns ([`Reply`], [`Write`] in a
+//! [`Transition`]).
+
+use super::state::{Holder, Liveness, Member, Turn, Waiter};
+use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
+
+/// The options of `enqueue` and `acquire` (contract §1a), validated at the
+/// edge: `workflow` names a configured binding, `limit` is 1 to 1000.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// The binding of the instance being registered; absent keeps the one
+    /// remembered for a registered id, or the default binding for a new one.
+    pub workflow: Option<WorkflowName>,
+    /// The key's new limit; absent keeps the key's.
+    pub limit: Option<u32>,
+    /// `grant: true` (§1b): a registration made by this call gets a turn of
+    /// its own, and `acquire` answers the object form ([`Place`], fences).
+    pub grant: bool,
+    /// §1c: the priority a registration made by this call gets (-100 to
+    /// 100, checked at the edge; 0 unless named). Ignored for an id
+    /// already registered: fixed by the call that registered it.
+    pub priority: i8,
+    /// §1c: the tenant a registration made by this call gets (`None`: the
+    /// shared one). Fixed at registration, as `priority`.
+    pub tenant: Option<Ident>,
+    /// §1c `onBusy: "skip"`: a call that would register the id answers
+    /// busy instead of waiting, registering nothing (see `decide`).
+    pub skip: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnqueueRequest {
+    pub supersedes: bool,
+    pub id: InstanceId,
+    pub input_hash: Option<InputHash>,
+    pub options: Options,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EnqueueReply {
+    /// Waiters dropped by this enqueue, in queue order; the shell terminates
+    /// them (best effort, each through its own Workflow) after the commit.
+    pub terminated: Vec<Waiter>,
+    /// The live waiting instance this enqueue coalesced into; nothing was registered.
+    pub coalesced_into: Option<InstanceId>,
+    /// §1c: with `onBusy: "skip"`, the key was busy (every slot held, or
+    /// someone waiting): nothing was registered, nothing changed.
+    pub busy: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcquireRequest {
+    pub id: InstanceId,
+    pub options: Options,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AcquireReply {
+    /// The caller holds a slot, granted with this fence.
+    Granted {
+        fence: u64,
+    },
+    /// The caller waits; with `grant`, where and for which event.
+    Pending(Option<Place>),
+    Superseded,
+    /// §1c `onBusy: "skip"`: not granted at once; nothing registered.
+    Busy,
+}
+
+/// A waiting caller's place, for a `grant` reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// The event it will be told its turn with.
+    pub turn: Turn,
+    /// 1 is next.
+    pub position: u32,
+    /// §1c: the mean of the key's last hold times times
+    /// `ceil(position / limit)`; `None` before the key's first finished hold.
+    pub eta_ms: Option<u64>,
+}
+
+/// A decision of the Coordinator.
+pub type Transition = crate::transition::Transition<Reply, Write, View>;
+
+/// What the key's summary holds: everything a decision knows of the key
+/// without reading its queue. The shell keeps it in memory between
+/// decisions (the object is the only writer of its rows).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub limit: u32,
+    /// The highest fence granted (0 before the first grant).
+    pub fence: u64,
+    /// The last registration number drawn for a [`Turn::Own`].
+    pub turns: u64,
+    pub waiters: u32,
+    /// In the order they got the key.
+    pub holders: Vec<Holder>,
+    /// The key remembers no superseded id (`false`: not known).
+    pub none_superseded: bool,
+    /// How long the key's last finished holds lasted, oldest first, at
+    /// most [`HOLD_TIMES_KEPT`](crate::limits::HOLD_TIMES_KEPT) (§1c's `etaMs`): a hold finishes when its
+    /// holder releases, or is found dead after it confirmed its slot.
+    pub hold_times_ms: Vec<u64>,
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Summary {
+            limit: 1,
+            fence: 0,
+            turns: 0,
+            waiters: 0,
+            holders: Vec::new(),
+            none_superseded: true,
+            hold_times_ms: Vec::new(),
+        }
+    }
+}
+
+/// The rows one input needs, as `super::store::load` read them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct View {
+    pub summary: Summary,
+    /// The place of the id the input names (a holder's is in the summary).
+    pub member: Option<Member>,
+    /// The first waiters in the order the key is handed on (§1c: highest
+    /// priority first, round the tenants within one), as many as the input
+    /// may hand slots to.
+    pub front: Vec<Waiter>,
+    /// Holders due a check, least recently checked first, each with when it
+    /// was last checked (`None`: never).
+    pub to_check: Vec<(Holder, Option<u64>)>,
+    /// A superseding enqueue's coalesce candidate (the earliest waiter with
+    /// its input hash).
+    pub candidate: Option<Waiter>,
+    /// A superseding enqueue's victims: every waiter but the caller, in order.
+    pub others: Vec<Waiter>,
+    /// The caller's place in the hand-off order (1 is next), as the rows
+    /// stand before the decision: a waiter's own when it waits beyond
+    /// `front`; for an id not registered, where its priority and tenant
+    /// would put it if it joined now (§1c). Loaded when the decision needs
+    /// it (see `super::store::load`).
+    pub position: Option<u32>,
+}
+
+/// The settings the decisions read: the Worker's variables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// §1a's `ENQUEUE_GRACE_MS`.
+    pub grace_ms: u64,
+    /// `WORKFLOW_BINDING`: the binding of an instance that names none.
+    pub workflow: String,
+}
+
+/// What a decision is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Enqueue(EnqueueRequest),
+    /// An enqueue's second phase: the coalesce candidate's liveness.
+    EnqueueChecked {
+        request: EnqueueRequest,
+        candidate: Waiter,
+        liveness: Liveness,
+    },
+    Acquire(AcquireRequest),
+    /// An acquire's second phase: the checked holder's liveness.
+    AcquireChecked {
+        request: AcquireRequest,
+        holder: Holder,
+        liveness: Liveness,
+    },
+    Release(InstanceId),
+    /// What became of a turn event sent to `holder` (as it was handed):
+    /// whether the engine accepted it, and the instance's status after.
+    Woken {
+        holder: Holder,
+        accepted: bool,
+        liveness: Liveness,
+    },
+    /// The holder-check alarm, for a key it found due.
+    Tick,
+    /// A holder check of the alarm's, answered.
+    TickChecked {
+        holder: Holder,
+        liveness: Liveness,
+    },
+}
+
+/// The Coordinator's replies, and the placeholders of calls whose answer
+/// an answering check decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    Enqueue(EnqueueReply),
+    /// An enqueue waiting for its candidate's check.
+    EnqueueChecking {
+        request: EnqueueRequest,
+        candidate: Waiter,
+    },
+    Acquire(AcquireReply),
+    /// An acquire waiting for its holder's check.
+    AcquireChecking {
+        request: AcquireRequest,
+        holder: Holder,
+    },
+    /// `release`: the first instance handed the caller's slot.
+    Release(Option<InstanceId>),
+    /// The alarm's holder checks, as the holders stood.
+    Ticked(Vec<Holder>),
+    /// A result that re-entered and needs no answer.
+    Settled,
+}
+
+/// One row-level change to a key, in the order the decision made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    SetLimit(u32),
+    /// The key's registration counter becomes this (one more than before).
+    DrawTurn(u64),
+    /// A holder behind the others; raises the key's fence to its own.
+    AddHolder(Holder),
+    /// `Handed` becomes `Holding`.
+    ConfirmHolder(InstanceId),
+    SetHolderWorkflow(InstanceId, Option<WorkflowName>),
+    /// The holder leaves; with the time its hold finished, when it counts
+    /// as a finished hold (§1c's `etaMs`, [`Summary::hold_times_ms`]).
+    RemoveHolder(InstanceId, Option<u64>),
+    /// A grant (of this fence) served a waiter of this priority and tenant:
+    /// the tenant goes to the back of its priority's round (§1c).
+    Serve {
+        priority: i8,
+        tenant: Option<Ident>,
+        fence: u64,
+    },
+    MarkChecked(InstanceId, u64),
+    /// A waiter behind every other.
+    PushWaiter(Waiter),
+    SetWaiterWorkflow(InstanceId, Option<WorkflowName>),
+    RemoveWaiter(InstanceId),
+    /// Every waiter but this one is remembered as superseded and leaves;
+    /// the count is how many.
+    SupersedeAllExcept(InstanceId, u32),
+    /// Forgets the oldest superseded ids beyond this many.
+    ForgetSupersededBeyond(u32),
+}
