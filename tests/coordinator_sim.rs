@@ -1,7 +1,7 @@
 //! A seeded, deterministic simulation of the Coordinator core (contract §1
 //! and §1a).
 //!
-//! The real decision functions run over one [`MemoryKeyStore`] per key (one
+//! The real decision functions run over one [`KeyTwin`] per key (one
 //! to three keys, served by one object with one alarm) against three
 //! models: the Workflow engine (instances of one to three Workflows that are
 //! not yet created, running, complete, terminated or errored; a binding
@@ -90,8 +90,7 @@ use common::{
 
 use baton::coordinator::{
     assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, EnqueueReply,
-    EnqueueRequest, Holder, HolderState, Liveness, Member, MemoryKeyStore, Options, Place, Turn,
-    Waiter,
+    EnqueueRequest, Holder, HolderState, KeyTwin, Liveness, Member, Options, Place, Turn, Waiter,
 };
 use decisions::{
     acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, tick,
@@ -123,22 +122,22 @@ enum AcquireStep {
 }
 
 /// The core as the simulation's shell model calls it: each call is one
-/// `coordinator::decide` on the view `MemoryKeyStore::load` gives for its
+/// `coordinator::decide` on the view `KeyTwin::load` gives for its
 /// input, its writes applied with `coordinator::apply`, and its transition
 /// read back into the phase a shell acts on (the reply, and the holders
 /// its `Effect::Wake`s name, as the writes left them).
 mod decisions {
     use super::{AcquireStep, Decided, EnqueueStep};
     use baton::coordinator::{
-        self, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder, Input, Liveness,
-        MemoryKeyStore, Reply, Settings, Transition,
+        self, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder, Input, KeyTwin,
+        Liveness, Reply, Settings, Transition,
     };
     use baton::error::BatonError;
     use baton::ident::InstanceId;
     use baton::transition::Effect;
 
     fn run(
-        store: &mut MemoryKeyStore,
+        store: &mut KeyTwin,
         now_ms: u64,
         grace_ms: u64,
         input: Input,
@@ -182,7 +181,7 @@ mod decisions {
     const NO_GRACE: u64 = 0;
 
     pub fn enqueue(
-        store: &mut MemoryKeyStore,
+        store: &mut KeyTwin,
         now_ms: u64,
         request: &EnqueueRequest,
     ) -> Result<EnqueueStep, BatonError> {
@@ -194,7 +193,7 @@ mod decisions {
     }
 
     pub fn enqueue_after_check(
-        store: &mut MemoryKeyStore,
+        store: &mut KeyTwin,
         now_ms: u64,
         request: &EnqueueRequest,
         candidate: &baton::coordinator::Waiter,
@@ -212,7 +211,7 @@ mod decisions {
     }
 
     pub fn acquire(
-        store: &mut MemoryKeyStore,
+        store: &mut KeyTwin,
         now_ms: u64,
         request: &AcquireRequest,
     ) -> Result<AcquireStep, BatonError> {
@@ -225,7 +224,7 @@ mod decisions {
     }
 
     pub fn acquire_after_check(
-        store: &mut MemoryKeyStore,
+        store: &mut KeyTwin,
         now_ms: u64,
         grace_ms: u64,
         request: &AcquireRequest,
@@ -244,7 +243,7 @@ mod decisions {
     }
 
     pub fn release(
-        store: &mut MemoryKeyStore,
+        store: &mut KeyTwin,
         now_ms: u64,
         id: &InstanceId,
     ) -> Decided<Option<InstanceId>> {
@@ -255,7 +254,7 @@ mod decisions {
     }
 
     pub fn woken_after_check(
-        store: &mut MemoryKeyStore,
+        store: &mut KeyTwin,
         now_ms: u64,
         grace_ms: u64,
         checked: &Holder,
@@ -273,7 +272,7 @@ mod decisions {
 
     /// The engine accepted `sent`'s grant event (its status is not asked
     /// here: the model asks it apart).
-    pub fn grant_accepted(store: &mut MemoryKeyStore, sent: &Holder) {
+    pub fn grant_accepted(store: &mut KeyTwin, sent: &Holder) {
         assert!(matches!(sent.turn, baton::coordinator::Turn::Own(_)));
         let input = Input::Woken {
             holder: sent.clone(),
@@ -284,7 +283,7 @@ mod decisions {
         assert!(wake.is_empty(), "an accepted grant hands nothing on");
     }
 
-    pub fn tick(store: &MemoryKeyStore) -> Vec<Holder> {
+    pub fn tick(store: &KeyTwin) -> Vec<Holder> {
         let mut scratch = store.clone();
         match run(&mut scratch, 0, NO_GRACE, Input::Tick).expect("never refused") {
             (Reply::Ticked(due), _) => due,
@@ -294,7 +293,7 @@ mod decisions {
 
     /// Each answer re-enters on its own, as the driver feeds them.
     pub fn tick_after_check(
-        store: &mut MemoryKeyStore,
+        store: &mut KeyTwin,
         now_ms: u64,
         grace_ms: u64,
         answers: &[(Holder, Liveness)],
@@ -698,7 +697,7 @@ struct Sim {
     rng: Rng,
     p: Params,
     now_ms: u64,
-    stores: Vec<MemoryKeyStore>,
+    stores: Vec<KeyTwin>,
     insts: Vec<Inst>,
     by_id: HashMap<InstanceId, usize>,
     ops: Vec<Op>,
@@ -764,7 +763,7 @@ impl Sim {
             seed,
             rng,
             now_ms: 1_000_000,
-            stores: vec![MemoryKeyStore::default(); p.keys],
+            stores: vec![KeyTwin::default(); p.keys],
             prev_holders: vec![0; p.keys],
             grants: vec![0; p.keys],
             p,
@@ -2631,7 +2630,7 @@ fn acq_with(who: &str, workflow_name: Option<&str>, limit: Option<u32>) -> Acqui
     }
 }
 
-fn granted_with(store: &mut MemoryKeyStore, now_ms: u64, request: &AcquireRequest) -> Vec<Holder> {
+fn granted_with(store: &mut KeyTwin, now_ms: u64, request: &AcquireRequest) -> Vec<Holder> {
     match acquire(store, now_ms, request) {
         Ok(AcquireStep::Done(Decided {
             reply: AcquireReply::Granted { .. },
@@ -2641,7 +2640,7 @@ fn granted_with(store: &mut MemoryKeyStore, now_ms: u64, request: &AcquireReques
     }
 }
 
-fn granted(store: &mut MemoryKeyStore, now_ms: u64, who: &str) {
+fn granted(store: &mut KeyTwin, now_ms: u64, who: &str) {
     assert_eq!(granted_with(store, now_ms, &acq(who)), []);
 }
 
@@ -2653,7 +2652,7 @@ fn checks(step: Result<AcquireStep, baton::error::BatonError>, who: &str) -> Hol
     }
 }
 
-fn snap_of(store: &MemoryKeyStore) -> (Vec<Holder>, Vec<Waiter>, u32) {
+fn snap_of(store: &KeyTwin) -> (Vec<Holder>, Vec<Waiter>, u32) {
     (
         store.holders(),
         store.waiters().cloned().collect(),
@@ -2661,11 +2660,11 @@ fn snap_of(store: &MemoryKeyStore) -> (Vec<Holder>, Vec<Waiter>, u32) {
     )
 }
 
-fn queue(store: &MemoryKeyStore) -> Vec<&str> {
+fn queue(store: &KeyTwin) -> Vec<&str> {
     store.waiters().map(|w| w.id.as_str()).collect()
 }
 
-fn holders(store: &MemoryKeyStore) -> Vec<(String, HolderState)> {
+fn holders(store: &KeyTwin) -> Vec<(String, HolderState)> {
     store
         .holders()
         .into_iter()
@@ -2677,7 +2676,7 @@ fn ids(holders: &[Holder]) -> Vec<&str> {
     holders.iter().map(|h| h.id.as_str()).collect()
 }
 
-fn waiter_of(store: &MemoryKeyStore, who: &str) -> Waiter {
+fn waiter_of(store: &KeyTwin, who: &str) -> Waiter {
     match store.member(&id(who)) {
         Member::Waiter(w) => w,
         other => panic!("{who} is not waiting: {other:?}"),
@@ -2686,7 +2685,7 @@ fn waiter_of(store: &MemoryKeyStore, who: &str) -> Waiter {
 
 #[test]
 fn coalescing_into_a_live_waiter_registers_nothing() {
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     let first = request(true, "a", Some("x"));
     assert_eq!(
@@ -2730,7 +2729,7 @@ fn coalescing_into_a_live_waiter_registers_nothing() {
 
 #[test]
 fn coalescing_needs_the_candidate_still_waiting() {
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     assert!(enqueue(&mut s, 1, &request(true, "a", Some("x"))).is_ok());
     let second = request(true, "b", Some("x"));
@@ -2750,7 +2749,7 @@ fn coalescing_needs_the_candidate_still_waiting() {
 
 #[test]
 fn superseded_before_start_gets_superseded() {
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     assert!(enqueue(&mut s, 1, &request(false, "a", None)).is_ok());
     let a = waiter_of(&s, "a");
@@ -2781,7 +2780,7 @@ fn superseded_before_start_gets_superseded() {
 
 #[test]
 fn dead_holder_loses_the_key_only_if_it_still_holds_it() {
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     let h = checks(acquire(&mut s, 1, &acq("w")), "h");
     // While `w` asks about `h`, `h` releases and the key is handed to `w`.
@@ -2823,7 +2822,7 @@ fn dead_holder_loses_the_key_only_if_it_still_holds_it() {
 
 #[test]
 fn release_from_a_waiter_removes_it() {
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     for (now, who) in [(1, "a"), (2, "b")] {
         checks(acquire(&mut s, now, &acq(who)), "h");
@@ -2842,7 +2841,7 @@ fn release_from_a_waiter_removes_it() {
 
 #[test]
 fn release_from_a_stranger_is_a_no_op() {
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     assert!(acquire(&mut s, 1, &acq("a")).is_ok());
     assert!(enqueue(&mut s, 2, &request(true, "b", None)).is_ok());
@@ -2864,7 +2863,7 @@ fn release_from_a_stranger_is_a_no_op() {
 fn a_dead_answer_from_before_creation_does_not_take_the_key_from_its_holder() {
     // Acquire path: `e` is registered on a free key; `x` acquires, which
     // hands the key to `e` and asks about it.
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     assert!(enqueue(&mut s, 0, &request(false, "e", None)).is_ok());
     let e = checks(acquire(&mut s, 1, &acq("x")), "e");
     // The status call says "not found": `e` is not created yet. Then the
@@ -2882,7 +2881,7 @@ fn a_dead_answer_from_before_creation_does_not_take_the_key_from_its_holder() {
     // Wake path: `h` releases to `e` (registered, not created yet); the
     // shell's status check says "not found"; `e` is created and acquires;
     // then the shell reports it.
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     assert!(enqueue(&mut s, 1, &request(false, "e", None)).is_ok());
     assert!(acquire(&mut s, 2, &acq("w")).is_ok());
@@ -2901,7 +2900,7 @@ fn a_dead_answer_from_before_creation_does_not_take_the_key_from_its_holder() {
 fn a_bounded_wake_loop_leaves_the_rest_to_the_alarm() {
     // The holder releases to a queue of instances that ended before their
     // turn, with one live instance at the end.
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     let dead_count = WAKE_ATTEMPTS_PER_CALL_MAX + 8;
     for n in 0..dead_count {
@@ -2953,7 +2952,7 @@ fn a_bounded_wake_loop_leaves_the_rest_to_the_alarm() {
 
 #[test]
 fn a_limit_of_three_grants_three_and_hands_each_slot_on() {
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     let three = |who| acq_with(who, None, Some(3));
     for who in ["a", "b", "c"] {
         assert_eq!(granted_with(&mut s, 1, &three(who)), []);
@@ -2984,7 +2983,7 @@ fn a_limit_of_three_grants_three_and_hands_each_slot_on() {
 
 #[test]
 fn a_raised_limit_hands_the_free_slots_ahead_of_the_caller() {
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     for (now, who) in [(1, "a"), (2, "b"), (3, "c")] {
         assert!(enqueue(&mut s, now, &request(false, who, None)).is_ok());
@@ -3016,7 +3015,7 @@ fn a_raised_limit_hands_the_free_slots_ahead_of_the_caller() {
 
 #[test]
 fn a_lowered_limit_takes_no_slot_and_stops_grants_until_below_it() {
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     for who in ["a", "b", "c"] {
         granted_with(&mut s, 1, &acq_with(who, None, Some(3)));
     }
@@ -3034,7 +3033,7 @@ fn a_lowered_limit_takes_no_slot_and_stops_grants_until_below_it() {
 #[test]
 fn not_found_within_the_grace_keeps_the_slot_without_an_event() {
     // `h` releases to `e`, enqueued at 1000 and not created yet.
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     assert!(enqueue(&mut s, 1_000, &request(false, "e", None)).is_ok());
     assert!(acquire(&mut s, 1_001, &acq("w")).is_ok());
@@ -3059,7 +3058,7 @@ fn not_found_within_the_grace_keeps_the_slot_without_an_event() {
     granted(&mut s, 1_000 + GRACE - 1, "e");
 
     // Past the grace, "not found" is dead: the slot goes on to `w`.
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted(&mut s, 0, "h");
     assert!(enqueue(&mut s, 1_000, &request(false, "e", None)).is_ok());
     assert!(acquire(&mut s, 1_001, &acq("w")).is_ok());
@@ -3073,7 +3072,7 @@ fn not_found_within_the_grace_keeps_the_slot_without_an_event() {
 
 #[test]
 fn the_workflow_is_remembered_per_waiter_and_holder() {
-    let mut s = MemoryKeyStore::default();
+    let mut s = KeyTwin::default();
     granted_with(&mut s, 0, &acq_with("h", Some("DEPLOY"), None));
     let mut enq = request(false, "r", None);
     enq.options.workflow = Some(workflow("ROLLBACK"));

@@ -1,5 +1,5 @@
 //! The Coordinator's one decision on its two storages: `decide` over the
-//! view `MemoryKeyStore::load` gives, its writes applied by `apply`, and
+//! view `KeyTwin::load` gives, its writes applied by `apply`, and
 //! over the view `coordinator::load` reads from SQLite with the summary
 //! carried between decisions as the shell's memory carries it (now and then
 //! dropped, as by a restart), its writes carried out by `coordinator::write`.
@@ -8,8 +8,8 @@
 //! writes two rows) and P4 (no input's cost grows with the queue).
 
 use baton::coordinator::{
-    self, AcquireRequest, EnqueueRequest, Holder, Input, Liveness, Member, MemoryKeyStore, Options,
-    Reply, Settings, Summary, Turn, Waiter,
+    self, AcquireRequest, EnqueueRequest, Holder, Input, KeyTwin, Liveness, Member, Options, Reply,
+    Settings, Summary, Turn, Waiter,
 };
 use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::sql::{Counted, SqlExec, SqlValue};
@@ -66,7 +66,7 @@ fn woken(effects: &[Effect]) -> Vec<InstanceId> {
 }
 
 /// Everything the in-memory key answers, for a pool of ids.
-fn observe(key: &MemoryKeyStore, ids: &[InstanceId]) -> String {
+fn observe(key: &KeyTwin, ids: &[InstanceId]) -> String {
     let members: Vec<Member> = ids.iter().map(|i| key.member(i)).collect();
     let tenants: Vec<String> = key
         .tenants()
@@ -154,7 +154,7 @@ fn run(seed: u64) {
     let hashes: Vec<InputHash> = (0..3).map(|i| hash(&format!("in{i}"))).collect();
     let db = Db(Connection::open_in_memory().expect("db"));
     coordinator::migrate(&db);
-    let mut after = MemoryKeyStore::default();
+    let mut after = KeyTwin::default();
     let mut summary: Option<Summary> = None;
     let mut pending: Vec<Pending> = Vec::new();
     let mut rng = Rng(seed ^ 0x5EED);

@@ -4,7 +4,7 @@
 //! simulation).
 
 use super::state::Member;
-use super::twin::MemoryKeyStore;
+use super::twin::KeyTwin;
 use super::types::View;
 use crate::limits::{HOLDERS_PER_KEY_MAX, SUPERSEDED_REMEMBERED_MAX, WAITERS_PER_KEY_MAX};
 
@@ -40,7 +40,7 @@ pub fn assert_invariants(view: &View) {
 /// holder holding (not waiting, not superseded), no id twice, no fence
 /// above the key's or granted twice, and the front of the queue neither
 /// holding nor superseded. Panics on violation.
-pub fn assert_invariants_deep(key: &MemoryKeyStore) {
+pub fn assert_invariants_deep(key: &KeyTwin) {
     let limit = key.limit();
     assert!((1..=HOLDERS_PER_KEY_MAX).contains(&limit), "limit {limit}");
     assert!(key.holder_count() <= HOLDERS_PER_KEY_MAX);

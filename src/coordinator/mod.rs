@@ -58,5 +58,5 @@ pub use read::{acquire_waits, front_needed, needs_place};
 pub use state::*;
 pub use store::{inspect, keys_due, load, load_summary, migrate, write};
 pub use turn::{check_turn_event_type, event_type};
-pub use twin::{apply, needs_holder_check, MemoryKeyStore};
+pub use twin::{apply, needs_holder_check, KeyTwin};
 pub use types::*;

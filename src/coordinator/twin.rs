@@ -1,7 +1,8 @@
-//! One key in memory: the simulation's storage, read as the targeted view
-//! of an input ([`MemoryKeyStore::load`]) and changed by a decision's
-//! writes ([`apply`]), as `super::store` reads and writes the rows; and the
-//! reference the SQL tests measure those rows against.
+//! The twin: one key in memory, standing in for its rows in tests and the
+//! simulation (never in the Worker). It answers a decision's reads
+//! ([`KeyTwin::load`]) and carries out its writes ([`apply`]) as
+//! `super::store` does on the tables, so the simulation runs the real
+//! decision; and it is the reference the SQL tests hold the rows to.
 
 use super::state::{Holder, HolderState, Member, Waiter};
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
@@ -25,7 +26,7 @@ pub struct TenantTurn {
 }
 
 #[derive(Debug, Clone)]
-pub struct MemoryKeyStore {
+pub struct KeyTwin {
     limit: u32,
     fence: u64,
     turns: u64,
@@ -42,9 +43,9 @@ pub struct MemoryKeyStore {
     hold_times_ms: Vec<u64>,
 }
 
-impl Default for MemoryKeyStore {
+impl Default for KeyTwin {
     fn default() -> Self {
-        MemoryKeyStore {
+        KeyTwin {
             limit: 1,
             fence: 0,
             turns: 0,
@@ -61,7 +62,7 @@ impl Default for MemoryKeyStore {
     }
 }
 
-impl MemoryKeyStore {
+impl KeyTwin {
     /// Waiters in the order they arrived (with neither priorities nor
     /// tenants, the order they will be handed the key).
     pub fn waiters(&self) -> impl Iterator<Item = &Waiter> {
@@ -122,7 +123,7 @@ impl MemoryKeyStore {
         order
     }
 
-    /// [`MemoryKeyStore::hand_off_order_with`] of the queue as it is.
+    /// [`KeyTwin::hand_off_order_with`] of the queue as it is.
     pub fn hand_off_order(&self) -> Vec<Waiter> {
         self.hand_off_order_with(None)
     }
@@ -142,7 +143,7 @@ impl MemoryKeyStore {
 }
 
 /// The key read and changed row by row, as the SQL tables are.
-impl MemoryKeyStore {
+impl KeyTwin {
     /// `id`'s place at the key.
     pub fn member(&self, id: &InstanceId) -> Member {
         if let Some(i) = self.holder_index(id) {
@@ -167,7 +168,7 @@ impl MemoryKeyStore {
     }
 
     /// The highest fence the key has granted (0 before its first grant).
-    /// [`MemoryKeyStore::add_holder`] raises it to the new holder's fence; it
+    /// [`KeyTwin::add_holder`] raises it to the new holder's fence; it
     /// never decreases.
     pub fn fence(&self) -> u64 {
         self.fence
@@ -217,7 +218,7 @@ impl MemoryKeyStore {
             .collect()
     }
 
-    /// Records that `id` was just checked, for [`MemoryKeyStore::holders_to_check`]'s order.
+    /// Records that `id` was just checked, for [`KeyTwin::holders_to_check`]'s order.
     pub fn mark_checked(&mut self, id: &InstanceId, now_ms: u64) {
         let i = self.holder_index(id).expect("marks only a holder");
         self.holders[i].1 = Some(now_ms);
@@ -428,7 +429,7 @@ impl MemoryKeyStore {
 use super::read::{acquire_waits, front_needed, needs_place};
 use super::types::{Input, Summary, View, Write};
 
-impl MemoryKeyStore {
+impl KeyTwin {
     /// The key's summary, as `store::load_summary` reads it.
     pub fn summary(&self) -> Summary {
         Summary {
@@ -542,7 +543,7 @@ impl MemoryKeyStore {
 
 /// Carries out a transition's writes on the in-memory key, in order, in
 /// one `match`, as `store::write` does on the tables.
-pub fn apply(key: &mut MemoryKeyStore, writes: &[Write]) {
+pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
     for write in writes {
         match write {
             Write::SetLimit(limit) => key.limit = *limit,
@@ -586,6 +587,6 @@ pub fn apply(key: &mut MemoryKeyStore, writes: &[Write]) {
 
 /// Whether the key needs the holder-check alarm: someone waits behind the
 /// holders, or a holder has not yet confirmed a hand-over.
-pub fn needs_holder_check(key: &MemoryKeyStore) -> bool {
+pub fn needs_holder_check(key: &KeyTwin) -> bool {
     key.holder_count() > 0 && (key.waiter_count() > 0 || key.handed_count() > 0)
 }
