@@ -240,6 +240,11 @@ pub const ENQUEUE_GRACE_MS_MAX: u64 = 3_600_000;
 /// one invocation's subrequest budget of 1,000 (and one object normally
 /// serves one key).
 pub const HOLDER_CHECKS_PER_TICK_MAX: u32 = 15;
+/// Most reads one Coordinator decision's view takes beyond the key's
+/// summary (`coordinator::next_read`): each of its six kinds at most once,
+/// so a plan that asked for more would be asking again for something it
+/// has.
+pub const READS_PER_VIEW_MAX: u32 = 6;
 // --- debounce ---
 
 /// Shortest `delayMs` and `maxWaitMs`, in ms (contract §4): a burst needs

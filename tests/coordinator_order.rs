@@ -637,3 +637,172 @@ fn p4_tenants_cost_at_most_one_and_a_half_times_behind_ten() {
     println!("P4 with tenants (10 waiters / 10,000 of 100 tenants, 3 priorities):");
     println!("{}", report.join("\n"));
 }
+
+/// A priority and a tenant (`None`: the shared one).
+type Share = (i8, Option<Ident>);
+
+/// The key's waiters in the order they joined and each tenant's last
+/// service, read straight from the tables (not through the store's reads),
+/// for the pure order to work on.
+fn rows_as_arrived(db: &Db) -> (Vec<Waiter>, Vec<(Share, u64)>) {
+    let key = SqlValue::Text(KEY.to_owned());
+    let text = |v: &SqlValue| match v {
+        SqlValue::Text(s) => s.clone(),
+        other => panic!("text column {other:?}"),
+    };
+    let int = |v: &SqlValue| match v {
+        SqlValue::Integer(n) => *n,
+        other => panic!("integer column {other:?}"),
+    };
+    let share = |p: &SqlValue, t: &SqlValue| {
+        let t = text(t);
+        let priority = i8::try_from(int(p)).expect("priority");
+        (priority, (!t.is_empty()).then(|| tenant(&t)))
+    };
+    let arrived = sqlite::run(
+        &db.conn,
+        "SELECT id, priority, tenant FROM coordinator_waiters WHERE key = ?1 ORDER BY seq",
+        std::slice::from_ref(&key),
+    )
+    .rows
+    .iter()
+    .map(|row| {
+        let (priority, tenant) = share(&row[1], &row[2]);
+        Waiter {
+            id: id(&text(&row[0])),
+            since_ms: 0,
+            input_hash: None,
+            workflow: None,
+            enqueued_ms: None,
+            turn: Turn::Shared,
+            priority,
+            tenant,
+        }
+    })
+    .collect();
+    let served = sqlite::run(
+        &db.conn,
+        "SELECT priority, tenant, served FROM coordinator_tenants \
+         WHERE key = ?1 AND served IS NOT NULL",
+        &[key],
+    )
+    .rows
+    .iter()
+    .map(|row| (share(&row[0], &row[1]), int(&row[2]) as u64))
+    .collect();
+    (arrived, served)
+}
+
+/// Holds the store's fast reads of the §1c order (`Read::Front`, which
+/// seeks each tenant's turn through `coordinator_tenants`, and
+/// `Read::Place`, which counts without walking the queue) to the order's
+/// one statement, `coordinator::hand_off_order`, on queues built row by
+/// row: several tenants at equal priorities, tenants never served beside
+/// served ones, tenants served by the same fence (a tie only the tenants'
+/// earliest waiters, their seqs, break), waiters leaving from anywhere, and
+/// newcomers of every priority and tenant, present or not.
+#[test]
+fn the_stores_fast_reads_agree_with_the_pure_order() {
+    use baton::coordinator::{execute, hand_off_order, place_in_order, Answer, Read, Write};
+    let tenants = [None, Some("a"), Some("b"), Some("c"), Some("d")];
+    let priorities = [0i8, 0, 0, 5, -3];
+    let mut checked = (0u32, 0u32, 0u32);
+    for seed in 0..40u64 {
+        let db = db();
+        let sql = Counted::new(&db);
+        let mut rng = common::Rng(seed);
+        let mut next = 0;
+        let mut fence = 0;
+        let mut waiting: Vec<InstanceId> = Vec::new();
+        for _ in 0..rng.range(1, 60) {
+            let writes = match rng.below(10) {
+                0..=5 => {
+                    next += 1;
+                    let who = id(&format!("w{next}"));
+                    waiting.push(who.clone());
+                    vec![Write::PushWaiter(Waiter {
+                        id: who,
+                        since_ms: next,
+                        input_hash: None,
+                        workflow: None,
+                        enqueued_ms: None,
+                        turn: Turn::Shared,
+                        priority: *rng.pick(&priorities),
+                        tenant: rng.pick(&tenants).map(tenant),
+                    })]
+                }
+                6 | 7 => {
+                    // Every few services, two tenants share one fence.
+                    if !rng.percent(20) {
+                        fence += 1;
+                    }
+                    vec![Write::Serve {
+                        priority: *rng.pick(&priorities),
+                        tenant: rng.pick(&tenants).map(tenant),
+                        fence: fence.max(1),
+                    }]
+                }
+                _ if waiting.is_empty() => Vec::new(),
+                _ => {
+                    let gone = waiting.remove(rng.below(waiting.len() as u64) as usize);
+                    vec![Write::RemoveWaiter(gone)]
+                }
+            };
+            write(&sql, KEY, &writes);
+        }
+        let (arrived, served) = rows_as_arrived(&db);
+        let served_of = |p: i8, t: Option<&Ident>| {
+            served
+                .iter()
+                .find(|((sp, st), _)| *sp == p && st.as_ref() == t)
+                .map(|(_, f)| *f)
+        };
+        let order = hand_off_order(&arrived, served_of);
+        let ids = |ws: &[Waiter]| ws.iter().map(|w| w.id.to_string()).collect::<Vec<_>>();
+        for n in 1..=order.len() {
+            let Answer::Front(front) = execute(&sql, KEY, &Read::Front(n as u32)) else {
+                panic!("a front answers a front")
+            };
+            assert_eq!(ids(&front), ids(&order[..n]), "seed {seed}: front of {n}");
+            checked.0 += 1;
+        }
+        for (n, waiter) in order.iter().enumerate() {
+            let read = Read::Place {
+                id: waiter.id.clone(),
+                priority: waiter.priority,
+                tenant: waiter.tenant.clone(),
+            };
+            assert_eq!(
+                execute(&sql, KEY, &read),
+                Answer::Place(n as u32 + 1),
+                "seed {seed}: place of {}",
+                waiter.id
+            );
+            checked.1 += 1;
+        }
+        for priority in [0i8, 5, -3, 7, -100] {
+            for of in tenants.iter().chain(&[Some("new")]) {
+                let of = of.map(tenant);
+                let newcomer = id("newcomer");
+                let expected =
+                    place_in_order(&arrived, served_of, &newcomer, priority, of.as_ref());
+                let read = Read::Place {
+                    id: newcomer,
+                    priority,
+                    tenant: of.clone(),
+                };
+                assert_eq!(
+                    execute(&sql, KEY, &read),
+                    Answer::Place(expected),
+                    "seed {seed}: a newcomer of priority {priority}, tenant {of:?}"
+                );
+                checked.2 += 1;
+            }
+        }
+    }
+    // Each kind of comparison ran, many times over.
+    assert!(
+        checked.0 > 200 && checked.1 > 200 && checked.2 > 200,
+        "{checked:?}"
+    );
+}

@@ -1149,8 +1149,7 @@ fn every_statement_searches_by_key() {
     let statements = every_statement(&db);
 
     // The test must see every statement in the store: count the literals
-    // there. One literal runs as two statements: the holders to check, with
-    // and without its `handed` filter.
+    // there.
     let source = [
         include_str!("../src/coordinator/store/mod.rs"),
         include_str!("../src/coordinator/store/order.rs"),
@@ -1169,7 +1168,7 @@ fn every_statement_searches_by_key() {
     .sum::<usize>();
     assert_eq!(
         statements.len(),
-        in_source + 1,
+        in_source,
         "statements exercised vs. SQL literals in the store:\n{:#?}",
         statements.iter().map(|l| &l.ran.sql).collect::<Vec<_>>()
     );

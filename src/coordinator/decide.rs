@@ -57,19 +57,19 @@
 //! confirmed its slot; the last [`HOLD_TIMES_KEPT`](crate::limits::HOLD_TIMES_KEPT)
 //! lengths give `etaMs` (`super::grant::eta_ms`).
 
-use super::grant::{acquire, apply_check, fill_slots, hand_on_checked, pending, take_slot};
+use super::check::{apply_check, check, hand_on_checked};
+use super::grant::{acquire, fill_slots, pending, take_slot};
 use super::scratch::Key;
 use super::state::{HolderState, Liveness, Member, Turn, Waiter};
 use super::types::{
-    AcquireReply, EnqueueReply, EnqueueRequest, Input, Options, Reply, Settings, Summary,
-    Transition, View, Write,
+    AcquireReply, EnqueueReply, EnqueueRequest, Input, Options, Reply, Settings, Transition, View,
+    Write,
 };
 use crate::error::BatonError;
-use crate::ident::{InstanceId, WorkflowName};
 use crate::limits::{
     HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, SUPERSEDED_REMEMBERED_MAX, WAITERS_PER_KEY_MAX,
 };
-use crate::transition::{Check, Effect};
+use crate::transition::Effect;
 
 /// The one decision: `input` on `view` (loaded for that input) at `now_ms`.
 pub fn decide(
@@ -79,6 +79,12 @@ pub fn decide(
     input: Input,
 ) -> Result<Transition, BatonError> {
     let mut key = Key::new(view, settings);
+    let coalesce = match &input {
+        Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => {
+            coalescing(view, &key.member(&r.id), &input)
+        }
+        _ => None,
+    };
     let reply = match input {
         Input::Enqueue(request) => {
             let member = key.member(&request.id);
@@ -87,7 +93,7 @@ pub fn decide(
                     busy: true,
                     ..EnqueueReply::default()
                 })
-            } else if let Some(candidate) = coalesce_candidate(&key, &member, &request) {
+            } else if let Some(candidate) = coalesce {
                 key.effects
                     .push(check(&candidate.id, candidate.workflow.as_ref(), settings));
                 Reply::EnqueueChecking { request, candidate }
@@ -95,21 +101,16 @@ pub fn decide(
                 Reply::Enqueue(commit_enqueue(&mut key, now_ms, member, &request)?)
             }
         }
-        Input::EnqueueChecked {
-            request,
-            candidate,
-            liveness,
-        } => {
+        Input::EnqueueChecked { request, .. } => {
             let member = key.member(&request.id);
-            let still = coalesce_candidate(&key, &member, &request);
             if skips(&key, &member, &request.options) {
                 Reply::Enqueue(EnqueueReply {
                     busy: true,
                     ..EnqueueReply::default()
                 })
-            } else if liveness == Liveness::Alive && still.is_some_and(|c| c.id == candidate.id) {
+            } else if let Some(candidate) = coalesce {
                 Reply::Enqueue(EnqueueReply {
-                    coalesced_into: Some(candidate.id.clone()),
+                    coalesced_into: Some(candidate.id),
                     ..EnqueueReply::default()
                 })
             } else {
@@ -210,18 +211,6 @@ pub fn decide(
     Ok(key.finish(reply))
 }
 
-pub(super) fn check(
-    id: &InstanceId,
-    workflow: Option<&WorkflowName>,
-    settings: &Settings,
-) -> Effect {
-    Effect::Check(Check {
-        id: id.clone(),
-        workflow: workflow.map_or_else(|| settings.workflow.clone(), |w| w.to_string()),
-        answers: true,
-    })
-}
-
 pub(super) fn check_room(key: &Key<'_>) -> Result<(), BatonError> {
     if key.s.waiters >= WAITERS_PER_KEY_MAX {
         return Err(BatonError::LimitExceeded {
@@ -284,19 +273,40 @@ pub(super) fn apply_workflow(key: &mut Key<'_>, member: &Member, options: &Optio
     }
 }
 
-fn is_settled(member: &Member) -> bool {
+/// An id that holds the key or was superseded: an enqueue of it changes
+/// no registration (superseded is final for an id, §1).
+pub(super) fn is_settled(member: &Member) -> bool {
     matches!(member, Member::Holder(_) | Member::Superseded)
 }
 
-fn coalesce_candidate(key: &Key<'_>, member: &Member, request: &EnqueueRequest) -> Option<Waiter> {
+/// Coalescing (contract §1): a superseding enqueue with an input hash,
+/// from an id neither holding nor superseded, joins the earliest waiter
+/// with that hash (another id: `View::candidate`) instead of registering,
+/// once that waiter is checked and found alive. On the enqueue's first
+/// phase, the candidate to check; on its second, the waiter it coalesces
+/// into: the one checked, found alive, and still the candidate. `None`:
+/// the enqueue is committed (and, superseding, drops the other waiters).
+pub(super) fn coalescing(view: &View, member: &Member, input: &Input) -> Option<Waiter> {
+    let (request, checked) = match input {
+        Input::Enqueue(request) => (request, None),
+        Input::EnqueueChecked {
+            request,
+            candidate,
+            liveness,
+        } => (request, Some((candidate, *liveness))),
+        _ => return None,
+    };
     if !request.supersedes || is_settled(member) {
         return None;
     }
     request.input_hash.as_ref()?;
-    key.view
-        .candidate
-        .clone()
-        .filter(|waiter| waiter.id != request.id)
+    let candidate = view.candidate.clone().filter(|w| w.id != request.id)?;
+    match checked {
+        None => Some(candidate),
+        Some((was, liveness)) => {
+            (liveness == Liveness::Alive && candidate.id == was.id).then_some(candidate)
+        }
+    }
 }
 
 fn commit_enqueue(
@@ -314,7 +324,10 @@ fn commit_enqueue(
         return Ok(EnqueueReply::default());
     }
     let terminated = if request.supersedes {
-        let dropped: Vec<Waiter> = key.view.others.clone();
+        let dropped: Vec<Waiter> = (key.view.arrived.iter())
+            .filter(|w| w.id != request.id)
+            .cloned()
+            .collect();
         if !dropped.is_empty() {
             key.writes.push(Write::SupersedeAllExcept(
                 request.id.clone(),
@@ -368,15 +381,4 @@ fn skips(key: &Key<'_>, member: &Member, options: &Options) -> bool {
     options.skip
         && *member == Member::Stranger
         && (key.s.waiters > 0 || key.s.holders.len() as u32 >= limit)
-}
-
-/// Whether the key needs the holder-check alarm: someone waits behind the
-/// holders, or a holder has not yet confirmed a hand-over.
-pub fn needs_check(summary: &Summary) -> bool {
-    !summary.holders.is_empty()
-        && (summary.waiters > 0
-            || summary
-                .holders
-                .iter()
-                .any(|h| h.state == HolderState::Handed))
 }

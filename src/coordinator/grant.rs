@@ -2,9 +2,10 @@
 //! granted ([`grant_slot`]), hand-offs to the front of the order, and what
 //! a holder check's answer does to the slots.
 
-use super::decide::{apply_limit, apply_workflow, check, check_room, new_turn};
+use super::check::{check, due_for_check};
+use super::decide::{apply_limit, apply_workflow, check_room, new_turn};
 use super::scratch::Key;
-use super::state::{Holder, HolderState, Liveness, Member, Turn, Waiter};
+use super::state::{Holder, HolderState, Member, Turn, Waiter};
 use super::types::{AcquireReply, AcquireRequest, Place, Reply, Summary, Write};
 use crate::error::BatonError;
 
@@ -34,14 +35,8 @@ fn acquire_skip(key: &mut Key<'_>, now_ms: u64, request: AcquireRequest) -> Repl
     }
     let limit = request.options.limit.unwrap_or(key.s.limit);
     if key.s.waiters == 0 && key.s.holders.len() as u32 >= limit {
-        let due = key
-            .view
-            .to_check
-            .iter()
-            .map(|(h, _)| h)
-            .find(|h| key.holder(&h.id) == Some(*h))
-            .cloned();
-        if let Some(holder) = due {
+        let due = due_for_check(&key.s.holders, &key.view.checked_ms, true, 1);
+        if let Some(holder) = due.into_iter().next() {
             key.effects
                 .push(check(&holder.id, holder.workflow.as_ref(), key.settings));
             return Reply::AcquireChecking { request, holder };
@@ -265,24 +260,6 @@ fn hand(key: &mut Key<'_>, now_ms: u64, waiter: Waiter) -> Holder {
     grant_slot(key, now_ms, waiter, HolderState::Handed, true)
 }
 
-/// A checked holder's liveness applied (a dead one loses its slot), the
-/// free slots filled from the queue, and everyone handed one woken: what an
-/// alarm's check and a woken holder found dead both come to.
-pub(super) fn hand_on_checked(
-    key: &mut Key<'_>,
-    now_ms: u64,
-    grace_ms: u64,
-    holder: &Holder,
-    liveness: Liveness,
-) {
-    let mut wake = Vec::new();
-    apply_check(key, now_ms, grace_ms, holder, liveness, &mut wake);
-    fill_slots(key, now_ms, &mut wake);
-    for holder in wake {
-        key.wake(holder);
-    }
-}
-
 pub(super) fn fill_slots(key: &mut Key<'_>, now_ms: u64, wake: &mut Vec<Holder>) {
     let free = key.free();
     if free == 0 || key.s.waiters == 0 {
@@ -290,36 +267,5 @@ pub(super) fn fill_slots(key: &mut Key<'_>, now_ms: u64, wake: &mut Vec<Holder>)
     }
     for waiter in key.first_waiters(free) {
         wake.push(hand(key, now_ms, waiter));
-    }
-}
-
-/// A holder check's answer: a dead holder exactly as checked (or a
-/// finished one with the same grant) loses its slot; a live one not yet
-/// told of a hand-over is woken again.
-pub(super) fn apply_check(
-    key: &mut Key<'_>,
-    now_ms: u64,
-    grace_ms: u64,
-    checked: &Holder,
-    liveness: Liveness,
-    wake: &mut Vec<Holder>,
-) {
-    let Some(holder) = key.holder(&checked.id).cloned() else {
-        return;
-    };
-    if liveness.is_dead(checked.enqueued_ms, now_ms, grace_ms) {
-        let finished = liveness == Liveness::Dead && holder.fence == checked.fence;
-        if holder == *checked || finished {
-            // A slot handed over and never confirmed was not held: no hold
-            // time for the estimate.
-            let held = holder.state == HolderState::Holding;
-            key.remove_holder(&holder.id, held.then_some(now_ms));
-        }
-        return;
-    }
-    if holder.state == HolderState::Handed
-        && matches!(liveness, Liveness::Alive | Liveness::Unknown)
-    {
-        wake.push(holder);
     }
 }

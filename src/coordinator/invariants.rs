@@ -73,7 +73,7 @@ pub fn assert_invariants_deep(key: &KeyTwin) {
         );
     }
     assert!(key.superseded_count() <= SUPERSEDED_REMEMBERED_MAX);
-    if let Some(first) = key.first_waiters(1).pop() {
+    if let Some(first) = key.hand_off_order().into_iter().next() {
         assert!(
             matches!(key.member(&first.id), Member::Waiter(_)),
             "waiter {} is not only waiting",

@@ -38,10 +38,12 @@
 //! own timeout re-check, or by the holder-check alarm for a holder that was
 //! handed the key but never confirmed it ([`HolderState::Handed`]).
 
+mod check;
 mod decide;
 mod grant;
 pub mod history;
 mod invariants;
+mod order;
 mod read;
 pub mod schema;
 mod scratch;
@@ -51,12 +53,14 @@ mod turn;
 mod twin;
 mod types;
 
-pub use decide::{decide, needs_check};
+pub use check::{due_for_check, needs_check};
+pub use decide::decide;
 pub use grant::eta_ms;
 pub use invariants::{assert_invariants as assert_view, assert_invariants_deep};
-pub use read::{acquire_waits, front_needed, needs_place};
+pub use order::{hand_off_order, place_in_order};
+pub use read::{load_view, next_read, Answer, Read};
 pub use state::*;
-pub use store::{inspect, keys_due, load, load_summary, migrate, write};
+pub use store::{execute, inspect, keys_due, load, load_summary, migrate, write};
 pub use turn::{check_turn_event_type, event_type};
 pub use twin::{apply, needs_holder_check, KeyTwin};
 pub use types::*;

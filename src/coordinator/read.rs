@@ -1,13 +1,199 @@
-//! What a decision needs loaded beyond the key's summary: the planning
-//! predicates the loaders (`super::store::load`, `super::twin`) read by.
+//! The read plan: what a decision still needs to know beyond the key's
+//! summary, named by the core and carried out by a store that decides
+//! nothing.
+//!
+//! A decision on a key reads only the rows its input needs, so that its
+//! cost stays flat in the queue's length. Which rows those are is a rule of
+//! the decision (does this acquire take a slot? then it needs the front of
+//! the order, not the holder to check), so it is stated here, next to it:
+//! [`next_read`] names the next [`Read`] the view lacks, the store
+//! (`super::store::execute`) or the twin (`super::twin`) answers it, and
+//! [`load_view`] repeats that until the plan is complete. The answers are
+//! plain rows; no store picks, filters or orders by a rule of its own
+//! (beyond arrival order, and the §1c order's fast reads that
+//! `tests/coordinator_order.rs` holds to [`super::order`]).
+//!
+//! The plan, in the order it reads:
+//! 1. the place of the id the input names, unless the summary answers it
+//!    (a holder; nobody waiting and nobody superseded: not known);
+//! 2. the front of the hand-off order, as many waiters as the input may
+//!    hand slots to ([`front_needed`]);
+//! 3. for an acquire, the caller's place in the order when the decision
+//!    reads it, and the holders' check times when the caller will wait
+//!    (one holder is then checked);
+//! 4. for the alarm's tick, the holders' check times when the key needs
+//!    the holder-check alarm;
+//! 5. for a superseding enqueue, the coalescing candidate (the earliest
+//!    waiter with its input hash), then, unless it coalesces, every waiter
+//!    (those the supersede drops).
 
-use super::state::Member;
+use super::check::needs_check;
+use super::decide::{coalescing, is_settled};
+use super::state::{Member, Waiter};
 use super::types::{AcquireRequest, Input, Options, Summary, View};
-use crate::ident::InstanceId;
+use crate::ident::{Ident, InputHash, InstanceId};
+use crate::limits::READS_PER_VIEW_MAX;
+
+/// One read a decision still needs, beyond the key's summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Read {
+    /// Where `id` stands at the key: waiting (as which waiter), superseded,
+    /// or not known ([`Member`]; never a holder: those are in the summary).
+    Member(InstanceId),
+    /// The first `n` waiters in hand-off order (§1c, [`super::order`]).
+    Front(u32),
+    /// Where `id` stands in hand-off order (1 is next) if it waits; else
+    /// where a waiter of `priority` and `tenant` would stand if it joined
+    /// now ([`super::order::place_in_order`]).
+    Place {
+        id: InstanceId,
+        priority: i8,
+        tenant: Option<Ident>,
+    },
+    /// When each holder was last checked (`None`: never), in the order
+    /// they got the key.
+    CheckTimes,
+    /// The earliest waiter registered with this input hash, if any.
+    FirstWithHash(InputHash),
+    /// Every waiter, in the order they joined.
+    Waiters,
+}
+
+/// A [`Read`]'s answer, variant for variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    Member(Member),
+    Front(Vec<Waiter>),
+    Place(u32),
+    CheckTimes(Vec<(InstanceId, Option<u64>)>),
+    FirstWithHash(Option<Waiter>),
+    Waiters(Vec<Waiter>),
+}
+
+impl View {
+    /// Records `read`'s `answer` in the view.
+    fn apply(&mut self, read: Read, answer: Answer) {
+        match (&read, answer) {
+            (Read::Member(_), Answer::Member(member)) => self.member = Some(member),
+            (Read::Front(_), Answer::Front(front)) => self.front = front,
+            (Read::Place { .. }, Answer::Place(place)) => self.position = Some(place),
+            (Read::CheckTimes, Answer::CheckTimes(times)) => self.checked_ms = times,
+            (Read::FirstWithHash(_), Answer::FirstWithHash(w)) => self.candidate = w,
+            (Read::Waiters, Answer::Waiters(waiters)) => self.arrived = waiters,
+            (_, answer) => panic!("{answer:?} answers another read than {read:?}"),
+        }
+        self.reads.push(read);
+    }
+}
+
+/// The view `input` decides on: `summary`, then each read [`next_read`]
+/// names, answered by `execute` (the store's or the twin's), until the
+/// decision needs nothing more.
+pub fn load_view(
+    summary: Summary,
+    input: &Input,
+    mut execute: impl FnMut(&Read) -> Answer,
+) -> View {
+    let member = named(input).and_then(|id| member_from_summary(&summary, id));
+    let mut view = View {
+        summary,
+        member,
+        ..View::default()
+    };
+    for _ in 0..READS_PER_VIEW_MAX {
+        let Some(read) = next_read(&view, input) else {
+            return view;
+        };
+        let answer = execute(&read);
+        view.apply(read, answer);
+    }
+    assert!(
+        next_read(&view, input).is_none(),
+        "a read plan longer than READS_PER_VIEW_MAX"
+    );
+    view
+}
+
+/// The id `input` names, whose place the decision reads.
+fn named(input: &Input) -> Option<&InstanceId> {
+    match input {
+        Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => Some(&r.id),
+        Input::Acquire(r) | Input::AcquireChecked { request: r, .. } => Some(&r.id),
+        Input::Release(id) => Some(id),
+        Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } => None,
+    }
+}
+
+/// `id`'s place when the summary alone tells it: a holder; or, with nobody
+/// waiting and no superseded id remembered, not known.
+fn member_from_summary(summary: &Summary, id: &InstanceId) -> Option<Member> {
+    if let Some(holder) = summary.holders.iter().find(|h| h.id == *id) {
+        return Some(Member::Holder(holder.clone()));
+    }
+    (summary.waiters == 0 && summary.none_superseded).then_some(Member::Stranger)
+}
+
+/// The next read the decision on `input` needs that `view` has not had,
+/// or `None` when the view is complete (see the module's plan).
+pub fn next_read(view: &View, input: &Input) -> Option<Read> {
+    let unread = |read: Read| (!view.reads.contains(&read)).then_some(read);
+    if let Some(id) = named(input) {
+        if view.member.is_none() {
+            return Some(Read::Member(id.clone()));
+        }
+    }
+    let s = &view.summary;
+    let n = front_needed(s, input);
+    if n > 0 {
+        if let Some(read) = unread(Read::Front(n)) {
+            return Some(read);
+        }
+    }
+    match input {
+        Input::Acquire(request) | Input::AcquireChecked { request, .. } => {
+            let checked = matches!(input, Input::AcquireChecked { .. });
+            if needs_place(view, request, checked) {
+                let (priority, tenant) = match &view.member {
+                    Some(Member::Waiter(w)) => (w.priority, w.tenant.clone()),
+                    _ => (request.options.priority, request.options.tenant.clone()),
+                };
+                let place = Read::Place {
+                    id: request.id.clone(),
+                    priority,
+                    tenant,
+                };
+                if let Some(read) = unread(place) {
+                    return Some(read);
+                }
+            }
+            if !checked && acquire_waits(view, request) {
+                return unread(Read::CheckTimes);
+            }
+            None
+        }
+        Input::Tick if needs_check(s) => unread(Read::CheckTimes),
+        Input::Enqueue(request) | Input::EnqueueChecked { request, .. } => {
+            let member = view.member.as_ref().expect("read first");
+            if !request.supersedes || is_settled(member) || s.waiters == 0 {
+                return None;
+            }
+            if let Some(hash) = &request.input_hash {
+                if let Some(read) = unread(Read::FirstWithHash(hash.clone())) {
+                    return Some(read);
+                }
+            }
+            if coalescing(view, member, input).is_some() {
+                return None;
+            }
+            unread(Read::Waiters)
+        }
+        Input::Tick | Input::Release(_) | Input::Woken { .. } | Input::TickChecked { .. } => None,
+    }
+}
 
 /// How many waiters from the front `input` may hand slots to, given the
-/// summary: what `super::store::load` reads as the view's `front`.
-pub fn front_needed(summary: &Summary, input: &Input) -> u32 {
+/// summary: how many [`Read::Front`] asks for.
+fn front_needed(summary: &Summary, input: &Input) -> u32 {
     let limit = |options: &Options| options.limit.unwrap_or(summary.limit);
     let free =
         |limit: u32, freed: u32| (limit + freed).saturating_sub(summary.holders.len() as u32);
@@ -33,7 +219,7 @@ pub fn front_needed(summary: &Summary, input: &Input) -> u32 {
 /// Whether an acquire on this view leaves the caller waiting (so the
 /// holder to check must be loaded); for an id not registered, read with
 /// its place (`View::position`) when [`needs_place`] loaded it.
-pub fn acquire_waits(view: &View, request: &AcquireRequest) -> bool {
+fn acquire_waits(view: &View, request: &AcquireRequest) -> bool {
     let limit = request.options.limit.unwrap_or(view.summary.limit);
     let free = limit.saturating_sub(view.summary.holders.len() as u32);
     match &view.member {
@@ -55,7 +241,7 @@ pub fn acquire_waits(view: &View, request: &AcquireRequest) -> bool {
 /// when someone waits and either free slots may meet the waiters (where
 /// its priority and tenant put it decides whether it takes one) or it
 /// will wait and answer with `grant`.
-pub fn needs_place(view: &View, request: &AcquireRequest, checked: bool) -> bool {
+fn needs_place(view: &View, request: &AcquireRequest, checked: bool) -> bool {
     let s = &view.summary;
     let limit = request.options.limit.unwrap_or(s.limit);
     match &view.member {

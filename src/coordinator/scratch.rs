@@ -1,7 +1,7 @@
 //! [`Key`], the scratch a decision works on: the view, changed as each
 //! write it records would change the rows.
 
-use super::decide::needs_check;
+use super::check::{due_for_check, needs_check};
 use super::state::{Holder, HolderState, Member, Turn, Waiter};
 use super::types::{Reply, Settings, Summary, Transition, View, Write};
 use crate::ident::InstanceId;
@@ -18,8 +18,6 @@ pub(super) struct Key<'v> {
     pub(super) member: Option<Member>,
     /// The loaded front of the queue, less those this decision took out.
     pub(super) front: Vec<Waiter>,
-    /// Holders added by this decision (never checked), in order.
-    pub(super) added: Vec<Holder>,
     pub(super) writes: Vec<Write>,
     pub(super) effects: Vec<Effect>,
     pub(super) settings: &'v Settings,
@@ -32,7 +30,6 @@ impl<'v> Key<'v> {
             s: view.summary.clone(),
             member: view.member.clone(),
             front: view.front.clone(),
-            added: Vec::new(),
             writes: Vec::new(),
             effects: Vec::new(),
             settings,
@@ -87,7 +84,6 @@ impl<'v> Key<'v> {
         assert!(holder.fence > self.s.fence, "a fence granted twice");
         self.s.fence = holder.fence;
         self.s.holders.push(holder.clone());
-        self.added.push(holder.clone());
         self.writes.push(Write::AddHolder(holder));
     }
 
@@ -141,22 +137,12 @@ impl<'v> Key<'v> {
         self.writes.push(Write::RemoveWaiter(id.clone()));
     }
 
-    /// Up to `n` holders due a check, least recently checked first (never
-    /// checked first, in the order they got the key): every holder when
-    /// someone waits, else only the `Handed` ones.
+    /// Up to `n` holders due a check ([`due_for_check`]) as this
+    /// decision leaves them: every holder when someone waits, else only
+    /// the `Handed` ones.
     pub(super) fn holders_to_check(&self, n: u32) -> Vec<Holder> {
         let everyone = self.s.waiters > 0;
-        let held = |h: &Holder| self.holder(&h.id) == Some(h);
-        let loaded = self.view.to_check.iter().filter(|(h, _)| held(h));
-        let never = loaded.clone().filter(|(_, c)| c.is_none()).map(|(h, _)| h);
-        let checked = loaded.filter(|(_, c)| c.is_some()).map(|(h, _)| h);
-        never
-            .chain(self.added.iter().filter(|h| held(h)))
-            .chain(checked)
-            .filter(|h| everyone || h.state == HolderState::Handed)
-            .take(n as usize)
-            .cloned()
-            .collect()
+        due_for_check(&self.s.holders, &self.view.checked_ms, everyone, n)
     }
 
     /// Asks for `holder` to be sent its turn event (and its status after).

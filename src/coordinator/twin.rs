@@ -74,58 +74,19 @@ impl KeyTwin {
         &self.tenants
     }
 
-    /// Waiters in the order the key will be handed on (§1c), worked out
-    /// from the whole queue: the highest priority first; within one, rounds
-    /// over its tenants with waiters, each round in the tenants' turn order
-    /// (never served first, by earliest waiter; then served longest ago
-    /// first), one waiter of each (its earliest not yet taken) per round.
-    /// With `extra`, as if that waiter had joined now.
-    pub fn hand_off_order_with(&self, extra: Option<&Waiter>) -> Vec<Waiter> {
-        /// A tenant's waiters at one priority, with their seqs, earliest first.
-        type Queue = Vec<(u64, Waiter)>;
-        let mut by_share: BTreeMap<Share, Queue> = BTreeMap::new();
-        for (seq, w) in &self.waiters {
-            by_share
-                .entry((w.priority, w.tenant.clone()))
-                .or_default()
-                .push((*seq, w.clone()));
-        }
-        if let Some(w) = extra {
-            by_share
-                .entry((w.priority, w.tenant.clone()))
-                .or_default()
-                .push((u64::MAX, w.clone()));
-        }
-        let mut priorities: Vec<i8> = by_share.keys().map(|(p, _)| *p).collect();
-        priorities.sort_unstable_by(|a, b| b.cmp(a));
-        priorities.dedup();
-        let mut order = Vec::new();
-        for p in priorities {
-            let mut shares: Vec<(Option<u64>, u64, &Queue)> = by_share
-                .iter()
-                .filter(|((q, _), _)| *q == p)
-                .map(|(share, ws)| {
-                    let served = self.tenants.get(share).and_then(|t| t.served);
-                    (served, ws[0].0, ws)
-                })
-                .collect();
-            // `None` (never served) sorts first, then by fence, then seq.
-            shares.sort_by_key(|(served, first, _)| (*served, *first));
-            let rounds = shares.iter().map(|(_, _, ws)| ws.len()).max().unwrap_or(0);
-            for round in 0..rounds {
-                for (_, _, ws) in &shares {
-                    if let Some((_, w)) = ws.get(round) {
-                        order.push(w.clone());
-                    }
-                }
-            }
-        }
-        order
+    /// Waiters in the order the key will be handed on (§1c, the core's
+    /// [`hand_off_order`]).
+    pub fn hand_off_order(&self) -> Vec<Waiter> {
+        let arrived: Vec<Waiter> = self.waiters.values().cloned().collect();
+        hand_off_order(&arrived, |p, t| self.served(p, t))
     }
 
-    /// [`KeyTwin::hand_off_order_with`] of the queue as it is.
-    pub fn hand_off_order(&self) -> Vec<Waiter> {
-        self.hand_off_order_with(None)
+    /// The fence of the last grant that served this tenant at this
+    /// priority in its turn (`None`: never, or forgotten).
+    fn served(&self, priority: i8, tenant: Option<&Ident>) -> Option<u64> {
+        self.tenants
+            .get(&(priority, tenant.cloned()))
+            .and_then(|t| t.served)
     }
 
     fn take_seq(&mut self) -> u64 {
@@ -198,27 +159,7 @@ impl KeyTwin {
         self.holders.iter().map(|(h, _)| h.clone()).collect()
     }
 
-    /// Up to `n` holders due a liveness check, least recently checked first
-    /// (never checked first, then in the order they got the key): every
-    /// holder when someone waits, else only the `Handed` ones.
-    pub fn holders_to_check(&self, n: u32) -> Vec<Holder> {
-        let everyone = !self.waiters.is_empty();
-        let mut due: Vec<(Option<u64>, usize)> = self
-            .holders
-            .iter()
-            .enumerate()
-            .filter(|(_, (h, _))| everyone || h.state == HolderState::Handed)
-            .map(|(i, (_, checked))| (*checked, i))
-            .collect();
-        // None (never checked) sorts first, as NULL does in SQLite.
-        due.sort();
-        due.into_iter()
-            .take(n as usize)
-            .map(|(_, i)| self.holders[i].0.clone())
-            .collect()
-    }
-
-    /// Records that `id` was just checked, for [`KeyTwin::holders_to_check`]'s order.
+    /// Records that `id` was just checked.
     pub fn mark_checked(&mut self, id: &InstanceId, now_ms: u64) {
         let i = self.holder_index(id).expect("marks only a holder");
         self.holders[i].1 = Some(now_ms);
@@ -260,41 +201,6 @@ impl KeyTwin {
 
     pub fn waiter_count(&self) -> u32 {
         u32::try_from(self.waiters.len()).expect("waiters are bounded far below u32::MAX")
-    }
-
-    /// The `n` waiters that will be handed the key next, in order.
-    pub fn first_waiters(&self, n: u32) -> Vec<Waiter> {
-        let mut order = self.hand_off_order();
-        order.truncate(n as usize);
-        order
-    }
-
-    /// `id`'s place in the order the key is handed on (1 is next), if it waits.
-    pub fn position(&self, id: &InstanceId) -> Option<u32> {
-        self.hand_off_order()
-            .iter()
-            .position(|w| w.id == *id)
-            .map(|n| n as u32 + 1)
-    }
-
-    /// Where a waiter of this priority and tenant would stand if it joined now.
-    pub fn place_of_newcomer(&self, id: &InstanceId, priority: i8, tenant: Option<&Ident>) -> u32 {
-        let newcomer = Waiter {
-            id: id.clone(),
-            since_ms: 0,
-            input_hash: None,
-            workflow: None,
-            enqueued_ms: None,
-            turn: super::state::Turn::Shared,
-            priority,
-            tenant: tenant.cloned(),
-        };
-        let order = self.hand_off_order_with(Some(&newcomer));
-        order
-            .iter()
-            .position(|w| w.id == *id)
-            .expect("the newcomer is in the order") as u32
-            + 1
     }
 
     /// The last finished holds' lengths, oldest first.
@@ -426,7 +332,9 @@ impl KeyTwin {
 // ---------------------------------------------------------------------------
 // The targeted view and the writes of `super::decide`.
 
-use super::read::{acquire_waits, front_needed, needs_place};
+use super::check::needs_check;
+use super::order::{hand_off_order, place_in_order};
+use super::read::{load_view, Answer, Read};
 use super::types::{Input, Summary, View, Write};
 
 impl KeyTwin {
@@ -443,101 +351,42 @@ impl KeyTwin {
         }
     }
 
-    /// The view `input` decides on: the whole key could be handed over, but
-    /// the view holds only what `store::load` would read, so a decision
-    /// that strays beyond it fails here as it would in the object.
+    /// The view `input` decides on: the whole key could be handed over,
+    /// but the view holds only what the core's read plan names (as
+    /// `store::load` reads it), so a decision that strays beyond it fails
+    /// here as it would in the object.
     pub fn load(&self, input: &Input) -> View {
-        let summary = self.summary();
-        let named = match input {
-            Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => Some(&r.id),
-            Input::Acquire(r) | Input::AcquireChecked { request: r, .. } => Some(&r.id),
-            Input::Release(id) => Some(id),
-            Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } => None,
-        };
-        let member = named.map(|id| self.member(id));
-        let front = self.first_waiters(front_needed(&summary, input));
-        let mut view = View {
-            summary,
-            member,
-            front,
-            ..View::default()
-        };
-        let checks = |n: u32, everyone: bool| -> Vec<(Holder, Option<u64>)> {
-            let mut due: Vec<(Option<u64>, usize)> = self
-                .holders
-                .iter()
-                .enumerate()
-                .filter(|(_, (h, _))| everyone || h.state == HolderState::Handed)
-                .map(|(i, (_, checked))| (*checked, i))
-                .collect();
-            due.sort();
-            due.into_iter()
-                .take(n as usize)
-                .map(|(_, i)| self.holders[i].clone())
-                .collect()
-        };
-        match input {
-            Input::Acquire(request) | Input::AcquireChecked { request, .. } => {
-                let checked = matches!(input, Input::AcquireChecked { .. });
-                if needs_place(&view, request, checked) {
-                    view.position = match &view.member {
-                        Some(Member::Waiter(_)) => self.position(&request.id),
-                        _ => Some(self.place_of_newcomer(
-                            &request.id,
-                            request.options.priority,
-                            request.options.tenant.as_ref(),
-                        )),
-                    };
-                }
-                if !checked && acquire_waits(&view, request) {
-                    view.to_check = checks(1, true);
-                }
+        load_view(self.summary(), input, |read| self.execute(read))
+    }
+
+    /// One read of the plan, answered from memory as `store::execute`
+    /// answers it from the rows.
+    pub fn execute(&self, read: &Read) -> Answer {
+        match read {
+            Read::Member(id) => Answer::Member(self.member(id)),
+            Read::Front(n) => {
+                let mut order = self.hand_off_order();
+                order.truncate(*n as usize);
+                Answer::Front(order)
             }
-            Input::Tick => {
-                if !self.holders.is_empty() && (self.waiter_count() > 0 || self.handed_count() > 0)
-                {
-                    view.to_check = checks(
-                        crate::limits::HOLDER_CHECKS_PER_TICK_MAX,
-                        self.waiter_count() > 0,
-                    );
-                }
+            Read::Place {
+                id,
+                priority,
+                tenant,
+            } => {
+                let arrived: Vec<Waiter> = self.waiters.values().cloned().collect();
+                let served = |p, t: Option<&Ident>| self.served(p, t);
+                let place = place_in_order(&arrived, served, id, *priority, tenant.as_ref());
+                Answer::Place(place)
             }
-            Input::Enqueue(request) | Input::EnqueueChecked { request, .. } => {
-                let settled = matches!(view.member, Some(Member::Holder(_) | Member::Superseded));
-                if request.supersedes && !settled && self.waiter_count() > 0 {
-                    if let Some(hash) = &request.input_hash {
-                        view.candidate = self.first_waiter_with_hash(hash);
-                    }
-                    let coalescing = match input {
-                        Input::Enqueue(_) => {
-                            view.candidate.as_ref().is_some_and(|c| c.id != request.id)
-                        }
-                        Input::EnqueueChecked {
-                            candidate,
-                            liveness,
-                            ..
-                        } => {
-                            *liveness == super::state::Liveness::Alive
-                                && view
-                                    .candidate
-                                    .as_ref()
-                                    .is_some_and(|c| c.id == candidate.id)
-                        }
-                        _ => false,
-                    };
-                    if !coalescing {
-                        view.others = self
-                            .waiters
-                            .values()
-                            .filter(|w| w.id != request.id)
-                            .cloned()
-                            .collect();
-                    }
-                }
-            }
-            Input::Release(_) | Input::Woken { .. } | Input::TickChecked { .. } => {}
+            Read::CheckTimes => Answer::CheckTimes(
+                (self.holders.iter())
+                    .map(|(h, checked)| (h.id.clone(), *checked))
+                    .collect(),
+            ),
+            Read::FirstWithHash(hash) => Answer::FirstWithHash(self.first_waiter_with_hash(hash)),
+            Read::Waiters => Answer::Waiters(self.waiters.values().cloned().collect()),
         }
-        view
     }
 }
 
@@ -585,8 +434,8 @@ pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
     }
 }
 
-/// Whether the key needs the holder-check alarm: someone waits behind the
-/// holders, or a holder has not yet confirmed a hand-over.
+/// Whether the key needs the holder-check alarm ([`needs_check`] on its
+/// summary).
 pub fn needs_holder_check(key: &KeyTwin) -> bool {
-    key.holder_count() > 0 && (key.waiter_count() > 0 || key.handed_count() > 0)
+    needs_check(&key.summary())
 }

@@ -119,30 +119,35 @@ impl Default for Summary {
     }
 }
 
-/// The rows one input needs, as `super::store::load` read them.
+/// What one decision knows of the key: the summary, and the answers to
+/// the reads its plan named (`super::read`, in the order of
+/// [`View::reads`]); what no read asked for is left empty.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct View {
     pub summary: Summary,
-    /// The place of the id the input names (a holder's is in the summary).
+    /// The place of the id the input names (a holder's, and with nobody
+    /// waiting and nobody superseded a stranger's, from the summary).
     pub member: Option<Member>,
     /// The first waiters in the order the key is handed on (§1c: highest
     /// priority first, round the tenants within one), as many as the input
     /// may hand slots to.
     pub front: Vec<Waiter>,
-    /// Holders due a check, least recently checked first, each with when it
-    /// was last checked (`None`: never).
-    pub to_check: Vec<(Holder, Option<u64>)>,
-    /// A superseding enqueue's coalesce candidate (the earliest waiter with
-    /// its input hash).
-    pub candidate: Option<Waiter>,
-    /// A superseding enqueue's victims: every waiter but the caller, in order.
-    pub others: Vec<Waiter>,
     /// The caller's place in the hand-off order (1 is next), as the rows
     /// stand before the decision: a waiter's own when it waits beyond
     /// `front`; for an id not registered, where its priority and tenant
-    /// would put it if it joined now (§1c). Loaded when the decision needs
-    /// it (see `super::store::load`).
+    /// would put it if it joined now (§1c).
     pub position: Option<u32>,
+    /// When each holder was last checked (`None`: never), for the holders
+    /// due a check (`super::check::due_for_check`).
+    pub checked_ms: Vec<(InstanceId, Option<u64>)>,
+    /// A superseding enqueue's coalesce candidate: the earliest waiter with
+    /// its input hash.
+    pub candidate: Option<Waiter>,
+    /// Every waiter in the order they joined, for a superseding enqueue
+    /// that does not coalesce: all but the caller are dropped.
+    pub arrived: Vec<Waiter>,
+    /// The reads that filled this view, in order (`super::read::Read`).
+    pub reads: Vec<super::read::Read>,
 }
 
 /// The settings the decisions read: the Worker's variables.

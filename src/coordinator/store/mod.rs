@@ -1,6 +1,10 @@
-//! The Coordinator's rows as its one decision reads and writes them: the
-//! targeted [`View`] an input needs ([`load`]) and its [`Write`]s carried
-//! out in one `match` ([`write`]).
+//! The Coordinator's rows as its one decision reads and writes them: each
+//! [`Read`] the core's plan names carried out ([`execute`], looped by
+//! [`load`] into the [`View`] an input needs), and a decision's [`Write`]s
+//! carried out in one `match` ([`write`]). It decides nothing: which rows
+//! a decision needs is the plan's (`super::read`); the §1c order is
+//! `super::order`'s, which the fast reads of `order.rs` match (held to it
+//! by `tests/coordinator_order.rs`).
 //!
 //! Generic over [`SqlExec`], so the very same statements run in the Durable
 //! Object (its synchronous `storage.sql`) and natively under `rusqlite` in
@@ -20,19 +24,21 @@ mod write;
 
 pub use write::write;
 
-use super::read::{acquire_waits, front_needed, needs_place};
+use super::order::hand_off_order;
+use super::read::{load_view, Answer, Read};
 use super::schema;
-use super::state::{Holder, HolderState, Liveness, Member, Waiter};
+use super::state::{Holder, Member, Waiter};
 use super::types::{Input, Summary, View};
 use crate::ident::{Ident, InstanceId};
-use crate::limits::{HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, WAITERS_PER_KEY_MAX};
-use crate::sql::{integer, optional_millis, Counted, SqlExec, SqlValue};
-use order::{hand_off_order, load_front, load_place};
+use crate::limits::{HOLDERS_PER_KEY_MAX, WAITERS_PER_KEY_MAX};
+use crate::sql::{integer, optional_millis, stored_id, Counted, SqlExec, SqlValue};
+use order::{load_front, load_place};
 use rows::{
     hold_times_from, holder_from_row, id_value, key_value, priority_from, tenant_from,
-    waiter_from_row, HOLDER_COLUMNS, HOLDER_COLUMNS_OF_H, HOLDER_WIDTH, WAITER_COLUMNS,
-    WAITER_COLUMNS_OF_W, WAITER_WIDTH,
+    waiter_from_row, HOLDER_COLUMNS_OF_H, HOLDER_WIDTH, WAITER_COLUMNS, WAITER_COLUMNS_OF_W,
+    WAITER_WIDTH,
 };
+use std::collections::HashMap;
 
 /// Brings a database to [`schema::LADDER`]'s current version; a no-op when it is there.
 pub fn migrate(exec: &impl SqlExec) {
@@ -88,20 +94,8 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
     }
 }
 
-/// `id`'s place: from the summary when it holds or nobody waits and
-/// nobody was superseded, else one read.
-fn load_member<E: SqlExec>(
-    sql: &Counted<'_, E>,
-    key: &str,
-    summary: &Summary,
-    id: &InstanceId,
-) -> Member {
-    if let Some(holder) = summary.holders.iter().find(|h| h.id == *id) {
-        return Member::Holder(holder.clone());
-    }
-    if summary.waiters == 0 && summary.none_superseded {
-        return Member::Stranger;
-    }
+/// `id`'s place among the waiters and the superseded: one read.
+fn load_member<E: SqlExec>(sql: &Counted<'_, E>, key: &str, id: &InstanceId) -> Member {
     let rows = sql.read(
         &format!(
             "SELECT {WAITER_COLUMNS_OF_W}, \
@@ -132,39 +126,24 @@ fn read_waiters<E: SqlExec>(
         .collect()
 }
 
-/// Up to `n` holders due a check, least recently checked first, with when
-/// each was last checked: every holder, or only the handed ones.
-fn load_to_check<E: SqlExec>(
-    sql: &Counted<'_, E>,
-    key: &str,
-    n: u32,
-    everyone: bool,
-) -> Vec<(Holder, Option<u64>)> {
-    let filter = if everyone {
-        ""
-    } else {
-        " AND state = 'handed'"
-    };
-    sql.read(
+/// Every waiter of `key`, in the order they joined.
+fn load_arrived<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Vec<Waiter> {
+    read_waiters(
+        sql,
         &format!(
-            "SELECT {HOLDER_COLUMNS}, checked_ms FROM coordinator_holders \
-             WHERE key = ?1{filter} ORDER BY checked_ms, seq LIMIT ?2"
+            "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+             WHERE key = ?1 ORDER BY seq LIMIT ?2"
         ),
-        &[key_value(key), SqlValue::Integer(i64::from(n))],
+        &[
+            key_value(key),
+            SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX)),
+        ],
     )
-    .iter()
-    .map(|row| {
-        (
-            holder_from_row(&row[..HOLDER_WIDTH]),
-            optional_millis(&row[HOLDER_WIDTH]),
-        )
-    })
-    .collect()
 }
 
 /// The view `input` decides on, from `summary` (the one memory kept, or
-/// `None` to read it): the caller's place, the front of the queue its
-/// decision may hand slots to, and only what its path then needs.
+/// `None` to read it): the reads the core's plan names
+/// ([`super::read::next_read`]), each carried out by [`execute`].
 pub fn load<E: SqlExec>(
     sql: &Counted<'_, E>,
     key: &str,
@@ -172,96 +151,45 @@ pub fn load<E: SqlExec>(
     input: &Input,
 ) -> View {
     let summary = summary.unwrap_or_else(|| load_summary(sql, key));
-    let named = match input {
-        Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => Some(&r.id),
-        Input::Acquire(r) | Input::AcquireChecked { request: r, .. } => Some(&r.id),
-        Input::Release(id) => Some(id),
-        Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } => None,
-    };
-    let member = named.map(|id| load_member(sql, key, &summary, id));
-    let n = front_needed(&summary, input);
-    let front = if n > 0 {
-        load_front(sql, key, n)
-    } else {
-        Vec::new()
-    };
-    let mut view = View {
-        summary,
-        member,
-        front,
-        ..View::default()
-    };
-    match input {
-        Input::Acquire(request) | Input::AcquireChecked { request, .. } => {
-            let checked = matches!(input, Input::AcquireChecked { .. });
-            if needs_place(&view, request, checked) {
-                let (priority, tenant) = match &view.member {
-                    Some(Member::Waiter(w)) => (w.priority, w.tenant.clone()),
-                    _ => (request.options.priority, request.options.tenant.clone()),
-                };
-                view.position = Some(load_place(sql, key, &request.id, priority, tenant.as_ref()));
-            }
-            if !checked && acquire_waits(&view, request) {
-                view.to_check = load_to_check(sql, key, 1, true);
-            }
-        }
-        Input::Tick => {
-            let s = &view.summary;
-            let handed = s.holders.iter().any(|h| h.state == HolderState::Handed);
-            if !s.holders.is_empty() && (s.waiters > 0 || handed) {
-                view.to_check = load_to_check(sql, key, HOLDER_CHECKS_PER_TICK_MAX, s.waiters > 0);
-            }
-        }
-        Input::Enqueue(request) | Input::EnqueueChecked { request, .. } => {
-            let settled = matches!(view.member, Some(Member::Holder(_) | Member::Superseded));
-            if request.supersedes && !settled && view.summary.waiters > 0 {
-                if let Some(hash) = &request.input_hash {
-                    view.candidate = read_waiters(
-                        sql,
-                        &format!(
-                            "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
-                             WHERE key = ?1 AND input_hash = ?2 ORDER BY seq LIMIT 1"
-                        ),
-                        &[key_value(key), SqlValue::Text(hash.to_string())],
-                    )
-                    .pop();
-                }
-                let coalescing = match input {
-                    Input::Enqueue(_) => {
-                        view.candidate.as_ref().is_some_and(|c| c.id != request.id)
-                    }
-                    Input::EnqueueChecked {
-                        candidate,
-                        liveness,
-                        ..
-                    } => {
-                        *liveness == Liveness::Alive
-                            && view
-                                .candidate
-                                .as_ref()
-                                .is_some_and(|c| c.id == candidate.id)
-                    }
-                    _ => false,
-                };
-                if !coalescing {
-                    view.others = read_waiters(
-                        sql,
-                        &format!(
-                            "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
-                             WHERE key = ?1 AND id <> ?2 ORDER BY seq LIMIT ?3"
-                        ),
-                        &[
-                            key_value(key),
-                            id_value(&request.id),
-                            SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX)),
-                        ],
-                    );
-                }
-            }
-        }
-        Input::Release(_) | Input::Woken { .. } | Input::TickChecked { .. } => {}
+    load_view(summary, input, |read| execute(sql, key, read))
+}
+
+/// One read of the plan, on `key`'s rows: it answers what the read names
+/// and decides nothing.
+pub fn execute<E: SqlExec>(sql: &Counted<'_, E>, key: &str, read: &Read) -> Answer {
+    match read {
+        Read::Member(id) => Answer::Member(load_member(sql, key, id)),
+        Read::Front(n) => Answer::Front(load_front(sql, key, *n)),
+        Read::Place {
+            id,
+            priority,
+            tenant,
+        } => Answer::Place(load_place(sql, key, id, *priority, tenant.as_ref())),
+        Read::CheckTimes => Answer::CheckTimes(
+            sql.read(
+                "SELECT id, checked_ms FROM coordinator_holders WHERE key = ?1 ORDER BY seq LIMIT ?2",
+                &[
+                    key_value(key),
+                    SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
+                ],
+            )
+            .iter()
+            .map(|row| (stored_id(&row[0]), optional_millis(&row[1])))
+            .collect(),
+        ),
+        Read::FirstWithHash(hash) => Answer::FirstWithHash(
+            read_waiters(
+                sql,
+                &format!(
+                    "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
+                     WHERE key = ?1 AND input_hash = ?2 ORDER BY seq LIMIT 1"
+                ),
+                &[key_value(key), SqlValue::Text(hash.to_string())],
+            )
+            .pop(),
+        ),
+        Read::Waiters => Answer::Waiters(load_arrived(sql, key)),
     }
-    view
 }
 
 /// Keys that need the holder-check alarm, at most `limit`.
@@ -277,29 +205,30 @@ pub fn keys_due<E: SqlExec>(sql: &Counted<'_, E>, limit: u32) -> Vec<String> {
     .collect()
 }
 
-/// What `inspect` shows of a key: its summary, every waiter in order
-/// (bounded by the queue's limit) and how many superseded ids it remembers.
+/// What `inspect` shows of a key: its summary, every waiter in hand-off
+/// order ([`hand_off_order`], bounded by the queue's limit) and how many
+/// superseded ids it remembers.
 pub fn inspect<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> (Summary, Vec<Waiter>, u32) {
     let summary = load_summary(sql, key);
-    let bound = SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX));
-    let arrived = read_waiters(
-        sql,
-        &format!(
-            "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
-             WHERE key = ?1 ORDER BY seq LIMIT ?2"
-        ),
-        &[key_value(key), bound.clone()],
-    );
-    let turns: Vec<(i8, Option<Ident>)> = sql
+    let arrived = load_arrived(sql, key);
+    let served: HashMap<(i8, Option<Ident>), u64> = sql
         .read(
-            "SELECT priority, tenant FROM coordinator_tenants WHERE key = ?1 AND waiters > 0 \
-             ORDER BY priority DESC, served, first_seq LIMIT ?2",
-            &[key_value(key), bound],
+            "SELECT priority, tenant, served FROM coordinator_tenants \
+             WHERE key = ?1 AND waiters > 0 LIMIT ?2",
+            &[
+                key_value(key),
+                SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX)),
+            ],
         )
         .iter()
-        .map(|row| (priority_from(&row[0]), tenant_from(&row[1])))
+        .filter_map(|row| {
+            let share = (priority_from(&row[0]), tenant_from(&row[1]));
+            optional_millis(&row[2]).map(|served| (share, served))
+        })
         .collect();
-    let waiters = hand_off_order(&turns, arrived);
+    let waiters = hand_off_order(&arrived, |priority, tenant| {
+        served.get(&(priority, tenant.cloned())).copied()
+    });
     let superseded = sql
         .read(
             "SELECT COALESCE((SELECT MAX(seq) FROM coordinator_superseded WHERE key = ?1) \

@@ -105,33 +105,6 @@ pub(super) fn load_front<E: SqlExec>(sql: &Counted<'_, E>, key: &str, n: u32) ->
         .collect()
 }
 
-/// `arrived` (every waiter, earliest first) in hand-off order, given the
-/// tenants' turn order: [`rounds`] over the whole queue.
-pub(super) fn hand_off_order(turns: &[(i8, Option<Ident>)], arrived: Vec<Waiter>) -> Vec<Waiter> {
-    let mut queues: Vec<std::collections::VecDeque<Waiter>> = vec![Default::default(); turns.len()];
-    let total = arrived.len();
-    for waiter in arrived {
-        let i = turns
-            .iter()
-            .position(|(p, t)| *p == waiter.priority && *t == waiter.tenant)
-            .expect("every waiter's tenant has its turn row");
-        queues[i].push_back(waiter);
-    }
-    let shape: Vec<(i8, u32)> = turns
-        .iter()
-        .zip(&queues)
-        .map(|((p, _), q)| (*p, q.len() as u32))
-        .collect();
-    rounds(&shape, total)
-        .into_iter()
-        .map(|(i, _)| {
-            queues[i]
-                .pop_front()
-                .expect("rounds take what each tenant has")
-        })
-        .collect()
-}
-
 /// Where the waiter `id` of this priority and tenant stands in hand-off
 /// order (1 is next), or an id not waiting would stand if it joined now:
 /// everyone of a higher priority, then at its own, `r` rounds of the other
@@ -161,7 +134,8 @@ pub(super) fn load_place<E: SqlExec>(
          SELECT me.r + 1 + COALESCE(SUM(CASE WHEN t.priority > ?2 THEN t.waiters \
             ELSE min(t.waiters, me.r) + (t.waiters > me.r AND ( \
                 (t.served IS NULL AND (me.served IS NOT NULL OR t.first_seq < me.first)) \
-                OR COALESCE(t.served < me.served, 0))) END), 0) \
+                OR COALESCE(t.served < me.served \
+                    OR (t.served = me.served AND t.first_seq < me.first), 0))) END), 0) \
          FROM me LEFT JOIN coordinator_tenants t ON t.key = ?1 AND t.priority >= ?2 \
             AND t.waiters > 0 AND NOT (t.priority = ?2 AND t.tenant = ?3)",
         &[

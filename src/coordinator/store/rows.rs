@@ -15,9 +15,8 @@ pub(super) const WAITER_COLUMNS_OF_W: &str =
     "w.id, w.since_ms, w.input_hash, w.workflow, w.enqueued_ms, w.turn, w.priority, w.tenant";
 /// How many columns [`waiter_from_row`] reads.
 pub(super) const WAITER_WIDTH: usize = 8;
-/// The columns a holder is read with, in [`holder_from_row`]'s order.
-pub(super) const HOLDER_COLUMNS: &str = "id, since_ms, state, workflow, enqueued_ms, turn, fence";
-/// [`HOLDER_COLUMNS`] of the table aliased `h`.
+/// The columns a holder is read with (of the table aliased `h`), in
+/// [`holder_from_row`]'s order.
 pub(super) const HOLDER_COLUMNS_OF_H: &str =
     "h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms, h.turn, h.fence";
 /// How many columns [`holder_from_row`] reads.

@@ -1,0 +1,115 @@
+//! The dead-holder check (contract §1): when a key needs the holder-check
+//! alarm ([`needs_check`]), which holders are due a check
+//! ([`due_for_check`]), and what a check's answer does to the slots
+//! ([`apply_check`], [`hand_on_checked`]). The alarm's tick, an acquire
+//! left waiting and an `onBusy: "skip"` acquire all pick their holders here.
+
+use super::grant::fill_slots;
+use super::scratch::Key;
+use super::state::{Holder, HolderState, Liveness};
+use super::types::{Settings, Summary};
+use crate::ident::{InstanceId, WorkflowName};
+use crate::transition::{Check, Effect};
+use std::collections::HashMap;
+
+/// Whether the key needs the holder-check alarm: someone waits behind the
+/// holders, or a holder has not yet confirmed a hand-over.
+pub fn needs_check(summary: &Summary) -> bool {
+    !summary.holders.is_empty()
+        && (summary.waiters > 0
+            || summary
+                .holders
+                .iter()
+                .any(|h| h.state == HolderState::Handed))
+}
+
+/// Up to `n` of `holders` (in the order they got the key) due a check,
+/// least recently checked first, those never checked first (in the order
+/// they got the key): every holder when `everyone`, else only the `Handed`
+/// ones. `checked_ms`: when each holder was last checked, as read (a holder
+/// missing from it, as one granted by this decision, was never checked).
+pub fn due_for_check(
+    holders: &[Holder],
+    checked_ms: &[(InstanceId, Option<u64>)],
+    everyone: bool,
+    n: u32,
+) -> Vec<Holder> {
+    let checked: HashMap<&InstanceId, u64> = checked_ms
+        .iter()
+        .filter_map(|(id, at)| at.map(|at| (id, at)))
+        .collect();
+    let mut due: Vec<(Option<u64>, usize)> = holders
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| everyone || h.state == HolderState::Handed)
+        .map(|(i, h)| (checked.get(&h.id).copied(), i))
+        .collect();
+    // `None` (never checked) sorts first; ties go in the order of the key.
+    due.sort_unstable();
+    due.into_iter()
+        .take(n as usize)
+        .map(|(_, i)| holders[i].clone())
+        .collect()
+}
+
+/// The effect asking for `id`'s status, answered back into the decision.
+pub(super) fn check(
+    id: &InstanceId,
+    workflow: Option<&WorkflowName>,
+    settings: &Settings,
+) -> Effect {
+    Effect::Check(Check {
+        id: id.clone(),
+        workflow: workflow.map_or_else(|| settings.workflow.clone(), |w| w.to_string()),
+        answers: true,
+    })
+}
+
+/// A checked holder's liveness applied (a dead one loses its slot), the
+/// free slots filled from the queue, and everyone handed one woken: what an
+/// alarm's check and a woken holder found dead both come to.
+pub(super) fn hand_on_checked(
+    key: &mut Key<'_>,
+    now_ms: u64,
+    grace_ms: u64,
+    holder: &Holder,
+    liveness: Liveness,
+) {
+    let mut wake = Vec::new();
+    apply_check(key, now_ms, grace_ms, holder, liveness, &mut wake);
+    fill_slots(key, now_ms, &mut wake);
+    for holder in wake {
+        key.wake(holder);
+    }
+}
+
+/// A holder check's answer: a dead holder exactly as checked (or a
+/// finished one with the same grant) loses its slot; a live one not yet
+/// told of a hand-over is woken again.
+pub(super) fn apply_check(
+    key: &mut Key<'_>,
+    now_ms: u64,
+    grace_ms: u64,
+    checked: &Holder,
+    liveness: Liveness,
+    wake: &mut Vec<Holder>,
+) {
+    let Some(holder) = key.holder(&checked.id).cloned() else {
+        return;
+    };
+    if liveness.is_dead(checked.enqueued_ms, now_ms, grace_ms) {
+        let finished = liveness == Liveness::Dead && holder.fence == checked.fence;
+        if holder == *checked || finished {
+            // A slot handed over and never confirmed was not held: no hold
+            // time for the estimate.
+            let held = holder.state == HolderState::Holding;
+            key.remove_holder(&holder.id, held.then_some(now_ms));
+        }
+        return;
+    }
+    if holder.state == HolderState::Handed
+        && matches!(liveness, Liveness::Alive | Liveness::Unknown)
+    {
+        wake.push(holder);
+    }
+}
