@@ -4,12 +4,57 @@
 //! which Workflow binding each instance is reached through, when "not found"
 //! means "not created yet" (the enqueue grace, [`Liveness::is_dead`]), who is
 //! superseded, when a dead holder is replaced and whom to wake. It does no
-//! I/O, reads no clock and draws no randomness. The Durable Object shell
-//! (`shell::coordinator_object`) loads nothing up front: it reads the
-//! targeted [`View`] each input needs ([`load`]), from the key's [`Summary`]
-//! it keeps in memory plus the rows the input names, so each decision touches
-//! only the rows it needs and its cost does not grow with the queue; it
-//! carries out the decision's [`Write`]s with [`write()`].
+//! I/O, reads no clock and draws no randomness.
+//!
+//! # One decision, in order
+//! 1. **Plan the reads.** The Durable Object shell
+//!    (`shell::coordinator_object`) keeps each key's [`Summary`] in memory
+//!    (its counts and holders). What else a decision needs, the core names,
+//!    one [`Read`] at a time ([`next_read`]): the caller's place, the front
+//!    of the hand-off order, a newcomer's place, the holders' check times,
+//!    a coalescing candidate, every waiter. The store ([`execute`], on the
+//!    object's SQLite) or the twin ([`KeyTwin`], in memory, for tests and
+//!    the simulation) answers each and decides nothing; [`load_view`]
+//!    loops until the [`View`] is complete ([`load`] does it on the rows).
+//!    So each decision touches only the rows it needs, and its cost does
+//!    not grow with the queue.
+//! 2. **Decide.** [`decide`] takes the view, the settings, the time and the
+//!    [`Input`], and returns a [`Transition`]: the [`Reply`], the row
+//!    [`Write`]s, the effects (checks, turn events, terminations), whether
+//!    the key needs the holder-check alarm, and the summary as the writes
+//!    leave it.
+//! 3. **Write.** The shell carries out the writes in one synchronous turn
+//!    ([`write()`]; the twin's [`apply`]), then the effects.
+//!
+//! # Where each rule lives
+//! | Rule | Function |
+//! |------|----------|
+//! | a grant takes the key's next fence | `grant::grant_slot` |
+//! | who takes a free slot: the caller or the front | `grant::take_slot`, `grant::fill_slots` |
+//! | the §1c hand-off order | [`hand_off_order`], [`place_in_order`] (`order.rs`) |
+//! | supersede: the others are dropped | `decide::commit_enqueue` |
+//! | coalesce into a live waiter with the same input | `decide::coalescing` |
+//! | `onBusy: "skip"` | `decide::skips`, `grant::acquire_skip` |
+//! | which holders are due a check | [`due_for_check`] (`check.rs`) |
+//! | what a check's answer does | `check::apply_check` |
+//! | the key needs the holder-check alarm | [`needs_check`] |
+//! | which rows a decision reads | [`next_read`] (`read.rs`) |
+//! | `etaMs` | [`eta_ms`] |
+//!
+//! The store keeps two fast reads of the §1c order (`store/order.rs`:
+//! the front, and one id's place, without walking the queue), held to
+//! [`hand_off_order`] by `tests/coordinator_order.rs`; and one cross-key
+//! query, [`keys_due`], which is [`needs_check`] over every key.
+//!
+//! # The files
+//! `types.rs` (requests, replies, [`Summary`], [`View`], [`Input`],
+//! [`Write`]), `state.rs` (holders, waiters, [`Member`]), `decide.rs` (the
+//! decision and the enqueue rules), `grant.rs` (where slots go),
+//! `check.rs` (the dead-holder check), `order.rs` (§1c), `read.rs` (the
+//! read plan), `scratch.rs` (the copy of the view a decision records its
+//! writes on), `invariants.rs`, `store/` (the rows: reads, writes, row
+//! codecs, schema in `schema.rs`), `twin.rs` (the key in memory; not in
+//! the Worker), `turn.rs` (§1b's event types), `history.rs` (§10).
 //!
 //! # The two-phase protocol
 //! A decision that needs to know whether some instance is dead cannot ask
@@ -50,17 +95,21 @@ mod scratch;
 mod state;
 mod store;
 mod turn;
+#[cfg(not(target_arch = "wasm32"))]
 mod twin;
 mod types;
 
 pub use check::{due_for_check, needs_check};
 pub use decide::decide;
 pub use grant::eta_ms;
-pub use invariants::{assert_invariants as assert_view, assert_invariants_deep};
+pub use invariants::assert_invariants as assert_view;
+#[cfg(not(target_arch = "wasm32"))]
+pub use invariants::assert_invariants_deep;
 pub use order::{hand_off_order, place_in_order};
 pub use read::{load_view, next_read, Answer, Read};
 pub use state::*;
 pub use store::{execute, inspect, keys_due, load, load_summary, migrate, write};
 pub use turn::{check_turn_event_type, event_type};
+#[cfg(not(target_arch = "wasm32"))]
 pub use twin::{apply, needs_holder_check, KeyTwin};
 pub use types::*;

@@ -1,4 +1,5 @@
-//! The shapes a key's state takes, and the storage interface decisions use.
+//! The shapes a key's rows take: its holders, its waiters, and where an
+//! instance stands at a key ([`Member`]).
 
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
 

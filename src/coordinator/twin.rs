@@ -124,22 +124,11 @@ impl KeyTwin {
         self.limit
     }
 
-    pub fn set_limit(&mut self, limit: u32) {
-        self.limit = limit;
-    }
-
     /// The highest fence the key has granted (0 before its first grant).
     /// [`KeyTwin::add_holder`] raises it to the new holder's fence; it
     /// never decreases.
     pub fn fence(&self) -> u64 {
         self.fence
-    }
-
-    /// Draws the key's next registration number for a `Turn::Own`: one
-    /// more than any drawn before, never reused.
-    pub fn next_turn(&mut self) -> u64 {
-        self.turns += 1;
-        self.turns
     }
 
     pub fn holder_count(&self) -> u32 {
@@ -201,11 +190,6 @@ impl KeyTwin {
 
     pub fn waiter_count(&self) -> u32 {
         u32::try_from(self.waiters.len()).expect("waiters are bounded far below u32::MAX")
-    }
-
-    /// The last finished holds' lengths, oldest first.
-    pub fn hold_times_ms(&self) -> &[u64] {
-        &self.hold_times_ms
     }
 
     /// The earliest waiter registered with `hash`.
