@@ -1535,6 +1535,21 @@ impl Sim {
             "the waiters {} superseded",
             request.id
         );
+        // §1: a superseding enqueue with an input hash first checks the
+        // earliest waiter with that hash (another id), so only a first
+        // phase that found none finishes at once.
+        if checked.is_none() && request.supersedes && request.input_hash.is_some() && !settled {
+            let same = before
+                .queue
+                .iter()
+                .find(|w| w.input_hash == request.input_hash);
+            assert!(
+                same.is_none_or(|w| w.id == request.id),
+                "{} superseded without checking {:?}, waiting with its input",
+                request.id,
+                same.map(|w| &w.id)
+            );
+        }
         let store = &self.stores[k];
         if let Some(into) = &reply.coalesced_into {
             // Coalescing registers nothing and drops nobody, and only into a

@@ -240,6 +240,12 @@ fn run(seed: u64) {
                     after.summary(),
                     "seed {seed} step {step}: state"
                 );
+                // The alarm's sweep across keys is `needs_check` in SQL.
+                assert_eq!(
+                    coordinator::keys_due(&sql, 10) == [KEY],
+                    coordinator::needs_check(&after.summary()),
+                    "seed {seed} step {step}: keys_due disagrees with needs_check"
+                );
                 for e in &t.effects {
                     if let Effect::Wake(w) = e {
                         let holder = after

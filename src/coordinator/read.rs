@@ -40,11 +40,12 @@ pub enum Read {
     /// Where `id` stands at the key: waiting (as which waiter), superseded,
     /// or not known ([`Member`]; never a holder: those are in the summary).
     Member(InstanceId),
-    /// The first `n` waiters in hand-off order (§1c, [`super::order`]).
+    /// The first `n` waiters in hand-off order (§1c,
+    /// [`hand_off_order`](crate::coordinator::hand_off_order)).
     Front(u32),
     /// Where `id` stands in hand-off order (1 is next) if it waits; else
     /// where a waiter of `priority` and `tenant` would stand if it joined
-    /// now ([`super::order::place_in_order`]).
+    /// now ([`place_in_order`](crate::coordinator::place_in_order)).
     Place {
         id: InstanceId,
         priority: i8,
