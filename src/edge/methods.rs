@@ -47,7 +47,7 @@
 //! is busy, read across the list shards and D1 by `shell::busy_service`).
 //!
 //! Types are named through the aliases `c`, `s`, `rl`, `d`, `r` and `b` (the
-//! concepts' modules), which a user of [`method_table`] has in scope.
+//! concepts' modules), which a user of `method_table!` has in scope.
 
 use super::http::{Input, Method as Verb, RouteSpec};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
