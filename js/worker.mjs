@@ -4,11 +4,13 @@
 // cannot declare, Durable Object classes that extend `DurableObject`
 // (workerd refuses JS RPC to any other), and a default entrypoint that
 // carries the RPC methods for service-binding callers.
-// No logic lives here: the Coordinator's methods hand the contract's
-// positional arguments to Rust (`CoordinatorCore`), or turn them into the
-// request object (`{ key, instanceId, ... }`, the same object the
-// entrypoint's `coordinator*` methods take) for it; Rust decodes and checks
-// either. The entrypoint's methods hand their one object argument on as is.
+// No logic lives here: the Durable Objects' methods hand the contract's
+// positional arguments to Rust (`CoordinatorCore`, ...), or turn them into
+// the request object (`{ key, instanceId, ... }`, the same object the
+// entrypoint's methods take) for it; Rust decodes and checks either. The
+// entrypoint's methods hand their one object argument on as is. Those
+// methods are generated from the method table (src/edge/methods.rs) into
+// the marked regions (src/edge/worker_js.rs); the rest is written by hand.
 //
 // Standalone, this module is Baton's `main`. Embedded, a user's Worker
 // re-exports the classes and mounts the rest with `handleFetch` and
@@ -56,29 +58,25 @@ export class Coordinator extends DurableObject {
     this.#core = new CoordinatorCore(ctx, env);
   }
 
+  // acquire and release decide synchronously on their fast path, outside
+  // blockConcurrencyWhile: they run in abortOnTrap.
+  // --- Coordinator: methods generated from the method table (BATON_BLESS=1 cargo test --lib edge::worker_js) ---
   enqueue(key, supersedes, instanceId, inputHash, options) {
     return this.#core.enqueue({ key, supersedes, instanceId, inputHash, options });
   }
 
-  // acquire and release decide synchronously on their fast path, outside
-  // blockConcurrencyWhile; a broken invariant there traps the module
-  // (panic = "abort"), and #guard resets the object as the gate would, so it
-  // restarts from what was committed.
   acquire(key, instanceId, options) {
-    return this.#guard(() => this.#core.acquire(key, instanceId, options));
+    return abortOnTrap(this.ctx, () => this.#core.acquire(key, instanceId, options));
   }
 
   release(key, instanceId) {
-    return this.#guard(() => this.#core.release(key, instanceId));
-  }
-
-  #guard(call) {
-    return abortOnTrap(this.ctx, call);
+    return abortOnTrap(this.ctx, () => this.#core.release(key, instanceId));
   }
 
   inspect(key) {
     return this.#core.inspect({ key });
   }
+  // --- end of the generated methods ---
 
   alarm() {
     return this.#core.alarm();
@@ -109,6 +107,7 @@ export class RateLimiter extends DurableObject {
   }
 
   // Every method decides synchronously, outside blockConcurrencyWhile.
+  // --- RateLimiter: methods generated from the method table (BATON_BLESS=1 cargo test --lib edge::worker_js) ---
   acquire(bucket, options) {
     return abortOnTrap(this.ctx, () => this.#core.acquire(bucket, options));
   }
@@ -124,6 +123,7 @@ export class RateLimiter extends DurableObject {
   inspect(bucket) {
     return abortOnTrap(this.ctx, () => this.#core.inspect(bucket));
   }
+  // --- end of the generated methods ---
 
   /** Storage statements run since the object started (for the benchmark). */
   storageWork() {
@@ -144,6 +144,7 @@ export class Debouncer extends DurableObject {
     this.#core = new DebouncerCore(ctx, env);
   }
 
+  // --- Debouncer: methods generated from the method table (BATON_BLESS=1 cargo test --lib edge::worker_js) ---
   debounce(key, options) {
     return this.#core.debounce(key, options);
   }
@@ -163,6 +164,7 @@ export class Debouncer extends DurableObject {
   inspect(key) {
     return this.#core.inspect(key);
   }
+  // --- end of the generated methods ---
 
   alarm() {
     return this.#core.alarm();
@@ -184,6 +186,7 @@ export class Runs extends DurableObject {
     this.#core = new RunsCore(ctx, env);
   }
 
+  // --- Runs: methods generated from the method table (BATON_BLESS=1 cargo test --lib edge::worker_js) ---
   claim(key, options) {
     return this.#core.claim(key, options);
   }
@@ -203,6 +206,7 @@ export class Runs extends DurableObject {
   events(key, options) {
     return this.#core.events(key, options);
   }
+  // --- end of the generated methods ---
 
   alarm() {
     return this.#core.alarm();
@@ -253,146 +257,140 @@ export class BusyList extends DurableObject {
  */
 export class Baton extends WorkerEntrypoint {
   // Each service is built on its first use: the runtime makes an entrypoint
-  // per call, and a call uses one of them.
-  #httpApi;
-  #coordinatorService;
-  #serialQueue;
-  #runsService;
-  #rateService;
-  #debounceService;
-  #busyService;
+  // per call, and a call uses one of them. The generated methods reach
+  // them through these getters, one per service the method table names.
+  #services = {};
+  #http;
 
-  get #http() {
-    return (this.#httpApi ??= new HttpApi(this.env, this.ctx, assets));
+  get #coordinatorService() {
+    return (this.#services.coordinator ??= new CoordinatorService(this.env));
   }
 
-  get #coordinator() {
-    return (this.#coordinatorService ??= new CoordinatorService(this.env));
+  get #serialQueue() {
+    return (this.#services.serial ??= new SerialQueue(this.env, this.ctx));
   }
 
-  get #serial() {
-    return (this.#serialQueue ??= new SerialQueue(this.env, this.ctx));
+  get #runsService() {
+    return (this.#services.runs ??= new RunsService(this.env));
   }
 
-  get #runs() {
-    return (this.#runsService ??= new RunsService(this.env));
+  get #rateService() {
+    return (this.#services.rate ??= new RateService(this.env));
   }
 
-  get #rate() {
-    return (this.#rateService ??= new RateService(this.env));
+  get #debounceService() {
+    return (this.#services.debounce ??= new DebounceService(this.env));
   }
 
-  get #debounce() {
-    return (this.#debounceService ??= new DebounceService(this.env));
-  }
-
-  get #busy() {
-    return (this.#busyService ??= new BusyService(this.env));
+  get #busyService() {
+    return (this.#services.busy ??= new BusyService(this.env));
   }
 
   fetch(request) {
-    return this.#http.fetch(request);
+    return (this.#http ??= new HttpApi(this.env, this.ctx, assets)).fetch(request);
   }
 
+  // --- Baton: methods generated from the method table (BATON_BLESS=1 cargo test --lib edge::worker_js) ---
   coordinatorEnqueue(input) {
-    return this.#coordinator.coordinatorEnqueue(input);
+    return this.#coordinatorService.coordinatorEnqueue(input);
   }
 
   coordinatorAcquire(input) {
-    return this.#coordinator.coordinatorAcquire(input);
+    return this.#coordinatorService.coordinatorAcquire(input);
   }
 
   coordinatorRelease(input) {
-    return this.#coordinator.coordinatorRelease(input);
+    return this.#coordinatorService.coordinatorRelease(input);
   }
 
   coordinatorInspect(input) {
-    return this.#coordinator.coordinatorInspect(input);
-  }
-
-  coordinatorList(input) {
-    return this.#busy.coordinatorList(input);
-  }
-
-  debounce(input) {
-    return this.#debounce.debounce(input);
-  }
-
-  startAt(input) {
-    return this.#debounce.startAt(input);
-  }
-
-  debounceFlush(input) {
-    return this.#debounce.debounceFlush(input);
-  }
-
-  debounceCancel(input) {
-    return this.#debounce.debounceCancel(input);
-  }
-
-  debounceInspect(input) {
-    return this.#debounce.debounceInspect(input);
+    return this.#coordinatorService.coordinatorInspect(input);
   }
 
   serialEnqueue(input) {
-    return this.#serial.serialEnqueue(input);
+    return this.#serialQueue.serialEnqueue(input);
   }
 
   serialClaim(input) {
-    return this.#serial.serialClaim(input);
+    return this.#serialQueue.serialClaim(input);
   }
 
   serialHeartbeat(input) {
-    return this.#serial.serialHeartbeat(input);
+    return this.#serialQueue.serialHeartbeat(input);
   }
 
   serialRelease(input) {
-    return this.#serial.serialRelease(input);
+    return this.#serialQueue.serialRelease(input);
   }
 
   serialInspect(input) {
-    return this.#serial.serialInspect(input);
+    return this.#serialQueue.serialInspect(input);
+  }
+
+  coordinatorList(input) {
+    return this.#busyService.coordinatorList(input);
   }
 
   serialList(input) {
-    return this.#busy.serialList(input);
-  }
-
-  runClaim(input) {
-    return this.#runs.runClaim(input);
-  }
-
-  runComplete(input) {
-    return this.#runs.runComplete(input);
-  }
-
-  runAwait(input) {
-    return this.#runs.runAwait(input);
-  }
-
-  runAppend(input) {
-    return this.#runs.runAppend(input);
-  }
-
-  runEvents(input) {
-    return this.#runs.runEvents(input);
+    return this.#busyService.serialList(input);
   }
 
   rateAcquire(input) {
-    return this.#rate.rateAcquire(input);
+    return this.#rateService.rateAcquire(input);
   }
 
   ratePenalize(input) {
-    return this.#rate.ratePenalize(input);
+    return this.#rateService.ratePenalize(input);
   }
 
   rateRefund(input) {
-    return this.#rate.rateRefund(input);
+    return this.#rateService.rateRefund(input);
   }
 
   rateInspect(input) {
-    return this.#rate.rateInspect(input);
+    return this.#rateService.rateInspect(input);
   }
+
+  debounce(input) {
+    return this.#debounceService.debounce(input);
+  }
+
+  startAt(input) {
+    return this.#debounceService.startAt(input);
+  }
+
+  debounceFlush(input) {
+    return this.#debounceService.debounceFlush(input);
+  }
+
+  debounceCancel(input) {
+    return this.#debounceService.debounceCancel(input);
+  }
+
+  debounceInspect(input) {
+    return this.#debounceService.debounceInspect(input);
+  }
+
+  runClaim(input) {
+    return this.#runsService.runClaim(input);
+  }
+
+  runComplete(input) {
+    return this.#runsService.runComplete(input);
+  }
+
+  runAwait(input) {
+    return this.#runsService.runAwait(input);
+  }
+
+  runAppend(input) {
+    return this.#runsService.runAppend(input);
+  }
+
+  runEvents(input) {
+    return this.#runsService.runEvents(input);
+  }
+  // --- end of the generated methods ---
 }
 
 export default Baton;

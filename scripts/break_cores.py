@@ -264,6 +264,48 @@ COORDINATOR_BUGS = [
      "§1 free slots go to the waiters in order"),
 ]
 
+# --- The busy list (contract §10), tests/busy_sim.rs, and the serial
+# queue's enqueues at another revision (§2), tests/serial_queue_sim.rs:
+# the gaps issue 28 found (a shard's answer taken as fact, a left key
+# forgotten early, an id never enqueued at another revision than its row's).
+LIST_AND_REVISION_BUGS = [
+    ("busy list", "busy_sim", "src/busy/decide.rs",
+     "                    same: shows(row, &report.busy, now_ms),",
+     "                    same: true,",
+     "a shard answers an older report as shown (a stale answer confirms what the list does not show)",
+     "§10 the newest report wins"),
+    ("busy list", "busy_sim", "src/busy/decide.rs",
+     "                    stamp: row.stamp(),",
+     "                    stamp: report.stamp,",
+     "a shard answers an older report with that report's stamp, not the newer one it holds",
+     "§10 the newest report wins"),
+    ("busy list", "busy_sim", "src/busy/reporter.rs",
+     "        if stamp != self.last_stamp {\n            return false;\n        }\n",
+     "",
+     "an object takes an older report's answer as confirming its latest",
+     "§10 a report is owed until the shard shows it"),
+    ("busy list", "busy_sim", "src/busy/decide.rs",
+     "        forget_ms: now_ms.saturating_add(LIST_GONE_KEPT_MS),",
+     "        forget_ms: now_ms.saturating_add(LIST_GONE_KEPT_MS / 10),",
+     "a shard forgets a key that left after a minute, not ten (a late report may list it again)",
+     "§10 a key that left stays unlisted"),
+    ("serial", "serial_queue_sim", "src/serial_queue/decide.rs",
+     "    if me.revision != request.revision && me.state == EntryState::Waiting {",
+     "    if false && me.revision != request.revision && me.state == EntryState::Waiting {",
+     "an enqueue at another revision than its waiting row's is answered as a retry of that registration",
+     "§2 a registration is its revision"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "     WHERE group_name = ?1 AND state = 'waiting' AND seq < \\\n     (SELECT seq FROM serial_queue WHERE group_name = ?1 AND instance_id = ?2 \\\n     AND state = 'waiting' AND revision = ?3) RETURNING \",",
+     "     WHERE group_name = ?1 AND state = 'waiting' AND seq < \\\n     (SELECT seq FROM serial_queue WHERE group_name = ?1 AND instance_id = ?2 \\\n     AND state = 'waiting') RETURNING \",",
+     "an enqueue at another revision (no current) supersedes the waiters older than the id's row, then is refused",
+     "§2 a refused enqueue changes nothing"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "        \"revision = IFNULL(?5, revision)\"",
+     "        \"(revision = IFNULL(?5, revision) OR ?5 IS NOT NULL)\"",
+     "a claim on enqueue at another revision claims the id's waiting row, then is refused",
+     "§2 a refused enqueue changes nothing"),
+]
+
 TEST_NAME = "simulation"
 
 
@@ -314,7 +356,7 @@ def run_bug(core, sim, path, old, new):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    bugs = BUGS + COORDINATOR_BUGS
+    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS
     if args:
         bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
     if "--list" in sys.argv:

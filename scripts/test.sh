@@ -9,6 +9,10 @@ echo "== cargo fmt --check / clippy"
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib --quiet -- -D warnings
+echo "== cargo doc (broken intra-doc links denied), native and wasm32"
+RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links" cargo doc --no-deps --quiet
+RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links" \
+  cargo doc --no-deps --lib --target wasm32-unknown-unknown --quiet
 echo "== cargo test (native)"
 cargo test --quiet
 echo "== build"

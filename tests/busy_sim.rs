@@ -17,24 +17,36 @@
 //! doubled and spurious; time steps that land exactly on a dead holder's
 //! hour ending, a forgotten key's time, and the read's doubt.
 //!
-//! After every step: the union of the shards, read page by page through
-//! the merge, equals the keys the oracle lists, except keys with a report
-//! still in flight or whose latest truth no applied report carries (lost
-//! with an object, or not yet sent), which the simulation tracks; a listed
-//! key that is not excused shows whether it has waiters as it does. At the
-//! end of each seed the faults stop and the repairs run (reports
-//! delivered, Coordinator alarms, and a read after its doubt period that
-//! asks the Coordinators of the entries it doubts): then the list is exact,
-//! counts included. Every uncontended decision (no waiter before or after,
-//! no holder found dead) must report nothing.
+//! The shards are judged against the oracle's own record of each key's
+//! shard ([`Held`]): built from the reports the shard was sent, in the
+//! order they reached it, and the ticks it ran, by the contract's rules
+//! (the newest report wins; a key that left stays unlisted, whatever late
+//! report comes, for `LIST_GONE_KEPT_MS`), never from the shard's answers
+//! or rows. Every answer a shard gives (applied or not, the stamp it
+//! holds, whether it shows what the report said) must be the oracle's;
+//! every report an object takes as confirmed must be the latest it drew
+//! (the oracle's record of the draws, which survives the object) and must
+//! be what the oracle's shard shows. After every step each shard's row
+//! for each key is the oracle's (a key forgotten early, or listed again by
+//! a late report, is caught at once), and the union of the shards, read
+//! page by page through the merge, is exactly the keys the oracle's shards
+//! list, counts and stamps included. Whether the list follows the
+//! Coordinators (what the reporter owes) is checked against the key's
+//! truth wherever no report is in flight and the shown report is the
+//! latest shape: at the end of each seed the faults stop and the repairs
+//! run (reports delivered, Coordinator alarms, and a read after its doubt
+//! period that asks the Coordinators of the entries it doubts): then the
+//! list is exact, counts included. Every uncontended decision (no waiter
+//! before or after, no holder found dead) must report nothing.
 
 mod common;
 
 use baton::busy::page::{merge, per_shard, ListLimit, ShardPage};
 use baton::busy::reporter::Reporter;
 use baton::busy::sql::{self, Listed};
-use baton::busy::{self, shard_of, Busy, Input, Reply, Report, ShardCount};
-use baton::limits::{LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS};
+use baton::busy::Row;
+use baton::busy::{self, shard_of, Answer, Busy, Input, Reply, Report, ShardCount};
+use baton::limits::{LIST_GONE_KEPT_MS, LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS};
 use baton::sql::{SqlExec, SqlValue};
 use common::{
     assert_reached, report_failure, simulate, sqlite, Fault, Faults, Injected, Rng, SimStats,
@@ -73,8 +85,116 @@ struct Key {
     /// Bumped whenever what decides the key's listing (whether it has
     /// waiters, when a holder was found dead) changes.
     version: u64,
-    /// The version of the report the shard shows (set when one applies).
-    shown_version: u64,
+    /// The oracle's record of what the key's shard holds.
+    held: Held,
+    /// The last report the key's object drew, in any of its lives: the
+    /// oracle's record, which a reset does not touch.
+    latest: Option<Report>,
+}
+
+/// The oracle's own record of what a key's shard holds, from the reports
+/// the shard was sent and the ticks it ran, by the contract's rules; never
+/// from the shard's answers or rows. `version` is the key's version when
+/// the report shown was drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// Never heard of, or forgotten once its memory ran out.
+    Nothing,
+    /// On the list as the report `stamp` said.
+    Listed {
+        stamp: u64,
+        busy: Busy,
+        version: u64,
+    },
+    /// Left the list at `left_ms` with the report `stamp` (or when the
+    /// dead holder's hour it showed ended): no report up to `stamp` may
+    /// list it again until `left_ms + LIST_GONE_KEPT_MS`.
+    Gone {
+        stamp: u64,
+        left_ms: u64,
+        version: u64,
+    },
+}
+
+/// The oracle's reading of a report: it lists its key at `now` with a
+/// waiter, or a dead holder whose hour has not ended.
+fn says_listed(busy: &Busy, now: u64) -> bool {
+    busy.waiting > 0 || busy.dead_until_ms.is_some_and(|until| now < until)
+}
+
+impl Held {
+    fn stamp(&self) -> Option<u64> {
+        match self {
+            Held::Nothing => None,
+            Held::Listed { stamp, .. } | Held::Gone { stamp, .. } => Some(*stamp),
+        }
+    }
+
+    fn version(&self) -> Option<u64> {
+        match self {
+            Held::Nothing => None,
+            Held::Listed { version, .. } | Held::Gone { version, .. } => Some(*version),
+        }
+    }
+
+    /// Whether the shard shows what a report of `busy` says at `now`.
+    fn shows(&self, busy: &Busy, now: u64) -> bool {
+        match self {
+            Held::Nothing => false,
+            Held::Listed { busy: shown, .. } => shown == busy,
+            Held::Gone { .. } => !says_listed(busy, now),
+        }
+    }
+
+    /// The shard is sent `report` (drawn at the key's `version`) at
+    /// `now`: the newest report it has heard of wins, an older or
+    /// repeated one changes nothing. Returns the answer it must give.
+    fn receive(&mut self, report: Report, version: u64, now: u64) -> Answer {
+        if let Some(stamp) = self.stamp().filter(|held| *held >= report.stamp) {
+            return Answer {
+                applied: false,
+                stamp,
+                same: self.shows(&report.busy, now),
+            };
+        }
+        *self = if says_listed(&report.busy, now) {
+            Held::Listed {
+                stamp: report.stamp,
+                busy: report.busy,
+                version,
+            }
+        } else {
+            Held::Gone {
+                stamp: report.stamp,
+                left_ms: now,
+                version,
+            }
+        };
+        Answer {
+            applied: true,
+            stamp: report.stamp,
+            same: true,
+        }
+    }
+
+    /// The shard's alarm ticks the key at `now`: a dead holder's hour
+    /// that ended takes it off the list; a key that left is forgotten
+    /// once its memory ran out; anything else stays.
+    fn tick(&mut self, now: u64) {
+        *self = match *self {
+            Held::Gone { left_ms, .. } if now >= left_ms + LIST_GONE_KEPT_MS => Held::Nothing,
+            Held::Listed {
+                stamp,
+                busy,
+                version,
+            } if !says_listed(&busy, now) => Held::Gone {
+                stamp,
+                left_ms: now,
+                version,
+            },
+            held => held,
+        };
+    }
 }
 
 impl Key {
@@ -119,6 +239,9 @@ struct Stats {
     reports: u64,
     applied: u64,
     stale: u64,
+    confirmed: u64,
+    left_held: u64,
+    forgotten: u64,
     lost_with_object: u64,
     uncontended: u64,
     excused: u64,
@@ -140,6 +263,9 @@ impl SimStats for Stats {
         self.reports += o.reports;
         self.applied += o.applied;
         self.stale += o.stale;
+        self.confirmed += o.confirmed;
+        self.left_held += o.left_held;
+        self.forgotten += o.forgotten;
         self.lost_with_object += o.lost_with_object;
         self.uncontended += o.uncontended;
         self.excused += o.excused;
@@ -189,7 +315,8 @@ impl Sim {
                 reporter: Reporter::default(),
                 owed: false,
                 version: 0,
-                shown_version: 0,
+                held: Held::Nothing,
+                latest: None,
             })
             .collect();
         let faults = Faults::draw(
@@ -297,6 +424,9 @@ impl Sim {
         // Marked in the decision's own commit.
         key.owed |= due;
         let report = due.then(|| key.reporter.report(busy, now));
+        if let Some(report) = report {
+            self.drawn(k, report);
+        }
         let uncontended = !before.0 && !after.0 && before.1 == after.1;
         if uncontended {
             self.stats.uncontended += 1;
@@ -311,13 +441,38 @@ impl Sim {
         }
     }
 
+    /// The oracle records each report an object draws: its latest, which
+    /// it alone may take as confirmed. A key's stamps grow across the
+    /// object's lives (the reporter's premise: a restart takes longer than
+    /// a millisecond, which the simulation's resets honour).
+    fn drawn(&mut self, k: usize, report: Report) {
+        let key = &mut self.keys[k];
+        if let Some(latest) = key.latest {
+            assert!(
+                report.stamp > latest.stamp,
+                "{}: report {} drawn after report {}",
+                key.name,
+                report.stamp,
+                latest.stamp
+            );
+        }
+        key.latest = Some(report);
+    }
+
+    /// The object restarts: what it held in memory is gone, and the
+    /// restart takes a millisecond at least.
+    fn restart(&mut self, k: usize) {
+        self.keys[k].reporter = Reporter::default();
+        self.now += 1;
+    }
+
     /// A report leaves the object: or is lost with it, killed between its
     /// decision and its report.
     fn send(&mut self, k: usize, report: Report) {
         self.stats.reports += 1;
         if self.strikes(Fault::ResetAfterCommit) {
             self.stats.lost_with_object += 1;
-            self.keys[k].reporter = Reporter::default();
+            self.restart(k);
             self.note(format!("{}: killed before its report", self.keys[k].name));
             return;
         }
@@ -340,6 +495,7 @@ impl Sim {
         let key = &mut self.keys[k];
         let busy = key.busy();
         if let Some(report) = key.reporter.on_alarm(busy, now, key.owed) {
+            self.drawn(k, report);
             self.note(format!("{}: alarm reports {report:?}", self.keys[k].name));
             self.send(k, report);
         }
@@ -396,25 +552,56 @@ impl Sim {
         }
         let name = self.keys[k].name.clone();
         let shard = self.shard(k);
+        let now = self.now;
+        let held_before = self.keys[k].held;
+        let expected = self.keys[k].held.receive(report, version, now);
         let Reply::Report(answer) = self.shard_decide(shard, &name, Input::Report(report)) else {
             panic!("a report answered otherwise");
         };
-        if answer.applied {
-            self.stats.applied += 1;
-            self.keys[k].shown_version = version;
-        } else {
-            self.stats.stale += 1;
-        }
         self.note(format!(
             "{name}: report {} (v{version}) -> {answer:?}",
             report.stamp
         ));
+        assert_eq!(
+            answer, expected,
+            "{name}: the shard's answer to report {:?}, the oracle's shard holding {held_before:?}",
+            report
+        );
+        if expected.applied {
+            self.stats.applied += 1;
+        } else {
+            self.stats.stale += 1;
+            if matches!(held_before, Held::Gone { .. }) && says_listed(&report.busy, now) {
+                self.stats.left_held += 1;
+            }
+        }
         if self.strikes(Fault::EventLost) {
             return;
         }
         if self.keys[k].reporter.answered(report.stamp, answer) {
+            self.confirmed(k, report);
             self.keys[k].owed = false;
         }
+    }
+
+    /// The object took `report` as confirmed: it must be the latest it
+    /// drew, and what the oracle's shard shows.
+    fn confirmed(&mut self, k: usize, report: Report) {
+        let key = &self.keys[k];
+        let latest = key.latest.expect("a report confirmed before any was drawn");
+        assert_eq!(
+            report.stamp, latest.stamp,
+            "{}: the answer to report {} confirmed it, but the object's latest is {:?}",
+            key.name, report.stamp, latest
+        );
+        assert!(
+            key.held.shows(&latest.busy, self.now),
+            "{}: report {:?} confirmed, but the shard holds {:?}",
+            key.name,
+            latest,
+            key.held
+        );
+        self.stats.confirmed += 1;
     }
 
     fn shard_alarm(&mut self, shard: usize) {
@@ -429,8 +616,21 @@ impl Sim {
         if self.strikes(Fault::AlarmDuplicate) {
             due.extend(due.clone());
         }
+        let now = self.now;
         for name in due {
             self.shard_decide(shard, &name, Input::Tick);
+            // A spurious tick may name a key of another shard: this one
+            // has no row for it.
+            let k = self.keys.iter().position(|key| key.name == name).unwrap();
+            if self.shard(k) != shard {
+                continue;
+            }
+            let key = &mut self.keys[k];
+            let was = key.held;
+            key.held.tick(now);
+            if was != Held::Nothing && key.held == Held::Nothing {
+                self.stats.forgotten += 1;
+            }
         }
     }
 
@@ -480,6 +680,7 @@ impl Sim {
                     let k = self.keys.iter().position(|key| key.name == *name).unwrap();
                     let (now, busy) = (self.now, self.keys[k].busy());
                     let report = self.keys[k].reporter.report(busy, now);
+                    self.drawn(k, report);
                     self.stats.verified += 1;
                     let version = self.keys[k].version;
                     // The read waits for the Coordinator's report.
@@ -518,11 +719,47 @@ impl Sim {
             union.keys().collect::<Vec<_>>(),
             "the pages are the union of the shards"
         );
+        let now = self.now;
         for (k, key) in self.keys.iter().enumerate() {
+            // The shards against the oracle's: rows and the list, exactly.
+            let row = sql::load(&self.dbs[self.shard(k)], &key.name);
+            match (key.held, row) {
+                (Held::Nothing, None) => {}
+                (
+                    Held::Listed { stamp, busy, .. },
+                    Some(Row::Listed {
+                        stamp: got,
+                        busy: shown,
+                        ..
+                    }),
+                ) if stamp == got && busy == shown => {}
+                (Held::Gone { stamp, .. }, Some(Row::Gone { stamp: got, .. })) if stamp == got => {}
+                (Held::Gone { left_ms, .. }, None) => panic!(
+                    "{}: forgotten, though it left at {left_ms} and is kept until {}",
+                    key.name,
+                    left_ms + LIST_GONE_KEPT_MS
+                ),
+                (held, row) => panic!(
+                    "{}: the shard's row {row:?}, the oracle's shard {held:?}",
+                    key.name
+                ),
+            }
+            let shown = match key.held {
+                Held::Listed { stamp, busy, .. } if says_listed(&busy, now) => Some((stamp, busy)),
+                _ => None,
+            };
+            assert_eq!(
+                union.get(&key.name).map(|l| (l.stamp, l.busy)),
+                shown,
+                "{}: listed as the oracle's shard holds it ({:?})",
+                key.name,
+                key.held
+            );
+            // The list against the Coordinator, where it must follow it.
             let listed = union.get(&key.name);
             let expected = key.listed(self.now);
-            let excused =
-                self.in_flight.iter().any(|f| f.key == k) || key.shown_version != key.version;
+            let excused = self.in_flight.iter().any(|f| f.key == k)
+                || key.held.version().unwrap_or(0) != key.version;
             if excused {
                 self.stats.excused += 1;
                 continue;
@@ -590,7 +827,7 @@ impl Sim {
                     && self.rng.percent(self.faults.rate(Fault::Reset) * 10)
                 {
                     self.faults.count(Fault::Reset);
-                    self.keys[k].reporter = Reporter::default();
+                    self.restart(k);
                     self.note(format!("{}: reset", self.keys[k].name));
                 }
             }
@@ -607,7 +844,8 @@ impl Sim {
             .iter()
             .enumerate()
             .filter(|(k, key)| {
-                self.in_flight.iter().any(|f| f.key == *k) || key.shown_version != key.version
+                self.in_flight.iter().any(|f| f.key == *k)
+                    || key.held.version().unwrap_or(0) != key.version
             })
             .count() as u64;
         for _ in 0..3 {
@@ -684,6 +922,9 @@ fn simulation() {
             ("reports", total.reports),
             ("reports applied", total.applied),
             ("stale reports", total.stale),
+            ("confirmations", total.confirmed),
+            ("late reports refused for a key that left", total.left_held),
+            ("left keys forgotten", total.forgotten),
             ("reports lost with their object", total.lost_with_object),
             ("uncontended decisions", total.uncontended),
             ("steps excused by a report in flight or lost", total.excused),

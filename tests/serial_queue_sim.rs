@@ -39,6 +39,11 @@
 //! per group, every grant's fence above every earlier one of its group, no
 //! execution that held a group (handed it or not) ever superseded, and no
 //! turn event sent for another registration than the one its turn is.
+//! Besides the instances' own calls, an id that has a row enqueues again at
+//! another revision (with and without `current`, `claim` and `grant`): not
+//! the same registration, so while its row waits it is refused naming
+//! `revision`, past waiting it answers what its row says, and either way
+//! the table stays the model's, which applies nothing.
 //! Bugs put in on purpose and caught: a hand-over that does not raise the
 //! fence (oracle: fences), a newer arrival superseding a handed holder
 //! (oracle: held then superseded; the core's row check when the heartbeat
@@ -213,8 +218,13 @@ impl Model {
                 self.rows[i].superseded_by = Some((me_id.into(), rev.into()));
             }
         }
-        // Keep the newest finished rows of the group, and the one whose
-        // fence is the group's.
+        self.prune(g);
+        superseded
+    }
+
+    /// Keeps the newest finished rows of group `g`, and the one whose
+    /// fence is the group's: what an enqueue from a waiting row does.
+    fn prune(&mut self, g: &str) {
         let fence_row = (0..self.rows.len())
             .filter(|&i| self.rows[i].group == g && self.rows[i].fence.is_some())
             .max_by_key(|&i| self.rows[i].fence);
@@ -234,7 +244,6 @@ impl Model {
                 !drop.contains(&(i - 1))
             });
         }
-        superseded
     }
 
     fn claim(&mut self, g: &str, me_id: &str, now: u64) {
@@ -574,6 +583,10 @@ struct Stats {
     superseded_retries: u64,
     /// Enqueues refused at the group's waiter bound.
     refusals: u64,
+    /// Enqueues of an id at another revision than its row's: refused
+    /// while the row waits, its row's truth past that.
+    restated_refused: u64,
+    restated_answered: u64,
     faults: Injected,
 }
 
@@ -599,6 +612,8 @@ impl SimStats for Stats {
         self.boundary_steps += s.boundary_steps;
         self.superseded_retries += s.superseded_retries;
         self.refusals += s.refusals;
+        self.restated_refused += s.restated_refused;
+        self.restated_answered += s.restated_answered;
         self.faults.add(&s.faults);
     }
 }
@@ -1596,12 +1611,117 @@ impl Sim {
                     self.actors[a].alive = false;
                 }
             }
+            98 | 99 if self.open => self.restate(),
             _ => {}
         }
         if self.stats.batches > batches_before {
             let rows = d1::all_rows(&self.conn);
             sq::assert_invariants(&rows);
             self.model.assert_matches(rows);
+        }
+    }
+
+    /// An id that has a row enqueues again at another revision (a retry
+    /// from code that changed between tries, or a caller that reuses its
+    /// ids): not the same registration. While its row waits it is refused,
+    /// naming `revision`; past waiting it answers what its row says, as a
+    /// retry would. Either way nothing changes: the model applies nothing,
+    /// and the table is compared with it after the step. Its flags are
+    /// drawn afresh: the row fixes its binding and grant.
+    fn restate(&mut self) {
+        if self.model.rows.is_empty() {
+            return;
+        }
+        let row = self.model.rows[self.rng.below(self.model.rows.len() as u64) as usize].clone();
+        let g: usize = row.group[1..].parse().unwrap();
+        let mut n = self.rng.below(self.heads[g] + 2);
+        if format!("r{n}") == row.revision {
+            n = self.heads[g] + 1;
+        }
+        let revision = format!("r{n}");
+        let current = match self.rng.below(10) {
+            0..=4 => None,
+            5..=8 => Some(revision.clone()),
+            _ => Some(row.revision.clone()),
+        };
+        let request = SerialEnqueue {
+            group: ident(&row.group),
+            instance_id: id(&row.id),
+            revision: ident(&revision),
+            current: current.as_deref().map(ident),
+            workflow: row.workflow.clone(),
+            grant: self.rng.percent(50).then(|| TURN_PREFIX.to_string()),
+            claim: self.rng.percent(50),
+        };
+        self.log(|| {
+            format!(
+                "{} ({} at {}) enqueues again: {request:?}",
+                row.id, row.state, row.revision
+            )
+        });
+        // The oracle's answer, from the row alone.
+        let claim_reply = |claim: ClaimReply| {
+            Ok(EnqueueReply::Claimed {
+                superseded: vec![],
+                claim,
+            })
+        };
+        let expected: Result<EnqueueReply, &str> = match (row.state, &row.superseded_by) {
+            _ if current.as_ref().is_some_and(|c| *c != revision) => Ok(EnqueueReply::Skipped {
+                current: ident(current.as_deref().unwrap()),
+            }),
+            ("waiting", _) => Err("revision"),
+            ("superseded", Some((_, by_revision))) => Ok(EnqueueReply::Skipped {
+                current: ident(by_revision),
+            }),
+            // With claim, or registered with grant, it answers as a claim.
+            (state, _) if request.claim || row.grant => match state {
+                "holding" => claim_reply(ClaimReply::Holding { fence: row.fence }),
+                "timed_out" | "abandoned" => claim_reply(ClaimReply::TimedOut),
+                _ => Err("instanceId"),
+            },
+            // Otherwise it already holds, or already left.
+            _ => Err("instanceId"),
+        };
+        let got = match sq::enqueue(&request, self.clock, TIMEOUTS) {
+            Plan::Done(decided) => {
+                assert!(decided.effects.is_empty() && decided.writes.is_empty());
+                Ok(decided.reply)
+            }
+            Plan::Run(batch) => {
+                if row.state == "waiting" {
+                    // The one thing a refused enqueue does: the prune of
+                    // the group's finished rows past the newest it keeps,
+                    // which runs for a waiting caller at any revision. No
+                    // answer shows those rows (`recent` reads the newest
+                    // kept), so the refusal is unseen by the contract.
+                    self.model.prune(&row.group);
+                }
+                let outcomes = self.run(&batch);
+                sq::enqueue_outcome(&request, &outcomes, NAMES).map(|decided| {
+                    assert!(
+                        decided.effects.is_empty(),
+                        "{}'s enqueue at another revision has effects: {:?}",
+                        row.id,
+                        decided.effects
+                    );
+                    decided.reply
+                })
+            }
+        };
+        self.log(|| format!("{} enqueues again -> {got:?}", row.id));
+        let got = got.map_err(|e| e.field());
+        assert_eq!(
+            got, expected,
+            "{}'s enqueue at {revision} (current {current:?}), its row {} at {}",
+            row.id, row.state, row.revision
+        );
+        match expected {
+            Err("revision") => self.stats.restated_refused += 1,
+            _ if current.as_ref().is_none_or(|c| *c == revision) => {
+                self.stats.restated_answered += 1
+            }
+            _ => {}
         }
     }
 
@@ -1717,6 +1837,14 @@ fn simulation() {
                 t.superseded_retries,
             ),
             ("enqueues refused at the waiter bound", t.refusals),
+            (
+                "enqueues at another revision than a waiting row's",
+                t.restated_refused,
+            ),
+            (
+                "enqueues at another revision than a row past waiting",
+                t.restated_answered,
+            ),
         ]);
         t.faults.assert_injected(&[
             Fault::CrashBeforeCommit,

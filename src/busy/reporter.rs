@@ -5,10 +5,16 @@
 //! never in storage, so keeping it costs an uncontended acquire and
 //! release nothing: such a pair leaves the key without waiters, as it
 //! found it, and a key without waiters that the reporter knows nothing of
-//! is never reported. After each decision the shell asks
-//! [`Reporter::due_after`] whether the key's waiters came or all went or a
-//! holder was found dead, and if so sends a report after its reply. The holder-check alarm, which runs while the key has waiters,
-//! asks [`Reporter::on_alarm`]: the counts when they changed, and any
+//! is never reported. Whether a decision makes a report due (the key's
+//! waiters came or all went, or a holder was found dead) the Coordinator
+//! reads from the decision itself (`coordinator::history`, which also
+//! marks the report owed in the decision's commit); the shell then draws
+//! it here ([`Reporter::report`]) and sends it after its reply, also
+//! while the key is listed for a dead holder alone
+//! ([`Reporter::listed_for_dead`]). [`Reporter::due_after`] states that
+//! rule over a key's [`Shape`] for the busy simulation, which models a
+//! Coordinator without its core. The holder-check alarm, which runs while
+//! the key has waiters, asks [`Reporter::on_alarm`]: the counts when they changed, and any
 //! report the shard has not confirmed (one lost with a reset object, or
 //! refused on the way). What the alarm cannot repair (a report lost with
 //! the object after the last waiter left, when no alarm follows) the read

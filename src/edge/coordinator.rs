@@ -265,18 +265,6 @@ pub enum AcquireOutcome {
 }
 
 impl AcquireOutcome {
-    /// The outcome a string reply names (the Durable Object's own words).
-    pub fn parse(text: &str) -> Option<AcquireOutcome> {
-        [
-            AcquireOutcome::Granted,
-            AcquireOutcome::Pending,
-            AcquireOutcome::Superseded,
-            AcquireOutcome::Busy,
-        ]
-        .into_iter()
-        .find(|outcome| outcome.as_str() == text)
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             AcquireOutcome::Granted => "granted",

@@ -18,8 +18,8 @@
 //!   arguments, its HTTP operation and route. The `*Call` enums, the API's
 //!   routes and commands, the shell's services and the list from which
 //!   [`schema`] generates the OpenAPI document's schemas and the TypeScript
-//!   declarations come from it (tests fail when they or js/worker.mjs
-//!   drift).
+//!   declarations, and [`worker_js`] js/worker.mjs's delegations, come from
+//!   it (tests fail when any of them drifts).
 //! - [`http`]: the HTTP API without HTTP: the router, the token check,
 //!   the body rules, and every refusal's status.
 //!
@@ -41,9 +41,10 @@
 //!    (`driver::serve(key, options, ...)` for a `(key, options)` method,
 //!    `driver::serve_now(&BUCKET_ARG, ...)` for the RateLimiter's, which
 //!    answer in the caller's turn; both decode through `shell::js::positional`).
-//! 4. js/worker.mjs: the default entrypoint's method and the Durable Object
-//!    class's positional method, each one line of delegation (a test names
-//!    the one missing).
+//! 4. `BATON_BLESS=1 cargo test --lib edge::worker_js` writes js/worker.mjs's
+//!    default entrypoint's method and the Durable Object class's positional
+//!    method (a new concept's class and service getter are written by hand
+//!    around its generated region).
 //! 5. `BATON_BLESS=1 cargo test --lib edge::schema` regenerates the OpenAPI
 //!    schemas (with a skeleton for a new route, whose prose is written by
 //!    hand) and `js/index.d.ts`'s wire types; review the diff.
@@ -63,6 +64,7 @@ pub mod rate;
 pub mod runs;
 pub mod schema;
 pub mod serial;
+pub mod worker_js;
 
 pub use decode::{decode, decode_body, decode_http, decode_value, with_key, KeyArg, KEY_ARG};
 

@@ -409,20 +409,6 @@ mod tests {
         check("js/index.d.ts", &generated);
     }
 
-    /// The default entrypoint in js/worker.mjs carries every method, each
-    /// handing its one argument on.
-    #[test]
-    fn the_worker_entrypoint_has_every_method() {
-        let worker = std::fs::read_to_string(root().join("js/worker.mjs")).unwrap();
-        for method in METHODS {
-            let declared = format!("  {}(input) {{", method.name);
-            assert!(
-                worker.contains(&declared),
-                "js/worker.mjs lacks `{declared}`"
-            );
-        }
-    }
-
     #[test]
     fn every_operation_is_covered_by_one_method() {
         for operation in Operation::ALL {

@@ -1,5 +1,5 @@
 //! The Runs rows in SQLite: a row per run key and a row per kept event.
-//! [`load`] reads the [`View`] an input needs, [`write`] carries out a
+//! [`load`] reads the [`View`] an input needs, [`write()`] carries out a
 //! transition's [`Write`]s in one exhaustive `match`.
 //!
 //! Generic over [`SqlExec`], so the very same statements run in the Durable

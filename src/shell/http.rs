@@ -18,7 +18,6 @@ use super::busy_service;
 use super::js::Thrown;
 use super::serial_queue_d1::Shell;
 use super::stub::{self, CallError};
-use crate::edge::coordinator::{AcquireOutcome, AcquireStatus};
 use crate::edge::http::{self, Asset, Command, Endpoint, HttpError, Operation};
 use crate::edge::{CoordinatorCall, SerialCall};
 use futures_util::StreamExt;
@@ -160,14 +159,12 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
         Command::Coordinator(call) => {
             let is_acquire = matches!(call, CoordinatorCall::Acquire(_));
             let reply = stub::call(env, &call).await.map_err(stub_error)?;
-            if let (true, Some(text)) = (is_acquire, reply.as_string()) {
-                // Every HTTP reply is an object: `acquire`'s string becomes
-                // `{ status }` (with `grant` it is an object already). Read
-                // by name, not through a typed deserializer, whose error
-                // paths would link Rust's float formatting (P6).
-                let status = AcquireOutcome::parse(&text)
-                    .ok_or_else(|| internal(format!("acquire answered {text:?}")))?;
-                return json(&AcquireStatus { status });
+            if is_acquire && reply.is_string() {
+                // Every HTTP reply is an object: `acquire`'s string (the
+                // object's encoding of its outcome) becomes `{ status }`
+                // as it is, encoded once, not read back into a type (with
+                // `grant` it is an object already).
+                return Ok(format!("{{\"status\":{}}}", stringify(&reply)?));
             }
             stringify(&reply)
         }

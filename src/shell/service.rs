@@ -26,7 +26,8 @@ macro_rules! services {
         $concept:ident($call:ident) $(by $by:ident)?, served $served:tt {$(
             $variant:ident = $rpc:literal($request:ty) -> $reply:ty
                 $(, on HTTP -> $http_reply:ty)?,
-                $(object $object:literal($($arg:tt),*),)?
+                $(object $object:literal($($arg:tt),*)
+                    $([$($flag:ident $(($value:literal))?),*])?,)?
                 http $operation:ident $verb:ident $($query:ident)? $path:literal;
         )+}
     )+) => {

@@ -10,7 +10,7 @@
 //! | key enqueue | `{ supersedes?: boolean (false), instanceId, inputHash?, options? }` |
 //! | key acquire | `{ instanceId, options? }` |
 //! | key release | `{ instanceId }` |
-//! | group enqueue | `{ instanceId, revision, current? }` |
+//! | group enqueue | `{ instanceId, revision, current?, workflow?, claim?, grant? }` |
 //! | group claim, heartbeat, release | `{ instanceId }` |
 //! | bucket acquire | `{ rules: [{ id, limit, windowMs }], permits? }` |
 //! | bucket penalize | `{ cooldownMs }` |
