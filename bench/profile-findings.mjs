@@ -96,3 +96,11 @@ export const PROFILE_FINDINGS = {
       "three runs; 0.83–0.93× by median).",
   ].join("\n"),
 };
+
+/**
+ * What is left after issue 29's profile (bench/profile-split.json, "before"):
+ * the Coordinator-side changes that would close P1, P3 and the enqueue's
+ * gap, with the figures they come from. Filled in from the measured split;
+ * update it with the "after" run.
+ */
+export const SPLIT_LEFT = "(to be written from the measured split)";
