@@ -95,6 +95,28 @@ export class DurableFloor extends DurableObject {
   }
 }
 
+/**
+ * Baton's own storage work without Baton (bench/split.mjs): statements a
+ * Coordinator ran in workerd (bench/traced-worker.mjs's log), run again
+ * here from JS, call by call, on this object's SQLite: the schema and the
+ * calls before the measured ones by `setup`, then each measured call's
+ * statements by `run`, one RPC per call, as Baton's object would. A
+ * `variant` changes a trigger after the setup (bench/statements.mjs's
+ * TRIGGER_VARIANTS), to time what the trigger costs here.
+ */
+export class ReplayFloor extends DurableObject {
+  setup(statements, variantSql = []) {
+    for (const { sql, bindings } of statements) this.ctx.storage.sql.exec(sql, ...bindings);
+    for (const sql of variantSql) this.ctx.storage.sql.exec(sql);
+    return statements.length;
+  }
+
+  run(statements) {
+    for (const { sql, bindings } of statements) this.ctx.storage.sql.exec(sql, ...bindings).toArray();
+    return "ok";
+  }
+}
+
 export default {
   fetch() {
     return new Response("the bench's floors Worker", { status: 404 });

@@ -71,6 +71,7 @@ export function benchOptions({ vars = {}, benchVars = {}, wasm, glue, traced = f
           // Worker of their own, reached as Baton's objects are.
           RPC_FLOOR: bind.durableObject("floors", "RpcFloor"),
           DURABLE_FLOOR: bind.durableObject("floors", "DurableFloor"),
+          REPLAY_FLOOR: bind.durableObject("floors", "ReplayFloor"),
           DEBOUNCER: bind.durableObject("baton", "Debouncer"),
           RUNS: bind.durableObject("baton", "Runs"),
           BUSY_LIST: bind.durableObject("baton", "BusyList"),
@@ -94,7 +95,7 @@ export function benchOptions({ vars = {}, benchVars = {}, wasm, glue, traced = f
       worker({
         name: "floors",
         modules: manifest(["bench/floors.mjs"]),
-        exports: sqliteClasses("RpcFloor", "DurableFloor"),
+        exports: sqliteClasses("RpcFloor", "DurableFloor", "ReplayFloor"),
       }),
       worker({
         name: "js-queue",

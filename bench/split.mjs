@@ -24,7 +24,7 @@
 import { Miniflare } from "miniflare";
 import { Bench, applyJsQueueSchema, benchOptions } from "./miniflare.mjs";
 import { applyMigrations } from "../tests/miniflare/harness.mjs";
-import { timeStatements } from "./statements.mjs";
+import { TRIGGER_VARIANTS, callsOf, timeStatements } from "./statements.mjs";
 import { floorRun } from "./floor-ratios.mjs";
 import { fmt, median } from "./stats.mjs";
 
@@ -107,6 +107,7 @@ export function splitProfile(profile, asyncCall) {
   const parent = new Map();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const split = {};
+  const leaves = {};
   profile.samples.forEach((id, i) => {
     const dt = profile.timeDeltas[i] ?? 0;
     if (byId.get(id).callFrame.functionName === "(idle)") return;
@@ -116,8 +117,24 @@ export function splitProfile(profile, asyncCall) {
     const part = partOf(stack);
     split[call] ??= {};
     split[call][part] = (split[call][part] ?? 0) + dt;
+    // What each part is made of: its leaf functions (names without hashes).
+    const leaf = stack[0].functionName.replace(/::h[0-9a-f]{16}$/, "") || "(anonymous)";
+    const at = `${call}\u0000${part}`;
+    leaves[at] ??= {};
+    leaves[at][leaf] = (leaves[at][leaf] ?? 0) + dt;
   });
-  return split;
+  /** Per call and part, the leaves over 5% of the part, largest first. */
+  const top = {};
+  for (const [at, byLeaf] of Object.entries(leaves)) {
+    const [call, part] = at.split("\u0000");
+    const sum = Object.values(byLeaf).reduce((a, b) => a + b, 0);
+    top[call] ??= {};
+    top[call][part] = Object.entries(byLeaf)
+      .filter(([, t]) => t > 0.05 * sum)
+      .sort((a, b) => b[1] - a[1])
+      .map(([leaf, t]) => [leaf, Math.round((100 * t) / sum)]);
+  }
+  return { split, top };
 }
 
 /** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
@@ -148,10 +165,10 @@ async function connect(url) {
 }
 
 /** The profile of Baton's isolate while `run` runs. */
-async function profiled(inspectorPort, run) {
+async function profiled(inspectorPort, run, worker = "baton") {
   const list = await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json();
-  const target = list.find((t) => t.title?.includes("baton") || t.url?.includes("baton"));
-  if (!target) throw new Error(`no inspector target for Baton: ${JSON.stringify(list)}`);
+  const target = list.find((t) => t.title?.includes(worker) || t.url?.includes(worker));
+  if (!target) throw new Error(`no inspector target for ${worker}: ${JSON.stringify(list)}`);
   const cdp = await connect(target.webSocketDebuggerUrl);
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: SAMPLING_US });
@@ -163,8 +180,8 @@ async function profiled(inspectorPort, run) {
 }
 
 /** A Miniflare for the split: Baton (traced or not), the floors, the bench Worker. */
-async function start(options) {
-  const mf = new Miniflare(benchOptions(options));
+async function start({ inspectorPort, ...options }) {
+  const mf = new Miniflare({ ...benchOptions(options), ...(inspectorPort ? { inspectorPort } : {}) });
   await mf.ready;
   await applyMigrations(await mf.getD1Database("DB", "baton"));
   await applyJsQueueSchema(await mf.getD1Database("DB", "js-queue"));
@@ -201,7 +218,7 @@ function scenarios(b, prefix) {
       const key = `${prefix}-handoff-${tag}`;
       const ids = Array.from({ length: count + 1 }, (_, i) => `${key}-${i}`);
       for (const id of ids) await b.create(id, { mode: "floor", key });
-      for (const id of ids) await b.until(`${id} running`, async () => (await b.status(id)).status === "running");
+      for (const id of ids) await b.until(`${id} running`, async () => ["running", "waiting"].includes(await b.status(id)));
       if ((await b.rpc(key, "acquire", key, ids[0])) !== "granted") throw new Error("split: the chain's holder was not granted");
       for (const id of ids.slice(1)) {
         const reply = await b.rpc(key, "acquire", key, id, { grant: true });
@@ -249,19 +266,30 @@ export async function measureSplit() {
     const pair = await profiled(inspectorPort, () => s.pairs(SPLIT_PAIRS));
     const enqueue = await profiled(inspectorPort, () => s.enqueues(SPLIT_ENQUEUES, "profiled"));
     const handoff = await profiled(inspectorPort, () => chain.run());
+    // The durable floor's isolate doing its pairs, for comparison: its
+    // whole CPU per call, and SQLite's part of it.
+    await plain.call("/bench/pairs", { keys: ["split-floor"], pairs: 200, binding: "DURABLE_FLOOR" });
+    const floor = await profiled(
+      inspectorPort,
+      () => plain.call("/bench/pairs", { keys: ["split-floor"], pairs: SPLIT_PAIRS, binding: "DURABLE_FLOOR" }),
+      "floors",
+    );
+    const of = (p, asyncCall) => splitProfile(p.profile, asyncCall);
     profiles = {
-      pair: { calls: SPLIT_PAIRS, split: splitProfile(pair.profile, "after the call") },
+      pair: { calls: SPLIT_PAIRS, ...of(pair, "after the call") },
       // An enqueue decides under the gate, after its wrapper returned; the
       // waiters' releases (untimed clean-up) are their own call.
-      enqueue: { calls: SPLIT_ENQUEUES, split: splitProfile(enqueue.profile, "enqueue") },
-      handoff: { calls: SPLIT_HANDOFFS, split: splitProfile(handoff.profile, "release") },
+      enqueue: { calls: SPLIT_ENQUEUES, ...of(enqueue, "enqueue") },
+      handoff: { calls: SPLIT_HANDOFFS, ...of(handoff, "release") },
+      // Two calls per pair: per call, the pair's CPU over twice the pairs.
+      floor: { calls: 2 * SPLIT_PAIRS, ...of(floor, "floor") },
     };
     wall = await wallTimes(plain, s);
   } finally {
     await plain.dispose();
   }
   const traced = await start({ traced: true });
-  let statements;
+  let statements, replayed;
   try {
     const s = scenarios(traced, "traced");
     await s.prepare();
@@ -274,6 +302,7 @@ export async function measureSplit() {
     await chain.run();
     const main = await traced.rpc(s.pairKey, "statementLog");
     const skip = warm.filter((e) => e.call).length;
+    replayed = await replayInWorkerd(traced, [...warm, ...main], skip, { [s.pairKey]: "pair", [s.enqueueKey]: "enqueue" });
     let index = 0;
     statements = timeStatements([...warm, ...main], (call) => {
       if (index++ < skip) return null;
@@ -285,7 +314,89 @@ export async function measureSplit() {
   } finally {
     await traced.dispose();
   }
-  return { date: new Date().toISOString(), profiles, wall, statements };
+  return { date: new Date().toISOString(), profiles, wall, statements, replayed };
+}
+
+/** Rounds of the replay in workerd (bench/floors.mjs's ReplayFloor), variants alternating. */
+const REPLAY_ROUNDS = 5;
+
+/**
+ * Baton's statements without Baton, in workerd: each scenario object's
+ * measured calls run again from JS by a ReplayFloor object, one RPC per
+ * call, as deployed and under each trigger variant, rounds alternating
+ * with the durable floor's own loops. ms per call by scenario, call and
+ * variant (and "durable floor").
+ */
+async function replayInWorkerd(b, log, skipCalls, scenarios) {
+  const { calls, setup } = callsOf(log);
+  const objects = new Map();
+  calls.forEach((call, i) => {
+    const scenario = scenarios[call.key];
+    if (!scenario) return;
+    if (!objects.has(call.object)) objects.set(call.object, { scenario, setup: [...(setup.get(call.object) ?? [])], groups: [] });
+    const o = objects.get(call.object);
+    if (i < skipCalls) {
+      o.setup.push(...call.statements);
+      return;
+    }
+    // Timed in batches of calls of one kind (workerd's clock moves in whole
+    // ms); a pair's acquire and release alternate, so its calls are one
+    // batch, each call given the batch's mean.
+    const kind = scenario === "pair" ? "pair" : call.call;
+    const last = o.groups.at(-1);
+    if (last?.call === kind) last.calls.push(call.statements);
+    else o.groups.push({ call: kind, calls: [call.statements] });
+  });
+  const triggers = new Set(log.filter((e) => /^\s*CREATE TRIGGER/i.test(e.sql ?? "")).map((e) => e.sql.match(/CREATE TRIGGER\s+(\w+)/i)[1]));
+  const variants = [{ short: "deployed", sql: [] }, ...TRIGGER_VARIANTS.filter((v) => v.needs.every((t) => triggers.has(t)))];
+  const ms = {};
+  const note = (scenario, call, variant, elapsedMs, count) => {
+    const at = ((ms[scenario] ??= {})[call] ??= {});
+    (at[variant] ??= []).push(elapsedMs / count);
+  };
+  for (let round = 0; round < REPLAY_ROUNDS; round++) {
+    for (const variant of variants.map((_, i) => variants[(i + round) % variants.length])) {
+      for (const [object, o] of objects) {
+        const name = `${object}-${variant.short}`;
+        let first = round === 0;
+        for (const group of o.groups) {
+          const r = await b.call("/bench/replay", {
+            name,
+            ...(first ? { setup: o.setup, variantSql: variant.sql } : {}),
+            calls: group.calls,
+          });
+          first = false;
+          note(o.scenario, group.call, variant.short, r.elapsedMs, r.calls);
+        }
+      }
+    }
+    const pairs = await b.call("/bench/pairs", { keys: ["replay-floor"], pairs: 200, binding: "DURABLE_FLOOR" });
+    note("pair", "pair", "durable floor", pairs.elapsedMs / 2, pairs.pairs);
+    const enq = await b.call("/bench/enqueues", { key: "replay-floor", binding: "DURABLE_FLOOR", prefix: `rf-${round}-`, count: 25, keep: 0 });
+    note("enqueue", "enqueue", "durable floor", enq.elapsedMs, enq.calls);
+  }
+  const out = {};
+  for (const [scenario, byCall] of Object.entries(ms)) {
+    for (const [call, byVariant] of Object.entries(byCall)) {
+      out[`${scenario} ${call}`] = Object.fromEntries(Object.entries(byVariant).map(([v, list]) => [v, median(list)]));
+    }
+  }
+  return out;
+}
+
+/** The replay's rows: Baton's statements from JS in workerd, per call, and what each trigger variant saves. */
+function replayRows(replayed, columns, row, µs) {
+  if (!replayed) return [];
+  const of = { "uncontended acquire": "pair pair", "uncontended release": "pair pair", "enqueue behind 10": "enqueue enqueue" };
+  const at = (c) => replayed[of[c]];
+  const variants = Object.keys(at("uncontended acquire") ?? {}).filter((v) => v !== "deployed" && v !== "durable floor");
+  return [
+    row("Baton's statements alone, from JS in workerd, one RPC per call (wall; a pair's mean per call)", columns.map((c) => (at(c) ? µs(at(c).deployed) : "—"))),
+    row("· the durable floor in those rounds (wall)", columns.map((c) => (at(c)?.["durable floor"] !== undefined ? µs(at(c)["durable floor"]) : "—"))),
+    ...variants.map((v) =>
+      row(`· saved without the ${v} (wall)`, columns.map((c) => (at(c)?.[v] !== undefined ? µs(at(c).deployed - at(c)[v]) : "—"))),
+    ),
+  ];
 }
 
 /** Sums a part map. */
@@ -319,9 +430,10 @@ export function splitMarkdown(split, label) {
   const row = (name, cells) => `| ${name} | ${cells.join(" | ")} |`;
   const lines = [
     `**${label}** (${split.date.slice(0, 10)}; \`node bench/profile.mjs split\`). µs per call. Wall times unprofiled, ` +
-      `beside the floors in the same Miniflare; the isolate's parts are its CPU under V8's profiler, each call's ` +
-      `share of it scaled to that call's CPU in the isolate (µs under the profiler in brackets); SQL statements ` +
-      `replayed natively (Node's SQLite).`,
+      `beside the floors in the same Miniflare; the isolate's parts are shares of the CPU Baton's isolate spent on ` +
+      `that call under V8's sampling profiler, with µs per call under the profiler in brackets (the profiler slows ` +
+      `what it samples: compare brackets with brackets); SQL statements replayed on Node's SQLite (µs median, ` +
+      `triggers included).`,
     "",
     row("part", columns),
     `|---|${columns.map(() => "---").join("|")}|`,
@@ -344,6 +456,15 @@ export function splitMarkdown(split, label) {
         }),
       ),
     ),
+    row(
+      "the durable floor's isolate, its CPU per call under the profiler (of which SQLite in exec)",
+      columns.map(() => {
+        const f = Object.values(profiles.floor.split).reduce((a, p) => a + total(p), 0) / profiles.floor.calls;
+        const exec = Object.values(profiles.floor.split).reduce((a, p) => a + (p["SQL: SQLite (in exec)"] ?? 0), 0) / profiles.floor.calls;
+        return `[${fmt(f)}] ([${fmt(exec)}])`;
+      }),
+    ),
+    ...replayRows(split.replayed, columns, row, µs),
     row("SQL statements per call (replayed)", columns.map((c) => (sql[c] ? fmt(sql[c].statementsPerCall) : "—"))),
     row("SQLite's work, all statements and triggers (replayed)", columns.map((c) => (sql[c] ? µs(sql[c].totalUs.deployed / 1000) : "—"))),
     ...statements.variants.map((v) =>
@@ -353,9 +474,20 @@ export function splitMarkdown(split, label) {
       ),
     ),
     "",
-    "Each call's statements (replayed on Node's SQLite; µs median, triggers included):",
-    "",
   ];
+  lines.push(
+    "What the largest parts are made of (their leaf functions, % of the part):",
+    "",
+    ...Object.entries(cpu).flatMap(([c, [, n]]) => {
+      const call = { "uncontended acquire": ["pair", "acquire"], "uncontended release": ["pair", "release"], "enqueue behind 10": ["enqueue", "enqueue"], "release handing the key on (P1)": ["handoff", "release"] }[c];
+      const top = profiles[call[0]].top?.[call[1]] ?? {};
+      const parts = Object.entries(cpu[c][0] ?? {}).sort((a, b) => b[1] - a[1]).slice(0, 4);
+      return [`- ${c}: ` + parts.map(([part]) => `${part}: ${(top[part] ?? []).map(([leaf, pct]) => `${leaf} ${pct}%`).join(", ")}`).join("; ")];
+    }),
+    "",
+    "Each call's statements:",
+    "",
+  );
   for (const [name, s] of Object.entries(statements.scenarios)) {
     lines.push(`- ${name} (${s.calls} calls): ` + s.statements.map((st) => `\`${st.sql}\` ${fmt(st.us.deployed)} µs${st.perCall !== 1 ? ` (×${fmt(st.perCall)})` : ""}`).join("; "));
   }

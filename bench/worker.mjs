@@ -268,6 +268,19 @@ async function handoffs(env, { key, ids }) {
   return { elapsedMs: Date.now() - start, calls: ids.length - 1 };
 }
 
+/**
+ * Bench/split.mjs's replay: sets up the REPLAY_FLOOR object `name` (once,
+ * with `setup` statements and `variantSql`), then runs `calls` (each a
+ * list of statements) one RPC each, timed as a whole.
+ */
+async function replay(env, { name, setup, variantSql, calls }) {
+  const stub = env.REPLAY_FLOOR.get(env.REPLAY_FLOOR.idFromName(name));
+  if (setup) await stub.setup(setup, variantSql);
+  const start = Date.now();
+  for (const statements of calls) await stub.run(statements);
+  return { elapsedMs: Date.now() - start, calls: calls.length };
+}
+
 /** Times the Workflow binding calls a hand-off makes: get+status, and get+sendEvent. */
 async function workflowCalls(env, { id, reps }) {
   const t0 = Date.now();
@@ -513,6 +526,7 @@ const ROUTES = {
   "/bench/pairs": pairs,
   "/bench/enqueues": enqueues,
   "/bench/handoffs": handoffs,
+  "/bench/replay": replay,
   "/bench/flat": flatBatch,
   "/bench/workflow-calls": workflowCalls,
   "/bench/ping": ping,
