@@ -304,7 +304,7 @@ export async function measureSplit() {
     const skip = warm.filter((e) => e.call).length;
     replayed = await replayInWorkerd(traced, [...warm, ...main], skip, { [s.pairKey]: "pair", [s.enqueueKey]: "enqueue" });
     let index = 0;
-    statements = timeStatements([...warm, ...main], (call) => {
+    statements = await timeStatements([...warm, ...main], (call) => {
       if (index++ < skip) return null;
       if (call.key === s.pairKey) return `pair ${call.call}`;
       if (call.key === s.enqueueKey) return call.call === "enqueue" ? "enqueue" : "waiter leaves";

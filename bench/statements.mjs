@@ -7,8 +7,10 @@
 // SQLite is another build of the same engine, so these are the engine's
 // work per statement without the runtime around it; the commit is timed by
 // the durable floor (bench/floors.mjs), not here.
-import { DatabaseSync } from "node:sqlite";
 import { median } from "./stats.mjs";
+
+/** Node's SQLite, loaded when first needed (Node warns that it is experimental when it loads). */
+let DatabaseSync;
 
 /**
  * The trigger variants replayed against the schema as deployed, each
@@ -135,7 +137,8 @@ export const shortSql = (sql) => {
  * and under each trigger variant, and the call's total. Variants are
  * replayed in turn, REPLAYS times each, alternating.
  */
-export function timeStatements(log, scenarioOf) {
+export async function timeStatements(log, scenarioOf) {
+  ({ DatabaseSync } = await import("node:sqlite"));
   const parsed = callsOf(log);
   const { triggers } = replay(parsed, null);
   const variants = [null, ...TRIGGER_VARIANTS.filter((v) => v.needs.every((t) => triggers.has(t)))];
