@@ -32,6 +32,11 @@ const EXPLAIN = {
     `runs one insert, as the floor does; what is left is the call's decode (the rules, an array of objects, read ` +
     `field by field into WASM), the decision and the reply, and the grant row's index. Profile it with ` +
     `\`node bench/profile.mjs rate open\` (after \`BATON_WASM_NAMES=1 bash scripts/build.sh\`).`,
+  "LIST page": ({ list, env }) =>
+    `Ratio ${fmt(list.ratio)} (${fmt(list.large.p50)} ms / ${fmt(list.small.p50)} ms per page) at a machine load of ` +
+    `${env.load}; 1.14 on a quieter machine (the 14:46 run, before issue 29's changes, which touch no list code). ` +
+    `Not split further here: rerun it alone, \`node bench/subset.mjs list\`, on a quiet machine before reading ` +
+    `it as a regression.`,
   "P6 once": ({ cold }) =>
     `Median ${fmt(cold.built.firstResponseMs.p50)} ms from ready to the first response (the Worker's first request: ` +
     `instantiating the WASM, a new object, its schema). The 14:46 run, on a quieter machine, measured 19.0 ms; ` +
