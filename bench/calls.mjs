@@ -110,7 +110,7 @@ export const P4_PRIORITIES = 3;
  * `count` made-up waiters; `spread`: of P4_TENANTS tenants and
  * P4_PRIORITIES priorities, round robin.
  */
-async function queueOf(b, key, count, spread = false) {
+export async function queueOf(b, key, count, spread = false) {
   const holder = `${key}-h`;
   await b.create(holder, { mode: "key", key, waitForFinish: true });
   await b.until(`${holder} to hold`, async () => (await b.rpc(key, "inspect", key)).holder?.id === holder);

@@ -6,13 +6,23 @@ import { readdirSync, readFileSync } from "node:fs";
 
 const TICKS_PER_S = 100; // USER_HZ, the unit of /proc/<pid>/stat's times
 
-/** The workerd processes running now (call after Miniflare is ready). */
+/**
+ * The workerd processes this process started (call after Miniflare is
+ * ready): only its descendants, since other work on the machine may run
+ * workerd too.
+ */
 export function workerdPids() {
+  const parentOf = (pid) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1]);
   return readdirSync("/proc")
     .filter((pid) => /^\d+$/.test(pid))
     .filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("workerd");
+        if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("workerd")) return false;
+        // A descendant of this process (Miniflare may start workerd through a shim).
+        for (let at = Number(pid), depth = 0; at > 1 && depth < 8; at = parentOf(at), depth++) {
+          if (at === process.pid) return true;
+        }
+        return false;
       } catch {
         return false;
       }

@@ -15,9 +15,20 @@ import {
   sqliteClasses,
   worker,
 } from "../tests/miniflare/harness.mjs";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 
 export { ROOT };
+
+/**
+ * Where Miniflare keeps its objects' storage (its temporary directory):
+ * tmpfs when the machine has one, unless BENCH_TMPDIR names another. On a
+ * disk shared with builds, each commit's fsync took from 0.2 to over 10 ms
+ * (measured: the durable floor's pair at 16 ms while compilers ran), which
+ * buries every figure a commit is part of; in memory a commit costs
+ * workerd's own work, as the floors (bench/floors.mjs) show.
+ */
+export const STORAGE_DIR = process.env.BENCH_TMPDIR ?? (existsSync("/dev/shm") ? "/dev/shm" : undefined);
+if (STORAGE_DIR) process.env.TMPDIR = STORAGE_DIR;
 
 /** The runtime's last log lines (all Miniflares of this process), for a failure report. */
 const STDERR_TAIL_LINES = 40;
@@ -32,9 +43,11 @@ const benchWorkflow = () => bind.workflow("bench", BENCH_WORKFLOW.name, BENCH_WO
  * Miniflare options for Baton plus the bench Worker.
  * @param {{ vars?: Record<string, string>, benchVars?: Record<string, string>, wasm?: Uint8Array }} options
  * `vars`: Baton's variables; `benchVars`: the bench Worker's (`PLAIN_LOG`).
- * `wasm`: bytes to load instead of build/index_bg.wasm.
+ * `wasm`: bytes to load instead of build/index_bg.wasm, and `glue` its JS
+ * glue instead of build/index.js (each build's glue goes with its WASM). `traced`: Baton's
+ * Worker with its SQL statements recorded (bench/traced-worker.mjs).
  */
-export function benchOptions({ vars = {}, benchVars = {}, wasm } = {}) {
+export function benchOptions({ vars = {}, benchVars = {}, wasm, glue, traced = false } = {}) {
   return {
     // The bench prints only its own figures, and the runtime's last lines
     // if it fails.
@@ -54,6 +67,11 @@ export function benchOptions({ vars = {}, benchVars = {}, wasm } = {}) {
           // ...and the same class in a Worker of its own, reached as Baton's
           // Coordinator is (a Durable Object of another script).
           PLAIN_REMOTE: bind.durableObject("plain", "PlainCoordinator"),
+          // The floors under the hot calls (issue 29, bench/floors.mjs), in a
+          // Worker of their own, reached as Baton's objects are.
+          RPC_FLOOR: bind.durableObject("floors", "RpcFloor"),
+          DURABLE_FLOOR: bind.durableObject("floors", "DurableFloor"),
+          REPLAY_FLOOR: bind.durableObject("floors", "ReplayFloor"),
           DEBOUNCER: bind.durableObject("baton", "Debouncer"),
           RUNS: bind.durableObject("baton", "Runs"),
           BUSY_LIST: bind.durableObject("baton", "BusyList"),
@@ -67,12 +85,17 @@ export function benchOptions({ vars = {}, benchVars = {}, wasm } = {}) {
         },
         exports: sqliteClasses("JsExactRateLimiter", "FixedWindowRateLimiter", "PlainCoordinator"),
       }),
-      batonWorker({ workflow: BENCH_WORKFLOW, vars, wasm }),
+      withGlue(traced ? tracedBaton(batonWorker({ workflow: BENCH_WORKFLOW, vars, wasm })) : batonWorker({ workflow: BENCH_WORKFLOW, vars, wasm }), glue),
       worker({
         name: "plain",
         modules: manifest(["bench/plain-worker.mjs", "bench/plain-coordinator.mjs"]),
         env: { PLAIN: bind.durableObject("plain", "PlainCoordinator"), BENCH_WF: benchWorkflow() },
         exports: sqliteClasses("PlainCoordinator"),
+      }),
+      worker({
+        name: "floors",
+        modules: manifest(["bench/floors.mjs"]),
+        exports: sqliteClasses("RpcFloor", "DurableFloor", "ReplayFloor"),
       }),
       worker({
         name: "js-queue",
@@ -81,6 +104,22 @@ export function benchOptions({ vars = {}, benchVars = {}, wasm } = {}) {
       }),
     ],
   };
+}
+
+/** Baton's Worker entry `entry` with bench/traced-worker.mjs as its main module, wrapping js/worker.mjs. */
+function tracedBaton(entry) {
+  const { manifest: m } = entry.config;
+  const traced = "bench/traced-worker.mjs";
+  const modules = { [traced]: { type: "esm", contents: readFileSync(path.join(ROOT, traced), "utf8") }, ...m.modules };
+  return { ...entry, config: { ...entry.config, manifest: { ...m, mainModule: traced, modules } } };
+}
+
+/** Baton's Worker entry `entry` with `glue` (a build's index.js text) for build/index.js, if given. */
+function withGlue(entry, glue) {
+  if (glue === undefined) return entry;
+  const { manifest: m } = entry.config;
+  const modules = { ...m.modules, "build/index.js": { type: "esm", contents: glue } };
+  return { ...entry, config: { ...entry.config, manifest: { ...m, modules } } };
 }
 
 /** Starts Miniflare with `benchOptions(options)` and applies the D1 migrations. */

@@ -8,6 +8,40 @@ const KIB = 1024;
 
 /** Text per figure, keyed by id and a word of its name. */
 const EXPLAIN = {
+  // Issue 29's rows against the floors (bench/floor-ratios.mjs); the split
+  // they cite is the profile section (bench/profile-split.json).
+  "P3 durable": ({ atFloor: f }) =>
+    `Median ${fmt(f.ratio.pairs.p50)}× (per call: Baton ${fmt(f.ms.pairs.baton.p50 * 500)} µs, the durable floor ` +
+    `${fmt(f.ms.pairs.durable.p50 * 500)} µs, the RPC floor ${fmt(f.ms.pairs.rpc.p50 * 500)} µs). Both run one statement per ` +
+    `call, but Baton's are heavier (an 11-column holder row with 3 indexes and the fence's trigger; the release's ` +
+    `hold-time trigger): replayed from JS in workerd without Baton they cost 1.45× the floor's one write, so the ` +
+    `statements alone cap this ratio near 0.7×; the rest is the driver and the glue around them (the profile ` +
+    `section: the decision is 2–7% of the isolate's CPU, the crossing's conversions 3–5%). What would close it is ` +
+    `in "What is left" there: a lighter holder row (fewer indexes), the fence and the hold time written only when ` +
+    `they are needed, then the driver's own part.`,
+  "ENQ enqueue": ({ atFloor: f }) =>
+    `Median ${fmt(f.ratio.enqueue.p50)}× (Baton ${fmt(f.ms.enqueue.baton.p50)} ms, the durable floor ` +
+    `${fmt(f.ms.enqueue.durable.p50)} ms per enqueue). Baton's five statements alone, replayed in workerd, cost 2.2× ` +
+    `the floor's write; the rest is the enqueue's path: it decides under blockConcurrencyWhile, arms the alarm and ` +
+    `sends the key's list report (§10) on every enqueue behind a holder (the profile section). What would close ` +
+    `it: the enqueue decided in the caller's turn, the alarm armed only when it moves, the list report only when ` +
+    `the key's listed state changes; the tenants' triggers are within the noise.`,
+  "L1 durable": ({ atFloor: f }) =>
+    `Median ${fmt(f.ratio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the durable floor ` +
+    `${fmt(1000 / f.ms.rate.durable.p50)}, the RPC floor ${fmt(1000 / f.ms.rate.rpc.p50)} calls/s). A granted acquire ` +
+    `runs one insert, as the floor does; what is left is the call's decode (the rules, an array of objects, read ` +
+    `field by field into WASM), the decision and the reply, and the grant row's index. Profile it with ` +
+    `\`node bench/profile.mjs rate open\` (after \`BATON_WASM_NAMES=1 bash scripts/build.sh\`).`,
+  "LIST page": ({ list, env }) =>
+    `Ratio ${fmt(list.ratio)} (${fmt(list.large.p50)} ms / ${fmt(list.small.p50)} ms per page) at a machine load of ` +
+    `${env.load}; 1.14 on a quieter machine (the 14:46 run, before issue 29's changes, which touch no list code). ` +
+    `Not split further here: rerun it alone, \`node bench/subset.mjs list\`, on a quiet machine before reading ` +
+    `it as a regression.`,
+  "P6 once": ({ cold }) =>
+    `Median ${fmt(cold.built.firstResponseMs.p50)} ms from ready to the first response (the Worker's first request: ` +
+    `instantiating the WASM, a new object, its schema). The 14:46 run, on a quieter machine, measured 19.0 ms; ` +
+    `the machine's load (the environment line) moves this figure more than the module does: the opt-levels' ` +
+    `first responses were within each other's spread.`,
   "P1 plain": ({ p1 }) =>
     `Baton ${fmt(p1.total.p50)} ms against the plain JS Durable Object's ${fmt(p1.plain.total.p50)} ms ` +
     `(${fmt(p1.total.p50 / p1.plain.total.p50)}×). Baton's hand-off is a step shorter: the turn event carries the ` +
@@ -16,9 +50,11 @@ const EXPLAIN = {
     `the release call (${fmt(p1.releaseCall.p50)} ms against ${fmt(p1.plain.releaseCall.p50)} ms) and the engine's ` +
     `delivery of the event (${fmt(p1.wake.p50)} ms against ${fmt(p1.plain.wake.p50)} ms from the release to the ` +
     `next step's start or the acquire's). Locally the engine's own event-to-step time dominates both and is the same ` +
-    `for both, so 0.75× needs the release itself to cost less than the plain one's: its grant row, fence and decision ` +
-    `are Baton's extra work per hand-off. Miniflare's engine is not production's, where a step costs more and the ` +
-    `saved step weighs more.`,
+    `for both, so 0.85× needs the release itself to cost less than the plain one's. The profile section splits it: ` +
+    `16 statements and two commits (the confirmation is committed after the event send, before the reply), and the ` +
+    `release's Promise machinery and list report on the thread that delivers the event; "What is left" there says ` +
+    `what would close it (reply after the first commit, send after the reply). Miniflare's engine is not ` +
+    `production's, where a step costs more and the saved step weighs more.`,
   "P1 floor": ({ p1, floor }) =>
     `Baton ${fmt(p1.total.p50)} ms, the engine's floor for an event, one step making one Coordinator call, and the ` +
     `next step ${fmt(floor.total.p50)} ms. With the grant in the event the woken waiter makes no call, so the floor ` +

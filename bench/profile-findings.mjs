@@ -96,3 +96,65 @@ export const PROFILE_FINDINGS = {
       "three runs; 0.83–0.93× by median).",
   ].join("\n"),
 };
+
+/**
+ * What is left after issue 29's profile (bench/profile-split.json, "before"):
+ * the Coordinator-side changes that would close P1, P3 and the enqueue's
+ * gap, with the figures they come from. Measured while the machine's two
+ * cores ran at a load of 12 to 15 (every engineer building), so every
+ * wall time above is 5 to 20 times its unloaded value; what holds across
+ * the three runs of the split is the shares and the counts, which is what
+ * this reads. Update it with the "after" run.
+ */
+export const SPLIT_LEFT = [
+  "**What the split says, and what is left (issue 29, item 4).** Read across three runs of the split (the last " +
+    "is the table above), on a machine whose load stayed at 12–15: the shares and counts held from run to run, the " +
+    "wall times did not, so the figures below are shares, counts and ratios.",
+  "",
+  "- **Not the optimisation level.** Per Baton call, workerd's CPU was the same at opt-level \"z\", \"s\", 2 and 3 " +
+    "(a holder's re-acquire 190–225 µs, a refused rate acquire 310–380 µs, a pair 900–967 µs, every level inside " +
+    "the others' spread; `node bench/opt-levels.mjs`), while \"s\", 2 and 3 cost 26, 41 and 52 KiB more gzipped " +
+    "(347, 362, 373 KiB against 321). The decision itself is 2–7% of Baton's isolate CPU on a pair and under 1% on " +
+    "an enqueue or a hand-off: the WASM's speed is not where a call's time goes. \"z\" stays.",
+  "- **Not the crossing's conversions, on the pair.** Decoding the request is 1–3% of Baton's isolate CPU on an " +
+    "uncontended call, encoding the reply under 2%; the calls from WASM into JS (the SQL binding's glue, " +
+    "`Array.from` of the rows, `Date.now`, strings) 9–17%, and the JS→WASM entry (worker-build's Proxy shim " +
+    "and wasm-bindgen's export glue) 2–8%. Making each conversion cheaper would save a few per cent of a pair; the " +
+    "pair's SQLite `exec` is 41–64% of the isolate's CPU.",
+  "- **P3 (uncontended pair): the statement, and the driver around it.** An uncontended acquire and release run one " +
+    "statement each, as the durable floor does, but Baton's are heavier: the holder row has 11 columns and 3 " +
+    "indexes and raises the fence's high-water row through its trigger; the release stamps `ended_ms`, whose " +
+    "trigger appends the hold time to the key row (JSON) and deletes the holder. Run from JS in workerd without " +
+    "Baton (bench/floors.mjs's ReplayFloor, one RPC per call), those statements cost 1.45× the durable floor's one " +
+    "write per call (1.67 against 1.15 ms at that load), so P3 against the durable floor cannot pass 0.69× with " +
+    "them whatever Baton's own code costs. Natively (Node's SQLite) the fence trigger is 2–3 µs of the acquire's " +
+    "7–9 µs and the hold-time append 4–5 µs of the release's 10–12 µs; in workerd, taking either trigger away " +
+    "changed the replayed pair by less than the rounds' spread (±60 µs). What would close P3: a holder row of " +
+    "the columns an uncontended grant needs (fewer indexes on `coordinator_holders`: the checked-order index " +
+    "serves only the alarm's holder checks), the fence kept on the key's summary row written only when a key " +
+    "goes idle or is evicted, and the hold time appended only when someone waits (an uncontended key has no " +
+    "`etaMs` to give). Then the driver's own part (6–13% of the isolate's CPU: `Driver::decide`'s summary, the " +
+    "history's `Happened`, allocation) and the glue above.",
+  "- **The enqueue: the asynchronous path, not its statements.** An enqueue costs Baton's isolate 5–10 times the CPU " +
+    "of an uncontended call. Its five statements (the member read, the waiter's insert with the tenants' trigger, " +
+    "the key's waiter count, and two reads for the list report) replayed alone in workerd cost 2.2× the durable " +
+    "floor's one write (2.88 against 1.28 ms at that load), and the tenants' triggers less than the spread; the " +
+    "rest of the enqueue is its path: it decides inside `blockConcurrencyWhile` (a Promise, a closure and its " +
+    "microtasks: `queueMicrotask`, `apply` and workerd outside JS are 45–50% of its CPU), arms the alarm " +
+    "(`getAlarm`/`setAlarm`) because the key has waiters, and sends the key's list report (contract §10) to its " +
+    "shard, whose confirmation is a further write under the gate. What would close it: the enqueue decided in the " +
+    "caller's turn like acquire's first phase (it needs no I/O before its decision), the alarm armed only when " +
+    "the key's next wake moves earlier (it is already set for a key with waiters), and the list report sent " +
+    "when the key's listed state changes (idle ↔ busy), not on every change of its counts.",
+  "- **P1 (hand-off): the event send, the confirmation, and the work on the engine's thread.** The release that " +
+    "hands the key on runs 16 statements (the front read twice, the holder's end, the waiter's delete, the new " +
+    "holder, the tenant's turn, the waited and recent history with its trim, two reads for the list report, the " +
+    "confirmation's state update), waits for the Workflow binding's get + sendEvent (the largest part of its " +
+    "wall time in every run: 19.6–32.7 ms at that load, 1.5 ms unloaded), then decides again and commits the " +
+    "confirmation before it replies: two commits. Its CPU is mostly Promise machinery (`queueMicrotask`, `apply`: " +
+    "33–40%), the Workflow binding (7–26%) and workerd outside JS (12–22%). All of it runs on the thread the local " +
+    "engine delivers the event on. What would close P1: reply after the first commit and send the event after " +
+    "the reply (recording acceptance after, the alarm covering a loss: §1b allows it), which takes the event " +
+    "send, the second decision and the second commit out of the release call; read the front once; write the " +
+    "history rows (waited, recent, trim) in one statement or on the alarm; and the list report as for enqueue.",
+].join("\n");

@@ -7,6 +7,14 @@
 //   node_modules/.bin/node bench/profile.mjs [pairs]
 //   node_modules/.bin/node bench/profile.mjs rate [example|open] [calls]
 //   node_modules/.bin/node bench/profile.mjs serial [rounds]
+//   node_modules/.bin/node bench/profile.mjs split [before|after]
+//
+// The split form (issue 29) splits one uncontended acquire and release, an
+// enqueue behind 10 waiters and a hand-off release into their parts (the
+// RPC, the JS wrapper, the crossing, the decision, each statement and
+// trigger, the commit, the event send: bench/split.mjs says how), prints
+// the table and keeps it under its label in bench/profile-split.json,
+// which `npm run bench` writes into BENCHMARKS.md.
 //
 // The serial form profiles the serial queue's calls (enqueue, claim,
 // release: bench/worker.mjs's /bench/serial-calls) in Baton's isolate and
@@ -157,7 +165,20 @@ async function profileWhile(target, run) {
   return { profile, result };
 }
 
+/** The split form: measures, prints, and keeps the result under its label. */
+async function split(label) {
+  const { measureSplit, splitMarkdown } = await import("./split.mjs");
+  const { existsSync, readFileSync, writeFileSync } = await import("node:fs");
+  const { ROOT } = await import("./miniflare.mjs");
+  const file = `${ROOT}/bench/profile-split.json`;
+  const kept = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
+  kept[label] = await measureSplit();
+  writeFileSync(file, `${JSON.stringify(kept, null, 1)}\n`);
+  console.log(splitMarkdown(kept[label], label));
+}
+
 async function main() {
+  if (process.argv[2] === "split") return split(process.argv[3] ?? "before");
   const inspectorPort = 9300 + Math.floor(Math.random() * 500);
   const mf = new Miniflare({ ...benchOptions(), inspectorPort });
   await mf.ready;

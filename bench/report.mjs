@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ROOT } from "./miniflare.mjs";
+import { ROOT, STORAGE_DIR } from "./miniflare.mjs";
 
 const run = (cmd, args) => {
   try {
@@ -26,6 +26,8 @@ export function environment() {
   const cargoTool = (name) => installed.match(new RegExp(`^${name} (v\\S+):`, "m"))?.[1] ?? "not installed";
   return {
     date: new Date().toISOString(),
+    /** The machine's load averages (1, 5, 15 min) at the start: other work shares its cores. */
+    load: os.loadavg().map((l) => l.toFixed(1)).join(", "),
     cpu: model,
     cpus: run("nproc", []),
     memory: `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
@@ -39,6 +41,11 @@ export function environment() {
     wrangler: packageVersion("wrangler"),
     wasmOpt: run(path.join(ROOT, "node_modules/.bin/wasm-opt"), ["--version"]),
     cargoBin,
+    storage: STORAGE_DIR ?? "the system's temporary directory",
+    /** The release profile's `opt-level` as Cargo.toml sets it. */
+    optLevel: readFileSync(path.join(ROOT, "Cargo.toml"), "utf8").match(/\[profile\.release\][^[]*?opt-level\s*=\s*(\S+)/)?.[1] ?? "unknown",
+    /** scripts/build.sh's wasm-opt level (BATON_WASM_OPT_LEVEL overrides it). */
+    wasmOptLevel: process.env.BATON_WASM_OPT_LEVEL ?? readFileSync(path.join(ROOT, "scripts/build.sh"), "utf8").match(/BATON_WASM_OPT_LEVEL:-(\S+?)\}/)?.[1] ?? "unknown",
   };
 }
 
@@ -71,7 +78,9 @@ export function markdown({ env, figures, sections, missed, wallMs }) {
     `- Tools: ${env.rustc}; worker-build ${env.workerBuild}; wasm-bindgen-cli ${env.wasmBindgen};` +
       ` Node ${env.node}; miniflare ${env.miniflare}; workerd ${env.workerd}; wrangler ${env.wrangler};` +
       ` ${env.wasmOpt} (npm binaryen)`,
-    `- Build: \`scripts/build.sh\` (cargo release profile: opt-level "z", LTO; worker-build --no-opt, then wasm-opt -O2 from the npm package binaryen)`,
+    `- Build: \`scripts/build.sh\` (cargo release profile: opt-level ${env.optLevel}, LTO; worker-build --no-opt, then wasm-opt ${env.wasmOptLevel} from the npm package binaryen)`,
+    `- Storage: Miniflare's objects keep their SQLite in ${env.storage} (bench/miniflare.mjs says why)`,
+    `- Load: ${env.load}`,
     `- Wall time of the bench: ${(wallMs / 1000).toFixed(0)} s`,
     "",
     "| | figure | measured | target | |",

@@ -74,9 +74,9 @@ async function rpc(mf, key, method, ...args) {
  * now warm Worker, and a warm call to that object. Checks the module
  * works: an acquire is granted and its release frees the key.
  */
-async function coldStart(wasm) {
+export async function coldStart(wasm, glue) {
   const t0 = performance.now();
-  const mf = new Miniflare(benchOptions({ wasm }));
+  const mf = new Miniflare(benchOptions({ wasm, glue }));
   try {
     await mf.ready;
     const t1 = performance.now();

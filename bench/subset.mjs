@@ -5,6 +5,7 @@
 // hand-off's time goes; serial-calls times the serial queue's calls alone
 // (no Workflow), Baton against the JS queue, alternating, with workerd's CPU
 // per call beside the wall time.
+// `floors` runs issue 29's rounds against the floors (bench/floor-ratios.mjs).
 // `list` registers 100,000 busy keys and times coordinatorList (bench/busy.mjs).
 // Prints the ratios only; BENCHMARKS.md is written by bench/run.mjs alone.
 import { startBench } from "./miniflare.mjs";
@@ -12,6 +13,7 @@ import * as calls from "./calls.mjs";
 import * as rateBench from "./rate.mjs";
 import * as handoff from "./handoff.mjs";
 import * as busy from "./busy.mjs";
+import * as floors from "./floor-ratios.mjs";
 import { fmt, summary } from "./stats.mjs";
 import { cpuSeconds, workerdPids } from "./cpu.mjs";
 
@@ -27,6 +29,7 @@ if (parts.has("p3all")) {
 }
 const b = await startBench();
 try {
+  if (parts.has("floors")) floors.print(await floors.floorRatios(b));
   if (parts.has("p3")) {
     const p3 = await calls.throughput(b);
     console.log(

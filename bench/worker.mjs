@@ -232,6 +232,55 @@ async function flatBatch(env, { key, prefix, batch, options }) {
   };
 }
 
+/**
+ * `count` enqueues of new ids behind the queue of `key`, on Baton's
+ * Coordinator or (`binding`) a floor (bench/floors.mjs), one after another,
+ * timed as a whole. Then, untimed, those waiters leave (Baton's each
+ * release; a floor clears all but its first `keep`), so that every batch
+ * starts behind the same queue.
+ */
+async function enqueues(env, { key, binding, prefix, count, keep }) {
+  const stub = coordinator(env, key, binding);
+  const ids = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+  const start = Date.now();
+  for (const id of ids) await stub.enqueue(key, false, id);
+  const elapsedMs = Date.now() - start;
+  if (binding === undefined || binding === "COORDINATOR") {
+    for (const id of ids) await stub.release(key, id);
+  } else {
+    await stub.clear(key, keep);
+  }
+  return { elapsedMs, calls: count };
+}
+
+/**
+ * Releases down a chain on `key`: `ids[0]` holds, the others wait in order
+ * (registered with `grant`); each release hands the key to the next, which
+ * the object tells by its grant event. Timed as a whole.
+ */
+async function handoffs(env, { key, ids }) {
+  const stub = coordinator(env, key);
+  const start = Date.now();
+  for (let i = 0; i + 1 < ids.length; i++) {
+    const reply = await stub.release(key, ids[i]);
+    if (reply.next !== ids[i + 1]) throw new Error(`release of ${ids[i]} handed to ${reply.next}, not ${ids[i + 1]}`);
+  }
+  return { elapsedMs: Date.now() - start, calls: ids.length - 1 };
+}
+
+/**
+ * Bench/split.mjs's replay: sets up the REPLAY_FLOOR object `name` (once,
+ * with `setup` statements and `variantSql`), then runs `calls` (each a
+ * list of statements) one RPC each, timed as a whole.
+ */
+async function replay(env, { name, setup, variantSql, calls }) {
+  const stub = env.REPLAY_FLOOR.get(env.REPLAY_FLOOR.idFromName(name));
+  if (setup) await stub.setup(setup, variantSql);
+  const start = Date.now();
+  for (const statements of calls) await stub.run(statements);
+  return { elapsedMs: Date.now() - start, calls: calls.length };
+}
+
 /** Times the Workflow binding calls a hand-off makes: get+status, and get+sendEvent. */
 async function workflowCalls(env, { id, reps }) {
   const t0 = Date.now();
@@ -275,7 +324,14 @@ async function bulkEnqueue(env, { key, count, prefix, tenants, priorities, from 
 }
 
 /** The rate limiters the bench compares, by name: Baton's and the two baselines. */
-const RATE_TARGETS = { baton: "RATE_LIMITER", js: "JS_RATE_LIMITER", fixed: "FIXED_RATE_LIMITER" };
+const RATE_TARGETS = {
+  baton: "RATE_LIMITER",
+  js: "JS_RATE_LIMITER",
+  fixed: "FIXED_RATE_LIMITER",
+  // Issue 29's floors (bench/floors.mjs), which answer the RateLimiter's shape.
+  durableFloor: "DURABLE_FLOOR",
+  rpcFloor: "RPC_FLOOR",
+};
 
 /**
  * `calls` acquires of `permits` on `bucket` under `rules`, one after another
@@ -468,6 +524,9 @@ const ROUTES = {
   "/bench/runs-fill": runsFill,
   "/bench/runs-log": runsLog,
   "/bench/pairs": pairs,
+  "/bench/enqueues": enqueues,
+  "/bench/handoffs": handoffs,
+  "/bench/replay": replay,
   "/bench/flat": flatBatch,
   "/bench/workflow-calls": workflowCalls,
   "/bench/ping": ping,

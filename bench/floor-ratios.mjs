@@ -1,0 +1,185 @@
+// Issue 29: the hot calls against the engine's floors (bench/floors.mjs),
+// in one Miniflare, rounds alternating: an uncontended acquire+release pair
+// (P3), an enqueue behind 10 waiters, and a rate acquire on one bucket, each
+// on Baton, the durable floor (one SQL write per call), the RPC floor (no
+// storage) and, where one exists, the plain JavaScript Durable Object.
+import { queueOf } from "./calls.mjs";
+import { OPEN_RULES } from "./rate.mjs";
+import { fmt, spread, summary } from "./stats.mjs";
+
+/** Rounds; in each every target runs each kind once, the order rotating. */
+export const FLOOR_ROUNDS = 11;
+/** Per round and target: pairs on one key, enqueues behind the queue, rate acquires. */
+export const FLOOR_PAIRS = 200;
+export const FLOOR_ENQUEUES = 25;
+export const FLOOR_RATE_CALLS = 300;
+/** Waiters every enqueue batch starts behind. */
+export const FLOOR_QUEUE = 10;
+
+/**
+ * Who runs each kind, by name: the binding (pairs, enqueues) or the rate
+ * target (bench/worker.mjs's RATE_TARGETS). The plain JS baselines are the
+ * ones in a Worker of their own, reached as Baton and the floors are; the
+ * plain Coordinator has no enqueue.
+ */
+const PAIRS = { baton: "COORDINATOR", durable: "DURABLE_FLOOR", rpc: "RPC_FLOOR", plain: "PLAIN_REMOTE" };
+const ENQUEUES = { baton: "COORDINATOR", durable: "DURABLE_FLOOR", rpc: "RPC_FLOOR" };
+const RATES = { baton: "baton", durable: "durableFloor", rpc: "rpcFloor", plain: "js" };
+
+/** `names` in the order of round `round`: each goes first in turn. */
+const rotated = (names, round) => names.map((_, i) => names[(i + round) % names.length]);
+
+/** Per-call ms of each target for each kind, round by round, and Baton's ratios to the durable floor. */
+export async function floorRatios(b) {
+  const run = await floorRun(b);
+  for (let round = 0; round < FLOOR_ROUNDS; round++) await run.round(round);
+  return run.result();
+}
+
+/**
+ * The rounds of [`floorRatios`], one at a time: `round(i)` runs round `i`,
+ * `result()` sums up the rounds run. bench/opt-levels.mjs interleaves the
+ * rounds of several Miniflares (one per build) this way.
+ */
+export async function floorRun(b) {
+  const baton = await queueOf(b, "floor-enqueue", FLOOR_QUEUE);
+  for (const binding of ["DURABLE_FLOOR", "RPC_FLOOR"]) {
+    for (let i = 0; i < FLOOR_QUEUE; i++) {
+      await b.call("/rpc", { key: "floor-enqueue", method: "enqueue", args: ["floor-enqueue", false, `fq-${i}`], binding });
+    }
+  }
+  const pairs = (binding, count) => b.call("/bench/pairs", { keys: [`floor-pairs-${binding}`], pairs: count, binding });
+  const enqueues = (binding, prefix, count) =>
+    b.call("/bench/enqueues", { key: "floor-enqueue", binding, prefix, count, keep: FLOOR_QUEUE });
+  const rate = (target, calls) =>
+    b.call("/bench/rate-acquires", { target, bucket: `floor-rate-${target}`, rules: OPEN_RULES, calls });
+  // Warm-up: every object and table made, untimed.
+  for (const binding of Object.values(PAIRS)) await pairs(binding, 10);
+  for (const binding of Object.values(ENQUEUES)) await enqueues(binding, `warm-${binding}-`, 5);
+  for (const target of Object.values(RATES)) await rate(target, 20);
+
+  const ms = { pairs: {}, enqueue: {}, rate: {} };
+  for (const kind of Object.keys(ms)) for (const name of Object.keys(PAIRS)) ms[kind][name] = [];
+  const round = async (round) => {
+    for (const name of rotated(Object.keys(PAIRS), round)) {
+      const p = await pairs(PAIRS[name], FLOOR_PAIRS);
+      if (p.notGranted) throw new Error(`floors: ${p.notGranted} uncontended acquires on ${name} not granted`);
+      ms.pairs[name].push(p.elapsedMs / p.pairs);
+    }
+    for (const name of rotated(Object.keys(ENQUEUES), round)) {
+      const e = await enqueues(ENQUEUES[name], `floor-${name}-r${round}-`, FLOOR_ENQUEUES);
+      ms.enqueue[name].push(e.elapsedMs / e.calls);
+    }
+    for (const name of rotated(Object.keys(RATES), round)) {
+      const r = await rate(RATES[name], FLOOR_RATE_CALLS);
+      if (r.granted !== r.calls) throw new Error(`floors: ${r.calls - r.granted} open rate acquires on ${name} refused`);
+      ms.rate[name].push(Math.max(1, r.elapsedMs) / r.calls);
+    }
+  };
+  // Ratios per round, so that each compares runs taken side by side:
+  // throughput ratios for pairs and rate (floor's time over Baton's),
+  // a time ratio for enqueue (Baton's over the floor's).
+  const perRound = (kind, over) => ms[kind].baton.map((t, i) => (over ? t / ms[kind].durable[i] : ms[kind].durable[i] / t));
+  const ofKind = (kind) => Object.fromEntries(Object.entries(ms[kind]).filter(([, v]) => v.length).map(([n, v]) => [n, summary(v)]));
+  const result = () => ({
+    ms: { pairs: ofKind("pairs"), enqueue: ofKind("enqueue"), rate: ofKind("rate") },
+    ratio: { pairs: summary(perRound("pairs", false)), enqueue: summary(perRound("enqueue", true)), rate: summary(perRound("rate", false)) },
+    /** Baton's ratio to the plain JS objects, per round (throughput). */
+    plainRatio: {
+      pairs: summary(ms.pairs.baton.map((t, i) => ms.pairs.plain[i] / t)),
+      rate: summary(ms.rate.baton.map((t, i) => ms.rate.plain[i] / t)),
+    },
+    holder: baton.holder,
+  });
+  return { round, result };
+}
+
+/** Calls per second from a per-call time in ms. */
+const perSecond = (msPerCall) => 1000 / msPerCall;
+
+/** The rows of the figures table. */
+export function figures(f, target) {
+  const rate = (kind, name) => fmt(perSecond(f.ms[kind][name].p50));
+  const spreadOf = (r) => `ratio min ${fmt(r.min)}, max ${fmt(r.max)}, ${r.n} rounds`;
+  return [
+    {
+      id: "P3",
+      name: "uncontended acquire+release pairs/s, Baton / the durable floor (one key, same run)",
+      measured:
+        `${fmt(f.ratio.pairs.p50)}× (Baton ${rate("pairs", "baton")}, durable floor ${rate("pairs", "durable")}, ` +
+        `RPC floor ${rate("pairs", "rpc")}, plain JS ${rate("pairs", "plain")} pairs/s; ${spreadOf(f.ratio.pairs)})`,
+      target: `≥ ${fmt(target.p3FloorRatioMin)}×`,
+      met: f.ratio.pairs.p50 >= target.p3FloorRatioMin,
+      used: target.p3FloorRatioMin / f.ratio.pairs.p50,
+    },
+    {
+      id: "ENQ",
+      name: `enqueue behind ${FLOOR_QUEUE} waiters, Baton / the durable floor (per call, same run)`,
+      measured:
+        `${fmt(f.ratio.enqueue.p50)}× (Baton ${fmt(f.ms.enqueue.baton.p50)} ms, durable floor ` +
+        `${fmt(f.ms.enqueue.durable.p50)} ms, RPC floor ${fmt(f.ms.enqueue.rpc.p50)} ms; ${spreadOf(f.ratio.enqueue)})`,
+      target: `≤ ${fmt(target.enqueueFloorRatioMax)}×`,
+      met: f.ratio.enqueue.p50 <= target.enqueueFloorRatioMax,
+      used: f.ratio.enqueue.p50 / target.enqueueFloorRatioMax,
+    },
+    {
+      id: "L1",
+      name: "rate acquire calls/s on one bucket (all granted), Baton / the durable floor (same run)",
+      measured:
+        `${fmt(f.ratio.rate.p50)}× (Baton ${rate("rate", "baton")}, durable floor ${rate("rate", "durable")}, ` +
+        `RPC floor ${rate("rate", "rpc")}, plain JS exact ${rate("rate", "plain")} calls/s; ${spreadOf(f.ratio.rate)})`,
+      target: `≥ ${fmt(target.rateFloorRatioMin)}×`,
+      met: f.ratio.rate.p50 >= target.rateFloorRatioMin,
+      used: target.rateFloorRatioMin / f.ratio.rate.p50,
+    },
+  ];
+}
+
+/** The method and every spread, for BENCHMARKS.md. */
+export function section(f) {
+  const row = (kind, name, unit) => {
+    const s = f.ms[kind][name];
+    if (!s) return "—";
+    return unit === "ms" ? spread(s) : `median ${fmt(perSecond(s.p50))} ${unit} (${spread(s)} per call)`;
+  };
+  const names = { baton: "Baton", durable: "durable floor", rpc: "RPC floor", plain: "plain JS" };
+  return {
+    title: "The floors (issue 29)",
+    text: [
+      "Two Durable Objects in a Worker of their own (bench/floors.mjs), reached from the bench Worker as Baton's " +
+        "objects are. The **RPC floor** answers every call with a constant reply of the right shape and touches no " +
+        "storage. The **durable floor** does the least a lock that survives a restart can do: one SQL write per " +
+        "call (acquire inserts the holder, release deletes it, enqueue inserts a waiter, a rate acquire inserts its " +
+        "grant), then the same constant reply; like Baton's, each write waits for its commit before the reply " +
+        "leaves. The plain JS objects are bench/plain-coordinator.mjs and bench/rate-baselines.mjs's exact " +
+        "limiter, in a Worker of their own.",
+      "",
+      `${FLOOR_ROUNDS} rounds after a warm-up; in each, every target runs ${FLOOR_PAIRS} uncontended ` +
+        `acquire+release pairs on one key, then ${FLOOR_ENQUEUES} enqueues of new ids behind ${FLOOR_QUEUE} ` +
+        `waiters (Baton's key held by a live instance; the batch's waiters leave, untimed, after it), then ` +
+        `${FLOOR_RATE_CALLS} rate acquires on one bucket under two open rules (every call granted, so each ` +
+        `inserts its grant), each loop timed as a whole inside the bench Worker; who goes first rotates. The ` +
+        "ratios are per round (runs side by side), their median and spread.",
+      "",
+      "| per call | " + Object.values(names).join(" | ") + " |",
+      "|---|---|---|---|---|",
+      `| pair (ms) | ${Object.keys(names).map((n) => row("pairs", n, "ms")).join(" | ")} |`,
+      `| enqueue (ms) | ${Object.keys(names).map((n) => row("enqueue", n, "ms")).join(" | ")} |`,
+      `| rate acquire (ms) | ${Object.keys(names).map((n) => row("rate", n, "ms")).join(" | ")} |`,
+      "",
+      `- Baton / durable floor, pairs/s: ${spread(f.ratio.pairs, "×")}`,
+      `- Baton / durable floor, enqueue time: ${spread(f.ratio.enqueue, "×")}`,
+      `- Baton / durable floor, rate calls/s: ${spread(f.ratio.rate, "×")}`,
+      `- Baton / plain JS, pairs/s: ${spread(f.plainRatio.pairs, "×")}; rate calls/s: ${spread(f.plainRatio.rate, "×")}`,
+    ].join("\n"),
+  };
+}
+
+/** One line per kind, for bench/subset.mjs. */
+export function print(f) {
+  for (const kind of ["pairs", "enqueue", "rate"]) {
+    const r = f.ratio[kind];
+    const each = Object.entries(f.ms[kind]).map(([n, s]) => `${n} ${fmt(s.p50 * 1000)} µs`).join(", ");
+    console.log(`${kind}: Baton/durable floor ${fmt(r.p50, 2)}x (min ${fmt(r.min, 2)}, max ${fmt(r.max, 2)}); per call ${each}`);
+  }
+}
