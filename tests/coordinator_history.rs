@@ -252,3 +252,35 @@ fn superseded_and_coalesced_are_counted() {
     assert!(happened.coalesced);
     assert_eq!(object.inspect("k").1.coalesced, 1);
 }
+
+/// Contract §10: `handOffs` counts "grants of a slot that a holder or a
+/// dead holder gave up to a waiter". A waiter whose own acquire finds the
+/// holder dead takes the slot that holder gave up: a hand-off.
+#[test]
+fn a_waiter_whose_own_acquire_finds_the_holder_dead_is_a_hand_off() {
+    let object = Object::new();
+    object.acquire("k", "h", 1_000);
+    let (reply, _, _, _) = object.acquire("k", "w", 2_000);
+    let Reply::AcquireChecking { request, holder } = reply else {
+        panic!("the waiter's acquire checks the holder: {reply:?}");
+    };
+    let input = Input::AcquireChecked {
+        request,
+        holder,
+        liveness: Liveness::Dead,
+    };
+    let (reply, _, _, _) = object.step("k", 3_000, input);
+    assert!(
+        matches!(
+            reply,
+            Reply::Acquire(baton::coordinator::AcquireReply::Granted { .. })
+        ),
+        "{reply:?}"
+    );
+    let counts = object.inspect("k").1;
+    assert_eq!((counts.grants, counts.dead_holders), (2, 1));
+    assert_eq!(
+        counts.hand_offs, 1,
+        "the dead holder's slot went to its waiter"
+    );
+}
