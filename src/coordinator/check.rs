@@ -4,8 +4,8 @@
 //! ([`apply_check`], [`hand_on_checked`]). The alarm's tick, an acquire
 //! left waiting and an `onBusy: "skip"` acquire all pick their holders here.
 
-use super::history::Outcome;
 use super::grant::fill_slots;
+use super::history::Outcome;
 use super::scratch::Key;
 use super::state::{Holder, HolderState, Liveness};
 use super::types::{Settings, Summary};
