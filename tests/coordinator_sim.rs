@@ -1678,8 +1678,14 @@ impl Sim {
         );
         // §1: a superseding enqueue with an input hash first checks the
         // earliest waiter with that hash (another id), so only a first
-        // phase that found none finishes at once.
-        if checked.is_none() && request.supersedes && request.input_hash.is_some() && !settled {
+        // phase that found none finishes at once (or one answered busy,
+        // §1c, which registers nothing and checks nothing).
+        if checked.is_none()
+            && request.supersedes
+            && request.input_hash.is_some()
+            && !settled
+            && !busy
+        {
             let same = before
                 .queue
                 .iter()
@@ -1846,6 +1852,15 @@ impl Sim {
                     }
                     AcquireStep::Check { .. } => None,
                 };
+                let registered = before.holder(&id).is_some() || before.waits(&id);
+                if request.options.skip && !registered {
+                    // §1c: a skipping call registers nothing, whether it
+                    // answers now or checks a holder first.
+                    assert!(
+                        !after.waits(&id),
+                        "BUSY: {id} skipping was registered to wait: {after:?}"
+                    );
+                }
                 if let AcquireStep::Done(d) = &step {
                     self.check_skip_at_once(&request, &before, &d.reply);
                 }
