@@ -262,6 +262,48 @@ COORDINATOR_BUGS = [
      "    n.min(summary.waiters).saturating_sub(1)\n",
      "the read plan asks for one waiter too few at the front of the order",
      "§1 free slots go to the waiters in order"),
+    # §10 and §9: what a decision records, owes the list and logs, judged
+    # by the simulation against its own records (tests/coordinator_sim.rs
+    # check_history and the oracle's log lines).
+    ("coordinator", "coordinator_sim", "src/busy/reporter.rs",
+     "    if found_dead || (before.waiting > 0) != (after.waiting > 0) {",
+     "    if (before.waiting > 0) != (after.waiting > 0) {",
+     "a holder found dead owes the list no report", "§10 a dead holder's key is listed for the hour"),
+    ("coordinator", "coordinator_sim", "src/coordinator/history.rs",
+     "        hand_offs: did.ended.len().min(did.granted_waiters.len()) as u32,",
+     "        hand_offs: did.granted_waiters.len() as u32,",
+     "a slot a raised limit adds counts as a hand-off", "§10 handOffs"),
+    ("coordinator", "coordinator_sim", "src/coordinator/history.rs",
+     "        .filter(|(_, outcome)| *outcome == Outcome::Dead || waiters_before > 0)",
+     "        .filter(|(_, outcome)| *outcome == Outcome::Dead)",
+     "a hold released to a waiter is not kept in recent", "§10 recent"),
+    ("coordinator", "coordinator_sim", "src/coordinator/log.rs",
+     "            let routine = matches!(reply, AcquireReply::Granted { .. }) && d.quiet;",
+     "            let routine = matches!(reply, AcquireReply::Granted { .. });",
+     "a grant that hands slots on or arms the alarm is logged routine", "§9 contended lines"),
+    ("coordinator", "coordinator_sim", "src/coordinator/log.rs",
+     "    match (as_handed, found_dead) {",
+     "    match (true, found_dead || !as_handed) {",
+     "a woken holder that released before its status check is logged skipped", "§9 the line says what the decision did"),
+    # The inputs the simulation drives now: onBusy skip, the grace counted
+    # from the simulation's own record of the enqueue, and a grant's
+    # acceptance that comes late, from an earlier grant.
+    ("coordinator", "coordinator_sim", "src/coordinator/grant.rs",
+     "    if request.options.skip && member == Member::Stranger {",
+     "    if false && request.options.skip && member == Member::Stranger {",
+     "onBusy skip ignored: a skipping acquire registers and waits", "§1c onBusy skip"),
+    ("coordinator", "coordinator_sim", "src/coordinator/decide.rs",
+     "        && (key.s.waiters > 0 || key.s.holders.len() as u32 >= limit)",
+     "        && key.s.waiters > 0",
+     "a skipping enqueue registers behind holders that fill every slot", "§1c onBusy skip"),
+    ("coordinator", "coordinator_sim", "src/coordinator/grant.rs",
+     "        enqueued_ms: waiter.enqueued_ms,",
+     "        enqueued_ms: waiter.enqueued_ms.map(|_| now_ms),",
+     "a handed holder's grace counts from its hand-off, not its enqueue", "§1a grace from the enqueue"),
+    ("coordinator", "coordinator_sim", "src/coordinator/decide.rs",
+     "                && key.holder(&holder.id) == Some(&holder)\n",
+     "                && key.holder(&holder.id).is_some()\n",
+     "a grant accepted late confirms the holder's later hand-over", "§1b a grant is told by its own event"),
 ]
 
 # --- The busy list (contract §10), tests/busy_sim.rs, and the serial

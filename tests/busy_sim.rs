@@ -38,11 +38,13 @@
 //! period that asks the Coordinators of the entries it doubts): then the
 //! list is exact, counts included. Every uncontended decision (no waiter
 //! before or after, no holder found dead) must report nothing.
+//! When a decision reports is the Coordinator's one rule, `reporter::due`,
+//! which its decision states.
 
 mod common;
 
 use baton::busy::page::{merge, per_shard, ListLimit, ShardPage};
-use baton::busy::reporter::Reporter;
+use baton::busy::reporter::{self, Due, Reporter, Shown};
 use baton::busy::sql::{self, Listed};
 use baton::busy::Row;
 use baton::busy::{self, shard_of, Answer, Busy, Input, Reply, Report, ShardCount};
@@ -215,6 +217,15 @@ impl Key {
         !self.waiters.is_empty() || self.dead_at.is_some_and(|at| now < at + HOUR_MS)
     }
 
+    /// What its list entry shows that a decision changes.
+    fn shown(&self) -> Shown {
+        Shown {
+            holders: self.holders,
+            waiting: self.waiters.len() as u32,
+            limit: self.limit,
+        }
+    }
+
     fn shape(&self) -> (bool, Option<u64>) {
         (!self.waiters.is_empty(), self.dead_at)
     }
@@ -369,7 +380,7 @@ impl Sim {
     /// One decision of a key's Coordinator, then its report after the reply.
     fn decide(&mut self, k: usize) {
         let before = self.keys[k].shape();
-        let shape_before = self.keys[k].busy().shape();
+        let shown_before = self.keys[k].shown();
         let now = self.now;
         let action = self.rng.below(5);
         let key = &mut self.keys[k];
@@ -420,17 +431,29 @@ impl Sim {
             key.version += 1;
         }
         let busy = key.busy();
-        let due = Reporter::due_after(shape_before, busy.shape());
+        // The Coordinator's one rule (its decision states it), and what
+        // its shell does with it.
+        let found_dead = what == "a holder found dead";
+        let due = reporter::due(shown_before, key.shown(), found_dead);
         // Marked in the decision's own commit.
-        key.owed |= due;
-        let report = due.then(|| key.reporter.report(busy, now));
+        key.owed |= due == Due::Owed;
+        let listed_for_dead = key.reporter.listed_for_dead(now);
+        let send = match due {
+            Due::Nothing => false,
+            Due::Counts | Due::Owed => true,
+            Due::CountsIfListed => listed_for_dead,
+        };
+        let report = send.then(|| key.reporter.report(busy, now));
         if let Some(report) = report {
             self.drawn(k, report);
         }
-        let uncontended = !before.0 && !after.0 && before.1 == after.1;
+        // No waiter before or after, no holder found dead (contract §10).
+        let uncontended = !before.0 && !after.0 && !found_dead;
         if uncontended {
             self.stats.uncontended += 1;
-            assert_eq!(report, None, "{what}: an uncontended decision reported");
+            if !listed_for_dead {
+                assert_eq!(report, None, "{what}: an uncontended decision reported");
+            }
         }
         self.note(format!(
             "{}: {what} -> {busy:?}, report {report:?}",

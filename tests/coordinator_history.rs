@@ -1,14 +1,17 @@
 //! A key's history and list reports (`baton::coordinator::history`, contract
-//! §10) on SQLite, through the one-shape core: what each decision adds, and
-//! that an uncontended acquire and release add nothing but the grant count
-//! (kept by the holder row's trigger in the key row it already writes), so
-//! P3 and P5 do not move.
+//! §10) on SQLite, through the core: what each decision's transition adds
+//! (its history writes and the report it is due), and that an uncontended
+//! acquire and release add nothing but the grant count (kept by the holder
+//! row's trigger in the key row it already writes), so P3 and P5 do not
+//! move.
 
 mod common;
 
-use baton::coordinator::history::{self, Outcome};
+use baton::busy::reporter::Due;
+use baton::coordinator::history::{self, HistoryWrite, Outcome};
 use baton::coordinator::{
     self, AcquireRequest, EnqueueRequest, Input, Liveness, Options, Reply, Settings, Summary,
+    Transition, Write,
 };
 use baton::ident::{InputHash, InstanceId};
 use baton::sql::{Counted, SqlExec, SqlValue};
@@ -63,37 +66,22 @@ impl Object {
         }
     }
 
-    /// One decision as the shell takes it: load, decide, the history's
-    /// reads, the writes, the history's writes. Its reply, what it added,
-    /// its statements (reads, writes) and the rows it changed.
-    fn step(
-        &self,
-        key: &str,
-        now: u64,
-        input: Input,
-    ) -> (Reply, history::Happened, (u32, u32), u64) {
+    /// One decision as the shell takes it: load, decide, write. Its
+    /// transition, its statements (reads, writes) and the rows it changed.
+    fn step(&self, key: &str, now: u64, input: Input) -> (Transition, (u32, u32), u64) {
         let sql = Counted::new(&self.db);
         self.db.changed.set(0);
         let summary = self.summaries.borrow_mut().remove(key);
         let view = coordinator::load(&sql, key, summary, &input);
-        let checked = history::checked(&input).cloned();
         let t = coordinator::decide(&view, &settings(), now, input).unwrap();
-        let happened = history::after(&view, checked.as_ref(), &t);
-        let waited = history::write_before(&sql, key, &happened);
         coordinator::write(&sql, key, &t.writes);
-        history::write_after(&sql, key, &happened, &waited, now);
         self.summaries
             .borrow_mut()
             .insert(key.to_owned(), t.state.summary.clone());
-        (t.reply, happened, sql.work(), self.db.changed.get())
+        (t, sql.work(), self.db.changed.get())
     }
 
-    fn acquire(
-        &self,
-        key: &str,
-        who: &str,
-        now: u64,
-    ) -> (Reply, history::Happened, (u32, u32), u64) {
+    fn acquire(&self, key: &str, who: &str, now: u64) -> (Transition, (u32, u32), u64) {
         let request = AcquireRequest {
             id: id(who),
             options: Options::default(),
@@ -101,18 +89,24 @@ impl Object {
         self.step(key, now, Input::Acquire(request))
     }
 
-    fn release(
-        &self,
-        key: &str,
-        who: &str,
-        now: u64,
-    ) -> (Reply, history::Happened, (u32, u32), u64) {
+    fn release(&self, key: &str, who: &str, now: u64) -> (Transition, (u32, u32), u64) {
         self.step(key, now, Input::Release(id(who)))
     }
 
     fn inspect(&self, key: &str) -> (Vec<history::Hold>, history::Counts) {
         history::inspect(&Counted::new(&self.db), key)
     }
+}
+
+/// The history's own writes among a transition's.
+fn recorded(t: &Transition) -> Vec<&HistoryWrite> {
+    t.writes
+        .iter()
+        .filter_map(|w| match w {
+            Write::History(h) => Some(h),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]
@@ -122,14 +116,17 @@ fn an_uncontended_pair_adds_only_its_grant_count() {
     object.acquire("k", "first", 1);
     object.release("k", "first", 2);
     for n in 0..3 {
-        let (_, acquired, work, changed) = object.acquire("k", "solo", 10 + n);
-        assert!(acquired.is_empty(), "{acquired:?}");
+        let (acquired, work, changed) = object.acquire("k", "solo", 10 + n);
+        assert!(recorded(&acquired).is_empty(), "{acquired:?}");
+        // The list may show the key only for a dead holder's hour: the
+        // shell's reporter knows whether it does.
+        assert_eq!(acquired.report, Due::CountsIfListed);
         // As without §10: no read, one write (the holder row; its trigger
         // updates the key row's fence and grants in one row change).
         assert_eq!(work, (0, 1));
         assert_eq!(changed, 2, "the holder row and the key row");
-        let (_, released, work, changed) = object.release("k", "solo", 20 + n);
-        assert!(released.is_empty(), "{released:?}");
+        let (released, work, changed) = object.release("k", "solo", 20 + n);
+        assert!(recorded(&released).is_empty(), "{released:?}");
         assert_eq!(work, (0, 1));
         // §1c's etaMs counts every finished hold: the statement stamps the
         // holder row's end, and its trigger appends the hold's length to
@@ -150,20 +147,30 @@ fn an_uncontended_pair_adds_only_its_grant_count() {
 fn a_hand_off_is_recorded_with_how_long_the_next_holder_waited() {
     let object = Object::new();
     object.acquire("k", "h", 1_000);
-    let (_, waits, _, _) = object.acquire("k", "w", 1_500);
-    assert!(waits.report_due, "the first waiter makes a report due");
+    let (waits, _, _) = object.acquire("k", "w", 1_500);
+    assert_eq!(
+        waits.report,
+        Due::Owed,
+        "the first waiter makes a report due"
+    );
     assert!(history::is_owed(&Counted::new(&object.db), "k"));
-    let (_, second, _, _) = object.acquire("k", "w2", 1_600);
-    assert!(!second.report_due, "a second waiter changes no listing");
-    let (_, handed, _, _) = object.release("k", "h", 4_000);
-    assert_eq!(handed.ended.len(), 1);
-    assert_eq!(handed.ended[0].1, Outcome::Released);
-    assert_eq!(handed.waited, [(id("w"), 2_500)]);
-    assert!(!handed.report_due, "w2 still waits");
+    let (second, _, _) = object.acquire("k", "w2", 1_600);
+    assert_eq!(
+        second.report,
+        Due::Counts,
+        "a second waiter changes no listing"
+    );
+    let (handed, _, _) = object.release("k", "h", 4_000);
+    assert!(
+        matches!(recorded(&handed)[0], HistoryWrite::Hold { id: h, outcome: Outcome::Released, .. } if h.as_str() == "h"),
+        "{handed:?}"
+    );
+    assert!(recorded(&handed).contains(&&HistoryWrite::Wait(id("w"), 2_500)));
+    assert_eq!(handed.report, Due::Counts, "w2 still waits");
     // w confirms (acquires) and releases with w2 behind: its wait is kept.
     object.acquire("k", "w", 4_100);
-    let (_, ended, _, _) = object.release("k", "w", 9_000);
-    assert!(ended.report_due, "the last waiter became the holder");
+    let (ended, _, _) = object.release("k", "w", 9_000);
+    assert_eq!(ended.report, Due::Owed, "the last waiter became the holder");
     let (recent, counts) = object.inspect("k");
     let shown: Vec<_> = recent
         .iter()
@@ -202,18 +209,24 @@ fn a_hand_off_is_recorded_with_how_long_the_next_holder_waited() {
 fn a_dead_holder_is_recorded_and_counted_and_makes_a_report_due() {
     let object = Object::new();
     object.acquire("k", "h", 1_000);
-    let (reply, _, _, _) = object.acquire("k", "w", 2_000);
-    let Reply::AcquireChecking { request, holder } = reply else {
-        panic!("the waiter's acquire checks the holder: {reply:?}");
+    let (t, _, _) = object.acquire("k", "w", 2_000);
+    let Reply::AcquireChecking { request, holder } = t.reply else {
+        panic!("the waiter's acquire checks the holder: {:?}", t.reply);
     };
     let input = Input::AcquireChecked {
         request,
         holder,
         liveness: Liveness::Dead,
     };
-    let (_, happened, _, _) = object.step("k", 3_000, input);
-    assert!(happened.found_dead && happened.report_due);
-    assert_eq!(happened.ended.len(), 1);
+    let (t, _, _) = object.step("k", 3_000, input);
+    assert_eq!(t.report, Due::Owed);
+    assert_eq!(
+        recorded(&t)
+            .iter()
+            .filter(|w| matches!(w, HistoryWrite::Hold { .. }))
+            .count(),
+        1
+    );
     let (recent, counts) = object.inspect("k");
     assert_eq!(recent[0].outcome, Outcome::Dead);
     assert_eq!((recent[0].from_ms, recent[0].to_ms), (1_000, 3_000));
@@ -239,16 +252,112 @@ fn superseded_and_coalesced_are_counted() {
     object.step("k", 3, enqueue("b", false, "y"));
     object.step("k", 4, enqueue("c", true, "z"));
     assert_eq!(object.inspect("k").1.superseded, 2);
-    let (reply, _, _, _) = object.step("k", 5, enqueue("d", true, "z"));
-    let Reply::EnqueueChecking { request, candidate } = reply else {
-        panic!("a coalesce candidate is checked: {reply:?}");
+    let (t, _, _) = object.step("k", 5, enqueue("d", true, "z"));
+    let Reply::EnqueueChecking { request, candidate } = t.reply else {
+        panic!("a coalesce candidate is checked: {:?}", t.reply);
     };
     let input = Input::EnqueueChecked {
         request,
         candidate,
         liveness: Liveness::Alive,
     };
-    let (_, happened, _, _) = object.step("k", 6, input);
-    assert!(happened.coalesced);
+    let (t, _, _) = object.step("k", 6, input);
+    assert!(matches!(&t.reply, Reply::Enqueue(r) if r.coalesced_into.is_some()));
     assert_eq!(object.inspect("k").1.coalesced, 1);
+}
+
+/// Contract §10: `handOffs` counts "grants of a slot that a holder or a
+/// dead holder gave up to a waiter". A waiter whose own acquire finds the
+/// holder dead takes the slot that holder gave up: a hand-off.
+#[test]
+fn a_waiter_whose_own_acquire_finds_the_holder_dead_is_a_hand_off() {
+    let object = Object::new();
+    object.acquire("k", "h", 1_000);
+    let (t, _, _) = object.acquire("k", "w", 2_000);
+    let Reply::AcquireChecking { request, holder } = t.reply else {
+        panic!("the waiter's acquire checks the holder: {:?}", t.reply);
+    };
+    let (t, _, _) = object.step(
+        "k",
+        3_000,
+        Input::AcquireChecked {
+            request,
+            holder,
+            liveness: Liveness::Dead,
+        },
+    );
+    assert!(
+        matches!(
+            t.reply,
+            Reply::Acquire(baton::coordinator::AcquireReply::Granted { .. })
+        ),
+        "{:?}",
+        t.reply
+    );
+    let counts = object.inspect("k").1;
+    assert_eq!((counts.grants, counts.dead_holders), (2, 1));
+    assert_eq!(
+        counts.hand_offs, 1,
+        "the dead holder's slot went to its waiter"
+    );
+}
+
+/// A woken holder's deferred status check logs "skipped" only when the
+/// decision skips it: a holder that was handed the key, ran and released
+/// before the check is not skipped, whatever its status says by then.
+#[test]
+fn a_woken_holder_is_logged_skipped_only_when_it_is_skipped() {
+    use baton::coordinator::log::LogKind;
+    let object = Object::new();
+    // `who` waits: its acquire finds the holder alive.
+    let wait = |who: &str, now: u64| {
+        let (t, _, _) = object.acquire("k", who, now);
+        let Reply::AcquireChecking { request, holder } = t.reply else {
+            panic!("the waiter's acquire checks the holder: {:?}", t.reply);
+        };
+        let input = Input::AcquireChecked {
+            request,
+            holder,
+            liveness: Liveness::Alive,
+        };
+        object.step("k", now, input);
+    };
+    object.acquire("k", "h", 1_000);
+    wait("w", 2_000);
+    let (t, _, _) = object.release("k", "h", 3_000);
+    let handed = t.state.summary.holders[0].clone();
+    assert_eq!(handed.id, id("w"));
+    let woken = |holder| Input::Woken {
+        holder,
+        accepted: false,
+        liveness: Liveness::Dead,
+    };
+    // w acquires (confirms), runs, and releases before its check.
+    object.acquire("k", "w", 3_100);
+    object.release("k", "w", 3_200);
+    let (t, _, _) = object.step("k", 4_000, woken(handed.clone()));
+    assert_eq!(t.log, None, "w was never skipped");
+    assert!(t.writes.is_empty(), "{t:?}");
+
+    // Still holding as handed when its check finds it dead: skipped.
+    object.acquire("k", "h2", 5_000);
+    wait("w2", 5_100);
+    let (t, _, _) = object.release("k", "h2", 6_000);
+    let handed = t.state.summary.holders[0].clone();
+    let (t, _, _) = object.step("k", 7_000, woken(handed));
+    let line = t.log.expect("a skip prints its line");
+    assert_eq!(
+        (
+            line.kind,
+            line.instance.as_str(),
+            line.decision,
+            &*line.reason
+        ),
+        (
+            LogKind::Contended,
+            "w2",
+            "skipped",
+            "handed the key but dead"
+        )
+    );
 }

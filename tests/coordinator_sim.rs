@@ -1,5 +1,5 @@
 //! A seeded, deterministic simulation of the Coordinator core (contract §1
-//! and §1a).
+//! to §1c, §9's log lines and §10's history).
 //!
 //! The real decision functions run over one [`KeyTwin`] per key (one
 //! to three keys, served by one object with one alarm) against three
@@ -60,7 +60,8 @@
 //!
 //! The oracle judges by its own rules, never the core's helpers nor what a
 //! decision says it did: its own reading of dead (ended, or not found past
-//! the grace counted from the enqueue, at once for an id never enqueued);
+//! the grace counted from the enqueue it recorded, at once for an id never
+//! enqueued);
 //! a holder dead by that rule and still holding as it was checked must
 //! lose its slot; an enqueue with `supersedes` drops exactly every other
 //! waiter, unless its caller holds or was superseded itself (a retry after
@@ -79,6 +80,28 @@
 //! one waits with none); a `pending` place is exact with one share, else
 //! behind every higher priority and earlier waiter of its tenant.
 //!
+//! Contract §1c onBusy skip: in half the seeds some instances call with
+//! `onBusy: "skip"`. The model judges busy by its own rule (an id not
+//! registered, on a key with a waiter or as many holders as the limit the
+//! call names, for an enqueue; never with a free slot and nobody waiting,
+//! never pending, for an acquire); a skipped trigger creates nothing and a
+//! skipped `withKey` ends without its body.
+//!
+//! Contract §10 and §9: every decision's transition says what the key's
+//! list entry is due and which log line it prints, and writes the key's
+//! history. The oracle keeps its own records (when each waiter joined,
+//! when each holder got its slot and how long it had waited, the fences it
+//! counted, which holders released and which a check found dead) and
+//! judges by its own rules, after every decision: the counts (grants,
+//! hand-offs: slots a holder or a dead holder gave up that a waiter got,
+//! dead holders, superseded, coalesced), `recent` (holds that ended dead
+//! or with a waiter behind them, newest 50), the owed report mark (a
+//! shard confirms it now and then), the report the decision says is due,
+//! and its log line word for word. The grace of a holder is counted from
+//! the oracle's own record of its enqueue, never the core's holder record.
+//! A grant's acceptance sometimes re-enters late, after its holder
+//! released or holds a later grant: it must then change nothing.
+//!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 1,000,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
 
@@ -88,13 +111,17 @@ use common::{
     assert_reached, report_failure, simulate, End, Fault, Faults, Injected, Life, Rng, SimStats,
 };
 
+use baton::busy::reporter::Due;
+use baton::coordinator::history::{HistoryWrite, Hold, Outcome};
+use baton::coordinator::log::{LogKind, LogLine};
+use baton::coordinator::Write;
 use baton::coordinator::{
     assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, EnqueueReply,
     EnqueueRequest, Holder, HolderState, KeyTwin, Liveness, Member, Options, Place, Turn, Waiter,
 };
 use decisions::{
-    acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, tick,
-    tick_after_check, woken_after_check,
+    acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, said,
+    tick, tick_after_check, woken_after_check,
 };
 
 /// A call's first phase as the shell model acts on it: an enqueue that
@@ -128,6 +155,8 @@ enum AcquireStep {
 /// its `Effect::Wake`s name, as the writes left them).
 mod decisions {
     use super::{AcquireStep, Decided, EnqueueStep};
+    use baton::busy::reporter::Due;
+    use baton::coordinator::log::LogLine;
     use baton::coordinator::{
         self, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder, Input, KeyTwin,
         Liveness, Reply, Settings, Transition,
@@ -135,6 +164,26 @@ mod decisions {
     use baton::error::BatonError;
     use baton::ident::InstanceId;
     use baton::transition::Effect;
+    use std::cell::RefCell;
+
+    /// What a decision said beside its reply and writes: its log line and
+    /// the report it says the key's list entry is due.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Said {
+        pub log: Option<LogLine>,
+        pub report: Due,
+    }
+
+    thread_local! {
+        /// What each decision since the last [`said`] said, in order, for
+        /// the oracle to judge against its own rules.
+        static SAID: RefCell<Vec<Said>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// What the decisions since the last call said (and forgets it).
+    pub fn said() -> Vec<Said> {
+        SAID.with(|s| std::mem::take(&mut *s.borrow_mut()))
+    }
 
     fn run(
         store: &mut KeyTwin,
@@ -152,8 +201,11 @@ mod decisions {
             writes,
             effects,
             state,
+            log,
+            report,
             ..
         } = coordinator::decide(&view, &settings, now_ms, input)?;
+        SAID.with(|s| s.borrow_mut().push(Said { log, report }));
         coordinator::apply(store, &writes);
         assert_eq!(
             state.summary,
@@ -285,10 +337,21 @@ mod decisions {
 
     pub fn tick(store: &KeyTwin) -> Vec<Holder> {
         let mut scratch = store.clone();
-        match run(&mut scratch, 0, NO_GRACE, Input::Tick).expect("never refused") {
+        let due = match run(&mut scratch, 0, NO_GRACE, Input::Tick).expect("never refused") {
             (Reply::Ticked(due), _) => due,
             other => panic!("tick replied {other:?}"),
-        }
+        };
+        // A tick only names holders to check: no line, nothing for the list.
+        let said = SAID.with(|s| s.borrow_mut().pop());
+        assert_eq!(
+            said,
+            Some(Said {
+                log: None,
+                report: Due::Nothing
+            }),
+            "a tick said something"
+        );
+        due
     }
 
     /// Each answer re-enters on its own, as the driver feeds them.
@@ -317,7 +380,7 @@ use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::limits::{
     ENQUEUE_GRACE_MS_DEFAULT, HOLDER_CHECK_MS_DEFAULT, WAKE_ATTEMPTS_PER_CALL_MAX,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Total scheduler steps per `cargo test` unless `BATON_SIM_STEPS` says otherwise.
@@ -391,6 +454,8 @@ struct Inst {
     inbox: Vec<(Turn, Option<u64>)>,
     /// Registers with `grant` (contract §1b).
     grant: bool,
+    /// Its calls say `onBusy: "skip"` (§1c).
+    skip: bool,
     /// The fence of the slot it believes it holds, while in its body.
     fence: Option<u64>,
     /// Entered its body on a grant event (the core may not have recorded
@@ -401,6 +466,9 @@ struct Inst {
     ran: bool,
     told_superseded: bool,
     coalesced: bool,
+    /// Answered busy (§1c onBusy skip): its enqueue created nothing, or its
+    /// `withKey` returned without running its body.
+    told_busy: bool,
     /// Contract §1c: the priority and tenant it registers with.
     share: Share,
 }
@@ -539,6 +607,8 @@ struct Params {
     /// Instances that register with `grant`, and that run a second section.
     grant_pct: u64,
     second_pct: u64,
+    /// §1c: instances whose calls say `onBusy: "skip"`.
+    skip_pct: u64,
 }
 
 impl Params {
@@ -578,6 +648,7 @@ impl Params {
             boundary_pct: rng.range(5, 40),
             grant_pct: [0, 50, 100][rng.below(3) as usize],
             second_pct: [0, 30][rng.below(2) as usize],
+            skip_pct: [0, 0, 10, 40][rng.below(4) as usize],
         }
     }
 }
@@ -593,6 +664,8 @@ struct Stats {
     granted_beside_others: u64,
     superseded: u64,
     coalesced: u64,
+    /// §1c onBusy skip: enqueues and acquires answered busy.
+    busy: u64,
     /// A slot moved because a holder was reported dead.
     dead_handoffs: u64,
     /// "Not found" answers judged within the grace (not dead).
@@ -616,6 +689,10 @@ struct Stats {
     entered_by_event: u64,
     /// Accepted grants whose confirmation a reset or drop lost.
     confirms_lost: u64,
+    /// Acceptances that confirmed the hand-over they were sent for, and
+    /// those that came late, from an earlier grant.
+    confirms_applied: u64,
+    confirms_late: u64,
     second_sections: u64,
     /// The longest drain seen, against [`DRAIN_STEPS_MAX`].
     drain_steps_max: u64,
@@ -636,6 +713,7 @@ impl SimStats for Stats {
         self.granted_beside_others += o.granted_beside_others;
         self.superseded += o.superseded;
         self.coalesced += o.coalesced;
+        self.busy += o.busy;
         self.dead_handoffs += o.dead_handoffs;
         self.within_grace += o.within_grace;
         self.past_grace += o.past_grace;
@@ -649,6 +727,8 @@ impl SimStats for Stats {
         self.grant_events += o.grant_events;
         self.entered_by_event += o.entered_by_event;
         self.confirms_lost += o.confirms_lost;
+        self.confirms_applied += o.confirms_applied;
+        self.confirms_late += o.confirms_late;
         self.second_sections += o.second_sections;
         self.drain_steps_max = self.drain_steps_max.max(o.drain_steps_max);
         self.grants_out_of_arrival += o.grants_out_of_arrival;
@@ -673,8 +753,40 @@ impl Snap {
     }
 }
 
+/// Which call a decision is, as the oracle's history and log rules read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum By {
+    Enqueue,
+    Acquire,
+    Release,
+    /// A holder check's answer (an acquire's, the alarm's, a wake's): a
+    /// holder it removes was found dead.
+    Check,
+    /// The engine accepted a grant event.
+    Confirm,
+}
+
+/// The oracle's own record of a key's history (contract §10): its counts
+/// but `grants` (the fence oracle counts those), its recent holds (newest
+/// last), when it last found a holder dead, and whether a list report is
+/// owed.
+#[derive(Debug, Default, Clone)]
+struct History {
+    hand_offs: u64,
+    dead_holders: u64,
+    superseded: u64,
+    coalesced: u64,
+    recent: VecDeque<Hold>,
+    dead_at_ms: Option<u64>,
+    owed: bool,
+}
+
+/// The oracle's own reading of "the most recent holds kept" (contract §10).
+const RECENT_KEPT: usize = 50;
+
 /// What one decision was allowed to do to the key.
 struct Allowed<'a> {
+    by: By,
     /// May join the back of the queue, leave it, take a free slot, confirm
     /// a hand-over, or change its own workflow; its call may change the limit.
     caller: Option<&'a InstanceId>,
@@ -731,6 +843,15 @@ struct Sim {
     /// Per key, per share: the shares of its priority that had a waiter
     /// at its last grant and have had one since, with no grant yet.
     owed: Vec<HashMap<Share, HashSet<Share>>>,
+    /// §10, the oracle's own: each key's history.
+    history: Vec<History>,
+    /// When each waiter joined its key's queue, by the oracle's clock.
+    joined_at: HashMap<(usize, InstanceId), u64>,
+    /// When each holder got its slot, and how long it had waited for it.
+    granted_at: HashMap<(usize, InstanceId), (u64, u64)>,
+    /// When an enqueue registered each id still registered (§1a: its
+    /// grace counts from there), never read from the core's records.
+    enqueued_at: HashMap<(usize, InstanceId), u64>,
 }
 
 impl Sim {
@@ -751,6 +872,7 @@ impl Sim {
                 (Fault::AlarmDuplicate, 20),
                 (Fault::EventLost, 40),
                 (Fault::EventDuplicate, 30),
+                (Fault::EventLate, 30),
                 (Fault::StatusUnknown, 30),
             ],
         );
@@ -784,6 +906,10 @@ impl Sim {
             candidates: Vec::new(),
             shares: Shares::draw(seed),
             owed: vec![HashMap::new(); keys],
+            history: vec![History::default(); keys],
+            joined_at: HashMap::new(),
+            granted_at: HashMap::new(),
+            enqueued_at: HashMap::new(),
         }
     }
 
@@ -858,8 +984,8 @@ impl Sim {
             let dead = matches!(inst.life, Life::Ended(End::Terminated | End::Errored))
                 || (inst.life == Life::NotCreated && inst.abandoned && !inst.coalesced);
             assert!(
-                inst.ran || inst.told_superseded || inst.coalesced || dead,
-                "{} neither ran, was superseded, coalesced, nor died: {inst:?}",
+                inst.ran || inst.told_superseded || inst.coalesced || inst.told_busy || dead,
+                "{} neither ran, was superseded, coalesced, told busy, nor died: {inst:?}",
                 inst.id
             );
             if inst.coalesced {
@@ -867,7 +993,7 @@ impl Sim {
             }
             if inst.life == Life::Ended(End::Complete) {
                 assert!(
-                    inst.ran || inst.told_superseded,
+                    inst.ran || inst.told_superseded || inst.told_busy,
                     "{} completed early",
                     inst.id
                 );
@@ -1110,17 +1236,9 @@ impl Sim {
     /// before), the alarm, a waiter's deadline, a creation.
     fn boundaries(&self) -> Vec<u64> {
         let mut out = Vec::new();
-        for k in 0..self.p.keys {
-            let snap = self.snap(k);
-            let enqueued = snap
-                .holders
-                .iter()
-                .filter_map(|h| h.enqueued_ms)
-                .chain(snap.queue.iter().filter_map(|w| w.enqueued_ms));
-            for at in enqueued {
-                let end = at + self.p.grace_ms;
-                out.extend([end.saturating_sub(1), end]);
-            }
+        for at in self.enqueued_at.values() {
+            let end = at + self.p.grace_ms;
+            out.extend([end.saturating_sub(1), end]);
         }
         out.extend(self.alarm_at);
         for inst in &self.insts {
@@ -1169,7 +1287,7 @@ impl Sim {
             grant: self.insts[who].grant,
             priority,
             tenant,
-            ..Options::default()
+            skip: self.insts[who].skip,
         }
     }
 
@@ -1201,6 +1319,7 @@ impl Sim {
         let id = id(&format!("i{idx}"));
         self.by_id.insert(id.clone(), idx);
         let grant = self.rng.percent(self.p.grant_pct);
+        let skip = !self.probing && self.rng.percent(self.p.skip_pct);
         let sections_left = u32::from(!self.probing && self.rng.percent(self.p.second_pct));
         self.insts.push(Inst {
             id,
@@ -1213,12 +1332,14 @@ impl Sim {
             in_body: false,
             inbox: Vec::new(),
             grant,
+            skip,
             fence: None,
             by_event: false,
             sections_left,
             ran: false,
             told_superseded: false,
             coalesced: false,
+            told_busy: false,
             share: self.shares.pick(),
         });
         idx
@@ -1379,7 +1500,10 @@ impl Sim {
     /// find it and either it was never enqueued (no grace) or its grace,
     /// counted from its enqueue, is over (at `enqueued + grace`, not a ms
     /// sooner). `Unknown` is alive.
-    fn dead(&self, enqueued_ms: Option<u64>, liveness: Liveness) -> bool {
+    /// The enqueue time is the oracle's own record of `id`'s registration
+    /// on key `k`, never the core's.
+    fn dead(&self, k: usize, id: &InstanceId, liveness: Liveness) -> bool {
+        let enqueued_ms = self.enqueued_at.get(&(k, id.clone())).copied();
         match liveness {
             Liveness::Dead => true,
             Liveness::NotFound => match enqueued_ms {
@@ -1394,20 +1518,21 @@ impl Sim {
     /// is dead by the model's rule and still holds as it was checked (the
     /// same record; or, ended, the same grant: a confirmation since does
     /// not save a finished instance).
-    fn must_lose(&self, before: &Snap, checked: &Holder, liveness: Liveness) -> bool {
-        self.dead(checked.enqueued_ms, liveness)
+    fn must_lose(&self, k: usize, before: &Snap, checked: &Holder, liveness: Liveness) -> bool {
+        self.dead(k, &checked.id, liveness)
             && before.holder(&checked.id).is_some_and(|h| {
                 h == checked || (liveness == Liveness::Dead && h.fence == checked.fence)
             })
     }
 
     /// Counts how a "not found" answer about `holder` is judged now.
-    fn count_grace(&mut self, enqueued_ms: Option<u64>, liveness: Liveness) {
+    fn count_grace(&mut self, k: usize, id: &InstanceId, liveness: Liveness) {
         if liveness == Liveness::NotFound {
+            let enqueued_ms = self.enqueued_at.get(&(k, id.clone())).copied();
             if enqueued_ms.is_some_and(|at| self.now_ms == at + self.p.grace_ms) {
                 self.stats.checks_at_grace_end += 1;
             }
-            if self.dead(enqueued_ms, liveness) {
+            if self.dead(k, id, liveness) {
                 self.stats.past_grace += 1;
             } else {
                 self.stats.within_grace += 1;
@@ -1478,6 +1603,11 @@ impl Sim {
                 EnqueueStep::Done(reply) => self.enqueued(&before, &op, &request, reply, None),
                 EnqueueStep::CheckCandidate(candidate) => {
                     assert_eq!(self.snap(k), before, "a check step wrote");
+                    let said = said();
+                    assert!(
+                        matches!(said.as_slice(), [s] if s.log.is_none() && s.report == Due::Nothing),
+                        "a first phase that asks for a check said {said:?}"
+                    );
                     op.phase = Phase::Check(self.idx(&candidate.id), candidate.workflow.clone());
                     op.candidate = Some(candidate);
                     self.ops.push(op);
@@ -1518,8 +1648,19 @@ impl Sim {
         if request.supersedes && self.superseded.contains(&who) && !before.queue.is_empty() {
             self.stats.superseded_retries += 1;
         }
+        // §1c onBusy skip, by the model: an id not registered, on a key with
+        // a waiter or as many holders as the limit the call names.
+        let stranger = !settled && !before.waits(&request.id);
+        let limit = request.options.limit.unwrap_or(before.limit);
+        let busy = request.options.skip
+            && stranger
+            && (!before.queue.is_empty() || before.holders.len() as u32 >= limit);
+        assert_eq!(
+            reply.busy, busy,
+            "BUSY: enqueue {request:?} before {before:?}"
+        );
         let expected: Vec<&InstanceId> =
-            if request.supersedes && reply.coalesced_into.is_none() && !settled {
+            if request.supersedes && reply.coalesced_into.is_none() && !settled && !busy {
                 before
                     .queue
                     .iter()
@@ -1537,8 +1678,14 @@ impl Sim {
         );
         // §1: a superseding enqueue with an input hash first checks the
         // earliest waiter with that hash (another id), so only a first
-        // phase that found none finishes at once.
-        if checked.is_none() && request.supersedes && request.input_hash.is_some() && !settled {
+        // phase that found none finishes at once (or one answered busy,
+        // §1c, which registers nothing and checks nothing).
+        if checked.is_none()
+            && request.supersedes
+            && request.input_hash.is_some()
+            && !settled
+            && !busy
+        {
             let same = before
                 .queue
                 .iter()
@@ -1567,6 +1714,8 @@ impl Sim {
                 panic!("coalesced into a non-waiter")
             };
             assert_eq!(waiting.input_hash, request.input_hash);
+        } else if busy {
+            assert_eq!(self.snap(k), *before, "a busy enqueue wrote");
         } else {
             assert!(
                 !matches!(store.member(&request.id), Member::Stranger),
@@ -1574,17 +1723,42 @@ impl Sim {
                 request.id
             );
         }
+        // The oracle's own line: coalesced, busy, superseding, or a join.
+        let line = match &reply.coalesced_into {
+            Some(into) => contended(
+                &request.id,
+                "coalesced",
+                &format!("a live waiter with the same input: {into}"),
+            ),
+            None if busy => contended(&request.id, "busy", "onBusy skip: the key is busy"),
+            None if expected.is_empty() => log_line(
+                LogKind::Routine,
+                &request.id,
+                "enqueued",
+                "joined the queue",
+                None,
+            ),
+            None => contended(
+                &request.id,
+                "enqueued",
+                &format!("superseded {} waiter(s)", expected.len()),
+            ),
+        };
+        self.history[k].superseded += expected.len() as u64;
+        self.history[k].coalesced += u64::from(reply.coalesced_into.is_some());
         self.decided(
             k,
             before,
             &request.options,
             Allowed {
+                by: By::Enqueue,
                 caller: Some(&request.id),
                 dropped: &reply.terminated,
                 take_from: &[],
                 must_take: &[],
                 fills: false,
             },
+            line,
         );
         if !reply.terminated.is_empty() {
             let targets: Vec<(usize, Option<WorkflowName>)> = reply
@@ -1608,6 +1782,15 @@ impl Sim {
         if self.rng.percent(lost_pct) {
             self.faults.count(Fault::ReplyLost);
             self.retry(op.clone());
+            return;
+        }
+        if busy {
+            // The caller creates no instance.
+            self.stats.busy += 1;
+            let inst = &mut self.insts[who];
+            inst.told_busy = true;
+            inst.abandoned = true;
+            inst.script = Script::Done;
             return;
         }
         if reply.coalesced_into.is_some() {
@@ -1648,13 +1831,40 @@ impl Sim {
                 let step = acquire(&mut self.stores[k], self.now_ms, &request)
                     .expect("the sim stays far below every limit");
                 let allowed = Allowed {
+                    by: By::Acquire,
                     caller: Some(&id),
                     dropped: &[],
                     take_from: &[],
                     must_take: &[],
                     fills: true,
                 };
-                self.decided(k, &before, &request.options, allowed);
+                // The oracle's line: none while a check is out; granted at
+                // once with nothing woken and no alarm needed is routine.
+                let after = self.snap(k);
+                let line = match &step {
+                    AcquireStep::Done(d) => {
+                        let quiet = d.wake.is_empty() && !needs_alarm(&after);
+                        let kind = match d.reply {
+                            AcquireReply::Granted { .. } if quiet => LogKind::Routine,
+                            _ => LogKind::Contended,
+                        };
+                        log_line(kind, &id, word(&d.reply), "decided without a check", None)
+                    }
+                    AcquireStep::Check { .. } => None,
+                };
+                let registered = before.holder(&id).is_some() || before.waits(&id);
+                if request.options.skip && !registered {
+                    // §1c: a skipping call registers nothing, whether it
+                    // answers now or checks a holder first.
+                    assert!(
+                        !after.waits(&id),
+                        "BUSY: {id} skipping was registered to wait: {after:?}"
+                    );
+                }
+                if let AcquireStep::Done(d) = &step {
+                    self.check_skip_at_once(&request, &before, &d.reply);
+                }
+                self.decided(k, &before, &request.options, allowed, line);
                 match step {
                     AcquireStep::Done(decided) => {
                         self.spawn_wakes(k, decided.wake);
@@ -1672,7 +1882,7 @@ impl Sim {
             Phase::Checked(checked, liveness) => {
                 let checked_id = self.insts[checked].id.clone();
                 let snapshot = op.checked.clone().unwrap();
-                self.count_grace(snapshot.enqueued_ms, liveness);
+                self.count_grace(k, &snapshot.id, liveness);
                 let Decided { reply, wake } = acquire_after_check(
                     &mut self.stores[k],
                     self.now_ms,
@@ -1681,19 +1891,38 @@ impl Sim {
                     &snapshot,
                     liveness,
                 );
-                let dead = self.dead(snapshot.enqueued_ms, liveness);
-                let must = self.must_lose(&before, &snapshot, liveness);
+                let dead = self.dead(k, &snapshot.id, liveness);
+                let must = self.must_lose(k, &before, &snapshot, liveness);
                 self.count_handoff(k, &before, &checked_id, dead);
+                // The oracle's line: the answer, the holder checked, and
+                // how long the caller has waited if it waits.
+                let waited_ms = self.snap(k).waits(&id).then(|| {
+                    let joined = self.joined_at.get(&(k, id.clone()));
+                    match joined {
+                        Some(at) if before.waits(&id) => self.now_ms - at,
+                        _ => 0,
+                    }
+                });
+                let reason = format!("holder {checked_id} checked: {liveness:?}");
+                let line = log_line(LogKind::Contended, &id, word(&reply), &reason, waited_ms);
                 let take = [checked_id];
                 let allowed = Allowed {
+                    by: By::Check,
                     caller: Some(&id),
                     dropped: &[],
                     take_from: if dead { &take } else { &[] },
                     must_take: if must { &take } else { &[] },
                     fills: true,
                 };
-                // Phase 2 applies no options: they were applied in phase 1.
-                self.decided(k, &before, &Options::default(), allowed);
+                // Phase 2 applies no options (phase 1 did), but for onBusy
+                // skip, whose first phase registered nothing: the limit it
+                // names goes with a slot it takes now.
+                let options = if request.options.skip {
+                    request.options.clone()
+                } else {
+                    Options::default()
+                };
+                self.decided(k, &before, &options, allowed, line);
                 assert!(
                     wake.iter().all(|h| h.id != id),
                     "told to wake the caller itself"
@@ -1729,6 +1958,13 @@ impl Sim {
                     matches!(member, Member::Waiter(_) | Member::Stranger),
                     "pending, but {id} holds or was superseded"
                 );
+                // §1c onBusy skip registers nothing: a skipping call is
+                // pending only for an id that already waited.
+                let skips = matches!(&op.kind, OpKind::Acquire(r) if r.options.skip);
+                assert!(
+                    !skips || before.waits(id),
+                    "BUSY: {id} skipping was registered to wait: {member:?}"
+                );
                 let grant = self.insts[who].grant;
                 assert_eq!(
                     place.is_some(),
@@ -1745,7 +1981,17 @@ impl Sim {
                 self.superseded.contains(&who),
                 "{id} told superseded, but no enqueue superseded it"
             ),
-            AcquireReply::Busy => panic!("{id} told busy, but it never skips"),
+            AcquireReply::Busy => {
+                let OpKind::Acquire(request) = &op.kind else {
+                    unreachable!("an acquire's op")
+                };
+                assert!(request.options.skip, "{id} told busy, but it does not skip");
+                assert_eq!(
+                    member,
+                    Member::Stranger,
+                    "BUSY: {id} told busy, but registered"
+                );
+            }
         }
         if op.orphan || self.insts[who].life != Life::Running {
             return;
@@ -1774,7 +2020,41 @@ impl Sim {
                 inst.life = Life::Ended(End::Complete);
                 inst.script = Script::Done;
             }
-            AcquireReply::Busy => unreachable!("checked above"),
+            AcquireReply::Busy => {
+                // withKey returns { busy: true } without running its body.
+                self.stats.busy += 1;
+                let inst = &mut self.insts[who];
+                inst.told_busy = true;
+                inst.life = Life::Ended(End::Complete);
+                inst.script = Script::Done;
+            }
+        }
+    }
+
+    /// §1c onBusy skip on an acquire's first phase, by the model: an id not
+    /// registered is busy when it would not be granted at once; it is
+    /// never busy with a free slot (by the limit it names) and nobody
+    /// waiting, and never granted with no free slot.
+    fn check_skip_at_once(&self, request: &AcquireRequest, before: &Snap, reply: &AcquireReply) {
+        let id = &request.id;
+        let registered = before.holder(id).is_some() || before.waits(id);
+        if !request.options.skip || registered || self.superseded.contains(&self.idx(id)) {
+            return;
+        }
+        let limit = request.options.limit.unwrap_or(before.limit);
+        let free = (before.holders.len() as u32) < limit;
+        match reply {
+            AcquireReply::Busy => assert!(
+                !(free && before.queue.is_empty()),
+                "BUSY: {id} told busy with a free slot and nobody waiting: {before:?}"
+            ),
+            AcquireReply::Granted { .. } => {
+                assert!(
+                    free,
+                    "BUSY: {id} skipping granted with no free slot: {before:?}"
+                )
+            }
+            other => panic!("BUSY: {id} skipping answered {other:?}"),
         }
     }
 
@@ -1791,18 +2071,37 @@ impl Sim {
             "release replies with the first instance it wakes"
         );
         assert!(self.stores[k].waiter_count() as usize <= before.queue.len());
+        // The oracle's line: handed to the first new holder, by the key's
+        // own order of holders, or routine.
+        let after = self.snap(k);
+        let first = after
+            .holders
+            .iter()
+            .find(|h| before.holder(&h.id).is_none());
+        let line = match first {
+            Some(next) => contended(&id, "released", &format!("handed the key to {}", next.id)),
+            None => log_line(
+                LogKind::Routine,
+                &id,
+                "released",
+                "released as a waiter, or held nothing",
+                None,
+            ),
+        };
         let take = [id.clone()];
         self.decided(
             k,
             &before,
             &Options::default(),
             Allowed {
+                by: By::Release,
                 caller: Some(&id),
                 dropped: &[],
                 take_from: &take,
                 must_take: &[],
                 fills: true,
             },
+            line,
         );
         assert!(
             matches!(
@@ -1897,7 +2196,7 @@ impl Sim {
             // Alive, or unknown (treated as alive): it was sent its event.
             return;
         }
-        self.count_grace(holder.enqueued_ms, liveness);
+        self.count_grace(k, &holder.id, liveness);
         let before = self.snap(k);
         let next = woken_after_check(
             &mut self.stores[k],
@@ -1906,21 +2205,44 @@ impl Sim {
             holder,
             liveness,
         );
-        let dead = self.dead(holder.enqueued_ms, liveness);
-        let must = self.must_lose(&before, holder, liveness);
+        let dead = self.dead(k, &holder.id, liveness);
+        let must = self.must_lose(k, &before, holder, liveness);
         self.count_handoff(k, &before, &holder.id, dead);
+        // The oracle's line: skipped only if it still held as handed and
+        // the decision took its slot (or kept it within its grace); a
+        // holder that confirmed since and is found dead, a check's answer;
+        // else (released, handed on since) nothing.
+        let as_handed = before.holder(&holder.id) == Some(holder);
+        let removed =
+            before.holder(&holder.id).is_some() && self.snap(k).holder(&holder.id).is_none();
+        let line = match (as_handed, removed) {
+            (true, true) => contended(&holder.id, "skipped", "handed the key but dead"),
+            (true, false) if liveness == Liveness::NotFound => contended(
+                &holder.id,
+                "skipped",
+                "handed the key but not created yet: keeps it within the grace",
+            ),
+            (false, true) => contended(
+                &holder.id,
+                "checked",
+                &format!("holder check: {liveness:?}"),
+            ),
+            _ => None,
+        };
         let take = [holder.id.clone()];
         self.decided(
             k,
             &before,
             &Options::default(),
             Allowed {
+                by: By::Check,
                 caller: None,
                 dropped: &[],
                 take_from: if dead { &take } else { &[] },
                 must_take: if must { &take } else { &[] },
                 fills: true,
             },
+            line,
         );
         for next in next {
             if attempts < self.p.wake_attempts_max {
@@ -1951,8 +2273,13 @@ impl Sim {
         self.events.push((target, holder.turn, fence));
         if fence.is_some() {
             self.stats.grant_events += 1;
-            self.ops
-                .push(Op::shell(OpKind::Confirm(holder.clone()), k, Phase::Start));
+            let mut confirm = Op::shell(OpKind::Confirm(holder.clone()), k, Phase::Start);
+            // The engine's acceptance re-enters late: meanwhile the holder
+            // may run, release and hold a later grant.
+            if self.faults.strikes(&mut self.rng, Fault::EventLate) {
+                confirm.not_before = self.now_ms + self.rng.range(1_000, 30_000);
+            }
+            self.ops.push(confirm);
         }
         if self.faults.strikes(&mut self.rng, Fault::EventDuplicate) {
             self.events.push((target, holder.turn, fence));
@@ -1987,6 +2314,7 @@ impl Sim {
         let before = self.snap(k);
         grant_accepted(&mut self.stores[k], holder);
         let allowed = Allowed {
+            by: By::Confirm,
             // Only the holder's own hand-over may change: confirmed.
             caller: Some(&holder.id),
             dropped: &[],
@@ -1994,8 +2322,31 @@ impl Sim {
             must_take: &[],
             fills: false,
         };
-        self.decided(k, &before, &Options::default(), allowed);
+        self.decided(k, &before, &Options::default(), allowed, None);
         let after = self.snap(k);
+        // What follows an acceptance: the hand-over it was sent for, if the
+        // holder still holds it as sent, is confirmed; an acceptance that
+        // comes late, from an earlier grant (the holder released, or holds
+        // a later grant), changes nothing at all.
+        if before.holder(&holder.id) == Some(holder) {
+            self.stats.confirms_applied += 1;
+            let now = after
+                .holder(&holder.id)
+                .expect("a confirmation keeps the holder");
+            assert_eq!(
+                now.state,
+                HolderState::Holding,
+                "CONFIRM: {}'s accepted grant left it handed",
+                holder.id
+            );
+        } else {
+            self.stats.confirms_late += 1;
+            assert_eq!(
+                after, before,
+                "CONFIRM: a late acceptance of {}'s earlier grant changed the key",
+                holder.id
+            );
+        }
         assert_eq!(before.queue, after.queue, "a confirmation moved waiters");
         assert_eq!(
             before.holders.len(),
@@ -2017,37 +2368,41 @@ impl Sim {
                 }
             }
             Phase::CheckedMany(answers) => {
-                let before = self.snap(k);
+                // Each answer re-enters as a decision of its own, as the
+                // driver feeds them; the wakes go out after the last.
+                let mut wake = Vec::new();
                 for (h, l) in &answers {
-                    self.count_grace(h.enqueued_ms, *l);
+                    let before = self.snap(k);
+                    self.count_grace(k, &h.id, *l);
+                    let answer = [(h.clone(), *l)];
+                    wake.extend(tick_after_check(
+                        &mut self.stores[k],
+                        self.now_ms,
+                        self.p.grace_ms,
+                        &answer,
+                    ));
+                    let dead = self.dead(k, &h.id, *l);
+                    let must = self.must_lose(k, &before, h, *l);
+                    if dead {
+                        self.count_handoff(k, &before, &h.id, true);
+                    }
+                    let take = [h.id.clone()];
+                    let line = contended(&h.id, "checked", &format!("holder check: {l:?}"));
+                    self.decided(
+                        k,
+                        &before,
+                        &Options::default(),
+                        Allowed {
+                            by: By::Check,
+                            caller: None,
+                            dropped: &[],
+                            take_from: if dead { &take } else { &[] },
+                            must_take: if must { &take } else { &[] },
+                            fills: true,
+                        },
+                        line,
+                    );
                 }
-                let wake =
-                    tick_after_check(&mut self.stores[k], self.now_ms, self.p.grace_ms, &answers);
-                let dead: Vec<InstanceId> = answers
-                    .iter()
-                    .filter(|(h, l)| self.dead(h.enqueued_ms, *l))
-                    .map(|(h, _)| h.id.clone())
-                    .collect();
-                let must: Vec<InstanceId> = answers
-                    .iter()
-                    .filter(|(h, l)| self.must_lose(&before, h, *l))
-                    .map(|(h, _)| h.id.clone())
-                    .collect();
-                for id in &dead {
-                    self.count_handoff(k, &before, id, true);
-                }
-                self.decided(
-                    k,
-                    &before,
-                    &Options::default(),
-                    Allowed {
-                        caller: None,
-                        dropped: &[],
-                        take_from: &dead,
-                        must_take: &must,
-                        fills: true,
-                    },
-                );
                 self.spawn_wakes(k, wake);
             }
             _ => unreachable!(),
@@ -2098,9 +2453,18 @@ impl Sim {
         }
     }
 
-    /// After every decision: the core's invariants, the reference model, and
+    /// After every decision: the core's invariants, the reference model,
+    /// what the decision said (its log line, `line` by the oracle's rule,
+    /// and the report it says the list is due), the key's history, and
     /// the shell's alarm (committed with the decision's writes).
-    fn decided(&mut self, k: usize, before: &Snap, options: &Options, allowed: Allowed<'_>) {
+    fn decided(
+        &mut self,
+        k: usize,
+        before: &Snap,
+        options: &Options,
+        allowed: Allowed<'_>,
+        line: Option<LogLine>,
+    ) {
         assert_invariants_deep(&self.stores[k]);
         let after = self.snap(k);
         if self.trace && after != *before {
@@ -2112,7 +2476,149 @@ impl Sim {
         check_transition(before, &after, options, &allowed, &|id| self.share_of(id));
         self.check_shares(k, before, &after, allowed.caller);
         self.check_fences(k, before, &after);
+        let said = said();
+        let [said] = said.as_slice() else {
+            panic!("one decision said {said:?}")
+        };
+        assert_eq!(
+            said.log, line,
+            "LOG: the decision's line (expected by the oracle's rule)"
+        );
+        self.check_history(k, before, &after, &allowed, said.report);
         self.arm_alarm();
+    }
+
+    /// §10 by the oracle's own records and rules: a holder that leaves on
+    /// a release released, one that leaves on a check was found dead; a
+    /// hold is kept in `recent` when it ended dead or with a waiter behind
+    /// it, with the fence, grant time and wait the oracle saw; each slot a
+    /// holder gave up and a waiter got is a hand-off; a report is owed
+    /// when a holder is found dead or the key's queue becomes or stops
+    /// being empty, and the counts shown (holders, waiters, limit) are
+    /// worth one otherwise, on a key with waiters, or if the list shows it.
+    fn check_history(
+        &mut self,
+        k: usize,
+        before: &Snap,
+        after: &Snap,
+        allowed: &Allowed<'_>,
+        report: Due,
+    ) {
+        let now = self.now_ms;
+        let left: Vec<&Holder> = before
+            .holders
+            .iter()
+            .filter(|h| after.holder(&h.id).is_none())
+            .collect();
+        let came: Vec<&Holder> = after
+            .holders
+            .iter()
+            .filter(|h| before.holder(&h.id).is_none())
+            .collect();
+        let from_queue = came.iter().filter(|h| before.waits(&h.id)).count();
+        let found_dead = allowed.by == By::Check && !left.is_empty();
+        let outcome = if allowed.by == By::Release {
+            Outcome::Released
+        } else {
+            Outcome::Dead
+        };
+        assert!(
+            left.is_empty() || matches!(allowed.by, By::Release | By::Check),
+            "a holder left on a {:?}",
+            allowed.by
+        );
+        let shown = |s: &Snap| (s.holders.len(), s.queue.len(), s.limit);
+        let due = if found_dead || before.queue.is_empty() != after.queue.is_empty() {
+            Due::Owed
+        } else if shown(before) == shown(after) {
+            Due::Nothing
+        } else if !after.queue.is_empty() {
+            Due::Counts
+        } else {
+            Due::CountsIfListed
+        };
+        assert_eq!(report, due, "REPORT: the list report the decision is due");
+        let history = &mut self.history[k];
+        for h in &left {
+            let key = (k, h.id.clone());
+            if outcome == Outcome::Dead || !before.queue.is_empty() {
+                let (from_ms, waited_ms) = self.granted_at[&key];
+                history.recent.push_back(Hold {
+                    id: h.id.clone(),
+                    fence: self.fence_of[&key],
+                    from_ms,
+                    to_ms: now,
+                    waited_ms,
+                    outcome,
+                });
+                if history.recent.len() > RECENT_KEPT {
+                    history.recent.pop_front();
+                }
+            }
+        }
+        history.hand_offs += left.len().min(from_queue) as u64;
+        if found_dead {
+            history.dead_holders += left.len() as u64;
+            history.dead_at_ms = Some(now);
+        }
+        history.owed |= due == Due::Owed;
+        for h in &came {
+            let key = (k, h.id.clone());
+            let waited = match self.joined_at.get(&key) {
+                Some(at) if before.waits(&h.id) => now - at,
+                _ => 0,
+            };
+            self.granted_at.insert(key, (now, waited));
+        }
+        for w in after.queue.iter().filter(|w| !before.waits(&w.id)) {
+            self.joined_at.insert((k, w.id.clone()), now);
+            if allowed.by == By::Enqueue {
+                self.enqueued_at.insert((k, w.id.clone()), now);
+            }
+        }
+        for id in before
+            .queue
+            .iter()
+            .map(|w| &w.id)
+            .chain(left.iter().map(|h| &h.id))
+        {
+            if !after.waits(id) && after.holder(id).is_none() {
+                self.enqueued_at.remove(&(k, id.clone()));
+            }
+        }
+        let kept = &self.stores[k].history;
+        let history = &self.history[k];
+        let counts = kept.counts;
+        assert_eq!(
+            (
+                counts.grants,
+                counts.hand_offs,
+                counts.dead_holders,
+                counts.superseded,
+                counts.coalesced
+            ),
+            (
+                self.grants[k],
+                history.hand_offs,
+                history.dead_holders,
+                history.superseded,
+                history.coalesced
+            ),
+            "COUNTS of key {k}: (grants, handOffs, deadHolders, superseded, coalesced)"
+        );
+        let recent: Vec<Hold> = history.recent.iter().rev().cloned().collect();
+        assert_eq!(kept.recent(), recent, "RECENT of key {k}");
+        assert_eq!(
+            (kept.dead_at_ms, kept.report_owed),
+            (history.dead_at_ms, history.owed),
+            "key {k}'s (dead holder found at, report owed)"
+        );
+        // Now and then the shard confirms the key's report.
+        if self.history[k].owed && self.rng.percent(20) {
+            self.history[k].owed = false;
+            let paid = Write::History(HistoryWrite::Paid);
+            baton::coordinator::apply(&mut self.stores[k], &[paid]);
+        }
     }
 
     /// The oracle's fence rule: every holder that appeared in a decision is
@@ -2400,6 +2906,44 @@ impl Sim {
 }
 
 /// The reference model of the queue and the slots: what any decision may change.
+/// A decision-log line, as the oracle words it.
+fn log_line(
+    kind: LogKind,
+    id: &InstanceId,
+    decision: &'static str,
+    reason: &str,
+    waited_ms: Option<u64>,
+) -> Option<LogLine> {
+    Some(LogLine {
+        kind,
+        instance: id.clone(),
+        decision,
+        reason: reason.to_owned().into(),
+        waited_ms,
+    })
+}
+
+fn contended(id: &InstanceId, decision: &'static str, reason: &str) -> Option<LogLine> {
+    log_line(LogKind::Contended, id, decision, reason, None)
+}
+
+/// The word of an acquire's answer, as contract §1 spells it.
+fn word(reply: &AcquireReply) -> &'static str {
+    match reply {
+        AcquireReply::Granted { .. } => "granted",
+        AcquireReply::Pending(_) => "pending",
+        AcquireReply::Superseded => "superseded",
+        AcquireReply::Busy => "busy",
+    }
+}
+
+/// The oracle's rule for the holder-check alarm: someone waits behind the
+/// holders, or a holder has not confirmed its hand-over.
+fn needs_alarm(snap: &Snap) -> bool {
+    !snap.holders.is_empty()
+        && (!snap.queue.is_empty() || snap.holders.iter().any(|h| h.state == HolderState::Handed))
+}
+
 fn check_transition(
     before: &Snap,
     after: &Snap,
@@ -2607,6 +3151,9 @@ fn simulation() {
             ("boundary_steps", total.boundary_steps),
             ("checks_at_grace_end", total.checks_at_grace_end),
             ("superseded_retries", total.superseded_retries),
+            ("busy", total.busy),
+            ("confirms_applied", total.confirms_applied),
+            ("confirms_late", total.confirms_late),
         ]);
         total.faults.assert_injected(&Fault::ALL);
     }

@@ -12,6 +12,7 @@
 
 mod common;
 
+use baton::coordinator::history::{HistoryWrite, Outcome};
 use baton::coordinator::{
     self, decide, inspect, keys_due, load, load_summary, migrate, schema, write, AcquireReply,
     AcquireRequest, EnqueueReply, EnqueueRequest, Holder, HolderState, Input, Liveness, Member,
@@ -890,6 +891,22 @@ fn operation_cost_does_not_grow_with_the_queue() {
     // ends on another key's row in both cases (the last key of an index
     // ends its walk one VM step sooner, whatever its length).
     fill(&db, "zz-neighbour", 1);
+    // A hold already recorded (on other keys): the first row ever in
+    // `coordinator_recent` also creates its AUTOINCREMENT counter, a cost
+    // of the table's first insert, not of either queue.
+    let recorded = HistoryWrite::Hold {
+        id: id("holder"),
+        fence: 1,
+        from_ms: 1,
+        to_ms: 2,
+        outcome: Outcome::Released,
+    };
+    // And one on a key sorting before both, so that a walk down either
+    // key's recent holds ends on another key's row too.
+    for neighbour in ["aa-neighbour", "zz-neighbour"] {
+        let recorded = Write::History(recorded.clone());
+        write(&Counted::new(&db), neighbour, &[recorded]);
+    }
     let mut report = Vec::new();
     for (name, now_ms, input) in flat_scenarios() {
         let (short_reply, short) = decided(&db, "short", None, now_ms, input(&db, "short"));

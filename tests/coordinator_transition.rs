@@ -7,6 +7,7 @@
 //! And the cost of that path: P3/P5 (an uncontended pair reads nothing and
 //! writes two rows) and P4 (no input's cost grows with the queue).
 
+use baton::coordinator::history;
 use baton::coordinator::{
     self, AcquireRequest, EnqueueRequest, Holder, Input, KeyTwin, Liveness, Member, Options, Reply,
     Settings, Summary, Turn, Waiter,
@@ -82,11 +83,17 @@ fn observe(key: &KeyTwin, ids: &[InstanceId]) -> String {
             )
         })
         .collect();
+    let history = &key.history;
     format!(
-        "summary {:?} waiters {:?} superseded {} members {members:?} tenants {tenants:?}",
+        "summary {:?} waiters {:?} superseded {} members {members:?} tenants {tenants:?} \
+         recent {:?} counts {:?} dead at {:?} owed {}",
         key.summary(),
         key.hand_off_order(),
-        key.superseded_count()
+        key.superseded_count(),
+        history.recent(),
+        history.counts,
+        history.dead_at_ms,
+        history.report_owed,
     )
 }
 
@@ -127,8 +134,21 @@ fn observe_rows(db: &Db, ids: &[InstanceId]) -> String {
         )
     })
     .collect();
+    let (recent, counts) = history::inspect(&sql, KEY);
+    let marks = sqlite::run(
+        &db.0,
+        "SELECT dead_at_ms, list_owed FROM coordinator_keys WHERE key = ?1",
+        &[SqlValue::Text(KEY.to_owned())],
+    )
+    .rows;
+    let (dead_at, owed) = match marks.first().map(|row| (&row[0], &row[1])) {
+        Some((SqlValue::Integer(at), SqlValue::Integer(owed))) => (Some(*at as u64), *owed == 1),
+        Some((_, SqlValue::Integer(owed))) => (None, *owed == 1),
+        _ => (None, false),
+    };
     format!(
-        "summary {summary:?} waiters {:?} superseded {superseded} members {members:?} tenants {tenants:?}",
+        "summary {summary:?} waiters {:?} superseded {superseded} members {members:?} tenants {tenants:?} \
+         recent {recent:?} counts {counts:?} dead at {dead_at:?} owed {owed}",
         waiters.iter().collect::<Vec<_>>()
     )
 }

@@ -33,4 +33,4 @@ mod state;
 
 pub use decide::{apply, assert_invariants, decide, Answer, Input, Reply, Transition, Write};
 pub use shard::{shard_name, shard_of, ShardCount};
-pub use state::{Busy, Report, Row, Shape};
+pub use state::{Busy, Report, Row};

@@ -1,28 +1,70 @@
 //! The Coordinator's side of the list: what a key's object reports to its
 //! shard, and when.
 //!
-//! A [`Reporter`] lives in the object's memory beside the key's summary,
-//! never in storage, so keeping it costs an uncontended acquire and
-//! release nothing: such a pair leaves the key without waiters, as it
-//! found it, and a key without waiters that the reporter knows nothing of
-//! is never reported. Whether a decision makes a report due (the key's
-//! waiters came or all went, or a holder was found dead) the Coordinator
-//! reads from the decision itself (`coordinator::history`, which also
-//! marks the report owed in the decision's commit); the shell then draws
-//! it here ([`Reporter::report`]) and sends it after its reply, also
-//! while the key is listed for a dead holder alone
-//! ([`Reporter::listed_for_dead`]). [`Reporter::due_after`] states that
-//! rule over a key's [`Shape`] for the busy simulation, which models a
-//! Coordinator without its core. The holder-check alarm, which runs while
-//! the key has waiters, asks [`Reporter::on_alarm`]: the counts when they changed, and any
-//! report the shard has not confirmed (one lost with a reset object, or
-//! refused on the way). What the alarm cannot repair (a report lost with
-//! the object after the last waiter left, when no alarm follows) the read
-//! repairs: it asks the key's object for a fresh report ([`Reporter::report`])
-//! when a listed entry has not been confirmed for a while.
+//! [`due`] is the one rule of when a decision owes the list a report: the
+//! Coordinator's decision states it in its transition
+//! (`crate::coordinator::Transition::report`), and the busy-list
+//! simulation runs the same function. A [`Reporter`] lives in the object's
+//! memory beside the key's summary, never in storage, so keeping it costs
+//! an uncontended acquire and release nothing: such a pair leaves the key
+//! without waiters, as it found it, and is never due a report. The shell
+//! sends a report after the decision's reply when [`due`] says so
+//! ([`Reporter::report`]). The holder-check alarm, which runs while the key
+//! has waiters or owes a report, asks [`Reporter::on_alarm`]: the counts
+//! when they changed, and any report the shard has not confirmed (one lost
+//! with a reset object, or refused on the way). What the alarm cannot
+//! repair (a report lost with the object after the last waiter left, when
+//! no alarm follows) the read repairs: it asks the key's object for a fresh
+//! report ([`Reporter::report`]) when a listed entry has not been confirmed
+//! for a while.
 
 use super::decide::Answer;
-use super::state::{Busy, Report, Shape};
+use super::state::{Busy, Report};
+
+/// What a key's list entry shows of it that its decisions change: known
+/// from the key's summary, before and after a decision, with no read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    pub holders: u32,
+    pub waiting: u32,
+    pub limit: u32,
+}
+
+/// What a decision owes its key's list entry (contract §10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// Nothing the list shows changed.
+    Nothing,
+    /// The counts changed on a key that has waiters (so is listed): a
+    /// report is sent after the reply, but not owed (the alarm, which runs
+    /// while the key has waiters, keeps the counts fresh if it is lost).
+    Counts,
+    /// The counts changed on a key without waiters: the list shows it only
+    /// for a dead holder's hour, which only the object's [`Reporter`]
+    /// knows ([`Reporter::listed_for_dead`]); sent if it is, not owed.
+    CountsIfListed,
+    /// The key gained its first waiter, lost its last, or a holder was
+    /// found dead: whether the list shows it changed. Owed: the decision
+    /// stores the mark, and the alarm sends it again until the shard
+    /// confirms it.
+    Owed,
+}
+
+/// The one rule of what a decision that took the key from `before` to
+/// `after` owes its list entry (`found_dead`: it found a holder dead). An
+/// uncontended acquire or release owes nothing on a key the list does not
+/// show: it changes the holders of a key with no waiter and no dead holder.
+pub fn due(before: Shown, after: Shown, found_dead: bool) -> Due {
+    if found_dead || (before.waiting > 0) != (after.waiting > 0) {
+        Due::Owed
+    } else if before == after {
+        Due::Nothing
+    } else if after.waiting > 0 {
+        Due::Counts
+    } else {
+        Due::CountsIfListed
+    }
+}
 
 /// What the object last told the shard, as far as it knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,16 +109,6 @@ impl Reporter {
         Report { stamp, busy }
     }
 
-    /// Whether the list must hear of a decision that took the key from
-    /// `before` to `after`: when it gained its first waiter or lost its
-    /// last, or a holder was found dead; never otherwise, so an
-    /// uncontended acquire or release reports nothing (the alarm keeps a
-    /// listed key's counts fresh). The caller then draws the report with
-    /// [`Reporter::report`].
-    pub fn due_after(before: Shape, after: Shape) -> bool {
-        before != after
-    }
-
     /// What the list should hear from the holder-check alarm: the key as
     /// it is when a report is `owed` (the object's stored mark that a
     /// decision's report was not confirmed: it survives the object, so a
@@ -103,8 +135,8 @@ impl Reporter {
     }
 
     /// A report of the key as it is, whatever was said before: after a
-    /// decision [`Reporter::due_after`] names, or when a read doubts the
-    /// key's entry.
+    /// decision [`due`] says owes one, or when a read doubts the key's
+    /// entry.
     pub fn report(&mut self, busy: Busy, now_ms: u64) -> Report {
         self.draw(busy, now_ms)
     }
@@ -148,22 +180,35 @@ mod tests {
         }
     }
 
+    fn shown(holders: u32, waiting: u32) -> Shown {
+        Shown {
+            holders,
+            waiting,
+            limit: 1,
+        }
+    }
+
     #[test]
     fn an_uncontended_key_is_never_reported() {
         let mut reporter = Reporter::default();
-        assert!(!Reporter::due_after(busy(0).shape(), busy(0).shape()));
+        assert_eq!(due(shown(0, 0), shown(1, 0), false), Due::CountsIfListed);
+        assert!(!reporter.listed_for_dead(10));
         assert_eq!(reporter.on_alarm(busy(0), 10, false), None);
+    }
+
+    #[test]
+    fn entering_leaving_and_a_dead_holder_are_owed_counts_are_not() {
+        assert_eq!(due(shown(1, 0), shown(1, 1), false), Due::Owed);
+        assert_eq!(due(shown(1, 1), shown(1, 0), false), Due::Owed);
+        assert_eq!(due(shown(1, 0), shown(1, 0), true), Due::Owed);
+        assert_eq!(due(shown(1, 1), shown(1, 2), false), Due::Counts);
+        assert_eq!(due(shown(1, 1), shown(1, 1), false), Due::Nothing);
     }
 
     #[test]
     fn entering_and_leaving_report_once_each_and_the_alarm_resends_the_unconfirmed() {
         let mut reporter = Reporter::default();
-        assert!(Reporter::due_after(busy(0).shape(), busy(1).shape()));
         let first = reporter.report(busy(1), 10);
-        assert!(
-            !Reporter::due_after(busy(1).shape(), busy(2).shape()),
-            "only counts changed"
-        );
         let resent = reporter.on_alarm(busy(2), 11, false).unwrap();
         assert!(resent.stamp > first.stamp);
         let took = |stamp| Answer {

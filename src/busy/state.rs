@@ -29,30 +29,12 @@ impl Busy {
         found_ms.saturating_add(LIST_DEAD_LISTED_MS)
     }
 
-    /// What decides whether the list must hear of a change.
-    pub fn shape(&self) -> Shape {
-        Shape {
-            waiting: self.waiting > 0,
-            dead_until_ms: self.dead_until_ms,
-        }
-    }
-
     /// The key's `oldestWaitMs` at `now_ms`: how long its earliest waiter
     /// has waited (0 without waiters).
     pub fn oldest_wait_ms(&self, now_ms: u64) -> u64 {
         self.oldest_since_ms
             .map_or(0, |since| now_ms.saturating_sub(since))
     }
-}
-
-/// What of a key decides its listing: whether it has waiters, and until
-/// when a dead holder keeps it listed. A Coordinator knows both without
-/// reading its queue (its summary), so it tells whether a decision must
-/// be reported at no cost ([`super::reporter::Reporter::due_after`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
-    pub waiting: bool,
-    pub dead_until_ms: Option<u64>,
 }
 
 /// One report of a key to its list shard.

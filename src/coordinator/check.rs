@@ -5,6 +5,7 @@
 //! left waiting and an `onBusy: "skip"` acquire all pick their holders here.
 
 use super::grant::fill_slots;
+use super::history::Outcome;
 use super::scratch::Key;
 use super::state::{Holder, HolderState, Liveness};
 use super::types::{Settings, Summary};
@@ -103,7 +104,7 @@ pub(super) fn apply_check(
             // A slot handed over and never confirmed was not held: no hold
             // time for the estimate.
             let held = holder.state == HolderState::Holding;
-            key.remove_holder(&holder.id, held.then_some(now_ms));
+            key.remove_holder(&holder.id, held.then_some(now_ms), Outcome::Dead);
         }
         return;
     }

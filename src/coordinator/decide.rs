@@ -3,12 +3,15 @@
 //!
 //! `decide(view, now_ms, input)` reads only the view the shell loaded for
 //! that input (`super::store::load`: the key's summary, which the shell
-//! keeps in memory, plus the rows the input names) and returns the shared
-//! [`crate::transition::Transition`]: the reply, the row [`Write`]s (carried
-//! out by `super::store::write` in one `match`, or by `super::twin::apply`
-//! in the simulation), the effects (holder checks, turn events,
-//! terminations), whether the key needs the holder-check alarm, and the
-//! view as the writes leave it. The decision runs its rules on
+//! keeps in memory, plus the rows the input names) and returns a
+//! [`Transition`]: the reply, the row [`Write`]s (carried out by
+//! `super::store::write` in one `match`, or by `super::twin::apply` in the
+//! simulation), the history they add (`super::history::record`), the
+//! effects (holder checks, turn events, terminations), whether the key
+//! needs the holder-check alarm, the view as the writes leave it, the
+//! report the key's list entry is due (`crate::busy::reporter::due`) and
+//! the decision-log line (`super::log::of`): nothing about a decision is
+//! decided after it. The decision runs its rules on
 //! [`Key`](super::scratch::Key), a scratch copy of the view that records
 //! each change as a [`Write`] as it makes it; where slots go is
 //! `super::grant`'s.
@@ -59,6 +62,8 @@
 
 use super::check::{apply_check, check, hand_on_checked};
 use super::grant::{acquire, fill_slots, pending, take_slot};
+use super::history::Outcome;
+use super::log::Asked;
 use super::scratch::Key;
 use super::state::{HolderState, Liveness, Member, Turn, Waiter};
 use super::types::{
@@ -79,6 +84,7 @@ pub fn decide(
     input: Input,
 ) -> Result<Transition, BatonError> {
     let mut key = Key::new(view, settings);
+    let asked = Asked::of(&input);
     let coalesce = match &input {
         Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => {
             coalescing(view, &key.member(&r.id), &input)
@@ -157,7 +163,7 @@ pub fn decide(
             let mut wake = Vec::new();
             match key.member(&id) {
                 Member::Holder(_) => {
-                    key.remove_holder(&id, Some(now_ms));
+                    key.remove_holder(&id, Some(now_ms), Outcome::Released);
                     fill_slots(&mut key, now_ms, &mut wake);
                 }
                 Member::Waiter(_) => key.remove_waiter(&id),
@@ -208,7 +214,7 @@ pub fn decide(
             Reply::Settled
         }
     };
-    Ok(key.finish(reply))
+    Ok(key.finish(reply, &asked, now_ms))
 }
 
 pub(super) fn check_room(key: &Key<'_>) -> Result<(), BatonError> {

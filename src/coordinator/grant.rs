@@ -187,6 +187,8 @@ pub(super) fn take_slot(
         let (waiter, serves) = match waiting {
             Some(waiter) => {
                 key.remove_waiter(id);
+                let waited_ms = now_ms.saturating_sub(waiter.since_ms);
+                key.did.granted_waiters.push((id.clone(), waited_ms));
                 let workflow = request.options.workflow.clone().or(waiter.workflow);
                 (Waiter { workflow, ..waiter }, true)
             }
@@ -257,6 +259,8 @@ fn grant_slot(
 
 fn hand(key: &mut Key<'_>, now_ms: u64, waiter: Waiter) -> Holder {
     key.remove_waiter(&waiter.id);
+    let waited_ms = now_ms.saturating_sub(waiter.since_ms);
+    key.did.granted_waiters.push((waiter.id.clone(), waited_ms));
     grant_slot(key, now_ms, waiter, HolderState::Handed, true)
 }
 

@@ -1,19 +1,19 @@
-//! What happened at a key, and what the list of busy keys must hear of it
-//! (contract §10): the key's `counts`, its `recent` holds that ended with a
-//! waiter behind them or with the holder found dead, and whether a
-//! decision makes a report to the key's list shard due.
+//! What happened at a key (contract §10): its `counts`, its `recent` holds
+//! that ended with a waiter behind them or with the holder found dead, and
+//! how long each holder that waited had waited.
 //!
-//! [`after`] reads a decision (the view it was taken on, its input and its
-//! transition) and says what it adds to the history: nothing for an
-//! uncontended acquire or release, whose only trace is the key's `grants`
-//! count, which the holder row's own trigger keeps in the key row it
-//! already writes (schema v5). [`write`] then runs the few statements a
-//! contended decision adds, in the decision's own turn; [`inspect`] and
-//! [`busy`] read them back.
+//! The decision records what it does as it does it ([`Did`]: the holds it
+//! ends and how, the waiters it grants a slot); [`record`] is the one rule
+//! of what that adds to the history, as [`Write`]s in the decision's own
+//! transition: nothing for an uncontended acquire or release, whose only
+//! trace is the key's `grants` count, which the holder row's own trigger
+//! keeps in the key row it already writes. [`write`] carries those writes
+//! out on the rows (for `super::store::write`), [`KeyHistory::apply`] on
+//! the in-memory key (`super::twin`); [`inspect`], [`busy`] and [`owed`]
+//! read them back for `inspect` and the list.
 
 use super::state::Holder;
-use super::types::{Input, Reply, Transition, View, Write};
-use super::Member;
+use super::types::Write;
 use crate::busy::Busy;
 use crate::ident::InstanceId;
 use crate::limits::COORDINATOR_RECENT_KEPT;
@@ -21,12 +21,16 @@ use crate::sql::{
     integer, millis, millis_value, optional_millis, stored_id, text, text_value, Counted, SqlExec,
     SqlValue,
 };
+#[cfg(not(target_arch = "wasm32"))]
+use std::collections::{HashMap, VecDeque};
 
 /// Schema v5 of the Coordinator's ladder (`super::schema`): the counts in
-/// the key row (grants and hand-offs counted by the holder row's trigger,
-/// superseded ids by the superseded row's), when a holder was last found
-/// dead, whether a report to the list is owed, the recent holds, and how
-/// long each holder that waited had waited (kept until its hold ends).
+/// the key row (grants counted by the holder row's trigger, superseded ids
+/// by the superseded row's; v5's trigger also counted every `handed` grant
+/// as a hand-off, which v7 leaves to the decision's [`Tally`]), when a
+/// holder was last found dead, whether a report to the list is owed, the
+/// recent holds, and how long each holder that waited had waited (kept
+/// until its hold ends).
 pub const MIGRATION: &[&str] = &[
     "ALTER TABLE coordinator_keys ADD COLUMN grants INTEGER NOT NULL DEFAULT 0",
     "ALTER TABLE coordinator_keys ADD COLUMN hand_offs INTEGER NOT NULL DEFAULT 0",
@@ -71,6 +75,19 @@ pub const MIGRATION: &[&str] = &[
      END",
 ];
 
+/// Schema v7: the holder row's trigger keeps the key's fence and counts
+/// its grants, and no longer decides which grant is a hand-off (it counted
+/// every `handed` one, and missed a waiter whose own acquire took a dead
+/// holder's slot): the decision's [`Tally`] says how many.
+pub const MIGRATION_V7: &[&str] = &[
+    "DROP TRIGGER coordinator_holders_fence",
+    "CREATE TRIGGER coordinator_holders_fence AFTER INSERT ON coordinator_holders BEGIN \
+        INSERT INTO coordinator_keys (key, fence, grants) VALUES (new.key, new.fence, 1) \
+        ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), \
+        grants = grants + 1; \
+     END",
+];
+
 /// How a recorded hold ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -109,166 +126,263 @@ pub struct Counts {
     pub coalesced: u64,
 }
 
-/// What one decision adds to the key's history and its list entry.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Happened {
-    /// Holders granted a slot after waiting, with how long they waited.
-    pub waited: Vec<(InstanceId, u64)>,
-    /// Holds that ended and are kept in `recent` (their `waited_ms` is
-    /// read from the waited rows when written).
+/// What one decision adds to the key row's counts and marks, in one
+/// statement. `grants` and `superseded` are counted by the rows' own
+/// triggers, one per holder row and superseded row written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tally {
+    pub hand_offs: u32,
+    pub dead_holders: u32,
+    pub coalesced: u32,
+    /// When a holder was found dead, if one was.
+    pub dead_at_ms: Option<u64>,
+    /// A list report is owed (`crate::busy::reporter::Due::Owed`): marked
+    /// until the shard confirms it.
+    pub report_owed: bool,
+}
+
+/// A change to the key's history ([`Write::History`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryWrite {
+    /// A hold that ended goes into `recent`, with how long its holder
+    /// waited as [`HistoryWrite::Wait`] recorded it at its grant; the
+    /// oldest beyond [`COORDINATOR_RECENT_KEPT`] leave.
+    Hold {
+        id: InstanceId,
+        fence: u64,
+        from_ms: u64,
+        to_ms: u64,
+        outcome: Outcome,
+    },
+    /// A holder granted its slot after waiting this long: kept until its
+    /// hold ends.
+    Wait(InstanceId, u64),
+    /// The key row's counts and marks grow by this much.
+    Tally(Tally),
+    /// The shard confirmed the key's report (not a decision's: the shell
+    /// writes it when the answer comes): nothing is owed.
+    Paid,
+}
+
+/// What a decision did that the history records, noted as it acts.
+#[derive(Debug, Clone, Default)]
+pub struct Did {
+    /// Holds it ended, the holder as it held, and how.
     pub ended: Vec<(Holder, Outcome)>,
-    /// A holder was found dead (it lost its slot).
-    pub found_dead: bool,
-    /// An enqueue coalesced into a live waiter.
-    pub coalesced: bool,
-    /// The key gained its first waiter, lost its last, or a holder was
-    /// found dead: the list must hear of it (`crate::busy::reporter`).
-    pub report_due: bool,
+    /// Waiters it granted a slot, with how long each had waited.
+    pub granted_waiters: Vec<(InstanceId, u64)>,
 }
 
-impl Happened {
-    /// Whether the decision adds anything: an uncontended acquire or
-    /// release never does.
-    pub fn is_empty(&self) -> bool {
-        *self == Happened::default()
+impl Did {
+    /// Whether it found a holder dead.
+    pub fn found_dead(&self) -> bool {
+        self.ended.iter().any(|(_, o)| *o == Outcome::Dead)
     }
 }
 
-/// The holder an input reports the check of (the acquire's, the alarm's,
-/// a woken holder's): a decision on it that removes that holder found it
-/// dead.
-pub fn checked(input: &Input) -> Option<&InstanceId> {
-    match input {
-        Input::AcquireChecked { holder, .. }
-        | Input::TickChecked { holder, .. }
-        | Input::Woken { holder, .. } => Some(&holder.id),
-        _ => None,
-    }
-}
-
-/// What the decision that took `view` to `t` adds to the history;
-/// `checked` is [`checked`] of its input. A holder removed by a decision
-/// on its check was found dead; one removed by a release with a waiter
-/// behind it handed its slot on.
-pub fn after(view: &View, checked: Option<&InstanceId>, t: &Transition) -> Happened {
-    let mut happened = Happened::default();
-    let waited_before = view.summary.waiters > 0;
-    for write in &t.writes {
-        match write {
-            Write::AddHolder(holder) => {
-                let waiter = view
-                    .front
-                    .iter()
-                    .find(|w| w.id == holder.id)
-                    .or(match &view.member {
-                        Some(Member::Waiter(w)) if w.id == holder.id => Some(w),
-                        _ => None,
-                    });
-                if let Some(waiter) = waiter {
-                    let waited = holder.since_ms.saturating_sub(waiter.since_ms);
-                    if waited > 0 {
-                        happened.waited.push((holder.id.clone(), waited));
-                    }
-                }
-            }
-            Write::RemoveHolder(id, _) => {
-                let dead = checked == Some(id);
-                happened.found_dead |= dead;
-                let Some(holder) = view.summary.holders.iter().find(|h| h.id == *id) else {
-                    continue;
-                };
-                if dead {
-                    happened.ended.push((holder.clone(), Outcome::Dead));
-                } else if waited_before {
-                    happened.ended.push((holder.clone(), Outcome::Released));
-                }
-            }
-            _ => {}
-        }
-    }
-    happened.coalesced = matches!(
-        &t.reply,
-        Reply::Enqueue(reply) if reply.coalesced_into.is_some()
-    );
-    happened.report_due = happened.found_dead || waited_before != (t.state.summary.waiters > 0);
-    happened
-}
-
-/// Writes what a decision added, at `now_ms`, in the decision's turn:
-/// before the decision's own writes (`before_decision`, which reads how
-/// long an ending holder waited, before its row's trigger forgets it), and
-/// after them.
-pub fn write_before<E: SqlExec>(sql: &Counted<'_, E>, key: &str, happened: &Happened) -> Vec<u64> {
-    happened
+/// The one rule of what a decision adds to the key's history, as writes:
+/// those that go before its own writes (a hold it ends is recorded while
+/// its holder's row, and the wait recorded at its grant, are still there)
+/// and those that go after them.
+///
+/// - `recent` keeps a hold that ended with the holder found dead, or with
+///   a waiter behind it (`waiters_before`: the key had one before the
+///   decision).
+/// - A waiter granted a slot after waiting has its wait kept until its
+///   hold ends (so its hold, if recorded, says how long it waited).
+/// - `handOffs` counts the grants to waiters of slots that a holder or a
+///   dead holder gave up in the same decision: as many as both (a slot a
+///   raised limit adds was given up by no one; a slot a lowered limit
+///   keeps is given to no one).
+/// - `deadHolders` counts the holders found dead, `coalesced` an enqueue
+///   that coalesced; `report_owed` marks the report the decision owes.
+pub fn record(
+    did: &Did,
+    waiters_before: u32,
+    coalesced: bool,
+    report_owed: bool,
+    now_ms: u64,
+) -> (Vec<Write>, Vec<Write>) {
+    let ended = did
         .ended
         .iter()
-        .map(|(holder, _)| {
-            sql.read(
-                "SELECT waited_ms FROM coordinator_waited WHERE key = ?1 AND id = ?2",
-                &[text_value(key), text_value(holder.id.as_str())],
-            )
-            .first()
-            .map_or(0, |row| millis(&row[0]))
+        .filter(|(_, outcome)| *outcome == Outcome::Dead || waiters_before > 0)
+        .map(|(holder, outcome)| {
+            Write::History(HistoryWrite::Hold {
+                id: holder.id.clone(),
+                fence: holder.fence,
+                from_ms: holder.since_ms,
+                to_ms: now_ms.max(holder.since_ms),
+                outcome: *outcome,
+            })
         })
-        .collect()
+        .collect();
+    let mut after: Vec<Write> = did
+        .granted_waiters
+        .iter()
+        .filter(|(_, waited_ms)| *waited_ms > 0)
+        .map(|(id, waited_ms)| Write::History(HistoryWrite::Wait(id.clone(), *waited_ms)))
+        .collect();
+    let dead_holders = did
+        .ended
+        .iter()
+        .filter(|(_, o)| *o == Outcome::Dead)
+        .count() as u32;
+    let tally = Tally {
+        hand_offs: did.ended.len().min(did.granted_waiters.len()) as u32,
+        dead_holders,
+        coalesced: u32::from(coalesced),
+        dead_at_ms: (dead_holders > 0).then_some(now_ms),
+        report_owed,
+    };
+    if tally != Tally::default() {
+        after.push(Write::History(HistoryWrite::Tally(tally)));
+    }
+    (ended, after)
 }
 
-/// The rest of [`write_before`], after the decision's writes: `waited`
-/// is what it read.
-pub fn write_after<E: SqlExec>(
-    sql: &Counted<'_, E>,
-    key: &str,
-    happened: &Happened,
-    waited: &[u64],
-    now_ms: u64,
-) {
+/// What the in-memory key (`super::twin`) keeps of its history, as its
+/// key row, `coordinator_recent` and `coordinator_waited` rows do (tests
+/// and the simulation only, as the twin).
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyHistory {
+    pub counts: Counts,
+    /// Newest last, at most [`COORDINATOR_RECENT_KEPT`].
+    recent: VecDeque<Hold>,
+    /// How long each holder that waited had waited, until its hold ends.
+    waited: HashMap<InstanceId, u64>,
+    /// When a holder was last found dead.
+    pub dead_at_ms: Option<u64>,
+    /// A list report is owed, until the shard confirms one.
+    pub report_owed: bool,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl KeyHistory {
+    /// `inspect`'s `recent`: newest first.
+    pub fn recent(&self) -> Vec<Hold> {
+        self.recent.iter().rev().cloned().collect()
+    }
+
+    /// A holder row written: its trigger counts the grant.
+    pub fn granted(&mut self) {
+        self.counts.grants += 1;
+    }
+
+    /// A superseded row written: its trigger counts it.
+    pub fn superseded(&mut self) {
+        self.counts.superseded += 1;
+    }
+
+    /// A holder row gone: its trigger forgets how long it waited.
+    pub fn holder_left(&mut self, id: &InstanceId) {
+        self.waited.remove(id);
+    }
+
+    /// One history write, as [`write`] carries it out on the rows.
+    pub fn apply(&mut self, write: &HistoryWrite) {
+        match write {
+            HistoryWrite::Hold {
+                id,
+                fence,
+                from_ms,
+                to_ms,
+                outcome,
+            } => {
+                self.recent.push_back(Hold {
+                    id: id.clone(),
+                    fence: *fence,
+                    from_ms: *from_ms,
+                    to_ms: *to_ms,
+                    waited_ms: self.waited.get(id).copied().unwrap_or(0),
+                    outcome: *outcome,
+                });
+                let kept = COORDINATOR_RECENT_KEPT as usize;
+                let over = self.recent.len().saturating_sub(kept);
+                self.recent.drain(..over);
+            }
+            HistoryWrite::Wait(id, waited_ms) => {
+                self.waited.insert(id.clone(), *waited_ms);
+            }
+            HistoryWrite::Tally(t) => {
+                self.counts.hand_offs += u64::from(t.hand_offs);
+                self.counts.dead_holders += u64::from(t.dead_holders);
+                self.counts.coalesced += u64::from(t.coalesced);
+                self.dead_at_ms = t.dead_at_ms.or(self.dead_at_ms);
+                self.report_owed |= t.report_owed;
+            }
+            HistoryWrite::Paid => self.report_owed = false,
+        }
+    }
+}
+
+/// One history write carried out on the tables (`super::store::write`
+/// hands them here).
+pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) {
     let k = || text_value(key);
-    for (id, waited_ms) in &happened.waited {
-        sql.write(
-            "INSERT INTO coordinator_waited (key, id, waited_ms) VALUES (?1, ?2, ?3) \
-             ON CONFLICT(key, id) DO UPDATE SET waited_ms = excluded.waited_ms",
-            &[k(), text_value(id.as_str()), millis_value(*waited_ms)],
-        );
-    }
-    for ((holder, outcome), waited_ms) in happened.ended.iter().zip(waited) {
-        sql.write(
-            "INSERT INTO coordinator_recent (key, id, fence, from_ms, to_ms, waited_ms, outcome) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            &[
-                k(),
-                text_value(holder.id.as_str()),
-                millis_value(holder.fence),
-                millis_value(holder.since_ms),
-                millis_value(now_ms.max(holder.since_ms)),
-                millis_value(*waited_ms),
-                text_value(outcome.as_str()),
-            ],
-        );
-    }
-    if !happened.ended.is_empty() {
-        // Keep the newest: the oldest beyond the bound leave, one seek.
-        sql.write(
-            "DELETE FROM coordinator_recent WHERE key = ?1 AND seq <= \
-             (SELECT seq FROM coordinator_recent WHERE key = ?1 ORDER BY seq DESC \
-              LIMIT 1 OFFSET ?2)",
-            &[k(), millis_value(COORDINATOR_RECENT_KEPT)],
-        );
-    }
-    if happened.found_dead || happened.coalesced || happened.report_due {
-        sql.write(
-            "UPDATE coordinator_keys SET \
-             dead_at_ms = CASE WHEN ?2 THEN ?3 ELSE dead_at_ms END, \
-             dead_holders = dead_holders + ?2, coalesced = coalesced + ?4, \
-             list_owed = CASE WHEN ?5 THEN 1 ELSE list_owed END \
-             WHERE key = ?1",
-            &[
-                k(),
-                SqlValue::Integer(i64::from(happened.found_dead)),
-                millis_value(now_ms),
-                SqlValue::Integer(i64::from(happened.coalesced)),
-                SqlValue::Integer(i64::from(happened.report_due)),
-            ],
-        );
+    match write {
+        HistoryWrite::Hold {
+            id,
+            fence,
+            from_ms,
+            to_ms,
+            outcome,
+        } => {
+            // How long it waited, as recorded at its grant: its row is
+            // still there (the hold is recorded before its holder leaves).
+            sql.write(
+                "INSERT INTO coordinator_recent \
+                 (key, id, fence, from_ms, to_ms, waited_ms, outcome) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, COALESCE((SELECT waited_ms FROM coordinator_waited \
+                 WHERE key = ?1 AND id = ?2), 0), ?6)",
+                &[
+                    k(),
+                    text_value(id.as_str()),
+                    millis_value(*fence),
+                    millis_value(*from_ms),
+                    millis_value(*to_ms),
+                    text_value(outcome.as_str()),
+                ],
+            );
+            // Keep the newest: the oldest beyond the bound leave, one seek.
+            sql.write(
+                "DELETE FROM coordinator_recent WHERE key = ?1 AND seq <= \
+                 (SELECT seq FROM coordinator_recent WHERE key = ?1 ORDER BY seq DESC \
+                  LIMIT 1 OFFSET ?2)",
+                &[k(), millis_value(COORDINATOR_RECENT_KEPT)],
+            );
+        }
+        HistoryWrite::Wait(id, waited_ms) => {
+            sql.write(
+                "INSERT INTO coordinator_waited (key, id, waited_ms) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT(key, id) DO UPDATE SET waited_ms = excluded.waited_ms",
+                &[k(), text_value(id.as_str()), millis_value(*waited_ms)],
+            );
+        }
+        HistoryWrite::Tally(t) => {
+            sql.write(
+                "UPDATE coordinator_keys SET hand_offs = hand_offs + ?2, \
+                 dead_holders = dead_holders + ?3, coalesced = coalesced + ?4, \
+                 dead_at_ms = COALESCE(?5, dead_at_ms), \
+                 list_owed = CASE WHEN ?6 THEN 1 ELSE list_owed END \
+                 WHERE key = ?1",
+                &[
+                    k(),
+                    SqlValue::Integer(i64::from(t.hand_offs)),
+                    SqlValue::Integer(i64::from(t.dead_holders)),
+                    SqlValue::Integer(i64::from(t.coalesced)),
+                    t.dead_at_ms.map_or(SqlValue::Null, millis_value),
+                    SqlValue::Integer(i64::from(t.report_owed)),
+                ],
+            );
+        }
+        HistoryWrite::Paid => {
+            sql.write(
+                "UPDATE coordinator_keys SET list_owed = 0 WHERE key = ?1 AND list_owed = 1",
+                &[k()],
+            );
+        }
     }
 }
 
@@ -335,10 +449,7 @@ pub fn is_owed<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> bool {
 
 /// The shard confirmed the key's report.
 pub fn paid<E: SqlExec>(sql: &Counted<'_, E>, key: &str) {
-    sql.write(
-        "UPDATE coordinator_keys SET list_owed = 0 WHERE key = ?1 AND list_owed = 1",
-        &[text_value(key)],
-    );
+    write(sql, key, &HistoryWrite::Paid);
 }
 
 /// `inspect`'s `recent`, newest first, and `counts`.

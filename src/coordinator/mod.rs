@@ -88,6 +88,7 @@ mod decide;
 mod grant;
 pub mod history;
 mod invariants;
+pub mod log;
 mod order;
 mod read;
 pub mod schema;
@@ -102,6 +103,8 @@ mod types;
 pub use check::{due_for_check, needs_check};
 pub use decide::decide;
 pub use grant::eta_ms;
+#[cfg(not(target_arch = "wasm32"))]
+pub use history::KeyHistory;
 pub use invariants::assert_invariants as assert_view;
 #[cfg(not(target_arch = "wasm32"))]
 pub use invariants::assert_invariants_deep;

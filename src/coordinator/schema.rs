@@ -180,6 +180,9 @@ pub const MIGRATIONS: &[&[&str]] = &[
             DELETE FROM coordinator_holders WHERE key = new.key AND id = new.id; \
          END",
     ],
+    // v7 (contract §10): hand-offs are counted by the decision, not by the
+    // holder row's trigger (`super::history::MIGRATION_V7`).
+    super::history::MIGRATION_V7,
 ];
 
 /// The version this release writes.

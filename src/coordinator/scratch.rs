@@ -2,8 +2,11 @@
 //! write it records would change the rows.
 
 use super::check::{due_for_check, needs_check};
+use super::history::{self, Did, Outcome};
+use super::log::{self, Asked};
 use super::state::{Holder, HolderState, Member, Turn, Waiter};
 use super::types::{Reply, Settings, Summary, Transition, View, Write};
+use crate::busy::reporter::{self, Due, Shown};
 use crate::ident::InstanceId;
 use crate::limits::HOLD_TIMES_KEPT;
 use crate::transition::Effect;
@@ -21,6 +24,8 @@ pub(super) struct Key<'v> {
     pub(super) writes: Vec<Write>,
     pub(super) effects: Vec<Effect>,
     pub(super) settings: &'v Settings,
+    /// What the history records of this decision.
+    pub(super) did: Did,
 }
 
 impl<'v> Key<'v> {
@@ -33,6 +38,7 @@ impl<'v> Key<'v> {
             writes: Vec::new(),
             effects: Vec::new(),
             settings,
+            did: Did::default(),
         }
     }
 
@@ -97,10 +103,16 @@ impl<'v> Key<'v> {
     }
 
     /// `ended_ms`: when its hold finished, if it counts as a finished hold.
-    pub(super) fn remove_holder(&mut self, id: &InstanceId, ended_ms: Option<u64>) {
+    pub(super) fn remove_holder(
+        &mut self,
+        id: &InstanceId,
+        ended_ms: Option<u64>,
+        outcome: Outcome,
+    ) {
         let Some(holder) = self.holder(id).cloned() else {
             return;
         };
+        self.did.ended.push((holder.clone(), outcome));
         self.s.holders.retain(|h| h.id != *id);
         if let Some(end) = ended_ms {
             let times = &mut self.s.hold_times_ms;
@@ -151,21 +163,50 @@ impl<'v> Key<'v> {
             .push(Effect::Wake(holder_wake(holder, self.settings)));
     }
 
-    pub(super) fn finish(self, reply: Reply) -> Transition {
+    /// The transition: the writes with the history's around them
+    /// (`history::record`), the report the list is due (`reporter::due`),
+    /// and the log line (`log::of`).
+    pub(super) fn finish(self, reply: Reply, asked: &Asked, now_ms: u64) -> Transition {
         let needs = self.needs_holder_check();
+        let shown = |s: &Summary| Shown {
+            holders: s.holders.len() as u32,
+            waiting: s.waiters,
+            limit: s.limit,
+        };
+        let before = &self.view.summary;
+        let report = reporter::due(shown(before), shown(&self.s), self.did.found_dead());
+        let coalesced = matches!(&reply, Reply::Enqueue(r) if r.coalesced_into.is_some());
+        let (mut writes, recorded) = history::record(
+            &self.did,
+            before.waiters,
+            coalesced,
+            report == Due::Owed,
+            now_ms,
+        );
+        let log = log::of(
+            asked,
+            &log::Decided {
+                before: self.view,
+                reply: &reply,
+                quiet: self.effects.is_empty() && !needs,
+                member: self.member.as_ref(),
+                did: &self.did,
+                now_ms,
+            },
+        );
         let Key {
-            view,
             s,
-            writes,
+            writes: decided,
             effects,
             front,
             member,
             ..
         } = self;
+        writes.extend(decided);
+        writes.extend(recorded);
         // The state is what the writes leave of the parts a decision
         // changes; the rest of the view (the superseded, the holders to
         // check) is not carried on.
-        let _ = view;
         Transition {
             reply,
             writes,
@@ -177,6 +218,8 @@ impl<'v> Key<'v> {
                 front,
                 ..View::default()
             },
+            report,
+            log,
         }
     }
 

@@ -4,6 +4,7 @@
 //! `super::store` does on the tables, so the simulation runs the real
 //! decision; and it is the reference the SQL tests hold the rows to.
 
+use super::history::KeyHistory;
 use super::state::{Holder, HolderState, Member, Waiter};
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use crate::limits::{HOLD_TIMES_KEPT, IDLE_TENANT_KEPT_GRANTS};
@@ -41,6 +42,7 @@ pub struct KeyTwin {
     tenants: BTreeMap<Share, TenantTurn>,
     /// The last finished holds' lengths, oldest first.
     hold_times_ms: Vec<u64>,
+    pub history: KeyHistory,
 }
 
 impl Default for KeyTwin {
@@ -58,6 +60,7 @@ impl Default for KeyTwin {
             superseded_seq: HashMap::new(),
             tenants: BTreeMap::new(),
             hold_times_ms: Vec::new(),
+            history: KeyHistory::default(),
         }
     }
 }
@@ -168,6 +171,7 @@ impl KeyTwin {
             holder.fence
         );
         self.fence = holder.fence;
+        self.history.granted();
         self.holders.push((holder.clone(), None));
     }
 
@@ -183,6 +187,7 @@ impl KeyTwin {
     }
 
     pub fn remove_holder(&mut self, id: &InstanceId) {
+        self.history.holder_left(id);
         if let Some(i) = self.holder_index(id) {
             self.holders.remove(i);
         }
@@ -274,6 +279,7 @@ impl KeyTwin {
             let id = &waiter.id;
             self.remove_waiter(id);
             let seq = self.take_seq();
+            self.history.superseded();
             self.superseded.insert(seq, id.clone());
             // push_waiter refuses superseded ids, so none is remembered twice.
             let earlier = self.superseded_seq.insert(id.clone(), seq);
@@ -414,6 +420,7 @@ pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
                 assert_eq!(gone.len() as u32, *dropped, "superseded count");
             }
             Write::ForgetSupersededBeyond(keep) => key.forget_superseded_beyond(*keep),
+            Write::History(write) => key.history.apply(write),
         }
     }
 }

@@ -3,8 +3,12 @@
 //! about ([`Input`]), and what it returns ([`Reply`], [`Write`] in a
 //! [`Transition`]).
 
+use super::history::HistoryWrite;
+use super::log::LogLine;
 use super::state::{Holder, Liveness, Member, Turn, Waiter};
+use crate::busy::reporter::Due;
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
+use crate::transition::Effect;
 
 /// The options of `enqueue` and `acquire` (contract §1a), validated at the
 /// edge: `workflow` names a configured binding, `limit` is 1 to 1000.
@@ -81,8 +85,27 @@ pub struct Place {
     pub eta_ms: Option<u64>,
 }
 
-/// A decision of the Coordinator.
-pub type Transition = crate::transition::Transition<Reply, Write, View>;
+/// A decision of the Coordinator: the shared shape's parts
+/// ([`crate::transition::Transition`]), and what else it causes, as data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transition {
+    pub reply: Reply,
+    /// Row-level changes, the history's among them, committed together
+    /// before anything else.
+    pub writes: Vec<Write>,
+    /// What to do with Workflow instances once the writes are committed.
+    pub effects: Vec<Effect>,
+    /// `Some(0)` when the key needs the holder-check alarm.
+    pub alarm_at_ms: Option<u64>,
+    /// The view once the writes are applied.
+    pub state: View,
+    /// What the key's list entry is due: the owed mark is among the writes
+    /// (`history::Tally::report_owed`); the shell sends the report after
+    /// the reply.
+    pub report: Due,
+    /// The decision-log line, for the shell to print as it is.
+    pub log: Option<LogLine>,
+}
 
 /// What the key's summary holds: everything a decision knows of the key
 /// without reading its queue. The shell keeps it in memory between
@@ -248,4 +271,7 @@ pub enum Write {
     SupersedeAllExcept(InstanceId, u32),
     /// Forgets the oldest superseded ids beyond this many.
     ForgetSupersededBeyond(u32),
+    /// A change to the key's history (contract §10): `super::history`
+    /// says which, and carries them out.
+    History(HistoryWrite),
 }

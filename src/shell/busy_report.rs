@@ -1,10 +1,11 @@
 //! The Coordinator's reports to its key's list shard (contract §10): the
 //! reporters kept in the object's memory (`crate::busy::reporter`), the
 //! reports a decision made due, sent after the caller's reply in
-//! `waitUntil`, and the RPC to the shard. The decision that makes a report
-//! due has already stored that one is owed (`coordinator::history`); a
-//! confirmed report clears the mark, and the holder-check alarm sends
-//! what is still owed.
+//! `waitUntil`, and the RPC to the shard. Which decisions make a report
+//! due is the decision's own output (`coordinator::Transition::report`, by
+//! `crate::busy::reporter::due`), and one that owes a report has stored
+//! the mark among its writes; a confirmed report clears the mark, and the
+//! holder-check alarm sends what is still owed.
 //!
 //! A Worker without the `BUSY_LIST` binding (an embedding that has not
 //! added the class yet) lists nothing: a report owed is then dropped as

@@ -18,10 +18,11 @@
 //! (`coordinator::Summary`, the transition's state), which equals its rows
 //! since this object is their only writer.
 //!
-//! The decision-log lines of a call are written where its decision is
-//! taken ([`Coordinator::decide`]), from its input and its transition. A
-//! step after each commit (reporting a key's state elsewhere, say) goes in
-//! [`Summaries::write`], which every committed decision passes through.
+//! Everything a decision causes is in its transition
+//! (`coordinator::Transition`): the history among its writes, the list
+//! report it is due and its decision-log line. [`Summaries::write`], which
+//! every committed decision passes through, commits the writes, prints the
+//! line as it is and queues the report; it decides none of them.
 //!
 //! JS callers reach these methods through the `Coordinator` class in
 //! `js/worker.mjs`, which extends `DurableObject` (workerd refuses RPC to a
@@ -37,9 +38,11 @@ use super::js::{self, now_ms, to_js};
 use super::object::ObjectBase;
 use super::sqlite::ObjectSql;
 use super::wake::Turn;
-use crate::coordinator::history::{self, Happened};
+use crate::busy::reporter::Due;
+use crate::coordinator::history;
+use crate::coordinator::log::{LogKind, LogLine};
 use crate::coordinator::{
-    self, migrate, Holder, Input, Liveness, Member, Reply, Settings, Summary, View, Write,
+    self, migrate, Holder, Input, Liveness, Reply, Settings, Summary, View, Write,
 };
 use crate::edge::coordinator::{
     Acquire, AcquireOutcome, AcquireReply, Enqueue, EnqueueReply, GrantEvent, HolderEntry,
@@ -67,20 +70,17 @@ pub struct Keyed {
     key: String,
     view: View,
     settings: Rc<Settings>,
-    /// In a transition's state: what the decision adds to the key's
-    /// history and list entry (contract §10), for [`Summaries::write`].
-    decided: Option<Decided>,
+    /// In a transition's state: what the decision caused beside its writes
+    /// and effects, for [`Summaries::write`].
+    outputs: Option<Outputs>,
 }
 
-/// What a decision adds to the key's history and list entry, worked out
-/// from its view, its input and its transition where it is taken.
-pub struct Decided {
-    happened: Happened,
+/// What a decision caused beside its writes and effects: its log line and
+/// the report its key's list entry is due, at the time it was taken.
+pub struct Outputs {
+    log: Option<LogLine>,
+    report: Due,
     now_ms: u64,
-    /// Holders, waiters or limit differ before and after the decision.
-    counts_changed: bool,
-    /// The key had waiters before the decision or has some after it.
-    contended: bool,
 }
 
 impl Keyed {
@@ -110,24 +110,9 @@ impl Rules for Coordinator {
     fn load(_: &ObjectSql, _: &str, _: &Input) -> Keyed {
         panic!("the Coordinator loads through its Summaries")
     }
-    /// The core's decision, and the call's decision-log lines.
+    /// The core's decision; its log line and report go with its state.
     fn decide(state: &Keyed, now_ms: u64, input: Input) -> Result<TransitionOf<Self>, BatonError> {
-        let logged = Logged::before(&state.key, &state.settings, now_ms, &input);
-        let checked = history::checked(&input).cloned();
         let t = coordinator::decide(&state.view, &state.settings, now_ms, input)?;
-        logged.after(&state.key, now_ms, &t);
-        // What the decision adds to the key's history and list entry:
-        // nothing for an uncontended acquire or release (contract §10).
-        let happened = history::after(&state.view, checked.as_ref(), &t);
-        let (before, after) = (&state.view.summary, &t.state.summary);
-        let decided = Decided {
-            happened,
-            now_ms,
-            counts_changed: before.holders.len() != after.holders.len()
-                || before.waiters != after.waiters
-                || before.limit != after.limit,
-            contended: before.waiters > 0 || after.waiters > 0,
-        };
         Ok(Transition {
             reply: t.reply,
             writes: t.writes,
@@ -137,7 +122,11 @@ impl Rules for Coordinator {
                 key: state.key.clone(),
                 view: t.state,
                 settings: state.settings.clone(),
-                decided: Some(decided),
+                outputs: Some(Outputs {
+                    log: t.log,
+                    report: t.report,
+                    now_ms,
+                }),
             },
         })
     }
@@ -254,157 +243,6 @@ impl Rules for Coordinator {
     }
 }
 
-/// What a decision's log line needs of its input, taken before the core
-/// consumes it.
-enum Logged {
-    Enqueue(InstanceId),
-    Acquire(InstanceId),
-    AcquireChecked {
-        id: InstanceId,
-        holder: InstanceId,
-        liveness: Liveness,
-    },
-    Release(InstanceId),
-    Nothing,
-}
-
-impl Logged {
-    /// The lines printed before the decision (an alarm's holder check, a
-    /// woken holder skipped), and what to print after it.
-    fn before(key: &str, settings: &Settings, now_ms: u64, input: &Input) -> Logged {
-        let scope = Scope::Key(key);
-        match input {
-            Input::Enqueue(request) | Input::EnqueueChecked { request, .. } => {
-                Logged::Enqueue(request.id.clone())
-            }
-            Input::Acquire(request) => Logged::Acquire(request.id.clone()),
-            Input::AcquireChecked {
-                request,
-                holder,
-                liveness,
-            } => Logged::AcquireChecked {
-                id: request.id.clone(),
-                holder: holder.id.clone(),
-                liveness: *liveness,
-            },
-            Input::Release(id) => Logged::Release(id.clone()),
-            Input::TickChecked { holder, liveness } => {
-                decision_log::decision(
-                    Kind::Contended,
-                    scope,
-                    holder.id.as_str(),
-                    "checked",
-                    &format!("holder check: {liveness:?}"),
-                    None,
-                );
-                Logged::Nothing
-            }
-            Input::Woken {
-                holder,
-                accepted: false,
-                liveness,
-            } => {
-                let dead = liveness.is_dead(holder.enqueued_ms, now_ms, settings.grace_ms);
-                let reason = if dead {
-                    "handed the key but dead"
-                } else {
-                    "handed the key but not created yet: keeps it within the grace"
-                };
-                decision_log::decision(
-                    Kind::Contended,
-                    scope,
-                    holder.id.as_str(),
-                    "skipped",
-                    reason,
-                    None,
-                );
-                Logged::Nothing
-            }
-            Input::Woken { .. } | Input::Tick => Logged::Nothing,
-        }
-    }
-
-    /// The line of a call's answer, once decided.
-    fn after(self, key: &str, now_ms: u64, t: &coordinator::Transition) {
-        let scope = Scope::Key(key);
-        match (self, &t.reply) {
-            (Logged::Enqueue(id), Reply::Enqueue(reply)) => {
-                let (decision, reason) = match &reply.coalesced_into {
-                    Some(into) => (
-                        "coalesced",
-                        format!("a live waiter with the same input: {into}"),
-                    ),
-                    None if reply.busy => ("busy", "onBusy skip: the key is busy".to_string()),
-                    None if reply.terminated.is_empty() => {
-                        ("enqueued", "joined the queue".to_string())
-                    }
-                    None => (
-                        "enqueued",
-                        format!("superseded {} waiter(s)", reply.terminated.len()),
-                    ),
-                };
-                // A plain join waits only if its acquire finds the key
-                // taken: that acquire's line says so.
-                let plain = reply.coalesced_into.is_none() && reply.terminated.is_empty();
-                let kind = if plain && !reply.busy {
-                    Kind::Routine
-                } else {
-                    Kind::Contended
-                };
-                decision_log::decision(kind, scope, id.as_str(), decision, &reason, None);
-            }
-            (Logged::Acquire(id), Reply::Acquire(reply)) => {
-                let outcome = AcquireOutcome::from(*reply).as_str();
-                // Answered at once, granted: routine. Anything that wakes
-                // slots ahead of the caller or arms the alarm: contended.
-                let routine =
-                    outcome == "granted" && t.effects.is_empty() && t.alarm_at_ms.is_none();
-                let kind = if routine {
-                    Kind::Routine
-                } else {
-                    Kind::Contended
-                };
-                let reason = "decided without a check";
-                decision_log::decision(kind, scope, id.as_str(), outcome, reason, None);
-            }
-            (
-                Logged::AcquireChecked {
-                    id,
-                    holder,
-                    liveness,
-                },
-                Reply::Acquire(reply),
-            ) => {
-                let waited_ms = match &t.state.member {
-                    Some(Member::Waiter(w)) => Some(now_ms.saturating_sub(w.since_ms)),
-                    _ => None,
-                };
-                // This path checks a holder: the key is contended whatever
-                // the answer.
-                decision_log::decision(
-                    Kind::Contended,
-                    scope,
-                    id.as_str(),
-                    AcquireOutcome::from(*reply).as_str(),
-                    &format!("holder {holder} checked: {liveness:?}"),
-                    waited_ms,
-                );
-            }
-            (Logged::Release(id), Reply::Release(next)) => {
-                let (reason, kind) = match next {
-                    Some(next) => (format!("handed the key to {next}"), Kind::Contended),
-                    None => (
-                        "released as a waiter, or held nothing".to_string(),
-                        Kind::Routine,
-                    ),
-                };
-                decision_log::decision(kind, scope, id.as_str(), "released", &reason, None);
-            }
-            _ => {}
-        }
-    }
-}
-
 /// Each key's summary as the last decision on it left it, so that the
 /// next one starts without reading it; and the settings decisions read.
 /// Memory only: a restart (or a full map, at [`KEY_SUMMARIES_KEPT_MAX`])
@@ -445,45 +283,40 @@ impl Memory<Coordinator> for Summaries {
             key: key.to_owned(),
             view,
             settings,
-            decided: None,
+            outputs: None,
         }
     }
-    /// The commit with the key's history around it, the summary kept, and
-    /// the list report the decision made due.
+    /// The commit, the decision's log line printed, its list report
+    /// queued, and the summary kept.
     fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<Coordinator>) {
-        let decided = transition
+        let outputs = transition
             .state
-            .decided
+            .outputs
             .as_ref()
-            .expect("a transition's state says what the decision added");
-        let (happened, now) = (&decided.happened, decided.now_ms);
-        let counted = Counted::new(sql);
-        if happened.is_empty() {
-            Coordinator::write(sql, key, transition);
-        } else {
-            let waited = history::write_before(&counted, key, happened);
-            Coordinator::write(sql, key, transition);
-            history::write_after(&counted, key, happened, &waited, now);
+            .expect("a transition's state carries what the decision caused");
+        Coordinator::write(sql, key, transition);
+        if let Some(line) = &outputs.log {
+            print(key, line);
         }
-        // A listed key shows its counts as they change: one with waiters
-        // before or after the decision, or listed only for a dead holder's
-        // hour (all known from the summaries, no read to find out). A key
-        // without waiters and without a dead holder never reports.
-        let refresh = !happened.report_due
-            && decided.counts_changed
-            && (decided.contended || self.reports.listed_for_dead(key, now));
-        if happened.report_due || refresh {
+        let now = outputs.now_ms;
+        let send = match outputs.report {
+            Due::Nothing => false,
+            Due::Counts | Due::Owed => true,
+            Due::CountsIfListed => self.reports.listed_for_dead(key, now),
+        };
+        if send {
             let s = &transition.state.view.summary;
+            let counted = Counted::new(sql);
             let busy = history::busy(&counted, key, s.holders.len() as u32, s.waiters, s.limit);
+            sql.count_work(counted.work());
             // Keys were stored after validation.
             if let Ok(ident) = Ident::parse("key", key) {
                 self.reports.due(&ident, busy, now);
             }
             // The report is owed until the shard confirms it: the alarm,
             // set in this turn, sends it again if it is lost.
-            self.alarm_soon = happened.report_due && transition.alarm_at_ms.is_none();
+            self.alarm_soon = outputs.report == Due::Owed && transition.alarm_at_ms.is_none();
         }
-        sql.count_work(counted.work());
         if self.summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
             self.summaries.clear();
         }
@@ -835,4 +668,20 @@ fn release_reply(reply: Reply) -> ReleaseReply {
         unreachable!("a release is answered a release")
     };
     ReleaseReply { next }
+}
+
+/// Prints a decision's line as the core wrote it.
+fn print(key: &str, line: &LogLine) {
+    let kind = match line.kind {
+        LogKind::Contended => Kind::Contended,
+        LogKind::Routine => Kind::Routine,
+    };
+    decision_log::decision(
+        kind,
+        Scope::Key(key),
+        line.instance.as_str(),
+        line.decision,
+        &line.reason,
+        line.waited_ms,
+    );
 }

@@ -3,6 +3,7 @@
 use super::rows::{
     id_value, key_value, priority_value, state_value, tenant_value, turn_value, workflow_value,
 };
+use crate::coordinator::history;
 use crate::coordinator::types::Write;
 use crate::limits::IDLE_TENANT_KEPT_GRANTS;
 use crate::sql::{millis_value, optional_millis_value, Counted, SqlExec, SqlValue};
@@ -186,6 +187,8 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                     &[key_value(key), SqlValue::Integer(i64::from(*keep))],
                 );
             }
+            // The history's rows (contract §10): `history` holds their SQL.
+            Write::History(write) => history::write(sql, key, write),
         }
     }
 }

@@ -1,0 +1,255 @@
+//! The decision-log line of each Coordinator decision (contract §9), as
+//! data: [`line`] is the one rule of which line a decision prints and of
+//! what kind; the shell prints it as it is (`shell::decision_log`), and
+//! the simulation judges it against its own rule.
+
+use super::history::{Did, Outcome};
+use super::state::{Holder, Liveness, Member};
+use super::types::{Input, Reply, View};
+use super::AcquireReply;
+use crate::ident::InstanceId;
+use std::borrow::Cow;
+
+/// Whether a line prints at the default level (contract §9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogKind {
+    /// Makes an instance wait, hands a slot on, supersedes, coalesces,
+    /// skips, or finds an instance dead.
+    Contended,
+    /// An uncontended grant or release: prints only at `BATON_LOG=all`.
+    Routine,
+}
+
+/// One decision-log line: its instance, decision and reason, and how long
+/// the instance has waited so far, if it waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    pub kind: LogKind,
+    pub instance: InstanceId,
+    pub decision: &'static str,
+    /// Borrowed where it is fixed text: a routine line costs no allocation.
+    pub reason: Cow<'static, str>,
+    pub waited_ms: Option<u64>,
+}
+
+/// What a line needs of a decision's input, taken before the decision
+/// consumes it.
+#[derive(Debug, Clone)]
+pub enum Asked {
+    Enqueue(InstanceId),
+    Acquire(InstanceId),
+    AcquireChecked {
+        id: InstanceId,
+        holder: InstanceId,
+        liveness: Liveness,
+    },
+    Release(InstanceId),
+    /// A woken holder's status (`accepted: false`), the holder as handed.
+    WokenChecked {
+        holder: Holder,
+        liveness: Liveness,
+    },
+    TickChecked {
+        holder: InstanceId,
+        liveness: Liveness,
+    },
+    /// A tick, or a grant the engine accepted: no line.
+    Nothing,
+}
+
+impl Asked {
+    pub fn of(input: &Input) -> Asked {
+        match input {
+            Input::Enqueue(request) | Input::EnqueueChecked { request, .. } => {
+                Asked::Enqueue(request.id.clone())
+            }
+            Input::Acquire(request) => Asked::Acquire(request.id.clone()),
+            Input::AcquireChecked {
+                request,
+                holder,
+                liveness,
+            } => Asked::AcquireChecked {
+                id: request.id.clone(),
+                holder: holder.id.clone(),
+                liveness: *liveness,
+            },
+            Input::Release(id) => Asked::Release(id.clone()),
+            Input::Woken {
+                holder,
+                accepted: false,
+                liveness,
+            } => Asked::WokenChecked {
+                holder: holder.clone(),
+                liveness: *liveness,
+            },
+            Input::TickChecked { holder, liveness } => Asked::TickChecked {
+                holder: holder.id.clone(),
+                liveness: *liveness,
+            },
+            Input::Woken { .. } | Input::Tick => Asked::Nothing,
+        }
+    }
+}
+
+/// What the decision came to, as the line reads it.
+pub struct Decided<'a> {
+    /// The view it was taken on.
+    pub before: &'a View,
+    pub reply: &'a Reply,
+    /// It asked for no effect and left the key without the alarm.
+    pub quiet: bool,
+    /// The caller's place after it, if the input names one.
+    pub member: Option<&'a Member>,
+    pub did: &'a Did,
+    pub now_ms: u64,
+}
+
+fn line(
+    kind: LogKind,
+    instance: &InstanceId,
+    decision: &'static str,
+    reason: impl Into<Cow<'static, str>>,
+    waited_ms: Option<u64>,
+) -> Option<LogLine> {
+    Some(LogLine {
+        kind,
+        instance: instance.clone(),
+        decision,
+        reason: reason.into(),
+        waited_ms,
+    })
+}
+
+/// The word of an acquire's answer (contract §1).
+fn outcome(reply: &AcquireReply) -> &'static str {
+    match reply {
+        AcquireReply::Granted { .. } => "granted",
+        AcquireReply::Pending(_) => "pending",
+        AcquireReply::Superseded => "superseded",
+        AcquireReply::Busy => "busy",
+    }
+}
+
+/// The one rule of the line a decision prints, if any. A first phase that
+/// waits for a check prints nothing: its second phase's line says what
+/// came of it.
+pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
+    use LogKind::{Contended, Routine};
+    match (asked, d.reply) {
+        (Asked::Enqueue(id), Reply::Enqueue(reply)) => match &reply.coalesced_into {
+            Some(into) => line(
+                Contended,
+                id,
+                "coalesced",
+                format!("a live waiter with the same input: {into}"),
+                None,
+            ),
+            None if reply.busy => line(Contended, id, "busy", "onBusy skip: the key is busy", None),
+            // A plain join waits only if its acquire finds the key taken:
+            // that acquire's line says so.
+            None if reply.terminated.is_empty() => {
+                line(Routine, id, "enqueued", "joined the queue", None)
+            }
+            None => line(
+                Contended,
+                id,
+                "enqueued",
+                format!("superseded {} waiter(s)", reply.terminated.len()),
+                None,
+            ),
+        },
+        (Asked::Acquire(id), Reply::Acquire(reply)) => {
+            // Answered at once, granted: routine. Anything that wakes
+            // slots ahead of the caller or arms the alarm: contended.
+            let routine = matches!(reply, AcquireReply::Granted { .. }) && d.quiet;
+            let kind = if routine { Routine } else { Contended };
+            line(kind, id, outcome(reply), "decided without a check", None)
+        }
+        (
+            Asked::AcquireChecked {
+                id,
+                holder,
+                liveness,
+            },
+            Reply::Acquire(reply),
+        ) => {
+            let waited_ms = match d.member {
+                Some(Member::Waiter(w)) => Some(d.now_ms.saturating_sub(w.since_ms)),
+                _ => None,
+            };
+            // This path checks a holder: the key is contended whatever
+            // the answer.
+            line(
+                Contended,
+                id,
+                outcome(reply),
+                format!("holder {holder} checked: {liveness:?}"),
+                waited_ms,
+            )
+        }
+        (Asked::Release(id), Reply::Release(next)) => match next {
+            Some(next) => line(
+                Contended,
+                id,
+                "released",
+                format!("handed the key to {next}"),
+                None,
+            ),
+            None => line(
+                Routine,
+                id,
+                "released",
+                "released as a waiter, or held nothing",
+                None,
+            ),
+        },
+        (Asked::WokenChecked { holder, liveness }, _) => woken(holder, *liveness, d),
+        (Asked::TickChecked { holder, liveness }, _) => line(
+            Contended,
+            holder,
+            "checked",
+            format!("holder check: {liveness:?}"),
+            None,
+        ),
+        _ => None,
+    }
+}
+
+/// A woken holder's status, answered neither alive nor unknown: "skipped"
+/// only when the decision skipped it, the slot still held as handed; a
+/// holder that confirmed its slot since and is found dead now is a holder
+/// check's answer; one that released (or was handed on) since is nothing
+/// this decision did.
+fn woken(handed: &Holder, liveness: Liveness, d: &Decided<'_>) -> Option<LogLine> {
+    let id = &handed.id;
+    let as_handed = d.before.summary.holders.iter().any(|h| h == handed);
+    let found_dead = d
+        .did
+        .ended
+        .iter()
+        .any(|(h, o)| h.id == *id && *o == Outcome::Dead);
+    match (as_handed, found_dead) {
+        (true, true) => line(
+            LogKind::Contended,
+            id,
+            "skipped",
+            "handed the key but dead",
+            None,
+        ),
+        (true, false) if liveness == Liveness::NotFound => line(
+            LogKind::Contended,
+            id,
+            "skipped",
+            "handed the key but not created yet: keeps it within the grace",
+            None,
+        ),
+        (false, true) => line(
+            LogKind::Contended,
+            id,
+            "checked",
+            format!("holder check: {liveness:?}"),
+            None,
+        ),
+        _ => None,
+    }
+}
