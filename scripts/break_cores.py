@@ -62,6 +62,18 @@ BUGS = [
      "            if started.is_some() {\n                draft.fire(now_ms);\n            }",
      "            if started.is_some() {\n                draft.set_pending(None);\n            }",
      "flush reports a start it never makes", "§4 flush"),
+    ("debounce", "debounce_sim", "src/debounce/batch.rs",
+     "        if after > u64::from(bounds.max_bytes) {",
+     "        if after >= u64::from(bounds.max_bytes) {",
+     "a batch is split by params that take it exactly to maxBytes", "§4a maxBytes"),
+    ("debounce", "debounce_sim", "src/debounce/decide.rs",
+     "            StartParams::Batch(_) => Some(batch_params(&self.s.batch)),",
+     "            StartParams::Batch(_) => Some(batch_params(&self.s.batch[..self.s.batch.len().saturating_sub(1)])),",
+     "a batch starts without its last call's params", "§4a every call's params"),
+    ("debounce", "debounce_sim", "src/debounce/batch.rs",
+     "        if (self.s.batch.len() as u64) < u64::from(bounds.max_items) {",
+     "        if (self.s.batch.len() as u64) <= u64::from(bounds.max_items) {",
+     "the call that brings a batch to maxItems does not start it", "§4a maxItems"),
 
     # --- Runs (contract §6), tests/runs_sim.rs -----------------------------
     ("runs", "runs_sim", "src/runs/decide.rs",

@@ -102,6 +102,7 @@ fn call(edge: Edge, delay_ms: u64, max_wait_ms: Option<u64>, params: Option<&str
         params: params.map(str::to_owned),
         workflow: "WORKFLOW".into(),
         id_prefix: None,
+        batch: None,
     })
     .unwrap()
 }
@@ -111,6 +112,7 @@ fn reply(outcome: Outcome, id: &str, fire_at_ms: Option<u64>) -> DebounceReply {
         outcome,
         instance_id: InstanceId::parse("instanceId", id).unwrap(),
         fire_at_ms,
+        batches_started: Vec::new(),
     }
 }
 

@@ -32,6 +32,7 @@ fn random_input(rng: &mut Rng, now: u64, state: &KeyState, n: u64) -> Input {
                 params: rng.percent(80).then(|| format!("{{\"n\":{n}}}")),
                 workflow: (*rng.pick(&["WORKFLOW", "OTHER"])).into(),
                 id_prefix: None,
+                batch: None,
             })
             .unwrap(),
             suffix,
