@@ -273,6 +273,8 @@ export interface DebouncerNamespace {
 /**
  * One Workflow start per burst of calls on `key`, the latest params winning
  * (contract §4): `await debounce(env.DEBOUNCER, key, { delayMs: 5000, params })`.
+ * With `batch: { maxItems?, maxBytes? }` (trailing only), the run gets
+ * `{ batch: [...] }`, every call's params in order (contract §4a).
  */
 export function debounce(
   namespace: DebouncerNamespace,
