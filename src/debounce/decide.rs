@@ -162,28 +162,6 @@ pub fn decide(state: &KeyState, now_ms: u64, input: Input) -> Result<Transition,
     Ok(draft.finish(reply))
 }
 
-/// Applies `writes` to `state`, as the shell's storage does: the simulation
-/// checks that this gives [`Transition::state`].
-pub fn apply(state: &mut KeyState, writes: &[Write]) {
-    for write in writes {
-        match write {
-            Write::Burst(burst) => state.burst = burst.clone(),
-            Write::Pending(pending) => state.pending = pending.clone(),
-            Write::Creating(row) => match state.creating.iter_mut().find(|c| c.id == row.id) {
-                Some(existing) => *existing = row.clone(),
-                None => state.creating.push(row.clone()),
-            },
-            Write::CreatingDone(id) => state.creating.retain(|c| c.id != *id),
-            Write::Started(started) => {
-                state.started.insert(0, started.clone());
-                state.started.truncate(DEBOUNCE_STARTED_KEPT);
-            }
-            Write::BatchCleared => state.batch.clear(),
-            Write::BatchItem(params) => state.batch.push(params.clone()),
-        }
-    }
-}
-
 /// Wait before retry `failures` (1 for the first failure): doubling from
 /// [`DEBOUNCE_CREATE_RETRY_MS_MIN`], capped at [`DEBOUNCE_CREATE_RETRY_MS_MAX`].
 pub fn retry_backoff_ms(failures: u32) -> u64 {

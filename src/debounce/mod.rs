@@ -27,6 +27,7 @@
 mod batch;
 mod decide;
 mod inspect;
+mod memory;
 mod request;
 pub mod sql;
 mod state;
@@ -34,5 +35,6 @@ mod state;
 pub use batch::*;
 pub use decide::*;
 pub use inspect::*;
+pub use memory::*;
 pub use request::*;
 pub use state::*;
