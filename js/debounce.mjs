@@ -1,6 +1,7 @@
 // Debounce and deferred starts (contract §4), in one line from any Worker:
 //
 //   await debounce(env.DEBOUNCER, `build:${repo}`, { delayMs: 5000, params: push });
+//   await debounce(env.DEBOUNCER, `import:${shop}`, { delayMs: 60000, params: hook, batch: {} });
 //
 // `namespace` is the Debouncer namespace: a Durable Object binding to
 // Baton's `Debouncer` class. Each helper reaches the key's one object and
@@ -15,7 +16,11 @@ function objectFor(namespace, key) {
   return namespace.get(namespace.idFromName(key));
 }
 
-/** `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? })`. */
+/**
+ * `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix?, batch? })`.
+ * With `batch: { maxItems?, maxBytes? }` (trailing only), the burst's run
+ * gets `{ batch: [...] }`, every call's params in order (contract §4a).
+ */
 export function debounce(namespace, key, options) {
   return objectFor(namespace, key).debounce(key, options);
 }

@@ -273,6 +273,8 @@ export interface DebouncerNamespace {
 /**
  * One Workflow start per burst of calls on `key`, the latest params winning
  * (contract §4): `await debounce(env.DEBOUNCER, key, { delayMs: 5000, params })`.
+ * With `batch: { maxItems?, maxBytes? }` (trailing only), the run gets
+ * `{ batch: [...] }`, every call's params in order (contract §4a).
  */
 export function debounce(
   namespace: DebouncerNamespace,
@@ -308,6 +310,12 @@ export type AcquireStatus = {
 
 /** A sequence number: events after it are read. */
 export type After = number;
+
+/** Most bytes of a batch's params, {"batch":[...]} as JSON: 1 to 1048576. */
+export type BatchMaxBytes = number;
+
+/** How many params a batch holds at most: 1 to 1000. */
+export type BatchMaxItems = number;
 
 /** `cancel`'s reply: the dropped start's id, which will never start. */
 export type CancelReply = {
@@ -393,7 +401,7 @@ export type CoordinatorRelease = {
   instanceId: InstanceId;
 };
 
-/** `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? })`. */
+/** `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix?, batch? })`. */
 export type Debounce = {
   key: Ident;
   /** A burst ends after this much silence. */
@@ -402,12 +410,22 @@ export type Debounce = {
   maxWaitMs?: DelayMs | null;
   /** When the burst's start is made (default `trailing`). */
   edge?: DebounceEdge | null;
-  /** The instance's params: any JSON value, at most 1 MiB serialized. The latest call's win, also when it sends none. */
+  /** The instance's params: any JSON value, at most 1 MiB serialized. The latest call's win, also when it sends none (with `batch`: every call's, in order). */
   params?: unknown;
   /** The Workflow binding to create through, one of WORKFLOW_BINDINGS (default WORKFLOW_BINDING). */
   workflow?: WorkflowName | null;
   /** The start's instance id is this plus a unique suffix (default `debounce-`). */
   idPrefix?: IdPrefix | null;
+  /** Trailing only: the burst's start is created with `{ batch: [...] }`, the params of every call of the burst that sent any, in the order received (contract §4a). */
+  batch?: DebounceBatch | null;
+};
+
+/** `batch`: when a batch starts before its burst ends. */
+export type DebounceBatch = {
+  /** The call that brings the batch to this many params starts it at once (default 100). */
+  maxItems?: BatchMaxItems | null;
+  /** Most bytes of the instance's params, `{"batch":[...]}` as JSON (default 1048576): a call whose params would pass it starts the batch at once without them, and they begin the next burst. */
+  maxBytes?: BatchMaxBytes | null;
 };
 
 /** `edge`. */
@@ -591,6 +609,8 @@ export type PendingStart = {
   lastAt: number;
   fireAt: number;
   calls: number;
+  /** How many params the batch holds, when the burst batches (contract §4a). */
+  items?: number | null;
 };
 
 /** Slots go to a waiter of the highest priority present. */

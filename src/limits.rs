@@ -316,6 +316,29 @@ pub const EFFECT_ROUNDS_MAX: usize = 2;
 /// spending one invocation's subrequest budget on creates.
 pub const DEBOUNCE_KEYS_PER_ALARM_MAX: u32 = 16;
 
+/// Fewest `batch.maxItems` (contract §4a): a batch of one starts with its
+/// first call, which is the least a batch can hold.
+pub const DEBOUNCE_BATCH_ITEMS_MIN: u32 = 1;
+
+/// Most `batch.maxItems` (contract §4a): 1000 params a run. Every call on a
+/// batching key reads the batch's rows (a row per call), so this also bounds
+/// what one call reads.
+pub const DEBOUNCE_BATCH_ITEMS_MAX: u32 = 1_000;
+
+/// `batch.maxItems` when the call names none (contract §4a).
+pub const DEBOUNCE_BATCH_ITEMS_DEFAULT: u32 = 100;
+
+/// Fewest `batch.maxBytes` (contract §4a). A bound this small lets no params
+/// in at all (even `{"batch":[1]}` is 13 bytes): each call is refused naming
+/// `params`, which says why.
+pub const DEBOUNCE_BATCH_BYTES_MIN: u32 = 1;
+
+/// Most `batch.maxBytes`, and its default (contract §4a): the platform's
+/// 1 MiB for an instance's params, which the batch becomes, measured as the
+/// params the instance is created with (`{"batch":[...]}`), so a batch at
+/// the bound is still a start the Workflow binding accepts.
+pub const DEBOUNCE_BATCH_BYTES_MAX: u32 = 1_048_576;
+
 // --- runs ---
 
 /// Longest long-poll (`await`, `events`), in milliseconds: the contract's

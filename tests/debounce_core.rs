@@ -3,9 +3,9 @@
 //! The seeded simulation (`debounce_sim.rs`) covers the interleavings.
 
 use baton::debounce::{
-    apply, assert_invariants, decide, pending_view, retry_backoff_ms, CreateOutcome, DebounceCall,
-    DebounceFields, DebounceReply, Edge, IdSuffix, Input, KeyState, Outcome, Reply, StartAtCall,
-    Transition,
+    apply, assert_invariants, decide, pending_view, retry_backoff_ms, BatchFields, BatchLimit,
+    BatchStarted, CreateOutcome, DebounceCall, DebounceFields, DebounceReply, Edge, IdSuffix,
+    Input, KeyState, Outcome, Reply, StartAtCall, Transition, Write,
 };
 use baton::error::BatonError;
 use baton::ident::InstanceId;
@@ -102,6 +102,7 @@ fn call(edge: Edge, delay_ms: u64, max_wait_ms: Option<u64>, params: Option<&str
         params: params.map(str::to_owned),
         workflow: "WORKFLOW".into(),
         id_prefix: None,
+        batch: None,
     })
     .unwrap()
 }
@@ -111,6 +112,7 @@ fn reply(outcome: Outcome, id: &str, fire_at_ms: Option<u64>) -> DebounceReply {
         outcome,
         instance_id: InstanceId::parse("instanceId", id).unwrap(),
         fire_at_ms,
+        batches_started: Vec::new(),
     }
 }
 
@@ -466,4 +468,231 @@ fn start_at_refuses_an_id_whose_create_is_unconfirmed() {
     let err = key.run(10, Input::StartAt { call, suffix }).unwrap_err();
     assert_eq!(err.field(), "instanceId");
     assert_eq!(key.state, before);
+}
+
+// --- §4a batching ---------------------------------------------------------
+
+/// A trailing call with `batch` (delay 100, maxWait 1000).
+fn batch_call(
+    max_items: Option<u32>,
+    max_bytes: Option<u32>,
+    params: Option<&str>,
+) -> DebounceCall {
+    DebounceCall::new(DebounceFields {
+        delay_ms: 100,
+        max_wait_ms: Some(1000),
+        params: params.map(str::to_owned),
+        workflow: "WORKFLOW".into(),
+        batch: Some(BatchFields {
+            max_items: max_items.map(f64::from),
+            max_bytes: max_bytes.map(f64::from),
+        }),
+        ..DebounceFields::default()
+    })
+    .unwrap()
+}
+
+impl Key {
+    fn batch(&mut self, now: u64, call: DebounceCall) -> DebounceReply {
+        let suffix = self.suffix();
+        match self.run_ok(now, Input::Debounce { call, suffix }) {
+            Reply::Debounce(reply) => reply,
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_batch_starts_with_every_calls_params_in_order() {
+    let mut key = Key::new();
+    let r1 = key.batch(0, batch_call(None, None, Some("{\"n\":1}")));
+    assert_eq!(r1, reply(Outcome::Scheduled, "debounce-1", Some(100)));
+    // A call without params adds nothing, and extends the burst.
+    let r2 = key.batch(50, batch_call(None, None, None));
+    assert_eq!(r2, reply(Outcome::Scheduled, "debounce-1", Some(150)));
+    // A call without `batch` joining a batching burst adds its params too.
+    let plain = call(Edge::Trailing, 100, Some(1000), Some("\"three\""));
+    let r3 = key.batch(60, plain);
+    assert_eq!(r3, reply(Outcome::Scheduled, "debounce-1", Some(160)));
+    assert_eq!(pending_view(&key.state).unwrap().items, Some(2));
+    assert_eq!(pending_view(&key.state).unwrap().calls, 3);
+    key.tick(160);
+    assert_eq!(
+        key.creates,
+        vec![(
+            160,
+            "debounce-1".to_string(),
+            Some("{\"batch\":[{\"n\":1},\"three\"]}".to_string())
+        )]
+    );
+    assert!(key.state.batch.is_empty() && key.state.pending.is_none());
+    // Without `batch`, a start takes the latest params as before.
+    assert_eq!(pending_view(&KeyState::default()), None);
+}
+
+#[test]
+fn the_call_that_brings_a_batch_to_max_items_starts_it_at_once() {
+    let mut key = Key::new();
+    let p = |n: u32| format!("{{\"n\":{n}}}");
+    for n in 1..=2 {
+        let r = key.batch(n.into(), batch_call(Some(3), None, Some(&p(n))));
+        assert_eq!(r.outcome, Outcome::Scheduled);
+    }
+    let third = key.batch(3, batch_call(Some(3), None, Some(&p(3))));
+    assert_eq!(third.outcome, Outcome::Started);
+    assert_eq!(third.instance_id.as_str(), "debounce-1");
+    assert_eq!(third.fire_at_ms, None);
+    assert_eq!(
+        third.batches_started,
+        [BatchStarted {
+            id: third.instance_id.clone(),
+            items: 3,
+            bytes: 35,
+            by: BatchLimit::MaxItems(3),
+        }]
+    );
+    assert_eq!(
+        key.creates,
+        vec![(
+            3,
+            "debounce-1".to_string(),
+            Some("{\"batch\":[{\"n\":1},{\"n\":2},{\"n\":3}]}".to_string())
+        )]
+    );
+    assert_eq!(key.started(), ["debounce-1"]);
+    // The burst ended: the next call begins another, under a new id.
+    let next = key.batch(4, batch_call(Some(3), None, Some(&p(4))));
+    assert_eq!(next, reply(Outcome::Scheduled, "debounce-4", Some(104)));
+    // maxItems 1: every call with params is a batch of its own, at once.
+    let mut one = Key::new();
+    let r = one.batch(0, batch_call(Some(1), None, Some("1")));
+    assert_eq!(
+        (r.outcome, r.instance_id.as_str()),
+        (Outcome::Started, "debounce-1")
+    );
+    assert_eq!(one.creates[0].2.as_deref(), Some("{\"batch\":[1]}"));
+}
+
+#[test]
+fn params_that_would_pass_max_bytes_start_the_batch_without_them() {
+    let mut key = Key::new();
+    // {"batch":["aaaa","bbbb"]} is 25 bytes: with maxBytes 25 it fits exactly.
+    let r1 = key.batch(0, batch_call(None, Some(25), Some("\"aaaa\"")));
+    let r2 = key.batch(10, batch_call(None, Some(25), Some("\"bbbb\"")));
+    assert_eq!(r2, reply(Outcome::Scheduled, "debounce-1", Some(110)));
+    assert_eq!(r1.instance_id, r2.instance_id);
+    assert!(key.creates.is_empty());
+    // One byte more than fits: the batch starts as it is, and this call
+    // begins the next burst, under a new id.
+    let r3 = key.batch(20, batch_call(None, Some(25), Some("1")));
+    assert_eq!(r3.outcome, Outcome::Scheduled);
+    assert_eq!(r3.instance_id.as_str(), "debounce-3");
+    assert_eq!(r3.fire_at_ms, Some(120));
+    assert_eq!(
+        r3.batches_started,
+        [BatchStarted {
+            id: r1.instance_id.clone(),
+            items: 2,
+            bytes: 25,
+            by: BatchLimit::MaxBytes(25),
+        }]
+    );
+    assert_eq!(
+        key.creates,
+        vec![(
+            20,
+            "debounce-1".to_string(),
+            Some("{\"batch\":[\"aaaa\",\"bbbb\"]}".to_string())
+        )]
+    );
+    assert_eq!(key.state.batch, ["1"]);
+    key.tick(120);
+    assert_eq!(key.creates[1].2.as_deref(), Some("{\"batch\":[1]}"));
+}
+
+#[test]
+fn batch_refusals_change_nothing() {
+    // `batch` is for the trailing edge only, naming it.
+    for edge in [Edge::Leading, Edge::Both] {
+        let refused = DebounceCall::new(DebounceFields {
+            delay_ms: 10,
+            edge: Some(edge),
+            workflow: "WORKFLOW".into(),
+            batch: Some(BatchFields::default()),
+            ..DebounceFields::default()
+        });
+        assert_eq!(refused.unwrap_err().field(), "batch");
+    }
+    for (max_items, max_bytes, field) in [
+        (Some(0.0), None, "maxItems"),
+        (Some(1001.0), None, "maxItems"),
+        (Some(1.5), None, "maxItems"),
+        (None, Some(0.0), "maxBytes"),
+        (None, Some(1_048_577.0), "maxBytes"),
+    ] {
+        let refused = DebounceCall::new(DebounceFields {
+            delay_ms: 10,
+            workflow: "WORKFLOW".into(),
+            batch: Some(BatchFields {
+                max_items,
+                max_bytes,
+            }),
+            ..DebounceFields::default()
+        });
+        assert_eq!(refused.unwrap_err().field(), field);
+    }
+    // A split needs room for the next burst's start: at the bound it is
+    // refused naming `key`, and the batch stays whole.
+    let mut key = Key::new();
+    key.batch(0, batch_call(None, Some(20), Some("\"aaaa\"")));
+    while key.state.unfinished_starts() < DEBOUNCE_UNFINISHED_STARTS_MAX {
+        // Starts whose creates keep failing fill the key's bound.
+        let id = format!("x{}", key.state.creating.len());
+        let mut creating = key.state.clone();
+        creating.creating.push(baton::debounce::Creating {
+            id: InstanceId::parse("instanceId", &id).unwrap(),
+            workflow: "WORKFLOW".into(),
+            params: None,
+            fired_at_ms: 0,
+            failures: 1,
+            next_try_at_ms: 1_000_000,
+            last_error: None,
+        });
+        key.state = creating;
+    }
+    let before = key.state.clone();
+    let suffix = key.suffix();
+    let split = batch_call(None, Some(20), Some("\"bbbb\""));
+    let refused = decide(
+        &before,
+        10,
+        Input::Debounce {
+            call: split,
+            suffix,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(refused.field(), "key");
+    assert_eq!(key.state, before);
+}
+
+#[test]
+fn start_at_and_cancel_drop_a_pending_batch() {
+    let mut key = Key::new();
+    key.batch(0, batch_call(None, None, Some("1")));
+    key.batch(10, batch_call(None, None, Some("2")));
+    // startAt replaces the pending start's time and params, id kept.
+    let at = StartAtCall::new(20, 500.0, Some("\"at\"".into()), "WORKFLOW".into(), None).unwrap();
+    let suffix = key.suffix();
+    let transition = key.run(20, Input::StartAt { call: at, suffix }).unwrap();
+    assert!(transition.writes.contains(&Write::BatchCleared));
+    assert!(key.state.batch.is_empty());
+    key.tick(500);
+    assert_eq!(key.creates[0].2.as_deref(), Some("\"at\""));
+    // cancel drops a batch and its rows.
+    let mut key = Key::new();
+    key.batch(0, batch_call(None, None, Some("1")));
+    let transition = key.run(5, Input::Cancel).unwrap();
+    assert!(transition.writes.contains(&Write::BatchCleared));
+    assert!(key.state.batch.is_empty() && key.state.pending.is_none());
 }

@@ -23,12 +23,19 @@
 //!   plus the worst alarm lateness the simulation injects;
 //! - every create carries the latest params its id was given, no id fires
 //!   twice, and an id that was cancelled or replaced never starts;
+//! - batching (§4a): the model keeps each batch's params itself, measures
+//!   the text it would be created with, and predicts when `maxItems` starts
+//!   a batch at once and when `maxBytes` splits a burst (some calls' params
+//!   are sized to land exactly on the bound, or one byte past it);
 //! - the key's pending start and unconfirmed creates are exactly the
 //!   model's: no pending start is ever lost.
 //!
 //! At the end of each seed, faults and calls stop and the system drains:
 //! every start promised and not cancelled must have been created exactly
-//! once, with its latest params, and the key must be left with nothing pending.
+//! once, with its latest params, and the key must be left with nothing pending;
+//! every call's params that went into a batch are in exactly one run (the
+//! one the call was told, unless it was cancelled), in the order the calls
+//! came, and no run holds more params or bytes than its batch's bounds.
 //!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 200,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
@@ -36,14 +43,16 @@
 mod common;
 
 use baton::debounce::{
-    apply, assert_invariants, decide, pending_view, CreateOutcome, DebounceCall, DebounceFields,
-    DebounceReply, Edge, IdSuffix, Input, KeyState, Outcome, Reply, StartAtCall, Transition,
+    apply, assert_invariants, decide, pending_view, BatchFields, BatchLimit, BatchStarted,
+    CreateOutcome, DebounceCall, DebounceFields, DebounceReply, Edge, IdSuffix, Input, KeyState,
+    Outcome, Reply, StartAtCall, StartParams, Transition,
 };
 use baton::ident::InstanceId;
 use baton::limits::{
     DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_UNFINISHED_STARTS_MAX,
 };
 use common::{assert_reached, report_failure, simulate, Fault, Faults, Injected, Rng, SimStats};
+use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -78,6 +87,36 @@ struct MBurst {
     max_wait: u64,
     leading: Option<Id>,
     trailing: Option<Id>,
+    /// The trailing start's batch, when the call that made it pending batched.
+    batch: Option<MBatch>,
+}
+
+/// A batch as the model keeps it: its bounds, and each call's params.
+#[derive(Debug, Clone)]
+struct MBatch {
+    max_items: usize,
+    max_bytes: usize,
+    items: Vec<String>,
+}
+
+impl MBatch {
+    /// The params its instance is created with, written out by the model.
+    fn text(&self) -> String {
+        format!("{{\"batch\":[{}]}}", self.items.join(","))
+    }
+
+    /// Its text's bytes with `params` added.
+    fn bytes_with(&self, params: &str) -> usize {
+        let mut more = self.clone();
+        more.items.push(params.to_owned());
+        more.text().len()
+    }
+}
+
+/// The unique number the simulation puts in every call's params.
+fn call_number(params: &str) -> u64 {
+    let value: Value = serde_json::from_str(params).unwrap();
+    value["n"].as_u64().expect("every call's params carry n")
 }
 
 impl MBurst {
@@ -100,6 +139,12 @@ struct Model {
     dropped: HashSet<Id>,
     /// Every id a reply named.
     promised: HashSet<Id>,
+    /// Each batching start's bounds: (maxItems, maxBytes).
+    bounds_of: HashMap<Id, (usize, usize)>,
+    /// Every call whose params went into a batch: its number, and the batch.
+    batched: Vec<(u64, Id)>,
+    /// Calls whose params went into a batch that was cancelled or replaced.
+    discarded: HashSet<u64>,
 }
 
 /// What the model expects of one decision.
@@ -118,6 +163,20 @@ impl Model {
 
     fn unfinished(&self) -> usize {
         self.unconfirmed.len() + usize::from(self.pending().is_some())
+    }
+
+    /// The pending batch will never start with its params: its calls' go.
+    fn discard_batch(&mut self) {
+        let Some(burst) = &self.burst else { return };
+        let (Some(_), Some(trailing)) = (&burst.batch, &burst.trailing) else {
+            return;
+        };
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.batched)
+            .into_iter()
+            .partition(|(_, id)| id == trailing);
+        self.batched = kept;
+        self.discarded.extend(gone.into_iter().map(|(n, _)| n));
+        self.bounds_of.remove(&trailing.clone());
     }
 
     fn fire(&mut self, id: Id, fires: &mut Vec<Id>) {
@@ -173,102 +232,233 @@ impl Model {
     fn debounce(&mut self, now: u64, call: &DebounceCall, suffix: &str) -> Expect {
         let mut fires = Vec::new();
         self.settle(now, &mut fires);
+        match self.debounce_call(now, call, suffix, &mut fires) {
+            Ok(reply) => {
+                self.settle(now, &mut fires);
+                self.promised.insert(reply.instance_id.clone());
+                Expect {
+                    reply: Ok(Reply::Debounce(reply)),
+                    fires,
+                }
+            }
+            Err(field) => Expect {
+                reply: Err(field),
+                fires,
+            },
+        }
+    }
+
+    /// Adds a call's params to the trailing start's batch; a batch brought
+    /// to its maxItems starts now and ends the burst.
+    fn add_to_batch(
+        &mut self,
+        params: &str,
+        fires: &mut Vec<Id>,
+        started: &mut Vec<BatchStarted>,
+    ) -> bool {
+        let burst = self.burst.as_mut().expect("a batch belongs to a burst");
+        let id = burst
+            .trailing
+            .clone()
+            .expect("a batch belongs to a trailing start");
+        let batch = burst.batch.as_mut().expect("the start batches");
+        batch.items.push(params.to_owned());
+        self.batched.push((call_number(params), id.clone()));
+        let text = batch.text();
+        let full = batch.items.len() >= batch.max_items;
+        let (items, max_items) = (batch.items.len(), batch.max_items);
+        self.params_of.insert(id.clone(), Some(text.clone()));
+        if full {
+            started.push(BatchStarted {
+                id: id.clone(),
+                items: items as u32,
+                bytes: text.len() as u64,
+                by: BatchLimit::MaxItems(max_items as u32),
+            });
+            self.burst = None;
+            self.fire(id, fires);
+        }
+        full
+    }
+
+    /// Makes `start` the burst's trailing start, batching as the call says.
+    fn pend_trailing(
+        &mut self,
+        start: &Id,
+        call: &DebounceCall,
+        fires: &mut Vec<Id>,
+        started: &mut Vec<BatchStarted>,
+    ) -> bool {
+        let burst = self.burst.as_mut().expect("pending in a burst");
+        burst.trailing = Some(start.clone());
+        burst.batch = call.batch.map(|bounds| MBatch {
+            max_items: bounds.max_items as usize,
+            max_bytes: bounds.max_bytes as usize,
+            items: Vec::new(),
+        });
+        match (&burst.batch, &call.params) {
+            (Some(batch), params) => {
+                self.bounds_of
+                    .insert(start.clone(), (batch.max_items, batch.max_bytes));
+                self.params_of.insert(start.clone(), Some(batch.text()));
+                match params {
+                    Some(params) => self.add_to_batch(params, fires, started),
+                    None => false,
+                }
+            }
+            (None, params) => {
+                self.params_of.insert(start.clone(), params.clone());
+                false
+            }
+        }
+    }
+
+    fn debounce_call(
+        &mut self,
+        now: u64,
+        call: &DebounceCall,
+        suffix: &str,
+        fires: &mut Vec<Id>,
+    ) -> Result<DebounceReply, &'static str> {
         let new_id = || id(&format!("{}{suffix}", call.id_prefix));
-        let open = self.burst.clone().filter(|b| now < b.end());
-        let reply = if let Some(mut burst) = open {
+        let mut started = Vec::new();
+        let mut open = self.burst.clone().filter(|b| now < b.end());
+        // maxBytes: params that would take the batch past it start the
+        // batch without them, and begin a new burst.
+        if let (Some(burst), Some(params)) = (&open, &call.params) {
+            if let (Some(batch), Some(trailing), Edge::Trailing | Edge::Both) =
+                (&burst.batch, &burst.trailing, call.edge)
+            {
+                if batch.bytes_with(params) > batch.max_bytes {
+                    self.room()?;
+                    let text = batch.text();
+                    started.push(BatchStarted {
+                        id: trailing.clone(),
+                        items: batch.items.len() as u32,
+                        bytes: text.len() as u64,
+                        by: BatchLimit::MaxBytes(batch.max_bytes as u32),
+                    });
+                    assert_eq!(self.params_of[trailing], Some(text));
+                    self.burst = None;
+                    self.fire(trailing.clone(), fires);
+                    open = None;
+                }
+            }
+        }
+        let mut reply = if let Some(mut burst) = open {
             burst.last = now;
             burst.delay = call.delay_ms;
             burst.max_wait = call.max_wait_ms;
             let fire_at = burst.end().max(now);
-            let reply = match call.edge {
-                Edge::Trailing | Edge::Both => {
-                    let trailing = match burst.trailing.clone() {
-                        Some(id) => id,
-                        None => {
-                            if let Err(field) = self.room() {
-                                return Expect {
-                                    reply: Err(field),
-                                    fires,
-                                };
+            match call.edge {
+                Edge::Trailing | Edge::Both => match burst.trailing.clone() {
+                    Some(trailing) => {
+                        assert!(!self.unconfirmed.contains_key(&trailing));
+                        let batching = burst.batch.is_some();
+                        self.burst = Some(burst);
+                        let full = match (batching, &call.params) {
+                            (true, Some(params)) => self.add_to_batch(params, fires, &mut started),
+                            (true, None) => false,
+                            (false, params) => {
+                                self.params_of.insert(trailing.clone(), params.clone());
+                                false
                             }
-                            new_id()
+                        };
+                        DebounceReply {
+                            outcome: if full {
+                                Outcome::Started
+                            } else {
+                                Outcome::Scheduled
+                            },
+                            instance_id: trailing,
+                            fire_at_ms: (!full).then_some(fire_at),
+                            batches_started: Vec::new(),
                         }
-                    };
-                    burst.trailing = Some(trailing.clone());
-                    assert!(!self.unconfirmed.contains_key(&trailing));
-                    self.params_of.insert(trailing.clone(), call.params.clone());
-                    DebounceReply {
-                        outcome: Outcome::Scheduled,
-                        instance_id: trailing,
-                        fire_at_ms: Some(fire_at),
                     }
-                }
-                Edge::Leading => match (&burst.leading, &burst.trailing) {
-                    (Some(leading), _) => DebounceReply {
-                        outcome: Outcome::Suppressed,
-                        instance_id: leading.clone(),
-                        fire_at_ms: None,
-                    },
-                    (None, Some(trailing)) => DebounceReply {
-                        outcome: Outcome::Suppressed,
-                        instance_id: trailing.clone(),
-                        fire_at_ms: Some(fire_at),
-                    },
-                    (None, None) => panic!("model: a burst with no start"),
+                    None => {
+                        self.room()?;
+                        let trailing = new_id();
+                        self.burst = Some(burst);
+                        let full = self.pend_trailing(&trailing, call, fires, &mut started);
+                        DebounceReply {
+                            outcome: if full {
+                                Outcome::Started
+                            } else {
+                                Outcome::Scheduled
+                            },
+                            instance_id: trailing,
+                            fire_at_ms: (!full).then_some(fire_at),
+                            batches_started: Vec::new(),
+                        }
+                    }
                 },
-            };
-            self.burst = Some(burst);
-            reply
+                Edge::Leading => {
+                    let reply = match (&burst.leading, &burst.trailing) {
+                        (Some(leading), _) => DebounceReply {
+                            outcome: Outcome::Suppressed,
+                            instance_id: leading.clone(),
+                            fire_at_ms: None,
+                            batches_started: Vec::new(),
+                        },
+                        (None, Some(trailing)) => DebounceReply {
+                            outcome: Outcome::Suppressed,
+                            instance_id: trailing.clone(),
+                            fire_at_ms: Some(fire_at),
+                            batches_started: Vec::new(),
+                        },
+                        (None, None) => panic!("model: a burst with no start"),
+                    };
+                    self.burst = Some(burst);
+                    reply
+                }
+            }
         } else {
             let start = match self.at.take() {
                 Some((taken, _)) => taken,
                 None => {
-                    if let Err(field) = self.room() {
-                        return Expect {
-                            reply: Err(field),
-                            fires,
-                        };
-                    }
+                    self.room()?;
                     new_id()
                 }
             };
-            self.params_of.insert(start.clone(), call.params.clone());
-            let mut burst = MBurst {
+            self.burst = Some(MBurst {
                 first: now,
                 last: now,
                 delay: call.delay_ms,
                 max_wait: call.max_wait_ms,
                 leading: None,
                 trailing: None,
-            };
-            let reply = match call.edge {
+                batch: None,
+            });
+            match call.edge {
                 Edge::Trailing => {
-                    burst.trailing = Some(start.clone());
+                    let fire_at = self.burst.as_ref().unwrap().end();
+                    let full = self.pend_trailing(&start, call, fires, &mut started);
                     DebounceReply {
-                        outcome: Outcome::Scheduled,
+                        outcome: if full {
+                            Outcome::Started
+                        } else {
+                            Outcome::Scheduled
+                        },
                         instance_id: start,
-                        fire_at_ms: Some(burst.end()),
+                        fire_at_ms: (!full).then_some(fire_at),
+                        batches_started: Vec::new(),
                     }
                 }
                 Edge::Leading | Edge::Both => {
-                    burst.leading = Some(start.clone());
-                    self.fire(start.clone(), &mut fires);
+                    self.params_of.insert(start.clone(), call.params.clone());
+                    self.burst.as_mut().unwrap().leading = Some(start.clone());
+                    self.fire(start.clone(), fires);
                     DebounceReply {
                         outcome: Outcome::Started,
                         instance_id: start,
                         fire_at_ms: None,
+                        batches_started: Vec::new(),
                     }
                 }
-            };
-            self.burst = Some(burst);
-            reply
+            }
         };
-        self.settle(now, &mut fires);
-        self.promised.insert(reply.instance_id.clone());
-        Expect {
-            reply: Ok(Reply::Debounce(reply)),
-            fires,
-        }
+        reply.batches_started = started;
+        Ok(reply)
     }
 
     fn start_at(&mut self, now: u64, call: &StartAtCall, suffix: &str) -> Expect {
@@ -291,6 +481,8 @@ impl Model {
         if let Some(replaced) = pending.filter(|p| *p != start) {
             self.dropped.insert(replaced);
         }
+        // Its time and params replaced: a batch gathered for it goes.
+        self.discard_batch();
         self.burst = None;
         self.params_of.insert(start.clone(), call.params.clone());
         self.at = Some((start.clone(), call.at_ms()));
@@ -327,6 +519,7 @@ impl Model {
         if let Some(id) = &cancelled {
             self.dropped.insert(id.clone());
         }
+        self.discard_batch();
         self.burst = None;
         self.at = None;
         Expect {
@@ -386,6 +579,15 @@ struct Knobs {
     /// Percent of time steps that land exactly on a boundary the model
     /// computes (a burst's end, a `startAt`, a create presumed lost).
     boundary_pct: u64,
+    /// Percent of trailing calls with `batch` (§4a).
+    batch_pct: u64,
+    /// `maxItems` is drawn up to this, when a call names one.
+    max_items_max: u64,
+    /// `maxBytes` is drawn from `max_bytes_min..=max_bytes_max`, when named.
+    max_bytes_min: u64,
+    max_bytes_max: u64,
+    /// The padding in a call's params is drawn up to this many bytes.
+    pad_max: u64,
 }
 
 impl Knobs {
@@ -414,6 +616,11 @@ impl Knobs {
             exists_is_error: rng.below(2) == 0,
             alarm_on_time_pct: rng.range(0, 60),
             boundary_pct: rng.range(5, 40),
+            batch_pct: *rng.pick(&[0, 30, 60, 90]),
+            max_items_max: rng.range(1, 12),
+            max_bytes_min: rng.range(20, 80),
+            max_bytes_max: rng.range(80, 400),
+            pad_max: rng.range(0, 60),
         }
     }
 }
@@ -457,6 +664,16 @@ struct Stats {
     cancels: u64,
     start_ats: u64,
     takeovers: u64,
+    /// Batches started at once by `maxItems`, and by `maxBytes`.
+    batches_full: u64,
+    batches_split: u64,
+    /// Params sized to land exactly on a batch's `maxBytes`, or just past.
+    batch_boundary_params: u64,
+    /// Calls the request refused (`batch` with another edge, params too big).
+    refused_at_edge: u64,
+    /// Runs created with a batch, and the params they carried.
+    batch_runs: u64,
+    batched_params: u64,
 }
 
 impl SimStats for Stats {
@@ -484,6 +701,12 @@ impl SimStats for Stats {
             cancels,
             start_ats,
             takeovers,
+            batches_full,
+            batches_split,
+            batch_boundary_params,
+            refused_at_edge,
+            batch_runs,
+            batched_params,
         } = other;
         self.steps += steps;
         self.seeds += seeds;
@@ -503,6 +726,12 @@ impl SimStats for Stats {
         self.cancels += cancels;
         self.start_ats += start_ats;
         self.takeovers += takeovers;
+        self.batches_full += batches_full;
+        self.batches_split += batches_split;
+        self.batch_boundary_params += batch_boundary_params;
+        self.refused_at_edge += refused_at_edge;
+        self.batch_runs += batch_runs;
+        self.batched_params += batched_params;
     }
 }
 
@@ -523,6 +752,8 @@ struct Sim {
     /// The Workflow engine: every instance created, with its params.
     instances: HashMap<Id, Option<String>>,
     next_suffix: u64,
+    /// The number the latest call's params carry.
+    next_n: u64,
     /// Calls come (off for the drain, when faults stop too).
     open: bool,
     faults: Faults,
@@ -559,6 +790,7 @@ impl Sim {
             effects: Vec::new(),
             instances: HashMap::new(),
             next_suffix: 0,
+            next_n: 0,
             open: true,
             faults,
             stats: Stats::default(),
@@ -688,11 +920,35 @@ impl Sim {
             "pending start differs from the model"
         );
         if let Some(pending) = &state.pending {
-            assert_eq!(
-                Some(&pending.params),
-                model.params_of.get(&pending.id),
-                "the pending start's params differ from the model's latest"
-            );
+            let model_batch = model.burst.as_ref().and_then(|b| b.batch.as_ref());
+            match (&pending.params, model_batch) {
+                (StartParams::Latest(params), None) => assert_eq!(
+                    Some(params),
+                    model.params_of.get(&pending.id),
+                    "the pending start's params differ from the model's latest"
+                ),
+                (StartParams::Batch(bounds), Some(batch)) => {
+                    assert_eq!(
+                        state.batch, batch.items,
+                        "the batch differs from the model's"
+                    );
+                    assert_eq!(
+                        (bounds.max_items as usize, bounds.max_bytes as usize),
+                        (batch.max_items, batch.max_bytes),
+                        "the batch's bounds differ from the model's"
+                    );
+                }
+                (params, batch) => {
+                    panic!("the pending start's params are {params:?}, the model's batch {batch:?}")
+                }
+            }
+            if let Some(view) = pending_view(state) {
+                assert_eq!(
+                    view.items,
+                    model_batch.map(|b| b.items.len() as u32),
+                    "inspect's items differ from the model's"
+                );
+            }
         }
         let creating: HashSet<&Id> = state.creating.iter().map(|c| &c.id).collect();
         let unconfirmed: HashSet<&Id> = model.unconfirmed.keys().collect();
@@ -914,6 +1170,31 @@ impl Sim {
         self.deliver_alarms();
     }
 
+    /// A call's params: a unique number (so the oracle can follow each
+    /// call's params into the run that gets them) and padding, sized now
+    /// and then to take the pending batch exactly to its `maxBytes`, or one
+    /// byte past it.
+    fn params(&mut self) -> String {
+        self.next_n += 1;
+        let n = self.next_n;
+        let with_pad = |pad: usize| format!("{{\"n\":{n},\"p\":\"{}\"}}", "x".repeat(pad));
+        let open = self.model.burst.as_ref().filter(|b| self.now < b.end());
+        if let Some(batch) = open.and_then(|b| b.batch.as_ref()) {
+            if self.rng.percent(self.knobs.boundary_pct) {
+                let past = self.rng.below(2) as usize;
+                let room = batch.max_bytes + past;
+                let needed = batch.bytes_with(&with_pad(0));
+                // Not for a batch under the default 1 MiB: params that big
+                // are not what this simulation is about.
+                if let Some(pad) = room.checked_sub(needed).filter(|pad| *pad <= 1_000) {
+                    self.stats.batch_boundary_params += 1;
+                    return with_pad(pad);
+                }
+            }
+        }
+        with_pad(self.rng.range(0, self.knobs.pad_max) as usize)
+    }
+
     fn call_debounce(&mut self) {
         self.stats.calls += 1;
         let edge = *self.rng.pick(&self.knobs.edges.clone());
@@ -926,22 +1207,55 @@ impl Sim {
         let params = if self.rng.percent(20) {
             None
         } else {
-            Some(format!("{{\"n\":{}}}", self.rng.below(1_000_000)))
+            Some(self.params())
         };
         let id_prefix = if self.rng.percent(50) {
             None
         } else {
             Some(format!("p{}_", self.rng.below(3)))
         };
-        let call = DebounceCall::new(DebounceFields {
+        // Now and then `batch` with another edge: the request refuses it.
+        let batch = (self.rng.percent(self.knobs.batch_pct)
+            && (edge == Edge::Trailing || self.rng.percent(5)))
+        .then(|| BatchFields {
+            max_items: self
+                .rng
+                .percent(80)
+                .then(|| self.rng.range(1, self.knobs.max_items_max) as f64),
+            max_bytes: self.rng.percent(80).then(|| {
+                self.rng
+                    .range(self.knobs.max_bytes_min, self.knobs.max_bytes_max)
+                    as f64
+            }),
+        });
+        let fields = DebounceFields {
             delay_ms,
             max_wait_ms,
             edge: Some(edge),
-            params,
+            params: params.clone(),
             workflow: "WORKFLOW".into(),
             id_prefix,
-        })
-        .unwrap();
+            batch,
+        };
+        let call = match DebounceCall::new(fields) {
+            Ok(call) => call,
+            Err(error) => {
+                // Refused before it reaches the key: `batch` with another
+                // edge, or params that fit no batch under the call's bound.
+                let params_alone = params.map_or(0, |p| p.len() + 12) as f64;
+                let expected = match batch {
+                    Some(_) if edge != Edge::Trailing => "batch",
+                    Some(BatchFields {
+                        max_bytes: Some(max_bytes),
+                        ..
+                    }) if params_alone > max_bytes => "params",
+                    _ => panic!("refused for no reason: {error}"),
+                };
+                assert_eq!(error.field(), expected, "{error}");
+                self.stats.refused_at_edge += 1;
+                return;
+            }
+        };
         let (text, suffix) = self.suffix();
         let had_at = self.model.at.as_ref().is_some_and(|(_, at)| *at > self.now);
         self.note(format!(
@@ -960,6 +1274,12 @@ impl Sim {
             }
             if had_at && reply.outcome != Outcome::Suppressed {
                 self.stats.takeovers += 1;
+            }
+            for started in &reply.batches_started {
+                match started.by {
+                    BatchLimit::MaxItems(_) => self.stats.batches_full += 1,
+                    BatchLimit::MaxBytes(_) => self.stats.batches_split += 1,
+                }
             }
         }
     }
@@ -1094,7 +1414,59 @@ impl Sim {
                 );
             }
         }
+        self.check_batches();
         self.stats.seeds += 1;
+    }
+
+    /// Every call's params that went into a batch are in exactly one run,
+    /// the one it was put in, in the order the calls came; no run is past
+    /// its batch's bounds. Read from the runs the engine holds.
+    fn check_batches(&mut self) {
+        let mut run_of: HashMap<u64, Id> = HashMap::new();
+        for (id, params) in &self.instances {
+            let Some(&(max_items, max_bytes)) = self.model.bounds_of.get(id) else {
+                continue;
+            };
+            let text = params.as_deref().expect("a batch run has params");
+            let value: Value = serde_json::from_str(text).unwrap();
+            let items = value["batch"].as_array().expect("a batch run's params");
+            let numbers: Vec<u64> = items.iter().map(|p| p["n"].as_u64().unwrap()).collect();
+            assert!(
+                numbers.windows(2).all(|w| w[0] < w[1]),
+                "{id}'s batch is out of order: {numbers:?}"
+            );
+            assert!(
+                numbers.len() <= max_items,
+                "{id} started with {} params, maxItems {max_items}",
+                numbers.len()
+            );
+            assert!(
+                text.len() <= max_bytes,
+                "{id}'s params are {} bytes, maxBytes {max_bytes}",
+                text.len()
+            );
+            self.stats.batch_runs += 1;
+            self.stats.batched_params += numbers.len() as u64;
+            for n in numbers {
+                if let Some(other) = run_of.insert(n, id.clone()) {
+                    panic!("call {n}'s params are in two runs, {other} and {id}");
+                }
+            }
+        }
+        for (n, id) in &self.model.batched {
+            assert_eq!(run_of.get(n), Some(id), "call {n}'s params were lost");
+        }
+        for n in &self.model.discarded {
+            assert!(
+                !run_of.contains_key(n),
+                "call {n}'s params were cancelled, yet started"
+            );
+        }
+        assert_eq!(
+            run_of.len(),
+            self.model.batched.len(),
+            "runs hold params of calls never batched"
+        );
     }
 
     fn dump(&self) -> String {
@@ -1134,6 +1506,12 @@ fn simulation() {
             ("cancels", total.cancels),
             ("start_ats", total.start_ats),
             ("takeovers", total.takeovers),
+            ("batches started by maxItems", total.batches_full),
+            ("batches started by maxBytes", total.batches_split),
+            ("params sized onto maxBytes", total.batch_boundary_params),
+            ("calls refused by the request", total.refused_at_edge),
+            ("batch runs", total.batch_runs),
+            ("batched params", total.batched_params),
         ]);
         total.faults.assert_injected(&[
             Fault::CrashBeforeCommit,

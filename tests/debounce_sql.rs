@@ -1,13 +1,16 @@
 //! The Debouncer's SQL store (`debounce::sql`) under rusqlite: every
 //! decision's writes, committed and read back, give the state the decision
-//! meant, for random decisions on two keys that must not see each other.
+//! meant, for random decisions (batching ones among them) on two keys that
+//! must not see each other; and a database written before the schema
+//! ladder (v1) upgrades in place and loads.
 
 mod common;
 
 use baton::debounce::{
-    decide, sql, CreateOutcome, DebounceCall, DebounceFields, Edge, IdSuffix, Input, KeyState,
-    StartAtCall,
+    decide, sql, BatchBounds, BatchFields, CreateOutcome, DebounceCall, DebounceFields, Edge, Fire,
+    IdSuffix, Input, KeyState, Pending, StartAtCall, StartParams,
 };
+use baton::ident::InstanceId;
 use baton::limits::DEBOUNCE_STARTED_KEPT;
 use baton::sql::{SqlExec, SqlValue};
 use common::{sqlite, Rng};
@@ -24,18 +27,26 @@ impl SqlExec for Db {
 fn random_input(rng: &mut Rng, now: u64, state: &KeyState, n: u64) -> Input {
     let suffix = IdSuffix::new(format!("s{n}"));
     match rng.below(10) {
-        0..=4 => Input::Debounce {
-            call: DebounceCall::new(DebounceFields {
-                delay_ms: rng.range(1, 50),
-                max_wait_ms: Some(rng.range(50, 200)),
-                edge: Some(*rng.pick(&[Edge::Trailing, Edge::Leading, Edge::Both])),
-                params: rng.percent(80).then(|| format!("{{\"n\":{n}}}")),
-                workflow: (*rng.pick(&["WORKFLOW", "OTHER"])).into(),
-                id_prefix: None,
-            })
-            .unwrap(),
-            suffix,
-        },
+        0..=4 => {
+            let edge = *rng.pick(&[Edge::Trailing, Edge::Leading, Edge::Both]);
+            let batch = (edge == Edge::Trailing && rng.percent(50)).then(|| BatchFields {
+                max_items: Some(rng.range(1, 6) as f64),
+                max_bytes: Some(rng.range(30, 120) as f64),
+            });
+            Input::Debounce {
+                call: DebounceCall::new(DebounceFields {
+                    delay_ms: rng.range(1, 50),
+                    max_wait_ms: Some(rng.range(50, 200)),
+                    edge: Some(edge),
+                    params: rng.percent(80).then(|| format!("{{\"n\":{n}}}")),
+                    workflow: (*rng.pick(&["WORKFLOW", "OTHER"])).into(),
+                    id_prefix: None,
+                    batch,
+                })
+                .unwrap(),
+                suffix,
+            }
+        }
         5 => Input::StartAt {
             call: StartAtCall::new(
                 now,
@@ -72,6 +83,7 @@ fn writes_read_back_as_the_decided_state() {
     let keys = ["a", "b:with:colons"];
     let mut states = [KeyState::default(), KeyState::default()];
     let mut now = 1_000;
+    let mut batched = 0u64;
     for n in 0..5_000 {
         now += rng.below(30);
         let which = rng.below(2) as usize;
@@ -81,6 +93,7 @@ fn writes_read_back_as_the_decided_state() {
         };
         sql::write(&db, keys[which], &transition.writes, transition.alarm_at_ms);
         states[which] = transition.state;
+        batched += u64::from(!states[which].batch.is_empty());
         for (key, state) in keys.iter().zip(&states) {
             assert_eq!(&sql::load(&db, key), state, "key {key} after step {n}");
         }
@@ -93,9 +106,124 @@ fn writes_read_back_as_the_decided_state() {
             assert_eq!(due.contains(&key.to_string()), is_due, "due {key}");
         }
     }
+    assert!(
+        batched > 100,
+        "only {batched} decisions left a batch behind"
+    );
     let rows = db.run("SELECT COUNT(*) FROM debounce_started", &[]);
     assert_eq!(
         rows[0][0],
         SqlValue::Integer(states.iter().map(|s| s.started.len() as i64).sum())
+    );
+}
+
+/// The tables as the release before the schema ladder created them.
+const V1_TABLES: &[&str] = &[
+    "CREATE TABLE debounce_keys (key TEXT PRIMARY KEY, wake_at INTEGER)",
+    "CREATE TABLE debounce_bursts (key TEXT PRIMARY KEY, edge TEXT NOT NULL, \
+     delay_ms INTEGER NOT NULL, max_wait_ms INTEGER NOT NULL, workflow TEXT NOT NULL, \
+     first_at INTEGER NOT NULL, last_at INTEGER NOT NULL, calls INTEGER NOT NULL, leading TEXT)",
+    "CREATE TABLE debounce_pending (key TEXT PRIMARY KEY, id TEXT NOT NULL, \
+     workflow TEXT NOT NULL, params TEXT, at_ms INTEGER, set_at_ms INTEGER)",
+    "CREATE TABLE debounce_creating (key TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL, \
+     workflow TEXT NOT NULL, params TEXT, fired_at INTEGER NOT NULL, failures INTEGER NOT NULL, \
+     next_try_at INTEGER NOT NULL, last_error TEXT, PRIMARY KEY (key, id))",
+    "CREATE TABLE debounce_started (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, \
+     id TEXT NOT NULL, at_ms INTEGER NOT NULL)",
+];
+
+#[test]
+fn a_database_from_before_the_ladder_upgrades_and_loads() {
+    let db = Db(Connection::open_in_memory().unwrap());
+    for statement in V1_TABLES {
+        db.run(statement, &[]);
+    }
+    // A trailing burst with its pending start, and a startAt, as v1 wrote them.
+    for statement in [
+        "INSERT INTO debounce_bursts VALUES ('push', 'trailing', 100, 1000, 'WORKFLOW', 5000, 5050, 2, NULL)",
+        "INSERT INTO debounce_pending VALUES ('push', 'debounce-1', 'WORKFLOW', '{\"n\":2}', NULL, NULL)",
+        "INSERT INTO debounce_keys VALUES ('push', 5150)",
+        "INSERT INTO debounce_pending VALUES ('later', 'start-1', 'WORKFLOW', NULL, 9000, 4000)",
+        "INSERT INTO debounce_keys VALUES ('later', 9000)",
+    ] {
+        db.run(statement, &[]);
+    }
+    sql::migrate(&db);
+    sql::migrate(&db); // once upgraded, a no-op
+    let version = db.run(
+        "SELECT version FROM baton_schema WHERE name = 'debounce'",
+        &[],
+    );
+    assert_eq!(version[0][0], SqlValue::Integer(sql::CURRENT_VERSION));
+    let id = |text: &str| InstanceId::parse("instanceId", text).unwrap();
+    let push = sql::load(&db, "push");
+    assert_eq!(
+        push.pending,
+        Some(Pending {
+            id: id("debounce-1"),
+            workflow: "WORKFLOW".into(),
+            params: StartParams::Latest(Some("{\"n\":2}".into())),
+            fire: Fire::BurstEnd,
+        })
+    );
+    assert_eq!(push.burst.as_ref().map(|b| b.calls), Some(2));
+    assert!(push.batch.is_empty());
+    let later = sql::load(&db, "later");
+    assert_eq!(
+        later.pending.map(|p| (p.params, p.fire)),
+        Some((
+            StartParams::Latest(None),
+            Fire::At {
+                at_ms: 9000,
+                set_at_ms: 4000
+            }
+        ))
+    );
+    // The upgraded database takes a batch, a row per call, and fires it whole.
+    let batch = |n: u32| Input::Debounce {
+        call: DebounceCall::new(DebounceFields {
+            delay_ms: 100,
+            params: Some(format!("{{\"n\":{n}}}")),
+            workflow: "WORKFLOW".into(),
+            batch: Some(BatchFields::default()),
+            ..DebounceFields::default()
+        })
+        .unwrap(),
+        suffix: IdSuffix::new(format!("b{n}")),
+    };
+    let mut state = KeyState::default();
+    for (n, now) in [(1, 10_000), (2, 10_010)] {
+        let t = decide(&state, now, batch(n)).unwrap();
+        sql::write(&db, "batch", &t.writes, t.alarm_at_ms);
+        state = t.state;
+    }
+    let loaded = sql::load(&db, "batch");
+    assert_eq!(loaded, state);
+    assert_eq!(loaded.batch, ["{\"n\":1}", "{\"n\":2}"]);
+    assert!(matches!(
+        loaded.pending.map(|p| p.params),
+        Some(StartParams::Batch(BatchBounds {
+            max_items: 100,
+            max_bytes: 1_048_576
+        }))
+    ));
+    let rows = db.run(
+        "SELECT COUNT(*) FROM debounce_batch_items WHERE key = 'batch'",
+        &[],
+    );
+    assert_eq!(rows[0][0], SqlValue::Integer(2), "a row per call");
+    let fired = decide(&state, 10_110, Input::Tick).unwrap();
+    sql::write(&db, "batch", &fired.writes, fired.alarm_at_ms);
+    let create = fired.creates().next().expect("the batch fires");
+    assert_eq!(
+        create.params.as_deref(),
+        Some("{\"batch\":[{\"n\":1},{\"n\":2}]}")
+    );
+    assert_eq!(sql::load(&db, "batch"), fired.state);
+    let rows = db.run("SELECT COUNT(*) FROM debounce_batch_items", &[]);
+    assert_eq!(
+        rows[0][0],
+        SqlValue::Integer(0),
+        "a started batch leaves no rows"
     );
 }

@@ -13,8 +13,11 @@
 //! start, anything else schedules a retry with backoff. A crash between the
 //! commit and the create therefore only delays the create until the alarm.
 
+use super::batch::BatchStarted;
 use super::request::{DebounceCall, IdSuffix, StartAtCall, START_AT_PREFIX};
-use super::state::{Burst, Creating, Edge, Fire, KeyState, Pending, Started};
+use super::state::{
+    batch_params, Burst, Creating, Edge, Fire, KeyState, Pending, StartParams, Started,
+};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::{
@@ -71,6 +74,10 @@ pub struct DebounceReply {
     pub instance_id: InstanceId,
     /// When the returned id starts, while it is a pending start.
     pub fire_at_ms: Option<u64>,
+    /// Batches this call started at once (contract §4a), for the log: the
+    /// pending one its params would have taken past `maxBytes`, and the one
+    /// it brought to `maxItems`.
+    pub batches_started: Vec<BatchStarted>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +109,10 @@ pub enum Write {
     CreatingDone(InstanceId),
     /// Insert as the newest start; keep only the newest [`DEBOUNCE_STARTED_KEPT`].
     Started(Started),
+    /// Delete every batched params row of the key (the batch started or was dropped).
+    BatchCleared,
+    /// Append one call's params to the key's batch, as its last row.
+    BatchItem(String),
 }
 
 /// A decision: its reply, its writes, the creates to make after the
@@ -151,26 +162,6 @@ pub fn decide(state: &KeyState, now_ms: u64, input: Input) -> Result<Transition,
     Ok(draft.finish(reply))
 }
 
-/// Applies `writes` to `state`, as the shell's storage does: the simulation
-/// checks that this gives [`Transition::state`].
-pub fn apply(state: &mut KeyState, writes: &[Write]) {
-    for write in writes {
-        match write {
-            Write::Burst(burst) => state.burst = burst.clone(),
-            Write::Pending(pending) => state.pending = pending.clone(),
-            Write::Creating(row) => match state.creating.iter_mut().find(|c| c.id == row.id) {
-                Some(existing) => *existing = row.clone(),
-                None => state.creating.push(row.clone()),
-            },
-            Write::CreatingDone(id) => state.creating.retain(|c| c.id != *id),
-            Write::Started(started) => {
-                state.started.insert(0, started.clone());
-                state.started.truncate(DEBOUNCE_STARTED_KEPT);
-            }
-        }
-    }
-}
-
 /// Wait before retry `failures` (1 for the first failure): doubling from
 /// [`DEBOUNCE_CREATE_RETRY_MS_MIN`], capped at [`DEBOUNCE_CREATE_RETRY_MS_MAX`].
 pub fn retry_backoff_ms(failures: u32) -> u64 {
@@ -181,14 +172,19 @@ pub fn retry_backoff_ms(failures: u32) -> u64 {
 }
 
 /// The state being decided, and which of its rows changed.
-struct Draft {
-    s: KeyState,
+pub(super) struct Draft {
+    pub(super) s: KeyState,
     burst_dirty: bool,
     pending_dirty: bool,
     /// Ids of creating rows written or deleted, in first-touch order.
     creating_touched: Vec<InstanceId>,
     started_new: Vec<Started>,
     creates: Vec<Create>,
+    /// The batch's rows still stored as they were loaded: its first this
+    /// many items (the rest are appended by this decision).
+    pub(super) batch_kept: usize,
+    /// Whether the stored batch rows are to be deleted.
+    pub(super) batch_cleared: bool,
 }
 
 impl Draft {
@@ -200,6 +196,8 @@ impl Draft {
             creating_touched: Vec::new(),
             started_new: Vec::new(),
             creates: Vec::new(),
+            batch_kept: state.batch.len(),
+            batch_cleared: false,
         }
     }
 
@@ -218,6 +216,11 @@ impl Draft {
             });
         }
         writes.extend(self.started_new.into_iter().map(Write::Started));
+        if self.batch_cleared {
+            writes.push(Write::BatchCleared);
+        }
+        let appended = &self.s.batch[self.batch_kept..];
+        writes.extend(appended.iter().cloned().map(Write::BatchItem));
         Transition {
             reply,
             writes,
@@ -227,14 +230,27 @@ impl Draft {
         }
     }
 
-    fn set_burst(&mut self, burst: Option<Burst>) {
+    pub(super) fn set_burst(&mut self, burst: Option<Burst>) {
         if self.s.burst != burst {
             self.s.burst = burst;
             self.burst_dirty = true;
         }
     }
 
-    fn set_pending(&mut self, pending: Option<Pending>) {
+    /// Sets the pending start. Its batch belongs to it: the batch goes
+    /// unless the new pending start is the same batching one.
+    pub(super) fn set_pending(&mut self, pending: Option<Pending>) {
+        let same_batch = match (&self.s.pending, &pending) {
+            (Some(old), Some(new)) => {
+                old.id == new.id
+                    && matches!(old.params, StartParams::Batch(_))
+                    && matches!(new.params, StartParams::Batch(_))
+            }
+            _ => false,
+        };
+        if !same_batch {
+            self.clear_batch();
+        }
         if self.s.pending != pending {
             self.s.pending = pending;
             self.pending_dirty = true;
@@ -289,14 +305,19 @@ impl Draft {
         }
     }
 
-    /// Makes the pending start: it becomes a create. A trailing start ends its burst.
-    fn fire(&mut self, now_ms: u64) {
+    /// Makes the pending start: it becomes a create, with its latest
+    /// params or its whole batch. A trailing start ends its burst.
+    pub(super) fn fire(&mut self, now_ms: u64) {
         let pending = self.s.pending.clone().expect("fire needs a pending start");
         if pending.fire == Fire::BurstEnd {
             self.set_burst(None);
         }
+        let params = match pending.params {
+            StartParams::Latest(params) => params,
+            StartParams::Batch(_) => Some(batch_params(&self.s.batch)),
+        };
         self.set_pending(None);
-        self.begin_create(now_ms, pending.id, pending.workflow, pending.params);
+        self.begin_create(now_ms, pending.id, pending.workflow, params);
     }
 
     fn begin_create(
@@ -329,7 +350,7 @@ impl Draft {
     }
 
     /// Refuses a call that would promise one more start than the key may hold.
-    fn check_room(&self) -> Result<(), BatonError> {
+    pub(super) fn check_room(&self) -> Result<(), BatonError> {
         if self.s.unfinished_starts() >= DEBOUNCE_UNFINISHED_STARTS_MAX {
             return Err(BatonError::LimitExceeded {
                 field: "key",
@@ -342,7 +363,7 @@ impl Draft {
         Ok(())
     }
 
-    fn new_id(&self, prefix: &str, suffix: &IdSuffix) -> InstanceId {
+    pub(super) fn new_id(&self, prefix: &str, suffix: &IdSuffix) -> InstanceId {
         let id = InstanceId::parse("instanceId", &format!("{prefix}{}", suffix.as_str()))
             .expect("a checked prefix and suffix make a valid id");
         assert!(
@@ -373,7 +394,7 @@ impl Draft {
     /// A call that finds no open burst begins one. A pending `startAt` is
     /// replaced by the burst's start, which keeps its id (as a `startAt`
     /// keeps a burst's), so no caller is left holding an id that never starts.
-    fn begin_burst(
+    pub(super) fn begin_burst(
         &mut self,
         now_ms: u64,
         call: &DebounceCall,
@@ -400,17 +421,7 @@ impl Draft {
             Edge::Trailing => {
                 let fire_at_ms = burst.ends_at_ms();
                 self.set_burst(Some(burst));
-                self.set_pending(Some(Pending {
-                    id: id.clone(),
-                    workflow: call.workflow.clone(),
-                    params: call.params.clone(),
-                    fire: Fire::BurstEnd,
-                }));
-                Ok(DebounceReply {
-                    outcome: Outcome::Scheduled,
-                    instance_id: id,
-                    fire_at_ms: Some(fire_at_ms),
-                })
+                Ok(self.pend_trailing(now_ms, id, call, fire_at_ms))
             }
             Edge::Leading | Edge::Both => {
                 burst.leading = Some(id.clone());
@@ -426,6 +437,7 @@ impl Draft {
                     outcome: Outcome::Started,
                     instance_id: id,
                     fire_at_ms: None,
+                    batches_started: Vec::new(),
                 })
             }
         }
@@ -453,35 +465,31 @@ impl Draft {
         let leading = burst.leading.clone();
         let trailing = self.s.pending.clone().filter(|p| p.fire == Fire::BurstEnd);
         match (call.edge, trailing) {
-            (Edge::Trailing | Edge::Both, Some(pending)) => {
-                let id = pending.id.clone();
-                self.set_pending(Some(Pending {
-                    workflow: call.workflow.clone(),
-                    params: call.params.clone(),
-                    ..pending
-                }));
-                self.set_burst(Some(burst));
-                Ok(DebounceReply {
-                    outcome: Outcome::Scheduled,
-                    instance_id: id,
-                    fire_at_ms: Some(fire_at_ms),
-                })
-            }
+            (Edge::Trailing | Edge::Both, Some(pending)) => match pending.params {
+                StartParams::Batch(bounds) => {
+                    self.join_batch(now_ms, burst, pending, bounds, call, suffix)
+                }
+                StartParams::Latest(_) => {
+                    let id = pending.id.clone();
+                    self.set_pending(Some(Pending {
+                        workflow: call.workflow.clone(),
+                        params: StartParams::Latest(call.params.clone()),
+                        ..pending
+                    }));
+                    self.set_burst(Some(burst));
+                    Ok(DebounceReply {
+                        outcome: Outcome::Scheduled,
+                        instance_id: id,
+                        fire_at_ms: Some(fire_at_ms),
+                        batches_started: Vec::new(),
+                    })
+                }
+            },
             (Edge::Trailing | Edge::Both, None) => {
                 self.check_room()?;
                 let id = self.new_id(&call.id_prefix, suffix);
-                self.set_pending(Some(Pending {
-                    id: id.clone(),
-                    workflow: call.workflow.clone(),
-                    params: call.params.clone(),
-                    fire: Fire::BurstEnd,
-                }));
                 self.set_burst(Some(burst));
-                Ok(DebounceReply {
-                    outcome: Outcome::Scheduled,
-                    instance_id: id,
-                    fire_at_ms: Some(fire_at_ms),
-                })
+                Ok(self.pend_trailing(now_ms, id, call, fire_at_ms))
             }
             (Edge::Leading, trailing) => {
                 // Suppressed: its params are not kept. It still extends the
@@ -503,6 +511,7 @@ impl Draft {
                     outcome: Outcome::Suppressed,
                     instance_id,
                     fire_at_ms,
+                    batches_started: Vec::new(),
                 })
             }
         }
@@ -535,7 +544,7 @@ impl Draft {
         self.set_pending(Some(Pending {
             id: id.clone(),
             workflow: call.workflow,
-            params: call.params,
+            params: StartParams::Latest(call.params),
             fire: Fire::At {
                 at_ms,
                 set_at_ms: now_ms,

@@ -2,7 +2,7 @@
 //! it, and its recent starts. A read, not a decision: a start whose time has
 //! passed but whose alarm has not yet run shows as pending with its `fireAt`.
 
-use super::state::{Fire, KeyState};
+use super::state::{Fire, KeyState, StartParams};
 use crate::ident::InstanceId;
 
 /// The pending start as `inspect` shows it (contract §4).
@@ -17,12 +17,18 @@ pub struct PendingView {
     pub last_at_ms: u64,
     pub fire_at_ms: u64,
     pub calls: u64,
+    /// How many params the batch holds, when the start batches (§4a).
+    pub items: Option<u32>,
 }
 
 /// The key's pending start, if it has one. A leading burst with no trailing
 /// start pending has none: its start is made, and listed once confirmed.
 pub fn pending_view(state: &KeyState) -> Option<PendingView> {
     let pending = state.pending.as_ref()?;
+    let items = match pending.params {
+        StartParams::Batch(_) => Some(u32::try_from(state.batch.len()).unwrap_or(u32::MAX)),
+        StartParams::Latest(_) => None,
+    };
     Some(match (pending.fire, &state.burst) {
         (Fire::At { at_ms, set_at_ms }, _) => PendingView {
             instance_id: pending.id.clone(),
@@ -32,6 +38,7 @@ pub fn pending_view(state: &KeyState) -> Option<PendingView> {
             last_at_ms: set_at_ms,
             fire_at_ms: at_ms,
             calls: 1,
+            items,
         },
         (Fire::BurstEnd, Some(burst)) => PendingView {
             instance_id: pending.id.clone(),
@@ -41,6 +48,7 @@ pub fn pending_view(state: &KeyState) -> Option<PendingView> {
             last_at_ms: burst.last_at_ms,
             fire_at_ms: burst.ends_at_ms(),
             calls: burst.calls,
+            items,
         },
         (Fire::BurstEnd, None) => unreachable!("a trailing start without its burst"),
     })

@@ -15,21 +15,26 @@
 //! A burst is a run of calls with less than `delayMs` between consecutive
 //! ones; it ends when its start fires, after `delayMs` of silence, or
 //! `maxWaitMs` after its first call. A trailing start fires at that end with
-//! the latest call's params; a leading one at the first call; `both` makes
-//! both (the trailing one only if a call came after the first). A key has at
+//! the latest call's params (or, batching, every call's: `batch.rs`); a
+//! leading one at the first call; `both` makes both (the trailing one only
+//! if a call came after the first). A key has at
 //! most one pending start: `startAt` replaces it (keeping its id) and ends
 //! the burst, and a burst that begins while a `startAt` is pending takes that
 //! start over, id and all. A fired start is kept until its create succeeds
 //! or finds the id taken; other failures are retried with backoff, never
 //! dropped.
 
+mod batch;
 mod decide;
 mod inspect;
+mod memory;
 mod request;
 pub mod sql;
 mod state;
 
+pub use batch::*;
 pub use decide::*;
 pub use inspect::*;
+pub use memory::*;
 pub use request::*;
 pub use state::*;

@@ -3,11 +3,13 @@
 //! natively. (Whether `workflow` names one of `WORKFLOW_BINDINGS` is the
 //! shell's to check; JSON-ness of `params` and unknown fields are the edge's.)
 
-use super::state::Edge;
-use crate::error::BatonError;
+use super::state::{batch_bytes, BatchBounds, Edge};
+use crate::error::{BatonError, Number};
 use crate::limits::{
-    DEBOUNCE_DELAY_MS_MAX, DEBOUNCE_DELAY_MS_MIN, DEBOUNCE_ID_PREFIX_CHARS_MAX,
-    DEBOUNCE_ID_SUFFIX_CHARS_MAX, DEBOUNCE_PARAMS_BYTES_MAX, START_AT_AHEAD_MS_MAX,
+    DEBOUNCE_BATCH_BYTES_MAX, DEBOUNCE_BATCH_BYTES_MIN, DEBOUNCE_BATCH_ITEMS_DEFAULT,
+    DEBOUNCE_BATCH_ITEMS_MAX, DEBOUNCE_BATCH_ITEMS_MIN, DEBOUNCE_DELAY_MS_MAX,
+    DEBOUNCE_DELAY_MS_MIN, DEBOUNCE_ID_PREFIX_CHARS_MAX, DEBOUNCE_ID_SUFFIX_CHARS_MAX,
+    DEBOUNCE_PARAMS_BYTES_MAX, START_AT_AHEAD_MS_MAX,
 };
 
 /// The id prefix of a burst's start when the call names none.
@@ -26,6 +28,9 @@ pub struct DebounceCall {
     pub params: Option<String>,
     pub workflow: String,
     pub id_prefix: String,
+    /// `batch` (contract §4a), its defaults filled in: the start this call
+    /// makes pending gathers every call's params.
+    pub batch: Option<BatchBounds>,
 }
 
 /// A `startAt` call, checked (against the time it is made).
@@ -59,6 +64,14 @@ pub struct DebounceFields {
     pub params: Option<String>,
     pub workflow: String,
     pub id_prefix: Option<String>,
+    pub batch: Option<BatchFields>,
+}
+
+/// The unchecked fields of a call's `batch`, as JSON numbers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BatchFields {
+    pub max_items: Option<f64>,
+    pub max_bytes: Option<f64>,
 }
 
 impl DebounceCall {
@@ -82,13 +95,19 @@ impl DebounceCall {
             Some(prefix) => check_id_prefix(prefix)?,
             None => ID_PREFIX_DEFAULT.to_owned(),
         };
+        let edge = fields.edge.unwrap_or(Edge::Trailing);
+        let batch = match fields.batch {
+            Some(batch) => Some(check_batch(edge, batch, fields.params.as_deref())?),
+            None => None,
+        };
         Ok(DebounceCall {
             delay_ms: fields.delay_ms,
             max_wait_ms: fields.max_wait_ms.unwrap_or(DEBOUNCE_DELAY_MS_MAX),
-            edge: fields.edge.unwrap_or(Edge::Trailing),
+            edge,
             params: fields.params,
             workflow: fields.workflow,
             id_prefix,
+            batch,
         })
     }
 }
@@ -127,6 +146,86 @@ impl StartAtCall {
             instance_id,
         })
     }
+}
+
+/// `batch` is for trailing bursts only (a leading start is made before
+/// there is anything to gather), its bounds within §4a's, and the call's
+/// own params must fit a batch of one under its `maxBytes`: params that fit
+/// no batch are refused rather than started past the caller's bound.
+fn check_batch(
+    edge: Edge,
+    batch: BatchFields,
+    params: Option<&str>,
+) -> Result<BatchBounds, BatonError> {
+    if edge != Edge::Trailing {
+        return Err(BatonError::Invalid {
+            field: "batch",
+            reason: format!(
+                "is for edge \"trailing\" only (edge is \"{}\")",
+                edge.as_str()
+            ),
+        });
+    }
+    let bounds = BatchBounds {
+        max_items: match batch.max_items {
+            Some(n) => check_batch_items(n)?,
+            None => DEBOUNCE_BATCH_ITEMS_DEFAULT,
+        },
+        max_bytes: match batch.max_bytes {
+            Some(n) => check_batch_bytes(n)?,
+            None => DEBOUNCE_BATCH_BYTES_MAX,
+        },
+    };
+    if let Some(text) = params {
+        let alone = batch_bytes(&[text]);
+        if alone > u64::from(bounds.max_bytes) {
+            return Err(BatonError::LimitExceeded {
+                field: "params",
+                reason: format!(
+                    "is {} bytes of JSON: a batch of it alone would be {alone} bytes, \
+                     past batch.maxBytes ({})",
+                    text.len(),
+                    bounds.max_bytes
+                ),
+            });
+        }
+    }
+    Ok(bounds)
+}
+
+/// `batch.maxItems`: a whole number from [`DEBOUNCE_BATCH_ITEMS_MIN`] to
+/// [`DEBOUNCE_BATCH_ITEMS_MAX`].
+pub fn check_batch_items(value: f64) -> Result<u32, BatonError> {
+    whole(
+        "maxItems",
+        value,
+        DEBOUNCE_BATCH_ITEMS_MIN,
+        DEBOUNCE_BATCH_ITEMS_MAX,
+    )
+}
+
+/// `batch.maxBytes`: a whole number from [`DEBOUNCE_BATCH_BYTES_MIN`] to
+/// [`DEBOUNCE_BATCH_BYTES_MAX`].
+pub fn check_batch_bytes(value: f64) -> Result<u32, BatonError> {
+    whole(
+        "maxBytes",
+        value,
+        DEBOUNCE_BATCH_BYTES_MIN,
+        DEBOUNCE_BATCH_BYTES_MAX,
+    )
+}
+
+fn whole(field: &'static str, value: f64, min: u32, max: u32) -> Result<u32, BatonError> {
+    if value.fract() == 0.0 && (f64::from(min)..=f64::from(max)).contains(&value) {
+        return Ok(value as u32);
+    }
+    Err(BatonError::Invalid {
+        field,
+        reason: format!(
+            "must be a whole number from {min} to {max} (got {})",
+            Number(value)
+        ),
+    })
 }
 
 fn check_delay(field: &'static str, ms: u64) -> Result<(), BatonError> {

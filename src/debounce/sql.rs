@@ -3,6 +3,9 @@
 //! yet confirmed, each recent start), and the time each key next needs the
 //! alarm, so one alarm serves every key an object holds.
 //!
+//! A pending start that batches (§4a) keeps each call's params in a row of
+//! its own, so a call adds one row and a restart mid-batch loses none.
+//!
 //! Generic over [`SqlExec`], so the very same statements run in the Durable
 //! Object and natively under `rusqlite` in tests. Each statement touches one
 //! key's rows through its primary key, with a `LIMIT` where it reads a list.
@@ -10,18 +13,29 @@
 //! and the object restarts from what was committed.
 
 use super::decide::Write;
-use super::state::{Burst, Creating, Edge, Fire, KeyState, Pending, Started};
+use super::state::{
+    BatchBounds, Burst, Creating, Edge, Fire, KeyState, Pending, StartParams, Started,
+};
 use crate::ident::InstanceId;
-use crate::limits::{DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX};
+use crate::limits::{
+    DEBOUNCE_BATCH_ITEMS_MAX, DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX,
+};
 use crate::sql::{
     millis, millis_value, optional_millis, optional_millis_value, optional_text,
-    optional_text_value, stored_id, text, text_value, SqlExec, SqlValue,
+    optional_text_value, stored_id, text, text_value, Ladder, SqlExec, SqlValue,
 };
 
-/// The tables, created on first use. A later release that changes them adds
-/// statements here that upgrade in place (`ADD COLUMN` with defaults), so a
-/// database written by this one still loads.
-pub const SCHEMA: &[&str] = &[
+pub const READ_VERSION: &str = "SELECT version FROM baton_schema WHERE name = 'debounce' LIMIT 1";
+pub const WRITE_VERSION: &str = "INSERT INTO baton_schema (name, version) VALUES ('debounce', ?1) \
+     ON CONFLICT(name) DO UPDATE SET version = excluded.version";
+
+/// Schema version `n` is reached by running `MIGRATIONS[n - 1]`. Steps only
+/// add, so a database written by an earlier release still loads.
+pub const MIGRATIONS: &[&[&str]] = &[V1, V2];
+
+/// v1: the tables as the first release created them, before the ladder
+/// (`IF NOT EXISTS`: a database from then has them, and no version row).
+const V1: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS debounce_keys (
         key TEXT PRIMARY KEY,
         wake_at INTEGER
@@ -69,11 +83,32 @@ pub const SCHEMA: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS debounce_started_key ON debounce_started (key, seq)",
 ];
 
-/// Creates the tables if they are missing; cheap when they exist.
+/// v2, batching (§4a): a pending start's bounds (both NULL: it takes the
+/// latest params, as every v1 row does) and its batch, a row per call.
+const V2: &[&str] = &[
+    "ALTER TABLE debounce_pending ADD COLUMN batch_max_items INTEGER",
+    "ALTER TABLE debounce_pending ADD COLUMN batch_max_bytes INTEGER",
+    "CREATE TABLE debounce_batch_items (
+        key TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        params TEXT NOT NULL,
+        PRIMARY KEY (key, seq)
+    )",
+];
+
+/// The version this release writes.
+pub const CURRENT_VERSION: i64 = LADDER.current();
+
+pub const LADDER: Ladder = Ladder {
+    name: "debounce",
+    read_version: READ_VERSION,
+    write_version: WRITE_VERSION,
+    migrations: MIGRATIONS,
+};
+
+/// Brings a database to [`LADDER`]'s current version; a no-op when it is there.
 pub fn migrate(exec: &impl SqlExec) {
-    for statement in SCHEMA {
-        exec.run(statement, &[]);
-    }
+    LADDER.migrate(exec);
 }
 
 /// Everything one key holds.
@@ -98,19 +133,42 @@ pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
         });
     let pending = exec
         .run(
-            "SELECT id, workflow, params, at_ms, set_at_ms FROM debounce_pending WHERE key = ?1",
+            "SELECT id, workflow, params, at_ms, set_at_ms, batch_max_items, batch_max_bytes \
+             FROM debounce_pending WHERE key = ?1",
             std::slice::from_ref(&k),
         )
         .first()
         .map(|row| Pending {
             id: stored_id(&row[0]),
             workflow: text(&row[1]),
-            params: optional_text(&row[2]),
+            params: match (optional_millis(&row[5]), optional_millis(&row[6])) {
+                (Some(max_items), Some(max_bytes)) => StartParams::Batch(BatchBounds {
+                    max_items: u32::try_from(max_items).expect("a stored maxItems fits"),
+                    max_bytes: u32::try_from(max_bytes).expect("a stored maxBytes fits"),
+                }),
+                _ => StartParams::Latest(optional_text(&row[2])),
+            },
             fire: match (optional_millis(&row[3]), optional_millis(&row[4])) {
                 (Some(at_ms), Some(set_at_ms)) => Fire::At { at_ms, set_at_ms },
                 _ => Fire::BurstEnd,
             },
         });
+    // Only a batching start has a batch (the core's invariant), so a key
+    // that does not batch pays no read for it.
+    let batch = match &pending {
+        Some(Pending {
+            params: StartParams::Batch(_),
+            ..
+        }) => exec
+            .run(
+                "SELECT params FROM debounce_batch_items WHERE key = ?1 ORDER BY seq LIMIT ?2",
+                &[k.clone(), millis_value(u64::from(DEBOUNCE_BATCH_ITEMS_MAX))],
+            )
+            .iter()
+            .map(|row| text(&row[0]))
+            .collect(),
+        _ => Vec::new(),
+    };
     let creating = exec
         .run(
             "SELECT id, workflow, params, fired_at, failures, next_try_at, last_error \
@@ -147,6 +205,7 @@ pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
         pending,
         creating,
         started,
+        batch,
     }
 }
 
@@ -190,16 +249,31 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
                     Fire::BurstEnd => (SqlValue::Null, SqlValue::Null),
                     Fire::At { at_ms, set_at_ms } => (millis_value(at_ms), millis_value(set_at_ms)),
                 };
+                let (params, max_items, max_bytes) = match &p.params {
+                    StartParams::Latest(params) => (
+                        optional_text_value(params.as_deref()),
+                        SqlValue::Null,
+                        SqlValue::Null,
+                    ),
+                    StartParams::Batch(bounds) => (
+                        SqlValue::Null,
+                        millis_value(u64::from(bounds.max_items)),
+                        millis_value(u64::from(bounds.max_bytes)),
+                    ),
+                };
                 exec.run(
                     "INSERT OR REPLACE INTO debounce_pending \
-                     (key, id, workflow, params, at_ms, set_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                     (key, id, workflow, params, at_ms, set_at_ms, batch_max_items, batch_max_bytes) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     &[
                         k.clone(),
                         text_value(p.id.as_str()),
                         text_value(&p.workflow),
-                        optional_text_value(p.params.as_deref()),
+                        params,
                         at_ms,
                         set_at_ms,
+                        max_items,
+                        max_bytes,
                     ],
                 );
             }
@@ -248,6 +322,19 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
                     "DELETE FROM debounce_started WHERE seq IN (SELECT seq FROM debounce_started \
                      WHERE key = ?1 ORDER BY seq DESC LIMIT -1 OFFSET ?2)",
                     &[k.clone(), millis_value(DEBOUNCE_STARTED_KEPT as u64)],
+                );
+            }
+            Write::BatchCleared => {
+                exec.run(
+                    "DELETE FROM debounce_batch_items WHERE key = ?1",
+                    std::slice::from_ref(&k),
+                );
+            }
+            Write::BatchItem(params) => {
+                exec.run(
+                    "INSERT INTO debounce_batch_items (key, seq, params) VALUES (?1, \
+                     (SELECT COALESCE(MAX(seq), 0) + 1 FROM debounce_batch_items WHERE key = ?1), ?2)",
+                    &[k.clone(), text_value(params)],
                 );
             }
         }

@@ -2,11 +2,15 @@
 //!
 //! A key has at most one open burst, at most one pending start (a start not
 //! yet fired), starts that fired but whose create is not yet confirmed, and
-//! its most recent confirmed starts. Each part is its own row in the
+//! its most recent confirmed starts; a pending start that batches (§4a)
+//! also holds its batch, a row per call. Each part is its own row in the
 //! object's storage, so a call rewrites only the parts it changed.
 
 use crate::ident::InstanceId;
-use crate::limits::{DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX};
+use crate::limits::{
+    DEBOUNCE_BATCH_BYTES_MAX, DEBOUNCE_BATCH_ITEMS_MAX, DEBOUNCE_STARTED_KEPT,
+    DEBOUNCE_UNFINISHED_STARTS_MAX,
+};
 
 /// When in a burst a start is made (contract §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -81,10 +85,46 @@ pub struct Pending {
     pub id: InstanceId,
     /// The Workflow binding it will be created through.
     pub workflow: String,
-    /// The JSON text of the latest params; `None` when the latest call sent none.
-    pub params: Option<String>,
+    pub params: StartParams,
     pub fire: Fire,
 }
+
+/// What a pending start will be created with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartParams {
+    /// The JSON text of the latest call's params; `None` when it sent none.
+    Latest(Option<String>),
+    /// `{ "batch": [...] }` of every call's params, in the order received
+    /// (contract §4a): the params are [`KeyState::batch`], a row each.
+    Batch(BatchBounds),
+}
+
+/// A batch's bounds (contract §4a), set by the call that made the start
+/// pending: a batch gathered under them is never reshaped by a later call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchBounds {
+    /// The call that brings the batch to this many params starts it at once.
+    pub max_items: u32,
+    /// Most bytes of the instance's params (`{"batch":[...]}`); a call
+    /// whose params would pass it starts the batch without them.
+    pub max_bytes: u32,
+}
+
+/// The bytes of the params a batch's instance is created with:
+/// `{"batch":[` + the items, comma-separated + `]}`.
+pub fn batch_bytes<S: AsRef<str>>(items: &[S]) -> u64 {
+    let sum: u64 = items.iter().map(|item| item.as_ref().len() as u64).sum();
+    BATCH_WRAPPER_BYTES + sum + (items.len() as u64).saturating_sub(1)
+}
+
+/// The instance's params for a batch of `items` (JSON texts, in order).
+pub fn batch_params(items: &[String]) -> String {
+    format!("{BATCH_OPEN}{}]}}", items.join(","))
+}
+
+const BATCH_OPEN: &str = "{\"batch\":[";
+/// `{"batch":[` and `]}`.
+const BATCH_WRAPPER_BYTES: u64 = BATCH_OPEN.len() as u64 + 2;
 
 /// A start that fired and whose create is not yet confirmed: the create is
 /// in flight, or failed and waits for its retry. It stays until a create
@@ -121,6 +161,9 @@ pub struct KeyState {
     pub creating: Vec<Creating>,
     /// Newest first, at most [`DEBOUNCE_STARTED_KEPT`].
     pub started: Vec<Started>,
+    /// The pending start's batch: each call's params (JSON text), in the
+    /// order received. Empty unless the pending start batches.
+    pub batch: Vec<String>,
 }
 
 impl KeyState {
@@ -176,7 +219,37 @@ pub fn assert_invariants(state: &KeyState) {
             "pending start {} is also being created",
             pending.id
         );
+        if let StartParams::Batch(bounds) = pending.params {
+            // A full batch has started: one that is pending has room for
+            // another call, within both of its bounds.
+            assert!(
+                (state.batch.len() as u64) < u64::from(bounds.max_items),
+                "pending batch {} holds {} params, its maxItems is {}",
+                pending.id,
+                state.batch.len(),
+                bounds.max_items
+            );
+            assert!(
+                state.batch.is_empty() || batch_bytes(&state.batch) <= u64::from(bounds.max_bytes),
+                "pending batch {} is past its maxBytes {}",
+                pending.id,
+                bounds.max_bytes
+            );
+            assert!(bounds.max_items <= DEBOUNCE_BATCH_ITEMS_MAX);
+            assert!(bounds.max_bytes <= DEBOUNCE_BATCH_BYTES_MAX);
+        }
     }
+    assert!(
+        state.batch.is_empty()
+            || matches!(
+                state.pending,
+                Some(Pending {
+                    params: StartParams::Batch(_),
+                    ..
+                })
+            ),
+        "batched params without a pending batch"
+    );
     if let Some(burst) = &state.burst {
         assert!(burst.calls >= 1, "a burst without calls");
         assert!(

@@ -7,16 +7,21 @@
 //! and the HTTP API reads it from the body with the key from the path.
 
 use crate::debounce::{
-    self as core, check_id_prefix, DebounceCall, DebounceFields, PendingView, StartAtCall,
+    self as core, check_batch_bytes, check_batch_items, check_id_prefix, BatchFields, DebounceCall,
+    DebounceFields, PendingView, StartAtCall,
 };
 use crate::error::{BatonError, Number};
 use crate::ident::{newtype, Ident, InstanceId, WorkflowName};
-use crate::limits::{DEBOUNCE_DELAY_MS_MAX, DEBOUNCE_DELAY_MS_MIN, DEBOUNCE_ID_PREFIX_CHARS_MAX};
+use crate::limits::{
+    DEBOUNCE_BATCH_BYTES_MAX, DEBOUNCE_BATCH_BYTES_MIN, DEBOUNCE_BATCH_ITEMS_MAX,
+    DEBOUNCE_BATCH_ITEMS_MIN, DEBOUNCE_DELAY_MS_MAX, DEBOUNCE_DELAY_MS_MIN,
+    DEBOUNCE_ID_PREFIX_CHARS_MAX,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? })`.
+/// `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix?, batch? })`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Debounce {
@@ -30,7 +35,8 @@ pub struct Debounce {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edge: Option<DebounceEdge>,
     /// The instance's params: any JSON value, at most 1 MiB serialized. The
-    /// latest call's win, also when it sends none.
+    /// latest call's win, also when it sends none (with `batch`: every
+    /// call's, in order).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
     /// The Workflow binding to create through, one of WORKFLOW_BINDINGS
@@ -40,7 +46,51 @@ pub struct Debounce {
     /// The start's instance id is this plus a unique suffix (default `debounce-`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id_prefix: Option<IdPrefix>,
+    /// Trailing only: the burst's start is created with `{ batch: [...] }`,
+    /// the params of every call of the burst that sent any, in the order
+    /// received (contract §4a).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<DebounceBatch>,
 }
+
+/// `batch`: when a batch starts before its burst ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DebounceBatch {
+    /// The call that brings the batch to this many params starts it at once
+    /// (default 100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<BatchMaxItems>,
+    /// Most bytes of the instance's params, `{"batch":[...]}` as JSON
+    /// (default 1048576): a call whose params would pass it starts the
+    /// batch at once without them, and they begin the next burst.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<BatchMaxBytes>,
+}
+
+/// `batch.maxItems`: a whole number from 1 to 1000.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchMaxItems(u32);
+
+/// `batch.maxBytes`: a whole number from 1 to 1048576.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchMaxBytes(u32);
+
+// The core's rules, with their reasons; the field is named by the decoder.
+newtype!(
+    integer BatchMaxItems,
+    "How many params a batch holds at most: 1 to 1000.",
+    range: DEBOUNCE_BATCH_ITEMS_MIN, DEBOUNCE_BATCH_ITEMS_MAX,
+    new: |v| check_batch_items(v).map(BatchMaxItems).map_err(BatonError::reason),
+    get: |n: BatchMaxItems| n.0
+);
+newtype!(
+    integer BatchMaxBytes,
+    "Most bytes of a batch's params, {\"batch\":[...]} as JSON: 1 to 1048576.",
+    range: DEBOUNCE_BATCH_BYTES_MIN, DEBOUNCE_BATCH_BYTES_MAX,
+    new: |v| check_batch_bytes(v).map(BatchMaxBytes).map_err(BatonError::reason),
+    get: |n: BatchMaxBytes| n.0
+);
 
 /// `startAt(key, { at, params?, workflow?, instanceId? })`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -149,6 +199,10 @@ impl Debounce {
             params: params_text(&self.params),
             workflow: workflow.to_owned(),
             id_prefix: self.id_prefix.as_ref().map(|p| p.0.clone()),
+            batch: self.batch.map(|b| BatchFields {
+                max_items: b.max_items.map(|n| f64::from(n.0)),
+                max_bytes: b.max_bytes.map(|n| f64::from(n.0)),
+            }),
         })
     }
 }
@@ -248,6 +302,9 @@ pub struct PendingStart {
     pub last_at: u64,
     pub fire_at: u64,
     pub calls: u64,
+    /// How many params the batch holds, when the burst batches (contract §4a).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -310,6 +367,7 @@ impl From<PendingView> for PendingStart {
             last_at: view.last_at_ms,
             fire_at: view.fire_at_ms,
             calls: view.calls,
+            items: view.items,
         }
     }
 }
@@ -362,7 +420,47 @@ mod tests {
             ),
             (
                 json!({ "key": "k", "delayMs": 10, "delay": 5 }),
-                "BatonError: input has an unknown field \"delay\"; accepted fields: key, delayMs, maxWaitMs, edge, params, workflow, idPrefix",
+                "BatonError: input has an unknown field \"delay\"; accepted fields: key, delayMs, maxWaitMs, edge, params, workflow, idPrefix, batch",
+            ),
+            (
+                json!({ "key": "k", "delayMs": 10, "batch": 5 }),
+                "BatonError: batch must be an object",
+            ),
+            (
+                json!({ "key": "k", "delayMs": 10, "batch": { "maxitems": 5 } }),
+                "BatonError: batch has an unknown field \"maxitems\"; accepted fields: maxItems, maxBytes",
+            ),
+            (
+                json!({ "key": "k", "delayMs": 10, "batch": { "maxItems": 0 } }),
+                "BatonError: maxItems must be a whole number from 1 to 1000 (got 0)",
+            ),
+            (
+                json!({ "key": "k", "delayMs": 10, "batch": { "maxItems": 1001 } }),
+                "BatonError: maxItems must be a whole number from 1 to 1000 (got 1001)",
+            ),
+            (
+                json!({ "key": "k", "delayMs": 10, "batch": { "maxItems": 2.5 } }),
+                "BatonError: maxItems must be a whole number from 1 to 1000 (got 2.5)",
+            ),
+            (
+                json!({ "key": "k", "delayMs": 10, "batch": { "maxItems": -3 } }),
+                "BatonError: maxItems must be a whole number from 1 to 1000 (got -3)",
+            ),
+            (
+                json!({ "key": "k", "delayMs": 10, "batch": { "maxItems": "5" } }),
+                "BatonError: maxItems must be a number",
+            ),
+            (
+                json!({ "key": "k", "delayMs": 10, "batch": { "maxBytes": 0 } }),
+                "BatonError: maxBytes must be a whole number from 1 to 1048576 (got 0)",
+            ),
+            (
+                json!({ "key": "k", "delayMs": 10, "batch": { "maxBytes": 1048577 } }),
+                "BatonError: maxBytes must be a whole number from 1 to 1048576 (got 1048577)",
+            ),
+            (
+                json!({ "key": "k", "delayMs": 10, "batch": { "maxBytes": 1e20 } }),
+                "BatonError: maxBytes must be a whole number from 1 to 1048576 (got 1e+20)",
             ),
         ];
         for (input, expected) in cases {
@@ -384,6 +482,62 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(big.core("WORKFLOW").unwrap_err().field(), "params");
+    }
+
+    #[test]
+    fn batch_is_trailing_only_and_params_must_fit_a_batch_of_one() {
+        let core_of = |input: Value| {
+            decode_value::<Debounce>(&input)
+                .unwrap()
+                .core("WORKFLOW")
+                .map_err(|e| e.message())
+        };
+        for edge in ["leading", "both"] {
+            assert_eq!(
+                core_of(json!({ "key": "k", "delayMs": 10, "edge": edge, "batch": {} })),
+                Err(format!(
+                    "BatonError: batch is for edge \"trailing\" only (edge is \"{edge}\")"
+                ))
+            );
+        }
+        // {"batch":["xxxx"]} is 18 bytes: it fits 18, not 17.
+        let fits = |max_bytes: u32| {
+            core_of(json!({
+                "key": "k", "delayMs": 10, "params": "xxxx", "batch": { "maxBytes": max_bytes }
+            }))
+        };
+        assert!(fits(18).is_ok());
+        assert_eq!(
+            fits(17),
+            Err(
+                "BatonError: params is 6 bytes of JSON: a batch of it alone would be 18 bytes, \
+                 past batch.maxBytes (17)"
+                    .into()
+            )
+        );
+        let call = core_of(json!({ "key": "k", "delayMs": 10, "batch": {} })).unwrap();
+        assert_eq!(
+            call.batch,
+            Some(core::BatchBounds {
+                max_items: 100,
+                max_bytes: 1_048_576
+            })
+        );
+        let call = core_of(json!({
+            "key": "k", "delayMs": 10, "batch": { "maxItems": 7, "maxBytes": 300 }
+        }))
+        .unwrap();
+        assert_eq!(
+            call.batch,
+            Some(core::BatchBounds {
+                max_items: 7,
+                max_bytes: 300
+            })
+        );
+        assert_eq!(
+            core_of(json!({ "key": "k", "delayMs": 10 })).unwrap().batch,
+            None
+        );
     }
 
     #[test]

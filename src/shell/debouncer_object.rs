@@ -101,7 +101,7 @@ impl DebouncerCore {
         }
     }
 
-    /// `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? })`.
+    /// `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix?, batch? })`.
     pub fn debounce(&self, key: JsValue, options: JsValue) -> Promise {
         let driver = self.driver.clone();
         driver::serve(
@@ -199,9 +199,14 @@ impl Driver<Debouncer> {
         };
         match replied(self.run(&request.key, input).await?)? {
             Reply::Debounce(reply) => {
-                let reason = match reply.fire_at_ms {
-                    Some(at) => format!("fires at {at}"),
-                    None => "the burst's leading start".to_string(),
+                let own_batch = reply
+                    .batches_started
+                    .iter()
+                    .find(|b| b.id == reply.instance_id);
+                let reason = match (reply.fire_at_ms, own_batch) {
+                    (Some(at), _) => format!("fires at {at}"),
+                    (None, Some(batch)) => batch.reason(),
+                    (None, None) => "the burst's leading start".to_string(),
                 };
                 // A call that only moves the burst's fire time is routine;
                 // a start at once or a suppressed call is not.
@@ -217,6 +222,17 @@ impl Driver<Debouncer> {
                     &reason,
                     None,
                 );
+                // A batch started by this call under an id it was not told:
+                // the pending one its params would have taken past maxBytes.
+                for batch in reply
+                    .batches_started
+                    .iter()
+                    .filter(|b| b.id != reply.instance_id)
+                {
+                    let (scope, id) = (Scope::Key(request.key.as_str()), batch.id.as_str());
+                    let reason = batch.reason();
+                    decision_log::decision(Kind::Contended, scope, id, "started", &reason, None);
+                }
                 Ok(reply.into())
             }
             _ => unreachable!("debounce answers its own reply"),
