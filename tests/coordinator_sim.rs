@@ -129,13 +129,13 @@ enum AcquireStep {
 /// its `Effect::Wake`s name, as the writes left them).
 mod decisions {
     use super::{AcquireStep, Decided, EnqueueStep};
+    use baton::coordinator::Effect;
     use baton::coordinator::{
         self, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder, Input, Liveness,
         MemoryKeyStore, Reply, Settings, Transition,
     };
     use baton::error::BatonError;
     use baton::ident::InstanceId;
-    use baton::transition::Effect;
 
     fn run(
         store: &mut MemoryKeyStore,

@@ -7,13 +7,13 @@
 //! And the cost of that path: P3/P5 (an uncontended pair reads nothing and
 //! writes two rows) and P4 (no input's cost grows with the queue).
 
+use baton::coordinator::Effect;
 use baton::coordinator::{
     self, AcquireRequest, EnqueueRequest, Holder, Input, Liveness, Member, MemoryKeyStore, Options,
     Reply, Settings, Summary, Turn, Waiter,
 };
 use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::sql::{Counted, SqlExec, SqlValue};
-use baton::transition::Effect;
 mod common;
 use common::{sqlite, Rng};
 use rusqlite::Connection;

@@ -79,7 +79,12 @@ fn writes_read_back_as_the_decided_state() {
         let Ok(transition) = decide(&states[which], now, input) else {
             continue;
         };
-        sql::write(&db, keys[which], &transition.writes, transition.alarm_at_ms);
+        sql::write(
+            &db,
+            keys[which],
+            &transition.writes,
+            transition.alarm.at_ms(),
+        );
         states[which] = transition.state;
         for (key, state) in keys.iter().zip(&states) {
             assert_eq!(&sql::load(&db, key), state, "key {key} after step {n}");

@@ -8,8 +8,10 @@ use baton::error::BatonError;
 use baton::ident::{Ident, InstanceId};
 use baton::serial_queue::{
     self as sq, sql, Batch, Check, ClaimReply, Effect, EnqueueReply, News, Param, Plan, Released,
-    Tell,
 };
+
+/// A turn event the serial queue asks to send.
+type Tell = sq::Wake<sq::Event>;
 use baton::workflow::Liveness;
 use common::d1;
 use rusqlite::Connection;
@@ -104,7 +106,7 @@ fn told<R>(t: &sq::Transition<R>) -> Vec<Tell> {
     t.effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Tell(tell) => Some(tell.clone()),
+            Effect::Wake(tell) => Some(tell.clone()),
             _ => None,
         })
         .collect()
@@ -134,9 +136,11 @@ fn plain(to: &str) -> Tell {
     Tell {
         id: id(to),
         workflow: "WF".into(),
-        event_type: "baton-turn".into(),
-        group: ident("g"),
-        news: News::Claim,
+        event: sq::Event {
+            event_type: "baton-turn".into(),
+            group: ident("g"),
+            news: News::Claim,
+        },
     }
 }
 
@@ -218,7 +222,7 @@ fn newest_waiter_wins_without_current() {
     assert_eq!(enqueue(&mut conn, "g", "b", "r2", None, 3), waiting(&[]));
     // C supersedes B, never the holder A, and asks for B to be told.
     let decided = run_enqueue(&mut conn, &request("g", "c", "r3", None), 4).unwrap();
-    assert_eq!(decided.effects, vec![Effect::Tell(plain("b"))]);
+    assert_eq!(decided.effects, vec![Effect::Wake(plain("b"))]);
     assert_eq!(state(&conn, "g", "a").as_deref(), Some("holding"));
     assert_eq!(state(&conn, "g", "b").as_deref(), Some("superseded"));
     // A retried enqueue of B answers the truth: it skips, for r3. Nothing changes.
@@ -659,9 +663,11 @@ fn release_hands_the_group_to_a_grant_waiter_which_a_newer_arrival_cannot_supers
             Tell {
                 id: id("b"),
                 workflow: "WF".into(),
-                event_type: turn,
-                group: ident("g"),
-                news: News::Holding { fence: 2 },
+                event: sq::Event {
+                    event_type: turn,
+                    group: ident("g"),
+                    news: News::Holding { fence: 2 },
+                },
             },
             sq::HandOn {
                 to: id("b"),
@@ -710,11 +716,13 @@ fn a_superseded_grant_waiter_is_told_by_its_own_turn() {
         vec![Tell {
             id: id("b"),
             workflow: "WF".into(),
-            event_type: turn,
-            group: ident("g"),
-            news: News::Skipped {
-                by: id("c"),
-                by_revision: ident("r3")
+            event: sq::Event {
+                event_type: turn,
+                group: ident("g"),
+                news: News::Skipped {
+                    by: id("c"),
+                    by_revision: ident("r3")
+                },
             },
         }]
     );
@@ -800,7 +808,7 @@ fn a_dead_handed_holder_loses_the_group_to_the_next_waiter() {
         panic!()
     };
     assert_eq!(next.id, id("c"));
-    assert_eq!(next.news, News::Holding { fence: 3 });
+    assert_eq!(next.event.news, News::Holding { fence: 3 });
     all(&conn);
 }
 
@@ -902,6 +910,6 @@ fn a_hand_on_past_a_waiter_that_moved_on_still_sends_the_grant_it_makes() {
         panic!("the grant made is not sent")
     };
     assert_eq!(next.id, id("x"));
-    assert!(matches!(next.news, News::Holding { .. }));
+    assert!(matches!(next.event.news, News::Holding { .. }));
     all(&conn);
 }

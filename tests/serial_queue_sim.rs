@@ -58,8 +58,11 @@ use baton::limits::{
 };
 use baton::serial_queue::{
     self as sq, Check, ClaimReply, Effect, EnqueueReply, News, Outcome, Param, Plan, Released,
-    SerialEnqueue, SerialTimeouts, Tell,
+    SerialEnqueue, SerialTimeouts,
 };
+
+/// A turn event the serial queue asks to send.
+type Tell = sq::Wake<sq::Event>;
 use baton::workflow::Liveness;
 use common::{
     assert_reached, d1, report_failure, simulate, Fault, Faults, Injected, Rng, SimStats,
@@ -1210,8 +1213,7 @@ impl Sim {
                     assert!(tells.is_empty(), "a tell before the holder's check");
                     checks.push(check.clone());
                 }
-                Effect::Tell(tell) => tells.push(tell.clone()),
-                other => panic!("a serial decision asks for {other:?}"),
+                Effect::Wake(tell) => tells.push(tell.clone()),
             }
         }
         let expected = decided.state.behind.as_ref().map(|seen| {
@@ -1250,15 +1252,18 @@ impl Sim {
         );
         let tell = match (&decided.effects[..], &decided.state.went_on) {
             ([], None) => None,
-            ([Effect::Tell(tell)], Some(next)) => {
+            ([Effect::Wake(tell)], Some(next)) => {
                 assert_eq!(tell.id, next.to, "told another than the group went to");
                 Some(tell.clone())
             }
             (effects, next) => panic!("a hand-on to {next:?} asks for {effects:?}"),
         };
-        let got = tell
-            .as_ref()
-            .map(|t| (t.id.to_string(), matches!(t.news, News::Holding { .. })));
+        let got = tell.as_ref().map(|t| {
+            (
+                t.id.to_string(),
+                matches!(t.event.news, News::Holding { .. }),
+            )
+        });
         assert_eq!(got, went, "where the group went on");
         if let (Some((to, true)), Some(tell), Some(next)) = (&got, &tell, &decided.state.went_on) {
             self.stats.hand_offs += 1;
@@ -1271,7 +1276,7 @@ impl Sim {
                 next.holding_since, row.heartbeat_at,
                 "heartbeat counted from the hand-off"
             );
-            let News::Holding { fence } = tell.news else {
+            let News::Holding { fence } = tell.event.news else {
                 unreachable!()
             };
             assert_eq!(Some(fence), row.fence, "the turn event carries the fence");
@@ -1363,7 +1368,11 @@ impl Sim {
     /// of a turn must be for the registration that turn is, and say so.
     fn send(&mut self, group: &str, tell: &Tell) {
         let name = tell.id.as_str();
-        assert_eq!(tell.group.as_str(), group, "{name} told of another group");
+        assert_eq!(
+            tell.event.group.as_str(),
+            group,
+            "{name} told of another group"
+        );
         let Some(a) = self.actors.iter().position(|a| a.id == name) else {
             return;
         };
@@ -1374,7 +1383,7 @@ impl Sim {
             "{name} told through another Workflow than its own"
         );
         let registered = self.actors[a].request.grant.is_some();
-        match &tell.news {
+        match &tell.event.news {
             News::Claim => {
                 assert!(
                     !registered
@@ -1384,14 +1393,14 @@ impl Sim {
                             .is_some_and(|i| !self.model.rows[i].grant),
                     "{name} registered with grant is woken by the plain event"
                 );
-                assert_eq!(tell.event_type, PLAIN_TURN, "{name}'s plain event");
+                assert_eq!(tell.event.event_type, PLAIN_TURN, "{name}'s plain event");
             }
             News::Holding { .. } | News::Skipped { .. } => {
-                self.oracle.turn(group, name, &tell.event_type);
+                self.oracle.turn(group, name, &tell.event.event_type);
             }
         }
-        let event_type = tell.event_type.clone();
-        if let News::Skipped { by, by_revision } = &tell.news {
+        let event_type = tell.event.event_type.clone();
+        if let News::Skipped { by, by_revision } = &tell.event.news {
             let i = self.model.find(group, name).unwrap();
             assert_eq!(self.model.rows[i].state, "superseded");
             assert_eq!(
@@ -1411,7 +1420,7 @@ impl Sim {
         }
         let event = SimEvent {
             event_type,
-            event: tell.news.clone(),
+            event: tell.event.news.clone(),
         };
         self.events.push((a, event.clone()));
         if self.faults.strikes(&mut self.rng, Fault::EventDuplicate) {

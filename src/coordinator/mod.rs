@@ -39,6 +39,7 @@
 //! handed the key but never confirmed it ([`HolderState::Handed`]).
 
 mod decide;
+mod effect;
 pub mod history;
 mod memory;
 pub mod schema;
@@ -48,6 +49,7 @@ mod transition;
 mod turn;
 
 pub use decide::*;
+pub use effect::{Effect, Handed};
 pub use memory::{apply, assert_invariants_deep, needs_holder_check, MemoryKeyStore};
 pub use sql::{inspect, keys_due, load, load_summary, migrate, write};
 pub use state::*;

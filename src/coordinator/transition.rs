@@ -13,6 +13,7 @@
 //! grace); the decision runs them on [`Key`], a scratch copy of the view
 //! that records each change as a [`Write`] as it makes it.
 
+use super::effect::{Effect, Handed};
 use super::state::{Holder, HolderState, Liveness, Member, Turn, Waiter};
 use super::{AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Options, Place};
 use crate::error::BatonError;
@@ -21,10 +22,10 @@ use crate::limits::{
     HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, HOLD_TIMES_KEPT, SUPERSEDED_REMEMBERED_MAX,
     WAITERS_PER_KEY_MAX,
 };
-use crate::transition::{Check, Effect};
+use crate::transition::{Alarm, Check, Terminate, Wake};
 
 /// A decision of the Coordinator.
-pub type Transition = crate::transition::Transition<Reply, Write, View>;
+pub type Transition = crate::transition::Transition<Reply, Write, View, Effect>;
 
 /// What the key's summary holds: everything a decision knows of the key
 /// without reading its queue. The shell keeps it in memory between
@@ -363,7 +364,7 @@ impl<'v> Key<'v> {
             reply,
             writes,
             effects,
-            alarm_at_ms: needs.then_some(0),
+            alarm: if needs { Alarm::Periodic } else { Alarm::Keep },
             state: View {
                 summary: s,
                 member,
@@ -379,15 +380,17 @@ impl<'v> Key<'v> {
 }
 
 /// The wake of `holder`, through its own Workflow.
-fn holder_wake(holder: Holder, settings: &Settings) -> crate::transition::Wake {
-    crate::transition::Wake {
+fn holder_wake(holder: Holder, settings: &Settings) -> Wake<Handed> {
+    Wake {
         id: holder.id.clone(),
         workflow: holder
             .workflow
             .as_ref()
             .map_or_else(|| settings.workflow.clone(), |w| w.to_string()),
-        turn: holder.turn_n(),
-        fence: holder.fence,
+        event: Handed {
+            turn: holder.turn_n(),
+            fence: holder.fence,
+        },
     }
 }
 
@@ -674,11 +677,10 @@ fn commit_enqueue(
             .workflow
             .as_ref()
             .map_or_else(|| key.settings.workflow.clone(), |w| w.to_string());
-        key.effects
-            .push(Effect::Terminate(crate::transition::Terminate {
-                id: waiter.id.clone(),
-                workflow,
-            }));
+        key.effects.push(Effect::Terminate(Terminate {
+            id: waiter.id.clone(),
+            workflow,
+        }));
     }
     Ok(EnqueueReply {
         terminated,

@@ -7,7 +7,8 @@
 //! turn. It never blocks, awaits, writes or fails on I/O; a request that
 //! breaks a rule of the contract is refused with no writes. A rate decision
 //! has no effects and never needs the alarm (aged rows are pruned a few per
-//! call), so `effects` is empty and `alarm_at_ms` is `None`.
+//! call), so `effects` is empty ([`NoEffect`](crate::transition::NoEffect))
+//! and `alarm` is [`Alarm::Keep`].
 //!
 //! # Exactness
 //! A permit granted at `t` under a rule with window `W` counts for that rule
@@ -26,6 +27,7 @@ use crate::error::BatonError;
 use crate::limits::{
     RATE_PRUNE_ROWS_PER_CALL, RATE_REFUND_PAGE_ROWS, RATE_REFUND_ROWS_VISITED_MAX, RATE_RULE_SLOTS,
 };
+use crate::transition::Alarm;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AcquireReply {
@@ -110,7 +112,7 @@ pub fn decide<V: Rows + Clone>(
         reply,
         writes,
         effects: Vec::new(),
-        alarm_at_ms: None,
+        alarm: Alarm::Keep,
         state: view.clone(),
     })
 }

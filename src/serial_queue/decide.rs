@@ -12,7 +12,7 @@
 //! 2. the decision from what the batch gave back (`*_outcome`): a
 //!    [`Transition`], whose reply is the caller's, whose `effects` are the
 //!    shared [`Effect`]s ([`Effect::Check`] of a holder a claim waits
-//!    behind, [`Effect::Tell`] of a turn event), and whose `state`
+//!    behind, [`Effect::Wake`] of a turn event), and whose `state`
 //!    ([`Read`]) keeps what the decision read that their results re-enter
 //!    with. Its `writes` are empty: the batch has run.
 //!
@@ -28,6 +28,7 @@
 //! exhaustive `match` over [`Effect`] as the driver's; the two rounds
 //! stay because a batch must run before the decision that reads it.
 
+use super::effect::{Check, Effect, Event, News, Wake};
 use super::invariants::{assert_invariants, entry};
 use super::sql;
 use super::state::{Batch, Entry, EntryState, Outcome, Param, Row, SerialTimeouts, Statement};
@@ -36,7 +37,7 @@ use crate::ident::{Ident, InstanceId};
 use crate::limits::{
     SERIAL_INSPECT_WAITING_MAX, SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX,
 };
-pub use crate::transition::{Check, Effect, News, Tell};
+use crate::transition::Alarm;
 use crate::workflow::Liveness;
 
 /// `serialEnqueue`'s request.
@@ -109,10 +110,10 @@ pub enum Released {
 /// batch writes and reads back in one transaction): `writes` is the
 /// follow-up batch a re-entered result asks for ([`checked`]), or none;
 /// `effects` are [`Effect::Check`]s (a holder a claim waits behind, which
-/// answers the caller) and [`Effect::Tell`]s (turn events); `state` is
+/// answers the caller) and [`Effect::Wake`]s (turn events); `state` is
 /// what the decision read that their results re-enter with ([`Read`]).
 /// The alarm is never used: D1 has none.
-pub type Transition<R> = crate::transition::Transition<R, Statement, Read>;
+pub type Transition<R> = crate::transition::Transition<R, Statement, Read, Effect>;
 
 /// What a decision read back that the shell logs and that its effects'
 /// results re-enter with ([`checked`]): the table itself is the state.
@@ -179,7 +180,7 @@ fn decided<R>(reply: R, effects: Vec<Effect>, state: Read) -> Transition<R> {
         reply,
         writes: Vec::new(),
         effects,
-        alarm_at_ms: None,
+        alarm: Alarm::Keep,
         state,
     }
 }
@@ -216,7 +217,7 @@ fn optional(value: Option<&str>) -> Param {
 
 /// The event that tells a superseded waiter: its own turn with grant,
 /// else the plain turn event (its next claim says `skipped`).
-fn superseded_tell(group: &Ident, waiter: Entry, names: Names) -> Tell {
+fn superseded_tell(group: &Ident, waiter: Entry, names: Names) -> Wake<Event> {
     let (event_type, news) = match (waiter.turn, waiter.state) {
         (
             Some(turn),
@@ -226,18 +227,20 @@ fn superseded_tell(group: &Ident, waiter: Entry, names: Names) -> Tell {
         ) => (turn, News::Skipped { by, by_revision }),
         _ => (names.turn_event_type.to_string(), News::Claim),
     };
-    Tell {
+    Wake {
         workflow: names.workflow(waiter.workflow.as_deref()),
         id: waiter.instance_id,
-        event_type,
-        group: group.clone(),
-        news,
+        event: Event {
+            event_type,
+            group: group.clone(),
+            news,
+        },
     }
 }
 
 /// The hand-on to `next`: handed the group when it holds (by grant), else
 /// woken to claim.
-fn hand_on_to(group: &Ident, next: Entry, names: Names) -> (Tell, HandOn) {
+fn hand_on_to(group: &Ident, next: Entry, names: Names) -> (Wake<Event>, HandOn) {
     let (event_type, news, holding_since) = match (&next.state, next.turn, next.fence) {
         (EntryState::Holding { heartbeat_at_ms }, Some(turn), Some(fence)) => {
             (turn, News::Holding { fence }, Some(*heartbeat_at_ms))
@@ -249,12 +252,14 @@ fn hand_on_to(group: &Ident, next: Entry, names: Names) -> (Tell, HandOn) {
         to: next.instance_id.clone(),
         holding_since,
     };
-    let tell = Tell {
+    let tell = Wake {
         id: next.instance_id,
         workflow: names.workflow(next.workflow.as_deref()),
-        event_type,
-        group: group.clone(),
-        news,
+        event: Event {
+            event_type,
+            group: group.clone(),
+            news,
+        },
     };
     (tell, hand_on)
 }
@@ -369,14 +374,14 @@ pub fn enqueue_outcome(
             ),
         });
     }
-    let tells: Vec<Tell> = at(1)
+    let tells: Vec<Wake<Event>> = at(1)
         .rows
         .iter()
         .map(|r| superseded_tell(&request.group, entry(r), names))
         .collect();
     let superseded: Vec<InstanceId> = tells.iter().map(|t| t.id.clone()).collect();
     let tell_each = |mut effects: Vec<Effect>| {
-        effects.extend(tells.into_iter().map(Effect::Tell));
+        effects.extend(tells.into_iter().map(Effect::Wake));
         effects
     };
     if let EntryState::Superseded { by_revision, .. } = me.state {
@@ -711,7 +716,7 @@ fn went_on<R>(
         went_on: Some(hand_on),
         ..Read::default()
     };
-    decided(reply, vec![Effect::Tell(tell)], read)
+    decided(reply, vec![Effect::Wake(tell)], read)
 }
 
 /// How the caller left, and where the group went: a freed group to its

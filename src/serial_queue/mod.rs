@@ -11,8 +11,8 @@
 //! them ([`decide`]), in the shape every object decides in: for each
 //! command, the one batch to run (from the request and the time), then a
 //! [`Transition`] from what the batch gave back: the reply, and the
-//! effects as data (the shared [`Effect`]: the check of a holder, the
-//! turn events to tell), whose results re-enter through [`checked`]. It
+//! effects as data ([`Effect`]: the check of a holder, the turn events
+//! to send), whose results re-enter through [`checked`]. It
 //! reads no clock and does no I/O; the D1 shell (`shell::serial_queue_d1`)
 //! runs the batches and performs the effects, and the native tests and
 //! the simulation (`tests/serial_queue*.rs`) run the same batches on
@@ -21,7 +21,7 @@
 //! §2a in these terms: an enqueue with `claim` appends the claim's two
 //! statements to its batch; a release's batch ends with the hand-over
 //! ([`sql::HAND_OVER`]), which makes a first waiter registered with grant
-//! the holder and says so as data (an [`Effect::Tell`] with
+//! the holder and says so as data (an [`Effect::Wake`] with
 //! [`News::Holding`], and the [`HandOn`] its status re-enters with); a
 //! group's fence is the highest among its rows, one more per
 //! grant (the row holding it is never pruned). Whether an instance is dead
@@ -32,10 +32,12 @@
 //! holder as it was read.
 
 mod decide;
+mod effect;
 mod invariants;
 pub mod sql;
 mod state;
 
 pub use decide::*;
+pub use effect::*;
 pub use invariants::{assert_invariants, check_row, entry};
 pub use state::*;

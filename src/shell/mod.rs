@@ -3,13 +3,16 @@
 //! - [`js`]: the JS boundary: RPC arguments → request types (`crate::edge`),
 //!   replies → JS values, refusals → JS `Error`s.
 //! - [`config`]: the Worker's variables, with defaults.
-//! - [`driver`]: the one loop every Durable Object class runs (decode,
-//!   load, decide, write, alarm, effects, reply); [`object`]: what every
-//!   object holds (its storage, its environment, its statement counts).
+//! - [`driver`]: the one loop every Durable Object class runs (load,
+//!   decide, write, alarm, reply, effects); [`rpc`]: a call decoded, run
+//!   and encoded; [`effects`]: creates, status checks and terminations;
+//!   [`object`]: what every object holds (its storage, its environment,
+//!   its statement counts).
 //! - [`gate`]: running a synchronous decision under the object's input gate.
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
-//! - [`wake`]: the turn event and its status check, for the driver's wakes and the serial queue's.
+//! - [`wake`]: the turn event, its status check and the deferred round after
+//!   the reply, for the driver's wakes and the serial queue's.
 //! - [`coordinator_object`], [`rate_limiter_object`], [`debouncer_object`],
 //!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
 //!   last is one shard of the list of busy keys, contract §10).
@@ -36,12 +39,14 @@ pub mod d1_results;
 pub mod debouncer_object;
 pub mod decision_log;
 pub mod driver;
+pub mod effects;
 pub mod entry;
 pub mod gate;
 pub mod http;
 pub mod js;
 pub mod object;
 pub mod rate_limiter_object;
+pub mod rpc;
 pub mod runs_object;
 pub mod serial_queue_d1;
 pub mod service;

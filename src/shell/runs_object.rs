@@ -17,8 +17,12 @@
 
 use super::config::RunsShellConfig;
 use super::decision_log::{self, Kind, Scope};
-use super::driver::{self, Driver, InTurn, Rules, TransitionOf};
+use super::driver::{
+    Driver, InTurn, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep, TransitionOf,
+};
+use super::effects;
 use super::js::{self, now_ms};
+use super::rpc;
 use super::sqlite::ObjectSql;
 use crate::edge::runs::{wire, RunAppend, RunAwait, RunClaim, RunComplete, RunEvents};
 use crate::error::BatonError;
@@ -29,7 +33,7 @@ use crate::runs::{
     Waits, Write,
 };
 use crate::sql::Counted;
-use crate::transition::{Check, Create, CreateOutcome};
+use crate::transition::Check;
 use crate::workflow::Liveness;
 use js_sys::{Function, Promise};
 use std::cell::RefCell;
@@ -62,7 +66,16 @@ impl Rules for Runs {
     type Reply = Reply;
     type Write = Write;
     type State = View;
-    const KEYS_PER_ALARM_MAX: u32 = RUN_DELETIONS_PER_ALARM_MAX;
+    /// A claim's check of the claimant it found.
+    type Effect = Check;
+    /// The retention alarm: a finished run's deletion time. Only a recorded
+    /// outcome sets one; the alarm re-arms itself after deleting.
+    const ALARM: Option<Sweep<Self>> = Some(Sweep {
+        keys_per_alarm_max: RUN_DELETIONS_PER_ALARM_MAX,
+        due_keys: sql::keys_due,
+        tick: || Input::Tick,
+        next: NextAlarm::Earliest(sql::next_deletion_ms),
+    });
 
     fn config(env: &Env) -> Result<RunsShellConfig, String> {
         RunsShellConfig::from_env(env)
@@ -70,11 +83,20 @@ impl Rules for Runs {
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
     }
-    fn load(sql: &ObjectSql, key: &str, input: &Input) -> View {
-        counted(sql, |c| sql::load(c, key, input))
-    }
     fn decide(state: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
         runs::decide(state, now_ms, input)
+    }
+    fn assert_invariants(state: &View) {
+        runs::assert_invariants(state);
+    }
+    fn scope(key: &str) -> Scope<'_> {
+        Scope::Run(key)
+    }
+}
+
+impl Stored for Runs {
+    fn load(sql: &ObjectSql, key: &str, input: &Input) -> View {
+        counted(sql, |c| sql::load(c, key, input))
     }
     fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
         counted(sql, |c| sql::write(c, key, &transition.writes));
@@ -83,39 +105,26 @@ impl Rules for Runs {
             decision_log::decision(Kind::Routine, scope, "-", "deleted", "retention over", None);
         }
     }
-    fn assert_invariants(state: &View) {
-        runs::assert_invariants(state);
-    }
-    fn next_wake(sql: &ObjectSql) -> Option<u64> {
-        sql::next_deletion_ms(sql)
-    }
-    fn due_keys(sql: &ObjectSql, now_ms: u64, limit: u32) -> Vec<String> {
-        sql::keys_due(sql, now_ms, limit)
-    }
-    fn tick() -> Input {
-        Input::Tick
-    }
-    fn created(_: &Create, _: CreateOutcome) -> Input {
-        // Runs creates no instance (its callers do, after their claim).
-        Input::Tick
-    }
-    fn checked(_: &Check, liveness: Liveness, asked_by: Option<&Reply>) -> Input {
-        match asked_by {
-            Some(Reply::Checking(pending)) => Input::Checked {
-                pending: pending.clone(),
-                liveness,
-            },
-            // Only a claim asks for a check, and it answers with its pending claim.
-            _ => Input::Tick,
-        }
-    }
-    /// Only a recorded outcome sets a deletion time; the alarm re-arms
-    /// itself after deleting.
-    fn moves_alarm(transition: &Transition) -> bool {
-        transition.alarm_at_ms.is_some()
-    }
-    fn scope(key: &str) -> Scope<'_> {
-        Scope::Run(key)
+}
+
+/// The claimant a claim found, checked: its liveness re-enters with the
+/// pending claim, whose decision answers the caller.
+impl Perform<Runs> for Check {
+    async fn perform<'a>(&'a self, with: &'a Performing<'a, Runs>) -> Performed<Runs> {
+        let liveness = effects::liveness(with.env, self).await;
+        // Only a claim asks for a check, and it answers with its
+        // pending claim (unless refused: then nothing re-enters).
+        let input = match with.answer {
+            Some(Reply::Checking(pending)) => Some((
+                Input::Checked {
+                    pending: pending.clone(),
+                    liveness,
+                },
+                self.answers,
+            )),
+            _ => None,
+        };
+        Performed { input, woke: None }
     }
 }
 
@@ -148,12 +157,12 @@ impl RunsCore {
 
     pub fn claim(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        driver::serve_js(key, options, move |r| async move { object.claim(r).await })
+        rpc::serve_js(key, options, move |r| async move { object.claim(r).await })
     }
 
     pub fn complete(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        driver::serve_js(
+        rpc::serve_js(
             key,
             options,
             move |r| async move { object.complete(r).await },
@@ -164,7 +173,7 @@ impl RunsCore {
     #[wasm_bindgen(js_name = awaitRun)]
     pub fn await_run(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        driver::serve_js(key, options, move |r: RunAwait| async move {
+        rpc::serve_js(key, options, move |r: RunAwait| async move {
             let input = Input::Await {
                 timeout: r.timeout_ms,
                 open_waits: 0,
@@ -175,12 +184,12 @@ impl RunsCore {
 
     pub fn append(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        driver::serve_js(key, options, move |r| async move { object.append(r).await })
+        rpc::serve_js(key, options, move |r| async move { object.append(r).await })
     }
 
     pub fn events(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        driver::serve_js(key, options, move |r: RunEvents| async move {
+        rpc::serve_js(key, options, move |r: RunEvents| async move {
             let request = r.core();
             let on = WaitFor::Events {
                 after: request.after.get(),
@@ -195,7 +204,7 @@ impl RunsCore {
     }
 
     pub fn alarm(&self) -> Promise {
-        driver::serve_alarm(&self.object.driver)
+        rpc::serve_alarm(&self.object.driver)
     }
 
     /// Storage statements run since the object started, and the open

@@ -29,8 +29,8 @@ use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{HAND_ON_CHECK_DELAY_MS, WAKE_ATTEMPTS_PER_CALL_MAX};
 use crate::serial_queue::{
-    self as core, Batch, ClaimReply, Effect, EnqueueReply, Entry, EntryState, News, Outcome, Param,
-    Plan, Released, Tell,
+    self as core, Batch, ClaimReply, Effect, EnqueueReply, Entry, EntryState, Event, News, Outcome,
+    Param, Plan, Released, Wake,
 };
 use js_sys::{Array, Promise};
 use std::rc::Rc;
@@ -194,13 +194,13 @@ impl Shell {
     /// with the instance's id and its status when it has news. Built by
     /// hand, not through serde: one more serialized type costs the WASM
     /// more (P6).
-    fn event(tell: &Tell) -> Result<Turn, JsValue> {
+    fn event(event: &Event, id: &InstanceId) -> Result<Turn, JsValue> {
         let payload = js_sys::Object::new();
         let set = |object: &js_sys::Object, name: &str, value: JsValue| {
             js_sys::Reflect::set(object, &name.into(), &value).map(drop)
         };
-        set(&payload, "group", tell.group.as_str().into())?;
-        let status = match &tell.news {
+        set(&payload, "group", event.group.as_str().into())?;
+        let status = match &event.news {
             News::Claim => None,
             News::Holding { fence } => {
                 set(&payload, "fence", JsValue::from_f64(*fence as f64))?;
@@ -215,11 +215,11 @@ impl Shell {
             }
         };
         if let Some(status) = status {
-            set(&payload, "instanceId", tell.id.as_str().into())?;
+            set(&payload, "instanceId", id.as_str().into())?;
             set(&payload, "status", status.into())?;
         }
         Ok(Turn {
-            event_type: tell.event_type.clone(),
+            event_type: event.event_type.clone(),
             payload: payload.into(),
         })
     }
@@ -273,7 +273,7 @@ impl Shell {
                     // a claim checks its holder once, its next poll again.
                     performed.claimed = Some(claimed).filter(|_| check.answers);
                 }
-                Effect::Tell(tell) => {
+                Effect::Wake(tell) => {
                     // Superseded waiters learn at once: their next claim (or
                     // their own turn) says `skipped`. Dead ones ignore it.
                     tells += 1;
@@ -287,18 +287,15 @@ impl Shell {
                         sent.liveness(&tell.id).await;
                     }
                 }
-                Effect::Create(_) | Effect::Wake(_) | Effect::Terminate(_) => {
-                    unreachable!("the serial queue creates, wakes by slot and terminates nothing")
-                }
             }
         }
         Ok(performed)
     }
 
     /// Sends a tell's event through its instance's Workflow binding.
-    async fn send(&self, tell: &Tell) -> Result<Sent, JsValue> {
+    async fn send(&self, tell: &Wake<Event>) -> Result<Sent, JsValue> {
         let workflow = self.workflow(&tell.workflow)?;
-        let event = Self::event(tell)?;
+        let event = Self::event(&tell.event, &tell.id)?;
         Ok(Sent::send(&workflow, &tell.id, &event).await)
     }
 

@@ -1,6 +1,7 @@
-//! Waking Workflow instances with the turn event: what the driver's
-//! `Effect::Wake` (the Coordinator's hand-offs) and the serial queue's
-//! shell both send a wake through.
+//! Waking Workflow instances with a turn event: how the driver's wakes
+//! (the Coordinator's hand-offs) and the serial queue's shell both send
+//! one ([`send`]), read the woken instance's status ([`status`]), and run
+//! the deferred round that reads it after the reply ([`deferred`]).
 //!
 //! A wake is the turn event, then a status check (a dead instance ignores
 //! the event, so sending it first costs nothing and wakes a live one sooner).
@@ -10,20 +11,24 @@
 //! instance re-checks when its wait times out (`withKey`'s turn timeout,
 //! `serialize`'s poll).
 //!
-//! A concept that hands something on wakes candidates in turn until one is
-//! alive, re-entering its own decision for each one found dead (the serial
-//! queue's release: `serial_queue_d1`). The two halves of a wake are apart
-//! ([`Sent`]) so that a concept can
+//! The two halves of a wake are apart ([`Sent`]) so that a concept can
 //! send the event, reply, and check the status after the reply, once the
 //! woken instance has had [`HAND_ON_CHECK_DELAY_MS`] to act on it: the
-//! driver's wakes (`shell::driver`) and the serial queue's release both do.
-//!
-//! [`HAND_ON_CHECK_DELAY_MS`]: crate::limits::HAND_ON_CHECK_DELAY_MS
+//! status query then does not reach the woken instance's engine while it
+//! acts. A concept that hands something on wakes candidates in turn until
+//! one is alive, re-entering its own decision for each one found dead.
 
+use super::js;
 use super::workflow::{liveness_of, Workflow, WorkflowInstance};
 use crate::ident::InstanceId;
+use crate::limits::HAND_ON_CHECK_DELAY_MS;
+use crate::transition::Wake;
 use crate::workflow::Liveness;
+use js_sys::Promise;
+use std::fmt::Display;
+use std::future::Future;
 use wasm_bindgen::JsValue;
+use worker::Env;
 
 /// The turn event: its type (`TURN_EVENT_TYPE`) and payload.
 pub struct Turn {
@@ -68,4 +73,41 @@ impl Sent {
         }
         liveness
     }
+}
+
+/// Sends `wake` the turn event `turn` through its own Workflow binding;
+/// `None` when the binding is gone from the configuration (nothing is then
+/// taken on a guess: its status reads as unknown).
+pub async fn send<E>(env: &Env, wake: &Wake<E>, turn: &Turn) -> Option<Sent> {
+    let workflow = Workflow::from_env(env, &wake.workflow).ok()?;
+    Some(Sent::send(&workflow, &wake.id, turn).await)
+}
+
+/// A woken instance's status, through the handle its event went through
+/// (`Unknown` if no event went).
+pub async fn status(sent: Option<Sent>, id: &InstanceId) -> Liveness {
+    match sent {
+        Some(sent) => sent.liveness(id).await,
+        None => Liveness::Unknown,
+    }
+}
+
+/// The deferred round after a reply: `round` (which reads the woken
+/// instances' statuses and feeds them back) runs once they have had
+/// [`HAND_ON_CHECK_DELAY_MS`] to act on their events. The promise is for
+/// the caller's `waitUntil`; should the Worker stop first, the caller's
+/// own fallback carries on (the alarm, a waiter's next poll). A failure is
+/// logged as `what` failed.
+pub fn deferred(
+    what: impl Display + 'static,
+    round: impl Future<Output = Result<(), JsValue>> + 'static,
+) -> Promise {
+    js::promise(async move {
+        // Let the woken instance act before its engine is asked its status.
+        worker::Delay::from(std::time::Duration::from_millis(HAND_ON_CHECK_DELAY_MS)).await;
+        if let Err(error) = round.await {
+            worker::console_error!("baton: {what} failed: {error:?}");
+        }
+        Ok(JsValue::UNDEFINED)
+    })
 }
