@@ -96,6 +96,33 @@ pub struct Wake<Event> {
     pub event: Event,
 }
 
+/// A decision-log line, as data: the shell prints it as it is
+/// (`shell::decision_log`) when the configured level prints its kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    pub kind: LogKind,
+    pub instance: InstanceId,
+    pub decision: &'static str,
+    pub reason: String,
+    /// How long the instance has waited so far, if it waits.
+    pub waited_ms: Option<u64>,
+}
+
+/// Whether a decision is worth a line at the default level (`BATON_LOG`,
+/// contract §9).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LogKind {
+    /// Makes an instance wait, hands a key, slot or group on, supersedes,
+    /// coalesces, skips, refuses or times something out, finds an instance
+    /// dead, creates or fails to create an instance, or denies permits.
+    Contended,
+    /// Anything else: an uncontended grant or release, a holder's repeated
+    /// acquire, a heartbeat, a debounce call that only moves its fire time,
+    /// a run's completion. A line per call on the hot path costs more than
+    /// the call's own reads (BENCHMARKS.md), so these print only at `all`.
+    Routine,
+}
+
 /// An instance for the shell to terminate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Terminate {

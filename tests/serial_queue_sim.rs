@@ -907,7 +907,7 @@ impl Sim {
                     match sq::enqueue(&request, now, TIMEOUTS) {
                         Plan::Done(decided) => {
                             assert!(request.current.is_some());
-                            assert!(decided.effects.is_empty() && decided.writes.is_empty());
+                            assert!(decided.effects.is_empty() && decided.follow_up.is_none());
                             self.finish_call(c, Reply::Enqueue(decided.reply));
                         }
                         Plan::Run(batch) => {
@@ -999,7 +999,7 @@ impl Sim {
                 Kind::Heartbeat => {
                     let outcomes = self.run(&sq::heartbeat(&group, &me, now));
                     let holding = sq::heartbeat_outcome(&outcomes);
-                    assert!(holding.effects.is_empty() && holding.writes.is_empty());
+                    assert!(holding.effects.is_empty() && holding.follow_up.is_none());
                     let holding = holding.reply;
                     assert_eq!(holding, self.model.heartbeat(&g, me.as_str(), now));
                     self.finish_call(c, Reply::Heartbeat(holding));
@@ -1034,7 +1034,7 @@ impl Sim {
                     let alive = self.live_answer();
                     let reentry = sq::checked(&group, &read, &seen.id, alive, now, TIMEOUTS);
                     assert!(
-                        reentry.writes.is_empty(),
+                        reentry.follow_up.is_none(),
                         "{me} passes over its live holder"
                     );
                     if let Some((_, tells)) = enqueue {
@@ -1049,10 +1049,10 @@ impl Sim {
                 let dead = self.dead_answer();
                 let reentry = sq::checked(&group, &read, &seen.id, dead, now, TIMEOUTS);
                 assert!(
-                    !reentry.writes.is_empty(),
+                    reentry.follow_up.is_some(),
                     "{me}'s holder found dead is kept"
                 );
-                let outcomes = self.run(&sq::Batch(reentry.writes));
+                let outcomes = self.run(&reentry.follow_up.expect("a follow-up batch"));
                 self.model.claim_past_dead(
                     &g,
                     me.as_str(),
@@ -1111,7 +1111,7 @@ impl Sim {
                     // Alive, re-entering changes nothing.
                     let alive = self.live_answer();
                     let reentry = sq::checked(&group, &read, &next.to, alive, now, TIMEOUTS);
-                    assert!(reentry.writes.is_empty(), "{} passed over alive", next.to);
+                    assert!(reentry.follow_up.is_none(), "{} passed over alive", next.to);
                     self.calls.swap_remove(c);
                 }
             }
@@ -1121,8 +1121,12 @@ impl Sim {
                 let dead = read.went_on.clone().expect("a hand-on found dead");
                 let answer = self.dead_answer();
                 let reentry = sq::checked(&group, &read, &dead.to, answer, now, TIMEOUTS);
-                assert!(!reentry.writes.is_empty(), "{} found dead is kept", dead.to);
-                let outcomes = self.run(&sq::Batch(reentry.writes));
+                assert!(
+                    reentry.follow_up.is_some(),
+                    "{} found dead is kept",
+                    dead.to
+                );
+                let outcomes = self.run(&reentry.follow_up.expect("a follow-up batch"));
                 let decided = sq::hand_on_past_outcome(&group, &outcomes, NAMES);
                 let went = self
                     .model
@@ -1200,9 +1204,9 @@ impl Sim {
     /// is the model's, as it is now, checked through its own Workflow, and
     /// the check answers the caller; it comes first, the tells after it.
     /// Returns the tells.
-    fn check_seen<R>(&self, g: &str, decided: &sq::Transition<R>) -> Vec<Tell> {
+    fn check_seen<R>(&self, g: &str, decided: &sq::Decided<R>) -> Vec<Tell> {
         assert!(
-            decided.writes.is_empty(),
+            decided.follow_up.is_none(),
             "a decision with a follow-up batch"
         );
         let mut checks = Vec::new();
@@ -1243,11 +1247,11 @@ impl Sim {
     /// Returns the tell.
     fn expect_hand_on<R>(
         &mut self,
-        decided: &sq::Transition<R>,
+        decided: &sq::Decided<R>,
         went: Option<(String, bool)>,
     ) -> Option<Tell> {
         assert!(
-            decided.writes.is_empty(),
+            decided.follow_up.is_none(),
             "a hand-on with a follow-up batch"
         );
         let tell = match (&decided.effects[..], &decided.state.went_on) {

@@ -7,8 +7,7 @@
 //! turn. It never blocks, awaits, writes or fails on I/O; a request that
 //! breaks a rule of the contract is refused with no writes. A rate decision
 //! has no effects and never needs the alarm (aged rows are pruned a few per
-//! call), so `effects` is empty ([`NoEffect`](crate::transition::NoEffect))
-//! and `alarm` is [`Alarm::Keep`].
+//! call), so `effects` is empty and `alarm` is [`Alarm::Keep`](crate::transition::Alarm::Keep).
 //!
 //! # Exactness
 //! A permit granted at `t` under a rule with window `W` counts for that rule
@@ -27,7 +26,6 @@ use crate::error::BatonError;
 use crate::limits::{
     RATE_PRUNE_ROWS_PER_CALL, RATE_REFUND_PAGE_ROWS, RATE_REFUND_ROWS_VISITED_MAX, RATE_RULE_SLOTS,
 };
-use crate::transition::Alarm;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AcquireReply {
@@ -112,7 +110,7 @@ pub fn decide<V: Rows + Clone>(
         reply,
         writes,
         effects: Vec::new(),
-        alarm: Alarm::Keep,
+        alarm: crate::transition::Alarm::Keep,
         state: view.clone(),
     })
 }

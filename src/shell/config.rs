@@ -139,6 +139,31 @@ fn millis_var(env: &Env, name: &str, default: u64) -> Result<u64, String> {
 }
 
 impl SerialConfig {
+    /// The names the core writes into its effects.
+    pub fn names(&self) -> crate::serial_queue::Names<'_> {
+        crate::serial_queue::Names {
+            workflow: &self.workflow_binding,
+            turn_event_type: &self.turn_event_type,
+        }
+    }
+
+    /// The variables, read on the isolate's first call: a Worker's
+    /// variables do not change while its isolate lives, and reading them
+    /// (eight lookups in `env`, each a crossing into JS, and a string
+    /// copied for each one set) was about 2% of every call's busy time in
+    /// Baton's isolate (`bench/profile.mjs serial`).
+    pub fn cached(env: &Env) -> Result<std::rc::Rc<SerialConfig>, String> {
+        thread_local! {
+            static CONFIG: std::cell::OnceCell<Result<std::rc::Rc<SerialConfig>, String>> =
+                const { std::cell::OnceCell::new() };
+        }
+        CONFIG.with(|config| {
+            config
+                .get_or_init(|| SerialConfig::from_env(env).map(std::rc::Rc::new))
+                .clone()
+        })
+    }
+
     pub fn from_env(env: &Env) -> Result<SerialConfig, String> {
         let coordinator = WorkflowConfig::from_env(env)?;
         Ok(SerialConfig {

@@ -13,6 +13,7 @@
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
 //! - [`wake`]: the turn event, its status check and the deferred round after
 //!   the reply, for the driver's wakes and the serial queue's.
+//! - [`coordinator_effects`]: the Coordinator's effects as the driver performs them.
 //! - [`coordinator_object`], [`rate_limiter_object`], [`debouncer_object`],
 //!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
 //!   last is one shard of the list of busy keys, contract §10).
@@ -34,6 +35,7 @@ pub mod busy_list_object;
 pub mod busy_report;
 pub mod busy_service;
 pub mod config;
+pub mod coordinator_effects;
 pub mod coordinator_object;
 pub mod d1_results;
 pub mod debouncer_object;

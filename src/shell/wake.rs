@@ -22,6 +22,7 @@ use super::js;
 use super::workflow::{liveness_of, Workflow, WorkflowInstance};
 use crate::ident::InstanceId;
 use crate::limits::HAND_ON_CHECK_DELAY_MS;
+use crate::serial_queue::{Event, News};
 use crate::transition::Wake;
 use crate::workflow::Liveness;
 use js_sys::Promise;
@@ -34,6 +35,41 @@ use worker::Env;
 pub struct Turn {
     pub event_type: String,
     pub payload: JsValue,
+}
+
+impl Turn {
+    /// The serial queue's turn event, as a wake spells it out: its type, and
+    /// the payload `{ group }`, with the instance's id and its status when it has news. Built by hand,
+    /// not through serde: one more serialized type costs the WASM more (P6).
+    pub fn serial(tell: &Wake<Event>) -> Result<Turn, JsValue> {
+        let payload = js_sys::Object::new();
+        let set = |object: &js_sys::Object, name: &str, value: JsValue| {
+            js_sys::Reflect::set(object, &name.into(), &value).map(drop)
+        };
+        set(&payload, "group", tell.event.group.as_str().into())?;
+        let status = match &tell.event.news {
+            News::Claim => None,
+            News::Holding { fence } => {
+                set(&payload, "fence", JsValue::from_f64(*fence as f64))?;
+                Some("holding")
+            }
+            News::Skipped { by, by_revision } => {
+                let winner = js_sys::Object::new();
+                set(&winner, "instanceId", by.as_str().into())?;
+                set(&winner, "revision", by_revision.as_str().into())?;
+                set(&payload, "supersededBy", winner.into())?;
+                Some("skipped")
+            }
+        };
+        if let Some(status) = status {
+            set(&payload, "instanceId", tell.id.as_str().into())?;
+            set(&payload, "status", status.into())?;
+        }
+        Ok(Turn {
+            event_type: tell.event.event_type.clone(),
+            payload: payload.into(),
+        })
+    }
 }
 
 /// A turn event sent (or not: the failure is kept), with the instance
@@ -76,11 +112,10 @@ impl Sent {
 }
 
 /// Sends `wake` the turn event `turn` through its own Workflow binding;
-/// `None` when the binding is gone from the configuration (nothing is then
-/// taken on a guess: its status reads as unknown).
-pub async fn send<E>(env: &Env, wake: &Wake<E>, turn: &Turn) -> Option<Sent> {
-    let workflow = Workflow::from_env(env, &wake.workflow).ok()?;
-    Some(Sent::send(&workflow, &wake.id, turn).await)
+/// the operator's error if that binding is gone from the configuration.
+pub async fn send<E>(env: &Env, wake: &Wake<E>, turn: &Turn) -> Result<Sent, JsValue> {
+    let workflow = Workflow::from_env(env, &wake.workflow)?;
+    Ok(Sent::send(&workflow, &wake.id, turn).await)
 }
 
 /// A woken instance's status, through the handle its event went through
