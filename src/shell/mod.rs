@@ -16,7 +16,8 @@
 //! - [`coordinator_effects`]: the Coordinator's effects as the driver performs them.
 //! - [`coordinator_object`], [`rate_limiter_object`], [`debouncer_object`],
 //!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
-//!   last is one shard of the list of busy keys, contract §10).
+//!   last is one shard of the list of busy keys, contract §10);
+//!   [`runs_polls`]: the `Runs` object's long-polls.
 //! - [`busy_report`]: what a Coordinator tells its list shard, and when;
 //!   [`busy_service`]: `coordinatorList` and `serialList`, a page merged
 //!   from every shard (or D1's groups).
@@ -50,6 +51,7 @@ pub mod object;
 pub mod rate_limiter_object;
 pub mod rpc;
 pub mod runs_object;
+pub mod runs_polls;
 pub mod serial_queue_d1;
 pub mod service;
 pub mod sqlite;

@@ -1,26 +1,23 @@
 //! What the driver does after a commit: performs the decision's effects,
 //! feeds each result back to its key, and performs what those decisions
-//! ask for in turn.
-//!
-//! Each concept's effect type says how one of its effects is performed and
-//! what its result feeds back ([`Perform`]), with the shared steps of
-//! `shell::effects` and `shell::wake`:
+//! ask for in turn. Each concept's effect type says how one of its effects
+//! is performed and what its result feeds back ([`Perform`]), through the
+//! shared steps of `shell::effects` and `shell::wake`:
 //! - a create's outcome re-enters (the Debouncer's starts);
 //! - a check's liveness re-enters with the reply of the decision that
 //!   asked (the caller's answer so far: it carries what the next decision
 //!   needs, such as who is claiming). A check with `answers` set hands the
 //!   caller's answer on: the caller gets the reply (or the refusal) of the
-//!   decision its result re-entered, not the first one. So a decision that
-//!   must know whether an instance is alive before it can answer asks for
-//!   an answering check and replies a placeholder;
+//!   decision its result re-entered. So a decision that must know whether
+//!   an instance is alive before it can answer asks for an answering check
+//!   and replies a placeholder;
 //! - a wake's turn event is sent before the reply, and whether the engine
 //!   accepted it may re-enter at once; the instance's status is asked
-//!   [`HAND_ON_CHECK_DELAY_MS`](crate::limits::HAND_ON_CHECK_DELAY_MS) later, after the reply, in `waitUntil` (a
-//!   deferred round, `shell::wake::deferred`: the woken instance has had
-//!   time to act on the event), and what it feeds back ([`Woke`])
-//!   re-enters. Wakes that deferred round's decisions ask for are checked
-//!   at once, not a delay each, round after round, within
-//!   [`WAKE_ATTEMPTS_PER_CALL_MAX`] wakes;
+//!   `HAND_ON_CHECK_DELAY_MS` later, after the reply, in `waitUntil` (the
+//!   deferred round of `shell::wake::deferred`: the woken instance has had
+//!   time to act), and what it feeds back ([`Woke`]) re-enters. Wakes that
+//!   round's decisions ask for are checked at once, round after round,
+//!   within [`WAKE_ATTEMPTS_PER_CALL_MAX`] wakes;
 //! - a termination is best effort, at most [`TERMINATIONS_PER_CALL_MAX`]
 //!   a call; nothing re-enters.
 //!
@@ -69,12 +66,11 @@ fn none<T>(effect: NoEffect) -> T {
     match effect {}
 }
 
-/// The per-call bounds of the effects that have one.
+/// The per-call bounds of the effects that have one
+/// ([`WAKE_ATTEMPTS_PER_CALL_MAX`], [`TERMINATIONS_PER_CALL_MAX`]).
 #[derive(Clone, Copy)]
 pub enum Bound {
-    /// [`WAKE_ATTEMPTS_PER_CALL_MAX`].
     Wakes,
-    /// [`TERMINATIONS_PER_CALL_MAX`].
     Terminations,
 }
 
