@@ -1,14 +1,22 @@
 //! The one shape of every decision: a [`Transition`] (the reply, the row
-//! writes, the effects on Workflow instances, when the key next needs the
-//! alarm, and the key's state once the writes are applied) and the
-//! [`Effect`]s it asks of the shell, as data.
+//! writes, the effects it asks of the shell, what it needs of the alarm,
+//! and the key's state once the writes are applied), and the effects every
+//! concept's own effect type is made of, as data.
 //!
 //! Each concept's `decide(state, now_ms, input) -> Result<Transition, _>`
 //! is pure. The shell's driver (`shell::driver`) loads the state, calls it,
-//! commits the writes in one turn, arms the alarm, replies, then performs
-//! the effects; what an effect came to re-enters through the concept's
-//! `decide` as an input of its own. A refusal carries no writes and no
-//! effects: nothing changes.
+//! commits the writes in one turn, arms the alarm as [`Alarm`] says,
+//! replies, then performs the effects; what an effect came to re-enters
+//! through the concept's `decide` as an input of its own. A refusal
+//! carries no writes and no effects: nothing changes.
+//!
+//! Effects are typed per concept: each concept names the effects it asks
+//! for in its own type (the Debouncer's is a [`Create`], Runs' a
+//! [`Check`], the Coordinator's and the serial queue's an enum of
+//! [`Check`], [`Wake`] and the Coordinator's [`Terminate`]), built from the
+//! shared structs here, so every `match` over one is exhaustive with no
+//! arm for an effect the concept never asks for. A concept that asks for
+//! none uses [`NoEffect`].
 //!
 //! A decision may leave its caller's answer to the check it asks for: a
 //! [`Check`] with `answers` set re-enters with the decision's reply (which
@@ -16,92 +24,104 @@
 //! re-enters is the caller's (a claim that finds another claimant, an
 //! acquire that finds a holder to check).
 
-use crate::ident::{Ident, InstanceId};
+use crate::ident::InstanceId;
 
 /// A decision of a concept whose replies are `Reply`, whose storage changes
-/// are `Write`s and whose state (or the part a decision reads) is `State`.
+/// are `Write`s, whose state (or the part a decision reads) is `State` and
+/// whose effects are `Effect`s.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Transition<Reply, Write, State> {
+pub struct Transition<Reply, Write, State, Effect = NoEffect> {
     pub reply: Reply,
     /// Row-level changes, committed together before anything else.
     pub writes: Vec<Write>,
     /// What to do with Workflow instances once the writes are committed.
     pub effects: Vec<Effect>,
-    /// When the key next needs the alarm, if ever.
-    pub alarm_at_ms: Option<u64>,
+    /// What the decision needs of the object's alarm.
+    pub alarm: Alarm,
     /// The state once the writes are applied: the invariants are checked
     /// on it, and the simulations check that applying the writes gives it.
     pub state: State,
 }
 
-impl<Reply, Write, State> Transition<Reply, Write, State> {
-    /// The creates among the effects.
-    pub fn creates(&self) -> impl Iterator<Item = &Create> {
-        self.effects.iter().filter_map(|effect| match effect {
-            Effect::Create(create) => Some(create),
-            _ => None,
-        })
+/// What a decision needs of its object's alarm. One alarm serves every key
+/// of an object; the driver arms it the object's way (the earliest time
+/// any key needs, or a periodic sweep) after any decision that does not
+/// [`Alarm::Keep`] it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alarm {
+    /// Nothing changes for the alarm: the key needs it no sooner than
+    /// before (an early alarm finds nothing due, and is a no-op).
+    Keep,
+    /// The key next needs the alarm at this time.
+    At(u64),
+    /// The key needs the alarm no more.
+    Clear,
+    /// The key needs the object's periodic sweep (the Coordinator's holder
+    /// checks), armed one period from now if it is not already.
+    Periodic,
+}
+
+impl Alarm {
+    /// The alarm of a key whose next time is `at_ms`, or that has none.
+    pub fn at_or_clear(at_ms: Option<u64>) -> Alarm {
+        at_ms.map_or(Alarm::Clear, Alarm::At)
+    }
+
+    /// The time the key needs the alarm at, if the decision set one.
+    pub fn at_ms(self) -> Option<u64> {
+        match self {
+            Alarm::At(at_ms) => Some(at_ms),
+            Alarm::Keep | Alarm::Clear | Alarm::Periodic => None,
+        }
     }
 }
 
-/// One thing for the shell to do with a Workflow instance after the commit.
-/// Its result re-enters through the concept's `decide` as an input.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Effect {
-    /// Create an instance (the Debouncer's starts).
-    Create(Create),
-    /// Ask the binding how alive an instance is; the answer
-    /// ([`crate::workflow::Liveness`]) re-enters.
-    Check(Check),
-    /// Send an instance its turn event (the Coordinator's hand-offs), then
-    /// ask its status: whether the engine accepted the event and the
-    /// [`crate::workflow::Liveness`] after re-enter.
-    Wake(Wake),
-    /// Terminate an instance, best effort (a superseded waiter); nothing
-    /// re-enters.
-    Terminate(Terminate),
-    /// Send an instance an event the decision spelled out whole (the
-    /// serial queue's: D1 keeps each registration's turn, so its shell
-    /// derives nothing), then ask its status, as for a [`Wake`]; the
-    /// [`crate::workflow::Liveness`] re-enters.
-    Tell(Tell),
-}
+/// The effect type of a concept whose decisions ask for none: it has no
+/// values, so a `match` over one has no arms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoEffect {}
 
-/// An instance handed a slot, for the shell to send its turn event: §1's
-/// `TURN_EVENT_TYPE` (`turn: None`), or for a grant registration the grant
-/// itself on its own event type, carrying `fence` (§1b).
+/// An instance for the shell to send a turn event, then ask its status:
+/// whether the engine accepted the event and how alive the instance is
+/// re-enter. The status is asked after the reply, once the woken instance
+/// has had `HAND_ON_CHECK_DELAY_MS` to act on the event (`shell::wake`).
+/// `Event` is what the concept says in the event: the Coordinator's
+/// hand-off (`coordinator::Handed`), the serial queue's news
+/// (`serial_queue::Event`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wake {
-    pub id: InstanceId,
-    pub workflow: String,
-    /// The registration number of a grant's own turn.
-    pub turn: Option<u64>,
-    pub fence: u64,
-}
-
-/// An event for the shell to send as it is: of type `event_type`, with
-/// the payload `{ group }` and, for [`News`] other than `Claim`, the
-/// instance's id and its status (contract §2, §2a).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tell {
+pub struct Wake<Event> {
     pub id: InstanceId,
     /// The Workflow binding to reach it through.
     pub workflow: String,
-    /// `TURN_EVENT_TYPE`, or the registration's own turn.
-    pub event_type: String,
-    pub group: Ident,
-    pub news: News,
+    pub event: Event,
 }
 
-/// What a [`Tell`] says beside its group.
+/// A decision-log line, as data: the shell prints it as it is
+/// (`shell::decision_log`) when the configured level prints its kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum News {
-    /// Nothing more: the group may be free; claim it.
-    Claim,
-    /// `status: "holding"` with `fence`: handed the group.
-    Holding { fence: u64 },
-    /// `status: "skipped"` with `supersededBy`: a newer arrival won.
-    Skipped { by: InstanceId, by_revision: Ident },
+pub struct LogLine {
+    pub kind: LogKind,
+    pub instance: InstanceId,
+    pub decision: &'static str,
+    /// Borrowed where it is fixed text: a routine line costs no allocation.
+    pub reason: std::borrow::Cow<'static, str>,
+    /// How long the instance has waited so far, if it waits.
+    pub waited_ms: Option<u64>,
+}
+
+/// Whether a decision is worth a line at the default level (`BATON_LOG`,
+/// contract §9).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LogKind {
+    /// Makes an instance wait, hands a key, slot or group on, supersedes,
+    /// coalesces, skips, refuses or times something out, finds an instance
+    /// dead, creates or fails to create an instance, or denies permits.
+    Contended,
+    /// Anything else: an uncontended grant or release, a holder's repeated
+    /// acquire, a heartbeat, a debounce call that only moves its fire time,
+    /// a run's completion. A line per call on the hot path costs more than
+    /// the call's own reads (BENCHMARKS.md), so these print only at `all`.
+    Routine,
 }
 
 /// An instance for the shell to terminate.

@@ -8,6 +8,7 @@
 
 mod common;
 
+use baton::coordinator::Effect;
 use baton::coordinator::{
     self, decide, inspect, load, migrate, write, AcquireReply, AcquireRequest, EnqueueReply,
     EnqueueRequest, Holder, HolderState, Input, Liveness, Options, Place, Reply, Settings,
@@ -15,7 +16,6 @@ use baton::coordinator::{
 };
 use baton::ident::{Ident, InstanceId};
 use baton::sql::{Counted, SqlExec, SqlValue};
-use baton::transition::Effect;
 use common::sqlite;
 use rusqlite::Connection;
 use std::cell::RefCell;

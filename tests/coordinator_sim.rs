@@ -157,13 +157,13 @@ mod decisions {
     use super::{AcquireStep, Decided, EnqueueStep};
     use baton::busy::reporter::Due;
     use baton::coordinator::log::LogLine;
+    use baton::coordinator::Effect;
     use baton::coordinator::{
         self, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder, Input, KeyTwin,
         Liveness, Reply, Settings, Transition,
     };
     use baton::error::BatonError;
     use baton::ident::InstanceId;
-    use baton::transition::Effect;
     use std::cell::RefCell;
 
     /// What a decision said beside its reply and writes: its log line and

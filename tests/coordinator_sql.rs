@@ -13,6 +13,7 @@
 mod common;
 
 use baton::coordinator::history::{HistoryWrite, Outcome};
+use baton::coordinator::Effect;
 use baton::coordinator::{
     self, decide, inspect, keys_due, load, load_summary, migrate, schema, write, AcquireReply,
     AcquireRequest, EnqueueReply, EnqueueRequest, Holder, HolderState, Input, Liveness, Member,
@@ -22,7 +23,6 @@ use baton::error::BatonError;
 use baton::ident::{InputHash, InstanceId, WorkflowName};
 use baton::limits::SUPERSEDED_REMEMBERED_MAX;
 use baton::sql::{Counted, SqlExec, SqlValue};
-use baton::transition::Effect;
 use common::sqlite;
 use rusqlite::Connection;
 

@@ -8,13 +8,13 @@
 //! writes two rows) and P4 (no input's cost grows with the queue).
 
 use baton::coordinator::history;
+use baton::coordinator::Effect;
 use baton::coordinator::{
     self, AcquireRequest, EnqueueRequest, Holder, Input, KeyTwin, Liveness, Member, Options, Reply,
     Settings, Summary, Turn, Waiter,
 };
 use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::sql::{Counted, SqlExec, SqlValue};
-use baton::transition::Effect;
 mod common;
 use common::{sqlite, Rng};
 use rusqlite::Connection;

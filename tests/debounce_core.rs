@@ -44,7 +44,7 @@ impl Key {
         assert_eq!(applied, transition.state);
         assert_invariants(&transition.state);
         self.state = transition.state.clone();
-        for create in transition.creates() {
+        for create in transition.effects.iter() {
             self.creates
                 .push((now, create.id.to_string(), create.params.clone()));
         }
@@ -54,7 +54,7 @@ impl Key {
     /// Runs `input` and confirms every create it asks for.
     fn run_ok(&mut self, now: u64, input: Input) -> Reply {
         let transition = self.run(now, input).unwrap();
-        for create in transition.creates() {
+        for create in transition.effects.iter() {
             self.report(now, &create.id.to_string(), CreateOutcome::Created);
         }
         transition.reply
@@ -341,12 +341,12 @@ fn a_failing_create_is_retried_with_backoff_and_never_dropped() {
             },
         )
         .unwrap();
-    assert_eq!(t.creates().count(), 1);
+    assert_eq!(t.effects.len(), 1);
     // Unreported (the object died before the create): retried after the loss timeout.
-    assert_eq!(t.alarm_at_ms, Some(DEBOUNCE_CREATE_LOST_MS));
+    assert_eq!(t.alarm.at_ms(), Some(DEBOUNCE_CREATE_LOST_MS));
     let mut now = DEBOUNCE_CREATE_LOST_MS;
     let t = key.run(now, Input::Tick).unwrap();
-    assert_eq!(t.creates().count(), 1, "re-fired after the loss timeout");
+    assert_eq!(t.effects.len(), 1, "re-fired after the loss timeout");
     // Failures back off, doubling to the cap.
     for failures in 1..=12 {
         key.report(
@@ -362,15 +362,12 @@ fn a_failing_create_is_retried_with_backoff_and_never_dropped() {
         assert_eq!(key.state.next_alarm_ms(), Some(now + wait));
         assert_eq!(key.state.creating[0].failures, failures);
         assert_eq!(
-            key.run(now + wait - 1, Input::Tick)
-                .unwrap()
-                .creates()
-                .count(),
+            key.run(now + wait - 1, Input::Tick).unwrap().effects.len(),
             0
         );
         now += wait;
         let t = key.run(now, Input::Tick).unwrap();
-        assert_eq!(t.creates().next().unwrap().attempt, failures + 1);
+        assert_eq!(t.effects.first().unwrap().attempt, failures + 1);
     }
     // "Exists" is done: a re-fire after a crash starts nothing twice.
     key.report(now, "debounce-1", CreateOutcome::AlreadyExists);

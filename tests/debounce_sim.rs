@@ -856,15 +856,15 @@ impl Sim {
         self.check_transition(&before, &transition, &expected, &input, &model);
         self.model = model;
         self.stored = transition.state.clone();
-        self.arm(transition.alarm_at_ms);
+        self.arm(transition.alarm.at_ms());
         if self.strikes(Fault::ResetAfterCommit) {
             self.note(format!(
                 "crash after commit, {} creates lost: {input:?}",
-                transition.creates().count()
+                transition.effects.len()
             ));
             return Ran::CrashedAfter;
         }
-        for create in transition.creates() {
+        for create in transition.effects.iter() {
             self.effects.push(Effect::Create(create.clone()));
         }
         Ran::Heard(transition.reply)
@@ -891,14 +891,15 @@ impl Sim {
             "reply differs from the model for {input:?}"
         );
         let fired: Vec<Id> = transition
-            .creates()
+            .effects
+            .iter()
             .filter(|c| !before.creating.iter().any(|b| b.id == c.id))
             .map(|c| c.id.clone())
             .collect();
         assert_eq!(fired, expect.fires, "fired starts differ from the model");
         self.stats.fires += fired.len() as u64;
-        self.stats.retries += (transition.creates().count() - fired.len()) as u64;
-        for create in transition.creates() {
+        self.stats.retries += (transition.effects.len() - fired.len()) as u64;
+        for create in transition.effects.iter() {
             assert!(
                 !model.dropped.contains(&create.id),
                 "{} was cancelled or replaced, yet is created",
@@ -956,7 +957,7 @@ impl Sim {
             creating, unconfirmed,
             "unconfirmed creates differ from the model"
         );
-        if let Some(alarm_at) = transition.alarm_at_ms {
+        if let Some(alarm_at) = transition.alarm.at_ms() {
             assert!(
                 alarm_at > self.now,
                 "the core asked for an alarm in the past"
@@ -970,9 +971,9 @@ impl Sim {
             .or(model.at.as_ref().map(|(_, at)| *at));
         if let Some(due) = due {
             assert!(
-                transition.alarm_at_ms.is_some_and(|a| a <= due),
+                transition.alarm.at_ms().is_some_and(|a| a <= due),
                 "alarm {:?} is after the pending start's time {due}",
-                transition.alarm_at_ms
+                transition.alarm.at_ms()
             );
         }
         if let Some(view) = pending_view(state) {

@@ -91,7 +91,12 @@ fn writes_read_back_as_the_decided_state() {
         let Ok(transition) = decide(&states[which], now, input) else {
             continue;
         };
-        sql::write(&db, keys[which], &transition.writes, transition.alarm_at_ms);
+        sql::write(
+            &db,
+            keys[which],
+            &transition.writes,
+            transition.alarm.at_ms(),
+        );
         states[which] = transition.state;
         batched += u64::from(!states[which].batch.is_empty());
         for (key, state) in keys.iter().zip(&states) {
@@ -194,7 +199,7 @@ fn a_database_from_before_the_ladder_upgrades_and_loads() {
     let mut state = KeyState::default();
     for (n, now) in [(1, 10_000), (2, 10_010)] {
         let t = decide(&state, now, batch(n)).unwrap();
-        sql::write(&db, "batch", &t.writes, t.alarm_at_ms);
+        sql::write(&db, "batch", &t.writes, t.alarm.at_ms());
         state = t.state;
     }
     let loaded = sql::load(&db, "batch");
@@ -213,8 +218,8 @@ fn a_database_from_before_the_ladder_upgrades_and_loads() {
     );
     assert_eq!(rows[0][0], SqlValue::Integer(2), "a row per call");
     let fired = decide(&state, 10_110, Input::Tick).unwrap();
-    sql::write(&db, "batch", &fired.writes, fired.alarm_at_ms);
-    let create = fired.creates().next().expect("the batch fires");
+    sql::write(&db, "batch", &fired.writes, fired.alarm.at_ms());
+    let create = fired.effects.first().expect("the batch fires");
     assert_eq!(
         create.params.as_deref(),
         Some("{\"batch\":[{\"n\":1},{\"n\":2}]}")

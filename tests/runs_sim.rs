@@ -5,7 +5,7 @@
 //! [`MemoryRun`]s (one object holding a few run keys) against models of the
 //! Workflow engine (instances not yet created, running, ended), of the
 //! Durable Object shell (load, decide, apply the writes; the claim's
-//! answering `Effect::Check` performed outside the gate, its liveness
+//! answering `Check` performed outside the gate, its liveness
 //! re-entering later; long-polls parked with a timer at their deadline; the
 //! retention alarm armed when a transition says so, ticking the keys the
 //! rows say are due) and of the callers:
@@ -54,7 +54,7 @@ use baton::runs::{
     Outcome, PendingClaim, Poll, Reply, Run, RunView, Transition, Wait, WaitFor, WaitId, WaitMs,
     Waits,
 };
-use baton::transition::{Check, Effect};
+use baton::transition::{Alarm, Check};
 use baton::workflow::Liveness;
 use common::{
     assert_reached, report_failure, simulate, End, Fault, Faults, Injected, Life, Rng, SimStats,
@@ -751,7 +751,7 @@ impl Sim {
             transition.state,
             "the state a transition says it leaves is not what its writes left"
         );
-        if transition.alarm_at_ms.is_some() {
+        if let Alarm::At(_) = transition.alarm {
             self.arm_alarm();
         }
         Ok(transition)
@@ -930,11 +930,11 @@ impl Sim {
                 assert!(model.outcome.is_none(), "checking a finished run");
                 assert_eq!(
                     transition.effects,
-                    vec![Effect::Check(Check {
+                    vec![Check {
                         id: holder.clone(),
                         workflow: BINDING.into(),
                         answers: true,
-                    })]
+                    }]
                 );
                 assert_eq!(
                     (&pending.checked.id, pending.checked.since_ms),

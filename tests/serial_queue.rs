@@ -7,12 +7,15 @@ mod common;
 use baton::error::BatonError;
 use baton::ident::{Ident, InstanceId};
 use baton::serial_queue::{
-    self as sq, sql, Batch, Check, ClaimReply, Effect, EnqueueReply, News, Param, Plan, Released,
-    Tell,
+    self as sq, sql, Check, ClaimReply, Effect, EnqueueReply, News, Param, Plan, Released,
 };
+use baton::transition::{LogKind, LogLine};
 use baton::workflow::Liveness;
 use common::d1;
 use rusqlite::Connection;
+
+/// A turn event the serial queue asks to send.
+type Tell = sq::Wake<sq::Event>;
 
 const TIMEOUTS: sq::SerialTimeouts = sq::SerialTimeouts {
     waiter_timeout_ms: 3_600_000,
@@ -89,7 +92,7 @@ fn run_enqueue(
     conn: &mut Connection,
     request: &sq::SerialEnqueue,
     now: u64,
-) -> Result<sq::Transition<EnqueueReply>, BatonError> {
+) -> Result<sq::Decided<EnqueueReply>, BatonError> {
     match sq::enqueue(request, now, TIMEOUTS) {
         Plan::Done(decided) => Ok(*decided),
         Plan::Run(batch) => {
@@ -100,11 +103,11 @@ fn run_enqueue(
 }
 
 /// The tells a decision asks for.
-fn told<R>(t: &sq::Transition<R>) -> Vec<Tell> {
+fn told<R>(t: &sq::Decided<R>) -> Vec<Tell> {
     t.effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Tell(tell) => Some(tell.clone()),
+            Effect::Wake(tell) => Some(tell.clone()),
             _ => None,
         })
         .collect()
@@ -112,7 +115,7 @@ fn told<R>(t: &sq::Transition<R>) -> Vec<Tell> {
 
 /// Where a decision says the group went on: the tell, and the hand-on
 /// its status re-enters with.
-fn went_on<R>(t: &sq::Transition<R>) -> Option<(Tell, sq::HandOn)> {
+fn went_on<R>(t: &sq::Decided<R>) -> Option<(Tell, sq::HandOn)> {
     match (&told(t)[..], &t.state.went_on) {
         ([], None) => None,
         ([tell], Some(hand_on)) => Some((tell.clone(), hand_on.clone())),
@@ -134,9 +137,11 @@ fn plain(to: &str) -> Tell {
     Tell {
         id: id(to),
         workflow: "WF".into(),
-        event_type: "baton-turn".into(),
-        group: ident("g"),
-        news: News::Claim,
+        event: sq::Event {
+            event_type: "baton-turn".into(),
+            group: ident("g"),
+            news: News::Claim,
+        },
     }
 }
 
@@ -169,24 +174,19 @@ fn heartbeat(conn: &mut Connection, group: &str, instance: &str, now: u64) -> bo
     sq::heartbeat_outcome(&outcomes).reply
 }
 
-fn release(
-    conn: &mut Connection,
-    group: &str,
-    instance: &str,
-    now: u64,
-) -> sq::Transition<Released> {
+fn release(conn: &mut Connection, group: &str, instance: &str, now: u64) -> sq::Decided<Released> {
     let outcomes = d1::batch(conn, &sq::release(&ident(group), &id(instance), now));
     sq::release_outcome(&ident(group), &outcomes, NAMES)
 }
 
 /// The group going on past `dead`, found dead, as the core re-enters it.
-fn past_dead(conn: &mut Connection, dead: &sq::HandOn, now: u64) -> sq::Transition<()> {
+fn past_dead(conn: &mut Connection, dead: &sq::HandOn, now: u64) -> sq::Decided<()> {
     let read = sq::Read {
         went_on: Some(dead.clone()),
         ..sq::Read::default()
     };
     let reentry = sq::checked(&ident("g"), &read, &dead.to, Liveness::Dead, now, TIMEOUTS);
-    let past = d1::batch(conn, &Batch(reentry.writes));
+    let past = d1::batch(conn, &reentry.follow_up.expect("a follow-up batch"));
     sq::hand_on_past_outcome(&ident("g"), &past, NAMES)
 }
 
@@ -210,6 +210,76 @@ fn stale_arrival_skips_and_changes_nothing() {
     assert_eq!(all(&conn), before);
 }
 
+/// A log line as the test compares it.
+fn said(line: LogLine) -> (LogKind, &'static str, String, Option<u64>) {
+    (
+        line.kind,
+        line.decision,
+        line.reason.into_owned(),
+        line.waited_ms,
+    )
+}
+
+#[test]
+fn each_decision_says_its_log_line_and_its_kind() {
+    use LogKind::{Contended, Routine};
+    let mut conn = d1::database();
+    // A plain join involves no one else: routine.
+    let a = request("g", "a", "r1", None);
+    let joined = run_enqueue(&mut conn, &a, 1).unwrap();
+    let line = sq::enqueue_line(&a, &joined.reply);
+    assert_eq!(
+        said(line),
+        (Routine, "waiting", "superseded 0 waiter(s)".into(), None)
+    );
+    // Taking a free group: routine, with how long it waited.
+    let batch = sq::claim(&ident("g"), &id("a"), 5, TIMEOUTS);
+    let took = sq::claim_outcome(&id("a"), &d1::batch(&mut conn, &batch), NAMES).unwrap();
+    let line = sq::claim_line(&id("a"), &took.reply, &took.state, 5);
+    assert_eq!(
+        said(line),
+        (Routine, "holding", "no live holder".into(), Some(4))
+    );
+    // Waiting behind a holder: contended.
+    run_enqueue(&mut conn, &request("g", "b", "r2", None), 6).unwrap();
+    let batch = sq::claim(&ident("g"), &id("b"), 7, TIMEOUTS);
+    let behind = sq::claim_outcome(&id("b"), &d1::batch(&mut conn, &batch), NAMES).unwrap();
+    let line = sq::claim_line(&id("b"), &behind.reply, &behind.state, 7);
+    assert_eq!(
+        said(line),
+        (Contended, "waiting", "behind a".into(), Some(1))
+    );
+    // Superseding a waiter, and a stale revision: contended.
+    let c = request("g", "c", "r3", None);
+    let superseding = run_enqueue(&mut conn, &c, 8).unwrap();
+    let line = sq::enqueue_line(&c, &superseding.reply);
+    assert_eq!(
+        said(line),
+        (Contended, "waiting", "superseded 1 waiter(s)".into(), None)
+    );
+    let d = request("g", "d", "r1", Some("r3"));
+    let stale = run_enqueue(&mut conn, &d, 9).unwrap();
+    let line = sq::enqueue_line(&d, &stale.reply);
+    let reason = "revision r1 is not current (r3)".to_string();
+    assert_eq!(said(line), (Contended, "skipped", reason, None));
+    // A release that hands the group on is contended; one that does not, routine.
+    let freed = release(&mut conn, "g", "a", 10);
+    let line = sq::release_line(&id("a"), freed.reply, true);
+    assert_eq!(
+        said(line),
+        (Contended, "released", "freed the group".into(), None)
+    );
+    assert_eq!(sq::release_line(&id("a"), freed.reply, false).kind, Routine);
+    // The instance it went on to: woken, or abandoned when found dead.
+    let (_, next) = went_on(&freed).expect("a freed group goes on");
+    let check = |liveness| sq::checked(&ident("g"), &freed.state, &next.to, liveness, 11, TIMEOUTS);
+    let lines = |d: sq::Decided<()>| d.log.into_iter().map(said).collect::<Vec<_>>();
+    let woken = (Contended, "woken", "the group is free".to_string(), None);
+    assert_eq!(lines(check(Liveness::Alive)), vec![woken]);
+    let dead = (Contended, "abandoned", "woken but dead".to_string(), None);
+    assert_eq!(lines(check(Liveness::Dead)), vec![dead]);
+}
+
 #[test]
 fn newest_waiter_wins_without_current() {
     let mut conn = d1::database();
@@ -218,7 +288,7 @@ fn newest_waiter_wins_without_current() {
     assert_eq!(enqueue(&mut conn, "g", "b", "r2", None, 3), waiting(&[]));
     // C supersedes B, never the holder A, and asks for B to be told.
     let decided = run_enqueue(&mut conn, &request("g", "c", "r3", None), 4).unwrap();
-    assert_eq!(decided.effects, vec![Effect::Tell(plain("b"))]);
+    assert_eq!(decided.effects, vec![Effect::Wake(plain("b"))]);
     assert_eq!(state(&conn, "g", "a").as_deref(), Some("holding"));
     assert_eq!(state(&conn, "g", "b").as_deref(), Some("superseded"));
     // A retried enqueue of B answers the truth: it skips, for r3. Nothing changes.
@@ -496,7 +566,7 @@ fn release_says_how_the_caller_left_and_whom_to_wake() {
     let read = freed.state.clone();
     for alive in [Liveness::Alive, Liveness::Unknown] {
         let reentry = sq::checked(&ident("g"), &read, &id("w1"), alive, 5, TIMEOUTS);
-        assert!(reentry.writes.is_empty() && reentry.effects.is_empty());
+        assert!(reentry.follow_up.is_none() && reentry.effects.is_empty());
     }
     // A dead waiter is abandoned only if it still waits; the group goes on
     // to the next.
@@ -659,9 +729,11 @@ fn release_hands_the_group_to_a_grant_waiter_which_a_newer_arrival_cannot_supers
             Tell {
                 id: id("b"),
                 workflow: "WF".into(),
-                event_type: turn,
-                group: ident("g"),
-                news: News::Holding { fence: 2 },
+                event: sq::Event {
+                    event_type: turn,
+                    group: ident("g"),
+                    news: News::Holding { fence: 2 },
+                },
             },
             sq::HandOn {
                 to: id("b"),
@@ -710,11 +782,13 @@ fn a_superseded_grant_waiter_is_told_by_its_own_turn() {
         vec![Tell {
             id: id("b"),
             workflow: "WF".into(),
-            event_type: turn,
-            group: ident("g"),
-            news: News::Skipped {
-                by: id("c"),
-                by_revision: ident("r3")
+            event: sq::Event {
+                event_type: turn,
+                group: ident("g"),
+                news: News::Skipped {
+                    by: id("c"),
+                    by_revision: ident("r3")
+                },
             },
         }]
     );
@@ -759,7 +833,7 @@ fn a_dead_holder_loses_the_group_only_while_it_holds_as_it_was_read() {
         TIMEOUTS,
     );
     let batch = sq::claim_past_dead(&ident("g"), &id("w"), &seen, 13, TIMEOUTS);
-    assert_eq!(reentry.writes, batch.0);
+    assert_eq!(reentry.follow_up, Some(batch.clone()));
     let claimed = sq::claim_outcome(&id("w"), &d1::batch(&mut conn, &batch), NAMES).unwrap();
     assert!(matches!(claimed.reply, ClaimReply::Waiting { .. }));
     assert_eq!(all(&conn), before);
@@ -800,7 +874,7 @@ fn a_dead_handed_holder_loses_the_group_to_the_next_waiter() {
         panic!()
     };
     assert_eq!(next.id, id("c"));
-    assert_eq!(next.news, News::Holding { fence: 3 });
+    assert_eq!(next.event.news, News::Holding { fence: 3 });
     all(&conn);
 }
 
@@ -902,6 +976,6 @@ fn a_hand_on_past_a_waiter_that_moved_on_still_sends_the_grant_it_makes() {
         panic!("the grant made is not sent")
     };
     assert_eq!(next.id, id("x"));
-    assert!(matches!(next.news, News::Holding { .. }));
+    assert!(matches!(next.event.news, News::Holding { .. }));
     all(&conn);
 }

@@ -63,8 +63,11 @@ use baton::limits::{
 };
 use baton::serial_queue::{
     self as sq, Check, ClaimReply, Effect, EnqueueReply, News, Outcome, Param, Plan, Released,
-    SerialEnqueue, SerialTimeouts, Tell,
+    SerialEnqueue, SerialTimeouts,
 };
+
+/// A turn event the serial queue asks to send.
+type Tell = sq::Wake<sq::Event>;
 use baton::workflow::Liveness;
 use common::{
     assert_reached, d1, report_failure, simulate, Fault, Faults, Injected, Rng, SimStats,
@@ -919,7 +922,7 @@ impl Sim {
                     match sq::enqueue(&request, now, TIMEOUTS) {
                         Plan::Done(decided) => {
                             assert!(request.current.is_some());
-                            assert!(decided.effects.is_empty() && decided.writes.is_empty());
+                            assert!(decided.effects.is_empty() && decided.follow_up.is_none());
                             self.finish_call(c, Reply::Enqueue(decided.reply));
                         }
                         Plan::Run(batch) => {
@@ -1011,7 +1014,7 @@ impl Sim {
                 Kind::Heartbeat => {
                     let outcomes = self.run(&sq::heartbeat(&group, &me, now));
                     let holding = sq::heartbeat_outcome(&outcomes);
-                    assert!(holding.effects.is_empty() && holding.writes.is_empty());
+                    assert!(holding.effects.is_empty() && holding.follow_up.is_none());
                     let holding = holding.reply;
                     assert_eq!(holding, self.model.heartbeat(&g, me.as_str(), now));
                     self.finish_call(c, Reply::Heartbeat(holding));
@@ -1046,7 +1049,7 @@ impl Sim {
                     let alive = self.live_answer();
                     let reentry = sq::checked(&group, &read, &seen.id, alive, now, TIMEOUTS);
                     assert!(
-                        reentry.writes.is_empty(),
+                        reentry.follow_up.is_none(),
                         "{me} passes over its live holder"
                     );
                     if let Some((_, tells)) = enqueue {
@@ -1061,10 +1064,10 @@ impl Sim {
                 let dead = self.dead_answer();
                 let reentry = sq::checked(&group, &read, &seen.id, dead, now, TIMEOUTS);
                 assert!(
-                    !reentry.writes.is_empty(),
+                    reentry.follow_up.is_some(),
                     "{me}'s holder found dead is kept"
                 );
-                let outcomes = self.run(&sq::Batch(reentry.writes));
+                let outcomes = self.run(&reentry.follow_up.expect("a follow-up batch"));
                 self.model.claim_past_dead(
                     &g,
                     me.as_str(),
@@ -1123,7 +1126,7 @@ impl Sim {
                     // Alive, re-entering changes nothing.
                     let alive = self.live_answer();
                     let reentry = sq::checked(&group, &read, &next.to, alive, now, TIMEOUTS);
-                    assert!(reentry.writes.is_empty(), "{} passed over alive", next.to);
+                    assert!(reentry.follow_up.is_none(), "{} passed over alive", next.to);
                     self.calls.swap_remove(c);
                 }
             }
@@ -1133,8 +1136,12 @@ impl Sim {
                 let dead = read.went_on.clone().expect("a hand-on found dead");
                 let answer = self.dead_answer();
                 let reentry = sq::checked(&group, &read, &dead.to, answer, now, TIMEOUTS);
-                assert!(!reentry.writes.is_empty(), "{} found dead is kept", dead.to);
-                let outcomes = self.run(&sq::Batch(reentry.writes));
+                assert!(
+                    reentry.follow_up.is_some(),
+                    "{} found dead is kept",
+                    dead.to
+                );
+                let outcomes = self.run(&reentry.follow_up.expect("a follow-up batch"));
                 let decided = sq::hand_on_past_outcome(&group, &outcomes, NAMES);
                 let went = self
                     .model
@@ -1212,9 +1219,9 @@ impl Sim {
     /// is the model's, as it is now, checked through its own Workflow, and
     /// the check answers the caller; it comes first, the tells after it.
     /// Returns the tells.
-    fn check_seen<R>(&self, g: &str, decided: &sq::Transition<R>) -> Vec<Tell> {
+    fn check_seen<R>(&self, g: &str, decided: &sq::Decided<R>) -> Vec<Tell> {
         assert!(
-            decided.writes.is_empty(),
+            decided.follow_up.is_none(),
             "a decision with a follow-up batch"
         );
         let mut checks = Vec::new();
@@ -1225,8 +1232,7 @@ impl Sim {
                     assert!(tells.is_empty(), "a tell before the holder's check");
                     checks.push(check.clone());
                 }
-                Effect::Tell(tell) => tells.push(tell.clone()),
-                other => panic!("a serial decision asks for {other:?}"),
+                Effect::Wake(tell) => tells.push(tell.clone()),
             }
         }
         let expected = decided.state.behind.as_ref().map(|seen| {
@@ -1256,24 +1262,27 @@ impl Sim {
     /// Returns the tell.
     fn expect_hand_on<R>(
         &mut self,
-        decided: &sq::Transition<R>,
+        decided: &sq::Decided<R>,
         went: Option<(String, bool)>,
     ) -> Option<Tell> {
         assert!(
-            decided.writes.is_empty(),
+            decided.follow_up.is_none(),
             "a hand-on with a follow-up batch"
         );
         let tell = match (&decided.effects[..], &decided.state.went_on) {
             ([], None) => None,
-            ([Effect::Tell(tell)], Some(next)) => {
+            ([Effect::Wake(tell)], Some(next)) => {
                 assert_eq!(tell.id, next.to, "told another than the group went to");
                 Some(tell.clone())
             }
             (effects, next) => panic!("a hand-on to {next:?} asks for {effects:?}"),
         };
-        let got = tell
-            .as_ref()
-            .map(|t| (t.id.to_string(), matches!(t.news, News::Holding { .. })));
+        let got = tell.as_ref().map(|t| {
+            (
+                t.id.to_string(),
+                matches!(t.event.news, News::Holding { .. }),
+            )
+        });
         assert_eq!(got, went, "where the group went on");
         if let (Some((to, true)), Some(tell), Some(next)) = (&got, &tell, &decided.state.went_on) {
             self.stats.hand_offs += 1;
@@ -1286,7 +1295,7 @@ impl Sim {
                 next.holding_since, row.heartbeat_at,
                 "heartbeat counted from the hand-off"
             );
-            let News::Holding { fence } = tell.news else {
+            let News::Holding { fence } = tell.event.news else {
                 unreachable!()
             };
             assert_eq!(Some(fence), row.fence, "the turn event carries the fence");
@@ -1378,7 +1387,11 @@ impl Sim {
     /// of a turn must be for the registration that turn is, and say so.
     fn send(&mut self, group: &str, tell: &Tell) {
         let name = tell.id.as_str();
-        assert_eq!(tell.group.as_str(), group, "{name} told of another group");
+        assert_eq!(
+            tell.event.group.as_str(),
+            group,
+            "{name} told of another group"
+        );
         let Some(a) = self.actors.iter().position(|a| a.id == name) else {
             return;
         };
@@ -1389,7 +1402,7 @@ impl Sim {
             "{name} told through another Workflow than its own"
         );
         let registered = self.actors[a].request.grant.is_some();
-        match &tell.news {
+        match &tell.event.news {
             News::Claim => {
                 assert!(
                     !registered
@@ -1399,14 +1412,14 @@ impl Sim {
                             .is_some_and(|i| !self.model.rows[i].grant),
                     "{name} registered with grant is woken by the plain event"
                 );
-                assert_eq!(tell.event_type, PLAIN_TURN, "{name}'s plain event");
+                assert_eq!(tell.event.event_type, PLAIN_TURN, "{name}'s plain event");
             }
             News::Holding { .. } | News::Skipped { .. } => {
-                self.oracle.turn(group, name, &tell.event_type);
+                self.oracle.turn(group, name, &tell.event.event_type);
             }
         }
-        let event_type = tell.event_type.clone();
-        if let News::Skipped { by, by_revision } = &tell.news {
+        let event_type = tell.event.event_type.clone();
+        if let News::Skipped { by, by_revision } = &tell.event.news {
             let i = self.model.find(group, name).unwrap();
             assert_eq!(self.model.rows[i].state, "superseded");
             assert_eq!(
@@ -1426,7 +1439,7 @@ impl Sim {
         }
         let event = SimEvent {
             event_type,
-            event: tell.news.clone(),
+            event: tell.event.news.clone(),
         };
         self.events.push((a, event.clone()));
         if self.faults.strikes(&mut self.rng, Fault::EventDuplicate) {
@@ -1685,7 +1698,7 @@ impl Sim {
         };
         let got = match sq::enqueue(&request, self.clock, TIMEOUTS) {
             Plan::Done(decided) => {
-                assert!(decided.effects.is_empty() && decided.writes.is_empty());
+                assert!(decided.effects.is_empty() && decided.follow_up.is_none());
                 Ok(decided.reply)
             }
             Plan::Run(batch) => {

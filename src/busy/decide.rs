@@ -12,6 +12,7 @@
 use super::state::{Busy, Report, Row};
 use crate::error::BatonError;
 use crate::limits::LIST_GONE_KEPT_MS;
+use crate::transition::Alarm;
 
 /// What a shard is asked to do for a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +92,12 @@ pub fn decide(row: &Option<Row>, now_ms: u64, input: Input) -> Result<Transition
         reply,
         writes,
         effects: Vec::new(),
-        alarm_at_ms: state.as_ref().and_then(Row::wake_ms),
+        // A row that lost its time leaves the alarm early: that tick
+        // finds nothing due.
+        alarm: state
+            .as_ref()
+            .and_then(Row::wake_ms)
+            .map_or(Alarm::Keep, Alarm::At),
         state,
     })
 }

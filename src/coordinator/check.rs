@@ -4,13 +4,14 @@
 //! ([`apply_check`], [`hand_on_checked`]). The alarm's tick, an acquire
 //! left waiting and an `onBusy: "skip"` acquire all pick their holders here.
 
+use super::effect::Effect;
 use super::grant::fill_slots;
 use super::history::Outcome;
 use super::scratch::Key;
 use super::state::{Holder, HolderState, Liveness};
 use super::types::{Settings, Summary};
 use crate::ident::{InstanceId, WorkflowName};
-use crate::transition::{Check, Effect};
+use crate::transition::Check;
 use std::collections::HashMap;
 
 /// Whether the key needs the holder-check alarm: someone waits behind the

@@ -61,6 +61,7 @@
 //! lengths give `etaMs` (`super::grant::eta_ms`).
 
 use super::check::{apply_check, check, hand_on_checked};
+use super::effect::Effect;
 use super::grant::{acquire, fill_slots, pending, take_slot};
 use super::history::Outcome;
 use super::log::Asked;
@@ -74,7 +75,6 @@ use crate::error::BatonError;
 use crate::limits::{
     HOLDERS_PER_KEY_MAX, HOLDER_CHECKS_PER_TICK_MAX, SUPERSEDED_REMEMBERED_MAX, WAITERS_PER_KEY_MAX,
 };
-use crate::transition::Effect;
 
 /// The one decision: `input` on `view` (loaded for that input) at `now_ms`.
 pub fn decide(

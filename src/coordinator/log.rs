@@ -10,27 +10,7 @@ use super::AcquireReply;
 use crate::ident::InstanceId;
 use std::borrow::Cow;
 
-/// Whether a line prints at the default level (contract §9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogKind {
-    /// Makes an instance wait, hands a slot on, supersedes, coalesces,
-    /// skips, or finds an instance dead.
-    Contended,
-    /// An uncontended grant or release: prints only at `BATON_LOG=all`.
-    Routine,
-}
-
-/// One decision-log line: its instance, decision and reason, and how long
-/// the instance has waited so far, if it waits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogLine {
-    pub kind: LogKind,
-    pub instance: InstanceId,
-    pub decision: &'static str,
-    /// Borrowed where it is fixed text: a routine line costs no allocation.
-    pub reason: Cow<'static, str>,
-    pub waited_ms: Option<u64>,
-}
+pub use crate::transition::{LogKind, LogLine};
 
 /// What a line needs of a decision's input, taken before the decision
 /// consumes it.

@@ -85,6 +85,7 @@
 
 mod check;
 mod decide;
+mod effect;
 mod grant;
 pub mod history;
 mod invariants;
@@ -102,6 +103,7 @@ mod types;
 
 pub use check::{due_for_check, needs_check};
 pub use decide::decide;
+pub use effect::{Effect, Handed};
 pub use grant::eta_ms;
 #[cfg(not(target_arch = "wasm32"))]
 pub use history::KeyHistory;

@@ -2,6 +2,7 @@
 //! write it records would change the rows.
 
 use super::check::{due_for_check, needs_check};
+use super::effect::{Effect, Handed};
 use super::history::{self, Did, Outcome};
 use super::log::{self, Asked};
 use super::state::{Holder, HolderState, Member, Turn, Waiter};
@@ -9,7 +10,7 @@ use super::types::{Reply, Settings, Summary, Transition, View, Write};
 use crate::busy::reporter::{self, Due, Shown};
 use crate::ident::InstanceId;
 use crate::limits::HOLD_TIMES_KEPT;
-use crate::transition::Effect;
+use crate::transition::{Alarm, Wake};
 
 /// The scratch a decision works on: the view, changed as the writes it
 /// records would change the rows.
@@ -211,7 +212,7 @@ impl<'v> Key<'v> {
             reply,
             writes,
             effects,
-            alarm_at_ms: needs.then_some(0),
+            alarm: if needs { Alarm::Periodic } else { Alarm::Keep },
             state: View {
                 summary: s,
                 member,
@@ -229,15 +230,17 @@ impl<'v> Key<'v> {
 }
 
 /// The wake of `holder`, through its own Workflow.
-fn holder_wake(holder: Holder, settings: &Settings) -> crate::transition::Wake {
-    crate::transition::Wake {
+fn holder_wake(holder: Holder, settings: &Settings) -> Wake<Handed> {
+    Wake {
         id: holder.id.clone(),
         workflow: holder
             .workflow
             .as_ref()
             .map_or_else(|| settings.workflow.clone(), |w| w.to_string()),
-        turn: holder.turn_n(),
-        fence: holder.fence,
+        event: Handed {
+            turn: holder.turn_n(),
+            fence: holder.fence,
+        },
     }
 }
 

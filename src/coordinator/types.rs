@@ -3,12 +3,13 @@
 //! about ([`Input`]), and what it returns ([`Reply`], [`Write`] in a
 //! [`Transition`]).
 
+use super::effect::Effect;
 use super::history::HistoryWrite;
 use super::log::LogLine;
 use super::state::{Holder, Liveness, Member, Turn, Waiter};
 use crate::busy::reporter::Due;
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
-use crate::transition::Effect;
+use crate::transition::Alarm;
 
 /// The options of `enqueue` and `acquire` (contract §1a), validated at the
 /// edge: `workflow` names a configured binding, `limit` is 1 to 1000.
@@ -95,8 +96,8 @@ pub struct Transition {
     pub writes: Vec<Write>,
     /// What to do with Workflow instances once the writes are committed.
     pub effects: Vec<Effect>,
-    /// `Some(0)` when the key needs the holder-check alarm.
-    pub alarm_at_ms: Option<u64>,
+    /// `Periodic` when the key needs the holder-check alarm, else `Keep`.
+    pub alarm: Alarm,
     /// The view once the writes are applied.
     pub state: View,
     /// What the key's list entry is due: the owed mark is among the writes

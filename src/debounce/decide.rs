@@ -24,7 +24,8 @@ use crate::limits::{
     DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_CREATE_RETRY_MS_MIN,
     DEBOUNCE_ERROR_CHARS_MAX, DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX,
 };
-pub use crate::transition::{Create, CreateOutcome, Effect};
+use crate::transition::Alarm;
+pub use crate::transition::{Create, CreateOutcome};
 
 /// What a key is asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,9 +117,9 @@ pub enum Write {
 }
 
 /// A decision: its reply, its writes, the creates to make after the
-/// commit ([`Effect::Create`]), when the key next needs the alarm, and the
+/// commit (its only effect: a [`Create`]), when the key next needs the alarm, and the
 /// key's state once the writes are applied.
-pub type Transition = crate::transition::Transition<Reply, Write, KeyState>;
+pub type Transition = crate::transition::Transition<Reply, Write, KeyState, Create>;
 
 /// Decides `input` for the key in `state` at `now_ms`. A refusal (`Err`)
 /// comes with no writes and no effects: nothing changes.
@@ -224,8 +225,8 @@ impl Draft {
         Transition {
             reply,
             writes,
-            effects: self.creates.into_iter().map(Effect::Create).collect(),
-            alarm_at_ms: self.s.next_alarm_ms(),
+            effects: self.creates,
+            alarm: Alarm::at_or_clear(self.s.next_alarm_ms()),
             state: self.s,
         }
     }

@@ -4,7 +4,7 @@
 
 use super::coordinator::ReleaseReply;
 use crate::ident::{Ident, InstanceId, WorkflowName};
-use crate::serial_queue::{self as core, ClaimReply};
+use crate::serial_queue::{self as core, ClaimReply, Entry, EntryState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -188,6 +188,35 @@ pub struct SerialInspection {
     pub recent: Vec<SerialFinished>,
 }
 
+impl From<core::Inspection> for SerialInspection {
+    fn from(view: core::Inspection) -> SerialInspection {
+        SerialInspection {
+            holder: view.holder.and_then(|h| match h.state {
+                EntryState::Holding { heartbeat_at_ms } => Some(SerialHolder {
+                    instance_id: h.instance_id,
+                    revision: h.revision,
+                    heartbeat_at: heartbeat_at_ms,
+                }),
+                _ => None,
+            }),
+            waiting: view
+                .waiting
+                .into_iter()
+                .map(|w| SerialWaiter {
+                    instance_id: w.instance_id,
+                    revision: w.revision,
+                    enqueued_at: w.enqueued_at_ms,
+                })
+                .collect(),
+            recent: view
+                .recent
+                .into_iter()
+                .filter_map(SerialFinished::of)
+                .collect(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SerialHolder {
@@ -216,6 +245,37 @@ pub struct SerialFinished {
     pub finished_at: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<Revisioned>,
+}
+
+impl SerialFinished {
+    /// A finished execution as `serialInspect`'s `recent` shows it.
+    fn of(entry: Entry) -> Option<SerialFinished> {
+        let (outcome, finished_at, superseded_by) = match entry.state {
+            EntryState::Waiting | EntryState::Holding { .. } => return None,
+            EntryState::Superseded {
+                by,
+                by_revision,
+                at_ms,
+            } => (
+                SerialOutcome::Superseded,
+                at_ms,
+                Some(Revisioned {
+                    instance_id: by,
+                    revision: by_revision,
+                }),
+            ),
+            EntryState::TimedOut { at_ms } => (SerialOutcome::TimedOut, at_ms, None),
+            EntryState::Released { at_ms, .. } => (SerialOutcome::Released, at_ms, None),
+            EntryState::Abandoned { at_ms } => (SerialOutcome::Abandoned, at_ms, None),
+        };
+        Some(SerialFinished {
+            instance_id: entry.instance_id,
+            revision: entry.revision,
+            outcome,
+            finished_at,
+            superseded_by,
+        })
+    }
 }
 
 /// How a finished execution ended.

@@ -7,7 +7,7 @@
 //! turn. It never blocks, awaits, writes or fails on I/O; a request that
 //! breaks a rule of the contract is refused with no writes. A rate decision
 //! has no effects and never needs the alarm (aged rows are pruned a few per
-//! call), so `effects` is empty and `alarm_at_ms` is `None`.
+//! call), so `effects` is empty and `alarm` is [`Alarm::Keep`](crate::transition::Alarm::Keep).
 //!
 //! # Exactness
 //! A permit granted at `t` under a rule with window `W` counts for that rule
@@ -110,7 +110,7 @@ pub fn decide<V: Rows + Clone>(
         reply,
         writes,
         effects: Vec::new(),
-        alarm_at_ms: None,
+        alarm: crate::transition::Alarm::Keep,
         state: view.clone(),
     })
 }

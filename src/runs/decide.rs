@@ -13,11 +13,11 @@ use super::state::{Claim, Event, EventsReply, Finished, Run, View};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::{RUN_EVENTS_KEPT, RUN_OPEN_WAITS_MAX};
-use crate::transition::{Check, Effect};
+use crate::transition::{Alarm, Check};
 use crate::workflow::Liveness;
 
 /// A decision of the Runs concept.
-pub type Transition = crate::transition::Transition<Reply, Write, View>;
+pub type Transition = crate::transition::Transition<Reply, Write, View, Check>;
 
 /// The Worker's settings the decisions depend on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,7 +201,7 @@ fn unchanged(view: View, reply: Reply) -> Transition {
         reply,
         writes: Vec::new(),
         effects: Vec::new(),
-        alarm_at_ms: None,
+        alarm: Alarm::Keep,
         state: view,
     }
 }
@@ -229,7 +229,7 @@ fn claim(
                 grace_ms,
             };
             let mut transition = unchanged(View::Record(run.clone()), Reply::Checking(pending));
-            transition.effects.push(Effect::Check(check));
+            transition.effects.push(check);
             transition
         }
         _ => settle_claim(run, now_ms, request, None),
@@ -303,7 +303,7 @@ fn take(now_ms: u64, request: ClaimRequest, checked: Option<Checked>) -> Transit
         },
         writes: vec![Write::Claim(claim.clone())],
         effects: Vec::new(),
-        alarm_at_ms: None,
+        alarm: Alarm::Keep,
         state: View::Record(Run::Running { claim }),
     }
 }
@@ -329,7 +329,7 @@ fn complete(run: &Run, now_ms: u64, request: &CompleteRequest, retention_ms: u64
         })),
         writes: vec![Write::Finish(finished.clone())],
         effects: Vec::new(),
-        alarm_at_ms: Some(delete_at_ms),
+        alarm: Alarm::At(delete_at_ms),
         state: View::Record(Run::Finished {
             claim: claim.clone(),
             finished,
@@ -405,7 +405,7 @@ fn append(
         reply: Reply::Append(seq),
         writes,
         effects: Vec::new(),
-        alarm_at_ms: None,
+        alarm: Alarm::Keep,
         state: View::Appender {
             claimant: claimant.clone(),
             latest_seq: Some(seq),
@@ -448,7 +448,7 @@ fn expire(run: &Run, now_ms: u64) -> Transition {
             reply: Reply::Expired(true),
             writes: vec![Write::Delete],
             effects: Vec::new(),
-            alarm_at_ms: None,
+            alarm: Alarm::Keep,
             state: View::Record(Run::Unclaimed),
         },
         _ => unchanged(View::Record(run.clone()), Reply::Expired(false)),

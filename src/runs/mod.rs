@@ -14,8 +14,8 @@
 //! # The two-phase claim
 //! A claim that finds another instance holding an unfinished run cannot ask
 //! the Workflow binding under the object's gate (the call opens the gate).
-//! So its decision replies [`Reply::Checking`] and asks for an
-//! [`Effect::Check`](crate::transition::Effect) of the claimant, answering
+//! So its decision replies [`Reply::Checking`] and asks for a
+//! [`Check`](crate::transition::Check) of the claimant, answering
 //! the caller; the shell asks for the claimant's status outside the gate
 //! and re-enters with [`Input::Checked`], which decides on the record as it
 //! is then: the key is freed only if that same claim still holds it

@@ -1,5 +1,4 @@
-//! The serial queue's decisions, in the one shape every object decides in
-//! ([`crate::transition`]), fitted to D1's two rounds.
+//! The serial queue's decisions, fitted to D1's two rounds.
 //!
 //! A Durable Object loads its state, decides, then writes; D1 has no
 //! input gate to hold the state still between a read and a write, so here
@@ -10,191 +9,56 @@
 //! 1. the batch to run, from the request and the time alone ([`enqueue`]
 //!    may answer without one: a [`Plan`]);
 //! 2. the decision from what the batch gave back (`*_outcome`): a
-//!    [`Transition`], whose reply is the caller's, whose `effects` are the
-//!    shared [`Effect`]s ([`Effect::Check`] of a holder a claim waits
-//!    behind, [`Effect::Tell`] of a turn event), and whose `state`
-//!    ([`Read`]) keeps what the decision read that their results re-enter
-//!    with. Its `writes` are empty: the batch has run.
+//!    [`Decided`], whose reply is the caller's, whose `effects` are
+//!    [`Effect::Check`] of a holder a claim waits behind and
+//!    [`Effect::Wake`] of a turn event, and whose `state` ([`Read`])
+//!    keeps what the decision read that their results re-enter with.
 //!
-//! An effect's result re-enters through [`checked`], whose transition's
-//! `writes` are the follow-up batch (a claim past a holder found dead, a
+//! An effect's result re-enters through [`checked`], whose decision's
+//! `follow_up` is the next batch (a claim past a holder found dead, a
 //! hand-on past an instance found dead), or none; the follow-up's outcomes
 //! are then decided by [`claim_outcome`] or [`hand_on_past_outcome`] as
 //! round 2. So claim, heartbeat and release are one round trip each, and
-//! enqueue too; a claim that finds its holder dead takes one more.
-//!
-//! A full [`crate::transition::Transition`] per round, rather than a
-//! serial type of its own, keeps the shell's perform step the same
-//! exhaustive `match` over [`Effect`] as the driver's; the two rounds
-//! stay because a batch must run before the decision that reads it.
+//! enqueue too; a claim that finds its holder dead takes one more. Every
+//! decision says its decision-log lines as data ([`super::log`]).
 
+use super::effect::{Check, Effect, Event, News, Wake};
+use super::hand_on::hand_on_past;
 use super::invariants::{assert_invariants, entry};
+use super::log::{abandoned_lines, hand_on_line};
 use super::sql;
 use super::state::{Batch, Entry, EntryState, Outcome, Param, Row, SerialTimeouts, Statement};
+use super::types::{ClaimReply, Decided, EnqueueReply, Names, Plan, Read, Seen, SerialEnqueue};
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
-use crate::limits::{
-    SERIAL_INSPECT_WAITING_MAX, SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX,
-};
-pub use crate::transition::{Check, Effect, News, Tell};
+use crate::limits::{SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX};
 use crate::workflow::Liveness;
 
-/// `serialEnqueue`'s request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SerialEnqueue {
-    pub group: Ident,
-    pub instance_id: InstanceId,
-    pub revision: Ident,
-    pub current: Option<Ident>,
-    /// The Workflow binding it is checked and woken through (one of
-    /// `WORKFLOW_BINDINGS`, checked by the shell); `None` is the default.
-    pub workflow: Option<String>,
-    /// Registering with grant: the prefix of its turn (`TURN_EVENT_TYPE`).
-    pub grant: Option<String>,
-    /// Claim in the same batch (contract §2a's claim on enqueue).
-    pub claim: bool,
-}
-
-/// `serialEnqueue`'s reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EnqueueReply {
-    /// Enqueued (or already waiting); `superseded` are the waiters this
-    /// arrival dropped; `turn` is its own, with grant.
-    Waiting {
-        superseded: Vec<InstanceId>,
-        turn: Option<String>,
-    },
-    /// Not enqueued: `current` is the revision that runs instead (the
-    /// request's `current`, or the revision that superseded this id).
-    Skipped { current: Ident },
-    /// With `claim`: the claim's reply, after this arrival's superseding.
-    Claimed {
-        superseded: Vec<InstanceId>,
-        claim: ClaimReply,
-    },
-}
-
-/// `serialClaim`'s reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClaimReply {
-    /// `fence` is shown to the callers §2a gives one (grant, or a claim on
-    /// enqueue) when the row has one.
-    Holding {
-        fence: Option<u64>,
-    },
-    Waiting {
-        holder: Option<InstanceId>,
-        turn: Option<String>,
-    },
-    Skipped {
-        by: InstanceId,
-        by_revision: Ident,
-    },
-    TimedOut,
-}
-
-/// How a `serialRelease` left the group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Released {
-    /// The caller neither held nor waited: nothing changed.
-    HeldNothing,
-    /// A waiter left the queue.
-    LeftQueue,
-    /// The holder freed the group.
-    FreedGroup,
-}
-
-/// A serial decision in the shared shape ([`crate::transition`]). D1 is the
-/// state, and a decision's own batch has already run when it is taken (the
-/// batch writes and reads back in one transaction): `writes` is the
-/// follow-up batch a re-entered result asks for ([`checked`]), or none;
-/// `effects` are [`Effect::Check`]s (a holder a claim waits behind, which
-/// answers the caller) and [`Effect::Tell`]s (turn events); `state` is
-/// what the decision read that their results re-enter with ([`Read`]).
-/// The alarm is never used: D1 has none.
-pub type Transition<R> = crate::transition::Transition<R, Statement, Read>;
-
-/// What a decision read back that the shell logs and that its effects'
-/// results re-enter with ([`checked`]): the table itself is the state.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Read {
-    /// The caller's row as its batch left it.
-    pub me: Option<Entry>,
-    /// The holders the batch abandoned (stale, or found dead).
-    pub abandoned: Vec<InstanceId>,
-    /// The holder a waiting claim is behind, as read: checked, dead, it is
-    /// passed over only if it still holds as it was read.
-    pub behind: Option<Seen>,
-    /// The instance the group went on to: told, dead, it is passed over.
-    pub went_on: Option<HandOn>,
-}
-
-/// The instance a group went on to: woken to claim, or handed the group
-/// (then `holding_since` is the heartbeat it was handed it with). Its
-/// status is checked after the reply; dead, it is passed over
-/// ([`checked`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HandOn {
-    pub to: InstanceId,
-    pub holding_since: Option<u64>,
-}
-
-/// The Worker's names a decision writes into its effects: the Workflow
-/// binding of an instance that named none (`WORKFLOW_BINDING`) and the
-/// plain turn event's type (`TURN_EVENT_TYPE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Names<'a> {
-    pub workflow: &'a str,
-    pub turn_event_type: &'a str,
-}
-
-impl Names<'_> {
-    /// The binding an instance is reached through.
-    fn workflow(&self, named: Option<&str>) -> String {
-        named.unwrap_or(self.workflow).to_string()
-    }
-}
-
-/// The holder a claim found, as it read it: the shell asks its Workflow
-/// whether it is dead (contract §2a), and a dead one is abandoned only if
-/// it still holds with this heartbeat ([`claim_past_dead`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Seen {
-    pub id: InstanceId,
-    pub workflow: Option<String>,
-    pub heartbeat_at_ms: u64,
-}
-
-/// A command's first round: answered from the request alone, or a batch
-/// to run, whose outcomes its `*_outcome` decision reads.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Plan<R> {
-    Done(Box<Transition<R>>),
-    Run(Batch),
-}
-
 /// A decision with no follow-up batch.
-fn decided<R>(reply: R, effects: Vec<Effect>, state: Read) -> Transition<R> {
-    Transition {
+pub(super) fn decided<R>(reply: R, effects: Vec<Effect>, state: Read) -> Decided<R> {
+    Decided {
         reply,
-        writes: Vec::new(),
         effects,
-        alarm_at_ms: None,
+        follow_up: None,
         state,
+        log: Vec::new(),
     }
 }
 
-fn text(value: &str) -> Param {
+pub(super) fn text(value: &str) -> Param {
     Param::Text(value.to_string())
 }
 
-fn statement(sql: &'static str, params: Vec<Param>) -> Statement {
+pub(super) fn statement(sql: &'static str, params: Vec<Param>) -> Statement {
     Statement { sql, params }
 }
 
 /// The outcomes of a batch, checked against the invariants as they come
 /// back: every row read back is checked before a decision rests on it.
-fn read_back<'a>(outcomes: &'a [Outcome], statements: usize) -> impl Fn(usize) -> &'a Outcome + 'a {
+pub(super) fn read_back<'a>(
+    outcomes: &'a [Outcome],
+    statements: usize,
+) -> impl Fn(usize) -> &'a Outcome + 'a {
     assert!(
         outcomes.len() == statements,
         "a batch of {statements} statements gave {} outcomes",
@@ -206,7 +70,7 @@ fn read_back<'a>(outcomes: &'a [Outcome], statements: usize) -> impl Fn(usize) -
     move |i| &outcomes[i]
 }
 
-fn ids(rows: &[Row]) -> Vec<InstanceId> {
+pub(super) fn ids(rows: &[Row]) -> Vec<InstanceId> {
     rows.iter().map(|r| entry(r).instance_id).collect()
 }
 
@@ -216,7 +80,7 @@ fn optional(value: Option<&str>) -> Param {
 
 /// The event that tells a superseded waiter: its own turn with grant,
 /// else the plain turn event (its next claim says `skipped`).
-fn superseded_tell(group: &Ident, waiter: Entry, names: Names) -> Tell {
+fn superseded_tell(group: &Ident, waiter: Entry, names: Names) -> Wake<Event> {
     let (event_type, news) = match (waiter.turn, waiter.state) {
         (
             Some(turn),
@@ -226,37 +90,15 @@ fn superseded_tell(group: &Ident, waiter: Entry, names: Names) -> Tell {
         ) => (turn, News::Skipped { by, by_revision }),
         _ => (names.turn_event_type.to_string(), News::Claim),
     };
-    Tell {
+    Wake {
         workflow: names.workflow(waiter.workflow.as_deref()),
         id: waiter.instance_id,
-        event_type,
-        group: group.clone(),
-        news,
+        event: Event {
+            event_type,
+            group: group.clone(),
+            news,
+        },
     }
-}
-
-/// The hand-on to `next`: handed the group when it holds (by grant), else
-/// woken to claim.
-fn hand_on_to(group: &Ident, next: Entry, names: Names) -> (Tell, HandOn) {
-    let (event_type, news, holding_since) = match (&next.state, next.turn, next.fence) {
-        (EntryState::Holding { heartbeat_at_ms }, Some(turn), Some(fence)) => {
-            (turn, News::Holding { fence }, Some(*heartbeat_at_ms))
-        }
-        (EntryState::Waiting, _, _) => (names.turn_event_type.to_string(), News::Claim, None),
-        (other, ..) => panic!("handing on to a row in state {}", other.name()),
-    };
-    let hand_on = HandOn {
-        to: next.instance_id.clone(),
-        holding_since,
-    };
-    let tell = Tell {
-        id: next.instance_id,
-        workflow: names.workflow(next.workflow.as_deref()),
-        event_type,
-        group: group.clone(),
-        news,
-    };
-    (tell, hand_on)
 }
 
 /// The check of the holder a claim waits behind; its result answers the
@@ -344,7 +186,7 @@ pub fn enqueue_outcome(
     request: &SerialEnqueue,
     outcomes: &[Outcome],
     names: Names,
-) -> Result<Transition<EnqueueReply>, BatonError> {
+) -> Result<Decided<EnqueueReply>, BatonError> {
     let at = read_back(outcomes, if request.claim { 5 } else { 4 });
     let last = &at(outcomes.len() - 1).rows;
     let Some(me) = last
@@ -369,14 +211,14 @@ pub fn enqueue_outcome(
             ),
         });
     }
-    let tells: Vec<Tell> = at(1)
+    let tells: Vec<Wake<Event>> = at(1)
         .rows
         .iter()
         .map(|r| superseded_tell(&request.group, entry(r), names))
         .collect();
     let superseded: Vec<InstanceId> = tells.iter().map(|t| t.id.clone()).collect();
     let tell_each = |mut effects: Vec<Effect>| {
-        effects.extend(tells.into_iter().map(Effect::Tell));
+        effects.extend(tells.into_iter().map(Effect::Wake));
         effects
     };
     if let EntryState::Superseded { by_revision, .. } = me.state {
@@ -498,7 +340,7 @@ pub fn claim_outcome(
     id: &InstanceId,
     outcomes: &[Outcome],
     names: Names,
-) -> Result<Transition<ClaimReply>, BatonError> {
+) -> Result<Decided<ClaimReply>, BatonError> {
     assert!(
         outcomes.len() == 2 || outcomes.len() == 3,
         "a claim batch of {} statements",
@@ -519,7 +361,9 @@ pub fn claim_outcome(
         abandoned.extend(ids(&abandon.rows));
     }
     let grant = me.turn.is_some();
-    claimed(id.clone(), abandoned, rows, me, grant, names)
+    let log = abandoned_lines(&abandoned);
+    let claimed = claimed(id.clone(), abandoned, rows, me, grant, names)?;
+    Ok(Decided { log, ..claimed })
 }
 
 /// The claim's decision for the caller's row `me` after its claim (`rows`:
@@ -533,7 +377,7 @@ fn claimed(
     me: Entry,
     grant_or_enqueue: bool,
     names: Names,
-) -> Result<Transition<ClaimReply>, BatonError> {
+) -> Result<Decided<ClaimReply>, BatonError> {
     let holder = rows.iter().find(|r| r.state == "holding").map(entry);
     let mut behind = None;
     let reply = match &me.state {
@@ -588,9 +432,9 @@ fn claimed(
 /// claim on enqueue shows it.
 pub fn enqueue_claimed(
     superseded: Vec<InstanceId>,
-    claimed: Transition<ClaimReply>,
-) -> Transition<EnqueueReply> {
-    let Transition {
+    claimed: Decided<ClaimReply>,
+) -> Decided<EnqueueReply> {
+    let Decided {
         reply,
         effects,
         state,
@@ -620,20 +464,30 @@ pub fn checked(
     liveness: Liveness,
     now_ms: u64,
     timeouts: SerialTimeouts,
-) -> Transition<()> {
-    let mut writes = Vec::new();
-    if liveness.is_dead(None, now_ms, 0) {
-        if let (Some(holder), Some(me)) = (&read.behind, &read.me) {
-            if holder.id == *id {
-                writes = claim_past_dead(group, &me.instance_id, holder, now_ms, timeouts).0;
-            }
-        }
-        if let Some(dead) = read.went_on.as_ref().filter(|h| h.to == *id) {
-            writes = hand_on_past(group, dead, now_ms).0;
+) -> Decided<()> {
+    let dead = liveness.is_dead(None, now_ms, 0);
+    let mut follow_up = None;
+    if let (true, Some(holder), Some(me)) = (dead, &read.behind, &read.me) {
+        if holder.id == *id {
+            follow_up = Some(claim_past_dead(
+                group,
+                &me.instance_id,
+                holder,
+                now_ms,
+                timeouts,
+            ));
         }
     }
-    Transition {
-        writes,
+    let mut log = Vec::new();
+    if let Some(next) = read.went_on.as_ref().filter(|h| h.to == *id) {
+        if dead {
+            follow_up = Some(hand_on_past(group, next, now_ms));
+        }
+        log.push(hand_on_line(next, dead));
+    }
+    Decided {
+        follow_up,
+        log,
         ..decided((), Vec::new(), Read::default())
     }
 }
@@ -653,143 +507,7 @@ pub fn heartbeat(group: &Ident, id: &InstanceId, now_ms: u64) -> Batch {
 }
 
 /// Whether the caller still holds the group; nothing follows.
-pub fn heartbeat_outcome(outcomes: &[Outcome]) -> Transition<bool> {
+pub fn heartbeat_outcome(outcomes: &[Outcome]) -> Decided<bool> {
     let at = read_back(outcomes, 1);
     decided(at(0).changes == 1, Vec::new(), Read::default())
-}
-
-// --- release ----------------------------------------------------------------
-
-/// The hand-over by grant, which also reads the first waiter: the tail of
-/// every batch that may leave the group free.
-fn hand_over(group: &Ident, now_ms: u64) -> Statement {
-    statement(
-        sql::HAND_OVER,
-        vec![text(group.as_str()), Param::Integer(now_ms)],
-    )
-}
-
-/// `serialRelease` in one batch: leave the group (as holder or waiter),
-/// then hand a freed group to its first waiter if that one registered
-/// with grant (reading the first waiter either way).
-pub fn release(group: &Ident, id: &InstanceId, now_ms: u64) -> Batch {
-    Batch(vec![
-        statement(
-            sql::RELEASE,
-            vec![
-                text(group.as_str()),
-                text(id.as_str()),
-                Param::Integer(now_ms),
-            ],
-        ),
-        hand_over(group, now_ms),
-    ])
-}
-
-/// Where the group went from a hand-over's outcome: to the first waiter,
-/// handed it by grant, or, after `freed`, woken to claim; told so, and
-/// its status re-enters ([`checked`]). A first waiter with grant still
-/// waiting waits behind a holder: it learns from its own turn when that
-/// one releases.
-fn went_on<R>(
-    group: &Ident,
-    reply: R,
-    first: &Outcome,
-    freed: bool,
-    names: Names,
-) -> Transition<R> {
-    let next = match first.rows.first().map(entry) {
-        Some(next) if matches!(next.state, EntryState::Holding { .. }) => Some(next),
-        Some(next) if freed && next.turn.is_none() => Some(next),
-        _ => None,
-    };
-    let Some(next) = next else {
-        return decided(reply, Vec::new(), Read::default());
-    };
-    let (tell, hand_on) = hand_on_to(group, next, names);
-    let read = Read {
-        went_on: Some(hand_on),
-        ..Read::default()
-    };
-    decided(reply, vec![Effect::Tell(tell)], read)
-}
-
-/// How the caller left, and where the group went: a freed group to its
-/// first waiter (handed by grant, or woken to claim).
-pub fn release_outcome(group: &Ident, outcomes: &[Outcome], names: Names) -> Transition<Released> {
-    let at = read_back(outcomes, 2);
-    let reply = match at(0).rows.first().map(entry).map(|e| e.state) {
-        None => Released::HeldNothing,
-        Some(EntryState::Released { held: true, .. }) => Released::FreedGroup,
-        Some(EntryState::Released { held: false, .. }) => Released::LeftQueue,
-        Some(other) => panic!("a released row reads back as {}", other.name()),
-    };
-    went_on(group, reply, at(1), reply == Released::FreedGroup, names)
-}
-
-/// The instance a group went on to was found dead: it loses its place (a
-/// waiter) or the group (a holder handed it, if it still holds with the
-/// heartbeat it was handed), and the group goes on from there, in one
-/// batch.
-pub fn hand_on_past(group: &Ident, dead: &HandOn, now_ms: u64) -> Batch {
-    let mut params = vec![
-        text(group.as_str()),
-        text(dead.to.as_str()),
-        Param::Integer(now_ms),
-    ];
-    let abandon = match dead.holding_since {
-        Some(since) => {
-            params.push(Param::Integer(since));
-            sql::ABANDON_DEAD_HOLDER
-        }
-        None => sql::ABANDON_WAITER,
-    };
-    Batch(vec![statement(abandon, params), hand_over(group, now_ms)])
-}
-
-/// Where the group goes after the dead one. If the abandon found it moved
-/// on (it claimed, heartbeat or left since its status was read), the group
-/// was not freed here, but the hand-over in the same batch still gives a
-/// free group to a first waiter with grant, and that grant must be sent.
-pub fn hand_on_past_outcome(group: &Ident, outcomes: &[Outcome], names: Names) -> Transition<()> {
-    let at = read_back(outcomes, 2);
-    went_on(group, (), at(1), at(0).changes > 0, names)
-}
-
-// --- inspect ----------------------------------------------------------------
-
-/// `serialInspect`: the holder, the waiters and the recent finishes, read
-/// in one batch (one snapshot).
-pub fn inspect(group: &Ident) -> Batch {
-    let limited = |sql, limit: u32| {
-        statement(
-            sql,
-            vec![text(group.as_str()), Param::Integer(u64::from(limit))],
-        )
-    };
-    Batch(vec![
-        statement(sql::READ_HOLDER, vec![text(group.as_str())]),
-        limited(sql::READ_WAITING, SERIAL_INSPECT_WAITING_MAX),
-        limited(sql::READ_RECENT, SERIAL_RECENT_PER_GROUP_MAX),
-    ])
-}
-
-/// A group as `serialInspect` shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Inspection {
-    pub holder: Option<Entry>,
-    /// In hand-on order.
-    pub waiting: Vec<Entry>,
-    /// Finished executions, newest first.
-    pub recent: Vec<Entry>,
-}
-
-pub fn inspect_outcome(outcomes: &[Outcome]) -> Inspection {
-    let at = read_back(outcomes, 3);
-    let entries = |i: usize| at(i).rows.iter().map(entry).collect::<Vec<_>>();
-    Inspection {
-        holder: entries(0).into_iter().next(),
-        waiting: entries(1),
-        recent: entries(2),
-    }
 }

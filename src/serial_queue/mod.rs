@@ -8,20 +8,21 @@
 //! writes ([`sql`]): the claim is one conditional `UPDATE`, the waiter bound
 //! is counted inside the `INSERT`, superseding requires the arrival to be
 //! waiting. This module owns those statements and the decisions around
-//! them ([`decide`]), in the shape every object decides in: for each
-//! command, the one batch to run (from the request and the time), then a
-//! [`Transition`] from what the batch gave back: the reply, and the
-//! effects as data (the shared [`Effect`]: the check of a holder, the
-//! turn events to tell), whose results re-enter through [`checked`]. It
+//! them (`decide`, `hand_on`, `inspect`): for each command, the one batch
+//! to run (from the request and the time), then a [`Decided`] from what
+//! the batch gave back: the reply, the effects as data ([`Effect`]: the
+//! check of a holder, the turn events to send), whose results re-enter
+//! through [`checked`] (which may ask for a follow-up batch), and the
+//! decision-log lines (`log`). It
 //! reads no clock and does no I/O; the D1 shell (`shell::serial_queue_d1`)
 //! runs the batches and performs the effects, and the native tests and
 //! the simulation (`tests/serial_queue*.rs`) run the same batches on
-//! SQLite. [`invariants`] checks every row read back.
+//! SQLite. `invariants` checks every row read back.
 //!
 //! §2a in these terms: an enqueue with `claim` appends the claim's two
 //! statements to its batch; a release's batch ends with the hand-over
 //! ([`sql::HAND_OVER`]), which makes a first waiter registered with grant
-//! the holder and says so as data (an [`Effect::Tell`] with
+//! the holder and says so as data (an [`Effect::Wake`] with
 //! [`News::Holding`], and the [`HandOn`] its status re-enters with); a
 //! group's fence is the highest among its rows, one more per
 //! grant (the row holding it is never pruned). Whether an instance is dead
@@ -32,10 +33,23 @@
 //! holder as it was read.
 
 mod decide;
+mod effect;
+mod hand_on;
+mod inspect;
 mod invariants;
+mod log;
 pub mod sql;
 mod state;
+mod types;
 
-pub use decide::*;
+pub use decide::{
+    checked, claim, claim_outcome, claim_past_dead, enqueue, enqueue_claimed, enqueue_outcome,
+    heartbeat, heartbeat_outcome,
+};
+pub use effect::*;
+pub use hand_on::{hand_on_past, hand_on_past_outcome, release, release_outcome};
+pub use inspect::{inspect, inspect_outcome, Inspection};
 pub use invariants::{assert_invariants, check_row, entry};
+pub use log::{claim_line, enqueue_line, release_line};
 pub use state::*;
+pub use types::*;

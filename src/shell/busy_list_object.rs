@@ -10,14 +10,13 @@
 //! methods through the `BusyList` class in `js/worker.mjs`.
 
 use super::decision_log::Scope;
-use super::driver::{Driver, Rules};
+use super::driver::{Driver, NextAlarm, NoEffect, Rules, Stored, Sweep};
 use super::js::{self, now_ms};
 use super::sqlite::ObjectSql;
 use crate::busy::{self, sql, Input, Reply, Row, Transition, Write};
 use crate::edge::busy::{ShardPageReply, ShardPageRequest, ShardReport, ShardReportReply};
 use crate::error::BatonError;
 use crate::limits::{LIST_KEYS_PER_ALARM_MAX, LIST_LIMIT_MAX};
-use crate::transition::{Create, CreateOutcome};
 use js_sys::Promise;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -33,7 +32,13 @@ impl Rules for BusyList {
     type Reply = Reply;
     type Write = Write;
     type State = Option<Row>;
-    const KEYS_PER_ALARM_MAX: u32 = LIST_KEYS_PER_ALARM_MAX;
+    type Effect = NoEffect;
+    const ALARM: Option<Sweep<Self>> = Some(Sweep {
+        keys_per_alarm_max: LIST_KEYS_PER_ALARM_MAX,
+        due_keys: sql::due_keys,
+        tick: || Input::Tick,
+        next: NextAlarm::Earliest(sql::next_wake),
+    });
 
     fn config(_: &Env) -> Result<(), String> {
         Ok(())
@@ -41,38 +46,23 @@ impl Rules for BusyList {
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
     }
-    fn load(sql: &ObjectSql, key: &str, _: &Input) -> Option<Row> {
-        sql::load(sql, key)
-    }
     fn decide(row: &Option<Row>, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
         busy::decide(row, now_ms, input)
-    }
-    fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
-        sql::write(sql, key, transition);
     }
     fn assert_invariants(row: &Option<Row>) {
         busy::assert_invariants(row);
     }
-    fn next_wake(sql: &ObjectSql) -> Option<u64> {
-        sql::next_wake(sql)
-    }
-    fn due_keys(sql: &ObjectSql, now_ms: u64, limit: u32) -> Vec<String> {
-        sql::due_keys(sql, now_ms, limit)
-    }
-    fn tick() -> Input {
-        Input::Tick
-    }
-    fn created(_: &Create, _: CreateOutcome) -> Input {
-        // A shard creates no instances.
-        Input::Tick
-    }
-    /// Only a row that has a time due can move the alarm earlier; one that
-    /// lost its time leaves the alarm early, and that tick finds nothing.
-    fn moves_alarm(transition: &Transition) -> bool {
-        transition.alarm_at_ms.is_some()
-    }
     fn scope(key: &str) -> Scope<'_> {
         Scope::Key(key)
+    }
+}
+
+impl Stored for BusyList {
+    fn load(sql: &ObjectSql, key: &str, _: &Input) -> Option<Row> {
+        sql::load(sql, key)
+    }
+    fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
+        sql::write(sql, key, transition);
     }
 }
 

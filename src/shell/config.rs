@@ -8,10 +8,14 @@ use crate::limits::{
 };
 use worker::Env;
 
+/// The variables of reaching Workflow instances, which the Coordinator,
+/// the Debouncer, the serial queue and Runs all read: the bindings, the
+/// turn event's type, the holder-check period and the enqueue grace.
+///
 /// A misconfigured deployment is the operator's error, not the caller's, so
 /// it is reported as such (not as `BatonError:`), naming the variable.
 #[derive(Debug, Clone)]
-pub struct CoordinatorConfig {
+pub struct WorkflowConfig {
     pub workflow_binding: String,
     /// `WORKFLOW_BINDINGS`: every Workflow binding `options.workflow` may
     /// name (default: `workflow_binding` alone).
@@ -51,8 +55,8 @@ fn integer_var(
         })
 }
 
-impl CoordinatorConfig {
-    pub fn from_env(env: &Env) -> Result<CoordinatorConfig, String> {
+impl WorkflowConfig {
+    pub fn from_env(env: &Env) -> Result<WorkflowConfig, String> {
         let workflow_binding = var(env, "WORKFLOW_BINDING").unwrap_or_else(|| "WORKFLOW".into());
         let workflow_bindings = match var(env, "WORKFLOW_BINDINGS") {
             None => vec![workflow_binding.clone()],
@@ -77,7 +81,7 @@ impl CoordinatorConfig {
             ENQUEUE_GRACE_MS_DEFAULT,
             0..=ENQUEUE_GRACE_MS_MAX,
         )?;
-        Ok(CoordinatorConfig {
+        Ok(WorkflowConfig {
             workflow_binding,
             workflow_bindings,
             turn_event_type,
@@ -87,7 +91,7 @@ impl CoordinatorConfig {
     }
 }
 
-impl CoordinatorConfig {
+impl WorkflowConfig {
     /// Refuses an `options.workflow` that names no binding in `WORKFLOW_BINDINGS`.
     pub fn check_options(&self, options: Option<&KeyOptions>) -> Result<(), BatonError> {
         let Some(name) = options.and_then(|o| o.workflow.as_ref()) else {
@@ -113,7 +117,7 @@ pub struct SerialConfig {
     pub timeouts: crate::serial_queue::SerialTimeouts,
     pub workflow_binding: String,
     /// `WORKFLOW_BINDINGS`, which an enqueue's `workflow` must name.
-    pub workflows: CoordinatorConfig,
+    pub workflows: WorkflowConfig,
     pub turn_event_type: String,
     /// `SERIAL_PUSH = "off"` disables push wake-ups (poll only): the
     /// benchmark's baseline, never a production setting.
@@ -135,8 +139,33 @@ fn millis_var(env: &Env, name: &str, default: u64) -> Result<u64, String> {
 }
 
 impl SerialConfig {
+    /// The names the core writes into its effects.
+    pub fn names(&self) -> crate::serial_queue::Names<'_> {
+        crate::serial_queue::Names {
+            workflow: &self.workflow_binding,
+            turn_event_type: &self.turn_event_type,
+        }
+    }
+
+    /// The variables, read on the isolate's first call: a Worker's
+    /// variables do not change while its isolate lives, and reading them
+    /// (eight lookups in `env`, each a crossing into JS, and a string
+    /// copied for each one set) was about 2% of every call's busy time in
+    /// Baton's isolate (`bench/profile.mjs serial`).
+    pub fn cached(env: &Env) -> Result<std::rc::Rc<SerialConfig>, String> {
+        thread_local! {
+            static CONFIG: std::cell::OnceCell<Result<std::rc::Rc<SerialConfig>, String>> =
+                const { std::cell::OnceCell::new() };
+        }
+        CONFIG.with(|config| {
+            config
+                .get_or_init(|| SerialConfig::from_env(env).map(std::rc::Rc::new))
+                .clone()
+        })
+    }
+
     pub fn from_env(env: &Env) -> Result<SerialConfig, String> {
-        let coordinator = CoordinatorConfig::from_env(env)?;
+        let coordinator = WorkflowConfig::from_env(env)?;
         Ok(SerialConfig {
             timeouts: crate::serial_queue::SerialTimeouts {
                 waiter_timeout_ms: millis_var(
@@ -188,7 +217,7 @@ pub struct RunsShellConfig {
     pub decide: crate::runs::RunsConfig,
     /// The Workflow bindings (`WORKFLOW_BINDING`, `WORKFLOW_BINDINGS`), as
     /// the Coordinator reads them: a claim's `workflow` names one.
-    pub workflows: CoordinatorConfig,
+    pub workflows: WorkflowConfig,
 }
 
 impl RunsShellConfig {
@@ -202,7 +231,7 @@ impl RunsShellConfig {
         )?;
         // `ENQUEUE_GRACE_MS` is read once, as the Coordinator reads it: the
         // claim grace is the same rule (contract §1a), with the same bounds.
-        let workflows = CoordinatorConfig::from_env(env)?;
+        let workflows = WorkflowConfig::from_env(env)?;
         Ok(RunsShellConfig {
             decide: crate::runs::RunsConfig {
                 retention_ms,

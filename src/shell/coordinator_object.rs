@@ -31,29 +31,25 @@
 //! the object when a call traps (a broken invariant outside the gate).
 
 use super::busy_report::{Reports, Sent as Reported};
-use super::config::CoordinatorConfig;
-use super::decision_log::{self, Kind, Scope};
-use super::driver::{Driver, Memory, Now, Rules, TransitionOf};
+use super::config::WorkflowConfig;
+use super::decision_log::{self, Scope};
+use super::driver::{Driver, Memory, NextAlarm, Now, Rules, Sweep, TransitionOf};
 use super::js::{self, now_ms, to_js};
 use super::object::ObjectBase;
 use super::sqlite::ObjectSql;
-use super::wake::Turn;
 use crate::busy::reporter::Due;
 use crate::coordinator::history;
-use crate::coordinator::log::{LogKind, LogLine};
-use crate::coordinator::{
-    self, migrate, Holder, Input, Liveness, Reply, Settings, Summary, View, Write,
-};
+use crate::coordinator::{self, migrate, Holder, Input, Reply, Settings, Summary, View, Write};
 use crate::edge::coordinator::{
-    Acquire, AcquireOutcome, AcquireReply, Enqueue, EnqueueReply, GrantEvent, HolderEntry,
-    HolderView, Inspect, Inspection, KeyOptions, RecentHold, Release, ReleaseReply, WaiterView,
+    Acquire, AcquireReply, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
+    KeyOptions, RecentHold, Release, ReleaseReply, WaiterView,
 };
-use crate::edge::TurnEvent;
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{KEYS_CHECKED_PER_ALARM_MAX, KEY_SUMMARIES_KEPT_MAX};
 use crate::sql::Counted;
-use crate::transition::{Check, Create, CreateOutcome, Transition, Wake};
+use crate::transition::LogLine;
+use crate::transition::{Alarm, Transition};
 use js_sys::Promise;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -85,30 +81,39 @@ pub struct Outputs {
 
 impl Keyed {
     /// A holder as this decision left it (as it was handed, for a wake).
-    fn holder(&self, id: &InstanceId) -> Option<Holder> {
+    pub(super) fn holder(&self, id: &InstanceId) -> Option<Holder> {
         let holders = &self.view.summary.holders;
         holders.iter().find(|h| h.id == *id).cloned()
     }
 }
 
 impl Rules for Coordinator {
-    type Config = CoordinatorConfig;
+    type Config = WorkflowConfig;
     type Input = Input;
     type Reply = Reply;
     type Write = Write;
     type State = Keyed;
-    const KEYS_PER_ALARM_MAX: u32 = KEYS_CHECKED_PER_ALARM_MAX;
+    type Effect = coordinator::Effect;
+    /// The holder-check sweep: the keys with someone behind their holders,
+    /// or a hand-over not yet confirmed, every `HOLDER_CHECK_MS` while a
+    /// decision asks for it.
+    const ALARM: Option<Sweep<Self>> = Some(Sweep {
+        keys_per_alarm_max: KEYS_CHECKED_PER_ALARM_MAX,
+        due_keys: |sql, _, limit| {
+            let counted = Counted::new(sql);
+            let keys = coordinator::keys_due(&counted, limit);
+            sql.count_work(counted.work());
+            keys
+        },
+        tick: || Input::Tick,
+        next: NextAlarm::Every(|config: &WorkflowConfig| config.holder_check_ms),
+    });
 
-    fn config(env: &Env) -> Result<CoordinatorConfig, String> {
-        CoordinatorConfig::from_env(env)
+    fn config(env: &Env) -> Result<WorkflowConfig, String> {
+        WorkflowConfig::from_env(env)
     }
     fn migrate(sql: &ObjectSql) {
         migrate(sql);
-    }
-    /// The Coordinator always loads through its memory, [`Summaries`],
-    /// which holds the settings a view is decided by.
-    fn load(_: &ObjectSql, _: &str, _: &Input) -> Keyed {
-        panic!("the Coordinator loads through its Summaries")
     }
     /// The core's decision; its log line and report go with its state.
     fn decide(state: &Keyed, now_ms: u64, input: Input) -> Result<TransitionOf<Self>, BatonError> {
@@ -117,7 +122,7 @@ impl Rules for Coordinator {
             reply: t.reply,
             writes: t.writes,
             effects: t.effects,
-            alarm_at_ms: t.alarm_at_ms,
+            alarm: t.alarm,
             state: Keyed {
                 key: state.key.clone(),
                 view: t.state,
@@ -130,116 +135,22 @@ impl Rules for Coordinator {
             },
         })
     }
-    fn write(sql: &ObjectSql, key: &str, transition: &TransitionOf<Self>) {
-        let counted = Counted::new(sql);
-        coordinator::write(&counted, key, &transition.writes);
-        sql.count_work(counted.work());
-    }
     /// On in release builds too; it reads only what the decision loaded.
     fn assert_invariants(state: &Keyed) {
         coordinator::assert_view(&state.view);
     }
-    /// Never asked: the alarm is a periodic sweep ([`Self::alarm_period_ms`]).
-    fn next_wake(_: &ObjectSql) -> Option<u64> {
-        None
-    }
-    /// The keys with someone behind their holders, or a hand-over not yet
-    /// confirmed: the alarm's holder checks are due on each.
-    fn due_keys(sql: &ObjectSql, _: u64, limit: u32) -> Vec<String> {
-        let counted = Counted::new(sql);
-        let keys = coordinator::keys_due(&counted, limit);
-        sql.count_work(counted.work());
-        keys
-    }
-    fn tick() -> Input {
-        Input::Tick
-    }
-    /// Never fed (a Coordinator creates nothing); were it, a tick.
-    fn created(_: &Create, _: CreateOutcome) -> Input {
-        Input::Tick
-    }
-    /// An enqueue's candidate, an acquire's holder or one of the alarm's
-    /// holders, checked: the matching second phase.
-    fn checked(check: &Check, liveness: Liveness, asked_by: Option<&Reply>) -> Input {
-        match asked_by {
-            Some(Reply::EnqueueChecking { request, candidate }) => Input::EnqueueChecked {
-                request: request.clone(),
-                candidate: candidate.clone(),
-                liveness,
-            },
-            Some(Reply::AcquireChecking { request, holder }) => Input::AcquireChecked {
-                request: request.clone(),
-                holder: holder.clone(),
-                liveness,
-            },
-            Some(Reply::Ticked(due)) => match due.iter().find(|h| h.id == check.id) {
-                Some(holder) => Input::TickChecked {
-                    holder: holder.clone(),
-                    liveness,
-                },
-                None => Input::Tick,
-            },
-            // Never: only these decisions ask for checks.
-            _ => Input::Tick,
-        }
-    }
-    /// The event that tells a holder it was handed a slot of `key`: §1's
-    /// `{ key }` on `TURN_EVENT_TYPE`, or for a grant registration the grant
-    /// itself on its own type (§1b). The same for every send to the same
-    /// hand-over, so a re-sent grant says what the first said.
-    fn turn(config: &CoordinatorConfig, key: &str, wake: &Wake) -> Option<Turn> {
-        let (turn, payload) = match wake.turn {
-            None => (coordinator::Turn::Shared, to_js(&TurnEvent::Key(key))),
-            Some(n) => (
-                coordinator::Turn::Own(n),
-                to_js(&GrantEvent {
-                    key,
-                    instance_id: wake.id.as_str(),
-                    status: AcquireOutcome::Granted,
-                    fence: wake.fence,
-                }),
-            ),
-        };
-        Some(Turn {
-            event_type: coordinator::event_type(&config.turn_event_type, key, turn),
-            payload,
-        })
-    }
-    /// A grant the engine accepted is recorded (the holder is then told,
-    /// and the alarm sends it no more); one that failed stays to send, and
-    /// the alarm retries it.
-    fn woken(asked_by: &Keyed, wake: &Wake, accepted: bool) -> Option<Input> {
-        if !accepted || wake.turn.is_none() {
-            return None;
-        }
-        Some(Input::Woken {
-            holder: asked_by.holder(&wake.id)?,
-            accepted: true,
-            liveness: Liveness::Alive,
-        })
-    }
-    /// A woken holder found dead is reported back with the snapshot it was
-    /// handed as (its slot moves on to the next waiter; one not created
-    /// yet keeps its slot within its grace, and the alarm re-checks it).
-    fn wake_checked(asked_by: &Keyed, wake: &Wake, liveness: Liveness) -> Option<Input> {
-        if let Liveness::Alive | Liveness::Unknown = liveness {
-            return None;
-        }
-        Some(Input::Woken {
-            holder: asked_by.holder(&wake.id)?,
-            accepted: false,
-            liveness,
-        })
-    }
-    fn alarm_period_ms(config: &CoordinatorConfig) -> Option<u64> {
-        Some(config.holder_check_ms)
-    }
-    /// A key someone waits on (or a holder yet to confirm) keeps the alarm.
-    fn moves_alarm(transition: &TransitionOf<Self>) -> bool {
-        transition.alarm_at_ms.is_some()
-    }
     fn scope(key: &str) -> Scope<'_> {
         Scope::Key(key)
+    }
+}
+
+impl Coordinator {
+    /// Commits a transition's writes (the Coordinator loads and writes
+    /// through its memory, [`Summaries`]).
+    fn write(sql: &ObjectSql, key: &str, transition: &TransitionOf<Self>) {
+        let counted = Counted::new(sql);
+        coordinator::write(&counted, key, &transition.writes);
+        sql.count_work(counted.work());
     }
 }
 
@@ -261,7 +172,7 @@ pub struct Summaries {
 }
 
 impl Memory<Coordinator> for Summaries {
-    fn configure(&mut self, config: &CoordinatorConfig) {
+    fn configure(&mut self, config: &WorkflowConfig) {
         self.settings = Some(Rc::new(Settings {
             grace_ms: config.enqueue_grace_ms,
             workflow: config.workflow_binding.clone(),
@@ -315,7 +226,7 @@ impl Memory<Coordinator> for Summaries {
             }
             // The report is owed until the shard confirms it: the alarm,
             // set in this turn, sends it again if it is lost.
-            self.alarm_soon = outputs.report == Due::Owed && transition.alarm_at_ms.is_none();
+            self.alarm_soon = outputs.report == Due::Owed && transition.alarm == Alarm::Keep;
         }
         if self.summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
             self.summaries.clear();
@@ -672,16 +583,5 @@ fn release_reply(reply: Reply) -> ReleaseReply {
 
 /// Prints a decision's line as the core wrote it.
 fn print(key: &str, line: &LogLine) {
-    let kind = match line.kind {
-        LogKind::Contended => Kind::Contended,
-        LogKind::Routine => Kind::Routine,
-    };
-    decision_log::decision(
-        kind,
-        Scope::Key(key),
-        line.instance.as_str(),
-        line.decision,
-        &line.reason,
-        line.waited_ms,
-    );
+    decision_log::line(Scope::Key(key), line);
 }

@@ -1,5 +1,7 @@
-//! A D1 batch's results, read into the serial queue's [`Outcome`]s: each
-//! statement's rows, column by column, and its `meta.changes`.
+//! Running one of the serial queue's batches on D1 ([`run`]: one round
+//! trip, one transaction), and its results read into the core's
+//! [`Outcome`]s: each statement's rows, column by column, and its
+//! `meta.changes`.
 //!
 //! Read property by property, and only the properties wanted: the
 //! columns of each returned row (one or two rows on the hot path) and one
@@ -10,9 +12,63 @@
 //! (`serde_wasm_bindgen`) asks JS about every property of every object,
 //! `meta`'s dozen among them.
 
-use crate::serial_queue::{Outcome, Row};
-use js_sys::{Array, Reflect};
+use crate::serial_queue::{Batch, Outcome, Param, Row};
+use js_sys::{Array, Promise, Reflect};
+use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use worker::D1Database;
+
+#[wasm_bindgen]
+extern "C" {
+    /// The D1 binding, for its `batch` alone: `worker::D1Database::batch`
+    /// hands back results whose rows it can only decode field by field.
+    type D1Batch;
+    #[wasm_bindgen(method, catch)]
+    fn batch(this: &D1Batch, statements: Array) -> Result<Promise, JsValue>;
+}
+
+/// A D1 failure as the caller sees it: a statement the binding refused
+/// (`worker::Error`, through `From`) or a rejected batch (the thrown value).
+fn d1_failed(error: impl Into<JsValue>) -> JsValue {
+    let error = error.into();
+    let message = error
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| error.as_string())
+        .unwrap_or_else(|| format!("{error:?}"));
+    js_sys::Error::new(&format!("Baton: D1 failed: {message}")).into()
+}
+
+/// Runs one of the core's batches: one round trip, one transaction.
+pub async fn run(db: &D1Database, batch: &Batch) -> Result<Vec<Outcome>, JsValue> {
+    let statements = batch
+        .0
+        .iter()
+        .map(|s| {
+            let params: Vec<JsValue> = s
+                .params
+                .iter()
+                .map(|p| match p {
+                    Param::Text(text) => JsValue::from_str(text),
+                    Param::Null => JsValue::NULL,
+                    Param::Integer(n) => JsValue::from_f64(*n as f64),
+                })
+                .collect();
+            let statement = db.prepare(s.sql).bind(&params).map_err(d1_failed)?;
+            Ok(JsValue::from(statement.inner()))
+        })
+        .collect::<Result<Array, JsValue>>()?;
+    let database: &D1Batch = db.as_ref().unchecked_ref();
+    let results = JsFuture::from(database.batch(statements)?)
+        .await
+        .map_err(d1_failed)?;
+    outcomes(&results).map_err(|e| {
+        JsValue::from(js_sys::Error::new(&format!(
+            "Baton: D1 failed: unreadable results: {e}"
+        )))
+    })
+}
 
 /// The columns of a returned row: `crate::serial_queue::sql::COLUMNS`, in
 /// its order, which the first read checks (so every test that reaches the

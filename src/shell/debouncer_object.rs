@@ -14,14 +14,16 @@
 //! JS callers reach these methods through the `Debouncer` class in
 //! `js/worker.mjs`, which extends `DurableObject` and only delegates here.
 
-use super::config::CoordinatorConfig;
+use super::config::WorkflowConfig;
 use super::decision_log::{self, Kind, Scope};
-use super::driver::{self, Driver, Rules};
+use super::driver::{Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep};
+use super::effects;
 use super::js::{self, now_ms};
+use super::rpc;
 use super::sqlite::ObjectSql;
 use crate::debounce::{
-    self, assert_invariants, sql, Create, CreateOutcome, IdSuffix, Input, KeyState, Outcome, Reply,
-    Transition, Write,
+    self, assert_invariants, sql, Create, IdSuffix, Input, KeyState, Outcome, Reply, Transition,
+    Write,
 };
 use crate::edge::coordinator::KeyOptions;
 use crate::edge::debounce::{
@@ -41,48 +43,58 @@ use worker::Env;
 pub struct Debouncer;
 
 impl Rules for Debouncer {
-    type Config = CoordinatorConfig;
+    type Config = WorkflowConfig;
     type Input = Input;
     type Reply = Reply;
     type Write = Write;
     type State = KeyState;
-    const KEYS_PER_ALARM_MAX: u32 = DEBOUNCE_KEYS_PER_ALARM_MAX;
+    type Effect = Create;
+    const ALARM: Option<Sweep<Self>> = Some(Sweep {
+        keys_per_alarm_max: DEBOUNCE_KEYS_PER_ALARM_MAX,
+        due_keys: sql::due_keys,
+        tick: || Input::Tick,
+        next: NextAlarm::Earliest(sql::next_wake),
+    });
 
-    fn config(env: &Env) -> Result<CoordinatorConfig, String> {
-        CoordinatorConfig::from_env(env)
+    fn config(env: &Env) -> Result<WorkflowConfig, String> {
+        WorkflowConfig::from_env(env)
     }
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
     }
-    fn load(sql: &ObjectSql, key: &str, _: &Input) -> KeyState {
-        sql::load(sql, key)
-    }
     fn decide(state: &KeyState, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
         debounce::decide(state, now_ms, input)
-    }
-    fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
-        sql::write(sql, key, &transition.writes, transition.alarm_at_ms);
     }
     fn assert_invariants(state: &KeyState) {
         assert_invariants(state);
     }
-    fn next_wake(sql: &ObjectSql) -> Option<u64> {
-        sql::next_wake(sql)
-    }
-    fn due_keys(sql: &ObjectSql, now_ms: u64, limit: u32) -> Vec<String> {
-        sql::due_keys(sql, now_ms, limit)
-    }
-    fn tick() -> Input {
-        Input::Tick
-    }
-    fn created(create: &Create, outcome: CreateOutcome) -> Input {
-        Input::Created {
-            id: create.id.clone(),
-            outcome,
-        }
-    }
     fn scope(key: &str) -> Scope<'_> {
         Scope::Key(key)
+    }
+}
+
+impl Stored for Debouncer {
+    fn load(sql: &ObjectSql, key: &str, _: &Input) -> KeyState {
+        sql::load(sql, key)
+    }
+    fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
+        sql::write(sql, key, &transition.writes, transition.alarm.at_ms());
+    }
+}
+
+/// A create: made through its Workflow binding (and logged); its outcome
+/// re-enters as `Input::Created`.
+impl Perform<Debouncer> for Create {
+    async fn perform<'a>(&'a self, with: &'a Performing<'a, Debouncer>) -> Performed<Debouncer> {
+        let outcome = effects::create(with.env, with.scope, self).await;
+        let created = Input::Created {
+            id: self.id.clone(),
+            outcome,
+        };
+        Performed {
+            input: Some((created, false)),
+            woke: None,
+        }
     }
 }
 
@@ -104,7 +116,7 @@ impl DebouncerCore {
     /// `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix?, batch? })`.
     pub fn debounce(&self, key: JsValue, options: JsValue) -> Promise {
         let driver = self.driver.clone();
-        driver::serve(
+        rpc::serve(
             key,
             options,
             move |r| async move { driver.debounce(r).await },
@@ -115,7 +127,7 @@ impl DebouncerCore {
     #[wasm_bindgen(js_name = startAt)]
     pub fn start_at(&self, key: JsValue, options: JsValue) -> Promise {
         let driver = self.driver.clone();
-        driver::serve(
+        rpc::serve(
             key,
             options,
             move |r| async move { driver.start_at(r).await },
@@ -125,7 +137,7 @@ impl DebouncerCore {
     /// `flush(key)`.
     pub fn flush(&self, key: JsValue) -> Promise {
         let driver = self.driver.clone();
-        driver::serve(key, JsValue::UNDEFINED, move |r| async move {
+        rpc::serve(key, JsValue::UNDEFINED, move |r| async move {
             driver.flush(r).await
         })
     }
@@ -133,7 +145,7 @@ impl DebouncerCore {
     /// `cancel(key)`.
     pub fn cancel(&self, key: JsValue) -> Promise {
         let driver = self.driver.clone();
-        driver::serve(key, JsValue::UNDEFINED, move |r| async move {
+        rpc::serve(key, JsValue::UNDEFINED, move |r| async move {
             driver.cancel(r).await
         })
     }
@@ -141,7 +153,7 @@ impl DebouncerCore {
     /// `inspect(key)`.
     pub fn inspect(&self, key: JsValue) -> Promise {
         let driver = self.driver.clone();
-        driver::serve(key, JsValue::UNDEFINED, move |r: DebounceKey| async move {
+        rpc::serve(key, JsValue::UNDEFINED, move |r: DebounceKey| async move {
             driver
                 .read(move |sql| Inspection::of(r.key.clone(), &sql::load(sql, r.key.as_str())))
                 .await
@@ -149,7 +161,7 @@ impl DebouncerCore {
     }
 
     pub fn alarm(&self) -> Promise {
-        driver::serve_alarm(&self.driver)
+        rpc::serve_alarm(&self.driver)
     }
 }
 

@@ -8,22 +8,12 @@
 //! none. Errors from Baton's own I/O are not decisions: they print always,
 //! elsewhere.
 
+use crate::transition::LogLine;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Whether a decision is worth a line at the default level.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    /// Makes an instance wait, hands a key, slot or group on, supersedes,
-    /// coalesces, skips, refuses or times something out, finds an instance
-    /// dead, creates or fails to create an instance, or denies permits.
-    Contended,
-    /// Anything else: an uncontended grant or release, a holder's repeated
-    /// acquire, a heartbeat, a debounce call that only moves its fire time,
-    /// a run's completion. A line per call on the hot path costs more than
-    /// the call's own reads (BENCHMARKS.md), so these print only at `all`.
-    Routine,
-}
+pub use crate::transition::LogKind as Kind;
 
 /// The `BATON_LOG` levels, as stored in [`LEVEL`].
 const CONTENDED: u8 = 0;
@@ -142,4 +132,16 @@ pub fn decision(
     // Serializing borrowed strings and an integer cannot fail.
     let text = serde_json::to_string(&line).unwrap_or_default();
     worker::console_log!("{text}");
+}
+
+/// Prints a line a core decided, in `scope`.
+pub fn line(scope: Scope<'_>, line: &LogLine) {
+    decision(
+        line.kind,
+        scope,
+        line.instance.as_str(),
+        line.decision,
+        &line.reason,
+        line.waited_ms,
+    );
 }

@@ -3,16 +3,21 @@
 //! - [`js`]: the JS boundary: RPC arguments → request types (`crate::edge`),
 //!   replies → JS values, refusals → JS `Error`s.
 //! - [`config`]: the Worker's variables, with defaults.
-//! - [`driver`]: the one loop every Durable Object class runs (decode,
-//!   load, decide, write, alarm, effects, reply); [`object`]: what every
-//!   object holds (its storage, its environment, its statement counts).
+//! - [`driver`]: the one loop every Durable Object class runs (load,
+//!   decide, write, alarm, reply, effects); [`rpc`]: a call decoded, run
+//!   and encoded; [`effects`]: creates, status checks and terminations;
+//!   [`object`]: what every object holds (its storage, its environment,
+//!   its statement counts).
 //! - [`gate`]: running a synchronous decision under the object's input gate.
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
-//! - [`wake`]: the turn event and its status check, for the driver's wakes and the serial queue's.
+//! - [`wake`]: the turn event, its status check and the deferred round after
+//!   the reply, for the driver's wakes and the serial queue's.
+//! - [`coordinator_effects`]: the Coordinator's effects as the driver performs them.
 //! - [`coordinator_object`], [`rate_limiter_object`], [`debouncer_object`],
 //!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
-//!   last is one shard of the list of busy keys, contract §10).
+//!   last is one shard of the list of busy keys, contract §10);
+//!   [`runs_polls`]: the `Runs` object's long-polls.
 //! - [`busy_report`]: what a Coordinator tells its list shard, and when;
 //!   [`busy_service`]: `coordinatorList` and `serialList`, a page merged
 //!   from every shard (or D1's groups).
@@ -31,18 +36,22 @@ pub mod busy_list_object;
 pub mod busy_report;
 pub mod busy_service;
 pub mod config;
+pub mod coordinator_effects;
 pub mod coordinator_object;
 pub mod d1_results;
 pub mod debouncer_object;
 pub mod decision_log;
 pub mod driver;
+pub mod effects;
 pub mod entry;
 pub mod gate;
 pub mod http;
 pub mod js;
 pub mod object;
 pub mod rate_limiter_object;
+pub mod rpc;
 pub mod runs_object;
+pub mod runs_polls;
 pub mod serial_queue_d1;
 pub mod service;
 pub mod sqlite;

@@ -3,7 +3,7 @@
 //! concept's [`Rules`], its [`Memory`] (the cache) and its method bodies.
 //!
 //! Every method decodes its request (`crate::edge::rate`, through the one
-//! positional decoder: `driver::serve_now` with `BUCKET_ARG`), then the driver
+//! positional decoder: `rpc::serve_now` with `BUCKET_ARG`), then the driver
 //! runs one decision in the caller's turn (`Driver::decide_now`: load,
 //! decide, write, check the invariants, all synchronous, so nothing can
 //! interleave and no gate is needed), then replies. A rate decision has no
@@ -24,8 +24,9 @@
 //! restarts from what was committed.
 
 use super::decision_log::{self, Kind, Scope};
-use super::driver::{self, Driver, Memory, Rules, TransitionOf};
+use super::driver::{Driver, Memory, NoEffect, Rules, TransitionOf};
 use super::js::{self, to_js};
+use super::rpc;
 use super::sqlite::ObjectSql;
 use crate::edge::rate::{
     RateAcquire, RateAcquireReply, RateInspect, RateInspection, RatePenalize, RatePenalizeReply,
@@ -37,7 +38,6 @@ use crate::limits::{RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS};
 use crate::rate_limit::{
     self, migrate, Cached, GrantRow, Input, Meta, RateCache, Reply, Rows, RuleRow, SqlRows,
 };
-use crate::transition::{Create, CreateOutcome};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -53,18 +53,15 @@ impl Rules for RateLimiter {
     type Reply = Reply;
     type Write = rate_limit::Write;
     type State = Bucket;
-    /// A rate limiter arms no alarm.
-    const KEYS_PER_ALARM_MAX: u32 = 0;
+    /// A rate decision asks for no effect and never needs the alarm (the
+    /// default: none).
+    type Effect = NoEffect;
 
     fn config(_: &Env) -> Result<(), String> {
         Ok(())
     }
     fn migrate(sql: &ObjectSql) {
         migrate(sql);
-    }
-    /// Without the object's memory: a cache loaded for this call alone.
-    fn load(sql: &ObjectSql, key: &str, _: &Input) -> Bucket {
-        Bucket::load(sql, key)
     }
     fn decide(
         state: &Bucket,
@@ -73,25 +70,8 @@ impl Rules for RateLimiter {
     ) -> Result<TransitionOf<RateLimiter>, BatonError> {
         rate_limit::decide(state, now_ms, input)
     }
-    fn write(_: &ObjectSql, _: &str, transition: &TransitionOf<RateLimiter>) {
-        transition.state.write(&transition.writes);
-    }
     fn assert_invariants(state: &Bucket) {
         rate_limit::assert_invariants(state);
-    }
-    fn next_wake(_: &ObjectSql) -> Option<u64> {
-        None
-    }
-    fn due_keys(_: &ObjectSql, _: u64, _: u32) -> Vec<String> {
-        Vec::new()
-    }
-    /// Never fed (no key is ever due); were it, an inspect changes nothing.
-    fn tick() -> Input {
-        Input::Inspect
-    }
-    /// Never fed (a rate decision creates nothing); as [`Self::tick`].
-    fn created(_: &Create, _: CreateOutcome) -> Input {
-        Input::Inspect
     }
     fn scope(key: &str) -> Scope<'_> {
         Scope::Bucket(key)
@@ -236,7 +216,7 @@ impl RateLimiterCore {
 
     /// `acquire(bucket, { rules, permits? }) -> { granted, waitMs }`.
     pub fn acquire(&self, bucket: JsValue, options: JsValue) -> JsValue {
-        driver::serve_now(&BUCKET_ARG, bucket, options, |request: RateAcquire| {
+        rpc::serve_now(&BUCKET_ARG, bucket, options, |request: RateAcquire| {
             let permits = request.permits.map_or(1, |p| p.0);
             let input = Input::Acquire {
                 rules: request.rules.0,
@@ -267,7 +247,7 @@ impl RateLimiterCore {
 
     /// `penalize(bucket, { cooldownMs }) -> { until }`.
     pub fn penalize(&self, bucket: JsValue, options: JsValue) -> JsValue {
-        driver::serve_now(&BUCKET_ARG, bucket, options, |request: RatePenalize| {
+        rpc::serve_now(&BUCKET_ARG, bucket, options, |request: RatePenalize| {
             let input = Input::Penalize {
                 cooldown_ms: request.cooldown_ms.0,
             };
@@ -280,7 +260,7 @@ impl RateLimiterCore {
 
     /// `refund(bucket, { permits }) -> { refunded }`.
     pub fn refund(&self, bucket: JsValue, options: JsValue) -> JsValue {
-        driver::serve_now(&BUCKET_ARG, bucket, options, |request: RateRefund| {
+        rpc::serve_now(&BUCKET_ARG, bucket, options, |request: RateRefund| {
             let input = Input::Refund {
                 permits: request.permits.0,
             };
@@ -294,7 +274,7 @@ impl RateLimiterCore {
     /// `inspect(bucket) -> { bucket, cooldownUntil, rules }`.
     pub fn inspect(&self, bucket: JsValue) -> JsValue {
         let none = JsValue::UNDEFINED;
-        driver::serve_now(&BUCKET_ARG, bucket, none, |request: RateInspect| {
+        rpc::serve_now(&BUCKET_ARG, bucket, none, |request: RateInspect| {
             let Reply::Inspect(inspection) = self.decide(&request.bucket, Input::Inspect)? else {
                 unreachable!("inspect answered otherwise")
             };

@@ -2,34 +2,25 @@
 //! shell's driver (`shell::driver`), which loads the rows an input needs,
 //! decides, writes them in one turn, arms the retention alarm, makes the
 //! claimant check a claim asked for (whose result re-enters, and whose
-//! decision answers the caller) and replies.
-//!
-//! Long-polls are promises. `await` and `events` decide under the gate
-//! without writing (`Driver::read`); a parked one is a resolver in
-//! `resolvers`, registered in the core's [`Waits`] in that same turn with a
-//! timer at its deadline. The commit of an outcome or an event answers the
-//! waits it wakes in its own turn (`Driver::run_in_turn`), and the timer
-//! answers the rest with the state as it then is. Nothing polls storage.
-//! Waits live in memory only: a restart drops their RPCs, and callers retry.
-//!
-//! JS callers reach these methods through the `Runs` class in
-//! `js/worker.mjs`, which extends `DurableObject` and only delegates here.
+//! decision answers the caller) and replies. Long-polls (`await`,
+//! `events`) are promises answered by the commit that wakes them, or by a
+//! timer at their deadline (`shell::runs_polls`). JS callers reach these
+//! methods through the `Runs` class in `js/worker.mjs`, which extends
+//! `DurableObject` and only delegates here.
 
 use super::config::RunsShellConfig;
 use super::decision_log::{self, Kind, Scope};
-use super::driver::{self, Driver, InTurn, Rules, TransitionOf};
-use super::js::{self, now_ms};
+use super::driver::{Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep};
+use super::effects;
+use super::js;
+use super::rpc;
 use super::sqlite::ObjectSql;
-use crate::edge::runs::{wire, RunAppend, RunAwait, RunClaim, RunComplete, RunEvents};
+use crate::edge::runs::{wire, RunAppend, RunClaim, RunComplete};
 use crate::error::BatonError;
-use crate::ident::Ident;
 use crate::limits::RUN_DELETIONS_PER_ALARM_MAX;
-use crate::runs::{
-    self, sql, ClaimReply, Input, Poll, Reply, RunView, Transition, View, Wait, WaitFor, WaitId,
-    Waits, Write,
-};
+use crate::runs::{self, sql, ClaimReply, Input, Reply, Transition, View, WaitId, Waits, Write};
 use crate::sql::Counted;
-use crate::transition::{Check, Create, CreateOutcome};
+use crate::transition::Check;
 use crate::workflow::Liveness;
 use js_sys::{Function, Promise};
 use std::cell::RefCell;
@@ -39,17 +30,11 @@ use wasm_bindgen::prelude::*;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_name = setTimeout)]
-    fn set_timeout(handler: &JsValue, timeout_ms: f64) -> JsValue;
-}
-
 /// The runs concept as the driver runs it.
 pub struct Runs;
 
 /// Runs `f` over the object's storage with its statements counted.
-fn counted<T>(sql: &ObjectSql, f: impl FnOnce(&Counted<'_, ObjectSql>) -> T) -> T {
+pub(super) fn counted<T>(sql: &ObjectSql, f: impl FnOnce(&Counted<'_, ObjectSql>) -> T) -> T {
     let counted = Counted::new(sql);
     let value = f(&counted);
     sql.count_work(counted.work());
@@ -62,7 +47,16 @@ impl Rules for Runs {
     type Reply = Reply;
     type Write = Write;
     type State = View;
-    const KEYS_PER_ALARM_MAX: u32 = RUN_DELETIONS_PER_ALARM_MAX;
+    /// A claim's check of the claimant it found.
+    type Effect = Check;
+    /// The retention alarm: a finished run's deletion time. Only a recorded
+    /// outcome sets one; the alarm re-arms itself after deleting.
+    const ALARM: Option<Sweep<Self>> = Some(Sweep {
+        keys_per_alarm_max: RUN_DELETIONS_PER_ALARM_MAX,
+        due_keys: sql::keys_due,
+        tick: || Input::Tick,
+        next: NextAlarm::Earliest(sql::next_deletion_ms),
+    });
 
     fn config(env: &Env) -> Result<RunsShellConfig, String> {
         RunsShellConfig::from_env(env)
@@ -70,11 +64,20 @@ impl Rules for Runs {
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
     }
-    fn load(sql: &ObjectSql, key: &str, input: &Input) -> View {
-        counted(sql, |c| sql::load(c, key, input))
-    }
     fn decide(state: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
         runs::decide(state, now_ms, input)
+    }
+    fn assert_invariants(state: &View) {
+        runs::assert_invariants(state);
+    }
+    fn scope(key: &str) -> Scope<'_> {
+        Scope::Run(key)
+    }
+}
+
+impl Stored for Runs {
+    fn load(sql: &ObjectSql, key: &str, input: &Input) -> View {
+        counted(sql, |c| sql::load(c, key, input))
     }
     fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
         counted(sql, |c| sql::write(c, key, &transition.writes));
@@ -83,39 +86,26 @@ impl Rules for Runs {
             decision_log::decision(Kind::Routine, scope, "-", "deleted", "retention over", None);
         }
     }
-    fn assert_invariants(state: &View) {
-        runs::assert_invariants(state);
-    }
-    fn next_wake(sql: &ObjectSql) -> Option<u64> {
-        sql::next_deletion_ms(sql)
-    }
-    fn due_keys(sql: &ObjectSql, now_ms: u64, limit: u32) -> Vec<String> {
-        sql::keys_due(sql, now_ms, limit)
-    }
-    fn tick() -> Input {
-        Input::Tick
-    }
-    fn created(_: &Create, _: CreateOutcome) -> Input {
-        // Runs creates no instance (its callers do, after their claim).
-        Input::Tick
-    }
-    fn checked(_: &Check, liveness: Liveness, asked_by: Option<&Reply>) -> Input {
-        match asked_by {
-            Some(Reply::Checking(pending)) => Input::Checked {
-                pending: pending.clone(),
-                liveness,
-            },
-            // Only a claim asks for a check, and it answers with its pending claim.
-            _ => Input::Tick,
-        }
-    }
-    /// Only a recorded outcome sets a deletion time; the alarm re-arms
-    /// itself after deleting.
-    fn moves_alarm(transition: &Transition) -> bool {
-        transition.alarm_at_ms.is_some()
-    }
-    fn scope(key: &str) -> Scope<'_> {
-        Scope::Run(key)
+}
+
+/// The claimant a claim found, checked: its liveness re-enters with the
+/// pending claim, whose decision answers the caller.
+impl Perform<Runs> for Check {
+    async fn perform<'a>(&'a self, with: &'a Performing<'a, Runs>) -> Performed<Runs> {
+        let liveness = effects::liveness(with.env, self).await;
+        // Only a claim asks for a check, and it answers with its
+        // pending claim (unless refused: then nothing re-enters).
+        let input = match with.answer {
+            Some(Reply::Checking(pending)) => Some((
+                Input::Checked {
+                    pending: pending.clone(),
+                    liveness,
+                },
+                self.answers,
+            )),
+            _ => None,
+        };
+        Performed { input, woke: None }
     }
 }
 
@@ -125,12 +115,12 @@ pub struct RunsCore {
     object: Rc<Object>,
 }
 
-struct Object {
-    driver: Rc<Driver<Runs>>,
+pub(super) struct Object {
+    pub(super) driver: Rc<Driver<Runs>>,
     /// The open long-polls, as the core decides them...
-    waits: RefCell<Waits>,
+    pub(super) waits: RefCell<Waits>,
     /// ...and the resolver of each one's promise.
-    resolvers: RefCell<HashMap<WaitId, Function>>,
+    pub(super) resolvers: RefCell<HashMap<WaitId, Function>>,
 }
 
 #[wasm_bindgen]
@@ -148,12 +138,12 @@ impl RunsCore {
 
     pub fn claim(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        driver::serve_js(key, options, move |r| async move { object.claim(r).await })
+        rpc::serve_js(key, options, move |r| async move { object.claim(r).await })
     }
 
     pub fn complete(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        driver::serve_js(
+        rpc::serve_js(
             key,
             options,
             move |r| async move { object.complete(r).await },
@@ -164,38 +154,25 @@ impl RunsCore {
     #[wasm_bindgen(js_name = awaitRun)]
     pub fn await_run(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        driver::serve_js(key, options, move |r: RunAwait| async move {
-            let input = Input::Await {
-                timeout: r.timeout_ms,
-                open_waits: 0,
-            };
-            object.poll(r.key, input, WaitFor::Outcome).await
-        })
+        rpc::serve_js(
+            key,
+            options,
+            move |r| async move { object.await_run(r).await },
+        )
     }
 
     pub fn append(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        driver::serve_js(key, options, move |r| async move { object.append(r).await })
+        rpc::serve_js(key, options, move |r| async move { object.append(r).await })
     }
 
     pub fn events(&self, key: JsValue, options: JsValue) -> Promise {
         let object = self.object.clone();
-        driver::serve_js(key, options, move |r: RunEvents| async move {
-            let request = r.core();
-            let on = WaitFor::Events {
-                after: request.after.get(),
-                limit: request.limit,
-            };
-            let input = Input::Events {
-                request,
-                open_waits: 0,
-            };
-            object.poll(r.key, input, on).await
-        })
+        rpc::serve_js(key, options, move |r| async move { object.events(r).await })
     }
 
     pub fn alarm(&self) -> Promise {
-        driver::serve_alarm(&self.object.driver)
+        rpc::serve_alarm(&self.object.driver)
     }
 
     /// Storage statements run since the object started, and the open
@@ -212,7 +189,7 @@ impl RunsCore {
 }
 
 /// A reply as the plain JS object RPC callers receive, from its JSON text.
-fn reply(text: &str) -> Result<JsValue, JsValue> {
+pub(super) fn reply(text: &str) -> Result<JsValue, JsValue> {
     js_sys::JSON::parse(text)
 }
 
@@ -231,7 +208,7 @@ fn liveness_name(liveness: Liveness) -> &'static str {
     }
 }
 
-const MISMATCH: &str = "a Runs decision answered another method's reply";
+pub(super) const MISMATCH: &str = "a Runs decision answered another method's reply";
 
 impl Object {
     async fn claim(self: &Rc<Self>, request: RunClaim) -> Result<JsValue, JsValue> {
@@ -317,142 +294,5 @@ impl Object {
             unreachable!("{MISMATCH}");
         };
         reply(&wire::append_reply(seq))
-    }
-
-    /// `await` or `events`: decided under the gate, where it writes
-    /// nothing; answered now, or parked in the same turn (so no commit can
-    /// come between its read and its registration).
-    async fn poll(
-        self: &Rc<Self>,
-        key: Ident,
-        input: Input,
-        on: WaitFor,
-    ) -> Result<JsValue, JsValue> {
-        let object = self.clone();
-        let answer = self
-            .driver
-            .read(move |sql| {
-                let now = now_ms();
-                let input = match input {
-                    Input::Await { timeout, .. } => Input::Await {
-                        timeout,
-                        open_waits: object.waits.borrow().open(),
-                    },
-                    Input::Events { request, .. } => Input::Events {
-                        request,
-                        open_waits: object.waits.borrow().open(),
-                    },
-                    other => other,
-                };
-                let view = Runs::load(sql, key.as_str(), &input);
-                let decided = runs::decide(&view, now, input).map(|t| t.reply);
-                match decided {
-                    Ok(Reply::Await(Poll::Answer(view))) => Ok(wire::await_reply(view.as_ref())),
-                    Ok(Reply::Events(Poll::Answer(slice))) => Ok(wire::events_reply(&slice)),
-                    Ok(Reply::Await(Poll::Park { deadline_ms }))
-                    | Ok(Reply::Events(Poll::Park { deadline_ms })) => {
-                        Err(object.park(key, on, now, deadline_ms))
-                    }
-                    _ => unreachable!("{MISMATCH}"),
-                }
-            })
-            .await?;
-        match answer {
-            Ok(text) => reply(&text),
-            Err(parked) => wasm_bindgen_futures::JsFuture::from(parked).await,
-        }
-    }
-
-    /// What a commit of `key` does in its own turn: answers the waits its
-    /// reply wakes (a recorded outcome's awaiters, a new event's readers).
-    fn waker(self: &Rc<Self>, key: &Ident) -> InTurn<Runs> {
-        let object = self.clone();
-        let key = key.clone();
-        Box::new(
-            move |sql, transition: &TransitionOf<Runs>| match &transition.reply {
-                Reply::Complete(Some(view)) => object.wake_awaiters(&key, view),
-                Reply::Append(seq) => object.wake_readers(sql, &key, *seq),
-                _ => {}
-            },
-        )
-    }
-
-    /// Registers a wait and returns its promise; a timer answers it at its
-    /// deadline unless a commit answers it first.
-    fn park(self: &Rc<Self>, key: Ident, on: WaitFor, now: u64, deadline_ms: u64) -> Promise {
-        let id = self.waits.borrow_mut().park(Wait {
-            key,
-            on,
-            deadline_ms,
-        });
-        let object = self.clone();
-        let promise = Promise::new(&mut |resolve, _reject| {
-            object.resolvers.borrow_mut().insert(id, resolve);
-        });
-        let object = self.clone();
-        // Called once, then freed; a wait answered earlier makes it a no-op.
-        let timer = Closure::once_into_js(move || object.expire(id));
-        set_timeout(&timer, deadline_ms.saturating_sub(now) as f64);
-        promise
-    }
-
-    /// A wait's timer: answers it with the state as it is now.
-    fn expire(&self, id: WaitId) {
-        let Some(wait) = self.waits.borrow_mut().take(id) else {
-            return;
-        };
-        let base = &self.driver.base;
-        base.ensure_schema(Runs::migrate);
-        let text = counted(&base.sql, |c| match wait.on {
-            WaitFor::Outcome => {
-                wire::await_reply(runs::run_view(&sql::record(c, wait.key.as_str())).as_ref())
-            }
-            WaitFor::Events { after, limit } => {
-                wire::events_reply(&sql::read_events(c, wait.key.as_str(), after, limit.get()))
-            }
-        });
-        self.settle(id, &reply(&text));
-    }
-
-    /// Answers the awaiters the recorded outcome `view` wakes, in the
-    /// commit's turn, with one shared JS value (an outcome is up to 1 MiB:
-    /// the runtime copies it into each RPC reply).
-    fn wake_awaiters(&self, key: &Ident, view: &RunView) {
-        let woken = self.waits.borrow_mut().woken_by_outcome(key);
-        if woken.is_empty() {
-            return;
-        }
-        let value = reply(&wire::await_reply(Some(view)));
-        for (id, _) in woken {
-            self.settle(id, &value);
-        }
-    }
-
-    /// Answers the `events` waits event `seq` wakes, in the commit's turn;
-    /// readers parked at the same place share one answer.
-    fn wake_readers(&self, sql: &ObjectSql, key: &Ident, seq: u64) {
-        let woken = self.waits.borrow_mut().woken_by_event(key, seq);
-        let mut answers: HashMap<(u64, u32), Result<JsValue, JsValue>> = HashMap::new();
-        for (id, wait) in woken {
-            if let WaitFor::Events { after, limit } = wait.on {
-                let value = answers.entry((after, limit.get())).or_insert_with(|| {
-                    let slice = counted(sql, |c| {
-                        sql::read_events(c, key.as_str(), after, limit.get())
-                    });
-                    reply(&wire::events_reply(&slice))
-                });
-                self.settle(id, value);
-            }
-        }
-    }
-
-    fn settle(&self, id: WaitId, value: &Result<JsValue, JsValue>) {
-        let Some(resolve) = self.resolvers.borrow_mut().remove(&id) else {
-            return;
-        };
-        let value = match value {
-            Ok(value) | Err(value) => value,
-        };
-        let _ = resolve.call1(&JsValue::UNDEFINED, value);
     }
 }

@@ -1,49 +1,35 @@
-//! The serial queue's shell: runs `crate::serial_queue`'s batches on D1 and
-//! performs the effects its decisions ask for.
-//!
-//! D1 has no input gate, so the Durable Objects' driver (`shell::driver`)
-//! does not fit, but every method is the same short loop in its order:
-//! take the typed request, ask the core for its batch, run it (one D1
-//! round trip, one transaction), let the core decide the
-//! [`core::Transition`] from what came back, perform its effects in one
-//! exhaustive `match` ([`Shell::perform`]: a check's result re-enters
-//! through [`core::checked`], whose follow-up batch runs and is decided
-//! in turn), log the decision, and reply. A release replies once the
-//! instance the group went on to is told, and checks that one's status
-//! after the reply ([`Shell::hand_on`]). Turn events and status checks go
-//! through `shell::wake` and `shell::workflow`, the Coordinator's paths.
-//! Nothing here decides anything the core does not say.
+//! The serial queue's shell: runs `crate::serial_queue`'s batches on D1
+//! (`shell::d1_results::run`: one round trip, one transaction) and
+//! performs the effects its decisions ask for. D1 has no input gate, so
+//! the Durable Objects' driver does not fit, but every method is the same
+//! short loop: ask the core for the batch, run it, let the core decide
+//! from what came back ([`core::Decided`]), perform its effects
+//! ([`Shell::perform`]; a result re-enters through [`core::checked`],
+//! whose follow-up batch runs and is decided in turn), print the log lines
+//! the core gives, reply. A release checks the status of the instance the
+//! group went on to after the reply ([`Shell::hand_on`]), in the deferred
+//! round of `shell::wake`, as the driver's wakes. The core decides
+//! everything, the log lines included; this file only carries it out.
 
 use super::config::SerialConfig;
-use super::d1_results;
-use super::decision_log::{self, Kind, Scope};
+use super::d1_results::run;
+use super::decision_log::{self, Scope};
 use super::js::{self, now_ms};
-use super::wake::{Sent, Turn};
+use super::wake::{self, Sent, Turn};
 use super::workflow::Workflow;
 use crate::edge::coordinator::ReleaseReply;
 use crate::edge::serial::{
-    GroupMember, HeartbeatReply, Revisioned, SerialClaimReply, SerialEnqueue, SerialEnqueueReply,
-    SerialFinished, SerialHolder, SerialInspect, SerialInspection, SerialOutcome, SerialWaiter,
+    GroupMember, HeartbeatReply, SerialClaimReply, SerialEnqueue, SerialEnqueueReply,
+    SerialInspect, SerialInspection,
 };
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
-use crate::limits::{HAND_ON_CHECK_DELAY_MS, WAKE_ATTEMPTS_PER_CALL_MAX};
-use crate::serial_queue::{
-    self as core, Batch, ClaimReply, Effect, EnqueueReply, Entry, EntryState, News, Outcome, Param,
-    Plan, Released, Tell,
-};
-use js_sys::{Array, Promise};
+use crate::limits::WAKE_ATTEMPTS_PER_CALL_MAX;
+use crate::serial_queue::{self as core, ClaimReply, Decided, Effect, EnqueueReply, Outcome, Plan};
+use crate::transition::LogLine;
 use std::rc::Rc;
-use std::time::Duration;
-use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
-use worker::{Context, D1Database, Delay, Env};
-
-/// The Rust half of the Worker's serial-queue RPC methods (see js/worker.mjs).
-#[wasm_bindgen]
-pub struct SerialQueue {
-    shell: Rc<Shell>,
-}
+use wasm_bindgen::JsValue;
+use worker::{Context, Env};
 
 /// The serial queue's operations on one Worker `env`; the RPC class and the
 /// HTTP API both call these with the decoded request.
@@ -58,248 +44,91 @@ fn refuse(error: BatonError) -> JsValue {
     js::to_js_error(&error)
 }
 
-/// A D1 failure as the caller sees it: a statement the binding refused
-/// (`worker::Error`, through `From`) or a rejected batch (the thrown value).
-fn d1_failed(error: impl Into<JsValue>) -> JsValue {
-    let error = error.into();
-    let message = error
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| error.as_string())
-        .unwrap_or_else(|| format!("{error:?}"));
-    js_sys::Error::new(&format!("Baton: D1 failed: {message}")).into()
-}
-
-#[wasm_bindgen]
-extern "C" {
-    /// The D1 binding, for its `batch` alone: `worker::D1Database::batch`
-    /// hands back results whose rows it can only decode field by field.
-    type D1Batch;
-    #[wasm_bindgen(method, catch)]
-    fn batch(this: &D1Batch, statements: Array) -> Result<Promise, JsValue>;
-}
-
-#[wasm_bindgen]
-impl SerialQueue {
-    #[wasm_bindgen(constructor)]
-    pub fn new(env: Env, ctx: worker::worker_sys::Context) -> SerialQueue {
-        console_error_panic_hook::set_once();
-        super::decision_log::configure(&env);
-        SerialQueue {
-            shell: Rc::new(Shell::new(env, Context::new(ctx))),
-        }
-    }
-
-    #[wasm_bindgen(js_name = serialEnqueue)]
-    pub fn serial_enqueue(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.enqueue(r).await })
-    }
-
-    #[wasm_bindgen(js_name = serialClaim)]
-    pub fn serial_claim(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.claim(r).await })
-    }
-
-    #[wasm_bindgen(js_name = serialHeartbeat)]
-    pub fn serial_heartbeat(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.heartbeat(r).await })
-    }
-
-    #[wasm_bindgen(js_name = serialRelease)]
-    pub fn serial_release(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(
-            input,
-            move |r| async move { Shell::release(&shell, r).await },
-        )
-    }
-
-    #[wasm_bindgen(js_name = serialInspect)]
-    pub fn serial_inspect(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.inspect(r).await })
-    }
-}
-
 impl Shell {
     pub(crate) fn new(env: Env, ctx: Context) -> Shell {
         Shell { env, ctx }
     }
 
-    fn db(&self) -> Result<D1Database, JsValue> {
-        self.env.d1("DB").map_err(|_| {
-            js_sys::Error::new("Baton configuration: no D1 binding named \"DB\"").into()
-        })
+    /// Runs one of the core's batches on the `DB` binding.
+    async fn run(&self, batch: &core::Batch) -> Result<Vec<Outcome>, JsValue> {
+        let db = self
+            .env
+            .d1("DB")
+            .map_err(|_| js_sys::Error::new("Baton configuration: no D1 binding named \"DB\""))?;
+        run(&db, batch).await
     }
 
-    /// The variables, read on the isolate's first call: a Worker's
-    /// variables do not change while its isolate lives, and reading them
-    /// (eight lookups in `env`, each a crossing into JS, and a string
-    /// copied for each one set) was about 2% of every call's busy time in
-    /// Baton's isolate (`bench/profile.mjs serial`).
+    /// The variables, read on the isolate's first call.
     fn config(&self) -> Result<Rc<SerialConfig>, JsValue> {
-        thread_local! {
-            static CONFIG: std::cell::OnceCell<Result<Rc<SerialConfig>, String>> =
-                const { std::cell::OnceCell::new() };
+        SerialConfig::cached(&self.env).map_err(|m| js_sys::Error::new(&m).into())
+    }
+
+    /// Runs a decision's follow-up batch, if it has one, after printing
+    /// its lines.
+    async fn follow_up(
+        &self,
+        group: &Ident,
+        d: Decided<()>,
+    ) -> Result<Option<Vec<Outcome>>, JsValue> {
+        print(group, &d.log);
+        match d.follow_up {
+            Some(batch) => Ok(Some(self.run(&batch).await?)),
+            None => Ok(None),
         }
-        CONFIG
-            .with(|config| {
-                config
-                    .get_or_init(|| SerialConfig::from_env(&self.env).map(Rc::new))
-                    .clone()
-            })
-            .map_err(|m| js_sys::Error::new(&m).into())
     }
 
-    /// Runs one of the core's batches: one round trip, one transaction.
-    async fn run(&self, batch: &Batch) -> Result<Vec<Outcome>, JsValue> {
-        let db = self.db()?;
-        let statements = batch
-            .0
-            .iter()
-            .map(|s| {
-                let params: Vec<JsValue> = s
-                    .params
-                    .iter()
-                    .map(|p| match p {
-                        Param::Text(text) => JsValue::from_str(text),
-                        Param::Null => JsValue::NULL,
-                        Param::Integer(n) => JsValue::from_f64(*n as f64),
-                    })
-                    .collect();
-                let statement = db.prepare(s.sql).bind(&params).map_err(d1_failed)?;
-                Ok(JsValue::from(statement.inner()))
-            })
-            .collect::<Result<Array, JsValue>>()?;
-        let database: &D1Batch = db.as_ref().unchecked_ref();
-        let results = JsFuture::from(database.batch(statements)?)
-            .await
-            .map_err(d1_failed)?;
-        d1_results::outcomes(&results).map_err(|e| {
-            JsValue::from(js_sys::Error::new(&format!(
-                "Baton: D1 failed: unreadable results: {e}"
-            )))
-        })
-    }
-
-    /// The Workflow binding named `name`.
-    fn workflow(&self, name: &str) -> Result<Workflow, JsValue> {
-        Workflow::from_env(&self.env, name)
-    }
-
-    /// The event a tell spells out: its type, and the payload `{ group }`,
-    /// with the instance's id and its status when it has news. Built by
-    /// hand, not through serde: one more serialized type costs the WASM
-    /// more (P6).
-    fn event(tell: &Tell) -> Result<Turn, JsValue> {
-        let payload = js_sys::Object::new();
-        let set = |object: &js_sys::Object, name: &str, value: JsValue| {
-            js_sys::Reflect::set(object, &name.into(), &value).map(drop)
-        };
-        set(&payload, "group", tell.group.as_str().into())?;
-        let status = match &tell.news {
-            News::Claim => None,
-            News::Holding { fence } => {
-                set(&payload, "fence", JsValue::from_f64(*fence as f64))?;
-                Some("holding")
-            }
-            News::Skipped { by, by_revision } => {
-                let winner = js_sys::Object::new();
-                set(&winner, "instanceId", by.as_str().into())?;
-                set(&winner, "revision", by_revision.as_str().into())?;
-                set(&payload, "supersededBy", winner.into())?;
-                Some("skipped")
-            }
-        };
-        if let Some(status) = status {
-            set(&payload, "instanceId", tell.id.as_str().into())?;
-            set(&payload, "status", status.into())?;
-        }
-        Ok(Turn {
-            event_type: tell.event_type.clone(),
-            payload: payload.into(),
-        })
-    }
-
-    /// Runs a transition's follow-up batch, if it has one.
-    async fn follow_up(&self, t: core::Transition<()>) -> Result<Option<Vec<Outcome>>, JsValue> {
-        if t.writes.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(self.run(&Batch(t.writes)).await?))
-    }
-
-    /// Performs a decision's effects, in order, in one exhaustive match,
-    /// each result re-entering through the core ([`core::checked`]):
-    /// - a check (the holder a claim waits behind) asks the binding; dead,
-    ///   the claim runs again past it, and that decision answers the
-    ///   caller (`Performed::claimed`);
-    /// - a tell is sent its event; its status is read at once (a failed
-    ///   send to a live instance is logged), except the instance the group
-    ///   went on to, which has the status read after the reply
-    ///   (`Performed::handed`, [`Shell::hand_on`]). `SERIAL_PUSH = "off"`
-    ///   sends no tells.
-    async fn perform(
+    /// Performs a decision's effects, in order, each result re-entering
+    /// through the core ([`core::checked`]): a check (the holder a claim
+    /// waits behind) asks the binding; dead, the claim runs again past it,
+    /// and that decision answers the caller. A wake is sent its event and
+    /// its status read at once, except the instance the group went on to,
+    /// whose status is read after the reply ([`Shell::hand_on`]).
+    /// `SERIAL_PUSH = "off"` sends no events.
+    async fn perform<R>(
         &self,
         config: &SerialConfig,
         group: &Ident,
-        effects: Vec<Effect>,
-        read: &core::Read,
+        d: &Decided<R>,
     ) -> Result<Performed, JsValue> {
         let mut performed = Performed::default();
-        let mut tells = 0;
-        for effect in effects {
+        let mut wakes = 0;
+        for effect in &d.effects {
             match effect {
                 Effect::Check(check) => {
-                    let liveness = self
-                        .workflow(&check.workflow)?
-                        .liveness(check.id.as_str())
-                        .await;
+                    let workflow = Workflow::from_env(&self.env, &check.workflow)?;
+                    let liveness = workflow.liveness(check.id.as_str()).await;
+                    let now = now_ms();
                     let reentry =
-                        core::checked(group, read, &check.id, liveness, now_ms(), config.timeouts);
-                    let Some(outcomes) = self.follow_up(reentry).await? else {
+                        core::checked(group, &d.state, &check.id, liveness, now, config.timeouts);
+                    let (Some(outcomes), Some(me)) =
+                        (self.follow_up(group, reentry).await?, &d.state.me)
+                    else {
                         continue;
                     };
-                    let Some(me) = &read.me else {
-                        unreachable!("a claim's check without the claim");
-                    };
-                    let claimed = core::claim_outcome(&me.instance_id, &outcomes, names(config))
+                    let claimed = core::claim_outcome(&me.instance_id, &outcomes, config.names())
                         .map_err(refuse)?;
-                    log_abandoned(Scope::Group(group.as_str()), &claimed.state.abandoned);
+                    print(group, &claimed.log);
                     // Its own check, if it still waits, is not performed:
                     // a claim checks its holder once, its next poll again.
                     performed.claimed = Some(claimed).filter(|_| check.answers);
                 }
-                Effect::Tell(tell) => {
+                Effect::Wake(tell) => {
                     // Superseded waiters learn at once: their next claim (or
                     // their own turn) says `skipped`. Dead ones ignore it.
-                    tells += 1;
-                    if !config.push || tells > WAKE_ATTEMPTS_PER_CALL_MAX {
+                    wakes += 1;
+                    if !config.push || wakes > WAKE_ATTEMPTS_PER_CALL_MAX {
                         continue;
                     }
-                    let sent = self.send(&tell).await?;
-                    if read.went_on.as_ref().is_some_and(|h| h.to == tell.id) {
-                        performed.handed = Some((tell.id, sent));
+                    let sent = wake::send(&self.env, tell, &Turn::serial(tell)?).await?;
+                    if d.state.went_on.as_ref().is_some_and(|h| h.to == tell.id) {
+                        performed.handed = Some((tell.id.clone(), sent));
                     } else {
                         sent.liveness(&tell.id).await;
                     }
                 }
-                Effect::Create(_) | Effect::Wake(_) | Effect::Terminate(_) => {
-                    unreachable!("the serial queue creates, wakes by slot and terminates nothing")
-                }
             }
         }
         Ok(performed)
-    }
-
-    /// Sends a tell's event through its instance's Workflow binding.
-    async fn send(&self, tell: &Tell) -> Result<Sent, JsValue> {
-        let workflow = self.workflow(&tell.workflow)?;
-        let event = Self::event(tell)?;
-        Ok(Sent::send(&workflow, &tell.id, &event).await)
     }
 
     pub(crate) async fn enqueue(
@@ -309,49 +138,22 @@ impl Shell {
         let config = self.config()?;
         config.check(&request).map_err(refuse)?;
         let request = request.into_core(&config.turn_event_type);
-        let now = now_ms();
-        let decided = match core::enqueue(&request, now, config.timeouts) {
+        let decided = match core::enqueue(&request, now_ms(), config.timeouts) {
             Plan::Done(decided) => *decided,
             Plan::Run(batch) => {
                 let outcomes = self.run(&batch).await?;
-                core::enqueue_outcome(&request, &outcomes, names(&config)).map_err(refuse)?
+                core::enqueue_outcome(&request, &outcomes, config.names()).map_err(refuse)?
             }
         };
         let group = &request.group;
-        let performed = self
-            .perform(&config, group, decided.effects, &decided.state)
-            .await?;
+        let performed = self.perform(&config, group, &decided).await?;
         let reply = match (performed.claimed, decided.reply) {
             (Some(claimed), EnqueueReply::Claimed { superseded, .. }) => {
                 core::enqueue_claimed(superseded, claimed).reply
             }
             (_, reply) => reply,
         };
-        let scope = Scope::Group(group.as_str());
-        let id = &request.instance_id;
-        let (name, reason) = match &reply {
-            EnqueueReply::Waiting { superseded, .. } => ("waiting", superseded.len()),
-            EnqueueReply::Claimed { superseded, claim } => (claim_name(claim), superseded.len()),
-            EnqueueReply::Skipped { .. } => ("skipped", 0),
-        };
-        let reason = match &reply {
-            EnqueueReply::Skipped { current } => {
-                format!("revision {} is not current ({current})", request.revision)
-            }
-            _ => format!("superseded {reason} waiter(s)"),
-        };
-        // An enqueue that only joins, or claims a free group, involves no
-        // other instance: a wait is logged by the claim that finds the
-        // group held.
-        let kind = match &reply {
-            EnqueueReply::Waiting { superseded, .. } if superseded.is_empty() => Kind::Routine,
-            EnqueueReply::Claimed {
-                superseded,
-                claim: ClaimReply::Holding { .. },
-            } if superseded.is_empty() => Kind::Routine,
-            _ => Kind::Contended,
-        };
-        decision_log::decision(kind, scope, id.as_str(), name, &reason, None);
+        print(group, &[core::enqueue_line(&request, &reply)]);
         Ok(reply.into())
     }
 
@@ -365,34 +167,14 @@ impl Shell {
         let outcomes = self
             .run(&core::claim(&group, &id, now, config.timeouts))
             .await?;
-        let decided = core::claim_outcome(&id, &outcomes, names(&config)).map_err(refuse)?;
-        let scope = Scope::Group(group.as_str());
-        log_abandoned(scope, &decided.state.abandoned);
-        let performed = self
-            .perform(&config, &group, decided.effects, &decided.state)
-            .await?;
+        let decided = core::claim_outcome(&id, &outcomes, config.names()).map_err(refuse)?;
+        print(&group, &decided.log);
+        let performed = self.perform(&config, &group, &decided).await?;
         let (reply, read) = match performed.claimed {
             Some(claimed) => (claimed.reply, claimed.state),
             None => (decided.reply, decided.state),
         };
-        let reason = match &reply {
-            ClaimReply::Holding { .. } => "no live holder".to_string(),
-            ClaimReply::Waiting { holder, .. } => format!(
-                "behind {}",
-                holder.as_ref().map_or("a holder", |h| h.as_str())
-            ),
-            ClaimReply::Skipped { by, by_revision } => {
-                format!("superseded by {by} at {by_revision}")
-            }
-            ClaimReply::TimedOut => "waited past the waiter timeout".to_string(),
-        };
-        let waited_ms = read.me.map(|me| now.saturating_sub(me.enqueued_at_ms));
-        let name = claim_name(&reply);
-        let kind = match &reply {
-            ClaimReply::Holding { .. } => Kind::Routine,
-            _ => Kind::Contended,
-        };
-        decision_log::decision(kind, scope, id.as_str(), name, &reason, waited_ms);
+        print(&group, &[core::claim_line(&id, &reply, &read, now)]);
         Ok(reply.into())
     }
 
@@ -417,33 +199,15 @@ impl Shell {
         } = request;
         let config = self.config()?;
         let outcomes = self.run(&core::release(&group, &id, now_ms())).await?;
-        let decided = core::release_outcome(&group, &outcomes, names(&config));
-        let left = match decided.reply {
-            Released::HeldNothing => "held nothing",
-            Released::LeftQueue => "left the queue",
-            Released::FreedGroup => "freed the group",
-        };
+        let decided = core::release_outcome(&group, &outcomes, config.names());
         // The turn event goes first: the next holder waits on it, and the
         // log line can wait for it.
-        let performed = self
-            .perform(&config, &group, decided.effects, &decided.state)
-            .await?;
+        let performed = self.perform(&config, &group, &decided).await?;
+        let reply = decided.reply;
         let next = performed
             .handed
             .map(|sent| self.hand_on(&config, &group, decided.state, sent));
-        let kind = if next.is_some() {
-            Kind::Contended
-        } else {
-            Kind::Routine
-        };
-        decision_log::decision(
-            kind,
-            Scope::Group(group.as_str()),
-            id.as_str(),
-            "released",
-            left,
-            None,
-        );
+        print(&group, &[core::release_line(&id, reply, next.is_some())]);
         Ok(ReleaseReply { next })
     }
 
@@ -451,12 +215,11 @@ impl Shell {
     /// grant, or woken to claim) was sent its event before the reply, which
     /// names it; its status check, and the rest of the chain if it is dead
     /// (abandon it, go on to the next: [`core::checked`]), run after the
-    /// reply, in `waitUntil`, once it has had [`HAND_ON_CHECK_DELAY_MS`] to
-    /// act on the event. The holder's release then costs one D1 batch and
-    /// the event, as a hand-written queue's does, and the status query
-    /// does not reach the woken instance's engine while it acts. Should the
-    /// Worker stop before that check, a dead first waiter costs the others
-    /// their next poll (their claim finds it dead), no more.
+    /// reply, in `waitUntil`, in the deferred round `shell::wake` runs for
+    /// the driver too. The holder's release then costs one D1 batch and
+    /// the event, as a hand-written queue's does. Should the Worker stop
+    /// before that check, a dead first waiter costs the others their next
+    /// poll (their claim finds it dead), no more.
     fn hand_on(
         self: &Rc<Self>,
         config: &Rc<SerialConfig>,
@@ -464,18 +227,12 @@ impl Shell {
         read: core::Read,
         (named, sent): (InstanceId, Sent),
     ) -> InstanceId {
-        let (shell, config, group) = (self.clone(), config.clone(), group.clone());
-        let check = js::promise(async move {
-            // Let the woken instance act before its engine is asked its status.
-            Delay::from(Duration::from_millis(HAND_ON_CHECK_DELAY_MS)).await;
-            if let Err(error) = shell.hand_on_past(&config, &group, read, sent).await {
-                worker::console_error!("baton: serial hand-on in group {group} failed: {error:?}");
-            }
-            Ok(JsValue::UNDEFINED)
-        });
+        let (shell, config, key) = (self.clone(), config.clone(), group.clone());
+        let failed = format!("serial hand-on in group {group}");
+        let round = async move { shell.hand_on_past(&config, &key, read, sent).await };
         // The raw binding, not `Context::wait_until`: that one is generic
         // and builds its own copy of the future-to-promise glue (P6).
-        let _ = self.ctx.as_ref().wait_until(&check);
+        let _ = self.ctx.as_ref().wait_until(&wake::deferred(failed, round));
         named
     }
 
@@ -490,37 +247,21 @@ impl Shell {
         mut read: core::Read,
         mut sent: Sent,
     ) -> Result<(), JsValue> {
-        let scope = Scope::Group(group.as_str());
         for attempt in 1..=WAKE_ATTEMPTS_PER_CALL_MAX {
             let Some(next) = read.went_on.clone() else {
                 return Ok(());
             };
             let liveness = sent.liveness(&next.to).await;
-            let now = now_ms();
-            let reentry = core::checked(group, &read, &next.to, liveness, now, config.timeouts);
-            let (decision, reason) = match (reentry.writes.is_empty(), next.holding_since) {
-                (false, _) => ("abandoned", "woken but dead"),
-                (true, Some(_)) => ("handed", "handed the group by grant"),
-                (true, None) => ("woken", "the group is free"),
-            };
-            decision_log::decision(
-                Kind::Contended,
-                scope,
-                next.to.as_str(),
-                decision,
-                reason,
-                None,
-            );
-            let Some(outcomes) = self.follow_up(reentry).await? else {
+            let reentry =
+                core::checked(group, &read, &next.to, liveness, now_ms(), config.timeouts);
+            let Some(outcomes) = self.follow_up(group, reentry).await? else {
                 return Ok(());
             };
-            let decided = core::hand_on_past_outcome(group, &outcomes, names(config));
+            let decided = core::hand_on_past_outcome(group, &outcomes, config.names());
             if attempt >= WAKE_ATTEMPTS_PER_CALL_MAX {
                 return Ok(());
             }
-            let performed = self
-                .perform(config, group, decided.effects, &decided.state)
-                .await?;
+            let performed = self.perform(config, group, &decided).await?;
             let Some((_, after)) = performed.handed else {
                 return Ok(());
             };
@@ -534,27 +275,7 @@ impl Shell {
         request: SerialInspect,
     ) -> Result<SerialInspection, JsValue> {
         let outcomes = self.run(&core::inspect(&request.group)).await?;
-        let view = core::inspect_outcome(&outcomes);
-        Ok(SerialInspection {
-            holder: view.holder.and_then(|h| match h.state {
-                EntryState::Holding { heartbeat_at_ms } => Some(SerialHolder {
-                    instance_id: h.instance_id,
-                    revision: h.revision,
-                    heartbeat_at: heartbeat_at_ms,
-                }),
-                _ => None,
-            }),
-            waiting: view
-                .waiting
-                .into_iter()
-                .map(|w| SerialWaiter {
-                    instance_id: w.instance_id,
-                    revision: w.revision,
-                    enqueued_at: w.enqueued_at_ms,
-                })
-                .collect(),
-            recent: view.recent.into_iter().filter_map(finished).collect(),
-        })
+        Ok(core::inspect_outcome(&outcomes).into())
     }
 }
 
@@ -563,70 +284,15 @@ impl Shell {
 struct Performed {
     /// The claim again past a holder found dead: its decision answers the
     /// caller.
-    claimed: Option<core::Transition<ClaimReply>>,
+    claimed: Option<Decided<ClaimReply>>,
     /// The instance the group went on to, sent its event: its status is
     /// read after the reply.
     handed: Option<(InstanceId, Sent)>,
 }
 
-/// The names the core writes into its effects.
-fn names(config: &SerialConfig) -> core::Names<'_> {
-    core::Names {
-        workflow: &config.workflow_binding,
-        turn_event_type: &config.turn_event_type,
+/// Prints the lines a decision gave, in `group`.
+fn print(group: &Ident, lines: &[LogLine]) {
+    for line in lines {
+        decision_log::line(Scope::Group(group.as_str()), line);
     }
-}
-
-/// The decision-log word for a claim's reply.
-fn claim_name(reply: &ClaimReply) -> &'static str {
-    match reply {
-        ClaimReply::Holding { .. } => "holding",
-        ClaimReply::Waiting { .. } => "waiting",
-        ClaimReply::Skipped { .. } => "skipped",
-        ClaimReply::TimedOut => "timed_out",
-    }
-}
-
-/// Logs the holders a claim abandoned (stale, or found dead).
-fn log_abandoned(scope: Scope<'_>, abandoned: &[InstanceId]) {
-    for holder in abandoned {
-        let reason = "its heartbeat went stale, or its Workflow reported it dead";
-        decision_log::decision(
-            Kind::Contended,
-            scope,
-            holder.as_str(),
-            "abandoned",
-            reason,
-            None,
-        );
-    }
-}
-
-/// A finished execution as `serialInspect`'s `recent` shows it.
-fn finished(entry: Entry) -> Option<SerialFinished> {
-    let (outcome, finished_at, superseded_by) = match entry.state {
-        EntryState::Waiting | EntryState::Holding { .. } => return None,
-        EntryState::Superseded {
-            by,
-            by_revision,
-            at_ms,
-        } => (
-            SerialOutcome::Superseded,
-            at_ms,
-            Some(Revisioned {
-                instance_id: by,
-                revision: by_revision,
-            }),
-        ),
-        EntryState::TimedOut { at_ms } => (SerialOutcome::TimedOut, at_ms, None),
-        EntryState::Released { at_ms, .. } => (SerialOutcome::Released, at_ms, None),
-        EntryState::Abandoned { at_ms } => (SerialOutcome::Abandoned, at_ms, None),
-    };
-    Some(SerialFinished {
-        instance_id: entry.instance_id,
-        revision: entry.revision,
-        outcome,
-        finished_at,
-        superseded_by,
-    })
 }

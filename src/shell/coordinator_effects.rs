@@ -1,0 +1,153 @@
+//! The Coordinator's effects as the driver performs them
+//! (`shell::driver::Perform`), and what their results feed back: a status
+//! check's liveness re-enters as the second phase of the decision that
+//! asked; a hand-off's turn event is sent (its acceptance, and the woken
+//! holder's status after the reply, re-enter as `Input::Woken`); a
+//! termination is best effort.
+
+use super::config::WorkflowConfig;
+use super::coordinator_object::Coordinator;
+use super::decision_log::{self, Kind};
+use super::driver::{Bound, Perform, Performed, Performing, Woke};
+use super::effects;
+use super::js::to_js;
+use super::wake::{self, Sent, Turn};
+use crate::coordinator::{self, Handed, Input, Liveness, Reply};
+use crate::edge::coordinator::{AcquireOutcome, GrantEvent};
+use crate::edge::TurnEvent;
+use crate::transition::{Check, Wake};
+
+/// The Coordinator's effects, and what their results feed back.
+impl Perform<Coordinator> for coordinator::Effect {
+    fn bound(&self) -> Option<Bound> {
+        match self {
+            coordinator::Effect::Check(_) => None,
+            coordinator::Effect::Wake(_) => Some(Bound::Wakes),
+            coordinator::Effect::Terminate(_) => Some(Bound::Terminations),
+        }
+    }
+    async fn perform<'a>(
+        &'a self,
+        with: &'a Performing<'a, Coordinator>,
+    ) -> Performed<Coordinator> {
+        match self {
+            coordinator::Effect::Check(check) => {
+                let liveness = effects::liveness(with.env, check).await;
+                Performed {
+                    input: checked(check, liveness, with.answer).map(|i| (i, check.answers)),
+                    woke: None,
+                }
+            }
+            coordinator::Effect::Wake(wake) => hand_off(with, wake).await,
+            coordinator::Effect::Terminate(terminate) => {
+                effects::terminate(with.env, terminate).await;
+                Performed::nothing()
+            }
+        }
+    }
+}
+
+/// An enqueue's candidate, an acquire's holder or one of the alarm's
+/// holders, checked: the matching second phase of the decision that asked
+/// (the caller's answer so far).
+fn checked(check: &Check, liveness: Liveness, asked_by: Option<&Reply>) -> Option<Input> {
+    match asked_by? {
+        Reply::EnqueueChecking { request, candidate } => Some(Input::EnqueueChecked {
+            request: request.clone(),
+            candidate: candidate.clone(),
+            liveness,
+        }),
+        Reply::AcquireChecking { request, holder } => Some(Input::AcquireChecked {
+            request: request.clone(),
+            holder: holder.clone(),
+            liveness,
+        }),
+        Reply::Ticked(due) => {
+            due.iter()
+                .find(|h| h.id == check.id)
+                .map(|holder| Input::TickChecked {
+                    holder: holder.clone(),
+                    liveness,
+                })
+        }
+        // Only the decisions above ask for checks.
+        _ => None,
+    }
+}
+
+/// A hand-off: the holder is sent its turn event (and the line logged). A
+/// grant the engine accepted is recorded (the holder is then told, and the
+/// alarm sends it no more); one that failed stays to send, and the alarm
+/// retries it. The woken holder's status, read after the reply, is
+/// reported back when it is not alive, with the snapshot it was handed as
+/// (its slot moves on to the next waiter; one not created yet keeps its
+/// slot within its grace, and the alarm re-checks it).
+async fn hand_off(
+    with: &Performing<'_, Coordinator>,
+    wake: &Wake<Handed>,
+) -> Performed<Coordinator> {
+    let sent = match with.config {
+        Some(config) => {
+            // A binding gone from the configuration sends nothing: nothing
+            // is then taken on a guess (its status reads as unknown).
+            let turn = turn(config, with.key.as_str(), wake);
+            let sent = wake::send(with.env, wake, &turn).await.ok();
+            if sent.is_some() {
+                let id = wake.id.as_str();
+                let reason = "handed the key";
+                decision_log::decision(Kind::Contended, with.scope, id, "woken", reason, None);
+            }
+            sent
+        }
+        None => None,
+    };
+    let holder = with.asked_by.holder(&wake.id);
+    let accepted = sent.as_ref().is_some_and(Sent::accepted);
+    let input = match (&holder, accepted && wake.event.turn.is_some()) {
+        (Some(holder), true) => Some(Input::Woken {
+            holder: holder.clone(),
+            accepted: true,
+            liveness: Liveness::Alive,
+        }),
+        _ => None,
+    };
+    let then = move |liveness: Liveness| match liveness {
+        Liveness::Alive | Liveness::Unknown => None,
+        _ => Some(Input::Woken {
+            holder: holder?,
+            accepted: false,
+            liveness,
+        }),
+    };
+    Performed {
+        input: input.map(|i| (i, false)),
+        woke: Some(Woke {
+            id: wake.id.clone(),
+            sent,
+            then: Box::new(then),
+        }),
+    }
+}
+
+/// The event that tells a holder it was handed a slot of `key`: §1's
+/// `{ key }` on `TURN_EVENT_TYPE`, or for a grant registration the grant
+/// itself on its own type (§1b). The same for every send to the same
+/// hand-over, so a re-sent grant says what the first said.
+fn turn(config: &WorkflowConfig, key: &str, wake: &Wake<Handed>) -> Turn {
+    let (turn, payload) = match wake.event.turn {
+        None => (coordinator::Turn::Shared, to_js(&TurnEvent::Key(key))),
+        Some(n) => (
+            coordinator::Turn::Own(n),
+            to_js(&GrantEvent {
+                key,
+                instance_id: wake.id.as_str(),
+                status: AcquireOutcome::Granted,
+                fence: wake.event.fence,
+            }),
+        ),
+    };
+    Turn {
+        event_type: coordinator::event_type(&config.turn_event_type, key, turn),
+        payload,
+    }
+}

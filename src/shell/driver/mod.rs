@@ -1,0 +1,279 @@
+//! The one loop every Durable Object class runs, in the fixed order of
+//! style.md: decode → load → decide → write → arm the alarm → reply, then
+//! the effects, whose results re-enter through the next decision (a
+//! result that answers the caller comes before the reply).
+//!
+//! A class says what its concept is by implementing [`Rules`] (its types,
+//! the core's `decide`, its invariants) and holds a [`Driver`] of it; the
+//! driver does the rest the same way for every class. What a class has
+//! only if it needs it is apart: [`Stored`] (loading and writing straight
+//! from storage, for a class with no [`Memory`] in front of it),
+//! [`Rules::Effect`] (its effects, each performed as its [`Perform`] says;
+//! [`NoEffect`] for none) and [`Rules::ALARM`] (how its alarm finds work;
+//! none by default). Load, decide and write happen in one synchronous
+//! turn under the input gate, so nothing is awaited between a read and the
+//! write that depends on it; the effects come after the commit, so a reset
+//! between the two only delays an effect until the alarm finds it due.
+//! The effects and what re-enters are in [`perform`]; the RPC glue that
+//! decodes a call and encodes its answer is `shell::rpc`.
+//!
+//! # The alarm
+//! After every decision whose [`Alarm`] is not `Keep`, the driver arms the
+//! alarm the object's way ([`Sweep::next`]): at the earliest time any key
+//! needs it ([`NextAlarm::Earliest`]), or for a periodic sweep (the
+//! Coordinator's holder checks, [`NextAlarm::Every`]) one period from now
+//! if none is set; a periodic alarm leaves re-arming to the decisions it
+//! runs.
+//!
+//! # In the commit's turn
+//! [`Driver::run_in_turn`] also runs a class's own step inside the caller's
+//! commit turn, after the writes (the Runs object answers its parked
+//! long-polls there, so that no wait registered before a commit misses it).
+
+mod perform;
+mod rules;
+
+pub use self::perform::{Bound, Perform, Performed, Performing, Woke};
+pub use self::rules::{InTurn, Memory, NextAlarm, Rules, Stored, Sweep, TransitionOf, Uncached};
+pub use crate::transition::NoEffect;
+
+use super::gate::under_gate;
+use super::js::now_ms;
+use super::object::ObjectBase;
+use super::sqlite::ObjectSql;
+use crate::error::BatonError;
+use crate::ident::Ident;
+use crate::transition::Alarm;
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+use worker::worker_sys::DurableObjectState;
+use worker::Env;
+
+/// The shell of one Durable Object of concept `R`: its storage and
+/// environment, its variables as parsed when it started, and its memory.
+pub struct Driver<R: Rules, M: Memory<R> = Uncached> {
+    pub base: ObjectBase,
+    config: Result<R::Config, String>,
+    memory: RefCell<M>,
+}
+
+impl<R: Rules, M: Memory<R>> Driver<R, M> {
+    pub fn new(raw_state: DurableObjectState, env: Env) -> Rc<Driver<R, M>> {
+        let config = R::config(&env);
+        let mut memory = M::default();
+        if let Ok(config) = &config {
+            memory.configure(config);
+        }
+        Rc::new(Driver {
+            base: ObjectBase::new(raw_state, env),
+            config,
+            memory: RefCell::new(memory),
+        })
+    }
+
+    /// The variables, or the operator's error naming the bad one.
+    pub fn config(&self) -> Result<&R::Config, JsValue> {
+        self.config
+            .as_ref()
+            .map_err(|message| js_sys::Error::new(message).into())
+    }
+
+    fn ensure_schema(&self) {
+        self.base.ensure_schema(R::migrate);
+    }
+
+    /// What `look` reads of the object's memory (between decisions).
+    pub fn memory<T>(&self, look: impl FnOnce(&M) -> T) -> T {
+        look(&self.memory.borrow())
+    }
+
+    /// One decision for `key`, committed; then the alarm and the effects;
+    /// then the caller's answer. A refusal writes nothing and performs
+    /// nothing.
+    // Not an `async fn` of its own: the same future as `run_in_turn`, so
+    // the WASM holds one copy of the loop per class (P6).
+    pub fn run<'a>(
+        self: &'a Rc<Self>,
+        key: &'a Ident,
+        input: R::Input,
+    ) -> impl Future<Output = Result<Result<R::Reply, BatonError>, JsValue>> + 'a {
+        self.run_in_turn(key, input, None)
+    }
+
+    /// [`Driver::run`], with `in_turn` run in the commit's turn.
+    pub async fn run_in_turn(
+        self: &Rc<Self>,
+        key: &Ident,
+        input: R::Input,
+        in_turn: Option<InTurn<R>>,
+    ) -> Result<Result<R::Reply, BatonError>, JsValue> {
+        match self.commit(key, input, in_turn).await? {
+            Ok(transition) => self.carry_on(key, transition).await,
+            Err(refusal) => Ok(Err(refusal)),
+        }
+    }
+
+    /// Load, decide, write: one synchronous turn under the gate.
+    async fn commit(
+        self: &Rc<Self>,
+        key: &Ident,
+        input: R::Input,
+        in_turn: Option<InTurn<R>>,
+    ) -> Result<Result<TransitionOf<R>, BatonError>, JsValue> {
+        let driver = self.clone();
+        let key = key.clone();
+        under_gate(&self.base.raw_state, move || {
+            let transition = driver.decide(&key, input)?;
+            if let Some(in_turn) = in_turn {
+                in_turn(&driver.base.sql, &transition);
+            }
+            Ok(transition)
+        })
+        .await
+    }
+
+    /// Load, decide, write, check: synchronous, so nothing can interleave.
+    fn decide(&self, key: &Ident, input: R::Input) -> Result<TransitionOf<R>, BatonError> {
+        self.ensure_schema();
+        let sql = &self.base.sql;
+        let mut memory = self.memory.borrow_mut();
+        let state = memory.load(sql, key.as_str(), &input);
+        let transition = R::decide(&state, now_ms(), input)?;
+        memory.write(sql, key.as_str(), &transition);
+        memory.committed(&self.base);
+        R::assert_invariants(&transition.state);
+        Ok(transition)
+    }
+
+    /// One decision for `key`, committed in the caller's turn and outside
+    /// the gate: the decision is synchronous (so is the SQL API), so no
+    /// other request can interleave with it, and the gate's Promise,
+    /// closure and microtasks were a fixed cost on every call (measured:
+    /// bench/subset.mjs l1, bench/profile.mjs). A broken invariant traps
+    /// the module; the JS class then aborts the object, as the gate would.
+    /// Its answer, when the decision asked for no effect and left the alarm
+    /// alone (the RateLimiter's always, the Coordinator's uncontended
+    /// acquire and release); else the committed transition, for
+    /// [`Driver::carry_on`].
+    pub fn try_now(&self, key: &Ident, input: R::Input) -> Result<Now<R>, BatonError> {
+        let transition = self.decide(key, input)?;
+        if transition.effects.is_empty() && transition.alarm == Alarm::Keep {
+            return Ok(Now::Answered(transition.reply));
+        }
+        Ok(Now::Pending(transition))
+    }
+
+    /// [`Driver::try_now`] for a class whose decisions never have effects
+    /// nor need the alarm (the RateLimiter).
+    pub fn decide_now(&self, key: &Ident, input: R::Input) -> Result<R::Reply, BatonError> {
+        let transition = self.decide(key, input)?;
+        assert!(
+            transition.effects.is_empty() && transition.alarm == Alarm::Keep,
+            "a decision taken outside the gate asked for an effect or the alarm"
+        );
+        Ok(transition.reply)
+    }
+
+    /// Reads under the gate without deciding (an inspect).
+    pub async fn read<T: 'static>(
+        self: &Rc<Self>,
+        read: impl FnOnce(&ObjectSql) -> T + 'static,
+    ) -> Result<T, JsValue> {
+        let driver = self.clone();
+        under_gate(&self.base.raw_state, move || {
+            driver.ensure_schema();
+            read(&driver.base.sql)
+        })
+        .await
+    }
+
+    /// Arms the object's alarm its way ([`NextAlarm`]); nothing for an
+    /// object with none, or whose variables are bad (it decides nothing).
+    pub async fn arm_alarm(&self) -> Result<(), JsValue> {
+        match (&R::ALARM, &self.config) {
+            (
+                Some(Sweep {
+                    next: NextAlarm::Every(period_ms),
+                    ..
+                }),
+                Ok(config),
+            ) => ensure_alarm(&self.base, period_ms(config)).await,
+            (
+                Some(Sweep {
+                    next: NextAlarm::Earliest(next_wake),
+                    ..
+                }),
+                _,
+            ) => {
+                self.ensure_schema();
+                set_alarm(&self.base, next_wake(&self.base.sql)).await
+            }
+            (Some(_), Err(_)) | (None, _) => Ok(()),
+        }
+    }
+
+    /// The alarm: every key whose time has come is ticked, up to
+    /// [`Sweep::keys_per_alarm_max`]; the alarm is then set for the next,
+    /// which is now if keys were left over. Returns the keys it found due
+    /// (the Coordinator's alarm reports on them to the list).
+    pub async fn alarm(self: &Rc<Self>) -> Result<Vec<String>, JsValue> {
+        let Some(sweep) = &R::ALARM else {
+            return Ok(Vec::new());
+        };
+        let (due_keys, limit) = (sweep.due_keys, sweep.keys_per_alarm_max);
+        let keys = self.read(move |sql| due_keys(sql, now_ms(), limit)).await?;
+        for key in &keys {
+            // Keys were stored after validation; one that no longer parses is skipped.
+            let Ok(key) = Ident::parse("key", key) else {
+                continue;
+            };
+            // A tick is never refused.
+            let _ = self.run_in_turn(&key, (sweep.tick)(), None).await?;
+        }
+        // A periodic alarm is re-armed by the decisions that still need it.
+        if let NextAlarm::Earliest(_) = sweep.next {
+            self.arm_alarm().await?;
+        }
+        Ok(keys)
+    }
+}
+
+/// What a gate-free decision came to ([`Driver::try_now`]).
+pub enum Now<R: Rules> {
+    /// No effect, no alarm: the caller's answer.
+    Answered(R::Reply),
+    /// Committed; its alarm and effects are still to run.
+    Pending(TransitionOf<R>),
+}
+
+// The parts of the loop that do not depend on the class, kept out of the
+// generic code so the WASM holds one copy of each (P6).
+
+/// Sets the object's alarm for `at_ms`, or clears it.
+async fn set_alarm(base: &ObjectBase, at_ms: Option<u64>) -> Result<(), JsValue> {
+    let storage = base.raw_state.storage()?;
+    let call = match at_ms {
+        Some(at_ms) => storage.set_alarm(
+            js_sys::Date::new(&JsValue::from_f64(at_ms as f64)),
+            js_sys::Object::new(),
+        ),
+        None => storage.delete_alarm(js_sys::Object::new()),
+    };
+    wasm_bindgen_futures::JsFuture::from(call?).await?;
+    Ok(())
+}
+
+/// Sets the object's alarm `period_ms` from now, unless one is set.
+async fn ensure_alarm(base: &ObjectBase, period_ms: u64) -> Result<(), JsValue> {
+    let storage = base.state.storage();
+    if storage.get_alarm().await?.is_none() {
+        // workers-rs reads a bare integer as an offset from now, not a
+        // time since the epoch; a Duration says so in the type.
+        storage
+            .set_alarm(std::time::Duration::from_millis(period_ms))
+            .await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! What a Durable Object class tells the driver about its concept: the
+//! core's types and decision ([`Rules`]), and what it has only if it needs
+//! it: loading straight from storage ([`Stored`]) or through a [`Memory`],
+//! and an alarm ([`Sweep`]).
+
+use super::{Driver, Perform};
+use crate::error::BatonError;
+use crate::shell::decision_log::Scope;
+use crate::shell::object::ObjectBase;
+use crate::shell::sqlite::ObjectSql;
+use crate::transition::Transition;
+use std::rc::Rc;
+use worker::Env;
+
+/// A concept as the driver runs it: the pure core's types and functions.
+pub trait Rules: Sized + 'static {
+    /// The Worker's variables this class reads, parsed once per object.
+    type Config: 'static;
+    type Input: 'static;
+    type Reply: 'static;
+    type Write: 'static;
+    /// What a decision reads: the key's state, or the part of it an input
+    /// names.
+    type State: 'static;
+    /// What its decisions ask of the shell after the commit.
+    type Effect: Perform<Self>;
+    /// How the object's alarm finds its work; `None`, the default, for an
+    /// object whose decisions never need the alarm.
+    const ALARM: Option<Sweep<Self>> = None;
+
+    fn config(env: &Env) -> Result<Self::Config, String>;
+    /// The schema ladder, run once per object life.
+    fn migrate(sql: &ObjectSql);
+    /// The core's decision.
+    fn decide(
+        state: &Self::State,
+        now_ms: u64,
+        input: Self::Input,
+    ) -> Result<TransitionOf<Self>, BatonError>;
+    /// Panics on a broken invariant of the committed state: the object then
+    /// resets and reloads what was committed. On in release builds.
+    fn assert_invariants(state: &Self::State);
+    /// What the decision log names a key as.
+    fn scope(key: &str) -> Scope<'_>;
+}
+
+/// A concept whose state the driver reads and writes straight from
+/// storage, with no [`Memory`] in front ([`Uncached`]).
+pub trait Stored: Rules {
+    fn load(sql: &ObjectSql, key: &str, input: &Self::Input) -> Self::State;
+    /// Commits a transition's writes (and its key's next alarm time).
+    fn write(sql: &ObjectSql, key: &str, transition: &TransitionOf<Self>);
+}
+
+/// How an object's alarm finds its work.
+pub struct Sweep<R: Rules> {
+    /// Keys one alarm ticks before it re-arms for the rest.
+    pub keys_per_alarm_max: u32,
+    /// The keys whose time has come, at most `limit` of them.
+    pub due_keys: fn(sql: &ObjectSql, now_ms: u64, limit: u32) -> Vec<String>,
+    /// What the alarm feeds a due key.
+    pub tick: fn() -> R::Input,
+    pub next: NextAlarm<R>,
+}
+
+/// When the object's alarm next runs.
+pub enum NextAlarm<R: Rules> {
+    /// At the earliest time any key needs it, set again after every
+    /// decision that moves a key's time, and after every alarm.
+    Earliest(fn(&ObjectSql) -> Option<u64>),
+    /// A sweep one period (from the variables) from now, while decisions
+    /// ask for it ([`Alarm::Periodic`](crate::transition::Alarm::Periodic)).
+    Every(fn(&R::Config) -> u64),
+}
+
+/// A transition of `R`'s concept.
+pub type TransitionOf<R> =
+    Transition<<R as Rules>::Reply, <R as Rules>::Write, <R as Rules>::State, <R as Rules>::Effect>;
+
+/// A class's own step in the caller's commit turn: gets the storage and
+/// the committed transition.
+pub type InTurn<R> = Box<dyn FnOnce(&ObjectSql, &TransitionOf<R>)>;
+
+/// What an object of concept `R` keeps in memory between calls, in front
+/// of its storage (a cache of what its tables hold, never the truth: a
+/// restart drops it and the next load rebuilds it), and how the driver
+/// loads and writes through it. [`Uncached`], the default, keeps nothing.
+pub trait Memory<R: Rules>: Default + 'static {
+    /// Given the object's variables once, when the object starts (not if
+    /// they are bad: every call then fails before deciding).
+    fn configure(&mut self, config: &R::Config) {
+        let _ = config;
+    }
+    fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State;
+    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<R>);
+    /// A step in the commit's turn, after [`Memory::write`], with the
+    /// object itself (the Coordinator sets its alarm there when a decision
+    /// leaves a list report owed, so the alarm's write goes with the
+    /// decision's).
+    fn committed(&mut self, base: &ObjectBase) {
+        let _ = base;
+    }
+    /// After each committed decision of a call, out of its turn: work the
+    /// decisions left to send after the reply, in `waitUntil` (the
+    /// Coordinator's list reports). The default sends nothing.
+    fn decided(driver: &Rc<Driver<R, Self>>) {
+        let _ = driver;
+    }
+}
+
+/// No memory: every load and write goes straight to storage ([`Stored`]).
+#[derive(Default)]
+pub struct Uncached;
+
+impl<R: Stored> Memory<R> for Uncached {
+    fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State {
+        R::load(sql, key, input)
+    }
+    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<R>) {
+        R::write(sql, key, transition);
+    }
+}

@@ -1,0 +1,107 @@
+//! The effects every object may ask for, performed against the Workflow
+//! binding: a create, a status check and a termination. A concept's effect
+//! type (`shell::driver::Perform`) performs its own through these, and its
+//! turn events through `shell::wake`. Kept out of the generic driver so
+//! the WASM holds one copy of each (P6).
+
+use super::decision_log::{self, Kind, Scope};
+use super::js;
+use super::workflow::Workflow;
+use crate::transition::{Check, Create, CreateOutcome, Terminate};
+use crate::workflow::Liveness;
+use wasm_bindgen::JsValue;
+use worker::Env;
+
+/// Creates an instance, and logs what that came to.
+pub async fn create(env: &Env, scope: Scope<'_>, create: &Create) -> CreateOutcome {
+    let attempt = async {
+        let workflow = Workflow::from_env(env, &create.workflow)?;
+        let params = match &create.params {
+            Some(text) => js_sys::JSON::parse(text)?,
+            None => JsValue::UNDEFINED,
+        };
+        workflow
+            .create_instance(create.id.as_str(), &params)
+            .await
+            .map(|_| ())
+    };
+    let outcome = create_outcome(attempt.await);
+    log_created(scope, create, &outcome);
+    outcome
+}
+
+/// What the binding says of a check's instance; a binding that is not
+/// there is `Unknown` (never taken for dead).
+pub async fn liveness(env: &Env, check: &Check) -> Liveness {
+    match Workflow::from_env(env, &check.workflow) {
+        Ok(workflow) => workflow.liveness(check.id.as_str()).await,
+        // A binding that vanished from the configuration, or a Baton
+        // deployed before its Workflow (the first deploy's step 1): nothing
+        // can be said, and nothing is taken on a guess. The operator is
+        // told which binding is missing.
+        Err(error) => {
+            let (js::Thrown::Refused(message) | js::Thrown::Failed(message)) =
+                js::Thrown::of(&error);
+            worker::console_warn!("{message}");
+            Liveness::Unknown
+        }
+    }
+}
+
+/// Terminates an instance, best effort: it is already recorded as done
+/// with (superseded), so one that survives is refused when it asks.
+pub async fn terminate(env: &Env, terminate: &Terminate) {
+    let stop = async {
+        let workflow = Workflow::from_env(env, &terminate.workflow)?;
+        workflow.instance(terminate.id.as_str()).await?.stop().await
+    };
+    let _ = stop.await;
+}
+
+/// A create's decision line; a failure is also a warning (an error of
+/// Baton's own I/O prints at every log level).
+fn log_created(scope: Scope<'_>, create: &Create, outcome: &CreateOutcome) {
+    let (decision, reason) = match outcome {
+        CreateOutcome::Created => ("created", format!("attempt {}", create.attempt)),
+        CreateOutcome::AlreadyExists => ("created", "the id exists: counted as done".to_string()),
+        CreateOutcome::Failed(message) => {
+            worker::console_warn!(
+                "baton: create of {} through {} failed (attempt {}): {message}",
+                create.id,
+                create.workflow,
+                create.attempt
+            );
+            (
+                "create_failed",
+                format!(
+                    "attempt {}: {message}; retried with backoff",
+                    create.attempt
+                ),
+            )
+        }
+    };
+    decision_log::decision(
+        Kind::Contended,
+        scope,
+        create.id.as_str(),
+        decision,
+        &reason,
+        None,
+    );
+}
+
+/// What a create's failure means: "the id exists" is a done start.
+fn create_outcome(result: Result<(), JsValue>) -> CreateOutcome {
+    let Err(error) = result else {
+        return CreateOutcome::Created;
+    };
+    let message = match js::Thrown::of(&error) {
+        js::Thrown::Refused(message) | js::Thrown::Failed(message) => message,
+    };
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("already exist") || lower.contains("already_exist") {
+        CreateOutcome::AlreadyExists
+    } else {
+        CreateOutcome::Failed(message)
+    }
+}
