@@ -103,6 +103,11 @@ test("the scratch project runs this build of the package, installed from its tar
   assert.ok(existsSync(path.join(installed, "migrations/0001_serial_queue.sql")), "the D1 migrations are installed");
 });
 
+test("the Worker and its tests compile with tsc --strict, typed by workers-types and the plugin", () => {
+  // The repository's tsc over the project's own tsconfig.json (src/ and test/).
+  run(path.join(BIN, "tsc"), ["-p", path.join(PROJECT, "tsconfig.json")], PROJECT);
+});
+
 test("the user's suite passes under Cloudflare's Vitest plugin", () => {
   const results = path.join(PROJECT, "vitest-results.json");
   rmSync(results, { force: true });

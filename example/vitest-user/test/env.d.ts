@@ -1,9 +1,11 @@
-// The type of `env` from "cloudflare:test": the Worker's own, plus the
-// test-only migrations binding of vitest.config.ts.
-import type { Env } from "../src/index";
+// The type of `env` from "cloudflare:test" (`Cloudflare.Env`): the Worker's
+// own bindings, plus the test-only migrations binding of vitest.config.ts.
+import type { Env as WorkerEnv } from "../src/index";
 
-declare module "cloudflare:test" {
-  interface ProvidedEnv extends Env {
-    TEST_MIGRATIONS: D1Migration[];
+declare global {
+  namespace Cloudflare {
+    interface Env extends WorkerEnv {
+      TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    }
   }
 }
