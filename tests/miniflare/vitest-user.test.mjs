@@ -37,6 +37,9 @@ const EXPECTED_TESTS = [
   "serialize runs the newest revision of a serial group, skipping the one it replaced",
 ];
 
+/** A bound on the whole vitest run: its three tests take seconds; a hang must not stall npm test. */
+const VITEST_RUN_MS_MAX = 600_000;
+
 function run(command, args, cwd) {
   try {
     return execFileSync(command, args, { cwd, env: ENV, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -119,6 +122,8 @@ test("the user's suite passes under Cloudflare's Vitest plugin", () => {
       env: ENV,
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
+      // A backstop for a run that never ends (each test has its own bound).
+      timeout: VITEST_RUN_MS_MAX,
     });
   } catch (error) {
     failed = error;
