@@ -10,7 +10,9 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** Every file with a `compatibility_date = "..."` line (the README's blocks among them). */
-const DATED = ["wrangler.toml", "example/wrangler.toml", "example/embedded.toml", "README.md"];
+const DATED = ["wrangler.toml", "example/wrangler.toml", "example/embedded.toml", "example/vitest-user/wrangler.toml", "README.md"];
+/** The user's test suite, whose Vitest plugin is given the same wrangler and Miniflare (docs/testing.md). */
+const VITEST_USER = "example/vitest-user/package.json";
 
 const npm = (...args) => execFileSync("npm", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
 
@@ -27,4 +29,7 @@ for (const file of DATED) {
   const text = readFileSync(path.join(ROOT, file), "utf8");
   writeFileSync(path.join(ROOT, file), text.replace(/^compatibility_date = "[^"]+"$/gm, `compatibility_date = "${date}"`));
 }
+const suite = JSON.parse(readFileSync(path.join(ROOT, VITEST_USER), "utf8"));
+suite.overrides["@cloudflare/vitest-plugin"] = { miniflare, wrangler: wrangler.version };
+writeFileSync(path.join(ROOT, VITEST_USER), `${JSON.stringify(suite, null, 2)}\n`);
 console.log("pins and dates moved; run `npm test` to see whether Baton works on them");

@@ -3,12 +3,28 @@
 //! Only what Baton needs: `get`, `create`, and on an instance `status`,
 //! `sendEvent` and `terminate`. Every call returns a Promise in the runtime;
 //! these wrappers await it and map failures to `JsValue` errors.
+//!
+//! A Workflow is found by name: a binding in `env`, or else a Workflow the
+//! Worker declares in wrangler's `exports` (no binding), which the runtime
+//! offers by its class name in `ctx.exports`, the same object as the
+//! `exports` of `cloudflare:workers`. So `WORKFLOW_BINDINGS` may name the
+//! class of a Workflow declared only in `exports`, in the Worker that
+//! defines it (an embedding Worker: a Worker's exports are its own).
 
 use crate::workflow::Liveness;
 use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use worker::Env;
+
+#[wasm_bindgen(module = "cloudflare:workers")]
+extern "C" {
+    /// The Worker's own exports (`ctx.exports`); undefined on a
+    /// compatibility date without them. Read on first use, which is always
+    /// inside a request (where the runtime has set it), then kept.
+    #[wasm_bindgen(thread_local_v2, js_name = exports)]
+    static WORKER_EXPORTS: JsValue;
+}
 
 #[wasm_bindgen]
 extern "C" {
@@ -71,16 +87,30 @@ impl InstanceStatus {
 }
 
 impl Workflow {
-    /// The Workflow bound as `name`, or an error naming the missing binding.
+    /// The Workflow bound as `name`, or else the one the Worker exports as
+    /// `name` (declared in wrangler's `exports`), or an error naming the
+    /// missing binding.
     pub fn from_env(env: &Env, name: &str) -> Result<Workflow, JsValue> {
-        let binding = Reflect::get(env.as_ref(), &JsValue::from_str(name))?;
-        if binding.is_undefined() || binding.is_null() {
+        let name_value = JsValue::from_str(name);
+        let bound = Reflect::get(env.as_ref(), &name_value)?;
+        let found = if is_present(&bound) {
+            bound
+        } else {
+            WORKER_EXPORTS.with(|exports| {
+                if exports.is_object() {
+                    Reflect::get(exports, &name_value).unwrap_or(JsValue::UNDEFINED)
+                } else {
+                    JsValue::UNDEFINED
+                }
+            })
+        };
+        if !is_present(&found) {
             return Err(js_sys::Error::new(&format!(
                 "Baton configuration: no Workflow binding named {name:?} (set WORKFLOW_BINDING)"
             ))
             .into());
         }
-        Ok(binding.unchecked_into())
+        Ok(found.unchecked_into())
     }
 
     pub async fn instance(&self, id: &str) -> Result<WorkflowInstance, JsValue> {
@@ -145,6 +175,10 @@ impl WorkflowInstance {
         JsFuture::from(self.terminate()?).await?;
         Ok(())
     }
+}
+
+fn is_present(value: &JsValue) -> bool {
+    !value.is_undefined() && !value.is_null()
 }
 
 /// Alive or dead by a status query's result. Not found is dead (the
