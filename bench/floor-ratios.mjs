@@ -135,7 +135,7 @@ export function figures(f, target) {
   ];
 }
 
-/** The method and every spread, for BENCHMARKS.md. */
+/** The method and every spread, for docs/benchmarks.md. */
 export function section(f) {
   const row = (kind, name, unit) => {
     const s = f.ms[kind][name];

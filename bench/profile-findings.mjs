@@ -1,6 +1,6 @@
 // The findings of `node bench/profile.mjs` (issue 8, item 6; its serial form
 // for issue 9's P2), as prose for
-// BENCHMARKS.md. The profile is not part of `npm run bench` (a profiler
+// docs/benchmarks.md. The profile is not part of `npm run bench` (a profiler
 // slows what it samples), so its figures are the ones measured on the date
 // below; rerun it after changing the hot path and update this text.
 export const PROFILE_FINDINGS = {

@@ -14,7 +14,7 @@
 // RPC, the JS wrapper, the crossing, the decision, each statement and
 // trigger, the commit, the event send: bench/split.mjs says how), prints
 // the table and keeps it under its label in bench/profile-split.json,
-// which `npm run bench` writes into BENCHMARKS.md.
+// which `npm run bench` writes into docs/benchmarks.md.
 //
 // The serial form profiles the serial queue's calls (enqueue, claim,
 // release: bench/worker.mjs's /bench/serial-calls) in Baton's isolate and

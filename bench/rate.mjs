@@ -105,7 +105,7 @@ export async function cost(b) {
   };
 }
 
-/** The figures' method and spread, for BENCHMARKS.md. */
+/** The figures' method and spread, for docs/benchmarks.md. */
 export function section(rate, rateCost) {
   const rows = Object.keys(CONFIGS).map((config) => {
     const s = rate.summaries[config];
@@ -124,7 +124,7 @@ export function section(rate, rateCost) {
         `Baton's \`RateLimiter\` (release WASM); a plain JavaScript Durable Object with the same exact sliding ` +
         `window over its SQLite (a row per grant and rule, the window's use summed through an index on (rule, time), ` +
         `aged rows deleted; bench/rate-baselines.mjs); and the seed's fixed window kept in memory (per rule a window ` +
-        `start and a count, not exact and not durable). Two rule sets, the README's two rules, and the same windows ` +
+        `start and a count, not exact and not durable). Two rule sets, the rate-limits page's two rules, and the same windows ` +
         `with limits no run reaches, so every call is granted and the minute window fills with grants.`,
       "",
       "| rules | Baton | plain JS, exact, SQLite | seed's fixed window, memory | Baton / JS | Baton / fixed |",

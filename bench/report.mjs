@@ -1,5 +1,5 @@
 // The bench's environment (date, machine, tool versions) and the writing of
-// its figures: one line per figure on the console, BENCHMARKS.md in full.
+// its figures: one line per figure on the console, docs/benchmarks.md in full.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import os from "node:os";
@@ -61,7 +61,7 @@ export function printFigure(f) {
 }
 
 /**
- * BENCHMARKS.md: environment, a table of every figure against its target,
+ * docs/benchmarks.md: environment, a table of every figure against its target,
  * method and spread per section, and the missed targets with their reasons.
  */
 export function markdown({ env, figures, sections, missed, wallMs }) {

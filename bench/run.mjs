@@ -1,5 +1,5 @@
 // `npm run bench`: measures P1–P6 (issue 4) against the release build in
-// Miniflare, prints each figure against its target, and writes BENCHMARKS.md
+// Miniflare, prints each figure against its target, and writes docs/benchmarks.md
 // (and the raw numbers to bench-out/results.json). Run through
 // scripts/bench.sh, which sets up and builds first.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -374,8 +374,8 @@ async function main() {
   const wallMs = performance.now() - started;
   mkdirSync(OUT_DIR, { recursive: true });
   writeFileSync(path.join(OUT_DIR, "results.json"), JSON.stringify(results, null, 2));
-  writeFileSync(path.join(ROOT, "BENCHMARKS.md"), markdown({ env, figures, sections, missed, wallMs }));
-  console.log(`\nwrote BENCHMARKS.md and bench-out/results.json (${(wallMs / 1000).toFixed(0)} s)`);
+  writeFileSync(path.join(ROOT, "docs/benchmarks.md"), markdown({ env, figures, sections, missed, wallMs }));
+  console.log(`\nwrote docs/benchmarks.md and bench-out/results.json (${(wallMs / 1000).toFixed(0)} s)`);
 }
 
 /**
@@ -424,7 +424,7 @@ function profileSplit() {
   ];
 }
 
-/** Method and spread of each figure, for BENCHMARKS.md. */
+/** Method and spread of each figure, for docs/benchmarks.md. */
 function describe(r) {
   const { p1, floor, p2push, p2base, p3, p4, p4t, sizes, cold, io, contended, r1, r2, p7, p7late } = r;
   const split = (s) =>

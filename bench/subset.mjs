@@ -7,7 +7,7 @@
 // per call beside the wall time.
 // `floors` runs issue 29's rounds against the floors (bench/floor-ratios.mjs).
 // `list` registers 100,000 busy keys and times coordinatorList (bench/busy.mjs).
-// Prints the ratios only; BENCHMARKS.md is written by bench/run.mjs alone.
+// Prints the ratios only; docs/benchmarks.md is written by bench/run.mjs alone.
 import { startBench } from "./miniflare.mjs";
 import * as calls from "./calls.mjs";
 import * as rateBench from "./rate.mjs";

@@ -2,7 +2,7 @@
 // OpenAPI document) as a string, by its name, in a plain JS module that
 // js/worker.mjs imports and hands to Rust (`new HttpApi(env, assets)`,
 // src/shell/entry.rs). The files stay out of the WASM, whose gzipped size
-// cold starts and the upload limit pay for (BENCHMARKS.md, P6), and a JS
+// cold starts and the upload limit pay for (docs/benchmarks.md, P6), and a JS
 // module is what every bundler loads with its default rules (wrangler's
 // Text modules cover .html but not .js, .css or .json).
 // scripts/build.sh runs it after worker-build, which replaces build/.

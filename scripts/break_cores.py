@@ -16,8 +16,8 @@ does not catch prints NOT CAUGHT and the script exits non-zero.
     python3 scripts/break_cores.py --list     # the list, without running
 
 It edits the working tree (and restores it, also on Ctrl-C); run it in a
-scratch copy if you are editing at the same time. README "How it is
-tested" keeps the last run's table.
+scratch copy if you are editing at the same time.
+docs/how-baton-is-tested.md keeps the last run's table.
 """
 
 import os

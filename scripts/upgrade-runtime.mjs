@@ -9,8 +9,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-/** Every file with a `compatibility_date = "..."` line (the README's blocks among them). */
-const DATED = ["wrangler.toml", "example/wrangler.toml", "example/embedded.toml", "example/vitest-user/wrangler.toml", "README.md"];
+/** Every file with a `compatibility_date = "..."` line (docs/deploying.md's blocks among them). */
+const DATED = ["wrangler.toml", "example/wrangler.toml", "example/embedded.toml", "example/vitest-user/wrangler.toml", "docs/deploying.md"];
 /** The user's test suite, whose Vitest plugin is given the same wrangler and Miniflare (docs/testing.md). */
 const VITEST_USER = "example/vitest-user/package.json";
 

@@ -68,7 +68,7 @@ impl std::error::Error for BatonError {}
 /// integer and ordinary fraction (`1001`, `2.5`, `-1`), through the same
 /// shortest round-trip digits serde_json writes. It keeps Rust's float
 /// `Display` (and its large formatting tables) out of the Worker's module
-/// (BENCHMARKS.md, P6); only an exponent reads differently (`1e-7` where
+/// (docs/benchmarks.md, P6); only an exponent reads differently (`1e-7` where
 /// Rust would write `0.0000001`).
 #[derive(Clone, Copy)]
 pub struct Number(pub f64);

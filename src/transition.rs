@@ -120,7 +120,7 @@ pub enum LogKind {
     /// Anything else: an uncontended grant or release, a holder's repeated
     /// acquire, a heartbeat, a debounce call that only moves its fire time,
     /// a run's completion. A line per call on the hot path costs more than
-    /// the call's own reads (BENCHMARKS.md), so these print only at `all`.
+    /// the call's own reads (docs/benchmarks.md), so these print only at `all`.
     Routine,
 }
 

@@ -68,7 +68,7 @@ pub struct EventsReply {
 
 /// What one decision reads of its key: the rows its input needs, and no
 /// more, so that the statements a call runs stay those of the store it
-/// replaced (`storageWork()`, BENCHMARKS.md's P5) and an append or a read
+/// replaced (`storageWork()`, docs/benchmarks.md's P5) and an append or a read
 /// costs the same whatever the log holds. After a decision, the same view
 /// with its writes applied.
 #[derive(Debug, Clone, PartialEq, Eq)]

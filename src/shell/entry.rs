@@ -6,7 +6,7 @@
 //! (static/) come from JS: `assets` is build/assets.js, which
 //! scripts/assets.mjs writes from static/ at build time. Compiled into the
 //! WASM they were 8% of its gzipped size (21 KB), and the module's size is
-//! what cold starts and the upload limit pay for (BENCHMARKS.md, P6); as a
+//! what cold starts and the upload limit pay for (docs/benchmarks.md, P6); as a
 //! JS module they cost the same bytes, outside the WASM.
 
 use super::js::promise;

@@ -26,7 +26,7 @@ pub async fn under_gate<T: 'static>(
 
 /// The half of [`under_gate`] that does not depend on the decision's type,
 /// so the deployed WASM holds one copy of the JS callback and its await
-/// rather than one per decision (BENCHMARKS.md, P6).
+/// rather than one per decision (docs/benchmarks.md, P6).
 async fn gated(state: &DurableObjectState, decide: Box<dyn FnOnce()>) -> Result<(), JsValue> {
     let mut decide = Some(decide);
     let callback: Closure<dyn FnMut() -> Promise> = Closure::new(move || {

@@ -36,7 +36,7 @@ where
 /// A future as the JS promise of its result, for every async method Rust
 /// hands to JS. Boxed, so that the whole shell shares one instance of
 /// `future_to_promise` (its task and wakers) instead of one per future type:
-/// 48 copies were ~18 KB of the deployed WASM (BENCHMARKS.md, P6). The cost
+/// 48 copies were ~18 KB of the deployed WASM (docs/benchmarks.md, P6). The cost
 /// is one allocation per call, beside the task's own.
 pub fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
     spawn(Box::pin(future))
@@ -116,7 +116,7 @@ const JSON_DEPTH_MAX: usize = 128;
 /// arrays read element by element (`undefined` as `null`) and objects as
 /// `Object.entries` lists them. Read here rather than through
 /// `serde_wasm_bindgen`'s deserializer, whose generic error paths cost the
-/// Worker's module several KB (BENCHMARKS.md, P6).
+/// Worker's module several KB (docs/benchmarks.md, P6).
 fn json_at(value: &JsValue, depth: usize) -> Option<Value> {
     if !value.is_object() {
         return scalar(value);
@@ -152,7 +152,7 @@ fn json_at(value: &JsValue, depth: usize) -> Option<Value> {
 /// anything else. Only objects whose prototype is `Object.prototype` and
 /// that are not iterable qualify; RPC decoding was ~15% of a call's busy
 /// time when every value was asked what it is with up to ten calls into JS
-/// (BENCHMARKS.md, profile).
+/// (docs/benchmarks.md, profile).
 fn plain_object(input: &JsValue) -> Option<Value> {
     let mut fields = Map::new();
     for (key, value) in plain_entries(input)? {

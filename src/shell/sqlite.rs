@@ -2,7 +2,7 @@
 //!
 //! Bound directly rather than through workers-rs's `SqlStorage::exec`: every
 //! statement crosses from WASM to JS, and the uncontended acquire+release
-//! pair is mostly such crossings (bench/profile.mjs, BENCHMARKS.md). So the
+//! pair is mostly such crossings (bench/profile.mjs, docs/benchmarks.md). So the
 //! statement's text is handed over as a JS string made once per statement
 //! and kept (not decoded from UTF-8 on every call), the rows come back in
 //! one `Array.from` of the cursor, and each value is read with the fewest

@@ -16,7 +16,7 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
  * The compatibility date of every Worker the tests and the bench start: the
  * date of the workerd that the pinned wrangler ships (workerd 1.YYYYMMDD.N),
  * the newest that runtime knows. package.test.mjs checks that every wrangler
- * config of the repository and the README names the same date, and
+ * config of the repository and docs/deploying.md names the same date, and
  * `npm run upgrade-runtime` moves them all with the pins.
  */
 export const COMPATIBILITY_DATE = workerdDate();

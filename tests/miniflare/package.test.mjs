@@ -1,14 +1,14 @@
 // The npm package as a user gets it: `npm pack`, installed from the tarball
 // into scratch Worker projects (in a temp dir, with their own wrangler
-// configs and their own Workflows), the way the README's "Deploying" tells a
-// user to set them up. The wrangler configs are the README's own blocks
-// (```toml file=...), so the README cannot drift from what is tested.
+// configs and their own Workflows), the way docs/deploying.md tells a
+// user to set them up. The wrangler configs are that page's own blocks
+// (```toml file=...), so the page cannot drift from what is tested.
 //
 // - the tarball holds every module its entry points import;
 // - every Durable Object class of baton-workflows/worker is declared, embedded and
 //   deployed (the test names the place a new class is missing from);
 // - a user's Workflow typed with @cloudflare/workers-types compiles with
-//   `tsc --strict` (embedded and standalone, and the README's samples);
+//   `tsc --strict` (embedded and standalone, and docs/deploying.md's samples);
 // - embedded mode: `wrangler deploy --dry-run` bundles the user's Worker with
 //   wrangler's default rules and lists its bindings, and the bundle runs in
 //   miniflare, its Workflow using withKey and serialize against the classes
@@ -54,9 +54,9 @@ function run(command, args, cwd) {
   }
 }
 
-/** The README's config and code blocks: ```toml file=NAME ... ``` (or ts) by NAME. */
+/** docs/deploying.md's config and code blocks: ```toml file=NAME ... ``` (or ts) by NAME. */
 function readmeBlocks() {
-  const text = readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const text = readFileSync(path.join(ROOT, "docs", "deploying.md"), "utf8");
   const blocks = new Map();
   for (const match of text.matchAll(/^```(?:toml|ts) file=(\S+)\n([\s\S]*?)^```$/gm)) {
     blocks.set(match[1], match[2]);
@@ -66,7 +66,7 @@ function readmeBlocks() {
 
 function block(name) {
   const text = readmeBlocks().get(name);
-  assert.ok(text, `README.md should have a block \`\`\`toml (or ts) file=${name}`);
+  assert.ok(text, `docs/deploying.md should have a block \`\`\`toml (or ts) file=${name}`);
   return text;
 }
 
@@ -89,7 +89,7 @@ function userProject(name, source) {
 }
 
 /**
- * `tsc --strict` over the project's src/index.ts and the README's TypeScript
+ * `tsc --strict` over the project's src/index.ts and docs/deploying.md's TypeScript
  * block `readme` (as src/readme.ts), with the fixture's tsconfig.
  */
 function typeCheck(dir, readme) {
@@ -174,7 +174,7 @@ test("the pins: wrangler exact, its own Miniflare, and every config on its worke
   assert.equal(installed("miniflare").version, wrangler.dependencies.miniflare);
   assert.equal(installed("workerd").version, wrangler.dependencies.workerd, "the tests run the workerd wrangler dev runs");
   const configs = ["wrangler.toml", "example/wrangler.toml", "example/embedded.toml"].map((f) => [f, readFileSync(path.join(ROOT, f), "utf8")]);
-  configs.push(...[...readmeBlocks()].map(([name, text]) => [`README.md's ${name}`, text]));
+  configs.push(...[...readmeBlocks()].map(([name, text]) => [`docs/deploying.md's ${name}`, text]));
   let dated = 0;
   for (const [name, text] of configs) {
     for (const [, date] of text.matchAll(/^compatibility_date = "([^"]+)"$/gm)) {
@@ -220,7 +220,7 @@ test("every Durable Object class of baton-workflows/worker is declared, embedded
       embeddedExports.split(/,\s*/).includes(c),
   };
   for (const name of ["embedded/wrangler.toml", "standalone/baton/wrangler.toml"]) {
-    places[`README.md's ${name} (binding and new_sqlite_classes)`] = (c) =>
+    places[`docs/deploying.md's ${name} (binding and new_sqlite_classes)`] = (c) =>
       block(name).includes(`class_name = "${c}"`) && new RegExp(`new_sqlite_classes = \\[[^\\]]*"${c}"`).test(block(name));
   }
   places["wrangler.toml (binding and new_sqlite_classes)"] = (c) =>
@@ -410,7 +410,7 @@ const DEV_READY_MS = 90_000;
 const DEV_RUN_MS = 60_000;
 const DEV_STOP_MS = 10_000;
 
-describe("the README's embedded project under wrangler dev, as a user runs it", () => {
+describe("docs/deploying.md's embedded project under wrangler dev, as a user runs it", () => {
   let dir;
   let dev;
   let output = "";
