@@ -7,8 +7,8 @@
 //! of what that adds to the history, as [`Write`]s in the decision's own
 //! transition: nothing for an uncontended acquire or release, whose only
 //! trace is the key's `grants` count, which the holder row's own trigger
-//! keeps in the key row it already writes. [`write`] carries those writes
-//! out on the rows (for `super::store::write`), [`KeyHistory::apply`] on
+//! keeps in the key row it already writes. [`write()`] carries those writes
+//! out on the rows (for `super::store::write`), `KeyHistory::apply` on
 //! the in-memory key (`super::twin`); [`inspect`], [`busy`] and [`owed`]
 //! read them back for `inspect` and the list.
 
@@ -280,7 +280,7 @@ impl KeyHistory {
         self.waited.remove(id);
     }
 
-    /// One history write, as [`write`] carries it out on the rows.
+    /// One history write, as [`write()`] carries it out on the rows.
     pub fn apply(&mut self, write: &HistoryWrite) {
         match write {
             HistoryWrite::Hold {

@@ -13,7 +13,7 @@
 //!    one [`Read`] at a time ([`next_read`]): the caller's place, the front
 //!    of the hand-off order, a newcomer's place, the holders' check times,
 //!    a coalescing candidate, every waiter. The store ([`execute`], on the
-//!    object's SQLite) or the twin ([`KeyTwin`], in memory, for tests and
+//!    object's SQLite) or the twin (`KeyTwin`, in memory, for tests and
 //!    the simulation) answers each and decides nothing; [`load_view`]
 //!    loops until the [`View`] is complete ([`load`] does it on the rows).
 //!    So each decision touches only the rows it needs, and its cost does
@@ -24,7 +24,7 @@
 //!    the key needs the holder-check alarm, and the summary as the writes
 //!    leave it.
 //! 3. **Write.** The shell carries out the writes in one synchronous turn
-//!    ([`write()`]; the twin's [`apply`]), then the effects.
+//!    ([`write()`]; the twin's `apply`), then the effects.
 //!
 //! # Where each rule lives
 //! | Rule | Function |

@@ -9,7 +9,7 @@ use super::state::KeyState;
 use crate::limits::DEBOUNCE_STARTED_KEPT;
 
 /// Applies `writes` to `state`, as the shell's storage does: the simulation
-/// checks that this gives [`Transition::state`].
+/// checks that this gives [`crate::transition::Transition::state`].
 pub fn apply(state: &mut KeyState, writes: &[Write]) {
     for write in writes {
         match write {

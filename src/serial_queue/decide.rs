@@ -455,7 +455,7 @@ pub fn enqueue_claimed(
 /// on to, the follow-up batch passes it over as it was read: a claim past
 /// the dead holder ([`claim_past_dead`], then [`claim_outcome`]), or the
 /// group going on past the dead one ([`hand_on_past`], then
-/// [`hand_on_past_outcome`]). Alive or unknown: no writes, and nothing
+/// [`super::hand_on::hand_on_past_outcome`]). Alive or unknown: no writes, and nothing
 /// changes.
 pub fn checked(
     group: &Ident,
