@@ -241,6 +241,13 @@ pub fn to_js_error(error: &BatonError) -> JsValue {
     js_error.into()
 }
 
+/// The failure a method throws when the shell itself is wrong (a decision
+/// answered another method's reply): unmarked, so every caller tells it
+/// from a refusal, and thrown rather than a panic that aborts the object.
+pub fn internal_error(what: &str) -> JsValue {
+    js_sys::Error::new(&format!("Baton: internal error: {what}")).into()
+}
+
 /// What a method threw: a refusal (its message) or a failure (its text).
 pub enum Thrown {
     Refused(String),
