@@ -17,10 +17,6 @@ use crate::sql::Counted;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
 
-/// What a decision answered when it was another method's reply: a failure
-/// of the shell, thrown as such (never a caller's refusal, never a panic).
-const MISMATCH: &str = "a Coordinator decision answered another method's reply";
-
 impl Object {
     /// Refuses options the configuration cannot honour (an unknown `workflow`).
     fn check_options(&self, options: Option<&KeyOptions>) -> Result<(), JsValue> {
@@ -37,7 +33,7 @@ impl Object {
         let input = Input::Enqueue(request.core());
         match self.run(&request.key, input).await? {
             Ok(Reply::Enqueue(reply)) => Ok(reply.into()),
-            Ok(_) => Err(js::internal_error(MISMATCH)),
+            Ok(_) => Err(js::mismatch("Coordinator")),
             Err(refusal) => Err(js::to_js_error(&refusal)),
         }
     }
@@ -57,7 +53,7 @@ impl Object {
         reply: Reply,
     ) -> Result<AcquireReply, JsValue> {
         let Reply::Acquire(reply) = reply else {
-            return Err(js::internal_error(MISMATCH));
+            return Err(js::mismatch("Coordinator"));
         };
         let base = &self.config()?.turn_event_type;
         let grant = request.options.as_ref().and_then(|o| o.grant) == Some(true);
@@ -117,7 +113,7 @@ impl Object {
 /// `release`'s reply: the first instance handed the caller's slot.
 pub(super) fn release_reply(reply: Reply) -> Result<ReleaseReply, JsValue> {
     let Reply::Release(next) = reply else {
-        return Err(js::internal_error(MISMATCH));
+        return Err(js::mismatch("Coordinator"));
     };
     Ok(ReleaseReply { next })
 }

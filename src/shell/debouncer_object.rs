@@ -247,7 +247,7 @@ impl Driver<Debouncer> {
                 }
                 Ok(reply.into())
             }
-            _ => unreachable!("debounce answers its own reply"),
+            _ => Err(js::mismatch("Debouncer")),
         }
     }
 
@@ -272,14 +272,14 @@ impl Driver<Debouncer> {
                 );
                 Ok(StartAtReply { instance_id, at })
             }
-            _ => unreachable!("startAt answers its own reply"),
+            _ => Err(js::mismatch("Debouncer")),
         }
     }
 
     async fn flush(self: &Rc<Self>, request: DebounceKey) -> Result<FlushReply, JsValue> {
         match replied(self.run(&request.key, Input::Flush).await?)? {
             Reply::Flush { started } => Ok(FlushReply { started }),
-            _ => unreachable!("flush answers its own reply"),
+            _ => Err(js::mismatch("Debouncer")),
         }
     }
 
@@ -298,7 +298,7 @@ impl Driver<Debouncer> {
                 }
                 Ok(CancelReply { cancelled })
             }
-            _ => unreachable!("cancel answers its own reply"),
+            _ => Err(js::mismatch("Debouncer")),
         }
     }
 }
