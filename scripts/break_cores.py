@@ -358,6 +358,11 @@ LIST_AND_REVISION_BUGS = [
      "        \"(revision = IFNULL(?5, revision) OR ?5 IS NOT NULL)\"",
      "a claim on enqueue at another revision claims the id's waiting row, then is refused",
      "§2 a refused enqueue changes nothing"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "     AND state = 'waiting' AND revision = ?4)\";",
+     "     AND state = 'waiting' AND (revision = ?4 OR ?4 IS NOT NULL))\";",
+     "an enqueue at another revision prunes the group's oldest finished rows, then is refused",
+     "§2 a refused enqueue changes nothing"),
 ]
 
 TEST_NAME = "simulation"

@@ -1702,14 +1702,6 @@ impl Sim {
                 Ok(decided.reply)
             }
             Plan::Run(batch) => {
-                if row.state == "waiting" {
-                    // The one thing a refused enqueue does: the prune of
-                    // the group's finished rows past the newest it keeps,
-                    // which runs for a waiting caller at any revision. No
-                    // answer shows those rows (`recent` reads the newest
-                    // kept), so the refusal is unseen by the contract.
-                    self.model.prune(&row.group);
-                }
                 let outcomes = self.run(&batch);
                 sq::enqueue_outcome(&request, &outcomes, NAMES).map(|decided| {
                     assert!(

@@ -158,6 +158,7 @@ pub fn enqueue(
                 group(),
                 id(),
                 Param::Integer(u64::from(SERIAL_RECENT_PER_GROUP_MAX)),
+                text(request.revision.as_str()),
             ],
         ),
     ];

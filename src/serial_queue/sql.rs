@@ -39,14 +39,6 @@ macro_rules! columns {
 /// when it reads a batch's results).
 pub const COLUMNS: &str = columns!();
 
-/// The caller's own row, as a condition: ?1 group, ?2 instance id.
-macro_rules! caller_waiting {
-    () => {
-        "EXISTS (SELECT 1 FROM serial_queue WHERE group_name = ?1 AND instance_id = ?2 \
-         AND state = 'waiting')"
-    };
-}
-
 // --- reads ----------------------------------------------------------------
 
 /// ?1 group, ?2 instance id.
@@ -132,18 +124,19 @@ pub const SUPERSEDE_NOT_CURRENT: &str = concat!(
     columns!()
 );
 
-/// ?1 group, ?2 instance id, ?3 how many finished rows to keep. Runs only
-/// when the caller's enqueue took (a refused one changes nothing). The row
-/// with the group's highest fence stays whatever its age: the group's
-/// fence is read from it (`next_fence!`), and must never go back.
-pub const PRUNE_FINISHED: &str = concat!(
-    "DELETE FROM serial_queue WHERE group_name = ?1 \
+/// ?1 group, ?2 instance id, ?3 how many finished rows to keep, ?4 the
+/// caller's revision. Runs only when the caller's enqueue took: its row
+/// waits at the revision it names (a refused one, at another revision,
+/// changes nothing). The row with the group's highest fence stays whatever
+/// its age: the group's fence is read from it (`next_fence!`), and must
+/// never go back.
+pub const PRUNE_FINISHED: &str = "DELETE FROM serial_queue WHERE group_name = ?1 \
      AND state NOT IN ('waiting', 'holding') AND seq <= (SELECT seq FROM serial_queue \
      WHERE group_name = ?1 AND state NOT IN ('waiting', 'holding') ORDER BY seq DESC \
      LIMIT 1 OFFSET ?3) AND seq IS NOT (SELECT seq FROM serial_queue WHERE group_name = ?1 \
-     AND fence IS NOT NULL ORDER BY fence DESC LIMIT 1) AND ",
-    caller_waiting!()
-);
+     AND fence IS NOT NULL ORDER BY fence DESC LIMIT 1) \
+     AND EXISTS (SELECT 1 FROM serial_queue WHERE group_name = ?1 AND instance_id = ?2 \
+     AND state = 'waiting' AND revision = ?4)";
 
 // --- claim: one batch -----------------------------------------------------
 

@@ -155,7 +155,7 @@ impl Driver<BusyList> {
             .await?;
         match decided.map_err(|e| js::to_js_error(&e))? {
             Reply::Report(answer) => Ok(answer.into()),
-            Reply::Ticked => unreachable!("a report answers a report"),
+            Reply::Ticked => Err(js::mismatch("BusyList")),
         }
     }
 }

@@ -7,20 +7,28 @@
 //! the mark among its writes; a confirmed report clears the mark, and the
 //! holder-check alarm sends what is still owed.
 //!
+//! The Coordinator object's sending lives here too (its `send_reports`,
+//! `listReport` and the alarm's part), beside the reporters it drives.
+//!
 //! A Worker without the `BUSY_LIST` binding (an embedding that has not
 //! added the class yet) lists nothing: a report owed is then dropped as
 //! paid, so no alarm keeps running for it.
 
 use super::busy_service::{shard_count, LIST_BINDING};
-use super::js::to_js;
+use super::coordinator_object::Object;
+use super::js::{self, now_ms, to_js};
 use super::stub::call_object;
 use crate::busy::reporter::Reporter;
 use crate::busy::{shard_name, shard_of, Answer, Busy, Report};
+use crate::coordinator::{self, history};
 use crate::edge::busy::{ShardReport, ShardReportReply};
 use crate::ident::Ident;
-use crate::limits::KEY_SUMMARIES_KEPT_MAX;
+use crate::limits::{KEYS_CHECKED_PER_ALARM_MAX, KEY_SUMMARIES_KEPT_MAX};
+use crate::sql::Counted;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
 use worker::Env;
 
 /// What an object keeps for its keys' list reports, in memory only.
@@ -121,4 +129,116 @@ impl Reports {
             Sent::Unconfirmed
         }
     }
+}
+
+impl Object {
+    /// What the list of busy keys was told, and what is to send.
+    fn reports(&self) -> Rc<Reports> {
+        self.memory(|m| m.reports.clone())
+    }
+
+    /// Sends the list reports the last decisions made due, after the reply,
+    /// in `waitUntil`; a confirmed one clears the key's owed mark.
+    pub(super) fn send_reports(self: &Rc<Self>) {
+        for (key, report) in self.reports().take() {
+            let object = self.clone();
+            let send = js::promise(async move {
+                object.report_sent(&key, report).await?;
+                Ok(JsValue::UNDEFINED)
+            });
+            let _ = self.base.raw_state.wait_until(&send);
+        }
+    }
+
+    /// Sends one report and clears the owed mark if the shard confirms it.
+    async fn report_sent(self: &Rc<Self>, key: &Ident, report: Report) -> Result<bool, JsValue> {
+        match self.reports().send(&self.base.env, key, report).await {
+            Sent::Confirmed | Sent::NoList => {
+                let key = key.clone();
+                self.read(move |sql| history::paid(&Counted::new(sql), key.as_str()))
+                    .await?;
+                Ok(true)
+            }
+            Sent::Unconfirmed => Ok(false),
+        }
+    }
+
+    /// The key as its list entry should show it, read under the gate.
+    async fn busy_now(self: &Rc<Self>, key: &Ident) -> Result<(Busy, bool), JsValue> {
+        let object = self.clone();
+        let key = key.clone();
+        self.read(move |sql| {
+            let counted = Counted::new(sql);
+            let kept = object.memory(|m| m.kept(key.as_str()));
+            let summary = kept.unwrap_or_else(|| coordinator::load_summary(&counted, key.as_str()));
+            let busy = history::busy(
+                &counted,
+                key.as_str(),
+                summary.holders.len() as u32,
+                summary.waiters,
+                summary.limit,
+            );
+            let owed = history::is_owed(&counted, key.as_str());
+            sql.count_work(counted.work());
+            (busy, owed)
+        })
+        .await
+    }
+
+    /// `listReport`: the key reported as it is now.
+    pub(super) async fn list_report(self: &Rc<Self>, key: &Ident) -> Result<ListReported, JsValue> {
+        let (busy, _) = self.busy_now(key).await?;
+        let now = now_ms();
+        let report = self.reports().now(key.as_str(), busy, now);
+        self.report_sent(key, report).await?;
+        Ok(ListReported {
+            listed: busy.listed_at(now),
+            holders: busy.holders,
+            waiting: busy.waiting,
+            oldest_since: busy.oldest_since_ms,
+            limit: busy.limit,
+        })
+    }
+
+    /// The holder-check alarm's part for the list: each key that owes a
+    /// report, or whose counts changed since its last, is reported; a key
+    /// still owing one keeps the alarm.
+    pub(super) async fn alarm_reports(self: &Rc<Self>, keys: Vec<String>) -> Result<(), JsValue> {
+        let owed = self
+            .read(|sql| history::owed(&Counted::new(sql), KEYS_CHECKED_PER_ALARM_MAX))
+            .await?;
+        let mut all = keys;
+        for key in owed {
+            if !all.contains(&key) {
+                all.push(key);
+            }
+        }
+        let mut still_owed = false;
+        for key in all {
+            let Ok(key) = Ident::parse("key", &key) else {
+                continue;
+            };
+            let (busy, owed) = self.busy_now(&key).await?;
+            let Some(report) = self.reports().on_alarm(key.as_str(), busy, now_ms(), owed) else {
+                continue;
+            };
+            let paid = self.report_sent(&key, report).await?;
+            still_owed |= owed && !paid;
+        }
+        if still_owed {
+            self.arm_alarm().await?;
+        }
+        Ok(())
+    }
+}
+
+/// What `listReport` answers.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ListReported {
+    listed: bool,
+    holders: u32,
+    waiting: u32,
+    oldest_since: Option<u64>,
+    limit: u32,
 }

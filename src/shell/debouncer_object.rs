@@ -22,8 +22,7 @@ use super::js::{self, now_ms};
 use super::rpc;
 use super::sqlite::ObjectSql;
 use crate::debounce::{
-    self, assert_invariants, sql, Create, IdSuffix, Input, KeyState, Outcome, Reply, Transition,
-    Write,
+    self, assert_invariants, sql, Create, Input, KeyState, Outcome, Reply, Transition, Write,
 };
 use crate::edge::coordinator::KeyOptions;
 use crate::edge::debounce::{
@@ -33,7 +32,7 @@ use crate::edge::debounce::{
 use crate::error::BatonError;
 use crate::ident::WorkflowName;
 use crate::limits::DEBOUNCE_KEYS_PER_ALARM_MAX;
-use js_sys::{Promise, Reflect};
+use js_sys::Promise;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use worker::worker_sys::DurableObjectState;
@@ -165,19 +164,6 @@ impl DebouncerCore {
     }
 }
 
-/// A fresh unique id suffix: a UUID from the runtime's CSPRNG. The core
-/// draws no randomness; this is the one place it comes from.
-fn new_suffix() -> Result<IdSuffix, JsValue> {
-    let crypto = Reflect::get(&js_sys::global(), &JsValue::from_str("crypto"))?;
-    let random_uuid: js_sys::Function =
-        Reflect::get(&crypto, &JsValue::from_str("randomUUID"))?.unchecked_into();
-    let uuid = random_uuid
-        .call0(&crypto)?
-        .as_string()
-        .ok_or_else(|| JsValue::from_str("crypto.randomUUID gave no string"))?;
-    Ok(IdSuffix::new(uuid))
-}
-
 /// The reply a decision gave, or the caller's error for its refusal.
 fn replied(decided: Result<Reply, BatonError>) -> Result<Reply, JsValue> {
     decided.map_err(|e| js::to_js_error(&e))
@@ -207,7 +193,7 @@ impl Driver<Debouncer> {
         let call = request.core(&workflow).map_err(|e| js::to_js_error(&e))?;
         let input = Input::Debounce {
             call,
-            suffix: new_suffix()?,
+            suffix: effects::new_suffix()?,
         };
         match replied(self.run(&request.key, input).await?)? {
             Reply::Debounce(reply) => {
@@ -247,7 +233,7 @@ impl Driver<Debouncer> {
                 }
                 Ok(reply.into())
             }
-            _ => unreachable!("debounce answers its own reply"),
+            _ => Err(js::mismatch("Debouncer")),
         }
     }
 
@@ -258,7 +244,7 @@ impl Driver<Debouncer> {
             .map_err(|e| js::to_js_error(&e))?;
         let input = Input::StartAt {
             call,
-            suffix: new_suffix()?,
+            suffix: effects::new_suffix()?,
         };
         match replied(self.run(&request.key, input).await?)? {
             Reply::StartAt { instance_id, at } => {
@@ -272,14 +258,14 @@ impl Driver<Debouncer> {
                 );
                 Ok(StartAtReply { instance_id, at })
             }
-            _ => unreachable!("startAt answers its own reply"),
+            _ => Err(js::mismatch("Debouncer")),
         }
     }
 
     async fn flush(self: &Rc<Self>, request: DebounceKey) -> Result<FlushReply, JsValue> {
         match replied(self.run(&request.key, Input::Flush).await?)? {
             Reply::Flush { started } => Ok(FlushReply { started }),
-            _ => unreachable!("flush answers its own reply"),
+            _ => Err(js::mismatch("Debouncer")),
         }
     }
 
@@ -298,7 +284,7 @@ impl Driver<Debouncer> {
                 }
                 Ok(CancelReply { cancelled })
             }
-            _ => unreachable!("cancel answers its own reply"),
+            _ => Err(js::mismatch("Debouncer")),
         }
     }
 }

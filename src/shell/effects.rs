@@ -7,10 +7,26 @@
 use super::decision_log::{self, Kind, Scope};
 use super::js;
 use super::workflow::Workflow;
+use crate::debounce::IdSuffix;
 use crate::transition::{Check, Create, CreateOutcome, Terminate};
 use crate::workflow::Liveness;
-use wasm_bindgen::JsValue;
+use js_sys::Reflect;
+use wasm_bindgen::{JsCast, JsValue};
 use worker::Env;
+
+/// A fresh unique suffix for a created instance's id: a UUID from the
+/// runtime's CSPRNG. The core draws no randomness; this is the one place
+/// it comes from.
+pub fn new_suffix() -> Result<IdSuffix, JsValue> {
+    let crypto = Reflect::get(&js_sys::global(), &JsValue::from_str("crypto"))?;
+    let random_uuid: js_sys::Function =
+        Reflect::get(&crypto, &JsValue::from_str("randomUUID"))?.unchecked_into();
+    let uuid = random_uuid
+        .call0(&crypto)?
+        .as_string()
+        .ok_or_else(|| JsValue::from_str("crypto.randomUUID gave no string"))?;
+    Ok(IdSuffix::new(uuid))
+}
 
 /// Creates an instance, and logs what that came to.
 pub async fn create(env: &Env, scope: Scope<'_>, create: &Create) -> CreateOutcome {

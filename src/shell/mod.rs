@@ -13,7 +13,9 @@
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
 //! - [`wake`]: the turn event, its status check and the deferred round after
 //!   the reply, for the driver's wakes and the serial queue's.
-//! - [`coordinator_effects`]: the Coordinator's effects as the driver performs them.
+//! - [`coordinator_effects`]: the Coordinator's effects as the driver performs them;
+//!   [`coordinator_memory`]: its memory between decisions (each key's summary);
+//!   [`coordinator_calls`]: its method bodies.
 //! - [`coordinator_object`], [`rate_limiter_object`], [`debouncer_object`],
 //!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
 //!   last is one shard of the list of busy keys, contract §10);
@@ -36,7 +38,9 @@ pub mod busy_list_object;
 pub mod busy_report;
 pub mod busy_service;
 pub mod config;
+pub mod coordinator_calls;
 pub mod coordinator_effects;
+pub mod coordinator_memory;
 pub mod coordinator_object;
 pub mod d1_results;
 pub mod debouncer_object;

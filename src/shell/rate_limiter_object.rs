@@ -223,7 +223,7 @@ impl RateLimiterCore {
                 permits,
             };
             let Reply::Acquire(reply) = self.decide(&request.bucket, input)? else {
-                unreachable!("acquire answered otherwise")
+                return Err(js::mismatch("RateLimiter"));
             };
             let reply = RateAcquireReply::from(reply);
             // A grant is routine (P5's hot path prints nothing by default);
@@ -252,7 +252,7 @@ impl RateLimiterCore {
                 cooldown_ms: request.cooldown_ms.0,
             };
             let Reply::Penalize { until_ms } = self.decide(&request.bucket, input)? else {
-                unreachable!("penalize answered otherwise")
+                return Err(js::mismatch("RateLimiter"));
             };
             Ok(to_js(&RatePenalizeReply { until: until_ms }))
         })
@@ -265,7 +265,7 @@ impl RateLimiterCore {
                 permits: request.permits.0,
             };
             let Reply::Refund { refunded } = self.decide(&request.bucket, input)? else {
-                unreachable!("refund answered otherwise")
+                return Err(js::mismatch("RateLimiter"));
             };
             Ok(to_js(&RateRefundReply { refunded }))
         })
@@ -276,7 +276,7 @@ impl RateLimiterCore {
         let none = JsValue::UNDEFINED;
         rpc::serve_now(&BUCKET_ARG, bucket, none, |request: RateInspect| {
             let Reply::Inspect(inspection) = self.decide(&request.bucket, Input::Inspect)? else {
-                unreachable!("inspect answered otherwise")
+                return Err(js::mismatch("RateLimiter"));
             };
             Ok(to_js(&RateInspection::new(request.bucket, inspection)))
         })

@@ -208,8 +208,6 @@ fn liveness_name(liveness: Liveness) -> &'static str {
     }
 }
 
-pub(super) const MISMATCH: &str = "a Runs decision answered another method's reply";
-
 impl Object {
     async fn claim(self: &Rc<Self>, request: RunClaim) -> Result<JsValue, JsValue> {
         let config = self.driver.config()?;
@@ -224,7 +222,7 @@ impl Object {
         let Reply::Claim { answer, checked } =
             replied(self.driver.run(&request.key, input).await?)?
         else {
-            unreachable!("{MISMATCH}");
+            return Err(js::mismatch("Runs"));
         };
         let reason = match checked {
             None => "decided without a check".to_string(),
@@ -264,7 +262,7 @@ impl Object {
             .driver
             .run_in_turn(&request.key, input, Some(self.waker(&request.key)));
         let Reply::Complete(view) = replied(run.await?)? else {
-            unreachable!("{MISMATCH}");
+            return Err(js::mismatch("Runs"));
         };
         let recorded = view.is_some();
         let (kind, decision, reason) = if recorded {
@@ -291,7 +289,7 @@ impl Object {
             .driver
             .run_in_turn(&request.key, input, Some(self.waker(&request.key)));
         let Reply::Append(seq) = replied(run.await?)? else {
-            unreachable!("{MISMATCH}");
+            return Err(js::mismatch("Runs"));
         };
         reply(&wire::append_reply(seq))
     }

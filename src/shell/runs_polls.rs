@@ -8,8 +8,8 @@
 //! drops their RPCs, and callers retry.
 
 use super::driver::{InTurn, Rules, Stored, TransitionOf};
-use super::js::now_ms;
-use super::runs_object::{counted, reply, Object, Runs, MISMATCH};
+use super::js::{self, now_ms};
+use super::runs_object::{counted, reply, Object, Runs};
 use super::sqlite::ObjectSql;
 use crate::edge::runs::{wire, RunAwait, RunEvents};
 use crate::ident::Ident;
@@ -76,18 +76,18 @@ impl Object {
                 };
                 let view = Runs::load(sql, key.as_str(), &input);
                 let decided = runs::decide(&view, now, input).map(|t| t.reply);
-                match decided {
-                    Ok(Reply::Await(Poll::Answer(view))) => Ok(wire::await_reply(view.as_ref())),
-                    Ok(Reply::Events(Poll::Answer(slice))) => Ok(wire::events_reply(&slice)),
-                    Ok(Reply::Await(Poll::Park { deadline_ms }))
-                    | Ok(Reply::Events(Poll::Park { deadline_ms })) => {
-                        Err(object.park(key, on, now, deadline_ms))
+                match decided.map_err(|e| js::to_js_error(&e))? {
+                    Reply::Await(Poll::Answer(view)) => Ok(Ok(wire::await_reply(view.as_ref()))),
+                    Reply::Events(Poll::Answer(slice)) => Ok(Ok(wire::events_reply(&slice))),
+                    Reply::Await(Poll::Park { deadline_ms })
+                    | Reply::Events(Poll::Park { deadline_ms }) => {
+                        Ok(Err(object.park(key, on, now, deadline_ms)))
                     }
-                    _ => unreachable!("{MISMATCH}"),
+                    _ => Err(js::mismatch("Runs")),
                 }
             })
             .await?;
-        match answer {
+        match answer? {
             Ok(text) => reply(&text),
             Err(parked) => wasm_bindgen_futures::JsFuture::from(parked).await,
         }

@@ -56,14 +56,9 @@ pub trait Perform<R: Rules>: 'static {
 
 /// No effect is ever performed.
 impl<R: Rules> Perform<R> for NoEffect {
-    fn perform<'a>(&'a self, _: &'a Performing<'a, R>) -> impl Future<Output = Performed<R>> + 'a {
-        std::future::ready(none(*self))
+    async fn perform<'a>(&'a self, _: &'a Performing<'a, R>) -> Performed<R> {
+        match *self {}
     }
-}
-
-/// What a value of a type with no values is taken for.
-fn none<T>(effect: NoEffect) -> T {
-    match effect {}
 }
 
 /// The per-call bounds of the effects that have one

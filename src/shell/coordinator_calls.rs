@@ -1,0 +1,119 @@
+//! The Coordinator's method bodies behind its JS methods
+//! (`coordinator_object::CoordinatorCore`): each request checked against
+//! the configuration, turned into the core's input, run by the driver, and
+//! its reply shaped as the contract answers it. Apart from the object's
+//! file, which keeps only the table of contents: what each JS method runs
+//! and whether it answers in the caller's turn.
+
+use super::coordinator_object::{Coordinator, Object};
+use super::driver::Now;
+use super::js;
+use crate::coordinator::{self, history, Input, Reply};
+use crate::edge::coordinator::{
+    Acquire, AcquireReply, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
+    KeyOptions, RecentHold, Release, ReleaseReply, WaiterView,
+};
+use crate::sql::Counted;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+
+impl Object {
+    /// Refuses options the configuration cannot honour (an unknown `workflow`).
+    fn check_options(&self, options: Option<&KeyOptions>) -> Result<(), JsValue> {
+        self.config()?
+            .check_options(options)
+            .map_err(|e| js::to_js_error(&e))
+    }
+
+    pub(super) async fn enqueue(
+        self: &Rc<Self>,
+        request: Enqueue,
+    ) -> Result<EnqueueReply, JsValue> {
+        self.check_options(request.options.as_ref())?;
+        let input = Input::Enqueue(request.core());
+        match self.run(&request.key, input).await? {
+            Ok(Reply::Enqueue(reply)) => Ok(reply.into()),
+            Ok(_) => Err(js::mismatch("Coordinator")),
+            Err(refusal) => Err(js::to_js_error(&refusal)),
+        }
+    }
+
+    /// `acquire`'s decision, in the caller's turn.
+    pub(super) fn acquire_now(&self, request: &Acquire) -> Result<Now<Coordinator>, JsValue> {
+        self.check_options(request.options.as_ref())?;
+        self.try_now(&request.key, Input::Acquire(request.core()))
+            .map_err(|e| js::to_js_error(&e))
+    }
+
+    /// `acquire`'s reply as the call asked for it: §1's string, or with
+    /// `grant` the object, naming a waiter's event type.
+    pub(super) fn acquire_reply(
+        &self,
+        request: &Acquire,
+        reply: Reply,
+    ) -> Result<AcquireReply, JsValue> {
+        let Reply::Acquire(reply) = reply else {
+            return Err(js::mismatch("Coordinator"));
+        };
+        let base = &self.config()?.turn_event_type;
+        let grant = request.options.as_ref().and_then(|o| o.grant) == Some(true);
+        Ok(AcquireReply::new(reply, grant, |turn| {
+            coordinator::event_type(base, request.key.as_str(), turn)
+        }))
+    }
+
+    /// `release`'s decision, in the caller's turn (never refused).
+    pub(super) fn release_now(&self, request: &Release) -> Result<Now<Coordinator>, JsValue> {
+        self.config()?;
+        let input = Input::Release(request.instance_id.clone());
+        self.try_now(&request.key, input)
+            .map_err(|e| js::to_js_error(&e))
+    }
+
+    pub(super) async fn inspect(self: &Rc<Self>, request: Inspect) -> Result<Inspection, JsValue> {
+        let key = request.key;
+        let name = key.clone();
+        let default_workflow = self.config()?.workflow_binding.clone();
+        let (inspection, needs_check) = self
+            .read(move |sql| {
+                let counted = Counted::new(sql);
+                let (summary, waiters, superseded) = coordinator::inspect(&counted, key.as_str());
+                let (recent, counts) = history::inspect(&counted, key.as_str());
+                sql.count_work(counted.work());
+                let needs_check = coordinator::needs_check(&summary);
+                let waiting = (1..)
+                    .zip(waiters)
+                    .map(|(position, w)| WaiterView::new(w, position, &summary))
+                    .collect();
+                let holders = summary.holders;
+                let inspection = Inspection {
+                    key: name,
+                    holder: holders.first().cloned().map(HolderView::from),
+                    waiting,
+                    superseded,
+                    limit: summary.limit,
+                    holders: holders
+                        .into_iter()
+                        .map(|h| HolderEntry::new(h, &default_workflow))
+                        .collect(),
+                    recent: recent.into_iter().map(RecentHold::from).collect(),
+                    counts: counts.into(),
+                };
+                (inspection, needs_check)
+            })
+            .await?;
+        // As every decision does: a key someone waits on keeps the alarm.
+        if needs_check {
+            self.arm_alarm().await?;
+        }
+        Ok(inspection)
+    }
+}
+
+/// `release`'s reply: the first instance handed the caller's slot.
+pub(super) fn release_reply(reply: Reply) -> Result<ReleaseReply, JsValue> {
+    let Reply::Release(next) = reply else {
+        return Err(js::mismatch("Coordinator"));
+    };
+    Ok(ReleaseReply { next })
+}

@@ -1,0 +1,139 @@
+//! The Coordinator's memory between decisions ([`Summaries`]): each key's
+//! summary as the last decision left it, the settings decisions read, and
+//! the list reports decisions made due. Apart from the object's file
+//! because it is where every committed decision passes: [`Summaries::write`]
+//! commits the writes, prints the decision's log line as it is and queues
+//! its report; it decides none of them (the transition carries all three).
+
+use super::busy_report::Reports;
+use super::config::WorkflowConfig;
+use super::coordinator_object::{Coordinator, Keyed, Object};
+use super::decision_log::{self, Scope};
+use super::driver::{Memory, TransitionOf};
+use super::js::now_ms;
+use super::object::ObjectBase;
+use super::sqlite::ObjectSql;
+use crate::busy::reporter::Due;
+use crate::coordinator::{self, history, Input, Settings, Summary};
+use crate::ident::Ident;
+use crate::limits::KEY_SUMMARIES_KEPT_MAX;
+use crate::sql::Counted;
+use crate::transition::{Alarm, LogLine};
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+
+/// Each key's summary as the last decision on it left it, so that the
+/// next one starts without reading it; and the settings decisions read.
+/// Memory only: a restart (or a full map, at [`KEY_SUMMARIES_KEPT_MAX`])
+/// means one read to reload.
+#[derive(Default)]
+pub struct Summaries {
+    settings: Option<Rc<Settings>>,
+    summaries: HashMap<String, Summary>,
+    /// What the list of busy keys was told of each key (contract §10),
+    /// and the reports decisions made due, to send after the reply.
+    pub(super) reports: Rc<Reports>,
+    /// The holder-check period, for [`Summaries::committed`].
+    holder_check_ms: u64,
+    /// The last decision left a report owed and no alarm armed.
+    alarm_soon: bool,
+}
+
+impl Summaries {
+    /// The summary the last decision on `key` left, if it is kept.
+    pub(super) fn kept(&self, key: &str) -> Option<Summary> {
+        self.summaries.get(key).cloned()
+    }
+}
+
+impl Memory<Coordinator> for Summaries {
+    fn configure(&mut self, config: &WorkflowConfig) {
+        self.settings = Some(Rc::new(Settings {
+            grace_ms: config.enqueue_grace_ms,
+            workflow: config.workflow_binding.clone(),
+        }));
+        self.holder_check_ms = config.holder_check_ms;
+    }
+    fn load(&mut self, sql: &ObjectSql, key: &str, input: &Input) -> Keyed {
+        let settings = self
+            .settings
+            .clone()
+            .expect("every method checks the variables before deciding");
+        let counted = Counted::new(sql);
+        // Taken out: should the decision be refused or panic, the next one
+        // reads the rows again.
+        let summary = self.summaries.remove(key);
+        let view = coordinator::load(&counted, key, summary, input);
+        sql.count_work(counted.work());
+        Keyed {
+            key: key.to_owned(),
+            view,
+            settings,
+            outputs: None,
+        }
+    }
+    /// The commit, the decision's log line printed, its list report
+    /// queued, and the summary kept.
+    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<Coordinator>) {
+        let outputs = transition
+            .state
+            .outputs
+            .as_ref()
+            .expect("a transition's state carries what the decision caused");
+        let counted = Counted::new(sql);
+        coordinator::write(&counted, key, &transition.writes);
+        sql.count_work(counted.work());
+        if let Some(line) = &outputs.log {
+            print(key, line);
+        }
+        let now = outputs.now_ms;
+        let send = match outputs.report {
+            Due::Nothing => false,
+            Due::Counts | Due::Owed => true,
+            Due::CountsIfListed => self.reports.listed_for_dead(key, now),
+        };
+        if send {
+            let s = &transition.state.view.summary;
+            let counted = Counted::new(sql);
+            let busy = history::busy(&counted, key, s.holders.len() as u32, s.waiters, s.limit);
+            sql.count_work(counted.work());
+            // Keys were stored after validation.
+            if let Ok(ident) = Ident::parse("key", key) {
+                self.reports.due(&ident, busy, now);
+            }
+            // The report is owed until the shard confirms it: the alarm,
+            // set in this turn, sends it again if it is lost.
+            self.alarm_soon = outputs.report == Due::Owed && transition.alarm == Alarm::Keep;
+        }
+        if self.summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
+            self.summaries.clear();
+        }
+        let summary = transition.state.view.summary.clone();
+        self.summaries.insert(key.to_owned(), summary);
+    }
+    /// Sets the alarm one holder-check period from now when the decision
+    /// left a report owed and no alarm of its own, in this turn (its write
+    /// goes with the decision's), without waiting for it.
+    fn committed(&mut self, base: &ObjectBase) {
+        if !std::mem::take(&mut self.alarm_soon) {
+            return;
+        }
+        let at = now_ms() + self.holder_check_ms;
+        if let Ok(storage) = base.raw_state.storage() {
+            let _ = storage.set_alarm(
+                js_sys::Date::new(&JsValue::from_f64(at as f64)),
+                js_sys::Object::new(),
+            );
+        }
+    }
+    /// Sends the list reports the decisions made due, after the reply.
+    fn decided(driver: &Rc<Object>) {
+        driver.send_reports();
+    }
+}
+
+/// Prints a decision's line as the core wrote it.
+fn print(key: &str, line: &LogLine) {
+    decision_log::line(Scope::Key(key), line);
+}
