@@ -150,8 +150,15 @@ function resetDue(object, at, call, { type, id, key } = {}) {
 /** Methods a seeded reset spares: the tests' own reads of what an object holds. */
 const UNRESET = new Set(["inspect", "storageWork"]);
 
-/** Resets the Durable Object `ctx` belongs to, as a deploy or an overload would. */
-function reset(ctx, why) {
+/**
+ * Resets the Durable Object `ctx` belongs to, as a deploy or an overload
+ * would. Awaited first, so that no WASM frame is on the stack: production
+ * never resets an object inside a synchronous call into its WASM, and an
+ * abort thrown through one leaves the module's state half-borrowed for
+ * every object of the isolate.
+ */
+async function reset(ctx, why) {
+  await Promise.resolve();
   ctx.abort(`fault-injector: reset ${why}`);
   // abort() ends the object; should it return, the call must not go on.
   throw new Error(`fault-injector: reset ${why}`);
@@ -182,7 +189,7 @@ class StrictInstance {
     }
     const where = { type, id: this.id };
     if (this.#object && resetDue(this.#object.name, "between", "sendEvent", where)) {
-      reset(this.#object.ctx, `before sendEvent ${type} to ${this.id}`);
+      await reset(this.#object.ctx, `before sendEvent ${type} to ${this.id}`);
     }
     await platformFaults("sendEvent", `${this.#workflow.name} ${this.id} ${type}`, where);
     const { status } = await this.#instance.status();
@@ -191,19 +198,19 @@ class StrictInstance {
     }
     await this.#instance.sendEvent(event);
     if (this.#object && resetDue(this.#object.name, "after", "sendEvent", where)) {
-      reset(this.#object.ctx, `after sendEvent ${type} to ${this.id}`);
+      await reset(this.#object.ctx, `after sendEvent ${type} to ${this.id}`);
     }
   }
 
   async terminate() {
     const where = { id: this.id };
     if (this.#object && resetDue(this.#object.name, "between", "terminate", where)) {
-      reset(this.#object.ctx, `before terminate of ${this.id}`);
+      await reset(this.#object.ctx, `before terminate of ${this.id}`);
     }
     await platformFaults("terminate", `${this.#workflow.name} ${this.id}`, where);
     await this.#instance.terminate();
     if (this.#object && resetDue(this.#object.name, "after", "terminate", where)) {
-      reset(this.#object.ctx, `after terminate of ${this.id}`);
+      await reset(this.#object.ctx, `after terminate of ${this.id}`);
     }
   }
 
@@ -240,7 +247,7 @@ class StrictWorkflow {
     const id = options.id;
     const where = { id };
     if (this.#object && resetDue(this.#object.name, "between", "create", where)) {
-      reset(this.#object.ctx, `before create of ${id}`);
+      await reset(this.#object.ctx, `before create of ${id}`);
     }
     await platformFaults("create", `${this.name} ${id}`, where);
     if (id !== undefined) {
@@ -253,7 +260,7 @@ class StrictWorkflow {
     }
     const instance = await this.#workflow.create(options);
     if (this.#object && resetDue(this.#object.name, "after", "create", where)) {
-      reset(this.#object.ctx, `after create of ${id}`);
+      await reset(this.#object.ctx, `after create of ${id}`);
     }
     return new StrictInstance(instance, this, this.#object);
   }
@@ -348,7 +355,7 @@ function faulty(Base) {
     const real = Base.prototype[method];
     if (typeof real !== "function") continue;
     Faulty.prototype[method] = function (...args) {
-      if (resetDue(object, "before", method, { key: args[0] })) reset(this.ctx, `before ${object}.${method}`);
+      if (resetDue(object, "before", method, { key: args[0] })) return reset(this.ctx, `before ${object}.${method}`);
       return real.apply(this, args);
     };
   }
