@@ -33,7 +33,9 @@ function callNumber(step, bucket) {
  */
 export async function withRateLimit(step, rateLimiter, bucket, rules, body, options = {}) {
   const settings = { ...DEFAULTS, ...options };
-  const stub = rateLimiter.get(rateLimiter.idFromName(bucket));
+  // A fresh stub for every call: one that has thrown (a reset object)
+  // throws on every later call, so a retried step must not reuse it.
+  const stub = () => rateLimiter.get(rateLimiter.idFromName(bucket));
   const tag = settings.name ?? `${stepTag(String(bucket))} #${callNumber(step, bucket)}`;
   const call = batonSteps(step, settings.stepRetries);
 
@@ -44,7 +46,7 @@ export async function withRateLimit(step, rateLimiter, bucket, rules, body, opti
   for (let pass = 1; got < settings.permits; pass++) {
     const wanted = settings.permits - got;
     const reply = await call(`baton rate ${tag} acquire ${pass}`, () =>
-      stub.acquire(bucket, { rules, permits: wanted }),
+      stub().acquire(bucket, { rules, permits: wanted }),
     );
     got += reply.granted;
     if (reply.granted > 0) continue;
@@ -75,7 +77,7 @@ export class RateLimitTimeout extends Error {
  * drift from the grants the windows saw (see the README).
  */
 export class PermitPool {
-  #stub;
+  #rateLimiter;
   #bucket;
   #rules;
   #block;
@@ -86,7 +88,7 @@ export class PermitPool {
   #leasing = null;
 
   constructor(rateLimiter, bucket, rules, { block = 10, holdMs = 1000, maxWaitMs = 60_000 } = {}) {
-    this.#stub = rateLimiter.get(rateLimiter.idFromName(bucket));
+    this.#rateLimiter = rateLimiter;
     this.#bucket = bucket;
     this.#rules = rules;
     this.#block = block;
@@ -98,6 +100,14 @@ export class PermitPool {
   get available() {
     this.#expire();
     return this.#leases.reduce((sum, lease) => sum + lease.count, 0);
+  }
+
+  /**
+   * The bucket's object, a fresh stub for every call: once a stub has
+   * thrown (the object was reset), every later call on it throws too.
+   */
+  #stub() {
+    return this.#rateLimiter.get(this.#rateLimiter.idFromName(this.#bucket));
   }
 
   /**
@@ -143,7 +153,7 @@ export class PermitPool {
   #lease(permits) {
     this.#leasing ??= (async () => {
       try {
-        const reply = await this.#stub.acquire(this.#bucket, { rules: this.#rules, permits });
+        const reply = await this.#stub().acquire(this.#bucket, { rules: this.#rules, permits });
         if (reply.granted > 0) this.#leases.push({ at: Date.now(), count: reply.granted });
         return reply;
       } finally {
@@ -168,7 +178,7 @@ export class PermitPool {
     // The contract takes at most 10,000 per refund.
     for (let left = permits; left > 0; ) {
       const chunk = Math.min(left, 10_000);
-      refunded += (await this.#stub.refund(this.#bucket, { permits: chunk })).refunded;
+      refunded += (await this.#stub().refund(this.#bucket, { permits: chunk })).refunded;
       left -= chunk;
     }
     return refunded;

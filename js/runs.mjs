@@ -16,8 +16,14 @@ const WAIT_MS_MAX = 30_000;
 
 const STEP_RETRIES = { limit: 5, delay: "1 second", backoff: "exponential" };
 
+/**
+ * The run's object, as a function giving a fresh stub for every call: once
+ * a stub has thrown (the object was reset: a deploy, an overload), every
+ * later call on it throws too, so a retried step or a later poll must not
+ * reuse it.
+ */
 function runStub(runs, key) {
-  return runs.get(runs.idFromName(key));
+  return () => runs.get(runs.idFromName(key));
 }
 
 /** A fresh Workflow instance id: letters, digits, `-` and `_`, at most 100. */
@@ -43,7 +49,7 @@ export async function startOnce(runs, workflow, key, params, options = {}) {
   const instanceId = options.instanceId ?? newInstanceId(options.idPrefix ?? "run-");
   const claim = { instanceId };
   if (options.workflow !== undefined) claim.workflow = options.workflow;
-  const reply = await runStub(runs, key).claim(key, claim);
+  const reply = await runStub(runs, key)().claim(key, claim);
   if (!reply.claimed) {
     return { instanceId: reply.instanceId, started: false };
   }
@@ -70,7 +76,7 @@ export async function awaitRun(runs, key, options = {}) {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
     const left = Math.max(0, deadline - Date.now());
-    const view = await stub.await(key, { timeoutMs: Math.min(left, WAIT_MS_MAX) });
+    const view = await stub().await(key, { timeoutMs: Math.min(left, WAIT_MS_MAX) });
     if (view.state === "complete" || view.state === "failed" || left === 0) return view;
   }
 }
@@ -105,13 +111,13 @@ export function runReporter(step, runs, key, instanceId, options = {}) {
 
   async function latestSeq() {
     // `after` at the top: no event is read, only the log's ends.
-    const reply = await stub.events(key, { after: Number.MAX_SAFE_INTEGER, limit: 1, timeoutMs: 0 });
+    const reply = await stub().events(key, { after: Number.MAX_SAFE_INTEGER, limit: 1, timeoutMs: 0 });
     return reply.latestSeq;
   }
 
   const outcome = (name, fields) =>
     call(`baton run ${name} ${tag}`, async () => {
-      const { recorded } = await stub.complete(key, { instanceId, ...fields });
+      const { recorded } = await stub().complete(key, { instanceId, ...fields });
       return recorded;
     });
 
@@ -124,11 +130,11 @@ export function runReporter(step, runs, key, instanceId, options = {}) {
         // Only the claimant appends and its events go one at a time, so an
         // event right after the cursor is this step's, from an attempt whose
         // reply was lost: do not append it again.
-        const seen = await stub.events(key, { after, limit: 1, timeoutMs: 0 });
+        const seen = await stub().events(key, { after, limit: 1, timeoutMs: 0 });
         if (seen.events[0]?.seq === after + 1) return after + 1;
         const request = { instanceId, type };
         if (data !== undefined) request.data = data;
-        return (await stub.append(key, request)).seq;
+        return (await stub().append(key, request)).seq;
       });
       return cursor;
     },

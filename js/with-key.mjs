@@ -64,11 +64,14 @@ function grantOf(event, key, instanceId) {
  */
 export async function withKey(step, coordinator, key, instanceId, body, options = {}) {
   const settings = { ...DEFAULTS, ...options };
-  const stub = coordinator.get(coordinator.idFromName(key));
+  // A fresh stub for every call: once a stub has thrown (the object was
+  // reset: a deploy, an overload), every later call on it throws too, so a
+  // retried step must not reuse it.
+  const stub = () => coordinator.get(coordinator.idFromName(key));
   const tag = stepTag(String(key));
   const call = batonSteps(step, settings.stepRetries);
   const acquireOptions = keyOptions(settings);
-  const acquire = () => stub.acquire(key, instanceId, acquireOptions);
+  const acquire = () => stub().acquire(key, instanceId, acquireOptions);
 
   let reply = await call(`baton acquire ${tag}`, acquire);
   if (reply?.status === "busy") {
@@ -101,6 +104,6 @@ export async function withKey(step, coordinator, key, instanceId, body, options 
   try {
     return { superseded: false, value: await body({ fence: reply.fence }) };
   } finally {
-    await call(`baton release ${tag}`, () => stub.release(key, instanceId));
+    await call(`baton release ${tag}`, () => stub().release(key, instanceId));
   }
 }

@@ -15,12 +15,13 @@
 //! with the status `HttpError::status` gives.
 
 use super::busy_service;
+use super::http_body::{drain_unread, internal, read_body};
 use super::js::Thrown;
 use super::serial_queue_d1::Shell;
 use super::stub::{self, CallError};
 use crate::edge::http::{self, Asset, Command, Endpoint, HttpError, Operation};
 use crate::edge::{CoordinatorCall, SerialCall};
-use futures_util::StreamExt;
+use crate::limits::HTTP_BODY_BYTES_MAX;
 use serde::Serialize;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -29,31 +30,39 @@ use worker::{Context, Env, Headers, Request, Response};
 /// Answers one request. Never fails: every error becomes a response.
 /// `assets`: the static files by name (`shell::entry`).
 pub async fn handle(
-    request: Request,
+    mut request: Request,
     env: Env,
     ctx: Context,
     assets: &JsValue,
 ) -> worker::Result<Response> {
-    let method = request.inner().method();
-    let path = request.path();
+    let (method, path) = (request.inner().method(), request.path());
     let matched = match http::route(&method, &path) {
         Ok(matched) => matched,
-        Err(error) => return error_response(&error),
+        Err(error) => {
+            // No route, so no operation's limit: the API's own.
+            drain_unread(&mut request, HTTP_BODY_BYTES_MAX).await;
+            return error_response(&error);
+        }
     };
     // Assets are public and API routes need the token, by the route table's
     // construction (tested in `edge::http`): the endpoint says which.
     match matched.endpoint {
         Endpoint::Asset(asset) => asset_response(assets, asset),
-        Endpoint::Api(operation) => match api(request, &env, ctx, operation, matched.param).await {
-            Ok(reply) => json_response(200, reply),
-            Err(error) => error_response(&error),
-        },
+        Endpoint::Api(operation) => {
+            match api(&mut request, &env, ctx, operation, matched.param).await {
+                Ok(reply) => json_response(200, reply),
+                Err(error) => {
+                    drain_unread(&mut request, operation.body_bytes_max()).await;
+                    error_response(&error)
+                }
+            }
+        }
     }
 }
 
 /// The API path: token, body, command, run.
 async fn api(
-    mut request: Request,
+    request: &mut Request,
     env: &Env,
     ctx: Context,
     operation: Operation,
@@ -72,17 +81,9 @@ async fn api(
         http::check_declared_length(content_length.as_deref(), operation.body_bytes_max())?;
         http::check_content_type(header("content-type").as_deref())
     });
-    if let Err(error) = checked {
-        let bytes_max = operation.body_bytes_max();
-        if operation.has_body() && http::worth_draining(content_length.as_deref(), bytes_max) {
-            if let Ok(mut stream) = request.stream() {
-                discard(&mut stream, 0, bytes_max).await;
-            }
-        }
-        return Err(error);
-    }
+    checked?;
     let body = if operation.has_body() {
-        let bytes = read_body(&mut request, operation.body_bytes_max()).await?;
+        let bytes = read_body(request, operation.body_bytes_max()).await?;
         Some(http::parse_json_object(&bytes)?)
     } else if operation.route().2 == http::Input::Query {
         // A list's options are its query string. Read from the raw URL
@@ -112,44 +113,6 @@ fn configured_token(env: &Env) -> Option<String> {
     env.secret("BATON_TOKEN")
         .ok()
         .map(|token| token.to_string())
-}
-
-/// The body, read chunk by chunk; past the limit the rest is read and
-/// discarded (up to `http::drain_bytes_max`) and the request refused,
-/// whatever the `Content-Length` claimed.
-async fn read_body(request: &mut Request, bytes_max: usize) -> Result<Vec<u8>, HttpError> {
-    if request.inner().body().is_none() {
-        return Ok(Vec::new());
-    }
-    let mut stream = request.stream().map_err(internal)?;
-    let mut body = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(internal)?;
-        if let Err(refused) = http::check_body_length(body.len() + chunk.len(), bytes_max) {
-            discard(&mut stream, body.len() + chunk.len(), bytes_max).await;
-            return Err(refused);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-/// Reads what is left of a refused body, so that the client has finished
-/// writing when its answer comes (`limits::HTTP_BODY_DRAIN_BYTES_MAX` says
-/// why); `read` bytes are already read, `bytes_max` is the operation's
-/// limit. Stops at the bound or on a read error: the answer is the refusal
-/// either way.
-async fn discard(stream: &mut worker::ByteStream, mut read: usize, bytes_max: usize) {
-    while read <= http::drain_bytes_max(bytes_max) {
-        match stream.next().await {
-            Some(Ok(chunk)) => read += chunk.len(),
-            Some(Err(_)) | None => return,
-        }
-    }
-}
-
-fn internal(error: impl std::fmt::Display) -> HttpError {
-    HttpError::Internal(format!("Baton: {error}"))
 }
 
 /// Runs a parsed command through the method an RPC caller would use; the

@@ -30,7 +30,8 @@
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
 //! - [`d1_results`]: a D1 batch's results, read into the serial queue's outcomes.
 //! - [`decision_log`]: one structured log line per decision.
-//! - [`http`]: the HTTP API, the status page's files and the OpenAPI document.
+//! - [`http`]: the HTTP API, the status page's files and the OpenAPI document;
+//!   `http_body` reads a request's body and drains a refused one.
 //! - [`entry`]: the Worker's fetch handler (`HttpApi`), which JS constructs
 //!   with the static files (they are a JS module, not part of the WASM).
 
@@ -50,6 +51,7 @@ pub mod effects;
 pub mod entry;
 pub mod gate;
 pub mod http;
+mod http_body;
 pub mod js;
 pub mod object;
 pub mod rate_limiter_object;

@@ -94,6 +94,8 @@ export function collectLogs(lines, keep) {
  * `persistRoot`: keep every store (Durable Objects, alarms, Workflows, D1)
  * in this directory, so a later `startBaton` on it is a restart.
  * `workflows`: Workflow bindings Baton gets besides `WORKFLOW`, `OTHER` and `ECHO`.
+ * `strict`: Baton's bindings go through the fault injector (see
+ * `batonWorker`); the default is the environment's BATON_STRICT_BINDING.
  */
 export async function startBaton(options = {}) {
   // Everything the Workers runtime prints, line by line (decision logs among it).
@@ -120,6 +122,7 @@ export async function startBaton(options = {}) {
         exports: sqliteClasses("Recorder"),
       }),
       batonWorker({
+        strict: options.strict,
         workflow: { name: "test-workflow", className: "TestWorkflow", scriptName: "test-workflows" },
         // OTHER: a second Workflow sharing Baton's keys (contract §1a);
         // ECHO: what the Debouncer starts in tests.
@@ -166,16 +169,30 @@ const BATON_CLASSES = {
 };
 
 /**
+ * Whether every Baton the tests start reaches its Workflows and D1 through
+ * the fault injector (tests/miniflare/fault-injector.mjs): production-strict
+ * Workflow bindings, and the faults a test's plan sets. `BATON_STRICT_BINDING=1`.
+ */
+export const STRICT_BINDING = process.env.BATON_STRICT_BINDING === "1";
+const FAULT_INJECTOR = "tests/miniflare/fault-injector.mjs";
+
+/**
  * Miniflare's Worker entry for Baton's own Worker, as wrangler.toml declares
  * it: the entry module, the built WASM with its glue and static files
  * (build/assets.js), its Durable Objects, D1, and the Workflow it coordinates
  * (`workflow`: `{ name, className, scriptName }`, bound as WORKFLOW;
  * `workflows`: more, by binding name). `vars`: its variables.
  * `wasm`: other module bytes to load instead of build/index_bg.wasm.
- * `sockets`: real ports for it.
+ * `sockets`: real ports for it. `strict`: the fault injector is its main
+ * module (it re-exports every class with wrapped bindings).
  */
-export function batonWorker({ workflow, workflows = {}, vars = {}, wasm, sockets }) {
+export function batonWorker({ workflow, workflows = {}, vars = {}, wasm, sockets, strict = STRICT_BINDING }) {
   const files = ["js/worker.mjs", "build/index.js", "build/assets.js", "build/index_bg.wasm"];
+  if (strict) {
+    // The fault injector is Baton's main module, embedding js/worker.mjs as a user's Worker does.
+    files.unshift(FAULT_INJECTOR);
+    vars = { FAULT_INJECTOR_WORKFLOWS: Object.keys({ WORKFLOW: workflow, ...workflows }).join(","), ...vars };
+  }
   const env = {
     ...Object.fromEntries(Object.entries(BATON_CLASSES).map(([name, className]) => [name, bind.durableObject("baton", className)])),
     DB: bind.d1("DB"),
@@ -390,6 +407,22 @@ export class Harness {
   async fetchBaton(route, init = {}) {
     this.batonWorker ??= await this.mf.getWorker("baton");
     return this.batonWorker.fetch(`http://baton${route}`, init);
+  }
+
+  /**
+   * Sets the fault injector's plan (tests/miniflare/fault-injector.mjs,
+   * `faultPlan`); needs startBaton({ strict: true }). Returns what the
+   * previous plan injected: `{ seed, injected: { [kind]: count } }`.
+   */
+  async faults(plan) {
+    const response = await this.fetchBaton("/__fault-injector", { method: "POST", body: JSON.stringify(plan) });
+    if (!response.ok) throw new Error(`fault plan: ${response.status} ${await response.text()}`);
+    return response.json();
+  }
+
+  /** What the fault injector's plan has injected so far. */
+  async faultReport() {
+    return (await this.fetchBaton("/__fault-injector")).json();
   }
 
   /** Baton's own address on a real port (a URL ending in "/"); needs startBaton({ listen: true }). */

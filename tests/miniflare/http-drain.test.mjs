@@ -1,6 +1,6 @@
 // A refused request's body is read before the answer goes (limits.rs,
 // HTTP_BODY_DRAIN_BYTES_MAX), so a client still writing gets its 413 (or
-// 401) and not a reset. Over a real socket, as a user's client talks to
+// 401, or the 404 of a path no route matches) and not a reset. Over a real socket, as a user's client talks to
 // `wrangler dev` or to Cloudflare, many requests at once, with no retry: a
 // single reset fails the test.
 import { after, before, describe, test } from "node:test";
@@ -63,10 +63,12 @@ async function underLoad(send) {
 
 describe("a refused body is read before the answer", () => {
   let h;
+  let base;
   let url;
   before(async () => {
     h = await startBaton({ listen: true, vars: { BATON_TOKEN: TOKEN } });
-    url = new URL("v1/keys/drain/release", await h.batonUrl());
+    base = await h.batonUrl();
+    url = new URL("v1/keys/drain/release", base);
   });
   after(() => h?.dispose());
 
@@ -78,9 +80,21 @@ describe("a refused body is read before the answer", () => {
     // Refused before the body is looked at.
     ["a wrong token with a 300 KB body", { size: 300_000, token: "wrong" }, 401, "unauthorized: wrong token"],
   ];
-  for (const [name, options, status, message] of cases) {
+  // Refused by the route table, before any operation: the API's own limit bounds the drain.
+  const unrouted = [
+    // The fuzz's case: a group name with a slash matches no route.
+    ["a 71,690-byte body to /v1/groups/a/b/enqueue (no route)", "v1/groups/a/b/enqueue", { size: 71_690 }, 404, "not found: no such route (see /openapi.json)"],
+    ["a chunked 200 KB body to an unknown path", "v1/nothing-here", { size: 200_000, chunked: true }, 404, "not found: no such route (see /openapi.json)"],
+    // A path that exists for GET only.
+    ["a 71,690-byte POST to the status page", "", { size: 71_690 }, 405, "method not allowed: use GET"],
+  ];
+  for (const [name, path, options, status, message] of unrouted) {
+    cases.push([name, options, status, message, path]);
+  }
+  for (const [name, options, status, message, path] of cases) {
     test(`${name}: every one of ${ROUNDS} answered ${status}, none reset`, async () => {
-      const outcomes = await underLoad(() => post(url, options));
+      const target = path === undefined ? url : new URL(path, base);
+      const outcomes = await underLoad(() => post(target, options));
       const wrong = outcomes.filter((o) => o.status !== status || o.body?.error !== message);
       assert.deepEqual(wrong.slice(0, 5), [], `${wrong.length} of ${outcomes.length} not answered ${status}`);
       assert.equal(outcomes.length, ROUNDS);

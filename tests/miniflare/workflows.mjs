@@ -11,11 +11,12 @@ import { awaitRun, reportRun, startOnce } from "../../js/runs.mjs";
 const NO_RETRY = { retries: { limit: 0, delay: 0 } };
 
 /**
- * What both modes run while they hold: log the entry, hold (until a "finish"
- * event, or for `holdMs`), log the exit, and return `result`.
+ * What both modes run while they hold: log the entry (with the `fence` the
+ * body was given), hold (until a "finish" event, or for `holdMs`), log the
+ * exit, and return `result`.
  */
-async function recordedBody(step, recorder, id, { waitForFinish, holdMs }, result) {
-  await step.do("enter", NO_RETRY, () => recorder.append("enter", id));
+async function recordedBody(step, recorder, id, { waitForFinish, holdMs, fence }, result) {
+  await step.do("enter", NO_RETRY, () => recorder.append("enter", id, fence));
   if (waitForFinish) {
     await step.waitForEvent("finish", { type: "finish", timeout: "1 hour" });
   } else if (holdMs > 0) {
@@ -83,7 +84,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
     if (event.payload.mode === "run") return this.runOnce(event, step);
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
     const { workflow, limit, countSteps = false } = event.payload;
-    const { priority, tenant, onBusy } = event.payload;
+    const { priority, tenant, onBusy, stepRetries = { limit: 2, delay: "100 milliseconds" } } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
     // With `countSteps`, the output also lists the Baton steps withKey took
@@ -98,9 +99,9 @@ export class TestWorkflow extends WorkflowEntrypoint {
       id,
       (grant) => {
         fence = grant.fence;
-        return recordedBody(step, recorder, id, { waitForFinish, holdMs }, "done");
+        return recordedBody(step, recorder, id, { waitForFinish, holdMs, fence }, "done");
       },
-      { turnTimeout, stepRetries: { limit: 2, delay: "100 milliseconds" }, workflow, limit, priority, tenant, onBusy },
+      { turnTimeout, stepRetries, workflow, limit, priority, tenant, onBusy },
     );
     return countSteps ? { ...result, batonSteps: [...baton], fence } : result;
   }
@@ -145,7 +146,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
         async (lease) => {
           // The fence serialize passes to body, as a step output the tests read.
           await step.do("lease", NO_RETRY, async () => ({ lease }));
-          return recordedBody(step, recorder, id, { waitForFinish, holdMs }, "deployed");
+          return recordedBody(step, recorder, id, { waitForFinish, holdMs, fence: lease?.fence }, "deployed");
         },
         { stepRetries: { limit: 2, delay: "100 milliseconds" }, ...options },
       );
@@ -208,9 +209,10 @@ export class EchoWorkflow extends WorkflowEntrypoint {
 }
 
 export class Recorder extends DurableObject {
-  async append(kind, id) {
+  /** Logs `kind` for instance `id`, with the fence its body was given, if any. */
+  async append(kind, id, fence) {
     const log = (await this.ctx.storage.get("log")) ?? [];
-    log.push({ kind, id, at: Date.now() });
+    log.push(fence === undefined ? { kind, id, at: Date.now() } : { kind, id, at: Date.now(), fence });
     await this.ctx.storage.put("log", log);
   }
 
