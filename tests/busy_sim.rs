@@ -438,12 +438,9 @@ impl Sim {
         // Marked in the decision's own commit.
         key.owed |= due == Due::Owed;
         let listed_for_dead = key.reporter.listed_for_dead(now);
-        let send = match due {
-            Due::Nothing => false,
-            Due::Counts | Due::Owed => true,
-            Due::CountsIfListed => listed_for_dead,
-        };
-        let report = send.then(|| key.reporter.report(busy, now));
+        let report = due
+            .sends(|| listed_for_dead)
+            .then(|| key.reporter.report(busy, now));
         if let Some(report) = report {
             self.drawn(k, report);
         }

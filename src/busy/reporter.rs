@@ -50,6 +50,20 @@ pub enum Due {
     Owed,
 }
 
+impl Due {
+    /// Whether the report is sent after the reply: always when the counts
+    /// of a listed key changed or a report is owed; for a key without
+    /// waiters only while the list shows it for a dead holder's hour
+    /// (`listed_for_dead`, which only the object's [`Reporter`] knows).
+    pub fn sends(self, listed_for_dead: impl FnOnce() -> bool) -> bool {
+        match self {
+            Due::Nothing => false,
+            Due::Counts | Due::Owed => true,
+            Due::CountsIfListed => listed_for_dead(),
+        }
+    }
+}
+
 /// The one rule of what a decision that took the key from `before` to
 /// `after` owes its list entry (`found_dead`: it found a holder dead). An
 /// uncontended acquire or release owes nothing on a key the list does not

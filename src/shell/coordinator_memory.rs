@@ -88,12 +88,10 @@ impl Memory<Coordinator> for Summaries {
             print(key, line);
         }
         let now = outputs.now_ms;
-        let send = match outputs.report {
-            Due::Nothing => false,
-            Due::Counts | Due::Owed => true,
-            Due::CountsIfListed => self.reports.listed_for_dead(key, now),
-        };
-        if send {
+        if outputs
+            .report
+            .sends(|| self.reports.listed_for_dead(key, now))
+        {
             let s = &transition.state.view.summary;
             let counted = Counted::new(sql);
             let busy = history::busy(&counted, key, s.holders.len() as u32, s.waiters, s.limit);
