@@ -17,7 +17,7 @@ use baton::coordinator::Effect;
 use baton::coordinator::{
     self, decide, inspect, keys_due, load, load_summary, migrate, schema, write, AcquireReply,
     AcquireRequest, EnqueueReply, EnqueueRequest, Holder, HolderState, Input, Liveness, Member,
-    Options, Reply, Settings, Summary, Transition, Turn, Waiter, Write,
+    Options, Paused, Reply, Settings, Summary, Transition, Turn, Waiter, Write,
 };
 use baton::error::BatonError;
 use baton::ident::{InputHash, InstanceId, WorkflowName};
@@ -1122,6 +1122,18 @@ const CALLS: &[Call] = &[
     }),
     ("inspect", true, |sql| _ = inspect(sql, "k")),
     ("keys due", false, |sql| _ = keys_due(sql, 10)),
+    ("set a limit override", false, |sql| {
+        writes(sql, &[Write::SetLimitOverride(Some(3))])
+    }),
+    ("pause", false, |sql| {
+        writes(
+            sql,
+            &[Write::SetPaused(Some(Paused {
+                since_ms: 4,
+                reason: Some("an incident".into()),
+            }))],
+        )
+    }),
 ];
 
 /// Every statement `coordinator::load`/`write` and their helpers run, each

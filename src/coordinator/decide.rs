@@ -67,6 +67,7 @@ use super::history::Outcome;
 use super::log::Asked;
 use super::scratch::Key;
 use super::state::{HolderState, Liveness, Member, Turn, Waiter};
+use super::steer::{self, free_slots, set_callers_limit};
 use super::types::{
     AcquireReply, EnqueueReply, EnqueueRequest, Input, Options, Reply, Settings, Transition, View,
     Write,
@@ -213,6 +214,9 @@ pub fn decide(
             hand_on_checked(&mut key, now_ms, settings.grace_ms, &holder, liveness);
             Reply::Settled
         }
+        Input::Pause { reason } => steer::pause(&mut key, now_ms, reason),
+        Input::Resume => steer::resume(&mut key, now_ms),
+        Input::SetLimit(limit) => steer::set_limit(&mut key, now_ms, limit),
     };
     Ok(key.finish(reply, &asked, now_ms))
 }
@@ -241,9 +245,7 @@ pub(super) fn apply_limit(key: &mut Key<'_>, options: &Options) {
             (1..=HOLDERS_PER_KEY_MAX).contains(&limit),
             "a limit out of range passed the edge"
         );
-        if key.s.limit != limit {
-            key.set_limit(limit);
-        }
+        set_callers_limit(key, limit);
     }
 }
 
@@ -380,11 +382,11 @@ fn commit_enqueue(
 }
 
 /// §1c `onBusy: "skip"` on an enqueue: a call that would register the id
-/// finds every slot held (judged with the limit it names) or someone
-/// waiting. An id already registered is answered as without it.
+/// finds every slot held (judged with the limit it names, unless an
+/// override is in force) or someone waiting; a paused key is busy (§11). An id already registered is answered as without it.
 fn skips(key: &Key<'_>, member: &Member, options: &Options) -> bool {
-    let limit = options.limit.unwrap_or(key.s.limit);
+    let limit = key.s.limit_for(options.limit);
     options.skip
         && *member == Member::Stranger
-        && (key.s.waiters > 0 || key.s.holders.len() as u32 >= limit)
+        && (key.s.waiters > 0 || free_slots(&key.s, limit, 0) == 0)
 }

@@ -33,7 +33,7 @@ fn acquire_skip(key: &mut Key<'_>, now_ms: u64, request: AcquireRequest) -> Repl
         *key = trial;
         return Reply::Acquire(reply);
     }
-    let limit = request.options.limit.unwrap_or(key.s.limit);
+    let limit = key.s.limit_for(request.options.limit);
     if key.s.waiters == 0 && key.s.holders.len() as u32 >= limit {
         let due = due_for_check(&key.s.holders, &key.view.checked_ms, true, 1);
         if let Some(holder) = due.into_iter().next() {
@@ -70,10 +70,12 @@ pub(super) fn acquire(
     if let Some(reply) = taken {
         return Ok(Reply::Acquire(reply));
     }
-    let holder = key
-        .holders_to_check(1)
-        .pop()
-        .expect("a caller left waiting means every slot is taken");
+    // A caller left waiting finds every slot taken, or the key paused
+    // (§11), perhaps with no holder to check.
+    let Some(holder) = key.holders_to_check(1).pop() else {
+        assert!(key.s.paused.is_some(), "a caller waits beside a free slot");
+        return Ok(Reply::Acquire(pending(key, &request)));
+    };
     key.effects
         .push(check(&holder.id, holder.workflow.as_ref(), key.settings));
     Ok(Reply::AcquireChecking { request, holder })

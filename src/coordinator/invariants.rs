@@ -4,7 +4,7 @@
 //! simulation).
 
 use super::types::View;
-use crate::limits::{HOLDERS_PER_KEY_MAX, WAITERS_PER_KEY_MAX};
+use crate::limits::{HOLDERS_PER_KEY_MAX, PAUSE_REASON_BYTES_MAX, WAITERS_PER_KEY_MAX};
 #[cfg(not(target_arch = "wasm32"))]
 use {super::state::Member, super::twin::KeyTwin, crate::limits::SUPERSEDED_REMEMBERED_MAX};
 
@@ -24,6 +24,18 @@ pub fn assert_invariants(view: &View) {
         "too many holders"
     );
     assert!(s.waiters <= WAITERS_PER_KEY_MAX, "too many waiters");
+    assert!(
+        s.callers_limit
+            .is_none_or(|c| (1..=HOLDERS_PER_KEY_MAX).contains(&c)),
+        "the callers' limit out of range"
+    );
+    assert!(
+        s.paused.as_ref().is_none_or(|p| p
+            .reason
+            .as_ref()
+            .is_none_or(|r| r.len() <= PAUSE_REASON_BYTES_MAX)),
+        "a pause reason too long"
+    );
     for (n, holder) in s.holders.iter().enumerate() {
         assert!(holder.fence <= s.fence, "a holder's fence above the key's");
         assert!(

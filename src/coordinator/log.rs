@@ -33,6 +33,9 @@ pub enum Asked {
         holder: InstanceId,
         liveness: Liveness,
     },
+    /// §11: an operator's pause, resume or limit: a line at every level
+    /// but `off`, with no instance.
+    Steer,
     /// A tick, or a grant the engine accepted: no line.
     Nothing,
 }
@@ -66,6 +69,7 @@ impl Asked {
                 holder: holder.id.clone(),
                 liveness: *liveness,
             },
+            Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => Asked::Steer,
             Input::Woken { .. } | Input::Tick => Asked::Nothing,
         }
     }
@@ -93,7 +97,7 @@ fn line(
 ) -> Option<LogLine> {
     Some(LogLine {
         kind,
-        instance: instance.clone(),
+        instance: Some(instance.clone()),
         decision,
         reason: reason.into(),
         waited_ms,
@@ -167,6 +171,13 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
                 waited_ms,
             )
         }
+        (Asked::Release(id), Reply::Release(None)) if released_paused(id, d) => line(
+            Contended,
+            id,
+            "released",
+            "the key is paused: its slot is not handed on",
+            None,
+        ),
         (Asked::Release(id), Reply::Release(next)) => match next {
             Some(next) => line(
                 Contended,
@@ -183,6 +194,7 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
                 None,
             ),
         },
+        (Asked::Steer, reply) => steer(reply, d),
         (Asked::WokenChecked { holder, liveness }, _) => woken(holder, *liveness, d),
         (Asked::TickChecked { holder, liveness }, _) => line(
             Contended,
@@ -193,6 +205,49 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
         ),
         _ => None,
     }
+}
+
+/// Whether a release by `id` ended its hold on a paused key (§11).
+fn released_paused(id: &InstanceId, d: &Decided<'_>) -> bool {
+    d.before.summary.paused.is_some() && d.did.ended.iter().any(|(h, _)| h.id == *id)
+}
+
+/// §11: an operator's decision on the whole key: printed at every level
+/// but `off` (as contended), with no instance; the reason never repeats
+/// the operator's words (lines carry identifiers only).
+fn steer(reply: &Reply, d: &Decided<'_>) -> Option<LogLine> {
+    let was_paused = d.before.summary.paused.is_some();
+    let handed = d.did.granted_waiters.len();
+    let (decision, reason): (&'static str, String) = match reply {
+        Reply::Paused(_) if was_paused => ("paused", "paused again: the reason replaced".into()),
+        Reply::Paused(_) => (
+            "paused",
+            "paused by an operator: no slot is handed on until resume".into(),
+        ),
+        Reply::Resumed(_) if was_paused => {
+            ("resumed", format!("resumed: {handed} slot(s) handed on"))
+        }
+        Reply::Resumed(_) => ("resumed", "was not paused".into()),
+        Reply::LimitSet {
+            limit,
+            limit_override: Some(_),
+        } => (
+            "limit set",
+            format!("override {limit} in force: {handed} slot(s) handed on"),
+        ),
+        Reply::LimitSet { limit, .. } => (
+            "limit set",
+            format!("no override: the callers' limit {limit} in force: {handed} slot(s) handed on"),
+        ),
+        _ => return None,
+    };
+    Some(LogLine {
+        kind: LogKind::Contended,
+        instance: None,
+        decision,
+        reason: reason.into(),
+        waited_ms: None,
+    })
 }
 
 /// A woken holder's status, answered neither alive nor unknown: "skipped"

@@ -40,6 +40,7 @@
 //! | the key needs the holder-check alarm | [`needs_check`] |
 //! | which rows a decision reads | [`next_read`] (`read.rs`) |
 //! | `etaMs` | [`eta_ms`] |
+//! | §11: paused, nobody is granted; resume; the limit override | [`free_slots`], `steer.rs` |
 //!
 //! The store keeps two fast reads of the §1c order (`store/order.rs`:
 //! the front, and one id's place, without walking the queue), held to
@@ -54,7 +55,8 @@
 //! read plan), `scratch.rs` (the copy of the view a decision records its
 //! writes on), `invariants.rs`, `store/` (the rows: reads, writes, row
 //! codecs, schema in `schema.rs`), `twin.rs` (the key in memory; not in
-//! the Worker), `turn.rs` (§1b's event types), `history.rs` (§10).
+//! the Worker), `turn.rs` (§1b's event types), `history.rs` (§10), `steer.rs` (§11:
+//! pause, resume and the limit override).
 //!
 //! # The two-phase protocol
 //! A decision that needs to know whether some instance is dead cannot ask
@@ -95,6 +97,7 @@ mod read;
 pub mod schema;
 mod scratch;
 mod state;
+mod steer;
 mod store;
 mod turn;
 #[cfg(not(target_arch = "wasm32"))]
@@ -113,6 +116,7 @@ pub use invariants::assert_invariants_deep;
 pub use order::{hand_off_order, place_in_order};
 pub use read::{load_view, next_read, Answer, Read};
 pub use state::*;
+pub use steer::free_slots;
 pub use store::{execute, inspect, keys_due, load, load_summary, migrate, write};
 pub use turn::{check_turn_event_type, event_type};
 #[cfg(not(target_arch = "wasm32"))]

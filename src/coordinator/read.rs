@@ -30,6 +30,7 @@
 use super::check::needs_check;
 use super::decide::{coalescing, is_settled};
 use super::state::{Member, Waiter};
+use super::steer::{free_on_resume, free_slots, limit_once_set};
 use super::types::{AcquireRequest, Input, Options, Summary, View};
 use crate::ident::{Ident, InputHash, InstanceId};
 use crate::limits::READS_PER_VIEW_MAX;
@@ -122,6 +123,7 @@ fn named(input: &Input) -> Option<&InstanceId> {
         Input::Acquire(r) | Input::AcquireChecked { request: r, .. } => Some(&r.id),
         Input::Release(id) => Some(id),
         Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } => None,
+        Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => None,
     }
 }
 
@@ -189,15 +191,15 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
             unread(Read::Waiters)
         }
         Input::Tick | Input::Release(_) | Input::Woken { .. } | Input::TickChecked { .. } => None,
+        Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => None,
     }
 }
 
 /// How many waiters from the front `input` may hand slots to, given the
 /// summary: how many [`Read::Front`] asks for.
 fn front_needed(summary: &Summary, input: &Input) -> u32 {
-    let limit = |options: &Options| options.limit.unwrap_or(summary.limit);
-    let free =
-        |limit: u32, freed: u32| (limit + freed).saturating_sub(summary.holders.len() as u32);
+    let limit = |options: &Options| summary.limit_for(options.limit);
+    let free = |limit: u32, freed: u32| free_slots(summary, limit, freed);
     let holds = |id: &InstanceId| summary.holders.iter().any(|h| h.id == *id);
     let n = match input {
         Input::Acquire(r) => free(limit(&r.options), 0),
@@ -212,7 +214,12 @@ fn front_needed(summary: &Summary, input: &Input) -> u32 {
         Input::Woken { holder, .. } | Input::TickChecked { holder, .. } => {
             free(summary.limit, u32::from(holds(&holder.id)))
         }
+        // §11: resume hands on every slot free once unpaused; a new limit
+        // every slot it frees (none while paused).
+        Input::Resume => free_on_resume(summary),
+        Input::SetLimit(limit) => free(limit_once_set(summary, *limit), 0),
         Input::Release(_) | Input::Enqueue(_) | Input::EnqueueChecked { .. } | Input::Tick => 0,
+        Input::Pause { .. } => 0,
     };
     n.min(summary.waiters)
 }
@@ -221,8 +228,8 @@ fn front_needed(summary: &Summary, input: &Input) -> u32 {
 /// holder to check must be loaded); for an id not registered, read with
 /// its place (`View::position`) when [`needs_place`] loaded it.
 fn acquire_waits(view: &View, request: &AcquireRequest) -> bool {
-    let limit = request.options.limit.unwrap_or(view.summary.limit);
-    let free = limit.saturating_sub(view.summary.holders.len() as u32);
+    let limit = view.summary.limit_for(request.options.limit);
+    let free = free_slots(&view.summary, limit, 0);
     match &view.member {
         Some(Member::Waiter(_)) => !view
             .front
@@ -244,14 +251,12 @@ fn acquire_waits(view: &View, request: &AcquireRequest) -> bool {
 /// will wait and answer with `grant`.
 fn needs_place(view: &View, request: &AcquireRequest, checked: bool) -> bool {
     let s = &view.summary;
-    let limit = request.options.limit.unwrap_or(s.limit);
+    let free = free_slots(s, s.limit_for(request.options.limit), 0);
     match &view.member {
         Some(Member::Waiter(w)) => {
             request.options.grant && !view.front.iter().any(|f| f.id == w.id)
         }
-        Some(Member::Stranger) => {
-            s.waiters > 0 && (request.options.grant || checked || limit > s.holders.len() as u32)
-        }
+        Some(Member::Stranger) => s.waiters > 0 && (request.options.grant || checked || free > 0),
         _ => false,
     }
 }

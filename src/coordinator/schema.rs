@@ -183,6 +183,17 @@ pub const MIGRATIONS: &[&[&str]] = &[
     // v7 (contract §10): hand-offs are counted by the decision, not by the
     // holder row's trigger (`super::history::MIGRATION_V7`).
     super::history::MIGRATION_V7,
+    // v8 (contract §11): an operator's pause (`paused_since_ms` set while
+    // paused, with its reason) and limit override (`limit_override`; while
+    // it is set, `holder_limit` keeps the callers' latest limit for when it
+    // is cleared), on the key row the summary already reads: a key never
+    // steered reads and writes nothing more. NULL in every older row:
+    // not paused, no override.
+    &[
+        "ALTER TABLE coordinator_keys ADD COLUMN paused_since_ms INTEGER",
+        "ALTER TABLE coordinator_keys ADD COLUMN paused_reason TEXT",
+        "ALTER TABLE coordinator_keys ADD COLUMN limit_override INTEGER",
+    ],
 ];
 
 /// The version this release writes.

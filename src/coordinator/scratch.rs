@@ -6,6 +6,7 @@ use super::effect::{Effect, Handed};
 use super::history::{self, Did, Outcome};
 use super::log::{self, Asked};
 use super::state::{Holder, HolderState, Member, Turn, Waiter};
+use super::steer::free_slots;
 use super::types::{Reply, Settings, Summary, Transition, View, Write};
 use crate::busy::reporter::{self, Due, Shown};
 use crate::ident::InstanceId;
@@ -63,8 +64,9 @@ impl<'v> Key<'v> {
         }
     }
 
+    /// The slots this decision may grant (none while paused, §11).
     pub(super) fn free(&self) -> u32 {
-        self.s.limit.saturating_sub(self.s.holders.len() as u32)
+        free_slots(&self.s, self.s.limit, 0)
     }
 
     pub(super) fn first_waiters(&self, n: u32) -> Vec<Waiter> {
@@ -76,11 +78,6 @@ impl<'v> Key<'v> {
         self.front[..n].to_vec()
     }
 
-    pub(super) fn set_limit(&mut self, limit: u32) {
-        self.s.limit = limit;
-        self.writes.push(Write::SetLimit(limit));
-    }
-
     pub(super) fn next_turn(&mut self) -> u64 {
         self.s.turns += 1;
         self.writes.push(Write::DrawTurn(self.s.turns));
@@ -89,6 +86,7 @@ impl<'v> Key<'v> {
 
     pub(super) fn add_holder(&mut self, holder: Holder) {
         assert!(holder.fence > self.s.fence, "a fence granted twice");
+        assert!(self.s.paused.is_none(), "a slot granted while paused");
         self.s.fence = holder.fence;
         self.s.holders.push(holder.clone());
         self.writes.push(Write::AddHolder(holder));

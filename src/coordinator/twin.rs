@@ -28,7 +28,12 @@ pub struct TenantTurn {
 
 #[derive(Debug, Clone)]
 pub struct KeyTwin {
+    /// The callers' latest limit (`holder_limit`).
     limit: u32,
+    /// §11: the operator's override (`limit_override`).
+    limit_override: Option<u32>,
+    /// §11: the operator's pause (`paused_since_ms`, `paused_reason`).
+    paused: Option<Paused>,
     fence: u64,
     turns: u64,
     /// In the order they got the key, with when each was last checked.
@@ -49,6 +54,8 @@ impl Default for KeyTwin {
     fn default() -> Self {
         KeyTwin {
             limit: 1,
+            limit_override: None,
+            paused: None,
             fence: 0,
             turns: 0,
             holders: Vec::new(),
@@ -122,9 +129,20 @@ impl KeyTwin {
         Member::Stranger
     }
 
-    /// How many may hold the key at once (1 until a call names a limit).
+    /// How many may hold the key at once: the operator's override while
+    /// one is set, else the callers' latest (1 until a call names one).
     pub fn limit(&self) -> u32 {
-        self.limit
+        self.limit_override.unwrap_or(self.limit)
+    }
+
+    /// §11: the operator's override, if one is set.
+    pub fn limit_override(&self) -> Option<u32> {
+        self.limit_override
+    }
+
+    /// §11: the key's pause, if it is paused.
+    pub fn paused(&self) -> Option<&Paused> {
+        self.paused.as_ref()
     }
 
     /// The highest fence the key has granted (0 before its first grant).
@@ -325,13 +343,15 @@ impl KeyTwin {
 use super::check::needs_check;
 use super::order::{hand_off_order, place_in_order};
 use super::read::{load_view, Answer, Read};
-use super::types::{Input, Summary, View, Write};
+use super::types::{Input, Paused, Summary, View, Write};
 
 impl KeyTwin {
     /// The key's summary, as `store::load_summary` reads it.
     pub fn summary(&self) -> Summary {
         Summary {
-            limit: self.limit,
+            limit: self.limit(),
+            callers_limit: self.limit_override.map(|_| self.limit),
+            paused: self.paused.clone(),
             fence: self.fence,
             turns: self.turns,
             waiters: self.waiter_count(),
@@ -386,6 +406,8 @@ pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
     for write in writes {
         match write {
             Write::SetLimit(limit) => key.limit = *limit,
+            Write::SetLimitOverride(limit) => key.limit_override = *limit,
+            Write::SetPaused(paused) => key.paused = paused.clone(),
             Write::DrawTurn(n) => {
                 assert_eq!(*n, key.turns + 1, "turns are drawn one at a time");
                 key.turns = *n;

@@ -127,6 +127,25 @@ pub struct Summary {
     /// most [`HOLD_TIMES_KEPT`](crate::limits::HOLD_TIMES_KEPT) (§1c's `etaMs`): a hold finishes when its
     /// holder releases, or is found dead after it confirmed its slot.
     pub hold_times_ms: Vec<u64>,
+    /// §11: set while an operator paused the key: no slot is granted
+    /// (`super::steer`).
+    pub paused: Option<Paused>,
+    /// §11: `Some` while an operator's limit override is in force (it is
+    /// then `limit`): the limit the callers named last, which the key
+    /// takes again when the override is cleared. `None`: `limit` is the
+    /// callers'.
+    pub callers_limit: Option<u32>,
+}
+
+/// §11: an operator's pause, as the key keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paused {
+    /// When the key was first paused (a second pause keeps it).
+    pub since_ms: u64,
+    /// The operator's words, at most
+    /// [`PAUSE_REASON_BYTES_MAX`](crate::limits::PAUSE_REASON_BYTES_MAX)
+    /// bytes (checked at the edge).
+    pub reason: Option<String>,
 }
 
 impl Default for Summary {
@@ -139,6 +158,8 @@ impl Default for Summary {
             holders: Vec::new(),
             none_superseded: true,
             hold_times_ms: Vec::new(),
+            paused: None,
+            callers_limit: None,
         }
     }
 }
@@ -215,6 +236,14 @@ pub enum Input {
         holder: Holder,
         liveness: Liveness,
     },
+    /// §11 `pause(key, { reason? })`.
+    Pause {
+        reason: Option<String>,
+    },
+    /// §11 `resume(key)`.
+    Resume,
+    /// §11 `setLimit(key, limit)`: an override, or `None` to clear it.
+    SetLimit(Option<u32>),
 }
 
 /// The Coordinator's replies, and the placeholders of calls whose answer
@@ -239,12 +268,26 @@ pub enum Reply {
     Ticked(Vec<Holder>),
     /// A result that re-entered and needs no answer.
     Settled,
+    /// §11 `pause`: the pause as it stands.
+    Paused(Paused),
+    /// §11 `resume`: who was handed a slot, in the order they were.
+    Resumed(Vec<InstanceId>),
+    /// §11 `setLimit`: the limit in force and the override now set.
+    LimitSet {
+        limit: u32,
+        limit_override: Option<u32>,
+    },
 }
 
 /// One row-level change to a key, in the order the decision made it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Write {
+    /// The callers' limit (§1a): the key's, unless an override hides it.
     SetLimit(u32),
+    /// §11: the operator's override, or none.
+    SetLimitOverride(Option<u32>),
+    /// §11: the key paused (as this), or not.
+    SetPaused(Option<Paused>),
     /// The key's registration counter becomes this (one more than before).
     DrawTurn(u64),
     /// A holder behind the others; raises the key's fence to its own.

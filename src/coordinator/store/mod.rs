@@ -28,10 +28,10 @@ use super::order::hand_off_order;
 use super::read::{load_view, Answer, Read};
 use super::schema;
 use super::state::{Holder, Member, Waiter};
-use super::types::{Input, Summary, View};
+use super::types::{Input, Paused, Summary, View};
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{HOLDERS_PER_KEY_MAX, WAITERS_PER_KEY_MAX};
-use crate::sql::{integer, optional_millis, stored_id, Counted, SqlExec, SqlValue};
+use crate::sql::{integer, optional_millis, optional_text, stored_id, Counted, SqlExec, SqlValue};
 use order::{load_front, load_place};
 use rows::{
     hold_times_from, holder_from_row, id_value, key_value, priority_from, tenant_from,
@@ -52,7 +52,8 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
         &format!(
             "SELECT k.holder_limit, k.waiter_count, \
              NOT EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1), \
-             k.fence, k.turns, k.hold_times_ms, {HOLDER_COLUMNS_OF_H}, h.seq \
+             k.fence, k.turns, k.hold_times_ms, \
+             k.paused_since_ms, k.paused_reason, k.limit_override, {HOLDER_COLUMNS_OF_H}, h.seq \
              FROM (SELECT 1) \
              LEFT JOIN coordinator_keys k ON k.key = ?1 \
              LEFT JOIN coordinator_holders h ON h.key = ?1 LIMIT ?2"
@@ -62,8 +63,8 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
             SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
         ],
     );
-    /// Where the holder's columns start: after the key's six.
-    const H: usize = 6;
+    /// Where the holder's columns start: after the key's nine.
+    const H: usize = 9;
     let count = |v: &SqlValue| u32::try_from(integer(v)).expect("counts are bounded");
     let first = &rows[0];
     let mut held: Vec<(i64, Holder)> = rows
@@ -77,11 +78,18 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
         })
         .collect();
     held.sort_unstable_by_key(|(seq, _)| *seq);
+    let callers = match &first[0] {
+        SqlValue::Null => 1,
+        value => count(value),
+    };
+    let limit_override = optional_millis(&first[8]).map(|n| n as u32);
     Summary {
-        limit: match &first[0] {
-            SqlValue::Null => 1,
-            value => count(value),
-        },
+        limit: limit_override.unwrap_or(callers),
+        callers_limit: limit_override.map(|_| callers),
+        paused: optional_millis(&first[6]).map(|since_ms| Paused {
+            since_ms,
+            reason: optional_text(&first[7]),
+        }),
         waiters: match &first[1] {
             SqlValue::Null => 0,
             value => count(value),

@@ -28,6 +28,32 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                     &[key_value(key), SqlValue::Integer(i64::from(*limit))],
                 );
             }
+            Write::SetLimitOverride(limit) => {
+                sql.write(
+                    "INSERT INTO coordinator_keys (key, limit_override) VALUES (?1, ?2) \
+                     ON CONFLICT(key) DO UPDATE SET limit_override = excluded.limit_override",
+                    &[
+                        key_value(key),
+                        limit.map_or(SqlValue::Null, |n| SqlValue::Integer(i64::from(n))),
+                    ],
+                );
+            }
+            Write::SetPaused(paused) => {
+                let (since, reason) = match paused {
+                    Some(p) => (
+                        millis_value(p.since_ms),
+                        p.reason.clone().map_or(SqlValue::Null, SqlValue::Text),
+                    ),
+                    None => (SqlValue::Null, SqlValue::Null),
+                };
+                sql.write(
+                    "INSERT INTO coordinator_keys (key, paused_since_ms, paused_reason) \
+                     VALUES (?1, ?2, ?3) ON CONFLICT(key) DO UPDATE SET \
+                     paused_since_ms = excluded.paused_since_ms, \
+                     paused_reason = excluded.paused_reason",
+                    &[key_value(key), since, reason],
+                );
+            }
             Write::DrawTurn(n) => {
                 sql.write(
                     "INSERT INTO coordinator_keys (key, turns) VALUES (?1, ?2) \
