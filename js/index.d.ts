@@ -393,12 +393,54 @@ export type CoordinatorInspection = {
   recent: RecentHold[];
   /** What happened at the key since its object was created. */
   counts: KeyCounts;
+  /** §11: the operator's pause, or null. */
+  paused: PausedView | null;
+  /** §11: the operator's limit override (then `limit`), or null. */
+  limitOverride: number | null;
+};
+
+/** `pause(key, { reason? })`: the request `{ key, reason? }`. */
+export type CoordinatorPause = {
+  key: Ident;
+  /** Why, for whoever looks at the key (`inspect`, the status page); never printed in the logs. A second pause replaces it. */
+  reason?: PauseReason | null;
+};
+
+/** `pause`'s reply. */
+export type CoordinatorPauseReply = {
+  paused: PausedView;
 };
 
 /** `release(key, instanceId)`. */
 export type CoordinatorRelease = {
   key: Ident;
   instanceId: InstanceId;
+};
+
+/** `resume(key)`. */
+export type CoordinatorResume = {
+  key: Ident;
+};
+
+/** `resume`'s reply. */
+export type CoordinatorResumeReply = {
+  /** Who was handed a slot, in the order they were (each is sent its turn event); empty when nobody was or the key was not paused. */
+  granted: InstanceId[];
+};
+
+/** `setLimit(key, limit)`. */
+export type CoordinatorSetLimit = {
+  key: Ident;
+  /** The operator's limit, which wins over the callers' `options.limit` until it is cleared; `null` (or absent) clears it. */
+  limit?: HolderLimit | null;
+};
+
+/** `setLimit`'s reply. */
+export type CoordinatorSetLimitReply = {
+  /** The limit now in force. */
+  limit: number;
+  /** The override now set, or null. */
+  override: number | null;
 };
 
 /** `debounce(key, { delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix?, batch? })`. */
@@ -598,6 +640,17 @@ export type ListedKey = {
 
 /** `options.onBusy` (§1c). */
 export type OnBusy = "wait" | "skip";
+
+/** Why the key is paused: at most 512 UTF-8 bytes. */
+export type PauseReason = string;
+
+/** A key's pause, as `pause` and `inspect` show it. */
+export type PausedView = {
+  /** When the key was first paused, in ms since the epoch (a second pause keeps it). */
+  since: number;
+  /** The latest pause's reason, or null. */
+  reason: string | null;
+};
 
 /** The pending start, as `inspect` shows it. */
 export type PendingStart = {
@@ -979,6 +1032,9 @@ export interface BatonService {
   coordinatorAcquire(input: CoordinatorAcquire): Promise<CoordinatorAcquireReply>;
   coordinatorRelease(input: CoordinatorRelease): Promise<ReleaseReply>;
   coordinatorInspect(input: CoordinatorInspect): Promise<CoordinatorInspection>;
+  coordinatorPause(input: CoordinatorPause): Promise<CoordinatorPauseReply>;
+  coordinatorResume(input: CoordinatorResume): Promise<CoordinatorResumeReply>;
+  coordinatorSetLimit(input: CoordinatorSetLimit): Promise<CoordinatorSetLimitReply>;
   serialEnqueue(input: SerialEnqueue): Promise<SerialEnqueueReply>;
   serialClaim(input: GroupMember): Promise<SerialClaimReply>;
   serialHeartbeat(input: GroupMember): Promise<HeartbeatReply>;

@@ -76,6 +76,18 @@ export class Coordinator extends DurableObject {
   inspect(key) {
     return this.#core.inspect({ key });
   }
+
+  pause(key, options) {
+    return this.#core.pause(key, options);
+  }
+
+  resume(key) {
+    return this.#core.resume({ key });
+  }
+
+  setLimit(key, limit) {
+    return this.#core.setLimit({ key, limit });
+  }
   // --- end of the generated methods ---
 
   alarm() {
@@ -305,6 +317,18 @@ export class Baton extends WorkerEntrypoint {
 
   coordinatorInspect(input) {
     return this.#coordinatorService.coordinatorInspect(input);
+  }
+
+  coordinatorPause(input) {
+    return this.#coordinatorService.coordinatorPause(input);
+  }
+
+  coordinatorResume(input) {
+    return this.#coordinatorService.coordinatorResume(input);
+  }
+
+  coordinatorSetLimit(input) {
+    return this.#coordinatorService.coordinatorSetLimit(input);
   }
 
   serialEnqueue(input) {

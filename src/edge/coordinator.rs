@@ -416,6 +416,10 @@ pub struct Inspection {
     pub recent: Vec<RecentHold>,
     /// What happened at the key since its object was created.
     pub counts: KeyCounts,
+    /// §11: the operator's pause, or null.
+    pub paused: Option<super::steer::PausedView>,
+    /// §11: the operator's limit override (then `limit`), or null.
+    pub limit_override: Option<u32>,
 }
 
 /// A hold `inspect`'s `recent` shows.

@@ -46,8 +46,8 @@
 //! for the serial queue's D1 shell, `list Service` for the lists of what
 //! is busy, read across the list shards and D1 by `shell::busy_service`).
 //!
-//! Types are named through the aliases `c`, `s`, `rl`, `d`, `r` and `b` (the
-//! concepts' modules), which a user of `method_table!` has in scope.
+//! Types are named through the aliases `c`, `st`, `s`, `rl`, `d`, `r` and
+//! `b` (the concepts' modules), which a user of `method_table!` has in scope.
 
 use super::http::{Input, Method as Verb, RouteSpec};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -73,6 +73,15 @@ macro_rules! method_table {
                 Inspect = "coordinatorInspect"(c::Inspect) -> c::Inspection,
                     object "inspect"(key) [request],
                     http KeyInspect GET "/v1/keys/{key}";
+                Pause = "coordinatorPause"(st::Pause) -> st::PauseReply,
+                    object "pause"(key, ..),
+                    http KeyPause POST "/v1/keys/{key}/pause";
+                Resume = "coordinatorResume"(st::Resume) -> st::ResumeReply,
+                    object "resume"(key) [request],
+                    http KeyResume POST "/v1/keys/{key}/resume";
+                SetLimit = "coordinatorSetLimit"(st::SetLimit) -> st::SetLimitReply,
+                    object "setLimit"(key, limit) [request],
+                    http KeyLimit PUT "/v1/keys/{key}/limit";
             }
             /// A serial-queue request, whichever method it is for.
             #[derive(Debug, Clone, PartialEq, Eq)]
@@ -325,6 +334,9 @@ macro_rules! input {
     (POST) => {
         Input::Body
     };
+    (PUT) => {
+        Input::Body
+    };
     (GET) => {
         Input::Path
     };
@@ -340,6 +352,9 @@ macro_rules! verb {
     };
     (GET) => {
         Verb::Get
+    };
+    (PUT) => {
+        Verb::Put
     };
 }
 
@@ -455,6 +470,8 @@ pub(crate) trait Decoder {
     fn decode<T: serde::de::DeserializeOwned>(self) -> Result<T, crate::error::BatonError>;
 }
 
-use super::{busy as b, coordinator as c, debounce as d, rate as rl, runs as r, serial as s};
+use super::{
+    busy as b, coordinator as c, debounce as d, rate as rl, runs as r, serial as s, steer as st,
+};
 
 method_table!(edge_items);

@@ -64,6 +64,7 @@ pub mod rate;
 pub mod runs;
 pub mod schema;
 pub mod serial;
+pub mod steer;
 pub mod worker_js;
 
 pub use decode::{decode, decode_body, decode_http, decode_value, with_key, KeyArg, KEY_ARG};

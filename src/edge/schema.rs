@@ -197,7 +197,7 @@ fn sorted(map: Map<String, Value>) -> Map<String, Value> {
 
 /// A path item for a route the document does not describe yet.
 fn skeleton(path: &str, name: &str, operation: Operation) -> Value {
-    let verb = if operation.has_body() { "post" } else { "get" };
+    let verb = operation.route().0.as_str().to_lowercase();
     let mut item = Map::new();
     if let Some(field) = path_field(path) {
         item.insert(
@@ -218,7 +218,7 @@ fn skeleton(path: &str, name: &str, operation: Operation) -> Value {
     responses["500"] = json!({ "$ref": "#/components/responses/Internal" });
     responses["503"] = json!({ "$ref": "#/components/responses/NotConfigured" });
     item.insert(
-        verb.into(),
+        verb,
         json!({
             "operationId": name,
             "tags": ["TODO"],

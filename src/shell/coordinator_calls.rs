@@ -13,6 +13,8 @@ use crate::edge::coordinator::{
     Acquire, AcquireReply, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
     KeyOptions, RecentHold, Release, ReleaseReply, WaiterView,
 };
+use crate::edge::steer::{Pause, PauseReply, Resume, ResumeReply, SetLimit, SetLimitReply};
+use crate::ident::Ident;
 use crate::sql::Counted;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
@@ -70,6 +72,47 @@ impl Object {
             .map_err(|e| js::to_js_error(&e))
     }
 
+    /// §11's steering decisions, under the gate, each answered from its
+    /// reply.
+    pub(super) async fn pause(self: &Rc<Self>, request: Pause) -> Result<PauseReply, JsValue> {
+        match self.steer(&request.key, request.core()).await? {
+            Reply::Paused(paused) => Ok(PauseReply {
+                paused: paused.into(),
+            }),
+            _ => Err(js::mismatch("Coordinator")),
+        }
+    }
+
+    pub(super) async fn resume(self: &Rc<Self>, request: Resume) -> Result<ResumeReply, JsValue> {
+        match self.steer(&request.key, Input::Resume).await? {
+            Reply::Resumed(granted) => Ok(ResumeReply { granted }),
+            _ => Err(js::mismatch("Coordinator")),
+        }
+    }
+
+    pub(super) async fn set_limit(
+        self: &Rc<Self>,
+        request: SetLimit,
+    ) -> Result<SetLimitReply, JsValue> {
+        match self.steer(&request.key, request.core()).await? {
+            Reply::LimitSet {
+                limit,
+                limit_override,
+            } => Ok(SetLimitReply {
+                limit,
+                limit_override,
+            }),
+            _ => Err(js::mismatch("Coordinator")),
+        }
+    }
+
+    async fn steer(self: &Rc<Self>, key: &Ident, input: Input) -> Result<Reply, JsValue> {
+        self.config()?;
+        self.run(key, input)
+            .await?
+            .map_err(|refusal| js::to_js_error(&refusal))
+    }
+
     pub(super) async fn inspect(self: &Rc<Self>, request: Inspect) -> Result<Inspection, JsValue> {
         let key = request.key;
         let name = key.clone();
@@ -85,8 +128,12 @@ impl Object {
                     .zip(waiters)
                     .map(|(position, w)| WaiterView::new(w, position, &summary))
                     .collect();
+                let paused = summary.paused.clone().map(Into::into);
+                let limit_override = summary.limit_override();
                 let holders = summary.holders;
                 let inspection = Inspection {
+                    paused,
+                    limit_override,
                     key: name,
                     holder: holders.first().cloned().map(HolderView::from),
                     waiting,

@@ -228,6 +228,25 @@ impl CoordinatorCore {
         js::serve(request, move |r| async move { object.inspect(r).await })
     }
 
+    /// §11 `pause(key, { reason? })`, under the gate.
+    pub fn pause(&self, key: JsValue, options: JsValue) -> Promise {
+        let object = self.object.clone();
+        super::rpc::serve(key, options, move |r| async move { object.pause(r).await })
+    }
+
+    /// §11 `resume(key)`: `request` is `{ key }`.
+    pub fn resume(&self, request: JsValue) -> Promise {
+        let object = self.object.clone();
+        js::serve(request, move |r| async move { object.resume(r).await })
+    }
+
+    /// §11 `setLimit(key, limit)`: `request` is `{ key, limit }`.
+    #[wasm_bindgen(js_name = setLimit)]
+    pub fn set_limit(&self, request: JsValue) -> Promise {
+        let object = self.object.clone();
+        js::serve(request, move |r| async move { object.set_limit(r).await })
+    }
+
     pub fn alarm(&self) -> Promise {
         let object = self.object.clone();
         js::promise(async move {

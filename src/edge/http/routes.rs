@@ -13,12 +13,14 @@
 use super::error::HttpError;
 use crate::edge::methods::API_ROUTES;
 
-/// The methods the API serves. Any other (HEAD, OPTIONS, PUT...) is a 405
-/// on a known path.
+/// The methods the API serves. Any other (HEAD, OPTIONS, DELETE...) is a
+/// 405 on a known path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     Get,
     Post,
+    /// Sets a value to what the body says (a key's limit, §11).
+    Put,
 }
 
 impl Method {
@@ -26,6 +28,7 @@ impl Method {
         match self {
             Method::Get => "GET",
             Method::Post => "POST",
+            Method::Put => "PUT",
         }
     }
 }
@@ -55,7 +58,8 @@ pub use crate::edge::methods::Operation;
 pub enum Input {
     /// Nothing: a GET (a GET's body is never read).
     Path,
-    /// A JSON body: every change is a POST with one. A run's `await` and
+    /// A JSON body: every change is a POST with one (or a PUT, for a
+    /// value set whole: a key's limit). A run's `await` and
     /// `events` change nothing but take options (the long-poll's timeout,
     /// the cursor), so they are POSTs with a body too.
     Body,
@@ -409,7 +413,12 @@ mod tests {
             let public = matches!(a.endpoint, Endpoint::Asset(_));
             assert_eq!(a.auth == Auth::Public, public, "{}", a.path);
             if let Endpoint::Api(op) = a.endpoint {
-                assert_eq!(op.has_body(), a.method == Method::Post, "{}", a.path);
+                assert_eq!(
+                    op.has_body(),
+                    matches!(a.method, Method::Post | Method::Put),
+                    "{}",
+                    a.path
+                );
             }
         }
     }
