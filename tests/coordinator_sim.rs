@@ -117,11 +117,12 @@ use baton::coordinator::log::{LogKind, LogLine};
 use baton::coordinator::Write;
 use baton::coordinator::{
     assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, EnqueueReply,
-    EnqueueRequest, Holder, HolderState, KeyTwin, Liveness, Member, Options, Place, Turn, Waiter,
+    EnqueueRequest, Holder, HolderState, Input, KeyTwin, Liveness, Member, Options, Place, Reply,
+    Turn, Waiter,
 };
 use decisions::{
     acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, said,
-    tick, tick_after_check, woken_after_check,
+    steer, tick, tick_after_check, woken_after_check,
 };
 
 /// A call's first phase as the shell model acts on it: an enqueue that
@@ -333,6 +334,12 @@ mod decisions {
         };
         let wake = run(store, 0, NO_GRACE, input).expect("never refused").1;
         assert!(wake.is_empty(), "an accepted grant hands nothing on");
+    }
+
+    /// §11: an operator's pause, resume or limit, one decision under the gate.
+    pub fn steer(store: &mut KeyTwin, now_ms: u64, input: Input) -> (Reply, Vec<Holder>) {
+        run(store, now_ms, NO_GRACE, input)
+            .expect("a steering input from the edge is never refused")
     }
 
     pub fn tick(store: &KeyTwin) -> Vec<Holder> {
@@ -571,6 +578,8 @@ enum Action {
     SpuriousAlarm,
     Reset,
     AdvanceTime,
+    /// §11: an operator pauses, resumes or sets the limit of a key.
+    Steer(usize),
 }
 
 /// How one seed behaves; drawn from the seed. Weights are against [`W`].
@@ -609,6 +618,8 @@ struct Params {
     second_pct: u64,
     /// §1c: instances whose calls say `onBusy: "skip"`.
     skip_pct: u64,
+    /// §11: how often an operator steers a key (weight against [`W`]).
+    steer_w: u64,
 }
 
 impl Params {
@@ -649,8 +660,24 @@ impl Params {
             grant_pct: [0, 50, 100][rng.below(3) as usize],
             second_pct: [0, 30][rng.below(2) as usize],
             skip_pct: [0, 0, 10, 40][rng.below(4) as usize],
+            // Drawn from the seed's own stream, so the other draws stay
+            // what they were.
+            steer_w: 0,
         }
     }
+}
+
+/// §11, the oracle's own record of what the operator did to a key.
+#[derive(Debug, Clone, Default)]
+struct Steering {
+    /// Paused since, with the latest reason.
+    paused: Option<(u64, Option<String>)>,
+    /// The operator's override in force.
+    limit_override: Option<u32>,
+    /// While an override is in force: the callers' limit when it was set
+    /// and every limit a call named since; clearing it must take one of
+    /// them (which one a skipped call left unrecorded is the core's).
+    callers_named: Vec<u32>,
 }
 
 /// Counts of what the runs exercised, so a change that makes the simulation
@@ -699,6 +726,13 @@ struct Stats {
     /// §1c: grants to a waiter that came after another still waiting
     /// (a higher priority, or another tenant's turn).
     grants_out_of_arrival: u64,
+    /// §11: pauses, releases that handed nothing on while paused, resumes
+    /// and limit overrides that granted, and overrides cleared.
+    steer_pauses: u64,
+    released_while_paused: u64,
+    resume_grants: u64,
+    override_grants: u64,
+    overrides_cleared: u64,
 }
 
 impl SimStats for Stats {
@@ -732,6 +766,11 @@ impl SimStats for Stats {
         self.second_sections += o.second_sections;
         self.drain_steps_max = self.drain_steps_max.max(o.drain_steps_max);
         self.grants_out_of_arrival += o.grants_out_of_arrival;
+        self.steer_pauses += o.steer_pauses;
+        self.released_while_paused += o.released_while_paused;
+        self.resume_grants += o.resume_grants;
+        self.override_grants += o.override_grants;
+        self.overrides_cleared += o.overrides_cleared;
     }
 }
 
@@ -764,6 +803,8 @@ enum By {
     Check,
     /// The engine accepted a grant event.
     Confirm,
+    /// §11: an operator's pause, resume or limit.
+    Steer,
 }
 
 /// The oracle's own record of a key's history (contract §10): its counts
@@ -852,6 +893,8 @@ struct Sim {
     /// When an enqueue registered each id still registered (§1a: its
     /// grace counts from there), never read from the core's records.
     enqueued_at: HashMap<(usize, InstanceId), u64>,
+    /// §11, the oracle's own: what the operator did to each key.
+    steering: Vec<Steering>,
 }
 
 impl Sim {
@@ -876,7 +919,10 @@ impl Sim {
                 (Fault::StatusUnknown, 30),
             ],
         );
-        let p = Params::draw(&mut rng);
+        let mut p = Params::draw(&mut rng);
+        // §11 from a stream of the seed's own (the other draws stay what
+        // they were): half the seeds steer their keys.
+        p.steer_w = *Rng(seed ^ 0x5733_e11a_11c0_ffee).pick(&[0, 0, 2, 6]);
         let keys = p.keys;
         if trace {
             eprintln!("seed {seed}: {p:?}");
@@ -910,6 +956,7 @@ impl Sim {
             joined_at: HashMap::new(),
             granted_at: HashMap::new(),
             enqueued_at: HashMap::new(),
+            steering: vec![Steering::default(); keys],
         }
     }
 
@@ -920,6 +967,12 @@ impl Sim {
         }
         self.faults.stop();
         self.arrivals = false;
+        // The operator resumes every paused key, so the queues can drain.
+        for k in 0..self.p.keys {
+            if self.steering[k].paused.is_some() {
+                self.steer_key(k, Input::Resume);
+            }
+        }
         self.note(|| "--- faults and arrivals stop; draining".into());
         self.drain();
         self.check_end();
@@ -1111,6 +1164,11 @@ impl Sim {
             push(rate(Fault::AlarmSpurious), Action::SpuriousAlarm);
             push(rate(Fault::Reset), Action::Reset);
         }
+        if self.arrivals {
+            for k in 0..self.p.keys {
+                push(self.p.steer_w, Action::Steer(k));
+            }
+        }
     }
 
     /// Moves time to the next deadline, creation or alarm; false if there is none.
@@ -1228,6 +1286,20 @@ impl Sim {
                 }
             }
             Action::AdvanceTime => self.advance_time(),
+            Action::Steer(k) => {
+                let input = match self.rng.below(100) {
+                    0..35 => Input::Pause {
+                        reason: self
+                            .rng
+                            .percent(50)
+                            .then(|| format!("incident {}", self.rng.below(5))),
+                    },
+                    35..70 => Input::Resume,
+                    70..88 => Input::SetLimit(Some(self.rng.range(1, self.p.limit_max + 1) as u32)),
+                    _ => Input::SetLimit(None),
+                };
+                self.steer_key(k, input);
+            }
         }
     }
 
@@ -1650,11 +1722,15 @@ impl Sim {
         }
         // §1c onBusy skip, by the model: an id not registered, on a key with
         // a waiter or as many holders as the limit the call names.
+        // §11: an operator's override wins over the call's limit, and a
+        // paused key is busy.
         let stranger = !settled && !before.waits(&request.id);
-        let limit = request.options.limit.unwrap_or(before.limit);
+        let limit = self.limit_judged(k, request.options.limit, before);
         let busy = request.options.skip
             && stranger
-            && (!before.queue.is_empty() || before.holders.len() as u32 >= limit);
+            && (self.steering[k].paused.is_some()
+                || !before.queue.is_empty()
+                || before.holders.len() as u32 >= limit);
         assert_eq!(
             reply.busy, busy,
             "BUSY: enqueue {request:?} before {before:?}"
@@ -2041,8 +2117,9 @@ impl Sim {
         if !request.options.skip || registered || self.superseded.contains(&self.idx(id)) {
             return;
         }
-        let limit = request.options.limit.unwrap_or(before.limit);
-        let free = (before.holders.len() as u32) < limit;
+        let k = self.insts[self.idx(id)].key;
+        let limit = self.limit_judged(k, request.options.limit, before);
+        let free = self.steering[k].paused.is_none() && (before.holders.len() as u32) < limit;
         match reply {
             AcquireReply::Busy => assert!(
                 !(free && before.queue.is_empty()),
@@ -2078,8 +2155,17 @@ impl Sim {
             .holders
             .iter()
             .find(|h| before.holder(&h.id).is_none());
+        let paused_release = self.steering[k].paused.is_some() && before.holder(&id).is_some();
+        if paused_release {
+            self.stats.released_while_paused += 1;
+        }
         let line = match first {
             Some(next) => contended(&id, "released", &format!("handed the key to {}", next.id)),
+            None if paused_release => contended(
+                &id,
+                "released",
+                "the key is paused: its slot is not handed on",
+            ),
             None => log_line(
                 LogKind::Routine,
                 &id,
@@ -2442,6 +2528,165 @@ impl Sim {
         self.by_id[id]
     }
 
+    /// The limit the oracle judges a call naming `named` by: the
+    /// operator's override while one is in force (§11), else the call's.
+    fn limit_judged(&self, k: usize, named: Option<u32>, before: &Snap) -> u32 {
+        match self.steering[k].limit_override {
+            Some(o) => o,
+            None => named.unwrap_or(before.limit),
+        }
+    }
+
+    /// §11: an operator's pause, resume or limit on key `k`, judged by the
+    /// oracle's own record and rules: a pause keeps its first `since`,
+    /// takes the new reason and grants nobody; a resume of a paused key
+    /// grants exactly the free slots (the limit less the holders, as many
+    /// as wait) and names them, of a key not paused nobody; an override
+    /// is the limit until cleared, clearing takes a limit the callers
+    /// named, and either grants the free slots at once unless paused.
+    fn steer_key(&mut self, k: usize, input: Input) {
+        let before = self.snap(k);
+        let was = self.steering[k].clone();
+        let (reply, wake) = steer(&mut self.stores[k], self.now_ms, input.clone());
+        self.note(|| format!("  steer {input:?} -> {reply:?}"));
+        let after = self.snap(k);
+        let new: Vec<InstanceId> = after
+            .holders
+            .iter()
+            .filter(|h| before.holder(&h.id).is_none())
+            .map(|h| h.id.clone())
+            .collect();
+        let free_for = |limit: u32| {
+            (limit.saturating_sub(before.holders.len() as u32) as usize).min(before.queue.len())
+        };
+        let (decision, reason, limit_named) = match &input {
+            Input::Pause { reason } => {
+                let since = was.paused.as_ref().map_or(self.now_ms, |p| p.0);
+                assert_eq!(
+                    reply,
+                    Reply::Paused(baton::coordinator::Paused {
+                        since_ms: since,
+                        reason: reason.clone(),
+                    }),
+                    "PAUSE: the pause as it stands"
+                );
+                assert!(new.is_empty(), "PAUSE: a pause granted {new:?}");
+                self.steering[k].paused = Some((since, reason.clone()));
+                self.stats.steer_pauses += 1;
+                let reason = if was.paused.is_some() {
+                    "paused again: the reason replaced".to_owned()
+                } else {
+                    "paused by an operator: no slot is handed on until resume".to_owned()
+                };
+                ("paused", reason, None)
+            }
+            Input::Resume => {
+                let expected = if was.paused.is_some() {
+                    free_for(before.limit)
+                } else {
+                    0
+                };
+                assert_eq!(
+                    new.len(),
+                    expected,
+                    "RESUME: key {k} granted {new:?}, the model {expected} slot(s)"
+                );
+                assert_eq!(reply, Reply::Resumed(new.clone()), "RESUME: who got a slot");
+                self.steering[k].paused = None;
+                if !new.is_empty() {
+                    self.stats.resume_grants += 1;
+                }
+                let reason = if was.paused.is_some() {
+                    format!("resumed: {} slot(s) handed on", new.len())
+                } else {
+                    "was not paused".to_owned()
+                };
+                ("resumed", reason, None)
+            }
+            Input::SetLimit(limit) => {
+                let limit = *limit;
+                let in_force = match (limit, &was.limit_override) {
+                    (Some(l), _) => l,
+                    (None, Some(_)) => {
+                        assert!(
+                            was.callers_named.contains(&after.limit),
+                            "OVERRIDE: clearing took {} on key {k}, which no caller named {:?}",
+                            after.limit,
+                            was.callers_named
+                        );
+                        self.stats.overrides_cleared += 1;
+                        after.limit
+                    }
+                    (None, None) => before.limit,
+                };
+                assert_eq!(
+                    reply,
+                    Reply::LimitSet {
+                        limit: in_force,
+                        limit_override: limit,
+                    },
+                    "OVERRIDE: the limit in force and the override"
+                );
+                let expected = if was.paused.is_some() {
+                    0
+                } else {
+                    free_for(in_force)
+                };
+                assert_eq!(
+                    new.len(),
+                    expected,
+                    "OVERRIDE: key {k} granted {new:?}, the model {expected} slot(s)"
+                );
+                if !new.is_empty() {
+                    self.stats.override_grants += 1;
+                }
+                let steering = &mut self.steering[k];
+                steering.callers_named = match (limit, &was.limit_override) {
+                    (Some(_), Some(_)) => was.callers_named.clone(),
+                    (Some(_), None) => vec![before.limit],
+                    (None, _) => Vec::new(),
+                };
+                steering.limit_override = limit;
+                let reason = match limit {
+                    Some(l) => format!("override {l} in force: {} slot(s) handed on", new.len()),
+                    None => format!(
+                        "no override: the callers' limit {in_force} in force: {} slot(s) handed on",
+                        new.len()
+                    ),
+                };
+                ("limit set", reason, Some(in_force))
+            }
+            other => panic!("not an operator's input: {other:?}"),
+        };
+        let line = Some(LogLine {
+            kind: LogKind::Contended,
+            instance: None,
+            decision,
+            reason: reason.into(),
+            waited_ms: None,
+        });
+        let options = Options {
+            limit: limit_named,
+            ..Options::default()
+        };
+        let fills = self.steering[k].paused.is_none();
+        self.decided(
+            k,
+            &before,
+            &options,
+            Allowed {
+                by: By::Steer,
+                caller: None,
+                dropped: &[],
+                take_from: &[],
+                must_take: &[],
+                fills,
+            },
+            line,
+        );
+        self.spawn_wakes(k, wake);
+    }
+
     // --- checks --------------------------------------------------------------
 
     fn snap(&self, k: usize) -> Snap {
@@ -2473,6 +2718,35 @@ impl Sim {
         if after.limit < before.limit && after.holders.len() as u32 > after.limit {
             self.stats.limit_lowered_below_holders += 1;
         }
+        // §11 by the oracle's own record: while an override is in force it
+        // is the limit, whatever a call names (remembered for when it is
+        // cleared); while paused nobody is granted and a freed slot stays
+        // free. An operator's decision is judged by `steer_key`.
+        let mut allowed = allowed;
+        let mut options = options.clone();
+        if allowed.by != By::Steer {
+            let steering = &mut self.steering[k];
+            if let Some(o) = steering.limit_override {
+                assert_eq!(
+                    after.limit, o,
+                    "OVERRIDE: a call changed key {k}'s override"
+                );
+                steering.callers_named.extend(options.limit.take());
+            }
+            if steering.paused.is_some() {
+                allowed.fills = false;
+                let new: Vec<&Holder> = after
+                    .holders
+                    .iter()
+                    .filter(|h| before.holder(&h.id).is_none())
+                    .collect();
+                assert!(
+                    new.is_empty(),
+                    "PAUSED: key {k} granted {new:?} while paused"
+                );
+            }
+        }
+        let options = &options;
         check_transition(before, &after, options, &allowed, &|id| self.share_of(id));
         self.check_shares(k, before, &after, allowed.caller);
         self.check_fences(k, before, &after);
@@ -3154,6 +3428,11 @@ fn simulation() {
             ("busy", total.busy),
             ("confirms_applied", total.confirms_applied),
             ("confirms_late", total.confirms_late),
+            ("steer_pauses", total.steer_pauses),
+            ("released_while_paused", total.released_while_paused),
+            ("resume_grants", total.resume_grants),
+            ("override_grants", total.override_grants),
+            ("overrides_cleared", total.overrides_cleared),
         ]);
         total.faults.assert_injected(&Fault::ALL);
     }
