@@ -636,6 +636,8 @@ export type ListedKey = {
   /** How long its earliest waiter has waited (0 without waiters). */
   oldestWaitMs: number;
   limit: number;
+  /** §11: an operator paused the key. */
+  paused: boolean;
 };
 
 /** `options.onBusy` (§1c). */

@@ -208,6 +208,7 @@ impl Key {
             oldest_since_ms: self.waiters.front().copied(),
             limit: self.limit,
             dead_until_ms: self.dead_at.map(Busy::dead_until),
+            paused: false,
         }
     }
 
@@ -223,6 +224,7 @@ impl Key {
             holders: self.holders,
             waiting: self.waiters.len() as u32,
             limit: self.limit,
+            paused: false,
         }
     }
 

@@ -60,6 +60,8 @@ fn waiting(n: u32, since: u64) -> Busy {
         oldest_since_ms: (n > 0).then_some(since),
         limit: 1,
         dead_until_ms: None,
+        // §11's flag rides along (stored and read back).
+        paused: n % 2 == 1,
     }
 }
 
@@ -134,6 +136,7 @@ fn a_dead_holder_keeps_its_key_listed_until_its_hour_ends() {
         oldest_since_ms: None,
         limit: 1,
         dead_until_ms: Some(Busy::dead_until(1_000)),
+        paused: false,
     };
     report(&db, "d", 1_000, 1, dead);
     let until = Busy::dead_until(1_000);

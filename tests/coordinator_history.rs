@@ -231,7 +231,7 @@ fn a_dead_holder_is_recorded_and_counted_and_makes_a_report_due() {
     assert_eq!(recent[0].outcome, Outcome::Dead);
     assert_eq!((recent[0].from_ms, recent[0].to_ms), (1_000, 3_000));
     assert_eq!(counts.dead_holders, 1);
-    let busy = history::busy(&Counted::new(&object.db), "k", 1, 0, 1);
+    let busy = history::busy(&Counted::new(&object.db), "k", 1, 0, 1, false);
     assert_eq!(busy.dead_until_ms, Some(3_000 + 3_600_000));
     assert_eq!(busy.waiting, 0);
 }

@@ -893,8 +893,11 @@ struct Sim {
     /// When an enqueue registered each id still registered (§1a: its
     /// grace counts from there), never read from the core's records.
     enqueued_at: HashMap<(usize, InstanceId), u64>,
-    /// §11, the oracle's own: what the operator did to each key.
+    /// §11, the oracle's own: what the operator did to each key, and
+    /// whether the key was paused before the operator's decision being
+    /// judged (`None`: the decision is a caller's, which changes nothing).
     steering: Vec<Steering>,
+    paused_before: Option<bool>,
 }
 
 impl Sim {
@@ -957,6 +960,7 @@ impl Sim {
             granted_at: HashMap::new(),
             enqueued_at: HashMap::new(),
             steering: vec![Steering::default(); keys],
+            paused_before: None,
         }
     }
 
@@ -2547,6 +2551,7 @@ impl Sim {
     fn steer_key(&mut self, k: usize, input: Input) {
         let before = self.snap(k);
         let was = self.steering[k].clone();
+        self.paused_before = Some(was.paused.is_some());
         let (reply, wake) = steer(&mut self.stores[k], self.now_ms, input.clone());
         self.note(|| format!("  steer {input:?} -> {reply:?}"));
         let after = self.snap(k);
@@ -2801,10 +2806,13 @@ impl Sim {
             "a holder left on a {:?}",
             allowed.by
         );
-        let shown = |s: &Snap| (s.holders.len(), s.queue.len(), s.limit);
+        // §11: the list shows whether the key is paused, by the oracle's record.
+        let paused_after = self.steering[k].paused.is_some();
+        let paused_before = self.paused_before.take().unwrap_or(paused_after);
+        let shown = |s: &Snap, paused: bool| (s.holders.len(), s.queue.len(), s.limit, paused);
         let due = if found_dead || before.queue.is_empty() != after.queue.is_empty() {
             Due::Owed
-        } else if shown(before) == shown(after) {
+        } else if shown(before, paused_before) == shown(after, paused_after) {
             Due::Nothing
         } else if !after.queue.is_empty() {
             Due::Counts

@@ -28,6 +28,8 @@ pub struct Shown {
     pub holders: u32,
     pub waiting: u32,
     pub limit: u32,
+    /// §11: whether an operator paused the key.
+    pub paused: bool,
 }
 
 /// What a decision owes its key's list entry (contract §10).
@@ -191,6 +193,7 @@ mod tests {
             oldest_since_ms: (waiting > 0).then_some(5),
             limit: 1,
             dead_until_ms: None,
+            paused: false,
         }
     }
 
@@ -199,6 +202,7 @@ mod tests {
             holders,
             waiting,
             limit: 1,
+            paused: false,
         }
     }
 

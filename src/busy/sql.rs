@@ -37,6 +37,9 @@ pub const MIGRATIONS: &[&[&str]] = &[
         "CREATE INDEX busy_keys_listed ON busy_keys (key) WHERE listed = 1",
         "CREATE INDEX busy_keys_wake ON busy_keys (wake_ms) WHERE wake_ms IS NOT NULL",
     ],
+    // v2 (contract §11): whether an operator paused the key (0 in every
+    // older row: not paused).
+    &["ALTER TABLE busy_keys ADD COLUMN paused INTEGER NOT NULL DEFAULT 0"],
 ];
 
 pub const LADDER: Ladder = Ladder {
@@ -51,8 +54,8 @@ pub fn migrate(exec: &impl SqlExec) {
     LADDER.migrate(exec);
 }
 
-const COLUMNS: &str =
-    "stamp, listed, holders, waiting, oldest_since_ms, holder_limit, dead_until_ms, reported_ms, wake_ms";
+const COLUMNS: &str = "stamp, listed, holders, waiting, oldest_since_ms, holder_limit, \
+     dead_until_ms, reported_ms, wake_ms, paused";
 
 /// A listed key as a page answers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +82,7 @@ fn row(columns: &[SqlValue]) -> Row {
             oldest_since_ms: optional_millis(&columns[4]),
             limit: millis(&columns[5]) as u32,
             dead_until_ms: optional_millis(&columns[6]),
+            paused: integer(&columns[9]) != 0,
         },
         reported_ms: millis(&columns[7]),
     }
@@ -124,6 +128,7 @@ fn put(exec: &impl SqlExec, key: &str, new: &Row) {
             optional_millis_value(busy.dead_until_ms),
             millis_value(*reported_ms),
             wake,
+            SqlValue::Integer(i64::from(busy.paused)),
         ],
         Row::Gone { stamp, .. } => [
             millis_value(*stamp),
@@ -135,16 +140,18 @@ fn put(exec: &impl SqlExec, key: &str, new: &Row) {
             SqlValue::Null,
             number(0),
             wake,
+            SqlValue::Integer(0),
         ],
     };
     let mut params = vec![text_value(key)];
     params.extend(values);
     exec.run(
         &format!(
-            "INSERT INTO busy_keys (key, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+            "INSERT INTO busy_keys (key, {COLUMNS}) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
              ON CONFLICT(key) DO UPDATE SET stamp = ?2, listed = ?3, holders = ?4, waiting = ?5, \
              oldest_since_ms = ?6, holder_limit = ?7, dead_until_ms = ?8, reported_ms = ?9, \
-             wake_ms = ?10"
+             wake_ms = ?10, paused = ?11"
         ),
         &params,
     );

@@ -15,6 +15,8 @@ pub struct Busy {
     /// A holder found dead keeps the key listed until then
     /// ([`LIST_DEAD_LISTED_MS`] after it was found).
     pub dead_until_ms: Option<u64>,
+    /// §11: an operator paused the key (it lists as it would otherwise).
+    pub paused: bool,
 }
 
 impl Busy {

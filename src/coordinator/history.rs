@@ -386,8 +386,8 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) 
     }
 }
 
-/// What the key's list entry shows: `holders`, `waiters` and `limit` from
-/// its summary, its earliest waiter's arrival and its last dead holder
+/// What the key's list entry shows: `holders`, `waiters`, `limit` and
+/// whether it is `paused` from its summary, its earliest waiter's arrival and its last dead holder
 /// read (a report is sent only for a contended key).
 pub fn busy<E: SqlExec>(
     sql: &Counted<'_, E>,
@@ -395,6 +395,7 @@ pub fn busy<E: SqlExec>(
     holders: u32,
     waiters: u32,
     limit: u32,
+    paused: bool,
 ) -> Busy {
     let oldest_since_ms = if waiters > 0 {
         sql.read(
@@ -423,6 +424,7 @@ pub fn busy<E: SqlExec>(
         oldest_since_ms,
         limit: limit.max(1),
         dead_until_ms: dead_at.map(Busy::dead_until),
+        paused,
     }
 }
 

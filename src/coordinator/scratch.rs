@@ -171,6 +171,7 @@ impl<'v> Key<'v> {
             holders: s.holders.len() as u32,
             waiting: s.waiters,
             limit: s.limit,
+            paused: s.paused.is_some(),
         };
         let before = &self.view.summary;
         let report = reporter::due(shown(before), shown(&self.s), self.did.found_dead());

@@ -70,6 +70,8 @@ pub struct ListedKey {
     /// How long its earliest waiter has waited (0 without waiters).
     pub oldest_wait_ms: u64,
     pub limit: u32,
+    /// §11: an operator paused the key.
+    pub paused: bool,
 }
 
 /// A page of `serialList`.
@@ -105,6 +107,9 @@ pub struct ShardReport {
     pub oldest_since: Option<u64>,
     pub limit: u32,
     pub dead_until: Option<u64>,
+    /// Absent from a report of an older release: not paused.
+    #[serde(default)]
+    pub paused: bool,
 }
 
 impl ShardReport {
@@ -118,6 +123,7 @@ impl ShardReport {
             oldest_since: busy.oldest_since_ms,
             limit: busy.limit,
             dead_until: busy.dead_until_ms,
+            paused: busy.paused,
         }
     }
 
@@ -132,6 +138,7 @@ impl ShardReport {
                 oldest_since_ms: self.oldest_since,
                 limit: self.limit.max(1),
                 dead_until_ms: self.dead_until,
+                paused: self.paused,
             },
         }
     }
@@ -190,6 +197,9 @@ pub struct ShardPageReply {
     pub limit: Vec<u32>,
     /// When the shard took each key's report (its clock).
     pub reported_at: Vec<u64>,
+    /// §11: whether each key is paused (absent from an older shard: none).
+    #[serde(default)]
+    pub paused: Vec<bool>,
     /// Whether the shard answered as many keys as it was asked.
     pub full: bool,
 }

@@ -132,6 +132,7 @@ impl BusyListCore {
                         page.oldest_since.push(listed.busy.oldest_since_ms);
                         page.limit.push(listed.busy.limit);
                         page.reported_at.push(listed.reported_ms);
+                        page.paused.push(listed.busy.paused);
                     }
                     page
                 })

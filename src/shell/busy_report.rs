@@ -177,6 +177,7 @@ impl Object {
                 summary.holders.len() as u32,
                 summary.waiters,
                 summary.limit,
+                summary.paused.is_some(),
             );
             let owed = history::is_owed(&counted, key.as_str());
             sql.count_work(counted.work());
@@ -197,6 +198,7 @@ impl Object {
             waiting: busy.waiting,
             oldest_since: busy.oldest_since_ms,
             limit: busy.limit,
+            paused: busy.paused,
         })
     }
 
@@ -241,4 +243,5 @@ pub(super) struct ListReported {
     waiting: u32,
     oldest_since: Option<u64>,
     limit: u32,
+    paused: bool,
 }

@@ -90,8 +90,10 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
             oldest_since,
             limit,
             reported_at,
+            paused,
             full,
         } = page;
+        let mut paused = paused.into_iter();
         let entries = keys
             .into_iter()
             .zip(holders)
@@ -107,6 +109,7 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
                         oldest_since,
                         limit,
                         reported_at,
+                        paused: paused.next().unwrap_or(false),
                     };
                     (key, entry)
                 },
@@ -132,6 +135,7 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
                     .oldest_since
                     .map_or(0, |since| now.saturating_sub(since)),
                 limit: entry.limit,
+                paused: entry.paused,
             })
             .collect(),
         cursor: next.map(|after| {
@@ -151,6 +155,7 @@ struct Entry {
     oldest_since: Option<u64>,
     limit: u32,
     reported_at: u64,
+    paused: bool,
 }
 
 /// What a key's Coordinator answers `listReport`.
@@ -162,6 +167,8 @@ struct Reported {
     waiting: u32,
     oldest_since: Option<u64>,
     limit: u32,
+    #[serde(default)]
+    paused: bool,
 }
 
 /// Asks the Coordinators of the entries no report has confirmed for
@@ -202,6 +209,7 @@ async fn verify(env: &Env, entries: &mut Vec<(String, Entry)>, now: u64, after_m
         entry.waiting = reported.waiting;
         entry.oldest_since = reported.oldest_since;
         entry.limit = reported.limit;
+        entry.paused = reported.paused;
     }
     gone.sort_unstable();
     for i in gone.into_iter().rev() {

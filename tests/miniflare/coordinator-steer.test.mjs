@@ -72,6 +72,11 @@ describe("§11 pause and resume with real Workflows (holder-check alarm effectiv
     let view = await h.inspect(key);
     assert.deepEqual(view.paused, again.paused);
     assert.equal(view.limitOverride, null);
+    // The busy list (§10) shows the key as paused.
+    await h.until("the list shows the key paused", async () => {
+      const list = (await h.serial("coordinatorList", {})).value;
+      return list.keys.find((e) => e.key === key)?.paused === true;
+    });
 
     // The holder keeps its slot: its repeated acquire is still granted.
     assert.equal(await h.ok(key, "acquire", key, holder), "granted");
@@ -113,6 +118,10 @@ describe("§11 pause and resume with real Workflows (holder-check alarm effectiv
       view.waiting.map((w) => w.id),
       [w2],
     );
+    await h.until("the list shows the key resumed", async () => {
+      const list = (await h.serial("coordinatorList", {})).value;
+      return list.keys.find((e) => e.key === key)?.paused === false;
+    });
     // Resuming a key that is not paused grants nobody.
     assert.deepEqual(await h.ok(key, "resume", key), { granted: [] });
     await h.sendEvent(w1, "finish", {});
