@@ -72,7 +72,7 @@ describe("the list of busy keys, by its shards", () => {
     assert.deepEqual(entries.map((e) => e.key), keys);
     assert.ok(sizes.length >= 5 && sizes.every((n) => n >= 1 && n <= 50), JSON.stringify(sizes));
     const first = entries[0];
-    assert.deepEqual({ ...first, oldestWaitMs: undefined }, { key: keys[0], holders: 1, waiting: 1, limit: 1, oldestWaitMs: undefined });
+    assert.deepEqual({ ...first, oldestWaitMs: undefined }, { key: keys[0], holders: 1, waiting: 1, limit: 1, oldestWaitMs: undefined, paused: false });
     assert.ok(first.oldestWaitMs >= 1000, JSON.stringify(first));
     // The default page is 100.
     assert.equal((await listOk(h, "coordinatorList", {})).keys.length, 100);
@@ -223,7 +223,7 @@ describe("the list and the history, with real Workflows", () => {
 
     await holderAndWaiter(key, "el-h", "el-w");
     const listed = await untilListed(h, "the key listed", (keys) => keys.get(key)?.waiting === 1);
-    assert.deepEqual({ ...listed.get(key), oldestWaitMs: 0 }, { key, holders: 1, waiting: 1, oldestWaitMs: 0, limit: 1 });
+    assert.deepEqual({ ...listed.get(key), oldestWaitMs: 0 }, { key, holders: 1, waiting: 1, oldestWaitMs: 0, limit: 1, paused: false });
     await h.sendEvent("el-h", "finish", {});
     await h.untilInspect(key, "el-w holding", (v) => v.holder?.id === "el-w");
     await untilListed(h, "the key gone from the list", (keys) => !keys.has(key));
@@ -269,7 +269,7 @@ describe("the list and the history, with real Workflows", () => {
     await h.untilInspect(key, "the key free", (v) => v.holder === null);
     // Listed for the hour, with its holders as they change.
     const listed = await untilListed(h, "the key listed, free, for its dead holder", (keys) => keys.get(key)?.holders === 0);
-    assert.deepEqual(listed.get(key), { key, holders: 0, waiting: 0, oldestWaitMs: 0, limit: 1 });
+    assert.deepEqual(listed.get(key), { key, holders: 0, waiting: 0, oldestWaitMs: 0, limit: 1, paused: false });
   });
 });
 
