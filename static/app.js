@@ -102,6 +102,8 @@ function normalize(kind, body) {
       holder: body.holder && { id: body.holder.id, at: body.holder.since, atLabel: "Holding since" },
       holders: holders.map((h) => ({ id: h.id, since: h.since })),
       limit: body.limit ?? 1,
+      limitOverride: body.limitOverride ?? null,
+      paused: body.paused ?? null,
       waiting: (body.waiting ?? []).map((w) => ({ id: w.id, since: w.since, detail: w.inputHash ?? "" })),
       superseded: body.superseded ?? 0,
       recent: [],
@@ -144,12 +146,12 @@ function describe(status, message) {
   }
 }
 
-/** One API call: GET without a body, or POST with `body` as JSON. */
-async function api(path, token, body) {
+/** One API call: GET without a body, or POST (or `method`) with `body` as JSON. */
+async function api(path, token, body, method = body === undefined ? "GET" : "POST") {
   let response;
   try {
     response = await fetch(path, {
-      method: body === undefined ? "GET" : "POST",
+      method,
       headers: {
         authorization: `Bearer ${token}`,
         accept: "application/json",
@@ -201,6 +203,7 @@ async function fetchOverview(token) {
       kind: "key",
       name: k.key,
       held: `${k.holders} of ${k.limit}`,
+      paused: k.paused === true,
       holders: k.holders,
       waiting: k.waiting,
       wait: k.oldestWaitMs,
@@ -440,6 +443,7 @@ function renderOverview() {
     cell(tr, String(r.waiting), { classes: r.waiting ? "waiting-count" : "" });
     cell(tr, waitCell(r.wait, longest));
     if (r.kind === "key" && r.waiting === 0) tr.classList.add("dead-only");
+    if (r.paused) tr.classList.add("paused");
   });
   $("busy").hidden = rows.length === 0;
   $("busy-none").hidden = rows.length > 0;
@@ -542,6 +546,14 @@ function renderTimeline() {
       parts.push(mark);
     }
   });
+  // §11: a paused key's pause, as a band across every row from its start.
+  if (data.paused) {
+    const x1 = x(data.paused.since);
+    const band = svg("rect", { x: x1, y: top, width: Math.max(x(now) - x1, 2), height: height - axis - top, class: "band paused" });
+    band.append(svg("title", {}, `paused by an operator since ${absolute.format(new Date(data.paused.since))}`));
+    parts.unshift(band);
+    parts.push(svg("text", { x: x(now) - 4, y: top + 12, "text-anchor": "end", class: "band-label" }, "paused"));
+  }
   parts.push(svg("line", { x1: x(now), x2: x(now), y1: top, y2: height - axis + 4, class: "now" }));
   el.replaceChildren(...parts);
 }
@@ -553,6 +565,41 @@ const SEGMENT_LABELS = {
   released: "held (released) for",
   dead: "held (found dead) for",
 };
+
+/** §11: whether the key is paused, and the limit in force, beside the operator's controls. */
+function renderSteer() {
+  const paused = data.paused;
+  $("paused-banner").hidden = !paused;
+  if (paused) {
+    $("paused-banner").replaceChildren(
+      "Paused by an operator ",
+      timeElement(paused.since),
+      paused.reason ? `: ${paused.reason}` : "",
+      ". Nobody is handed the key until it is resumed.",
+    );
+  }
+  $("limit-now").textContent =
+    data.limitOverride === null ? `limit ${data.limit} (the callers')` : `limit ${data.limit} (operator's override)`;
+}
+
+/** Runs one steering call on the watched key, then polls at once to show what it did. */
+async function steer(path, body, method) {
+  const token = $("token").value;
+  if (watch?.kind !== "key" || !token) return;
+  const result = $("steer-result");
+  try {
+    const reply = await api(`v1/keys/${encodeURIComponent(watch.name)}/${path}`, token, body, method);
+    result.textContent =
+      path === "resume"
+        ? `Resumed; handed on to: ${reply.granted.length ? reply.granted.join(", ") : "nobody"}.`
+        : path === "limit"
+          ? `Limit now ${reply.limit}${reply.override === null ? " (no override)" : " (override)"}.`
+          : "Paused.";
+  } catch (e) {
+    result.textContent = e.message;
+  }
+  poll();
+}
 
 function renderKeyHistory() {
   const recent = data.keyRecent ?? [];
@@ -636,6 +683,7 @@ function render() {
   $("waiting-none").hidden = data.waiting.length > 0;
 
   $("superseded-count").textContent = String(data.superseded ?? 0);
+  if (!group) renderSteer();
   renderKeyHistory();
   renderTimeline();
 
@@ -706,6 +754,13 @@ document.addEventListener("DOMContentLoaded", () => {
   });
 
   $("kind").addEventListener("change", labelName);
+  $("pause").addEventListener("click", () => {
+    const reason = $("pause-reason").value;
+    steer("pause", reason ? { reason } : {});
+  });
+  $("resume").addEventListener("click", () => steer("resume", {}));
+  $("set-limit").addEventListener("click", () => steer("limit", { limit: Number($("limit").value) }, "PUT"));
+  $("clear-limit").addEventListener("click", () => steer("limit", { limit: null }, "PUT"));
   $("show-overview").addEventListener("click", (event) => {
     event.preventDefault();
     start({ kind: "overview" });

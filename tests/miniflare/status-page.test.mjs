@@ -402,6 +402,55 @@ describe("status page in headless Chromium", () => {
     for (const id of ["tl-c", "tl-d", "ov-h", "ov-w", "ov-g1"]) await h.sendEvent(id, "finish", {});
   });
 
+  test("a paused key (§11): paused on its detail, its time line and the busy list; pause, resume and the limit from the page", async (t) => {
+    const key = "page/paused key";
+    await h.create("pz-h", { key, waitForFinish: true });
+    await h.untilInspect(key, "pz-h holding", (v) => v.holder?.id === "pz-h");
+    await h.create("pz-w", { key, waitForFinish: true });
+    await h.untilInspect(key, "pz-w waiting", (v) => v.waiting.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // a hold with a length to draw
+
+    await watch(page, "key", key);
+    await untilPage(page, "pz-h holding", async (p) => (await text(p, "#holder-id")) === "pz-h");
+    assert.equal(await page.isVisible("#paused-banner"), false, "not paused yet");
+    await page.fill("#pause-reason", "deploy freeze");
+    await page.click("#pause");
+    await untilPage(page, "the key paused", async (p) =>
+      (await p.isVisible("#paused-banner")) && (await text(p, "#paused-banner")).includes("deploy freeze"),
+    );
+    assert.deepEqual((await h.inspect(key)).paused?.reason, "deploy freeze");
+    // The limit field: raised while paused, nobody is handed a slot.
+    await page.fill("#limit", "2");
+    await page.click("#set-limit");
+    await untilPage(page, "the override shown", async (p) => (await text(p, "#limit-now")) === "limit 2 (operator's override)");
+    assert.deepEqual((await rows(page, "#waiting")).map((r) => r[1]), ["pz-w"], "paused: the raised limit handed nothing on");
+    await untilPage(page, "the pause on the time line", (p) => p.isVisible("#timeline rect.band.paused"));
+    await new Promise((resolve) => setTimeout(resolve, 3000)); // a pause with a length to draw
+    const shot = path.join(OUT, "status-page-paused.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, shot)}`);
+    console.log(`status page screenshot (paused key): ${shot}`);
+
+    // The busy list shows it paused.
+    await page.click("#show-overview");
+    await untilPage(page, "the key listed as paused", async (p) =>
+      (await p.$$eval("#busy tbody tr.paused a", (as) => as.map((a) => a.textContent))).includes(key),
+    );
+    const overviewShot = path.join(OUT, "status-page-paused-overview.png");
+    await page.screenshot({ path: overviewShot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, overviewShot)}`);
+
+    // Resume from the key's detail: the free slot goes to the waiter at once.
+    await page.click(`#busy tbody a:text-is("${key}")`);
+    await untilPage(page, "the key's detail", async (p) => (await text(p, "#holder-id")) === "pz-h");
+    await page.click("#resume");
+    await untilPage(page, "resumed, pz-w handed a slot", async (p) => (await text(p, "#steer-result")).includes("pz-w"));
+    await untilPage(page, "the banner gone", async (p) => !(await p.isVisible("#paused-banner")));
+    await page.click("#clear-limit");
+    await untilPage(page, "the override cleared", async (p) => (await text(p, "#limit-now")) === "limit 1 (the callers')");
+    for (const id of ["pz-h", "pz-w"]) await h.sendEvent(id, "finish", {});
+  });
+
   test("no script errors on the page", () => {
     assert.deepEqual(pageErrors, []);
   });
