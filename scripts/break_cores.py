@@ -318,9 +318,16 @@ COORDINATOR_BUGS = [
      "a grant accepted late confirms the holder's later hand-over", "§1b a grant is told by its own event"),
     # §11 steering a key: the operator's pause, resume and limit override
     # (src/coordinator/steer.rs), judged by the simulation's own record.
-    ("coordinator", "coordinator_sim", "src/coordinator/steer.rs",
-     "    if summary.paused.is_some() {\n        return 0;\n    }\n    (limit + freed)",
-     "    (limit + freed)",
+    # The core asserts the same rule where it grants (`Key::add_holder`):
+    # that is taken out too, so the oracle's own check is what catches it.
+    ("coordinator", "coordinator_sim",
+     [("src/coordinator/steer.rs",
+       "    if summary.paused.is_some() {\n        return 0;\n    }\n    (limit + freed)",
+       "    (limit + freed)"),
+      ("src/coordinator/scratch.rs",
+       "        assert!(self.s.paused.is_none(), \"a slot granted while paused\");\n",
+       "")],
+     None, None,
      "a paused key still hands free slots on", "§11 paused: nobody is granted"),
     ("coordinator", "coordinator_sim", "src/coordinator/steer.rs",
      "        since_ms: key.s.paused.as_ref().map_or(now_ms, |p| p.since_ms),",
@@ -332,8 +339,8 @@ COORDINATOR_BUGS = [
      "resume unpauses but hands no free slot on", "§11 resume hands every free slot on"),
     ("coordinator", "coordinator_sim", "src/coordinator/steer.rs",
      "        Some(callers) => *callers = limit,",
-     "        Some(_) => key.s.limit = limit,",
-     "a caller's options.limit replaces the operator's override", "§11 the override wins"),
+     "        Some(_) => {\n            key.s.limit = limit;\n            key.s.callers_limit = None;\n            key.writes.push(Write::SetLimitOverride(None));\n        }",
+     "a caller's options.limit clears the operator's override", "§11 the override wins"),
     ("coordinator", "coordinator_sim", "src/coordinator/steer.rs",
      "    limit.unwrap_or_else(|| summary.callers())",
      "    limit.unwrap_or(summary.limit)",
