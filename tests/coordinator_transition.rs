@@ -225,7 +225,13 @@ fn run(seed: u64) {
                     options: random_options(&mut rng),
                 }),
                 65..90 => Input::Release(rng.pick(&live).clone()),
-                _ => Input::Tick,
+                90..95 => Input::Tick,
+                // §11: the operator's pause, resume and limit, on both storages.
+                95..97 => Input::Pause {
+                    reason: rng.percent(50).then(|| format!("r{}", rng.below(3))),
+                },
+                97..98 => Input::Resume,
+                _ => Input::SetLimit(rng.percent(70).then(|| rng.range(1, 4) as u32)),
             }
         };
         let view = after.load(&input);
