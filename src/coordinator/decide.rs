@@ -24,7 +24,9 @@
 //! dead holder, a raised limit seen by `acquire`), it hands the free slots
 //! to the front of the queue and returns those holders to be woken.
 //! Lowering the limit takes no slot away; it only stops new grants until
-//! the holders are below it. `enqueue` registers waiters and records a
+//! the holders are below it. While an operator paused the key no slot is
+//! free (`super::steer::free_slots`), so nothing is granted; an operator's
+//! limit override wins over the callers' (`super::steer`). `enqueue` registers waiters and records a
 //! limit but hands nothing on: the next acquire, release or alarm does.
 //!
 //! # Grants and fences (contract §1b)
