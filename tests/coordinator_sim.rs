@@ -1288,6 +1288,7 @@ impl Sim {
             priority,
             tenant,
             skip: self.insts[who].skip,
+            cancel_holders: false,
         }
     }
 
@@ -2550,6 +2551,7 @@ impl Sim {
                     to_ms: now,
                     waited_ms,
                     outcome,
+                    cancelled: false,
                 });
                 if history.recent.len() > RECENT_KEPT {
                     history.recent.pop_front();
@@ -3271,6 +3273,7 @@ fn coalescing_into_a_live_waiter_registers_nothing() {
             terminated: vec![],
             coalesced_into: Some(id("a")),
             busy: false,
+            cancelled: vec![],
         }
     );
     // Nothing registered, nobody superseded (not even the plain waiter).
@@ -3322,6 +3325,7 @@ fn superseded_before_start_gets_superseded() {
             terminated: vec![a],
             coalesced_into: None,
             busy: false,
+            cancelled: vec![],
         }))
     );
     let superseded = Ok(AcquireStep::Done(Decided {
@@ -3570,6 +3574,7 @@ fn a_raised_limit_hands_the_free_slots_ahead_of_the_caller() {
             enqueued_ms: Some(3),
             turn: Turn::Shared,
             fence: 4,
+            cancelling: false,
         }]
     );
     assert_eq!(ids(&s.holders()), ["h", "a", "b", "c", "n"]);

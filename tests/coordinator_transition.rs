@@ -54,6 +54,8 @@ enum Pending {
     Acquire(AcquireRequest, Holder),
     Woken(Holder),
     Tick(Holder),
+    /// §1d: a cancelled holder, terminated; its status to re-enter.
+    Cancelled(Holder),
 }
 
 fn woken(effects: &[Effect]) -> Vec<InstanceId> {
@@ -166,6 +168,7 @@ fn random_options(rng: &mut Rng) -> Options {
             .then(|| Ident::new(rng.pick::<&str>(&["acme", "globex", "initech"]).to_string()))
             .map(|t| t.expect("valid tenant")),
         skip: rng.percent(10),
+        cancel_holders: rng.percent(15),
     }
 }
 
@@ -211,6 +214,7 @@ fn run(seed: u64) {
                     liveness,
                 },
                 Pending::Tick(holder) => Input::TickChecked { holder, liveness },
+                Pending::Cancelled(holder) => Input::Cancelled { holder, liveness },
             }
         } else {
             match rng.below(100) {
@@ -267,13 +271,19 @@ fn run(seed: u64) {
                     "seed {seed} step {step}: keys_due disagrees with needs_check"
                 );
                 for e in &t.effects {
-                    if let Effect::Wake(w) = e {
-                        let holder = after
-                            .holders()
-                            .into_iter()
-                            .find(|h| h.id == w.id)
-                            .expect("a woken instance holds");
-                        pending.push(Pending::Woken(holder));
+                    match e {
+                        Effect::Wake(w) => {
+                            let holder = after
+                                .holders()
+                                .into_iter()
+                                .find(|h| h.id == w.id)
+                                .expect("a woken instance holds");
+                            pending.push(Pending::Woken(holder));
+                        }
+                        Effect::TerminateHolder { holder, .. } => {
+                            pending.push(Pending::Cancelled(holder.clone()))
+                        }
+                        Effect::Check(_) | Effect::Terminate(_) => {}
                     }
                 }
                 match &t.reply {
@@ -335,6 +345,7 @@ fn fill(db: &Db, key: &str, n: usize) {
         enqueued_ms: None,
         turn: Turn::Shared,
         fence: 1,
+        cancelling: false,
     };
     let mut writes = vec![coordinator::Write::AddHolder(holder)];
     for i in 0..n {

@@ -121,7 +121,9 @@ fn named(input: &Input) -> Option<&InstanceId> {
         Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => Some(&r.id),
         Input::Acquire(r) | Input::AcquireChecked { request: r, .. } => Some(&r.id),
         Input::Release(id) => Some(id),
-        Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } => None,
+        Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } | Input::Cancelled { .. } => {
+            None
+        }
     }
 }
 
@@ -188,7 +190,11 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
             }
             unread(Read::Waiters)
         }
-        Input::Tick | Input::Release(_) | Input::Woken { .. } | Input::TickChecked { .. } => None,
+        Input::Tick
+        | Input::Release(_)
+        | Input::Woken { .. }
+        | Input::TickChecked { .. }
+        | Input::Cancelled { .. } => None,
     }
 }
 
@@ -209,9 +215,9 @@ fn front_needed(summary: &Summary, input: &Input) -> u32 {
         Input::AcquireChecked { .. } => free(summary.limit, 1),
         Input::Release(id) if holds(id) => free(summary.limit, 1),
         // These fill every free slot, whether or not the holder still holds.
-        Input::Woken { holder, .. } | Input::TickChecked { holder, .. } => {
-            free(summary.limit, u32::from(holds(&holder.id)))
-        }
+        Input::Woken { holder, .. }
+        | Input::TickChecked { holder, .. }
+        | Input::Cancelled { holder, .. } => free(summary.limit, u32::from(holds(&holder.id))),
         Input::Release(_) | Input::Enqueue(_) | Input::EnqueueChecked { .. } | Input::Tick => 0,
     };
     n.min(summary.waiters)

@@ -183,6 +183,10 @@ pub const MIGRATIONS: &[&[&str]] = &[
     // v7 (contract §10): hand-offs are counted by the decision, not by the
     // holder row's trigger (`super::history::MIGRATION_V7`).
     super::history::MIGRATION_V7,
+    // v8 (contract §1d): cancelled holders, their count, and cancelled
+    // holds in `recent` (`super::history::MIGRATION_CANCEL`). The pause
+    // branch adds a step of its own; the two are ordered at merge.
+    super::history::MIGRATION_CANCEL,
 ];
 
 /// The version this release writes.
