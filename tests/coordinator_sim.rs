@@ -105,6 +105,9 @@
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 1,000,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
 
+/// Contract §1d, `cancelHolders`: its own simulation and named cases.
+#[path = "coordinator_sim/cancel.rs"]
+mod cancel;
 mod common;
 
 use common::{
