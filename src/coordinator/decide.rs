@@ -56,6 +56,15 @@
 //! waits, since no alarm would). An id already registered is answered as
 //! without it.
 //!
+//! # Cancel in progress (contract §1d)
+//! A superseding enqueue with `cancelHolders` that does not coalesce (the
+//! candidate is checked first) cancels every holder not cancelled yet
+//! ([`cancel_holders`]): each is marked, terminated through its own
+//! Workflow and its status asked (`Input::Cancelled`), and keeps its slot
+//! until that status (or the alarm's, which terminates it again) finds it
+//! dead; the slot then goes on as any dead holder's does. The option is
+//! refused without `supersedes` and on `acquire`, before anything else.
+//!
 //! A hold finishes when its holder releases, or is found dead after it
 //! confirmed its slot; the last [`HOLD_TIMES_KEPT`](crate::limits::HOLD_TIMES_KEPT)
 //! lengths give `etaMs` (`super::grant::eta_ms`).
