@@ -168,7 +168,9 @@ fn random_options(rng: &mut Rng) -> Options {
             .then(|| Ident::new(rng.pick::<&str>(&["acme", "globex", "initech"]).to_string()))
             .map(|t| t.expect("valid tenant")),
         skip: rng.percent(10),
-        cancel_holders: rng.percent(15),
+        // Refused on acquire and without supersedes: rare, so that the
+        // other paths keep their share (enqueues set it below).
+        cancel_holders: rng.percent(2),
     }
 }
 
@@ -218,12 +220,18 @@ fn run(seed: u64) {
             }
         } else {
             match rng.below(100) {
-                0..35 => Input::Enqueue(EnqueueRequest {
-                    supersedes: rng.percent(30),
-                    id: rng.pick(&live).clone(),
-                    input_hash: rng.percent(70).then(|| rng.pick(&hashes).clone()),
-                    options: random_options(&mut rng),
-                }),
+                0..35 => {
+                    let supersedes = rng.percent(30);
+                    let mut options = random_options(&mut rng);
+                    // §1d: a superseding enqueue cancels the holders now and then.
+                    options.cancel_holders |= supersedes && rng.percent(40);
+                    Input::Enqueue(EnqueueRequest {
+                        supersedes,
+                        id: rng.pick(&live).clone(),
+                        input_hash: rng.percent(70).then(|| rng.pick(&hashes).clone()),
+                        options,
+                    })
+                }
                 35..65 => Input::Acquire(AcquireRequest {
                     id: rng.pick(&live).clone(),
                     options: random_options(&mut rng),
