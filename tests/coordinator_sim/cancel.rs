@@ -56,6 +56,19 @@ const DRAIN_STEPS_MAX: u64 = 20_000;
 /// Instances one seed starts at most.
 const INSTANCES_MAX: usize = 60;
 const KEY_WORKFLOW: &str = "WORKFLOW";
+/// The faults this simulation injects, with each one's highest rate: a
+/// lost or doubled status answer after a termination is `EventLost` /
+/// `EventDuplicate`; a lost effect or reply, `ResetAfterCommit`.
+const FAULTS: [(Fault, u64); 8] = [
+    (Fault::ResetAfterCommit, 10),
+    (Fault::Reset, 3),
+    (Fault::AlarmLost, 30),
+    (Fault::AlarmDuplicate, 20),
+    (Fault::EventLost, 30),
+    (Fault::EventDuplicate, 30),
+    (Fault::InstanceDies, 3),
+    (Fault::StatusUnknown, 20),
+];
 
 /// Where an instance's code is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +97,10 @@ struct Inst {
     supersedes: bool,
     cancel_holders: bool,
     hash: Option<InputHash>,
+    /// Its body waits for a "finish" that only the drain sends, and only
+    /// to a run nobody cancelled: a cancelled one ends only if the object
+    /// terminates it (the alarm retrying a termination that failed).
+    long: bool,
 }
 
 /// Where a status answer re-enters.
@@ -163,6 +180,8 @@ struct Sim {
     written_fence: u64,
     /// Percent of terminations that fail, this seed.
     terminate_fail_pct: u64,
+    /// Faults and arrivals have stopped.
+    draining: bool,
     stats: Stats,
     trace: bool,
 }
@@ -196,19 +215,7 @@ fn decide(key: &mut KeyTwin, now_ms: u64, input: Input) -> Result<Transition, Ba
 impl Sim {
     fn new(seed: u64, trace: bool) -> Sim {
         let mut rng = Rng(seed ^ 0x00CA_9CE1);
-        let faults = Faults::draw(
-            &mut rng,
-            &[
-                (Fault::ResetAfterCommit, 10),
-                (Fault::Reset, 3),
-                (Fault::AlarmLost, 30),
-                (Fault::AlarmDuplicate, 20),
-                (Fault::EventLost, 30),
-                (Fault::EventDuplicate, 30),
-                (Fault::InstanceDies, 3),
-                (Fault::StatusUnknown, 20),
-            ],
-        );
+        let faults = Faults::draw(&mut rng, &FAULTS);
         let limit = rng.range(1, 3) as u32;
         let terminate_fail_pct = *rng.pick(&[0, 20, 60]);
         Sim {
@@ -225,6 +232,7 @@ impl Sim {
             cancelled_count: 0,
             written_fence: 0,
             terminate_fail_pct,
+            draining: false,
             stats: Stats {
                 seeds: 1,
                 ..Stats::default()
@@ -245,6 +253,7 @@ impl Sim {
         }
         self.faults.stop();
         self.terminate_fail_pct = 0;
+        self.draining = true;
         let drain_start = self.stats.steps;
         while !self.drained() {
             assert!(
@@ -285,8 +294,8 @@ impl Sim {
         if arrivals && roll < 8 && self.insts.len() < INSTANCES_MAX {
             self.arrive();
         } else if roll < 14 {
-            if self.faults.strikes(&mut self.rng, Fault::AlarmLost) {
-            } else {
+            // The holder-check alarm: lost, or delivered twice.
+            if !self.faults.strikes(&mut self.rng, Fault::AlarmLost) {
                 self.ops.push(Op::Tick);
                 if self.faults.strikes(&mut self.rng, Fault::AlarmDuplicate) {
                     self.ops.push(Op::Tick);
@@ -343,6 +352,7 @@ impl Sim {
             supersedes: kind >= 3,
             cancel_holders: kind >= 5 || kind == 0,
             hash,
+            long: self.rng.percent(30),
         };
         self.index.insert(inst.id.clone(), n);
         self.insts.push(inst);
@@ -380,6 +390,10 @@ impl Sim {
                     );
                 }
                 self.written_fence = self.written_fence.max(fence);
+                let waits_for_finish = !self.draining || self.cancelled.contains(&inst.id);
+                if inst.long && waits_for_finish {
+                    return;
+                }
                 self.insts[i].script = if steps_left <= 1 {
                     Script::Releasing
                 } else {
@@ -424,10 +438,7 @@ impl Sim {
                     },
                     Second::Tick(holder) => Input::TickChecked { holder, liveness },
                 };
-                match who {
-                    Some(who) => self.decide(Some(who), input),
-                    None => self.decide(None, input),
-                }
+                self.decide(who, input)
             }
             Op::TerminateHolder(holder) => {
                 let i = self.index[&holder.id];
@@ -761,6 +772,9 @@ fn cancel_holders_simulation() {
             ("late_releases", total.late_releases),
             ("refused", total.refused),
         ]);
+        total
+            .faults
+            .assert_injected(&FAULTS.map(|(fault, _)| fault));
     }
 }
 
