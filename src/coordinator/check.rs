@@ -29,8 +29,9 @@ pub fn needs_check(summary: &Summary) -> bool {
 /// Up to `n` of `holders` (in the order they got the key) due a check,
 /// least recently checked first, those never checked first (in the order
 /// they got the key): every holder when `everyone`, else only the `Handed`
-/// and the cancelled ones. `checked_ms`: when each holder was last checked, as read (a holder
-/// missing from it, as one granted by this decision, was never checked).
+/// and the cancelled ones. `checked_ms`: when each holder was last
+/// checked, as read (a holder missing from it, as one granted by this
+/// decision, was never checked).
 pub fn due_for_check(
     holders: &[Holder],
     checked_ms: &[(InstanceId, Option<u64>)],

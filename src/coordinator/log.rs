@@ -134,8 +134,6 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
                 None,
             ),
             None if reply.busy => line(Contended, id, "busy", "onBusy skip: the key is busy", None),
-            // A plain join waits only if its acquire finds the key taken:
-            // that acquire's line says so.
             // §1d: a cancellation prints whatever else the call did.
             None if !reply.cancelled.is_empty() => line(
                 Contended,
@@ -152,6 +150,8 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
                 ),
                 None,
             ),
+            // A plain join waits only if its acquire finds the key taken:
+            // that acquire's line says so.
             None if reply.terminated.is_empty() => {
                 line(Routine, id, "enqueued", "joined the queue", None)
             }
