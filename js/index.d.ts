@@ -354,6 +354,8 @@ export type CoordinatorEnqueueReply = {
   coalescedInto?: InstanceId;
   /** With `onBusy: "skip"` (§1c), `true`: the key had as many holders as its limit, or a waiter; nothing was registered, and the caller must not create its instance. Absent otherwise. */
   busy?: boolean;
+  /** §1d, on a call with `cancelHolders: true`: the holders it cancelled (`[]` when none; absent on a call without the option). */
+  cancelled?: InstanceId[] | null;
 };
 
 /** `acquire`'s reply with `options.grant` (§1b). */
@@ -543,6 +545,8 @@ export type HolderEntry = {
   workflow: string;
   /** The fence of its grant (§1b; 0 for a grant from before fences). */
   fence: number;
+  /** Being cancelled (§1d): terminated, it keeps its slot until found dead. */
+  cancelling: boolean;
 };
 
 /** How many instances may hold the key at once. */
@@ -581,6 +585,8 @@ export type KeyCounts = {
   superseded: number;
   /** Enqueues that coalesced into a live waiter. */
   coalesced: number;
+  /** Holders cancelled by a superseding enqueue (§1d). */
+  cancelled: number;
 };
 
 /** A page of `coordinatorList`. */
@@ -604,6 +610,8 @@ export type KeyOptions = {
   tenant?: Ident | null;
   /** §1c: `"skip"` answers busy instead of registering a caller that would wait: `acquire` answers `"busy"` (`{ status: "busy" }` with `grant`), `enqueue` `{ busy: true, terminated: [] }` when the key has as many holders as its limit or any waiter. Default `"wait"`. */
   onBusy?: OnBusy | null;
+  /** §1d, on a superseding `enqueue` only: every holder of the key (but the caller) is cancelled: terminated through its own Workflow, it keeps its slot until the binding reports it dead, and the slot then goes on with the next fence. A call that coalesces cancels nothing. Refused with `supersedes: false`, and on `acquire`. */
+  cancelHolders?: boolean | null;
 };
 
 /** Most entries one page answers (default 100). */
@@ -773,6 +781,8 @@ export type RecentHold = {
   /** How long the holder had waited for the key, in ms. */
   waited: number;
   outcome: HoldOutcome;
+  /** Its holder was cancelled by a superseding enqueue (§1d). */
+  cancelled: boolean;
 };
 
 /** `release`'s reply (the Coordinator's and the serial queue's): the instance this call handed the key or group to and sent the turn event, if any (its status is checked after the reply). */

@@ -75,6 +75,7 @@ const OUTCOMES = {
   superseded: "superseded (skipped)",
   timed_out: "timed out",
   abandoned: "abandoned",
+  cancelled: "holder cancelled (terminated)",
 };
 
 // --- the two API shapes, made one ------------------------------------------
@@ -100,7 +101,7 @@ function normalize(kind, body) {
     const holders = body.holders ?? (body.holder ? [body.holder] : []);
     return {
       holder: body.holder && { id: body.holder.id, at: body.holder.since, atLabel: "Holding since" },
-      holders: holders.map((h) => ({ id: h.id, since: h.since })),
+      holders: holders.map((h) => ({ id: h.id, since: h.since, cancelling: h.cancelling === true })),
       limit: body.limit ?? 1,
       limitOverride: body.limitOverride ?? null,
       paused: body.paused ?? null,
@@ -484,7 +485,9 @@ function timelineRows(now) {
   };
   for (const r of data.keyRecent ?? []) {
     if (r.waited > 0) add(r.id, r.from - r.waited, r.from, "waited");
-    add(r.id, r.from, r.to, r.outcome === "dead" ? "dead" : "released");
+    // A cancelled hold (contract §1d) ends with a mark where its slot went on.
+    add(r.id, r.from, r.to, r.cancelled ? "cancelled" : r.outcome === "dead" ? "dead" : "released");
+    if (r.cancelled) row(r.id).marks.push({ at: r.to, kind: "cancelled", label: OUTCOMES.cancelled });
   }
   for (const r of data.recent ?? []) {
     const m = row(r.instanceId);
@@ -492,7 +495,7 @@ function timelineRows(now) {
     m.first = Math.min(m.first, r.finishedAt);
     m.last = Math.max(m.last, r.finishedAt);
   }
-  for (const h of data.holders ?? []) add(h.id, h.since, now, "holding");
+  for (const h of data.holders ?? []) add(h.id, h.since, now, h.cancelling ? "cancelling" : "holding");
   for (const w of data.waiting ?? []) add(w.id, w.since, now, "waiting");
   return [...rows.values()].sort((a, b) => a.first - b.first).slice(-TIMELINE_ROWS_MAX);
 }
@@ -564,6 +567,8 @@ const SEGMENT_LABELS = {
   waited: "waited",
   released: "held (released) for",
   dead: "held (found dead) for",
+  cancelling: "holding, being cancelled, for",
+  cancelled: "held (cancelled, then terminated) for",
 };
 
 /** §11: whether the key is paused, and the limit in force, beside the operator's controls. */
@@ -609,7 +614,8 @@ function renderKeyHistory() {
     cell(tr, duration(r.waited));
     cell(tr, duration(r.to - r.from));
     cell(tr, timeElement(r.to));
-    cell(tr, OUTCOMES[r.outcome] ?? r.outcome, { classes: `outcome ${r.outcome}` });
+    const outcome = r.cancelled ? "cancelled" : r.outcome;
+    cell(tr, OUTCOMES[outcome] ?? outcome, { classes: `outcome ${outcome}` });
   });
   $("key-recent").hidden = recent.length === 0;
   const counts = data.counts;
@@ -617,7 +623,8 @@ function renderKeyHistory() {
   if (counts) {
     $("counts").textContent =
       `Since the key's object was created: ${counts.grants} grants, ${counts.handOffs} hand-offs, ` +
-      `${counts.deadHolders} dead holders, ${counts.superseded} superseded, ${counts.coalesced} coalesced.`;
+      `${counts.deadHolders} dead holders, ${counts.superseded} superseded, ${counts.coalesced} coalesced, ` +
+      `${counts.cancelled ?? 0} cancelled.`;
   }
 }
 

@@ -480,6 +480,7 @@ fn fill(db: &Db, key: &str, n: usize, spread: bool) {
         enqueued_ms: None,
         turn: Turn::Shared,
         fence: 1,
+        cancelling: false,
     })];
     for i in 0..n {
         writes.push(coordinator::Write::PushWaiter(Waiter {
@@ -588,6 +589,7 @@ fn p4_tenants_cost_at_most_one_and_a_half_times_behind_ten() {
                     enqueued_ms: None,
                     turn: Turn::Shared,
                     fence: 1,
+                    cancelling: false,
                 },
                 liveness: Liveness::Alive,
             }),

@@ -105,6 +105,9 @@
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 1,000,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
 
+/// Contract §1d, `cancelHolders`: its own simulation and named cases.
+#[path = "coordinator_sim/cancel.rs"]
+mod cancel;
 mod common;
 
 use common::{
@@ -1364,6 +1367,7 @@ impl Sim {
             priority,
             tenant,
             skip: self.insts[who].skip,
+            cancel_holders: false,
         }
     }
 
@@ -2832,6 +2836,7 @@ impl Sim {
                     to_ms: now,
                     waited_ms,
                     outcome,
+                    cancelled: false,
                 });
                 if history.recent.len() > RECENT_KEPT {
                     history.recent.pop_front();
@@ -3558,6 +3563,7 @@ fn coalescing_into_a_live_waiter_registers_nothing() {
             terminated: vec![],
             coalesced_into: Some(id("a")),
             busy: false,
+            cancelled: vec![],
         }
     );
     // Nothing registered, nobody superseded (not even the plain waiter).
@@ -3609,6 +3615,7 @@ fn superseded_before_start_gets_superseded() {
             terminated: vec![a],
             coalesced_into: None,
             busy: false,
+            cancelled: vec![],
         }))
     );
     let superseded = Ok(AcquireStep::Done(Decided {
@@ -3857,6 +3864,7 @@ fn a_raised_limit_hands_the_free_slots_ahead_of_the_caller() {
             enqueued_ms: Some(3),
             turn: Turn::Shared,
             fence: 4,
+            cancelling: false,
         }]
     );
     assert_eq!(ids(&s.holders()), ["h", "a", "b", "c", "n"]);

@@ -299,6 +299,7 @@ fn v1_holder(who: &str, since_ms: u64) -> Holder {
         enqueued_ms: None,
         turn: Turn::Shared,
         fence: 0,
+        cancelling: false,
     }
 }
 
@@ -403,6 +404,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
         turn: Turn::Shared,
         // The first grant with a fence: v1 holders carry none (0).
         fence: 1,
+        cancelling: false,
     };
     assert_eq!(released.reply, Reply::Release(Some(id("deploy-101"))));
     assert_eq!(woken(&released), std::slice::from_ref(&handed));
@@ -450,6 +452,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
             ],
             coalesced_into: None,
             busy: false,
+            cancelled: vec![],
         })
     );
     let survivor = Waiter {
@@ -692,6 +695,7 @@ fn fill(db: &Db, key: &str, n: usize) {
         enqueued_ms: None,
         turn: Turn::Shared,
         fence: 1,
+        cancelling: false,
     })];
     for i in 0..n {
         writes.push(Write::PushWaiter(Waiter {
@@ -900,6 +904,7 @@ fn operation_cost_does_not_grow_with_the_queue() {
         from_ms: 1,
         to_ms: 2,
         outcome: Outcome::Released,
+        cancelled: false,
     };
     // And one on a key sorting before both, so that a walk down either
     // key's recent holds ends on another key's row too.
@@ -1056,11 +1061,15 @@ const CALLS: &[Call] = &[
                 enqueued_ms: None,
                 turn: Turn::Shared,
                 fence: 2,
+                cancelling: false,
             })],
         )
     }),
     ("confirm holder", false, |sql| {
         writes(sql, &[Write::ConfirmHolder(id("second"))])
+    }),
+    ("cancel holder", false, |sql| {
+        writes(sql, &[Write::CancelHolder(id("second"))])
     }),
     ("set holder workflow", false, |sql| {
         writes(
@@ -1153,6 +1162,7 @@ fn every_statement(db: &Db) -> Vec<Labelled> {
             enqueued_ms: None,
             turn: Turn::Shared,
             fence: 1,
+            cancelling: false,
         })],
     );
     let mut statements: Vec<Labelled> = Vec::new();

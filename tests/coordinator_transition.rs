@@ -54,6 +54,8 @@ enum Pending {
     Acquire(AcquireRequest, Holder),
     Woken(Holder),
     Tick(Holder),
+    /// §1d: a cancelled holder, terminated; its status to re-enter.
+    Cancelled(Holder),
 }
 
 fn woken(effects: &[Effect]) -> Vec<InstanceId> {
@@ -166,6 +168,9 @@ fn random_options(rng: &mut Rng) -> Options {
             .then(|| Ident::new(rng.pick::<&str>(&["acme", "globex", "initech"]).to_string()))
             .map(|t| t.expect("valid tenant")),
         skip: rng.percent(10),
+        // Refused on acquire and without supersedes: rare, so that the
+        // other paths keep their share (enqueues set it below).
+        cancel_holders: rng.percent(2),
     }
 }
 
@@ -211,15 +216,22 @@ fn run(seed: u64) {
                     liveness,
                 },
                 Pending::Tick(holder) => Input::TickChecked { holder, liveness },
+                Pending::Cancelled(holder) => Input::Cancelled { holder, liveness },
             }
         } else {
             match rng.below(100) {
-                0..35 => Input::Enqueue(EnqueueRequest {
-                    supersedes: rng.percent(30),
-                    id: rng.pick(&live).clone(),
-                    input_hash: rng.percent(70).then(|| rng.pick(&hashes).clone()),
-                    options: random_options(&mut rng),
-                }),
+                0..35 => {
+                    let supersedes = rng.percent(30);
+                    let mut options = random_options(&mut rng);
+                    // §1d: a superseding enqueue cancels the holders now and then.
+                    options.cancel_holders |= supersedes && rng.percent(40);
+                    Input::Enqueue(EnqueueRequest {
+                        supersedes,
+                        id: rng.pick(&live).clone(),
+                        input_hash: rng.percent(70).then(|| rng.pick(&hashes).clone()),
+                        options,
+                    })
+                }
                 35..65 => Input::Acquire(AcquireRequest {
                     id: rng.pick(&live).clone(),
                     options: random_options(&mut rng),
@@ -273,13 +285,19 @@ fn run(seed: u64) {
                     "seed {seed} step {step}: keys_due disagrees with needs_check"
                 );
                 for e in &t.effects {
-                    if let Effect::Wake(w) = e {
-                        let holder = after
-                            .holders()
-                            .into_iter()
-                            .find(|h| h.id == w.id)
-                            .expect("a woken instance holds");
-                        pending.push(Pending::Woken(holder));
+                    match e {
+                        Effect::Wake(w) => {
+                            let holder = after
+                                .holders()
+                                .into_iter()
+                                .find(|h| h.id == w.id)
+                                .expect("a woken instance holds");
+                            pending.push(Pending::Woken(holder));
+                        }
+                        Effect::TerminateHolder { holder, .. } => {
+                            pending.push(Pending::Cancelled(holder.clone()))
+                        }
+                        Effect::Check(_) | Effect::Terminate(_) => {}
                     }
                 }
                 match &t.reply {
@@ -341,6 +359,7 @@ fn fill(db: &Db, key: &str, n: usize) {
         enqueued_ms: None,
         turn: Turn::Shared,
         fence: 1,
+        cancelling: false,
     };
     let mut writes = vec![coordinator::Write::AddHolder(holder)];
     for i in 0..n {

@@ -15,21 +15,23 @@ use crate::transition::Check;
 use std::collections::HashMap;
 
 /// Whether the key needs the holder-check alarm: someone waits behind the
-/// holders, or a holder has not yet confirmed a hand-over.
+/// holders, a holder has not yet confirmed a hand-over, or a holder is
+/// cancelled (§1d: the alarm terminates it again until it is found dead).
 pub fn needs_check(summary: &Summary) -> bool {
     !summary.holders.is_empty()
         && (summary.waiters > 0
             || summary
                 .holders
                 .iter()
-                .any(|h| h.state == HolderState::Handed))
+                .any(|h| h.state == HolderState::Handed || h.cancelling))
 }
 
 /// Up to `n` of `holders` (in the order they got the key) due a check,
 /// least recently checked first, those never checked first (in the order
 /// they got the key): every holder when `everyone`, else only the `Handed`
-/// ones. `checked_ms`: when each holder was last checked, as read (a holder
-/// missing from it, as one granted by this decision, was never checked).
+/// and the cancelled ones. `checked_ms`: when each holder was last
+/// checked, as read (a holder missing from it, as one granted by this
+/// decision, was never checked).
 pub fn due_for_check(
     holders: &[Holder],
     checked_ms: &[(InstanceId, Option<u64>)],
@@ -43,7 +45,7 @@ pub fn due_for_check(
     let mut due: Vec<(Option<u64>, usize)> = holders
         .iter()
         .enumerate()
-        .filter(|(_, h)| everyone || h.state == HolderState::Handed)
+        .filter(|(_, h)| everyone || h.state == HolderState::Handed || h.cancelling)
         .map(|(i, h)| (checked.get(&h.id).copied(), i))
         .collect();
     // `None` (never checked) sorts first; ties go in the order of the key.
@@ -67,6 +69,29 @@ pub(super) fn check(
     })
 }
 
+/// What the alarm asks for a holder due a check: its status, or for a
+/// cancelled holder (§1d) its termination and then its status, so a
+/// termination that failed is tried again until the holder is dead.
+pub(super) fn check_or_terminate(holder: &Holder, settings: &Settings) -> Effect {
+    if holder.cancelling {
+        terminate_holder(holder, settings)
+    } else {
+        check(&holder.id, holder.workflow.as_ref(), settings)
+    }
+}
+
+/// §1d: the termination of a cancelled holder through its own Workflow,
+/// its status asked right after.
+pub(super) fn terminate_holder(holder: &Holder, settings: &Settings) -> Effect {
+    Effect::TerminateHolder {
+        holder: holder.clone(),
+        workflow: holder
+            .workflow
+            .as_ref()
+            .map_or_else(|| settings.workflow.clone(), |w| w.to_string()),
+    }
+}
+
 /// A checked holder's liveness applied (a dead one loses its slot), the
 /// free slots filled from the queue, and everyone handed one woken: what an
 /// alarm's check and a woken holder found dead both come to.
@@ -87,7 +112,8 @@ pub(super) fn hand_on_checked(
 
 /// A holder check's answer: a dead holder exactly as checked (or a
 /// finished one with the same grant) loses its slot; a live one not yet
-/// told of a hand-over is woken again.
+/// told of a hand-over is woken again, unless it is cancelled (§1d: it is
+/// to end, not to start).
 pub(super) fn apply_check(
     key: &mut Key<'_>,
     now_ms: u64,
@@ -110,6 +136,7 @@ pub(super) fn apply_check(
         return;
     }
     if holder.state == HolderState::Handed
+        && !holder.cancelling
         && matches!(liveness, Liveness::Alive | Liveness::Unknown)
     {
         wake.push(holder);

@@ -58,17 +58,26 @@
 //! waits, since no alarm would). An id already registered is answered as
 //! without it.
 //!
+//! # Cancel in progress (contract §1d)
+//! A superseding enqueue with `cancelHolders` that does not coalesce (the
+//! candidate is checked first) cancels every holder not cancelled yet
+//! ([`cancel_holders`]): each is marked, terminated through its own
+//! Workflow and its status asked (`Input::Cancelled`), and keeps its slot
+//! until that status (or the alarm's, which terminates it again) finds it
+//! dead; the slot then goes on as any dead holder's does. The option is
+//! refused without `supersedes` and on `acquire`, before anything else.
+//!
 //! A hold finishes when its holder releases, or is found dead after it
 //! confirmed its slot; the last [`HOLD_TIMES_KEPT`](crate::limits::HOLD_TIMES_KEPT)
 //! lengths give `etaMs` (`super::grant::eta_ms`).
 
-use super::check::{apply_check, check, hand_on_checked};
+use super::check::{apply_check, check, check_or_terminate, hand_on_checked, terminate_holder};
 use super::effect::Effect;
 use super::grant::{acquire, fill_slots, pending, take_slot};
 use super::history::Outcome;
 use super::log::Asked;
 use super::scratch::Key;
-use super::state::{HolderState, Liveness, Member, Turn, Waiter};
+use super::state::{Holder, HolderState, Liveness, Member, Turn, Waiter};
 use super::steer::{self, free_slots, set_callers_limit};
 use super::types::{
     AcquireReply, EnqueueReply, EnqueueRequest, Input, Options, Reply, Settings, Transition, View,
@@ -86,6 +95,7 @@ pub fn decide(
     now_ms: u64,
     input: Input,
 ) -> Result<Transition, BatonError> {
+    refuse_cancel_holders(&input)?;
     let mut key = Key::new(view, settings);
     let asked = Asked::of(&input);
     let coalesce = match &input {
@@ -203,12 +213,11 @@ pub fn decide(
                 Vec::new()
             };
             for holder in &due {
-                key.effects
-                    .push(check(&holder.id, holder.workflow.as_ref(), settings));
+                key.effects.push(check_or_terminate(holder, settings));
             }
             Reply::Ticked(due)
         }
-        Input::TickChecked { holder, liveness } => {
+        Input::TickChecked { holder, liveness } | Input::Cancelled { holder, liveness } => {
             if key.holder(&holder.id).is_some() {
                 key.writes
                     .push(Write::MarkChecked(holder.id.clone(), now_ms));
@@ -366,6 +375,11 @@ fn commit_enqueue(
             tenant: request.options.tenant.clone(),
         });
     }
+    let cancelled = if request.options.cancel_holders {
+        cancel_holders(key)
+    } else {
+        Vec::new()
+    };
     for waiter in &terminated {
         let workflow = waiter
             .workflow
@@ -379,8 +393,55 @@ fn commit_enqueue(
     }
     Ok(EnqueueReply {
         terminated,
+        cancelled,
         ..EnqueueReply::default()
     })
+}
+
+/// §1d: a superseding enqueue with `cancelHolders` that does not coalesce
+/// cancels every holder of the key not cancelled yet (the caller holds
+/// none: an enqueue from a holder changes nothing). Each keeps its slot,
+/// marked cancelling, and is terminated through its own Workflow outside
+/// the gate, its status asked right after (`Input::Cancelled`); it loses
+/// the slot only when found dead, and the slot then goes on by the usual
+/// order with the next fence. Returns them as cancelled.
+fn cancel_holders(key: &mut Key<'_>) -> Vec<Holder> {
+    let to_cancel: Vec<Holder> = (key.s.holders.iter())
+        .filter(|h| !h.cancelling)
+        .cloned()
+        .collect();
+    let mut cancelled = Vec::with_capacity(to_cancel.len());
+    for holder in to_cancel {
+        let holder = key.cancel_holder(&holder.id);
+        key.effects.push(terminate_holder(&holder, key.settings));
+        cancelled.push(holder);
+    }
+    cancelled
+}
+
+/// §1d: `cancelHolders` is an option of a superseding enqueue only.
+/// Refused (naming it, before anything is decided) with `supersedes`
+/// false, and on `acquire`.
+fn refuse_cancel_holders(input: &Input) -> Result<(), BatonError> {
+    let refused = |reason: &str| {
+        Err(BatonError::Invalid {
+            field: "cancelHolders",
+            reason: reason.to_owned(),
+        })
+    };
+    match input {
+        Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. }
+            if r.options.cancel_holders && !r.supersedes =>
+        {
+            refused("needs supersedes: true (only a superseding enqueue cancels holders)")
+        }
+        Input::Acquire(r) | Input::AcquireChecked { request: r, .. }
+            if r.options.cancel_holders =>
+        {
+            refused("is an option of a superseding enqueue, not of acquire")
+        }
+        _ => Ok(()),
+    }
 }
 
 /// §1c `onBusy: "skip"` on an enqueue: a call that would register the id

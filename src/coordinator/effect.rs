@@ -2,9 +2,12 @@
 //! data: the status check of a holder or a candidate (its liveness
 //! re-enters as the matching `*Checked` input), a hand-off's turn event
 //! (its acceptance, and the woken holder's status after the reply,
-//! re-enter as `Input::Woken`) and the termination of a superseded waiter
-//! (best effort; nothing re-enters).
+//! re-enter as `Input::Woken`), the termination of a superseded waiter
+//! (best effort; nothing re-enters) and the termination of a cancelled
+//! holder (§1d: its status, asked right after, re-enters as
+//! `Input::Cancelled`).
 
+use super::state::Holder;
 use crate::transition::{Check, Terminate, Wake};
 
 /// One thing for the shell to do once a decision is committed.
@@ -14,6 +17,15 @@ pub enum Effect {
     /// A holder handed a slot, sent its turn event.
     Wake(Wake<Handed>),
     Terminate(Terminate),
+    /// §1d: a cancelled holder, terminated through `workflow` (its own);
+    /// its status is asked right after, and re-enters as
+    /// `Input::Cancelled` with `holder` (as it was when this was asked).
+    /// Asked again by every holder check of the alarm until it is dead,
+    /// which retries a termination that failed.
+    TerminateHolder {
+        holder: Holder,
+        workflow: String,
+    },
 }
 
 /// What a hand-off's turn event says: §1's `TURN_EVENT_TYPE` with the key

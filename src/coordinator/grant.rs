@@ -247,6 +247,7 @@ fn grant_slot(
         enqueued_ms: waiter.enqueued_ms,
         turn: waiter.turn,
         fence: key.s.fence + 1,
+        cancelling: false,
     };
     key.add_holder(holder.clone());
     if serves {

@@ -88,6 +88,15 @@ pub const MIGRATION_V7: &[&str] = &[
      END",
 ];
 
+/// Schema v8 (contract §1d): a holder row's `cancelling` mark, the key's
+/// `cancelled` count, and whether a recent hold's holder was cancelled.
+/// Rows from before read as never cancelled.
+pub const MIGRATION_CANCEL: &[&str] = &[
+    "ALTER TABLE coordinator_holders ADD COLUMN cancelling INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE coordinator_keys ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE coordinator_recent ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0",
+];
+
 /// How a recorded hold ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -104,7 +113,8 @@ impl Outcome {
     }
 }
 
-/// A hold that ended with a waiter behind it or with its holder found dead.
+/// A hold that ended with a waiter behind it or with its holder found
+/// dead, or that was cancelled (§1d).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hold {
     pub id: InstanceId,
@@ -114,6 +124,8 @@ pub struct Hold {
     /// How long the holder had waited for the key.
     pub waited_ms: u64,
     pub outcome: Outcome,
+    /// Its holder was cancelled by a superseding enqueue (§1d).
+    pub cancelled: bool,
 }
 
 /// A key's counts since its object was created.
@@ -124,6 +136,8 @@ pub struct Counts {
     pub dead_holders: u64,
     pub superseded: u64,
     pub coalesced: u64,
+    /// Holders cancelled (§1d).
+    pub cancelled: u64,
 }
 
 /// What one decision adds to the key row's counts and marks, in one
@@ -134,6 +148,8 @@ pub struct Tally {
     pub hand_offs: u32,
     pub dead_holders: u32,
     pub coalesced: u32,
+    /// Holders cancelled (§1d).
+    pub cancelled: u32,
     /// When a holder was found dead, if one was.
     pub dead_at_ms: Option<u64>,
     /// A list report is owed (`crate::busy::reporter::Due::Owed`): marked
@@ -153,6 +169,8 @@ pub enum HistoryWrite {
         from_ms: u64,
         to_ms: u64,
         outcome: Outcome,
+        /// Its holder was cancelled (§1d).
+        cancelled: bool,
     },
     /// A holder granted its slot after waiting this long: kept until its
     /// hold ends.
@@ -171,6 +189,8 @@ pub struct Did {
     pub ended: Vec<(Holder, Outcome)>,
     /// Waiters it granted a slot, with how long each had waited.
     pub granted_waiters: Vec<(InstanceId, u64)>,
+    /// Holders it cancelled (§1d), as cancelled.
+    pub cancelled: Vec<Holder>,
 }
 
 impl Did {
@@ -187,7 +207,8 @@ impl Did {
 ///
 /// - `recent` keeps a hold that ended with the holder found dead, or with
 ///   a waiter behind it (`waiters_before`: the key had one before the
-///   decision).
+///   decision), or whose holder was cancelled (§1d), so the key's time
+///   line shows every cancellation.
 /// - A waiter granted a slot after waiting has its wait kept until its
 ///   hold ends (so its hold, if recorded, says how long it waited).
 /// - `handOffs` counts the grants to waiters of slots that a holder or a
@@ -195,7 +216,8 @@ impl Did {
 ///   raised limit adds was given up by no one; a slot a lowered limit
 ///   keeps is given to no one).
 /// - `deadHolders` counts the holders found dead, `coalesced` an enqueue
-///   that coalesced; `report_owed` marks the report the decision owes.
+///   that coalesced, `cancelled` the holders it cancelled (§1d);
+///   `report_owed` marks the report the decision owes.
 pub fn record(
     did: &Did,
     waiters_before: u32,
@@ -206,7 +228,9 @@ pub fn record(
     let ended = did
         .ended
         .iter()
-        .filter(|(_, outcome)| *outcome == Outcome::Dead || waiters_before > 0)
+        .filter(|(holder, outcome)| {
+            *outcome == Outcome::Dead || waiters_before > 0 || holder.cancelling
+        })
         .map(|(holder, outcome)| {
             Write::History(HistoryWrite::Hold {
                 id: holder.id.clone(),
@@ -214,6 +238,7 @@ pub fn record(
                 from_ms: holder.since_ms,
                 to_ms: now_ms.max(holder.since_ms),
                 outcome: *outcome,
+                cancelled: holder.cancelling,
             })
         })
         .collect();
@@ -232,6 +257,7 @@ pub fn record(
         hand_offs: did.ended.len().min(did.granted_waiters.len()) as u32,
         dead_holders,
         coalesced: u32::from(coalesced),
+        cancelled: did.cancelled.len() as u32,
         dead_at_ms: (dead_holders > 0).then_some(now_ms),
         report_owed,
     };
@@ -289,6 +315,7 @@ impl KeyHistory {
                 from_ms,
                 to_ms,
                 outcome,
+                cancelled,
             } => {
                 self.recent.push_back(Hold {
                     id: id.clone(),
@@ -297,6 +324,7 @@ impl KeyHistory {
                     to_ms: *to_ms,
                     waited_ms: self.waited.get(id).copied().unwrap_or(0),
                     outcome: *outcome,
+                    cancelled: *cancelled,
                 });
                 let kept = COORDINATOR_RECENT_KEPT as usize;
                 let over = self.recent.len().saturating_sub(kept);
@@ -309,6 +337,7 @@ impl KeyHistory {
                 self.counts.hand_offs += u64::from(t.hand_offs);
                 self.counts.dead_holders += u64::from(t.dead_holders);
                 self.counts.coalesced += u64::from(t.coalesced);
+                self.counts.cancelled += u64::from(t.cancelled);
                 self.dead_at_ms = t.dead_at_ms.or(self.dead_at_ms);
                 self.report_owed |= t.report_owed;
             }
@@ -328,14 +357,15 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) 
             from_ms,
             to_ms,
             outcome,
+            cancelled,
         } => {
             // How long it waited, as recorded at its grant: its row is
             // still there (the hold is recorded before its holder leaves).
             sql.write(
                 "INSERT INTO coordinator_recent \
-                 (key, id, fence, from_ms, to_ms, waited_ms, outcome) \
+                 (key, id, fence, from_ms, to_ms, waited_ms, outcome, cancelled) \
                  VALUES (?1, ?2, ?3, ?4, ?5, COALESCE((SELECT waited_ms FROM coordinator_waited \
-                 WHERE key = ?1 AND id = ?2), 0), ?6)",
+                 WHERE key = ?1 AND id = ?2), 0), ?6, ?7)",
                 &[
                     k(),
                     text_value(id.as_str()),
@@ -343,6 +373,7 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) 
                     millis_value(*from_ms),
                     millis_value(*to_ms),
                     text_value(outcome.as_str()),
+                    SqlValue::Integer(i64::from(*cancelled)),
                 ],
             );
             // Keep the newest: the oldest beyond the bound leave, one seek.
@@ -365,7 +396,8 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) 
                 "UPDATE coordinator_keys SET hand_offs = hand_offs + ?2, \
                  dead_holders = dead_holders + ?3, coalesced = coalesced + ?4, \
                  dead_at_ms = COALESCE(?5, dead_at_ms), \
-                 list_owed = CASE WHEN ?6 THEN 1 ELSE list_owed END \
+                 list_owed = CASE WHEN ?6 THEN 1 ELSE list_owed END, \
+                 cancelled = cancelled + ?7 \
                  WHERE key = ?1",
                 &[
                     k(),
@@ -374,6 +406,7 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) 
                     SqlValue::Integer(i64::from(t.coalesced)),
                     t.dead_at_ms.map_or(SqlValue::Null, millis_value),
                     SqlValue::Integer(i64::from(t.report_owed)),
+                    SqlValue::Integer(i64::from(t.cancelled)),
                 ],
             );
         }
@@ -458,7 +491,8 @@ pub fn paid<E: SqlExec>(sql: &Counted<'_, E>, key: &str) {
 pub fn inspect<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> (Vec<Hold>, Counts) {
     let recent = sql
         .read(
-            "SELECT id, fence, from_ms, to_ms, waited_ms, outcome FROM coordinator_recent \
+            "SELECT id, fence, from_ms, to_ms, waited_ms, outcome, cancelled \
+             FROM coordinator_recent \
              WHERE key = ?1 ORDER BY seq DESC LIMIT ?2",
             &[text_value(key), millis_value(COORDINATOR_RECENT_KEPT)],
         )
@@ -474,11 +508,12 @@ pub fn inspect<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> (Vec<Hold>, Count
             } else {
                 Outcome::Released
             },
+            cancelled: integer(&row[6]) != 0,
         })
         .collect();
     let counts = sql
         .read(
-            "SELECT grants, hand_offs, dead_holders, superseded_total, coalesced \
+            "SELECT grants, hand_offs, dead_holders, superseded_total, coalesced, cancelled \
              FROM coordinator_keys WHERE key = ?1",
             &[text_value(key)],
         )
@@ -489,6 +524,7 @@ pub fn inspect<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> (Vec<Hold>, Count
             dead_holders: millis(&row[2]),
             superseded: millis(&row[3]),
             coalesced: millis(&row[4]),
+            cancelled: millis(&row[5]),
         });
     (recent, counts)
 }

@@ -36,6 +36,11 @@ pub enum Asked {
     /// §11: an operator's pause, resume or limit: a line at every level
     /// but `off`, with no instance.
     Steer,
+    /// §1d: a cancelled holder's status after its termination.
+    Cancelled {
+        holder: InstanceId,
+        liveness: Liveness,
+    },
     /// A tick, or a grant the engine accepted: no line.
     Nothing,
 }
@@ -70,6 +75,10 @@ impl Asked {
                 liveness: *liveness,
             },
             Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => Asked::Steer,
+            Input::Cancelled { holder, liveness } => Asked::Cancelled {
+                holder: holder.id.clone(),
+                liveness: *liveness,
+            },
             Input::Woken { .. } | Input::Tick => Asked::Nothing,
         }
     }
@@ -129,6 +138,22 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
                 None,
             ),
             None if reply.busy => line(Contended, id, "busy", "onBusy skip: the key is busy", None),
+            // §1d: a cancellation prints whatever else the call did.
+            None if !reply.cancelled.is_empty() => line(
+                Contended,
+                id,
+                "cancelled",
+                format!(
+                    "cancelled {} holder(s): {}; superseded {} waiter(s)",
+                    reply.cancelled.len(),
+                    (reply.cancelled.iter())
+                        .map(|h| h.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    reply.terminated.len()
+                ),
+                None,
+            ),
             // A plain join waits only if its acquire finds the key taken:
             // that acquire's line says so.
             None if reply.terminated.is_empty() => {
@@ -196,6 +221,18 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
         },
         (Asked::Steer, reply) => steer(reply, d),
         (Asked::WokenChecked { holder, liveness }, _) => woken(holder, *liveness, d),
+        // §1d: "terminated" once the cancelled holder is found dead and
+        // its slot goes on; else what its status said.
+        (Asked::Cancelled { holder, liveness }, _) => {
+            let ended = (d.did.ended.iter()).any(|(h, o)| h.id == *holder && *o == Outcome::Dead);
+            let reason = if ended {
+                Cow::Borrowed("cancelled holder found dead: its slot goes on")
+            } else {
+                Cow::Owned(format!("cancelled holder terminated, status: {liveness:?}"))
+            };
+            let decision = if ended { "terminated" } else { "checked" };
+            line(Contended, holder, decision, reason, None)
+        }
         (Asked::TickChecked { holder, liveness }, _) => line(
             Contended,
             holder,

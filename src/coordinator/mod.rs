@@ -34,6 +34,7 @@
 //! | the §1c hand-off order | [`hand_off_order`], [`place_in_order`] (`order.rs`) |
 //! | supersede: the others are dropped | `decide::commit_enqueue` |
 //! | coalesce into a live waiter with the same input | `decide::coalescing` |
+//! | §1d cancel in progress: the holders cancelled, kept until dead | `decide::cancel_holders`, `check::check_or_terminate` |
 //! | `onBusy: "skip"` | `decide::skips`, `grant::acquire_skip` |
 //! | which holders are due a check | [`due_for_check`] (`check.rs`) |
 //! | what a check's answer does | `check::apply_check` |

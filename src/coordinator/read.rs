@@ -122,7 +122,9 @@ fn named(input: &Input) -> Option<&InstanceId> {
         Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => Some(&r.id),
         Input::Acquire(r) | Input::AcquireChecked { request: r, .. } => Some(&r.id),
         Input::Release(id) => Some(id),
-        Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } => None,
+        Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } | Input::Cancelled { .. } => {
+            None
+        }
         Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => None,
     }
 }
@@ -190,7 +192,11 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
             }
             unread(Read::Waiters)
         }
-        Input::Tick | Input::Release(_) | Input::Woken { .. } | Input::TickChecked { .. } => None,
+        Input::Tick
+        | Input::Release(_)
+        | Input::Woken { .. }
+        | Input::TickChecked { .. }
+        | Input::Cancelled { .. } => None,
         Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => None,
     }
 }
@@ -211,9 +217,9 @@ fn front_needed(summary: &Summary, input: &Input) -> u32 {
         Input::AcquireChecked { .. } => free(summary.limit, 1),
         Input::Release(id) if holds(id) => free(summary.limit, 1),
         // These fill every free slot, whether or not the holder still holds.
-        Input::Woken { holder, .. } | Input::TickChecked { holder, .. } => {
-            free(summary.limit, u32::from(holds(&holder.id)))
-        }
+        Input::Woken { holder, .. }
+        | Input::TickChecked { holder, .. }
+        | Input::Cancelled { holder, .. } => free(summary.limit, u32::from(holds(&holder.id))),
         // §11: resume hands on every slot free once unpaused; a new limit
         // every slot it frees (none while paused).
         Input::Resume => free_on_resume(summary),

@@ -194,6 +194,9 @@ pub const MIGRATIONS: &[&[&str]] = &[
         "ALTER TABLE coordinator_keys ADD COLUMN paused_reason TEXT",
         "ALTER TABLE coordinator_keys ADD COLUMN limit_override INTEGER",
     ],
+    // v9 (contract §1d): cancelled holders, their count, and cancelled
+    // holds in `recent` (`super::history::MIGRATION_CANCEL`).
+    super::history::MIGRATION_CANCEL,
 ];
 
 /// The version this release writes.

@@ -101,6 +101,18 @@ impl<'v> Key<'v> {
         }
     }
 
+    /// §1d: the holder `id` is cancelled; returns it as cancelled.
+    pub(super) fn cancel_holder(&mut self, id: &InstanceId) -> Holder {
+        let holder = (self.s.holders.iter_mut())
+            .find(|h| h.id == *id)
+            .expect("cancels only a holder");
+        holder.cancelling = true;
+        let holder = holder.clone();
+        self.did.cancelled.push(holder.clone());
+        self.writes.push(Write::CancelHolder(id.clone()));
+        holder
+    }
+
     /// `ended_ms`: when its hold finished, if it counts as a finished hold.
     pub(super) fn remove_holder(
         &mut self,

@@ -49,6 +49,9 @@ pub struct Holder {
     /// grant, one more for each grant after (0: granted by a release from
     /// before fences, which every later fence exceeds).
     pub fence: u64,
+    /// Cancelled by a superseding enqueue with `cancelHolders` (§1d): the
+    /// object terminates it, and it keeps its slot until it is found dead.
+    pub cancelling: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

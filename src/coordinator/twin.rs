@@ -199,6 +199,12 @@ impl KeyTwin {
         self.holders[i].0.state = HolderState::Holding;
     }
 
+    /// §1d: the holder is cancelled.
+    pub fn cancel_holder(&mut self, id: &InstanceId) {
+        let i = self.holder_index(id).expect("cancels only a holder");
+        self.holders[i].0.cancelling = true;
+    }
+
     pub fn set_holder_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
         let i = self.holder_index(id).expect("updates only a holder");
         self.holders[i].0.workflow = workflow.cloned();
@@ -414,6 +420,7 @@ pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
             }
             Write::AddHolder(holder) => key.add_holder(holder),
             Write::ConfirmHolder(id) => key.confirm_holder(id),
+            Write::CancelHolder(id) => key.cancel_holder(id),
             Write::SetHolderWorkflow(id, workflow) => {
                 key.set_holder_workflow(id, workflow.as_ref())
             }

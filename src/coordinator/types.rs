@@ -33,6 +33,10 @@ pub struct Options {
     /// §1c `onBusy: "skip"`: a call that would register the id answers
     /// busy instead of waiting, registering nothing (see `decide`).
     pub skip: bool,
+    /// §1d `cancelHolders: true`: a superseding enqueue that does not
+    /// coalesce cancels every holder of the key (`decide::commit_enqueue`);
+    /// refused without `supersedes`, and on `acquire`.
+    pub cancel_holders: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +57,9 @@ pub struct EnqueueReply {
     /// §1c: with `onBusy: "skip"`, the key was busy (every slot held, or
     /// someone waiting): nothing was registered, nothing changed.
     pub busy: bool,
+    /// §1d: the holders this enqueue cancelled (`cancelHolders`), as they
+    /// were cancelled; the shell terminates each through its own Workflow.
+    pub cancelled: Vec<Holder>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -244,6 +251,13 @@ pub enum Input {
     Resume,
     /// §11 `setLimit(key, limit)`: an override, or `None` to clear it.
     SetLimit(Option<u32>),
+    /// §1d: a cancelled holder's status, asked right after the object
+    /// terminated it (on the enqueue that cancelled it, or again on the
+    /// alarm), with the holder as it was when the termination was asked.
+    Cancelled {
+        holder: Holder,
+        liveness: Liveness,
+    },
 }
 
 /// The Coordinator's replies, and the placeholders of calls whose answer
@@ -294,6 +308,8 @@ pub enum Write {
     AddHolder(Holder),
     /// `Handed` becomes `Holding`.
     ConfirmHolder(InstanceId),
+    /// §1d: the holder is cancelled (it keeps its slot until found dead).
+    CancelHolder(InstanceId),
     SetHolderWorkflow(InstanceId, Option<WorkflowName>),
     /// The holder leaves; with the time its hold finished, when it counts
     /// as a finished hold (§1c's `etaMs`, [`Summary::hold_times_ms`]).

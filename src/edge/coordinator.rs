@@ -96,6 +96,13 @@ pub struct KeyOptions {
     /// has as many holders as its limit or any waiter. Default `"wait"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub on_busy: Option<OnBusy>,
+    /// §1d, on a superseding `enqueue` only: every holder of the key (but
+    /// the caller) is cancelled: terminated through its own Workflow, it
+    /// keeps its slot until the binding reports it dead, and the slot then
+    /// goes on with the next fence. A call that coalesces cancels nothing.
+    /// Refused with `supersedes: false`, and on `acquire`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cancel_holders: Option<bool>,
 }
 
 /// `options.onBusy` (§1c).
@@ -199,6 +206,7 @@ impl KeyOptions {
             priority: options.and_then(|o| o.priority).map_or(0, Priority::get),
             tenant: options.and_then(|o| o.tenant.clone()),
             skip: options.and_then(|o| o.on_busy) == Some(OnBusy::Skip),
+            cancel_holders: options.and_then(|o| o.cancel_holders) == Some(true),
         }
     }
 }
@@ -241,14 +249,21 @@ pub struct EnqueueReply {
     /// not create its instance. Absent otherwise.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub busy: bool,
+    /// §1d, on a call with `cancelHolders: true`: the holders it cancelled
+    /// (`[]` when none; absent on a call without the option).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cancelled: Option<Vec<InstanceId>>,
 }
 
-impl From<core::EnqueueReply> for EnqueueReply {
-    fn from(reply: core::EnqueueReply) -> EnqueueReply {
+impl EnqueueReply {
+    /// The reply to a call with `cancelHolders: true` (`cancel_holders`)
+    /// or without it.
+    pub fn new(reply: core::EnqueueReply, cancel_holders: bool) -> EnqueueReply {
         EnqueueReply {
             terminated: reply.terminated.into_iter().map(|w| w.id).collect(),
             coalesced_into: reply.coalesced_into,
             busy: reply.busy,
+            cancelled: cancel_holders.then(|| reply.cancelled.into_iter().map(|h| h.id).collect()),
         }
     }
 }
@@ -436,6 +451,8 @@ pub struct RecentHold {
     /// How long the holder had waited for the key, in ms.
     pub waited: u64,
     pub outcome: HoldOutcome,
+    /// Its holder was cancelled by a superseding enqueue (§1d).
+    pub cancelled: bool,
 }
 
 /// How a recent hold ended: released by its holder, or its holder found dead.
@@ -459,6 +476,7 @@ impl From<crate::coordinator::history::Hold> for RecentHold {
                 Outcome::Released => HoldOutcome::Released,
                 Outcome::Dead => HoldOutcome::Dead,
             },
+            cancelled: hold.cancelled,
         }
     }
 }
@@ -477,6 +495,8 @@ pub struct KeyCounts {
     pub superseded: u64,
     /// Enqueues that coalesced into a live waiter.
     pub coalesced: u64,
+    /// Holders cancelled by a superseding enqueue (§1d).
+    pub cancelled: u64,
 }
 
 impl From<crate::coordinator::history::Counts> for KeyCounts {
@@ -487,6 +507,7 @@ impl From<crate::coordinator::history::Counts> for KeyCounts {
             dead_holders: counts.dead_holders,
             superseded: counts.superseded,
             coalesced: counts.coalesced,
+            cancelled: counts.cancelled,
         }
     }
 }
@@ -513,6 +534,8 @@ pub struct HolderEntry {
     pub workflow: String,
     /// The fence of its grant (§1b; 0 for a grant from before fences).
     pub fence: u64,
+    /// Being cancelled (§1d): terminated, it keeps its slot until found dead.
+    pub cancelling: bool,
 }
 
 impl HolderEntry {
@@ -525,6 +548,7 @@ impl HolderEntry {
             id: holder.id,
             since: holder.since_ms,
             fence: holder.fence,
+            cancelling: holder.cancelling,
         }
     }
 }

@@ -33,8 +33,9 @@ impl Object {
     ) -> Result<EnqueueReply, JsValue> {
         self.check_options(request.options.as_ref())?;
         let input = Input::Enqueue(request.core());
+        let cancel_holders = request.options.as_ref().and_then(|o| o.cancel_holders) == Some(true);
         match self.run(&request.key, input).await? {
-            Ok(Reply::Enqueue(reply)) => Ok(reply.into()),
+            Ok(Reply::Enqueue(reply)) => Ok(EnqueueReply::new(reply, cancel_holders)),
             Ok(_) => Err(js::mismatch("Coordinator")),
             Err(refusal) => Err(js::to_js_error(&refusal)),
         }

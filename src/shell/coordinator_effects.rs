@@ -3,7 +3,8 @@
 //! check's liveness re-enters as the second phase of the decision that
 //! asked; a hand-off's turn event is sent (its acceptance, and the woken
 //! holder's status after the reply, re-enter as `Input::Woken`); a
-//! termination is best effort.
+//! waiter's termination is best effort; a cancelled holder's (§1d) is
+//! followed by its status, which re-enters as `Input::Cancelled`.
 
 use super::config::WorkflowConfig;
 use super::coordinator_object::Coordinator;
@@ -15,7 +16,7 @@ use super::wake::{self, Sent, Turn};
 use crate::coordinator::{self, Handed, Input, Liveness, Reply};
 use crate::edge::coordinator::{AcquireOutcome, GrantEvent};
 use crate::edge::TurnEvent;
-use crate::transition::{Check, Wake};
+use crate::transition::{Check, Terminate, Wake};
 
 /// The Coordinator's effects, and what their results feed back.
 impl Perform<Coordinator> for coordinator::Effect {
@@ -23,7 +24,9 @@ impl Perform<Coordinator> for coordinator::Effect {
         match self {
             coordinator::Effect::Check(_) => None,
             coordinator::Effect::Wake(_) => Some(Bound::Wakes),
-            coordinator::Effect::Terminate(_) => Some(Bound::Terminations),
+            coordinator::Effect::Terminate(_) | coordinator::Effect::TerminateHolder { .. } => {
+                Some(Bound::Terminations)
+            }
         }
     }
     async fn perform<'a>(
@@ -42,6 +45,30 @@ impl Perform<Coordinator> for coordinator::Effect {
             coordinator::Effect::Terminate(terminate) => {
                 effects::terminate(with.env, terminate).await;
                 Performed::nothing()
+            }
+            coordinator::Effect::TerminateHolder { holder, workflow } => {
+                // A failed termination is not told apart: the status says
+                // whether it took, and the alarm terminates it again while
+                // it is alive.
+                let terminate = Terminate {
+                    id: holder.id.clone(),
+                    workflow: workflow.clone(),
+                };
+                effects::terminate(with.env, &terminate).await;
+                let check = Check {
+                    id: holder.id.clone(),
+                    workflow: workflow.clone(),
+                    answers: false,
+                };
+                let liveness = effects::liveness(with.env, &check).await;
+                let input = Input::Cancelled {
+                    holder: holder.clone(),
+                    liveness,
+                };
+                Performed {
+                    input: Some((input, false)),
+                    woke: None,
+                }
             }
         }
     }

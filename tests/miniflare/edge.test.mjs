@@ -203,8 +203,8 @@ describe("the edge", () => {
     const before = await h.inspect(key);
 
     const refusals = [
-      [{ fast: true }, 'BatonError: options has an unknown field "fast"; accepted fields: workflow, limit, grant, priority, tenant, onBusy'],
-      [{ limit: 2, workflow: "WORKFLOW", extra: 1 }, 'BatonError: options has an unknown field "extra"; accepted fields: workflow, limit, grant, priority, tenant, onBusy'],
+      [{ fast: true }, 'BatonError: options has an unknown field "fast"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders'],
+      [{ limit: 2, workflow: "WORKFLOW", extra: 1 }, 'BatonError: options has an unknown field "extra"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders'],
       ["fast", "BatonError: options must be an object"],
       [5, "BatonError: options must be an object"],
       [[{ limit: 2 }], "BatonError: options must be an object"],

@@ -451,6 +451,41 @@ describe("status page in headless Chromium", () => {
     for (const id of ["pz-h", "pz-w"]) await h.sendEvent(id, "finish", {});
   });
 
+  test("a cancellation (contract §1d) on a key's time line", async (t) => {
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 1500));
+    const key = "page/cancel";
+    await h.create("cn-old", { key, waitForFinish: true });
+    await h.untilInspect(key, "cn-old holding", (v) => v.holder?.id === "cn-old");
+    await pause();
+    // The newest run replaces the running one: cn-old is terminated, and
+    // its slot goes to cn-new once it is reported terminated.
+    assert.deepEqual(await h.ok(key, "enqueue", key, true, "cn-new", null, { cancelHolders: true }), {
+      terminated: [],
+      cancelled: ["cn-old"],
+    });
+    await h.create("cn-new", { key, waitForFinish: true });
+    await h.untilInspect(key, "cn-new holding", (v) => v.holder?.id === "cn-new");
+    await pause();
+
+    await watch(page, "key", key);
+    await untilPage(page, "cn-new holding", async (p) => (await text(p, "#holder-id")) === "cn-new");
+    await untilPage(page, "the cancelled hold", async (p) => (await rows(p, "#key-recent")).length === 1);
+    const recent = await rows(page, "#key-recent");
+    assert.deepEqual(recent.map((r) => [r[0], r[1], r[5]]), [["cn-old", "1", "holder cancelled (terminated)"]]);
+    assert.match(await text(page, "#counts"), /, 1 cancelled\.$/);
+    const drawn = await page.$$eval("#timeline .seg, #timeline .mark", (els) =>
+      els.map((e) => [e.getAttribute("class"), e.querySelector("title").textContent.split(":")[0]]),
+    );
+    const has = (kind, who) => drawn.some(([c, w]) => c === kind && w === who);
+    assert.ok(has("seg cancelled", "cn-old") && has("mark cancelled", "cn-old"), JSON.stringify(drawn));
+    assert.ok(has("seg holding", "cn-new"), JSON.stringify(drawn));
+    const shot = path.join(OUT, "status-page-cancel.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, shot)}`);
+    console.log(`status page screenshot (a cancellation): ${shot}`);
+    await h.sendEvent("cn-new", "finish", {});
+  });
+
   test("no script errors on the page", () => {
     assert.deepEqual(pageErrors, []);
   });

@@ -85,6 +85,8 @@ export class TestWorkflow extends WorkflowEntrypoint {
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
     const { workflow, limit, countSteps = false } = event.payload;
     const { priority, tenant, onBusy, stepRetries = { limit: 2, delay: "100 milliseconds" } } = event.payload;
+    // `fencedWrite`: the body first writes to the fenced store with its fence (§1b, §1d).
+    const { fencedWrite = false } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
     // With `countSteps`, the output also lists the Baton steps withKey took
@@ -97,8 +99,12 @@ export class TestWorkflow extends WorkflowEntrypoint {
       this.env.COORDINATOR,
       key,
       id,
-      (grant) => {
+      async (grant) => {
         fence = grant.fence;
+        if (fencedWrite) {
+          const store = this.env.FENCED.get(this.env.FENCED.idFromName(key));
+          await step.do("fenced write", NO_RETRY, () => store.write(fence, id));
+        }
         return recordedBody(step, recorder, id, { waitForFinish, holdMs, fence }, "done");
       },
       { turnTimeout, stepRetries, workflow, limit, priority, tenant, onBusy },
@@ -218,6 +224,29 @@ export class Recorder extends DurableObject {
 
   async entries() {
     return (await this.ctx.storage.get("log")) ?? [];
+  }
+}
+
+/**
+ * A store a key's holders write to, keyed by fence (contract §1b, §1d):
+ * it keeps the highest fence written and refuses a write with a lower
+ * one, as a system a holder writes to can, so a cancelled run's late
+ * step cannot overwrite the newer run's work.
+ */
+export class FencedStore extends DurableObject {
+  /** Writes as `by` with `fence`: `{ accepted, highest }`. */
+  async write(fence, by) {
+    const highest = (await this.ctx.storage.get("highest")) ?? 0;
+    if (fence < highest) return { accepted: false, highest };
+    const writes = (await this.ctx.storage.get("writes")) ?? [];
+    writes.push({ fence, by });
+    await this.ctx.storage.put({ highest: fence, writes });
+    return { accepted: true, highest: fence };
+  }
+
+  /** Every accepted write, in order. */
+  async writes() {
+    return (await this.ctx.storage.get("writes")) ?? [];
   }
 }
 
@@ -363,6 +392,11 @@ export default {
         const instance = await workflowOf(env, body.workflow).get(body.id);
         await instance.sendEvent({ type: body.type, payload: body.payload });
         return json({ sent: body.id });
+      }
+      case "/fenced": {
+        // The fenced store of `key`: { key, method, args }.
+        const stub = env.FENCED.get(env.FENCED.idFromName(body.key));
+        return json(await stub[body.method](...body.args));
       }
       case "/log": {
         return json(await env.RECORDER.get(env.RECORDER.idFromName("log")).entries());

@@ -205,7 +205,7 @@ pub fn keys_due<E: SqlExec>(sql: &Counted<'_, E>, limit: u32) -> Vec<String> {
     sql.read(
         "SELECT DISTINCT h.key FROM coordinator_holders h \
          LEFT JOIN coordinator_keys k ON k.key = h.key \
-         WHERE h.state = 'handed' OR k.waiter_count > 0 LIMIT ?1",
+         WHERE h.state = 'handed' OR h.cancelling = 1 OR k.waiter_count > 0 LIMIT ?1",
         &[SqlValue::Integer(i64::from(limit))],
     )
     .iter()

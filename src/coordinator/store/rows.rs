@@ -18,9 +18,9 @@ pub(super) const WAITER_WIDTH: usize = 8;
 /// The columns a holder is read with (of the table aliased `h`), in
 /// [`holder_from_row`]'s order.
 pub(super) const HOLDER_COLUMNS_OF_H: &str =
-    "h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms, h.turn, h.fence";
+    "h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms, h.turn, h.fence, h.cancelling";
 /// How many columns [`holder_from_row`] reads.
-pub(super) const HOLDER_WIDTH: usize = 7;
+pub(super) const HOLDER_WIDTH: usize = 8;
 
 pub(super) fn state_from(value: &SqlValue) -> HolderState {
     match text(value).as_str() {
@@ -69,6 +69,7 @@ pub(super) fn holder_from_row(row: &[SqlValue]) -> Holder {
         enqueued_ms: optional_millis(&row[4]),
         turn: turn_from(&row[5]),
         fence: millis(&row[6]),
+        cancelling: integer(&row[7]) != 0,
     }
 }
 

@@ -87,6 +87,12 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                     &[key_value(key), id_value(id)],
                 );
             }
+            Write::CancelHolder(id) => {
+                sql.write(
+                    "UPDATE coordinator_holders SET cancelling = 1 WHERE key = ?1 AND id = ?2",
+                    &[key_value(key), id_value(id)],
+                );
+            }
             Write::SetHolderWorkflow(id, workflow) => {
                 sql.write(
                     "UPDATE coordinator_holders SET workflow = ?3 WHERE key = ?1 AND id = ?2",

@@ -291,7 +291,7 @@ mod tests {
         assert_eq!(options.workflow.unwrap().as_str(), "DEPLOY");
         assert_eq!(options.limit.unwrap().get(), 3);
         let cases = [
-            (json!({ "extra": 1 }), "BatonError: options has an unknown field \"extra\"; accepted fields: workflow, limit, grant, priority, tenant, onBusy"),
+            (json!({ "extra": 1 }), "BatonError: options has an unknown field \"extra\"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders"),
             (json!({ "grant": "yes" }), "BatonError: grant must be a boolean"),
             (json!({ "grant": 1 }), "BatonError: grant must be a boolean"),
             (json!({ "limit": 0 }), "BatonError: limit must be an integer from 1 to 1000 (got 0)"),
@@ -309,6 +309,7 @@ mod tests {
             (json!({ "tenant": 7 }), "BatonError: tenant must be a string"),
             (json!({ "onBusy": "never" }), "BatonError: onBusy must be one of \"wait\", \"skip\""),
             (json!({ "onBusy": true }), "BatonError: onBusy must be a string"),
+            (json!({ "cancelHolders": "yes" }), "BatonError: cancelHolders must be a boolean"),
             (json!("fast"), "BatonError: options must be an object"),
             (json!([1]), "BatonError: options must be an object"),
         ];
