@@ -411,6 +411,22 @@ pub const RUN_DELETIONS_PER_ALARM_MAX: u32 = 64;
 /// alarm, `HOLDER_CHECK_MS`); a dead woken instance only follows a crash.
 pub const HAND_ON_CHECK_DELAY_MS: u64 = 1_000;
 
+/// How long Baton waits for one Workflow binding call (`get`, `create`,
+/// `status`, `sendEvent`, `terminate`) before it abandons the call and
+/// treats it as a transient failure. Production's calls go to a
+/// distributed service that can take seconds; one that never answers would
+/// otherwise hold the call that made it for ever (a release, an acquire's
+/// holder check, an alarm, whose retries then never come). Every caller
+/// already copes with a call that throws: a status that fails is `unknown`
+/// (never dead), a turn event that fails is re-sent by the alarm with the
+/// same payload, a create that fails is retried under the same id, a
+/// terminate is best effort. Ten seconds is far past a healthy call (tens
+/// of milliseconds) and the "seconds" production can take, and well inside
+/// the one minute the helpers give each Baton step, so that the caller's
+/// step gets an answer (the acquire, its second phase decided on
+/// `unknown`) rather than its own timeout.
+pub const WORKFLOW_CALL_TIMEOUT_MS: u64 = 10_000;
+
 // --- what is busy: the list of contended keys (contract §10) ---
 
 /// `BATON_LIST_SHARDS` when unset (contract §10): how many list objects

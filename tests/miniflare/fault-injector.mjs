@@ -17,7 +17,8 @@
 // many times that identity was called), so a seed gives the same faults to
 // the same calls whatever order the runtime interleaves them in:
 // - `status`, `sendEvent`, `create`, `terminate` throw production's
-//   transient "internal error", or hang (up to `hangMsMax`) first;
+//   transient "internal error", or hang (up to `hangMsMax`) first; or,
+//   scripted (`hangs`), never answer at all;
 // - the calling Durable Object resets (`ctx.abort()`) when a chosen call
 //   arrives: before its commit (a method of the object), between its
 //   commit and the effect (a Workflow call, not made), or after the effect
@@ -39,14 +40,16 @@ let seen = new Map();
 const createdIds = new Map();
 
 function emptyPlan() {
-  return { seed: 0, rates: {}, hangRate: 0, hangMsMax: 0, fails: [], resets: [], resetRates: {}, d1BatchRate: 0, d1Fails: 0 };
+  return { seed: 0, rates: {}, hangRate: 0, hangMsMax: 0, fails: [], hangs: [], resets: [], resetRates: {}, d1BatchRate: 0, d1Fails: 0 };
 }
 
 /**
  * Sets the plan: `{ seed, rates: { status, sendEvent, create, terminate }
  * (0..1, a thrown transient error), hangRate, hangMsMax (a hang before the
  * call, up to the bound), fails: [{ call, id?, type?, times? }] (scripted
- * transient errors: the next `times` matching calls throw), resets: [{
+ * transient errors: the next `times` matching calls throw), hangs: [{ call,
+ * id?, type?, times? }] (the next `times` matching calls never answer: a
+ * hang beyond any bound, which the caller can only abandon), resets: [{
  * object, at: "before" | "between" | "after", call, type?, id?, key?,
  * times? }], resetRates: { before, between, after } (seeded resets of any
  * object: as any method but `inspect` arrives, before or after any
@@ -57,7 +60,7 @@ function emptyPlan() {
 export function faultPlan(next) {
   const report = faultReport();
   const once = (list) => (list ?? []).map((r) => ({ times: 1, ...r }));
-  plan = { ...emptyPlan(), ...next, fails: once(next.fails), resets: once(next.resets) };
+  plan = { ...emptyPlan(), ...next, fails: once(next.fails), hangs: once(next.hangs), resets: once(next.resets) };
   injected = {};
   seen = new Map();
   return report;
@@ -97,9 +100,14 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * thrown transient error, each at the plan's rate for `call`.
  */
 async function platformFaults(call, identity, { type, id } = {}) {
-  const scripted = plan.fails.find(
-    (f) => f.times > 0 && f.call === call && (f.type === undefined || f.type === type) && (f.id === undefined || f.id === id),
-  );
+  const matches = (f) => f.times > 0 && f.call === call && (f.type === undefined || f.type === type) && (f.id === undefined || f.id === id);
+  const forever = plan.hangs.find(matches);
+  if (forever) {
+    forever.times -= 1;
+    count(`hang forever ${call}`);
+    await new Promise(() => {});
+  }
+  const scripted = plan.fails.find(matches);
   if (scripted) {
     scripted.times -= 1;
     count(`throw ${call}`);

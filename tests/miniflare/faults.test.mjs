@@ -136,6 +136,49 @@ describe("the Coordinator when the platform fails (holder check every second)", 
     assert.equal((await h.faultReport()).injected["reset Coordinator before acquire"], 1);
   });
 
+  // A call that never answers (the injector's `hangs`): Baton abandons it
+  // after WORKFLOW_CALL_TIMEOUT_MS (src/limits.rs) as a transient failure.
+  test("a status check that never answers is abandoned: unknown, never dead, asked again", async () => {
+    const key = "fault-status-hangs";
+    const pair = await holderAndWaiter(h, key);
+    await h.faults({ hangs: [{ call: "status", id: pair.holder, times: 1000 }] });
+    // A second check of the holder: the first was given up, not awaited for ever.
+    await untilInjected(h, "hang forever status", 2);
+    const view = await h.inspect(key);
+    assert.deepEqual(view.holders.map((x) => x.id), [pair.holder]);
+    assert.deepEqual(view.waiting.map((w) => w.id), [pair.waiter]);
+    await h.faults({});
+    await h.sendEvent(pair.holder, "finish", {});
+    await handedOnOnce(h, pair);
+  });
+
+  test("a grant event that never answers is abandoned: the alarm re-sends the same grant", async () => {
+    const key = "fault-grant-never";
+    const pair = await holderAndWaiter(h, key);
+    await h.faults({ hangs: [{ call: "sendEvent", id: pair.waiter, times: 1 }] });
+    await h.sendEvent(pair.holder, "finish", {});
+    await handedOnOnce(h, pair);
+    assert.equal((await h.faultReport()).injected["hang forever sendEvent"], 1);
+  });
+
+  test("a superseded waiter's terminate that never answers is abandoned: the enqueue replies", async () => {
+    const key = "fault-terminate-never";
+    const holder = `${key}-h`;
+    const old = `${key}-old`;
+    await h.create(holder, { key, waitForFinish: true });
+    await untilHolding(h, key, holder);
+    await h.create(old, { key, turnTimeout: "2 seconds" });
+    await untilWaiting(h, key, old);
+    await h.faults({ hangs: [{ call: "terminate", id: old, times: 1 }] });
+    const reply = await h.ok(key, "enqueue", key, true, `${key}-new`);
+    assert.deepEqual(reply.terminated, [old]);
+    assert.equal((await h.faultReport()).injected["hang forever terminate"], 1);
+    assert.deepEqual(await h.output(old), { superseded: true });
+    await h.ok(key, "release", key, `${key}-new`);
+    await h.sendEvent(holder, "finish", {});
+    await h.output(holder);
+  });
+
   test("strict: a grant to a waiter that ended goes to the next live one (sendEvent throws)", async () => {
     const key = "fault-strict-ended";
     const pair = await holderAndWaiter(h, key);
