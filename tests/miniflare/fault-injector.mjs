@@ -23,7 +23,9 @@
 //   arrives: before its commit (a method of the object), between its
 //   commit and the effect (a Workflow call, not made), or after the effect
 //   (the call made, then the reset);
-// - a D1 `batch` (the serial queue's) fails as a whole, before it runs.
+// - a D1 `batch` (the serial queue's) fails as a whole, before it runs;
+// - the object sending a list report (`BUSY_LIST`'s `report`) resets
+//   between its commit and the report, or after it.
 import * as baton from "../../js/worker.mjs";
 
 /** Production's limits on an event type (TOOLCHAIN.md). */
@@ -53,7 +55,7 @@ function emptyPlan() {
  * object, at: "before" | "between" | "after", call, type?, id?, key?,
  * times? }], resetRates: { before, between, after } (seeded resets of any
  * object: as any method but `inspect` arrives, before or after any
- * `sendEvent`, `create` or `terminate` it makes), d1BatchRate, d1Fails
+ * `sendEvent`, `create`, `terminate` or list `report` it makes), d1BatchRate, d1Fails
  * (the next d1Fails batches fail) }`.
  * Returns what the previous plan injected.
  */
@@ -324,6 +326,39 @@ class D1Database {
   }
 }
 
+/**
+ * The list shards' namespace (`BUSY_LIST`) as a Durable Object sees it:
+ * the real one, except that a stub's `report` (a Coordinator's list report
+ * of `report.key`) can reset the object sending it, between its commit and
+ * the report or after the report.
+ */
+function listNamespace(namespace, object) {
+  const stubOf = (stub) =>
+    new Proxy(stub, {
+      get(target, name) {
+        const value = Reflect.get(target, name);
+        if (name !== "report") return bound(target, name, value);
+        return async (report, ...rest) => {
+          const where = { key: report?.key };
+          if (resetDue(object.name, "between", "report", where)) await reset(object.ctx, `before the list report of ${where.key}`);
+          const answer = await target.report(report, ...rest);
+          if (resetDue(object.name, "after", "report", where)) await reset(object.ctx, `after the list report of ${where.key}`);
+          return answer;
+        };
+      },
+    });
+  // Methods bound to the real object (the runtime's own check `this`); its
+  // constructor as it is (workers-rs checks a binding's type by its name).
+  const bound = (target, name, value) => (typeof value === "function" && name !== "constructor" ? value.bind(target) : value);
+  return new Proxy(namespace, {
+    get(target, name) {
+      const value = Reflect.get(target, name);
+      if (name === "get") return (...args) => stubOf(target.get(...args));
+      return bound(target, name, value);
+    },
+  });
+}
+
 /** The names of the Workflow bindings to wrap: the harness lists them in FAULT_INJECTOR_WORKFLOWS. */
 function workflowNames(env) {
   return new Set(String(env.FAULT_INJECTOR_WORKFLOWS ?? "").split(",").filter(Boolean));
@@ -340,6 +375,7 @@ function injectedEnv(env, object) {
       if (!wrapped.has(name)) {
         if (names.has(name)) wrapped.set(name, new StrictWorkflow(value, name, object));
         else if (name === "DB") wrapped.set(name, new D1Database(value));
+        else if (name === "BUSY_LIST" && object) wrapped.set(name, listNamespace(value, object));
         else return value;
       }
       return wrapped.get(name);

@@ -179,6 +179,32 @@ describe("the Coordinator when the platform fails (holder check every second)", 
     await h.output(holder);
   });
 
+  /** The list of busy keys' entry for `key` (contract §10), once it satisfies `wanted`. */
+  function untilListed(key, what, wanted) {
+    return h.until(`${key} ${what}`, async () => {
+      const { value } = await h.serial("coordinatorList", { limit: 500 });
+      return wanted(value.keys.find((k) => k.key === key));
+    });
+  }
+
+  for (const at of ["between", "after"]) {
+    test(`a reset ${at === "between" ? "between a decision's commit and its list report" : "after the list report, before its confirmation is recorded"}: the alarm reports the key`, async () => {
+      const key = `fault-reset-${at}-report`;
+      const holder = `${key}-h`;
+      const waiter = `${key}-w`;
+      await h.create(holder, { key, waitForFinish: true });
+      await untilHolding(h, key, holder);
+      // The waiter makes the key busy: the report that says so is the one reset.
+      await h.faults({ resets: [{ object: "Coordinator", at, call: "report", key }] });
+      await h.create(waiter, { key, turnTimeout: "1 hour" });
+      await untilInjected(h, `reset Coordinator ${at} report`);
+      await untilListed(key, "listed with its waiter", (entry) => entry?.waiting === 1 && entry.holders === 1);
+      await h.sendEvent(holder, "finish", {});
+      await h.output(waiter);
+      await untilListed(key, "gone from the list", (entry) => entry === undefined);
+    });
+  }
+
   test("strict: a grant to a waiter that ended goes to the next live one (sendEvent throws)", async () => {
     const key = "fault-strict-ended";
     const pair = await holderAndWaiter(h, key);
