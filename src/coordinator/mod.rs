@@ -33,6 +33,7 @@
 //! | who takes a free slot: the caller or the front | `grant::take_slot`, `grant::fill_slots` |
 //! | the §1c hand-off order | [`hand_off_order`], [`place_in_order`] (`order.rs`) |
 //! | supersede: the others are dropped | `decide::commit_enqueue` |
+//! | a dropped waiter is owed its termination until done | [`terminations_owed`] (`store/terminations.rs`) |
 //! | coalesce into a live waiter with the same input | `decide::coalescing` |
 //! | `onBusy: "skip"` | `decide::skips`, `grant::acquire_skip` |
 //! | which holders are due a check | [`due_for_check`] (`check.rs`) |
@@ -81,7 +82,9 @@
 //! synchronous turn). A crash between phases loses only the second phase,
 //! which the caller's retry redoes; a lost wake is recovered by the waiter's
 //! own timeout re-check, or by the holder-check alarm for a holder that was
-//! handed the key but never confirmed it ([`HolderState::Handed`]).
+//! handed the key but never confirmed it ([`HolderState::Handed`]); a lost
+//! termination of a superseded waiter by the same alarm, which works
+//! through the terminations a supersede left owed.
 
 mod check;
 mod decide;
@@ -113,7 +116,10 @@ pub use invariants::assert_invariants_deep;
 pub use order::{hand_off_order, place_in_order};
 pub use read::{load_view, next_read, Answer, Read};
 pub use state::*;
-pub use store::{execute, inspect, keys_due, load, load_summary, migrate, write};
+pub use store::{
+    execute, inspect, keys_due, load, load_summary, migrate, terminated, terminations_owed, write,
+    Owed,
+};
 pub use turn::{check_turn_event_type, event_type};
 #[cfg(not(target_arch = "wasm32"))]
 pub use twin::{apply, needs_holder_check, KeyTwin};

@@ -183,6 +183,17 @@ pub const MIGRATIONS: &[&[&str]] = &[
     // v7 (contract §10): hand-offs are counted by the decision, not by the
     // holder row's trigger (`super::history::MIGRATION_V7`).
     super::history::MIGRATION_V7,
+    // v8: a superseded waiter is owed its termination until the platform
+    // confirms it (`super::store::terminations`): the binding it is reached
+    // through (NULL: the default) and the owed mark, which the holder-check
+    // alarm works through. Ids superseded before were terminated best effort
+    // and are owed nothing.
+    &[
+        "ALTER TABLE coordinator_superseded ADD COLUMN workflow TEXT",
+        "ALTER TABLE coordinator_superseded ADD COLUMN terminate_owed INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX coordinator_superseded_owed ON coordinator_superseded (key, id) \
+         WHERE terminate_owed = 1",
+    ],
 ];
 
 /// The version this release writes.
