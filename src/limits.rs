@@ -42,10 +42,18 @@ pub const SUPERSEDED_REMEMBERED_MAX: u32 = 20_000;
 /// crashed waiters.
 pub const WAKE_ATTEMPTS_PER_CALL_MAX: u32 = 32;
 
-/// Most superseded instances one enqueue terminates itself. Termination is
-/// best effort (the superseded record already stops them from running), so
-/// the object spends at most this many subrequests; the caller gets every id.
+/// Most superseded instances one enqueue terminates itself. The object
+/// spends at most this many subrequests in the call; the caller gets every
+/// id, and the holder-check alarm terminates the rest (each is owed its
+/// termination until done, [`TERMINATIONS_PER_ALARM_MAX`] an alarm).
 pub const TERMINATIONS_PER_CALL_MAX: usize = 256;
+
+/// Most owed terminations one holder-check alarm works through. Each costs
+/// a status call and, for an instance still running, a terminate: 32 keep
+/// an alarm's subrequests (with the holder checks beside them) well inside
+/// its budget, and the alarm comes back every `HOLDER_CHECK_MS` while any
+/// is owed.
+pub const TERMINATIONS_PER_ALARM_MAX: u32 = 32;
 
 /// Most keys one holder-check alarm examines. One object normally serves one
 /// key; the bound keeps an object that was handed many keys from spending its

@@ -82,24 +82,41 @@ describe("the Coordinator when the platform fails (holder check every second)", 
     await handedOnOnce(h, pair);
   });
 
-  test("a terminate that throws leaves a superseded waiter, which is refused when it asks", async () => {
-    const key = "fault-terminate-throws";
-    const holder = `${key}-h`;
-    const old = `${key}-old`;
-    await h.create(holder, { key, waitForFinish: true });
-    await untilHolding(h, key, holder);
-    // A short turn timeout: the surviving waiter asks again soon.
-    await h.create(old, { key, turnTimeout: "2 seconds" });
-    await untilWaiting(h, key, old);
-    await h.faults({ fails: [{ call: "terminate", id: old, times: 1 }] });
-    await h.ok(key, "enqueue", key, true, `${key}-new`);
-    await untilInjected(h, "throw terminate");
-    assert.deepEqual(await h.output(old), { superseded: true });
-    assert.deepEqual(await h.logOf([old]), []);
-    await h.ok(key, "release", key, `${key}-new`);
-    await h.sendEvent(holder, "finish", {});
-    await h.output(holder);
-  });
+  // A superseded waiter's termination is owed until done: the holder-check
+  // alarm terminates it when the enqueue's own attempt failed or never ran
+  // (its turn timeout is an hour: only the termination ends it).
+  for (const fault of [
+    { what: "throws", kind: "throw terminate", plan: (old) => ({ fails: [{ call: "terminate", id: old }] }) },
+    { what: "never answers", kind: "hang forever terminate", plan: (old) => ({ hangs: [{ call: "terminate", id: old }] }) },
+    {
+      what: "is cut off by a reset after the supersede's commit",
+      kind: "reset Coordinator between terminate",
+      plan: (old) => ({ resets: [{ object: "Coordinator", at: "between", call: "terminate", id: old }] }),
+    },
+  ]) {
+    test(`a superseded waiter's terminate that ${fault.what}: the alarm terminates it`, async () => {
+      const key = `fault-${fault.kind.replaceAll(" ", "-").toLowerCase()}`;
+      const holder = `${key}-h`;
+      const old = `${key}-old`;
+      const next = `${key}-new`;
+      await h.create(holder, { key, waitForFinish: true });
+      await untilHolding(h, key, holder);
+      await h.create(old, { key, turnTimeout: "1 hour" });
+      await untilWaiting(h, key, old);
+      await h.faults(fault.plan(old));
+      // A reset refuses the enqueue after its commit; the supersede stands.
+      const reply = await h.rpc(key, "enqueue", key, true, next);
+      if (!("error" in reply)) assert.deepEqual(reply.value.terminated, [old]);
+      await untilInjected(h, fault.kind);
+      await h.untilStatus(old, "terminated");
+      assert.deepEqual(await h.logOf([old]), []);
+      const view = await h.inspect(key);
+      assert.deepEqual(view.waiting.map((w) => w.id), [next]);
+      await h.ok(key, "release", key, next);
+      await h.sendEvent(holder, "finish", {});
+      await h.output(holder);
+    });
+  }
 
   test("a reset between the hand-off's commit and its grant event: the alarm sends the grant", async () => {
     const key = "fault-reset-before-grant";
@@ -159,24 +176,6 @@ describe("the Coordinator when the platform fails (holder check every second)", 
     await h.sendEvent(pair.holder, "finish", {});
     await handedOnOnce(h, pair);
     assert.equal((await h.faultReport()).injected["hang forever sendEvent"], 1);
-  });
-
-  test("a superseded waiter's terminate that never answers is abandoned: the enqueue replies", async () => {
-    const key = "fault-terminate-never";
-    const holder = `${key}-h`;
-    const old = `${key}-old`;
-    await h.create(holder, { key, waitForFinish: true });
-    await untilHolding(h, key, holder);
-    await h.create(old, { key, turnTimeout: "2 seconds" });
-    await untilWaiting(h, key, old);
-    await h.faults({ hangs: [{ call: "terminate", id: old, times: 1 }] });
-    const reply = await h.ok(key, "enqueue", key, true, `${key}-new`);
-    assert.deepEqual(reply.terminated, [old]);
-    assert.equal((await h.faultReport()).injected["hang forever terminate"], 1);
-    assert.deepEqual(await h.output(old), { superseded: true });
-    await h.ok(key, "release", key, `${key}-new`);
-    await h.sendEvent(holder, "finish", {});
-    await h.output(holder);
   });
 
   /** The list of busy keys' entry for `key` (contract §10), once it satisfies `wanted`. */
