@@ -42,10 +42,18 @@ pub const SUPERSEDED_REMEMBERED_MAX: u32 = 20_000;
 /// crashed waiters.
 pub const WAKE_ATTEMPTS_PER_CALL_MAX: u32 = 32;
 
-/// Most superseded instances one enqueue terminates itself. Termination is
-/// best effort (the superseded record already stops them from running), so
-/// the object spends at most this many subrequests; the caller gets every id.
+/// Most superseded instances one enqueue terminates itself. The object
+/// spends at most this many subrequests in the call; the caller gets every
+/// id, and the holder-check alarm terminates the rest (each is owed its
+/// termination until done, [`TERMINATIONS_PER_ALARM_MAX`] an alarm).
 pub const TERMINATIONS_PER_CALL_MAX: usize = 256;
+
+/// Most owed terminations one holder-check alarm works through. Each costs
+/// a status call and, for an instance still running, a terminate: 32 keep
+/// an alarm's subrequests (with the holder checks beside them) well inside
+/// its budget, and the alarm comes back every `HOLDER_CHECK_MS` while any
+/// is owed.
+pub const TERMINATIONS_PER_ALARM_MAX: u32 = 32;
 
 /// Most keys one holder-check alarm examines. One object normally serves one
 /// key; the bound keeps an object that was handed many keys from spending its
@@ -415,6 +423,22 @@ pub const RUN_DELETIONS_PER_ALARM_MAX: u32 = 64;
 /// otherwise wait (the serial poll, 30 s; the Coordinator's holder-check
 /// alarm, `HOLDER_CHECK_MS`); a dead woken instance only follows a crash.
 pub const HAND_ON_CHECK_DELAY_MS: u64 = 1_000;
+
+/// How long Baton waits for one Workflow binding call (`get`, `create`,
+/// `status`, `sendEvent`, `terminate`) before it abandons the call and
+/// treats it as a transient failure. Production's calls go to a
+/// distributed service that can take seconds; one that never answers would
+/// otherwise hold the call that made it for ever (a release, an acquire's
+/// holder check, an alarm, whose retries then never come). Every caller
+/// already copes with a call that throws: a status that fails is `unknown`
+/// (never dead), a turn event that fails is re-sent by the alarm with the
+/// same payload, a create that fails is retried under the same id, a
+/// terminate is best effort. Ten seconds is far past a healthy call (tens
+/// of milliseconds) and the "seconds" production can take, and well inside
+/// the one minute the helpers give each Baton step, so that the caller's
+/// step gets an answer (the acquire, its second phase decided on
+/// `unknown`) rather than its own timeout.
+pub const WORKFLOW_CALL_TIMEOUT_MS: u64 = 10_000;
 
 // --- what is busy: the list of contended keys (contract §10) ---
 

@@ -15,9 +15,10 @@ mod common;
 use baton::coordinator::history::{HistoryWrite, Outcome};
 use baton::coordinator::Effect;
 use baton::coordinator::{
-    self, decide, inspect, keys_due, load, load_summary, migrate, schema, write, AcquireReply,
-    AcquireRequest, EnqueueReply, EnqueueRequest, Holder, HolderState, Input, Liveness, Member,
-    Options, Paused, Reply, Settings, Summary, Transition, Turn, Waiter, Write,
+    self, decide, inspect, keys_due, load, load_summary, migrate, schema, terminated,
+    terminations_owed, write, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder,
+    HolderState, Input, Liveness, Member, Options, Owed, Paused, Reply, Settings, Summary,
+    Transition, Turn, Waiter, Write,
 };
 use baton::error::BatonError;
 use baton::ident::{InputHash, InstanceId, WorkflowName};
@@ -1143,6 +1144,10 @@ const CALLS: &[Call] = &[
             }))],
         )
     }),
+    ("terminations owed", false, |sql| {
+        _ = terminations_owed(sql, 10)
+    }),
+    ("terminated", false, |sql| terminated(sql, "k", &id("w3"))),
 ];
 
 /// Every statement `coordinator::load`/`write` and their helpers run, each
@@ -1193,6 +1198,7 @@ fn every_statement_searches_by_key() {
         include_str!("../src/coordinator/store/mod.rs"),
         include_str!("../src/coordinator/store/order.rs"),
         include_str!("../src/coordinator/store/write.rs"),
+        include_str!("../src/coordinator/store/terminations.rs"),
     ]
     .concat();
     let in_source = [
@@ -1232,7 +1238,8 @@ fn every_statement_searches_by_key() {
         }
         report.push(format!("{call}: {}\n    {}", ran.sql, plan.join("\n    ")));
 
-        let whole_database = *call == "keys due";
+        // keys_due and terminations_owed look across keys, bounded by their LIMIT.
+        let whole_database = *call == "keys due" || *call == "terminations owed";
         for line in &plan {
             let names_table = [
                 "coordinator_waiters",
@@ -1250,7 +1257,6 @@ fn every_statement_searches_by_key() {
                 continue;
             }
             if whole_database && line.starts_with("SCAN ") {
-                // keys_due looks across keys, bounded by its LIMIT.
                 continue;
             }
             let searches = line.starts_with("SEARCH ")
@@ -1358,4 +1364,44 @@ fn fences_continue_from_the_database_after_every_holder_left() {
     assert_eq!(read(&db, "k").0.fence, 2);
     assert_eq!(read(&db, "other").0.fence, 0);
     assert_eq!(granted("a", 6), 3, "a new grant to an earlier holder");
+}
+
+/// A superseding enqueue leaves each waiter it drops owed its termination,
+/// with the binding it is reached through, in its own commit; the mark
+/// stays until `terminated` clears it, and a second supersede owes only
+/// its own. What the holder-check alarm works through
+/// (`shell::coordinator_terminations`).
+#[test]
+fn a_supersede_owes_each_dropped_waiter_its_termination_until_it_is_done() {
+    let db = Db::migrated();
+    let key = "owed";
+    let mut other = plain("b", false, None);
+    other.options.workflow = Some(workflow("WF_B"));
+    for request in [plain("holder", false, None), plain("a", false, None), other] {
+        step(&db, key, 1, Input::Enqueue(request)).expect("enqueued");
+    }
+    step(&db, key, 2, Input::Acquire(acquiring(&id("holder")))).expect("acquired");
+    let owed = |db: &Db| terminations_owed(&Counted::new(db), 100);
+    assert_eq!(owed(&db), []);
+
+    let t = step(&db, key, 3, Input::Enqueue(plain("c", true, None))).expect("superseded");
+    let terminated_ids = (t.effects.iter())
+        .filter_map(|e| match e {
+            Effect::Terminate(t) => Some(t.id.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(terminated_ids, [id("a"), id("b")]);
+    let by = |who: &str, workflow: Option<&str>| Owed {
+        key: key.to_owned(),
+        id: id(who),
+        workflow: workflow.map(str::to_owned),
+    };
+    assert_eq!(owed(&db), [by("a", None), by("b", Some("WF_B"))]);
+
+    terminated(&Counted::new(&db), key, &id("a"));
+    assert_eq!(owed(&db), [by("b", Some("WF_B"))]);
+    step(&db, key, 4, Input::Enqueue(plain("d", true, None))).expect("superseded again");
+    assert_eq!(owed(&db), [by("b", Some("WF_B")), by("c", None)]);
+    assert_rows(&db, key);
 }

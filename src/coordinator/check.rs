@@ -142,3 +142,45 @@ pub(super) fn apply_check(
         wake.push(holder);
     }
 }
+
+/// What the holder-check alarm does next for a superseded waiter that is
+/// owed its termination (`store::terminations_owed`), given its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwedTermination {
+    /// Ended, or never created (it is told `superseded` if it ever asks):
+    /// owed nothing more.
+    Done,
+    /// Still running: terminate it; owed nothing more once the platform
+    /// accepts the terminate, owed again at the next alarm if it does not.
+    Terminate,
+    /// Its status is unknown: owed still, asked again at the next alarm.
+    Keep,
+}
+
+/// The one rule for an owed termination, by the status the binding gave.
+pub fn owed_termination(liveness: Liveness) -> OwedTermination {
+    match liveness {
+        Liveness::Dead | Liveness::NotFound => OwedTermination::Done,
+        Liveness::Alive => OwedTermination::Terminate,
+        Liveness::Unknown => OwedTermination::Keep,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{owed_termination, Liveness, OwedTermination};
+
+    /// A status that is not known never clears what is owed, and only a
+    /// running instance is terminated (issue 30: a dropped waiter whose
+    /// first terminate failed must still end).
+    #[test]
+    fn an_owed_termination_ends_only_on_a_final_status_or_a_terminate() {
+        assert_eq!(owed_termination(Liveness::Dead), OwedTermination::Done);
+        assert_eq!(owed_termination(Liveness::NotFound), OwedTermination::Done);
+        assert_eq!(
+            owed_termination(Liveness::Alive),
+            OwedTermination::Terminate
+        );
+        assert_eq!(owed_termination(Liveness::Unknown), OwedTermination::Keep);
+    }
+}

@@ -33,6 +33,7 @@
 //! | who takes a free slot: the caller or the front | `grant::take_slot`, `grant::fill_slots` |
 //! | the §1c hand-off order | [`hand_off_order`], [`place_in_order`] (`order.rs`) |
 //! | supersede: the others are dropped | `decide::commit_enqueue` |
+//! | a dropped waiter is owed its termination until done | [`owed_termination`] (`check.rs`); the owed rows: [`terminations_owed`] (`store/terminations.rs`) |
 //! | coalesce into a live waiter with the same input | `decide::coalescing` |
 //! | §1d cancel in progress: the holders cancelled, kept until dead | `decide::cancel_holders`, `check::check_or_terminate` |
 //! | `onBusy: "skip"` | `decide::skips`, `grant::acquire_skip` |
@@ -84,7 +85,9 @@
 //! synchronous turn). A crash between phases loses only the second phase,
 //! which the caller's retry redoes; a lost wake is recovered by the waiter's
 //! own timeout re-check, or by the holder-check alarm for a holder that was
-//! handed the key but never confirmed it ([`HolderState::Handed`]).
+//! handed the key but never confirmed it ([`HolderState::Handed`]); a lost
+//! termination of a superseded waiter by the same alarm, which works
+//! through the terminations a supersede left owed.
 
 mod check;
 mod decide;
@@ -105,7 +108,7 @@ mod turn;
 mod twin;
 mod types;
 
-pub use check::{due_for_check, needs_check};
+pub use check::{due_for_check, needs_check, owed_termination, OwedTermination};
 pub use decide::decide;
 pub use effect::{Effect, Handed};
 pub use grant::eta_ms;
@@ -118,7 +121,10 @@ pub use order::{hand_off_order, place_in_order};
 pub use read::{load_view, next_read, Answer, Read};
 pub use state::*;
 pub use steer::free_slots;
-pub use store::{execute, inspect, keys_due, load, load_summary, migrate, write};
+pub use store::{
+    execute, inspect, keys_due, load, load_summary, migrate, terminated, terminations_owed, write,
+    Owed,
+};
 pub use turn::{check_turn_event_type, event_type};
 #[cfg(not(target_arch = "wasm32"))]
 pub use twin::{apply, needs_holder_check, KeyTwin};

@@ -197,6 +197,17 @@ pub const MIGRATIONS: &[&[&str]] = &[
     // v9 (contract §1d): cancelled holders, their count, and cancelled
     // holds in `recent` (`super::history::MIGRATION_CANCEL`).
     super::history::MIGRATION_CANCEL,
+    // v10: a superseded waiter is owed its termination until the platform
+    // confirms it (`super::store::terminations`): the binding it is reached
+    // through (NULL: the default) and the owed mark, which the holder-check
+    // alarm works through. Ids superseded before were terminated best effort
+    // and are owed nothing.
+    &[
+        "ALTER TABLE coordinator_superseded ADD COLUMN workflow TEXT",
+        "ALTER TABLE coordinator_superseded ADD COLUMN terminate_owed INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX coordinator_superseded_owed ON coordinator_superseded (key, id) \
+         WHERE terminate_owed = 1",
+    ],
 ];
 
 /// The version this release writes.

@@ -3,7 +3,8 @@
 //! check's liveness re-enters as the second phase of the decision that
 //! asked; a hand-off's turn event is sent (its acceptance, and the woken
 //! holder's status after the reply, re-enter as `Input::Woken`); a
-//! waiter's termination is best effort; a cancelled holder's (§1d) is
+//! waiter's termination is tried once here, and owed until done
+//! (`shell::coordinator_terminations`); a cancelled holder's (§1d) is
 //! followed by its status, which re-enters as `Input::Cancelled`.
 
 use super::config::WorkflowConfig;
@@ -42,6 +43,8 @@ impl Perform<Coordinator> for coordinator::Effect {
                 }
             }
             coordinator::Effect::Wake(wake) => hand_off(with, wake).await,
+            // Owed until done: the holder-check alarm finishes what fails
+            // here (`Object::alarm_terminations`).
             coordinator::Effect::Terminate(terminate) => {
                 effects::terminate(with.env, terminate).await;
                 Performed::nothing()

@@ -36,7 +36,8 @@ pub struct Summaries {
     pub(super) reports: Rc<Reports>,
     /// The holder-check period, for [`Summaries::committed`].
     holder_check_ms: u64,
-    /// The last decision left a report owed and no alarm armed.
+    /// The last decision left a report owed and no alarm armed, or
+    /// terminations owed.
     alarm_soon: bool,
 }
 
@@ -105,6 +106,12 @@ impl Memory<Coordinator> for Summaries {
             // set in this turn, sends it again if it is lost.
             self.alarm_soon = outputs.report == Due::Owed && transition.alarm == Alarm::Keep;
         }
+        // A supersede owes terminations until done: the alarm, set in this
+        // turn, works through them should the enqueue's own attempt fail or
+        // never run.
+        let terminates = (transition.effects.iter())
+            .any(|effect| matches!(effect, coordinator::Effect::Terminate(_)));
+        self.alarm_soon |= terminates;
         if self.summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
             self.summaries.clear();
         }
@@ -112,8 +119,8 @@ impl Memory<Coordinator> for Summaries {
         self.summaries.insert(key.to_owned(), summary);
     }
     /// Sets the alarm one holder-check period from now when the decision
-    /// left a report owed and no alarm of its own, in this turn (its write
-    /// goes with the decision's), without waiting for it.
+    /// left a report owed and no alarm of its own, or terminations owed, in
+    /// this turn (its write goes with the decision's), without waiting for it.
     fn committed(&mut self, base: &ObjectBase) {
         if !std::mem::take(&mut self.alarm_soon) {
             return;

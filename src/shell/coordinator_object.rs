@@ -253,6 +253,7 @@ impl CoordinatorCore {
             object.config()?;
             let keys = object.alarm().await?;
             object.alarm_reports(keys).await?;
+            object.alarm_terminations().await?;
             Ok(JsValue::UNDEFINED)
         })
     }

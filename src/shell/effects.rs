@@ -64,14 +64,15 @@ pub async fn liveness(env: &Env, check: &Check) -> Liveness {
     }
 }
 
-/// Terminates an instance, best effort: it is already recorded as done
-/// with (superseded), so one that survives is refused when it asks.
-pub async fn terminate(env: &Env, terminate: &Terminate) {
+/// Terminates an instance; whether the platform accepted. It is already
+/// recorded as done with (superseded), so one that survives is refused
+/// when it asks, and the holder-check alarm terminates it.
+pub async fn terminate(env: &Env, terminate: &Terminate) -> bool {
     let stop = async {
         let workflow = Workflow::from_env(env, &terminate.workflow)?;
         workflow.instance(terminate.id.as_str()).await?.stop().await
     };
-    let _ = stop.await;
+    stop.await.is_ok()
 }
 
 /// A create's decision line; a failure is also a warning (an error of

@@ -43,6 +43,7 @@ pub mod coordinator_calls;
 pub mod coordinator_effects;
 pub mod coordinator_memory;
 pub mod coordinator_object;
+pub mod coordinator_terminations;
 pub mod d1_results;
 pub mod debouncer_object;
 pub mod decision_log;

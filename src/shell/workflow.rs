@@ -2,7 +2,9 @@
 //!
 //! Only what Baton needs: `get`, `create`, and on an instance `status`,
 //! `sendEvent` and `terminate`. Every call returns a Promise in the runtime;
-//! these wrappers await it and map failures to `JsValue` errors.
+//! these wrappers await it, for at most [`WORKFLOW_CALL_TIMEOUT_MS`] (a
+//! call left unanswered is abandoned as a transient failure), and map
+//! failures to `JsValue` errors.
 //!
 //! A Workflow is found by name: a binding in `env`, or else a Workflow the
 //! Worker declares in wrangler's `exports` (no binding), which the runtime
@@ -11,8 +13,12 @@
 //! class of a Workflow declared only in `exports`, in the Worker that
 //! defines it (an embedding Worker: a Worker's exports are its own).
 
+use crate::limits::WORKFLOW_CALL_TIMEOUT_MS;
 use crate::workflow::Liveness;
+use futures_util::future::{select, Either};
 use js_sys::{Object, Promise, Reflect};
+use std::pin::pin;
+use std::time::Duration;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use worker::Env;
@@ -114,7 +120,7 @@ impl Workflow {
     }
 
     pub async fn instance(&self, id: &str) -> Result<WorkflowInstance, JsValue> {
-        Ok(JsFuture::from(self.get(id)?).await?.unchecked_into())
+        Ok(answer("get", self.get(id)?).await?.unchecked_into())
     }
 
     /// Creates an instance with `id` and `params` (any JSON value).
@@ -126,7 +132,7 @@ impl Workflow {
         let options = Object::new();
         Reflect::set(&options, &"id".into(), &id.into())?;
         Reflect::set(&options, &"params".into(), params)?;
-        Ok(JsFuture::from(self.create(&options)?)
+        Ok(answer("create", self.create(&options)?)
             .await?
             .unchecked_into())
     }
@@ -155,7 +161,7 @@ impl Workflow {
 
 impl WorkflowInstance {
     pub async fn current_status(&self) -> Result<InstanceStatus, JsValue> {
-        let details = JsFuture::from(self.status()?).await?;
+        let details = answer("status", self.status()?).await?;
         let status = Reflect::get(&details, &"status".into())?;
         Ok(InstanceStatus::parse(
             &status.as_string().unwrap_or_default(),
@@ -167,13 +173,31 @@ impl WorkflowInstance {
         let event = Object::new();
         Reflect::set(&event, &"type".into(), &event_type.into())?;
         Reflect::set(&event, &"payload".into(), payload)?;
-        JsFuture::from(self.send_event(&event)?).await?;
+        answer("sendEvent", self.send_event(&event)?).await?;
         Ok(())
     }
 
     pub async fn stop(&self) -> Result<(), JsValue> {
-        JsFuture::from(self.terminate()?).await?;
+        answer("terminate", self.terminate()?).await?;
         Ok(())
+    }
+}
+
+/// The answer to the binding's `call`, or, once it has not come within
+/// [`WORKFLOW_CALL_TIMEOUT_MS`], an error saying so: the call is abandoned
+/// (its promise is dropped, not cancelled: the platform may still carry it
+/// out), and every caller treats the error as any transient failure.
+async fn answer(call: &str, promise: Promise) -> Result<JsValue, JsValue> {
+    let answered = pin!(JsFuture::from(promise));
+    let timer = pin!(worker::Delay::from(Duration::from_millis(
+        WORKFLOW_CALL_TIMEOUT_MS
+    )));
+    match select(answered, timer).await {
+        Either::Left((result, _)) => result,
+        Either::Right(_) => Err(js_sys::Error::new(&format!(
+            "Baton: the Workflow binding's {call} did not answer within {WORKFLOW_CALL_TIMEOUT_MS} ms"
+        ))
+        .into()),
     }
 }
 

@@ -17,12 +17,15 @@
 // many times that identity was called), so a seed gives the same faults to
 // the same calls whatever order the runtime interleaves them in:
 // - `status`, `sendEvent`, `create`, `terminate` throw production's
-//   transient "internal error", or hang (up to `hangMsMax`) first;
+//   transient "internal error", or hang (up to `hangMsMax`) first; or,
+//   scripted (`hangs`), never answer at all;
 // - the calling Durable Object resets (`ctx.abort()`) when a chosen call
 //   arrives: before its commit (a method of the object), between its
 //   commit and the effect (a Workflow call, not made), or after the effect
 //   (the call made, then the reset);
-// - a D1 `batch` (the serial queue's) fails as a whole, before it runs.
+// - a D1 `batch` (the serial queue's) fails as a whole, before it runs;
+// - the object sending a list report (`BUSY_LIST`'s `report`) resets
+//   between its commit and the report, or after it.
 import * as baton from "../../js/worker.mjs";
 
 /** Production's limits on an event type (TOOLCHAIN.md). */
@@ -39,25 +42,27 @@ let seen = new Map();
 const createdIds = new Map();
 
 function emptyPlan() {
-  return { seed: 0, rates: {}, hangRate: 0, hangMsMax: 0, fails: [], resets: [], resetRates: {}, d1BatchRate: 0, d1Fails: 0 };
+  return { seed: 0, rates: {}, hangRate: 0, hangMsMax: 0, fails: [], hangs: [], resets: [], resetRates: {}, d1BatchRate: 0, d1Fails: 0 };
 }
 
 /**
  * Sets the plan: `{ seed, rates: { status, sendEvent, create, terminate }
  * (0..1, a thrown transient error), hangRate, hangMsMax (a hang before the
  * call, up to the bound), fails: [{ call, id?, type?, times? }] (scripted
- * transient errors: the next `times` matching calls throw), resets: [{
+ * transient errors: the next `times` matching calls throw), hangs: [{ call,
+ * id?, type?, times? }] (the next `times` matching calls never answer: a
+ * hang beyond any bound, which the caller can only abandon), resets: [{
  * object, at: "before" | "between" | "after", call, type?, id?, key?,
  * times? }], resetRates: { before, between, after } (seeded resets of any
  * object: as any method but `inspect` arrives, before or after any
- * `sendEvent`, `create` or `terminate` it makes), d1BatchRate, d1Fails
+ * `sendEvent`, `create`, `terminate` or list `report` it makes), d1BatchRate, d1Fails
  * (the next d1Fails batches fail) }`.
  * Returns what the previous plan injected.
  */
 export function faultPlan(next) {
   const report = faultReport();
   const once = (list) => (list ?? []).map((r) => ({ times: 1, ...r }));
-  plan = { ...emptyPlan(), ...next, fails: once(next.fails), resets: once(next.resets) };
+  plan = { ...emptyPlan(), ...next, fails: once(next.fails), hangs: once(next.hangs), resets: once(next.resets) };
   injected = {};
   seen = new Map();
   return report;
@@ -97,9 +102,14 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * thrown transient error, each at the plan's rate for `call`.
  */
 async function platformFaults(call, identity, { type, id } = {}) {
-  const scripted = plan.fails.find(
-    (f) => f.times > 0 && f.call === call && (f.type === undefined || f.type === type) && (f.id === undefined || f.id === id),
-  );
+  const matches = (f) => f.times > 0 && f.call === call && (f.type === undefined || f.type === type) && (f.id === undefined || f.id === id);
+  const forever = plan.hangs.find(matches);
+  if (forever) {
+    forever.times -= 1;
+    count(`hang forever ${call}`);
+    await new Promise(() => {});
+  }
+  const scripted = plan.fails.find(matches);
   if (scripted) {
     scripted.times -= 1;
     count(`throw ${call}`);
@@ -316,6 +326,39 @@ class D1Database {
   }
 }
 
+/**
+ * The list shards' namespace (`BUSY_LIST`) as a Durable Object sees it:
+ * the real one, except that a stub's `report` (a Coordinator's list report
+ * of `report.key`) can reset the object sending it, between its commit and
+ * the report or after the report.
+ */
+function listNamespace(namespace, object) {
+  const stubOf = (stub) =>
+    new Proxy(stub, {
+      get(target, name) {
+        const value = Reflect.get(target, name);
+        if (name !== "report") return bound(target, name, value);
+        return async (report, ...rest) => {
+          const where = { key: report?.key };
+          if (resetDue(object.name, "between", "report", where)) await reset(object.ctx, `before the list report of ${where.key}`);
+          const answer = await target.report(report, ...rest);
+          if (resetDue(object.name, "after", "report", where)) await reset(object.ctx, `after the list report of ${where.key}`);
+          return answer;
+        };
+      },
+    });
+  // Methods bound to the real object (the runtime's own check `this`); its
+  // constructor as it is (workers-rs checks a binding's type by its name).
+  const bound = (target, name, value) => (typeof value === "function" && name !== "constructor" ? value.bind(target) : value);
+  return new Proxy(namespace, {
+    get(target, name) {
+      const value = Reflect.get(target, name);
+      if (name === "get") return (...args) => stubOf(target.get(...args));
+      return bound(target, name, value);
+    },
+  });
+}
+
 /** The names of the Workflow bindings to wrap: the harness lists them in FAULT_INJECTOR_WORKFLOWS. */
 function workflowNames(env) {
   return new Set(String(env.FAULT_INJECTOR_WORKFLOWS ?? "").split(",").filter(Boolean));
@@ -332,6 +375,7 @@ function injectedEnv(env, object) {
       if (!wrapped.has(name)) {
         if (names.has(name)) wrapped.set(name, new StrictWorkflow(value, name, object));
         else if (name === "DB") wrapped.set(name, new D1Database(value));
+        else if (name === "BUSY_LIST" && object) wrapped.set(name, listNamespace(value, object));
         else return value;
       }
       return wrapped.get(name);

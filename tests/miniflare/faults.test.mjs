@@ -82,24 +82,41 @@ describe("the Coordinator when the platform fails (holder check every second)", 
     await handedOnOnce(h, pair);
   });
 
-  test("a terminate that throws leaves a superseded waiter, which is refused when it asks", async () => {
-    const key = "fault-terminate-throws";
-    const holder = `${key}-h`;
-    const old = `${key}-old`;
-    await h.create(holder, { key, waitForFinish: true });
-    await untilHolding(h, key, holder);
-    // A short turn timeout: the surviving waiter asks again soon.
-    await h.create(old, { key, turnTimeout: "2 seconds" });
-    await untilWaiting(h, key, old);
-    await h.faults({ fails: [{ call: "terminate", id: old, times: 1 }] });
-    await h.ok(key, "enqueue", key, true, `${key}-new`);
-    await untilInjected(h, "throw terminate");
-    assert.deepEqual(await h.output(old), { superseded: true });
-    assert.deepEqual(await h.logOf([old]), []);
-    await h.ok(key, "release", key, `${key}-new`);
-    await h.sendEvent(holder, "finish", {});
-    await h.output(holder);
-  });
+  // A superseded waiter's termination is owed until done: the holder-check
+  // alarm terminates it when the enqueue's own attempt failed or never ran
+  // (its turn timeout is an hour: only the termination ends it).
+  for (const fault of [
+    { what: "throws", kind: "throw terminate", plan: (old) => ({ fails: [{ call: "terminate", id: old }] }) },
+    { what: "never answers", kind: "hang forever terminate", plan: (old) => ({ hangs: [{ call: "terminate", id: old }] }) },
+    {
+      what: "is cut off by a reset after the supersede's commit",
+      kind: "reset Coordinator between terminate",
+      plan: (old) => ({ resets: [{ object: "Coordinator", at: "between", call: "terminate", id: old }] }),
+    },
+  ]) {
+    test(`a superseded waiter's terminate that ${fault.what}: the alarm terminates it`, async () => {
+      const key = `fault-${fault.kind.replaceAll(" ", "-").toLowerCase()}`;
+      const holder = `${key}-h`;
+      const old = `${key}-old`;
+      const next = `${key}-new`;
+      await h.create(holder, { key, waitForFinish: true });
+      await untilHolding(h, key, holder);
+      await h.create(old, { key, turnTimeout: "1 hour" });
+      await untilWaiting(h, key, old);
+      await h.faults(fault.plan(old));
+      // A reset refuses the enqueue after its commit; the supersede stands.
+      const reply = await h.rpc(key, "enqueue", key, true, next);
+      if (!("error" in reply)) assert.deepEqual(reply.value.terminated, [old]);
+      await untilInjected(h, fault.kind);
+      await h.untilStatus(old, "terminated");
+      assert.deepEqual(await h.logOf([old]), []);
+      const view = await h.inspect(key);
+      assert.deepEqual(view.waiting.map((w) => w.id), [next]);
+      await h.ok(key, "release", key, next);
+      await h.sendEvent(holder, "finish", {});
+      await h.output(holder);
+    });
+  }
 
   test("a reset between the hand-off's commit and its grant event: the alarm sends the grant", async () => {
     const key = "fault-reset-before-grant";
@@ -135,6 +152,57 @@ describe("the Coordinator when the platform fails (holder check every second)", 
     assert.deepEqual(await h.logOf([id]), [`enter ${id}`, `exit ${id}`]);
     assert.equal((await h.faultReport()).injected["reset Coordinator before acquire"], 1);
   });
+
+  // A call that never answers (the injector's `hangs`): Baton abandons it
+  // after WORKFLOW_CALL_TIMEOUT_MS (src/limits.rs) as a transient failure.
+  test("a status check that never answers is abandoned: unknown, never dead, asked again", async () => {
+    const key = "fault-status-hangs";
+    const pair = await holderAndWaiter(h, key);
+    await h.faults({ hangs: [{ call: "status", id: pair.holder, times: 1000 }] });
+    // A second check of the holder: the first was given up, not awaited for ever.
+    await untilInjected(h, "hang forever status", 2);
+    const view = await h.inspect(key);
+    assert.deepEqual(view.holders.map((x) => x.id), [pair.holder]);
+    assert.deepEqual(view.waiting.map((w) => w.id), [pair.waiter]);
+    await h.faults({});
+    await h.sendEvent(pair.holder, "finish", {});
+    await handedOnOnce(h, pair);
+  });
+
+  test("a grant event that never answers is abandoned: the alarm re-sends the same grant", async () => {
+    const key = "fault-grant-never";
+    const pair = await holderAndWaiter(h, key);
+    await h.faults({ hangs: [{ call: "sendEvent", id: pair.waiter, times: 1 }] });
+    await h.sendEvent(pair.holder, "finish", {});
+    await handedOnOnce(h, pair);
+    assert.equal((await h.faultReport()).injected["hang forever sendEvent"], 1);
+  });
+
+  /** The list of busy keys' entry for `key` (contract §10), once it satisfies `wanted`. */
+  function untilListed(key, what, wanted) {
+    return h.until(`${key} ${what}`, async () => {
+      const { value } = await h.serial("coordinatorList", { limit: 500 });
+      return wanted(value.keys.find((k) => k.key === key));
+    });
+  }
+
+  for (const at of ["between", "after"]) {
+    test(`a reset ${at === "between" ? "between a decision's commit and its list report" : "after the list report, before its confirmation is recorded"}: the alarm reports the key`, async () => {
+      const key = `fault-reset-${at}-report`;
+      const holder = `${key}-h`;
+      const waiter = `${key}-w`;
+      await h.create(holder, { key, waitForFinish: true });
+      await untilHolding(h, key, holder);
+      // The waiter makes the key busy: the report that says so is the one reset.
+      await h.faults({ resets: [{ object: "Coordinator", at, call: "report", key }] });
+      await h.create(waiter, { key, turnTimeout: "1 hour" });
+      await untilInjected(h, `reset Coordinator ${at} report`);
+      await untilListed(key, "listed with its waiter", (entry) => entry?.waiting === 1 && entry.holders === 1);
+      await h.sendEvent(holder, "finish", {});
+      await h.output(waiter);
+      await untilListed(key, "gone from the list", (entry) => entry === undefined);
+    });
+  }
 
   test("strict: a grant to a waiter that ended goes to the next live one (sendEvent throws)", async () => {
     const key = "fault-strict-ended";
@@ -246,11 +314,9 @@ describe("Runs and the serial queue when the platform fails", () => {
     assert.deepEqual(await h.logOf(["fst-a", "fst-b"]), ["enter fst-a", "exit fst-a", "enter fst-b", "exit fst-b"]);
   });
 
-  // Open (RELIABILITY.md): the instance ended with a NonRetryableError
-  // after the reset, where a retried step was expected; not yet diagnosed.
-  test("rate limiter: a reset as an acquire arrives; the helper's retry spends once", { skip: "open: the reset's error ended the instance as non-retryable" }, async () => {
+  test("rate limiter: a reset as an acquire arrives; the helper's retry spends once", async () => {
     const bucket = "fault-rate";
-    const rules = [{ limit: 5, windowMs: 60_000 }];
+    const rules = [{ id: "minute", limit: 5, windowMs: 60_000 }];
     await h.faults({ resets: [{ object: "RateLimiter", at: "before", call: "acquire", key: bucket }] });
     await h.create("frate-1", { mode: "rate", bucket, rules, calls: 2 });
     assert.deepEqual(await h.output("frate-1"), { spent: 2 });

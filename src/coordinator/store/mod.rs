@@ -20,8 +20,10 @@
 
 mod order;
 mod rows;
+mod terminations;
 mod write;
 
+pub use terminations::{terminated, terminations_owed, Owed};
 pub use write::write;
 
 use super::order::hand_off_order;

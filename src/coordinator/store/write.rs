@@ -198,11 +198,12 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
             }
             Write::SupersedeAllExcept(keep, dropped) => {
                 // Remembered in queue order right after the newest remembered
-                // id, with no gaps (see `supersede_waiters_except`).
+                // id, with no gaps (see `supersede_waiters_except`), each
+                // owed its termination (`super::terminations`).
                 sql.write(
-                    "INSERT INTO coordinator_superseded (key, id, seq) \
+                    "INSERT INTO coordinator_superseded (key, id, seq, workflow, terminate_owed) \
                      SELECT key, id, (SELECT COALESCE(MAX(seq), 0) FROM coordinator_superseded \
-                     WHERE key = ?1) + ROW_NUMBER() OVER (ORDER BY seq) \
+                     WHERE key = ?1) + ROW_NUMBER() OVER (ORDER BY seq), workflow, 1 \
                      FROM coordinator_waiters WHERE key = ?1 AND id <> ?2",
                     &[key_value(key), id_value(keep)],
                 );
