@@ -138,6 +138,11 @@ pub const WORKFLOW_NAME_CHARS_MAX: usize = 64;
 /// alarm, so the bound also caps one alarm's status calls per key.
 pub const HOLDERS_PER_KEY_MAX: u32 = 1_000;
 
+/// Contract §11: the longest `reason` an operator's `pause` keeps, in UTF-8
+/// bytes: the contract's bound, as long as a key (a sentence or a ticket
+/// link), and it rides in the key's summary, which a decision carries.
+pub const PAUSE_REASON_BYTES_MAX: usize = 512;
+
 /// Contract §1c: `options.priority` is an integer from -100 to 100.
 pub const PRIORITY_MIN: i8 = -100;
 /// See [`PRIORITY_MIN`].

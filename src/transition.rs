@@ -101,7 +101,9 @@ pub struct Wake<Event> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogLine {
     pub kind: LogKind,
-    pub instance: InstanceId,
+    /// The instance the decision is about; `None` for an operator's
+    /// decision on the key as a whole (§11's pause, resume and limit).
+    pub instance: Option<InstanceId>,
     pub decision: &'static str,
     /// Borrowed where it is fixed text: a routine line costs no allocation.
     pub reason: std::borrow::Cow<'static, str>,

@@ -349,13 +349,13 @@ fn a_woken_holder_is_logged_skipped_only_when_it_is_skipped() {
     assert_eq!(
         (
             line.kind,
-            line.instance.as_str(),
+            line.instance.as_ref().map(|i| i.as_str()),
             line.decision,
             &*line.reason
         ),
         (
             LogKind::Contended,
-            "w2",
+            Some("w2"),
             "skipped",
             "handed the key but dead"
         )

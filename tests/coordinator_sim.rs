@@ -2916,7 +2916,7 @@ fn log_line(
 ) -> Option<LogLine> {
     Some(LogLine {
         kind,
-        instance: id.clone(),
+        instance: Some(id.clone()),
         decision,
         reason: reason.to_owned().into(),
         waited_ms,

@@ -93,7 +93,7 @@ fn line(
 ) -> Option<LogLine> {
     Some(LogLine {
         kind,
-        instance: instance.clone(),
+        instance: Some(instance.clone()),
         decision,
         reason: reason.into(),
         waited_ms,

@@ -16,7 +16,7 @@ fn line(kind: LogKind, instance: &InstanceId, decision: &'static str, reason: St
     let reason = reason.into();
     LogLine {
         kind,
-        instance: instance.clone(),
+        instance: Some(instance.clone()),
         decision,
         reason,
         waited_ms: None,

@@ -91,7 +91,8 @@ struct Line<'a> {
     run: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     bucket: Option<&'a str>,
-    instance: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instance: Option<&'a str>,
     decision: &'a str,
     reason: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -104,6 +105,19 @@ pub fn decision(
     kind: Kind,
     scope: Scope<'_>,
     instance: &str,
+    decision: &str,
+    reason: &str,
+    waited_ms: Option<u64>,
+) {
+    print(kind, scope, Some(instance), decision, reason, waited_ms);
+}
+
+/// One line, with or without an instance (an operator's decision on a
+/// whole key has none).
+fn print(
+    kind: Kind,
+    scope: Scope<'_>,
+    instance: Option<&str>,
     decision: &str,
     reason: &str,
     waited_ms: Option<u64>,
@@ -136,10 +150,10 @@ pub fn decision(
 
 /// Prints a line a core decided, in `scope`.
 pub fn line(scope: Scope<'_>, line: &LogLine) {
-    decision(
+    print(
         line.kind,
         scope,
-        line.instance.as_str(),
+        line.instance.as_ref().map(|i| i.as_str()),
         line.decision,
         &line.reason,
         line.waited_ms,
