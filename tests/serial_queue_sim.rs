@@ -44,6 +44,17 @@
 //! the same registration, so while its row waits it is refused naming
 //! `revision`, past waiting it answers what its row says, and either way
 //! the table stays the model's, which applies nothing.
+//! Contract §11: in three seeds in four an operator pauses each group (with
+//! or without a reason, for up to three waiter timeouts), sometimes pauses
+//! it again, and resumes it (at once in the drain); its calls crash and are
+//! made again like any other, and a resume hands the group on as a release
+//! does. The model applies the pause (no claim succeeds, no hand-on, no
+//! time-out while paused; a waiter's timeout from the later of its enqueue
+//! and the last resume) and its table is compared too; the oracle, from the
+//! operator's own commands as they commit, checks that no hold begins in a
+//! paused group, that a waiter times out only when unpaused and past the
+//! timeout since the later of its enqueue and the last resume, and that
+//! every hold that begins is at the revision of the group's newest arrival.
 //! Bugs put in on purpose and caught: a hand-over that does not raise the
 //! fence (oracle: fences), a newer arrival superseding a handed holder
 //! (oracle: held then superseded; the core's row check when the heartbeat
@@ -826,6 +837,9 @@ struct Sim {
     crowd: bool,
     /// The operator, per group (§11).
     steer: [Steer; GROUPS],
+    /// This seed has an operator (not every seed: the plain protocol must
+    /// work too, and the crowd is the waiter bound's test).
+    steering: bool,
     trace: bool,
     stats: Stats,
 }
@@ -858,6 +872,7 @@ impl Sim {
             faults,
             crowd: false,
             steer: [Steer::default(); GROUPS],
+            steering: false,
             trace,
             stats: Stats::default(),
         }
@@ -889,6 +904,8 @@ impl Sim {
         }
         let kind = match (steer.paused, self.open) {
             (false, false) => return,
+            // Half the time an unpaused group is left alone a while longer.
+            (false, true) if self.rng.percent(50) => return,
             (false, true) => {
                 let hold_ms = self.rng.range(0, 3 * TIMEOUTS.waiter_timeout_ms);
                 self.steer[g].resume_at = self.clock + hold_ms;
@@ -1967,7 +1984,7 @@ impl Sim {
                 }
             }
             98 if self.open => self.restate(),
-            99 => self.operate(),
+            99 if self.steering => self.operate(),
             _ => {}
         }
         if self.stats.batches > batches_before {
@@ -2144,6 +2161,8 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
         sim.crowd = true;
         sim.fill_crowd();
     }
+    // Three seeds in four have an operator pausing and resuming (§11).
+    sim.steering = !sim.crowd && seed % 4 != 0;
     let result = catch_unwind(AssertUnwindSafe(|| {
         while sim.stats.steps < FAULT_STEPS_PER_SEED {
             sim.step();
