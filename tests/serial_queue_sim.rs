@@ -1983,8 +1983,10 @@ impl Sim {
                     self.actors[a].alive = false;
                 }
             }
-            98 if self.open => self.restate(),
+            // A seed without an operator restates on both rolls, as it did
+            // before §11, so its runs are what they were.
             99 if self.steering => self.operate(),
+            98 | 99 if self.open => self.restate(),
             _ => {}
         }
         if self.stats.batches > batches_before {

@@ -132,7 +132,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
   test("the serial-queue routes: enqueue, claim, heartbeat, release, inspect", async () => {
     const group = "acme/site:main:deploy";
     const base = `/v1/groups/${encodeURIComponent(group)}`;
-    assert.deepEqual(await ok(h, "GET", base), { holder: null, waiting: [], recent: [] });
+    assert.deepEqual(await ok(h, "GET", base), { holder: null, waiting: [], recent: [], paused: null });
 
     // d1 holds, alive: a claim that finds a holder asks its Workflow whether
     // it is dead (contract §2a), and a made-up id would be.
