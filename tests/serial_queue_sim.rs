@@ -2164,7 +2164,7 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
         sim.fill_crowd();
     }
     // Three seeds in four have an operator pausing and resuming (§11).
-    sim.steering = !sim.crowd && seed % 4 != 0;
+    sim.steering = !sim.crowd && !seed.is_multiple_of(4);
     let result = catch_unwind(AssertUnwindSafe(|| {
         while sim.stats.steps < FAULT_STEPS_PER_SEED {
             sim.step();
