@@ -528,6 +528,14 @@ export type GroupMember = {
   instanceId: InstanceId;
 };
 
+/** A group's pause. */
+export type GroupPaused = {
+  /** When it was first paused (a second pause keeps it), in ms since the epoch. */
+  since: number;
+  /** The reason the latest pause gave, or null. */
+  reason: string | null;
+};
+
 /** `serialHeartbeat`'s reply: whether the caller still holds the group. */
 export type HeartbeatReply = {
   holding: boolean;
@@ -632,6 +640,8 @@ export type ListedGroup = {
   waiting: number;
   /** How long its earliest waiter has waited (0 without waiters). */
   oldestWaitMs: number;
+  /** Whether an operator paused it (contract §11). */
+  paused: boolean;
 };
 
 /** A key with a waiter, or whose holder was found dead in the last hour. */
@@ -651,7 +661,7 @@ export type ListedKey = {
 /** `options.onBusy` (§1c). */
 export type OnBusy = "wait" | "skip";
 
-/** Why the key is paused: at most 512 UTF-8 bytes. */
+/** Why an operator paused it: at most 512 UTF-8 bytes. */
 export type PauseReason = string;
 
 /** A key's pause, as `pause` and `inspect` show it. */
@@ -979,10 +989,35 @@ export type SerialInspection = {
   waiting: SerialWaiter[];
   /** Finished executions, newest first. */
   recent: SerialFinished[];
+  /** Set while an operator paused the group (contract §11). */
+  paused: GroupPaused | null;
 };
 
 /** How a finished execution ended. */
 export type SerialOutcome = "superseded" | "timed_out" | "released" | "abandoned";
+
+/** `serialPause({ group, reason? })` (contract §11). */
+export type SerialPause = {
+  group: Ident;
+  /** Why, for whoever looks at the group (kept while it is paused). */
+  reason?: PauseReason | null;
+};
+
+/** `serialPause`'s reply: the pause as it stands. */
+export type SerialPauseReply = {
+  paused: GroupPaused;
+};
+
+/** `serialResume({ group })` (contract §11). */
+export type SerialResume = {
+  group: Ident;
+};
+
+/** `serialResume`'s reply. */
+export type SerialResumeReply = {
+  /** The waiter the group went on to (handed it by its turn, or woken to claim it); null when it was not paused, is held, or nobody waits. */
+  granted: InstanceId | null;
+};
 
 export type SerialWaiter = {
   instanceId: InstanceId;
@@ -1052,6 +1087,8 @@ export interface BatonService {
   serialHeartbeat(input: GroupMember): Promise<HeartbeatReply>;
   serialRelease(input: GroupMember): Promise<ReleaseReply>;
   serialInspect(input: SerialInspect): Promise<SerialInspection>;
+  serialPause(input: SerialPause): Promise<SerialPauseReply>;
+  serialResume(input: SerialResume): Promise<SerialResumeReply>;
   coordinatorList(input: ListRequest): Promise<KeyList>;
   serialList(input: ListRequest): Promise<GroupList>;
   rateAcquire(input: RateAcquire): Promise<RateAcquireReply>;

@@ -351,6 +351,14 @@ export class Baton extends WorkerEntrypoint {
     return this.#serialQueue.serialInspect(input);
   }
 
+  serialPause(input) {
+    return this.#serialQueue.serialPause(input);
+  }
+
+  serialResume(input) {
+    return this.#serialQueue.serialResume(input);
+  }
+
   coordinatorList(input) {
     return this.#busyService.coordinatorList(input);
   }

@@ -169,8 +169,8 @@ BUGS = [
      "WHERE group_name = ?1 AND state = 'holding' AND heartbeat_at <= ?4 AND",
      "a holder abandoned at the very ms its heartbeat is still live", "§2 heartbeat expiry"),
     ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
-     "\" AND (enqueued_at < ?4 OR NOT \",",
-     "\" AND (enqueued_at <= ?4 OR NOT \",",
+     "\" < ?4 OR NOT \",",
+     "\" <= ?4 OR NOT \",",
      "a waiter timed out one ms early", "§2 waiter timeout"),
     ("serial", "serial_queue_sim", "src/serial_queue/decide.rs",
      "let superseded: Vec<InstanceId> = tells.iter().map(|t| t.id.clone()).collect();",
@@ -440,6 +440,41 @@ LIST_AND_REVISION_BUGS = [
      "§2 a refused enqueue changes nothing"),
 ]
 
+# --- The serial queue's pause and resume (contract §11),
+# tests/serial_queue_sim.rs: one bug per rule of a paused group.
+SERIAL_PAUSE_BUGS = [
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "            at_revision!(),\n            \" AND NOT \",\n            paused!(),\n",
+     "            at_revision!(),\n",
+     "a claim takes a paused group (and times out its waiters)",
+     "§11 no claim succeeds while paused"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "            \" ELSE fence END WHERE group_name = ?1 AND NOT \",\n            paused!(),\n",
+     "            \" ELSE fence END WHERE group_name = ?1\",\n",
+     "a release hands a paused group on",
+     "§11 a paused group is handed to nobody"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "        \"MAX(enqueued_at, IFNULL((SELECT resumed_at FROM serial_group WHERE group_name = ?1), 0))\"",
+     "        \"enqueued_at\"",
+     "time paused counts toward a waiter's timeout",
+     "§11 the timeout runs from the last resume"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "ON CONFLICT (group_name) DO UPDATE SET paused_at = IFNULL(paused_at, excluded.paused_at), \\",
+     "ON CONFLICT (group_name) DO UPDATE SET paused_at = excluded.paused_at, \\",
+     "pausing a paused group moves its since",
+     "§11 a second pause keeps the first since"),
+    ("serial", "serial_queue_sim", "src/serial_queue/steer.rs",
+     "    let went = went_on(group, (), at(2), resumed && free, names);",
+     "    let went = went_on(group, (), at(2), false, names);",
+     "a resume wakes no waiter registered without grant (paused groups wait for a poll)",
+     "§11 resume hands the group on"),
+    ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",
+     "     WHERE group_name = ?1 AND state = 'waiting' AND seq < \\\n",
+     "     WHERE group_name = ?1 AND state = 'waiting' AND NOT EXISTS (SELECT 1 FROM serial_group \\\n     WHERE group_name = ?1 AND paused_at IS NOT NULL) AND seq < \\\n",
+     "an arrival in a paused group (no current) supersedes nobody",
+     "§11 superseding works as usual while paused"),
+]
+
 TEST_NAME = "simulation"
 
 
@@ -490,7 +525,7 @@ def run_bug(core, sim, path, old, new):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS
+    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS
     if args:
         bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
     if "--list" in sys.argv:

@@ -1,7 +1,8 @@
 // Baton's status page: opens on what is busy (every contended key and busy
 // group, from the list API), and polls the authenticated JSON API for one
 // key, group or rate-limit bucket and draws what it answers, a key's or a
-// group's recent holds and waits on a time line. No framework and no build step, so the Worker
+// group's recent holds and waits on a time line; a group's detail pauses and
+// resumes it (contract §11). No framework and no build step, so the Worker
 // can serve this file as it is.
 //
 // Every piece of data reaches the page through `textContent` (never
@@ -125,6 +126,7 @@ function normalize(kind, body) {
     recent: body.recent ?? [],
     keyRecent: [],
     counts: null,
+    paused: body.paused ?? null,
   };
 }
 
@@ -214,6 +216,7 @@ async function fetchOverview(token) {
       name: g.group,
       held: g.holder ?? "nobody",
       holders: g.holder ? 1 : 0,
+      paused: g.paused === true,
       waiting: g.waiting,
       wait: g.oldestWaitMs,
     })),
@@ -438,7 +441,13 @@ function renderOverview() {
     (rows.length ? `; the longest wait is ${duration(rows[0].wait)}.` : ".");
   const longest = rows.reduce((m, r) => Math.max(m, r.wait), 0);
   fillRows($("busy").tBodies[0], rows, 5, (tr, r) => {
-    cell(tr, r.kind === "key" ? "key" : "group");
+    const kind = cell(tr, r.kind === "key" ? "key" : "group");
+    if (r.paused) {
+      const badge = document.createElement("span");
+      badge.className = "paused-badge";
+      badge.textContent = " (paused)";
+      kind.append(badge);
+    }
     cell(tr, detailLink(r.kind, r.name), { header: true });
     cell(tr, r.held, { classes: r.kind === "group" && r.holders ? "mono" : "" });
     cell(tr, String(r.waiting), { classes: r.waiting ? "waiting-count" : "" });
@@ -689,6 +698,7 @@ function render() {
   $("waiting").hidden = data.waiting.length === 0;
   $("waiting-none").hidden = data.waiting.length > 0;
 
+  if (group) renderGroupSteer();
   $("superseded-count").textContent = String(data.superseded ?? 0);
   if (!group) renderSteer();
   renderKeyHistory();
@@ -704,6 +714,43 @@ function render() {
   });
   $("recent").hidden = data.recent.length === 0;
   $("recent-none").hidden = !group || data.recent.length > 0;
+}
+
+/** A group's pause (contract §11), and whether Resume has anything to do. */
+function renderGroupSteer() {
+  const state = $("group-paused-state");
+  const { paused } = data;
+  state.classList.toggle("paused", Boolean(paused));
+  if (paused) {
+    const reason = paused.reason ? ` Reason: “${paused.reason}”.` : "";
+    state.replaceChildren("Paused since ", timeElement(paused.since), `: no claim succeeds and nobody is handed the group.${reason}`);
+  } else {
+    state.textContent = "Not paused: claims and hand-offs run as usual.";
+  }
+  $("group-resume").disabled = !paused;
+}
+
+/** Pauses (with the reason typed, if any) or resumes the watched group, then polls. */
+async function steerGroup(action) {
+  const result = $("group-steer-result");
+  if (watch?.kind !== "group") return;
+  const name = watch.name;
+  const path = `v1/groups/${encodeURIComponent(name)}/${action}`;
+  const reason = $("group-pause-reason").value;
+  const body = action === "pause" && reason ? { reason } : {};
+  try {
+    const reply = await api(path, $("token").value, body);
+    result.textContent =
+      action === "pause"
+        ? `Paused “${name}”.`
+        : reply.granted
+          ? `Resumed “${name}”: the group went on to ${reply.granted}.`
+          : `Resumed “${name}”: nobody was handed the group.`;
+  } catch (e) {
+    result.textContent = `Could not ${action} “${name}”: ${e.message}`;
+  }
+  result.hidden = false;
+  poll();
 }
 
 /** A bucket: the cooldown while it lasts, and each rule's use of its window. */
@@ -747,6 +794,7 @@ function start(next) {
   updatedAt = null;
   error = null;
   generation += 1;
+  $("group-steer-result").hidden = true;
   sessionStorage.setItem(WATCH_STORE, JSON.stringify(watch));
   render();
   poll();
@@ -768,6 +816,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("resume").addEventListener("click", () => steer("resume", {}));
   $("set-limit").addEventListener("click", () => steer("limit", { limit: Number($("limit").value) }, "PUT"));
   $("clear-limit").addEventListener("click", () => steer("limit", { limit: null }, "PUT"));
+  $("group-steer-form").addEventListener("submit", (event) => {
+    event.preventDefault(); // the reason never goes into a URL
+    steerGroup("pause");
+  });
+  $("group-resume").addEventListener("click", () => steerGroup("resume"));
   $("show-overview").addEventListener("click", (event) => {
     event.preventDefault();
     start({ kind: "overview" });

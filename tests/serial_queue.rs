@@ -534,7 +534,7 @@ fn every_statement_uses_an_index() {
             .collect();
         for step in &plan {
             assert!(
-                !step.starts_with("SCAN serial_queue"),
+                !step.starts_with("SCAN serial_queue") && !step.starts_with("SCAN serial_group"),
                 "{statement}\n{plan:?}"
             );
         }
@@ -977,5 +977,281 @@ fn a_hand_on_past_a_waiter_that_moved_on_still_sends_the_grant_it_makes() {
     };
     assert_eq!(next.id, id("x"));
     assert!(matches!(next.event.news, News::Holding { .. }));
+    all(&conn);
+}
+
+// --- contract §11: pause and resume -----------------------------------------
+
+fn pause(conn: &mut Connection, group: &str, reason: Option<&str>, now: u64) -> sq::Paused {
+    let request = sq::SerialPause {
+        group: ident(group),
+        reason: reason.map(str::to_string),
+    };
+    let decided = sq::pause_outcome(&d1::batch(conn, &sq::pause(&request, now)));
+    assert!(decided.effects.is_empty() && decided.follow_up.is_none());
+    decided.reply
+}
+
+fn resume(conn: &mut Connection, group: &str, now: u64) -> sq::Decided<Option<InstanceId>> {
+    let outcomes = d1::batch(conn, &sq::resume(&ident(group), now));
+    sq::resume_outcome(&ident(group), &outcomes, NAMES)
+}
+
+fn inspect(conn: &mut Connection, group: &str) -> sq::Inspection {
+    sq::inspect_outcome(&d1::batch(conn, &sq::inspect(&ident(group))))
+}
+
+#[test]
+fn a_paused_group_lets_no_claim_in_and_hands_a_release_on_to_nobody() {
+    let mut conn = d1::database();
+    enqueue(&mut conn, "g", "h", "r1", Some("r1"), 0).unwrap();
+    assert!(claim(&mut conn, "g", "h", 0));
+    enqueue(&mut conn, "g", "w1", "r1", Some("r1"), 1).unwrap();
+    let at_current = |name| sq::SerialEnqueue {
+        current: Some(ident("r1")),
+        ..granted("g", name, "r1")
+    };
+    run_enqueue(&mut conn, &at_current("w2"), 2).unwrap();
+    let paused = pause(&mut conn, "g", Some("incident 42"), 3);
+    assert_eq!(
+        paused,
+        sq::Paused {
+            since_ms: 3,
+            reason: Some("incident 42".into())
+        }
+    );
+    // The holder keeps its hold and heartbeats.
+    assert!(heartbeat(&mut conn, "g", "h", 4));
+    assert_eq!(claim_at(&mut conn, "g", "w1", 4), Ok(behind("h")));
+    // Its release frees the group and hands it on to nobody.
+    let freed = release(&mut conn, "g", "h", 5);
+    assert_eq!((freed.reply, went_on(&freed)), (Released::FreedGroup, None));
+    // No claim succeeds in the free, paused group, none times out, and a
+    // claim on enqueue waits too, behind nobody.
+    let paused_wait = ClaimReply::Waiting {
+        holder: None,
+        turn: None,
+    };
+    assert_eq!(claim_at(&mut conn, "g", "w1", 6), Ok(paused_wait.clone()));
+    let far = 6 + TIMEOUTS.waiter_timeout_ms * 3;
+    assert_eq!(claim_at(&mut conn, "g", "w1", far), Ok(paused_wait.clone()));
+    let late = run_enqueue(&mut conn, &at_current("w3"), far).unwrap();
+    let EnqueueReply::Claimed {
+        claim: ClaimReply::Waiting { holder: None, .. },
+        ..
+    } = late.reply
+    else {
+        panic!("a claim on enqueue in a paused group: {:?}", late.reply)
+    };
+    let line = sq::claim_line(&id("w1"), &paused_wait, &sq::Read::default(), far);
+    assert_eq!(
+        said(line),
+        (
+            LogKind::Contended,
+            "waiting",
+            "the group is paused".into(),
+            None
+        )
+    );
+    // Superseding works as usual: the newest arrival without `current`
+    // drops the older waiters.
+    let newest = run_enqueue(&mut conn, &granted("g", "w4", "r2"), far + 1).unwrap();
+    let EnqueueReply::Claimed { superseded, .. } = newest.reply else {
+        panic!("{:?}", newest.reply)
+    };
+    assert_eq!(superseded, ids(&["w1", "w2", "w3"]));
+    let view = inspect(&mut conn, "g");
+    assert_eq!(view.holder, None);
+    assert_eq!(view.paused.map(|p| p.since_ms), Some(3));
+    all(&conn);
+    // Resume hands the group to the waiter next in line (by grant, its
+    // turn carrying the group's next fence), and names it.
+    let resumed = resume(&mut conn, "g", far + 2);
+    assert_eq!(resumed.reply, Some(id("w4")));
+    let Some((tell, next)) = went_on(&resumed) else {
+        panic!("resume hands on: {:?}", resumed.effects)
+    };
+    assert_eq!(tell.event.news, News::Holding { fence: 2 });
+    assert_eq!(next.holding_since, Some(far + 2));
+    assert_eq!(
+        said(resumed.log[0].clone()),
+        (
+            LogKind::Contended,
+            "resumed",
+            "resumed: the group went on to w4".into(),
+            None
+        )
+    );
+    assert_eq!(resumed.log[0].instance, None);
+    assert_eq!(inspect(&mut conn, "g").paused, None);
+    // A second resume changes nothing and names nobody.
+    let before = all(&conn);
+    let again = resume(&mut conn, "g", far + 3);
+    assert_eq!((again.reply.clone(), went_on(&again)), (None, None));
+    assert_eq!(again.log[0].reason, "was not paused");
+    assert_eq!(all(&conn), before);
+}
+
+#[test]
+fn pausing_twice_keeps_the_first_since_and_takes_the_new_reason() {
+    let mut conn = d1::database();
+    let first = sq::pause_outcome(&d1::batch(
+        &mut conn,
+        &sq::pause(
+            &sq::SerialPause {
+                group: ident("g"),
+                reason: Some("a".into()),
+            },
+            10,
+        ),
+    ));
+    assert_eq!(
+        first.log[0].reason,
+        "paused by an operator: no claim succeeds and nobody is handed the group until resume"
+    );
+    assert_eq!(first.log[0].kind, LogKind::Contended);
+    assert_eq!(
+        pause(&mut conn, "g", None, 20),
+        sq::Paused {
+            since_ms: 10,
+            reason: None
+        }
+    );
+    assert_eq!(
+        pause(&mut conn, "g", Some("b"), 30),
+        sq::Paused {
+            since_ms: 10,
+            reason: Some("b".into())
+        }
+    );
+    // Another group is not paused by it.
+    enqueue(&mut conn, "other", "a", "r1", None, 31).unwrap();
+    assert!(claim(&mut conn, "other", "a", 31));
+    // Paused again after a resume: a new since.
+    resume(&mut conn, "g", 40);
+    assert_eq!(pause(&mut conn, "g", None, 50).since_ms, 50);
+}
+
+#[test]
+fn a_waiter_s_timeout_runs_from_the_later_of_its_enqueue_and_the_last_resume() {
+    let mut conn = d1::database();
+    let timeout = TIMEOUTS.waiter_timeout_ms;
+    enqueue(&mut conn, "g", "h", "r1", Some("r1"), 0).unwrap();
+    assert!(claim(&mut conn, "g", "h", 0));
+    enqueue(&mut conn, "g", "w", "r1", Some("r1"), 10).unwrap();
+    pause(&mut conn, "g", None, 20);
+    // Paused far longer than the timeout, the holder heartbeating.
+    assert!(heartbeat(&mut conn, "g", "h", 20 + 2 * timeout));
+    resume(&mut conn, "g", 20 + 2 * timeout);
+    // Behind the live holder, the waiter's time counts from the resume:
+    // it may wait up to the timeout after it, not a ms longer.
+    let resumed_at = 20 + 2 * timeout;
+    assert!(heartbeat(&mut conn, "g", "h", resumed_at + timeout - 1));
+    assert_eq!(
+        claim_at(&mut conn, "g", "w", resumed_at + timeout),
+        Ok(behind("h"))
+    );
+    assert_eq!(
+        claim_at(&mut conn, "g", "w", resumed_at + timeout + 1),
+        Ok(ClaimReply::TimedOut)
+    );
+    // A waiter enqueued after the resume counts from its enqueue.
+    enqueue(&mut conn, "g", "v", "r1", Some("r1"), resumed_at + 100).unwrap();
+    assert!(heartbeat(&mut conn, "g", "h", resumed_at + timeout + 90));
+    assert_eq!(
+        claim_at(&mut conn, "g", "v", resumed_at + 100 + timeout),
+        Ok(behind("h"))
+    );
+    assert_eq!(
+        claim_at(&mut conn, "g", "v", resumed_at + 101 + timeout),
+        Ok(ClaimReply::TimedOut)
+    );
+}
+
+#[test]
+fn a_stale_holder_of_a_paused_group_frees_it_to_nobody() {
+    let mut conn = d1::database();
+    enqueue(&mut conn, "g", "h", "r1", Some("r1"), 0).unwrap();
+    assert!(claim(&mut conn, "g", "h", 0));
+    enqueue(&mut conn, "g", "w", "r1", Some("r1"), 1).unwrap();
+    pause(&mut conn, "g", None, 2);
+    let stale = 1 + TIMEOUTS.heartbeat_expiry_ms;
+    assert_eq!(
+        claim_at(&mut conn, "g", "w", stale),
+        Ok(ClaimReply::Waiting {
+            holder: None,
+            turn: None
+        })
+    );
+    assert_eq!(state(&conn, "g", "h").as_deref(), Some("abandoned"));
+    // Resumed with nobody holding: the waiter without grant is woken to claim.
+    let resumed = resume(&mut conn, "g", stale + 1);
+    assert_eq!(resumed.reply, Some(id("w")));
+    let Some((tell, next)) = went_on(&resumed) else {
+        panic!()
+    };
+    assert_eq!((tell, next.holding_since), (plain("w"), None));
+    assert!(claim(&mut conn, "g", "w", stale + 2));
+}
+
+#[test]
+fn resuming_a_held_group_hands_it_to_nobody() {
+    let mut conn = d1::database();
+    enqueue(&mut conn, "g", "h", "r1", Some("r1"), 0).unwrap();
+    assert!(claim(&mut conn, "g", "h", 0));
+    run_enqueue(&mut conn, &granted("g", "w", "r1"), 1).unwrap();
+    pause(&mut conn, "g", None, 2);
+    let resumed = resume(&mut conn, "g", 3);
+    assert_eq!((resumed.reply.clone(), went_on(&resumed)), (None, None));
+    assert_eq!(
+        resumed.log[0].reason,
+        "resumed: nobody waits for a free group"
+    );
+    // The holder's release then hands it on as usual.
+    let freed = release(&mut conn, "g", "h", 4);
+    assert_eq!(went_on(&freed).map(|(t, _)| t.id), Some(id("w")));
+}
+
+#[test]
+fn rows_written_before_the_pause_migration_still_work_and_migrate() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    for (_, migration) in &sql::MIGRATIONS[..3] {
+        conn.execute_batch(migration).unwrap();
+    }
+    // As Baton wrote them before §11: a holder with a fence, a grant
+    // waiter and a plain one.
+    conn.execute_batch(
+        "INSERT INTO serial_queue (group_name, instance_id, revision, state, enqueued_at, heartbeat_at, fence) \
+         VALUES ('g', 'old-h', 'r1', 'holding', 1, 5, 3); \
+         INSERT INTO serial_queue (group_name, instance_id, revision, state, enqueued_at, turn_prefix) \
+         VALUES ('g', 'old-g', 'r1', 'waiting', 2, 'turn'); \
+         INSERT INTO serial_queue (group_name, instance_id, revision, state, enqueued_at) \
+         VALUES ('g', 'old-w', 'r1', 'waiting', 3);",
+    )
+    .unwrap();
+    let before = all(&conn);
+    conn.execute_batch(sql::MIGRATIONS[3].1).unwrap();
+    assert_eq!(all(&conn), before, "the migration changes no row");
+    assert_eq!(d1::all_groups(&conn), vec![]);
+    let view = inspect(&mut conn, "g");
+    assert_eq!(view.paused, None);
+    // Every old group is unpaused, its waiters timed from their enqueue.
+    assert_eq!(claim_at(&mut conn, "g", "old-w", 6), Ok(behind("old-h")));
+    let timed_out_at = 3 + TIMEOUTS.waiter_timeout_ms + 1;
+    assert!(heartbeat(&mut conn, "g", "old-h", timed_out_at));
+    assert_eq!(
+        claim_at(&mut conn, "g", "old-w", timed_out_at),
+        Ok(ClaimReply::TimedOut)
+    );
+    let t = timed_out_at;
+    pause(&mut conn, "g", Some("upgrade"), t + 1);
+    let freed = release(&mut conn, "g", "old-h", t + 2);
+    assert_eq!(went_on(&freed), None);
+    let resumed = resume(&mut conn, "g", t + 3);
+    assert_eq!(resumed.reply, Some(id("old-g")));
+    let Some((tell, _)) = went_on(&resumed) else {
+        panic!()
+    };
+    assert_eq!(tell.event.news, News::Holding { fence: 4 });
     all(&conn);
 }

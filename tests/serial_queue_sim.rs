@@ -44,6 +44,17 @@
 //! the same registration, so while its row waits it is refused naming
 //! `revision`, past waiting it answers what its row says, and either way
 //! the table stays the model's, which applies nothing.
+//! Contract §11: in three seeds in four an operator pauses each group (with
+//! or without a reason, for up to three waiter timeouts), sometimes pauses
+//! it again, and resumes it (at once in the drain); its calls crash and are
+//! made again like any other, and a resume hands the group on as a release
+//! does. The model applies the pause (no claim succeeds, no hand-on, no
+//! time-out while paused; a waiter's timeout from the later of its enqueue
+//! and the last resume) and its table is compared too; the oracle, from the
+//! operator's own commands as they commit, checks that no hold begins in a
+//! paused group, that a waiter times out only when unpaused and past the
+//! timeout since the later of its enqueue and the last resume, and that
+//! every hold that begins is at the revision of the group's newest arrival.
 //! Bugs put in on purpose and caught: a hand-over that does not raise the
 //! fence (oracle: fences), a newer arrival superseding a handed holder
 //! (oracle: held then superseded; the core's row check when the heartbeat
@@ -135,6 +146,16 @@ struct Model {
     rows: Vec<MRow>,
     /// Per group, the grants it has made: its own count, not the table's.
     fences: std::collections::HashMap<String, u64>,
+    /// Per group an operator ever paused (contract §11): its pause (since,
+    /// reason) while paused, and its last resume.
+    steering: std::collections::BTreeMap<String, MSteer>,
+}
+
+/// A group's steering, as the model keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct MSteer {
+    paused: Option<(u64, Option<String>)>,
+    resumed_at: Option<u64>,
 }
 
 impl Model {
@@ -249,6 +270,18 @@ impl Model {
         }
     }
 
+    fn paused(&self, g: &str) -> bool {
+        self.steering.get(g).is_some_and(|s| s.paused.is_some())
+    }
+
+    /// A waiter's wait counts from the later of its enqueue and the
+    /// group's last resume (§11).
+    fn waits_since(&self, i: usize) -> u64 {
+        let resumed = self.steering.get(&self.rows[i].group);
+        let resumed_at = resumed.and_then(|s| s.resumed_at).unwrap_or(0);
+        self.rows[i].enqueued_at.max(resumed_at)
+    }
+
     fn claim(&mut self, g: &str, me_id: &str, now: u64) {
         let Some(me) = self.find(g, me_id) else {
             return;
@@ -259,8 +292,11 @@ impl Model {
         let live = now.saturating_sub(TIMEOUTS.heartbeat_expiry_ms);
         let holder = self.holder(g);
         let holder_live = holder.is_some_and(|h| self.rows[h].heartbeat_at.unwrap() >= live);
+        // Paused: nobody is let in, and nobody times out.
+        let paused = self.paused(g);
         if holder_live {
-            if self.rows[me].enqueued_at < now.saturating_sub(TIMEOUTS.waiter_timeout_ms) {
+            let cutoff = now.saturating_sub(TIMEOUTS.waiter_timeout_ms);
+            if !paused && self.waits_since(me) < cutoff {
                 self.finish(me, "timed_out", now);
             }
             return;
@@ -268,7 +304,33 @@ impl Model {
         if let Some(h) = holder {
             self.finish(h, "abandoned", now);
         }
-        self.grant(me, now);
+        if !paused {
+            self.grant(me, now);
+        }
+    }
+
+    /// An operator's pause: the pause as it stands (a second one keeps
+    /// its since, takes the reason).
+    fn pause(&mut self, g: &str, reason: Option<String>, now: u64) -> (u64, Option<String>) {
+        let steering = self.steering.entry(g.to_string()).or_default();
+        let since = steering.paused.as_ref().map_or(now, |p| p.0);
+        steering.paused = Some((since, reason));
+        steering.paused.clone().unwrap()
+    }
+
+    /// An operator's resume, and whom the group went on to: as a release
+    /// hands it on, if it was paused (or resumed at this very ms).
+    fn resume(&mut self, g: &str, now: u64) -> Option<(String, bool)> {
+        let steering = self.steering.get_mut(g)?;
+        let resumed = steering.paused.take().is_some();
+        if resumed {
+            steering.resumed_at = Some(now);
+        }
+        if steering.resumed_at != Some(now) {
+            return None;
+        }
+        let free = self.holder(g).is_none();
+        self.hand_over(g, now, resumed && free)
     }
 
     /// A claim after its holder was reported dead with heartbeat `seen_at`.
@@ -317,6 +379,10 @@ impl Model {
     /// (handed, or, after `freed`, the first waiter to wake) and whether
     /// it was handed.
     fn hand_over(&mut self, g: &str, now: u64, freed: bool) -> Option<(String, bool)> {
+        // Paused: a freed group goes on to nobody (§11).
+        if self.paused(g) {
+            return None;
+        }
         let first = self.first_waiting(g)?;
         if self.holder(g).is_none() && self.rows[first].grant {
             self.grant(first, now);
@@ -390,6 +456,19 @@ impl Model {
         db.sort_by(|a, b| a.group.cmp(&b.group));
         assert_eq!(db, model, "the table differs from the model");
     }
+
+    /// The `serial_group` table as the database has it.
+    fn assert_steering_matches(&self, groups: Vec<sq::GroupRow>) {
+        let db: std::collections::BTreeMap<String, MSteer> = groups
+            .into_iter()
+            .map(|g| {
+                let paused = g.paused_at.map(|since| (since, g.paused_reason));
+                let resumed_at = g.resumed_at;
+                (g.group_name, MSteer { paused, resumed_at })
+            })
+            .collect();
+        assert_eq!(db, self.steering, "the steering differs from the model");
+    }
 }
 
 // --- the §2a oracle: what must hold whatever the model says -----------------
@@ -406,6 +485,17 @@ struct Oracle {
     /// Turn of each registration (group, id), and whose each turn is.
     turns: std::collections::HashMap<(String, String), String>,
     owners: std::collections::HashMap<String, (String, String)>,
+    /// §11, from the operator's own commands as they commit: the groups
+    /// paused now, and each group's last resume.
+    paused: std::collections::HashSet<String>,
+    resumed_at: std::collections::HashMap<String, u64>,
+    /// Per group, its newest arrival (the highest seq seen) and its revision.
+    newest: std::collections::HashMap<String, (u64, String)>,
+    /// Every (group, seq) seen timed out.
+    timed_out_seen: std::collections::HashSet<(String, u64)>,
+    /// Holds that began after a wait longer than the waiter timeout, which
+    /// only time paused explains.
+    held_after_long_waits: u64,
 }
 
 impl Oracle {
@@ -416,6 +506,16 @@ impl Oracle {
     fn check(&mut self, rows: &[sq::Row]) {
         let mut holders: std::collections::HashMap<&str, u32> = Default::default();
         for row in rows {
+            let newest = self
+                .newest
+                .entry(row.group_name.clone())
+                .or_insert((0, String::new()));
+            if row.seq > newest.0 {
+                *newest = (row.seq, row.revision.clone());
+            }
+        }
+        for row in rows {
+            self.check_steered(row);
             let seen = (row.group_name.clone(), row.seq);
             assert!(
                 !(row.state == "superseded" && self.holders_seen.contains_key(&seen)),
@@ -430,6 +530,28 @@ impl Oracle {
             match self.holders_seen.get(&seen) {
                 Some(fence) => assert_eq!(*fence, row.fence, "{}'s fence changed", row.instance_id),
                 None => {
+                    // §11: nobody is granted a paused group; and the
+                    // newest arrival's revision is the one that runs:
+                    // every hold that begins is at it.
+                    assert!(
+                        !self.paused.contains(&row.group_name),
+                        "group {} granted to {} while paused",
+                        row.group_name,
+                        row.instance_id
+                    );
+                    let newest = &self.newest[&row.group_name].1;
+                    assert_eq!(
+                        &row.revision, newest,
+                        "group {}: {} holds at {}, after an arrival at {newest}",
+                        row.group_name, row.instance_id, row.revision
+                    );
+                    let waited = row
+                        .heartbeat_at
+                        .unwrap_or(0)
+                        .saturating_sub(row.enqueued_at);
+                    if waited > TIMEOUTS.waiter_timeout_ms {
+                        self.held_after_long_waits += 1;
+                    }
                     let fence = row.fence.expect("every grant has a fence");
                     let max = self.fence_max.entry(row.group_name.clone()).or_insert(0);
                     assert!(
@@ -445,6 +567,49 @@ impl Oracle {
         }
         for (group, n) in holders {
             assert!(n <= 1, "group {group}: {n} holders");
+        }
+    }
+
+    /// §11 on a row: a waiter that timed out did so while its group was
+    /// not paused, after waiting longer than the timeout since the later
+    /// of its enqueue and the group's last resume (the operator's, as the
+    /// oracle recorded them).
+    fn check_steered(&mut self, row: &sq::Row) {
+        if row.state != "timed_out" {
+            return;
+        }
+        if !self
+            .timed_out_seen
+            .insert((row.group_name.clone(), row.seq))
+        {
+            return;
+        }
+        assert!(
+            !self.paused.contains(&row.group_name),
+            "{} timed out in paused group {}",
+            row.instance_id,
+            row.group_name
+        );
+        let resumed_at = self.resumed_at.get(&row.group_name).copied().unwrap_or(0);
+        let since = row.enqueued_at.max(resumed_at);
+        let at = row.finished_at.expect("a time-out has its time");
+        assert!(
+            at > since + TIMEOUTS.waiter_timeout_ms,
+            "{} timed out at {at}, waiting since {since} (enqueued {}, resumed {resumed_at})",
+            row.instance_id,
+            row.enqueued_at
+        );
+    }
+
+    /// An operator's pause commits.
+    fn paused(&mut self, group: &str) {
+        self.paused.insert(group.to_string());
+    }
+
+    /// An operator's resume commits at `now`: a paused group is no longer.
+    fn resumed(&mut self, group: &str, now: u64) {
+        if self.paused.remove(group) {
+            self.resumed_at.insert(group.to_string(), now);
         }
     }
 
@@ -511,12 +676,26 @@ struct Actor {
     dies_at: Option<u64>,
 }
 
+/// The operator of a group (§11): whether it paused the group (as its last
+/// reply said), until when it means to keep it paused, and whether its
+/// call is in flight.
+#[derive(Debug, Clone, Copy, Default)]
+struct Steer {
+    paused: bool,
+    resume_at: u64,
+    busy: bool,
+}
+
 #[derive(Debug)]
 enum Kind {
     Enqueue,
     Claim,
     Heartbeat,
     Release,
+    /// An operator's `serialPause`, with its reason (§11).
+    Pause(Option<String>),
+    /// An operator's `serialResume`.
+    Resume,
 }
 
 #[derive(Debug)]
@@ -542,7 +721,9 @@ enum Stage {
 }
 
 struct Call {
-    actor: usize,
+    /// The instance calling; `None` for the operator.
+    actor: Option<usize>,
+    group: Ident,
     kind: Kind,
     now: u64,
     stage: Stage,
@@ -563,6 +744,8 @@ enum Reply {
     Claim(ClaimReply),
     Heartbeat(bool),
     Release,
+    /// The operator's: it acts on no reply.
+    Steered,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -590,6 +773,16 @@ struct Stats {
     /// while the row waits, its row's truth past that.
     restated_refused: u64,
     restated_answered: u64,
+    /// §11: pauses, pauses of a paused group, resumes that handed the
+    /// group on, claims answered `waiting` behind nobody (paused), holders'
+    /// releases in a paused group, and holds after a wait longer than the
+    /// waiter timeout (through a pause).
+    pauses: u64,
+    pauses_again: u64,
+    resumes_handing_on: u64,
+    paused_waits: u64,
+    paused_releases: u64,
+    held_after_long_waits: u64,
     faults: Injected,
 }
 
@@ -617,6 +810,12 @@ impl SimStats for Stats {
         self.refusals += s.refusals;
         self.restated_refused += s.restated_refused;
         self.restated_answered += s.restated_answered;
+        self.pauses += s.pauses;
+        self.pauses_again += s.pauses_again;
+        self.resumes_handing_on += s.resumes_handing_on;
+        self.paused_waits += s.paused_waits;
+        self.paused_releases += s.paused_releases;
+        self.held_after_long_waits += s.held_after_long_waits;
         self.faults.add(&s.faults);
     }
 }
@@ -636,6 +835,11 @@ struct Sim {
     faults: Faults,
     /// This seed starts with group g0 crowded to its waiter bound.
     crowd: bool,
+    /// The operator, per group (§11).
+    steer: [Steer; GROUPS],
+    /// This seed has an operator (not every seed: the plain protocol must
+    /// work too, and the crowd is the waiter bound's test).
+    steering: bool,
     trace: bool,
     stats: Stats,
 }
@@ -667,6 +871,8 @@ impl Sim {
             open: true,
             faults,
             crowd: false,
+            steer: [Steer::default(); GROUPS],
+            steering: false,
             trace,
             stats: Stats::default(),
         }
@@ -680,6 +886,112 @@ impl Sim {
 
     fn group_name(g: usize) -> String {
         format!("g{g}")
+    }
+
+    fn group_index(name: &str) -> usize {
+        name[1..].parse().unwrap()
+    }
+
+    /// An operator's step (§11), on a group with no call of its in flight:
+    /// pause an unpaused group (for up to three waiter timeouts), resume a
+    /// paused one once that time is up (at once in the drain), or pause it
+    /// again with another reason.
+    fn operate(&mut self) {
+        let g = self.rng.below(GROUPS as u64) as usize;
+        let steer = self.steer[g];
+        if steer.busy {
+            return;
+        }
+        let kind = match (steer.paused, self.open) {
+            (false, false) => return,
+            // Half the time an unpaused group is left alone a while longer.
+            (false, true) if self.rng.percent(50) => return,
+            (false, true) => {
+                let hold_ms = self.rng.range(0, 3 * TIMEOUTS.waiter_timeout_ms);
+                self.steer[g].resume_at = self.clock + hold_ms;
+                let reason = self
+                    .rng
+                    .percent(50)
+                    .then(|| format!("incident {}", self.clock));
+                Kind::Pause(reason)
+            }
+            (true, open) if !open || self.clock >= steer.resume_at => Kind::Resume,
+            (true, _) if self.rng.percent(25) => Kind::Pause(None),
+            (true, _) => return,
+        };
+        self.steer[g].busy = true;
+        self.log(|| format!("the operator: {kind:?} g{g}"));
+        self.calls.push(Call {
+            actor: None,
+            group: ident(&Self::group_name(g)),
+            kind,
+            now: self.clock,
+            stage: Stage::Batch,
+            reply: None,
+            replied: false,
+            not_before: 0,
+        });
+    }
+
+    /// A step of the operator's call: its batch, checked against the
+    /// model's pause and resume; a resume hands the group on as a
+    /// release does (the reply once the event is sent).
+    fn progress_operator(&mut self, c: usize) {
+        let call = &mut self.calls[c];
+        let (group, now) = (call.group.clone(), call.now);
+        let g = group.as_str().to_string();
+        let stage = std::mem::replace(&mut call.stage, Stage::Batch);
+        if !matches!(stage, Stage::Batch) {
+            return self.progress_hand_on(c, &group, now, stage);
+        }
+        match &self.calls[c].kind {
+            Kind::Pause(reason) => {
+                let request = sq::SerialPause {
+                    group: group.clone(),
+                    reason: reason.clone(),
+                };
+                let outcomes = self.run(&sq::pause(&request, now));
+                self.oracle.paused(&g);
+                let was_paused = self.model.paused(&g);
+                let expected = self.model.pause(&g, request.reason, now);
+                let decided = sq::pause_outcome(&outcomes);
+                assert!(decided.effects.is_empty() && decided.follow_up.is_none());
+                assert_eq!(
+                    (decided.reply.since_ms, decided.reply.reason),
+                    expected,
+                    "the pause of {g}"
+                );
+                if was_paused {
+                    self.stats.pauses_again += 1;
+                } else {
+                    self.stats.pauses += 1;
+                }
+                self.finish_call(c, Reply::Steered);
+            }
+            Kind::Resume => {
+                // The oracle learns of the resume as it commits: the hand-on
+                // in the same batch is no grant while paused.
+                self.oracle.resumed(&g, now);
+                let outcomes = self.run(&sq::resume(&group, now));
+                let decided = sq::resume_outcome(&group, &outcomes, NAMES);
+                let went = self.model.resume(&g, now);
+                self.log(|| format!("resume {g} -> {:?}", decided.reply));
+                assert_eq!(
+                    decided.reply.as_ref().map(|i| i.to_string()),
+                    went.as_ref().map(|w| w.0.clone()),
+                    "whom the resume of {g} names"
+                );
+                self.calls[c].reply = Some(Reply::Steered);
+                match self.expect_hand_on(&decided, went) {
+                    Some(tell) => {
+                        self.stats.resumes_handing_on += 1;
+                        self.calls[c].stage = Stage::HandOn(tell, decided.state);
+                    }
+                    None => self.finish_reply(c),
+                }
+            }
+            other => panic!("the operator calls {other:?}"),
+        }
     }
 
     /// Runs a batch; the oracle checks the table at once, before the core
@@ -837,8 +1149,10 @@ impl Sim {
         } else {
             self.rng.below(CLOCK_SKEW_MS_MAX + 1)
         };
+        let group = actor.request.group.clone();
         self.calls.push(Call {
-            actor: a,
+            actor: Some(a),
+            group,
             kind,
             now: now.saturating_sub(skew),
             stage: Stage::Batch,
@@ -908,7 +1222,10 @@ impl Sim {
             return;
         }
         let call = &mut self.calls[c];
-        let actor = &self.actors[call.actor];
+        let Some(a) = call.actor else {
+            return self.progress_operator(c);
+        };
+        let actor = &self.actors[a];
         let (group, me) = (
             actor.request.group.clone(),
             actor.request.instance_id.clone(),
@@ -975,10 +1292,17 @@ impl Sim {
                                 claim: ClaimReply::Waiting { .. },
                             } = &decided.reply
                             {
-                                assert!(
-                                    decided.state.behind.is_some(),
-                                    "a claim behind a holder names it"
-                                );
+                                if decided.state.behind.is_none() {
+                                    // Behind nobody: the group is paused.
+                                    assert!(
+                                        self.model.paused(&g) && self.model.holder(&g).is_none(),
+                                        "a claim on enqueue waits behind nobody"
+                                    );
+                                    self.stats.paused_waits += 1;
+                                    self.calls[c].reply = Some(Reply::Enqueue(decided.reply));
+                                    self.after_enqueue(c, tells);
+                                    return;
+                                }
                                 self.calls[c].reply = Some(Reply::Enqueue(decided.reply.clone()));
                                 self.calls[c].stage = Stage::CheckHolder(
                                     decided.state,
@@ -997,11 +1321,14 @@ impl Sim {
                     self.model.claim(&g, me.as_str(), now);
                     let claimed = sq::claim_outcome(&me, &outcomes, NAMES)
                         .unwrap_or_else(|e| panic!("claim refused: {e}"));
-                    let fence_shown = self.actors[self.calls[c].actor].request.grant.is_some();
+                    let fence_shown = self.actors[a].request.grant.is_some();
                     self.check_claim(&g, me.as_str(), &claimed.reply, fence_shown);
                     self.log(|| format!("{me} claim -> {:?}", claimed.reply));
                     let tells = self.check_seen(&g, &claimed);
                     assert!(tells.is_empty(), "a claim tells no one");
+                    if let ClaimReply::Waiting { holder: None, .. } = claimed.reply {
+                        self.stats.paused_waits += 1;
+                    }
                     match claimed.state.behind {
                         Some(_) => {
                             self.calls[c].reply = Some(Reply::Claim(claimed.reply));
@@ -1019,10 +1346,14 @@ impl Sim {
                     assert_eq!(holding, self.model.heartbeat(&g, me.as_str(), now));
                     self.finish_call(c, Reply::Heartbeat(holding));
                 }
+                Kind::Pause(_) | Kind::Resume => panic!("{me} calls as the operator"),
                 Kind::Release => {
                     let outcomes = self.run(&sq::release(&group, &me, now));
                     let decided = sq::release_outcome(&group, &outcomes, NAMES);
                     let released = self.model.release(&g, me.as_str(), now);
+                    if released == Some(true) && self.model.paused(&g) {
+                        self.stats.paused_releases += 1;
+                    }
                     let expected = match released {
                         None => Released::HeldNothing,
                         Some(false) => Released::LeftQueue,
@@ -1080,7 +1411,7 @@ impl Sim {
                 if !claimed.state.abandoned.is_empty() {
                     self.stats.dead_holders += 1;
                 }
-                let actor = &self.actors[self.calls[c].actor];
+                let actor = &self.actors[a];
                 let fence_shown = enqueue.is_some() || actor.request.grant.is_some();
                 self.log(|| format!("{me} claim past dead {} -> {:?}", seen.id, claimed.reply));
                 match enqueue {
@@ -1110,6 +1441,19 @@ impl Sim {
                     self.calls[c].stage = Stage::WakeEach(tells);
                 }
             }
+            stage @ (Stage::HandOn(..) | Stage::Check(..) | Stage::PastDead(..)) => {
+                self.progress_hand_on(c, &group, now, stage)
+            }
+        }
+    }
+
+    /// A step of a hand-on, a release's or a resume's: the event to the
+    /// instance the group went on to and the reply, then, after the reply,
+    /// its status check and the group going on past it if it is dead.
+    fn progress_hand_on(&mut self, c: usize, group: &Ident, now: u64, stage: Stage) {
+        let g = group.as_str().to_string();
+        let group = group.clone();
+        match stage {
             Stage::HandOn(tell, read) => {
                 // The event first (a dead instance ignores it), then the
                 // reply; the status check is a later step.
@@ -1159,6 +1503,7 @@ impl Sim {
                     }
                 }
             }
+            other => panic!("not a hand-on stage: {other:?}"),
         }
     }
 
@@ -1465,7 +1810,15 @@ impl Sim {
         let call = &mut self.calls[c];
         call.replied = true;
         let reply = call.reply.take().expect("a call replies once");
-        let actor = &mut self.actors[call.actor];
+        let Some(a) = call.actor else {
+            // The operator's: it knows its group paused or resumed once
+            // it has the reply (a call lost before it is made again).
+            let steer = &mut self.steer[Self::group_index(call.group.as_str())];
+            steer.busy = false;
+            steer.paused = matches!(call.kind, Kind::Pause(_));
+            return;
+        };
+        let actor = &mut self.actors[a];
         actor.busy = false;
         if !actor.alive {
             return;
@@ -1553,10 +1906,16 @@ impl Sim {
         } else {
             Fault::ResetAfterCommit
         });
-        self.log(|| format!("{:?} of {} crashes", call.kind, self.actors[call.actor].id));
+        let caller = call
+            .actor
+            .map_or("the operator", |a| self.actors[a].id.as_str());
+        self.log(|| format!("{:?} of {caller} crashes", call.kind));
         // After its reply, a crash only loses what was left to do.
         if !call.replied {
-            self.actors[call.actor].busy = false;
+            match call.actor {
+                Some(a) => self.actors[a].busy = false,
+                None => self.steer[Self::group_index(call.group.as_str())].busy = false,
+            }
         }
     }
 
@@ -1624,6 +1983,9 @@ impl Sim {
                     self.actors[a].alive = false;
                 }
             }
+            // A seed without an operator restates on both rolls, as it did
+            // before §11, so its runs are what they were.
+            99 if self.steering => self.operate(),
             98 | 99 if self.open => self.restate(),
             _ => {}
         }
@@ -1631,6 +1993,8 @@ impl Sim {
             let rows = d1::all_rows(&self.conn);
             sq::assert_invariants(&rows);
             self.model.assert_matches(rows);
+            self.model
+                .assert_steering_matches(d1::all_groups(&self.conn));
         }
     }
 
@@ -1743,7 +2107,8 @@ impl Sim {
                     out.extend([end, end + 1]);
                 }
                 ("waiting", _) => {
-                    let end = row.enqueued_at + TIMEOUTS.waiter_timeout_ms;
+                    let i = self.model.find(&row.group, &row.id).unwrap();
+                    let end = self.model.waits_since(i) + TIMEOUTS.waiter_timeout_ms;
                     out.extend([end, end + 1]);
                 }
                 _ => {}
@@ -1766,7 +2131,8 @@ impl Sim {
     }
 
     fn settled(&self) -> bool {
-        self.calls.is_empty()
+        self.steer.iter().all(|s| !s.paused)
+            && self.calls.is_empty()
             && self
                 .actors
                 .iter()
@@ -1797,6 +2163,8 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
         sim.crowd = true;
         sim.fill_crowd();
     }
+    // Three seeds in four have an operator pausing and resuming (§11).
+    sim.steering = !sim.crowd && !seed.is_multiple_of(4);
     let result = catch_unwind(AssertUnwindSafe(|| {
         while sim.stats.steps < FAULT_STEPS_PER_SEED {
             sim.step();
@@ -1818,6 +2186,7 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
         resume_unwind(panic);
     }
     sim.stats.faults = sim.faults.injected;
+    sim.stats.held_after_long_waits = sim.oracle.held_after_long_waits;
     sim.stats
 }
 
@@ -1842,6 +2211,15 @@ fn simulation() {
                 t.superseded_retries,
             ),
             ("enqueues refused at the waiter bound", t.refusals),
+            ("pauses", t.pauses),
+            ("pauses of a paused group", t.pauses_again),
+            ("resumes that handed the group on", t.resumes_handing_on),
+            ("claims waiting behind nobody while paused", t.paused_waits),
+            ("holders' releases in a paused group", t.paused_releases),
+            (
+                "holds after a wait longer than the timeout, through a pause",
+                t.held_after_long_waits,
+            ),
             (
                 "enqueues at another revision than a waiting row's",
                 t.restated_refused,

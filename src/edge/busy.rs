@@ -92,6 +92,8 @@ pub struct ListedGroup {
     pub waiting: u32,
     /// How long its earliest waiter has waited (0 without waiters).
     pub oldest_wait_ms: u64,
+    /// Whether an operator paused it (contract §11).
+    pub paused: bool,
 }
 
 // --- between Baton's objects ---

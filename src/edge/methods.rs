@@ -96,6 +96,10 @@ macro_rules! method_table {
                     http GroupRelease POST "/v1/groups/{group}/release";
                 Inspect = "serialInspect"(s::SerialInspect) -> s::SerialInspection,
                     http GroupInspect GET "/v1/groups/{group}";
+                Pause = "serialPause"(s::SerialPause) -> s::SerialPauseReply,
+                    http GroupPause POST "/v1/groups/{group}/pause";
+                Resume = "serialResume"(s::SerialResume) -> s::SerialResumeReply,
+                    http GroupResume POST "/v1/groups/{group}/resume";
             }
             /// A list request (contract §10), whichever list it reads.
             #[derive(Debug, Clone, PartialEq, Eq)]

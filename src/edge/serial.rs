@@ -1,9 +1,11 @@
-//! The serial queue's requests and replies (contract §2): the objects the
-//! default entrypoint's `serial*` methods take and answer, and the HTTP
-//! API's `/v1/groups/...` bodies (the group from the path).
+//! The serial queue's requests and replies (contract §2, §11's pause and
+//! resume): the objects the default entrypoint's `serial*` methods take
+//! and answer, and the HTTP API's `/v1/groups/...` bodies (the group from
+//! the path).
 
 use super::coordinator::ReleaseReply;
-use crate::ident::{Ident, InstanceId, WorkflowName};
+use crate::ident::{newtype, Ident, InstanceId, WorkflowName};
+use crate::limits::PAUSE_REASON_BYTES_MAX;
 use crate::serial_queue::{self as core, ClaimReply, Entry, EntryState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -55,6 +57,93 @@ pub struct SerialInspect {
     pub group: Ident,
 }
 
+/// `serialPause({ group, reason? })` (contract §11).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SerialPause {
+    pub group: Ident,
+    /// Why, for whoever looks at the group (kept while it is paused).
+    pub reason: Option<PauseReason>,
+}
+
+impl SerialPause {
+    pub fn into_core(self) -> core::SerialPause {
+        core::SerialPause {
+            group: self.group,
+            reason: self.reason.map(|r| r.0),
+        }
+    }
+}
+
+/// An operator's reason for a pause: at most [`PAUSE_REASON_BYTES_MAX`]
+/// UTF-8 bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PauseReason(String);
+
+impl PauseReason {
+    pub fn new(value: String) -> Result<PauseReason, String> {
+        if value.len() > PAUSE_REASON_BYTES_MAX {
+            return Err(format!(
+                "must be at most {PAUSE_REASON_BYTES_MAX} UTF-8 bytes (got {})",
+                value.len()
+            ));
+        }
+        Ok(PauseReason(value))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+// `maxLength` counts characters; the bound is in UTF-8 bytes, which the
+// description says (the schema's bound is the loosest that holds).
+newtype!(
+    string PauseReason,
+    "Why an operator paused it: at most 512 UTF-8 bytes.",
+    chars: 0, PAUSE_REASON_BYTES_MAX,
+    pattern: None,
+    new: PauseReason::new
+);
+
+/// `serialResume({ group })` (contract §11).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SerialResume {
+    pub group: Ident,
+}
+
+/// `serialPause`'s reply: the pause as it stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SerialPauseReply {
+    pub paused: GroupPaused,
+}
+
+/// A group's pause.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct GroupPaused {
+    /// When it was first paused (a second pause keeps it), in ms since the epoch.
+    pub since: u64,
+    /// The reason the latest pause gave, or null.
+    pub reason: Option<String>,
+}
+
+impl From<core::Paused> for GroupPaused {
+    fn from(paused: core::Paused) -> GroupPaused {
+        GroupPaused {
+            since: paused.since_ms,
+            reason: paused.reason,
+        }
+    }
+}
+
+/// `serialResume`'s reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SerialResumeReply {
+    /// The waiter the group went on to (handed it by its turn, or woken to claim it); null when it was not paused, is held, or nobody waits.
+    pub granted: Option<InstanceId>,
+}
+
 /// `serialEnqueue`'s reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(
@@ -63,11 +152,11 @@ pub struct SerialInspect {
     rename_all_fields = "camelCase"
 )]
 pub enum SerialEnqueueReply {
-    /// Enqueued; `superseded` are the waiters this arrival dropped. With `claim`, `holder` is the holder it waits behind; with `grant`, `turn` is the event type it is handed the group with.
+    /// Enqueued; `superseded` are the waiters this arrival dropped. With `claim`, `holder` is the holder it waits behind (null: nobody holds the paused group); with `grant`, `turn` is the event type it is handed the group with.
     Waiting {
         superseded: Vec<InstanceId>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        holder: Option<InstanceId>,
+        holder: Option<Option<InstanceId>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         turn: Option<String>,
     },
@@ -100,7 +189,7 @@ impl From<core::EnqueueReply> for SerialEnqueueReply {
                 ClaimReply::Holding { fence } => SerialEnqueueReply::Holding { superseded, fence },
                 ClaimReply::Waiting { holder, turn } => SerialEnqueueReply::Waiting {
                     superseded,
-                    holder,
+                    holder: Some(holder),
                     turn,
                 },
                 ClaimReply::Skipped { by_revision, .. } => SerialEnqueueReply::Skipped {
@@ -140,7 +229,7 @@ pub enum SerialClaimReply {
         #[serde(skip_serializing_if = "Option::is_none")]
         fence: Option<u64>,
     },
-    /// `turn` for an instance registered with grant.
+    /// `turn` for an instance registered with grant; `holder` null: nobody holds the paused group.
     Waiting {
         holder: Option<InstanceId>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -186,6 +275,8 @@ pub struct SerialInspection {
     pub waiting: Vec<SerialWaiter>,
     /// Finished executions, newest first.
     pub recent: Vec<SerialFinished>,
+    /// Set while an operator paused the group (contract §11).
+    pub paused: Option<GroupPaused>,
 }
 
 impl From<core::Inspection> for SerialInspection {
@@ -213,6 +304,7 @@ impl From<core::Inspection> for SerialInspection {
                 .into_iter()
                 .filter_map(SerialFinished::of)
                 .collect(),
+            paused: view.paused.map(GroupPaused::from),
         }
     }
 }

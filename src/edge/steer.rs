@@ -5,12 +5,11 @@
 //! .../resume`, `PUT .../limit`) alike.
 
 use super::coordinator::HolderLimit;
+pub use super::serial::PauseReason;
 use crate::coordinator::{self as core};
 use crate::ident::{Ident, InstanceId};
-use crate::limits::PAUSE_REASON_BYTES_MAX;
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
-use std::borrow::Cow;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// `pause(key, { reason? })`: the request `{ key, reason? }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -94,7 +93,7 @@ impl Pause {
     /// The request as the core decides it.
     pub fn core(&self) -> core::Input {
         core::Input::Pause {
-            reason: self.reason.clone().map(|r| r.0),
+            reason: self.reason.clone().map(|r| r.as_str().to_owned()),
         }
     }
 }
@@ -103,48 +102,6 @@ impl SetLimit {
     /// The request as the core decides it.
     pub fn core(&self) -> core::Input {
         core::Input::SetLimit(self.limit.map(HolderLimit::get))
-    }
-}
-
-/// `pause`'s `reason`: a string of at most [`PAUSE_REASON_BYTES_MAX`]
-/// UTF-8 bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PauseReason(String);
-
-impl PauseReason {
-    pub fn new(reason: String) -> Result<PauseReason, String> {
-        if reason.len() > PAUSE_REASON_BYTES_MAX {
-            return Err(format!(
-                "must be at most {PAUSE_REASON_BYTES_MAX} UTF-8 bytes (got {})",
-                reason.len()
-            ));
-        }
-        Ok(PauseReason(reason))
-    }
-}
-
-impl<'de> Deserialize<'de> for PauseReason {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        PauseReason::new(String::deserialize(deserializer)?).map_err(de::Error::custom)
-    }
-}
-
-impl Serialize for PauseReason {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
-    }
-}
-
-impl JsonSchema for PauseReason {
-    fn schema_name() -> Cow<'static, str> {
-        "PauseReason".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "string",
-            "description": "Why the key is paused: at most 512 UTF-8 bytes.",
-        })
     }
 }
 

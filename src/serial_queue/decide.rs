@@ -24,10 +24,12 @@
 
 use super::effect::{Check, Effect, Event, News, Wake};
 use super::hand_on::hand_on_past;
-use super::invariants::{assert_invariants, entry};
+use super::invariants::{assert_invariants, entry, steering};
 use super::log::{abandoned_lines, hand_on_line};
 use super::sql;
-use super::state::{Batch, Entry, EntryState, Outcome, Param, Row, SerialTimeouts, Statement};
+use super::state::{
+    Batch, Entry, EntryState, Outcome, Param, Returns, Row, SerialTimeouts, Statement,
+};
 use super::types::{ClaimReply, Decided, EnqueueReply, Names, Plan, Read, Seen, SerialEnqueue};
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
@@ -49,8 +51,21 @@ pub(super) fn text(value: &str) -> Param {
     Param::Text(value.to_string())
 }
 
+/// A statement that returns `serial_queue` rows, or none.
 pub(super) fn statement(sql: &'static str, params: Vec<Param>) -> Statement {
-    Statement { sql, params }
+    Statement {
+        sql,
+        params,
+        returns: Returns::Entries,
+    }
+}
+
+/// A statement that returns `serial_group` rows (contract §11's steering).
+pub(super) fn steering_statement(sql: &'static str, params: Vec<Param>) -> Statement {
+    Statement {
+        returns: Returns::Group,
+        ..statement(sql, params)
+    }
 }
 
 /// The outcomes of a batch, checked against the invariants as they come
@@ -66,6 +81,9 @@ pub(super) fn read_back<'a>(
     );
     for outcome in outcomes {
         assert_invariants(&outcome.rows);
+        for group in &outcome.groups {
+            let _checked = steering(group);
+        }
     }
     move |i| &outcomes[i]
 }
@@ -253,14 +271,7 @@ pub fn enqueue_outcome(
         }
         (false, finished) => return Err(already_left(finished)),
     };
-    let claimed = claimed(
-        request.instance_id.clone(),
-        abandoned,
-        last,
-        me,
-        true,
-        names,
-    )?;
+    let claimed = claimed(abandoned, last, me, true, names)?;
     let reply = EnqueueReply::Claimed {
         superseded,
         claim: claimed.reply,
@@ -363,7 +374,7 @@ pub fn claim_outcome(
     }
     let grant = me.turn.is_some();
     let log = abandoned_lines(&abandoned);
-    let claimed = claimed(id.clone(), abandoned, rows, me, grant, names)?;
+    let claimed = claimed(abandoned, rows, me, grant, names)?;
     Ok(Decided { log, ..claimed })
 }
 
@@ -372,7 +383,6 @@ pub fn claim_outcome(
 /// `grant_or_enqueue` for a caller §2a answers (registered with grant, or
 /// claiming on enqueue).
 fn claimed(
-    id: InstanceId,
     abandoned: Vec<InstanceId>,
     rows: &[Row],
     me: Entry,
@@ -398,20 +408,26 @@ fn claimed(
         // it as stale: it never held it as far as it knows, and it waited
         // too long for it.
         EntryState::Abandoned { .. } if grant_or_enqueue => ClaimReply::TimedOut,
+        // Still waiting after its own claim ran: someone holds the group,
+        // or nobody does and the group is paused (CLAIM lets a waiter into
+        // a free group unless it is: `sql::CLAIM`), so it waits behind
+        // nobody until the resume.
         EntryState::Waiting => {
-            // Still waiting after its own claim ran: someone holds the group.
-            let Some(holder) = holder else {
-                panic!("{id} waits behind nobody after claiming");
-            };
-            if let EntryState::Holding { heartbeat_at_ms } = holder.state {
+            if let Some(Entry {
+                state: EntryState::Holding { heartbeat_at_ms },
+                instance_id,
+                workflow,
+                ..
+            }) = &holder
+            {
                 behind = Some(Seen {
-                    id: holder.instance_id.clone(),
-                    workflow: holder.workflow,
-                    heartbeat_at_ms,
+                    id: instance_id.clone(),
+                    workflow: workflow.clone(),
+                    heartbeat_at_ms: *heartbeat_at_ms,
                 });
             }
             ClaimReply::Waiting {
-                holder: Some(holder.instance_id),
+                holder: holder.map(|h| h.instance_id),
                 turn: me.turn.clone(),
             }
         }

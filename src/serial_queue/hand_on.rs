@@ -41,7 +41,13 @@ pub fn release(group: &Ident, id: &InstanceId, now_ms: u64) -> Batch {
 /// its status re-enters ([`checked`]). A first waiter with grant still
 /// waiting waits behind a holder: it learns from its own turn when that
 /// one releases.
-fn went_on<R>(group: &Ident, reply: R, first: &Outcome, freed: bool, names: Names) -> Decided<R> {
+pub(super) fn went_on<R>(
+    group: &Ident,
+    reply: R,
+    first: &Outcome,
+    freed: bool,
+    names: Names,
+) -> Decided<R> {
     let next = match first.rows.first().map(entry) {
         Some(next) if matches!(next.state, EntryState::Holding { .. }) => Some(next),
         Some(next) if freed && next.turn.is_none() => Some(next),

@@ -6,9 +6,11 @@
 //! them. The simulation runs [`assert_invariants`] over the whole table
 //! after every step; the D1 shell over every row it reads.
 
-use super::state::{turn, Entry, EntryState, Row};
+use super::state::{turn, Entry, EntryState, GroupRow, Paused, Row};
 use crate::ident::{Ident, InstanceId};
-use crate::limits::{SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX};
+use crate::limits::{
+    PAUSE_REASON_BYTES_MAX, SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX,
+};
 
 /// The row typed, or why its columns contradict its state.
 pub fn check_row(row: &Row) -> Result<Entry, String> {
@@ -79,6 +81,24 @@ pub fn check_row(row: &Row) -> Result<Entry, String> {
         turn: row.turn_prefix.as_deref().map(|p| turn(p, row.seq)),
         fence: row.fence,
     })
+}
+
+/// A group's steering row typed: its pause, if it is paused; crashes on a
+/// row that breaks the invariants (a reason without a pause, or one longer
+/// than the edge lets in).
+pub fn steering(row: &GroupRow) -> Option<Paused> {
+    let fail = |why: &str| -> ! { panic!("serial_group row {}: {why}", row.group_name) };
+    match (row.paused_at, &row.paused_reason) {
+        (None, Some(_)) => fail("a reason without a pause"),
+        (_, Some(reason)) if reason.len() > PAUSE_REASON_BYTES_MAX => {
+            fail("its reason is too long")
+        }
+        (None, None) => None,
+        (Some(since_ms), reason) => Some(Paused {
+            since_ms,
+            reason: reason.clone(),
+        }),
+    }
 }
 
 /// The row typed; crashes on a row that breaks the invariants.

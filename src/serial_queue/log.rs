@@ -53,10 +53,12 @@ pub fn enqueue_line(request: &SerialEnqueue, reply: &EnqueueReply) -> LogLine {
 pub fn claim_line(id: &InstanceId, reply: &ClaimReply, read: &Read, now_ms: u64) -> LogLine {
     let reason = match reply {
         ClaimReply::Holding { .. } => "no live holder".to_string(),
-        ClaimReply::Waiting { holder, .. } => format!(
-            "behind {}",
-            holder.as_ref().map_or("a holder", |h| h.as_str())
-        ),
+        ClaimReply::Waiting {
+            holder: Some(holder),
+            ..
+        } => format!("behind {holder}"),
+        // Behind nobody: the group is paused (`super::decide::claimed`).
+        ClaimReply::Waiting { holder: None, .. } => "the group is paused".to_string(),
         ClaimReply::Skipped { by, by_revision } => {
             format!("superseded by {by} at {by_revision}")
         }
@@ -108,6 +110,39 @@ pub(super) fn hand_on_line(next: &HandOn, dead: bool) -> LogLine {
         (false, None) => ("woken", "the group is free"),
     };
     line(LogKind::Contended, &next.to, decision, reason.to_string())
+}
+
+/// An operator's pause (contract §11): a line at every level but `off`
+/// (as contended), about the group, naming no instance; the reason never
+/// repeats the operator's words (lines carry identifiers only).
+pub(super) fn pause_line(was_paused: bool) -> LogLine {
+    let reason = if was_paused {
+        "paused again: the reason replaced"
+    } else {
+        "paused by an operator: no claim succeeds and nobody is handed the group until resume"
+    };
+    group_line("paused", reason.to_string())
+}
+
+/// An operator's resume (contract §11), and whom the group went on to.
+pub(super) fn resume_line(resumed: bool, to: Option<&InstanceId>) -> LogLine {
+    let reason = match (resumed, to) {
+        (false, _) => "was not paused".to_string(),
+        (true, Some(to)) => format!("resumed: the group went on to {to}"),
+        (true, None) => "resumed: nobody waits for a free group".to_string(),
+    };
+    group_line("resumed", reason)
+}
+
+/// A contended line about the group as a whole.
+fn group_line(decision: &'static str, reason: String) -> LogLine {
+    LogLine {
+        kind: LogKind::Contended,
+        instance: None,
+        decision,
+        reason: reason.into(),
+        waited_ms: None,
+    }
 }
 
 /// The decision-log word for a claim's reply.

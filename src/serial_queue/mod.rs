@@ -40,6 +40,7 @@ mod invariants;
 mod log;
 pub mod sql;
 mod state;
+mod steer;
 mod types;
 
 pub use decide::{
@@ -49,7 +50,8 @@ pub use decide::{
 pub use effect::*;
 pub use hand_on::{hand_on_past, hand_on_past_outcome, release, release_outcome};
 pub use inspect::{inspect, inspect_outcome, Inspection};
-pub use invariants::{assert_invariants, check_row, entry};
+pub use invariants::{assert_invariants, check_row, entry, steering};
 pub use log::{claim_line, enqueue_line, release_line};
 pub use state::*;
+pub use steer::{pause, pause_outcome, resume, resume_outcome, SerialPause};
 pub use types::*;

@@ -24,6 +24,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0003_serial_list.sql",
         include_str!("../../migrations/0003_serial_list.sql"),
     ),
+    (
+        "0004_serial_pause.sql",
+        include_str!("../../migrations/0004_serial_pause.sql"),
+    ),
 ];
 
 /// The columns of [`super::Row`], in one place.
@@ -38,6 +42,16 @@ macro_rules! columns {
 /// shell keeps only these, `meta.changes` and the results' own fields
 /// when it reads a batch's results).
 pub const COLUMNS: &str = columns!();
+
+/// The columns of [`super::GroupRow`] (`serial_group`), in one place.
+macro_rules! group_columns {
+    () => {
+        "group_name, paused_at, paused_reason, resumed_at"
+    };
+}
+
+/// The columns of [`super::GroupRow`], as the steering statements return them.
+pub const GROUP_COLUMNS: &str = group_columns!();
 
 // --- reads ----------------------------------------------------------------
 
@@ -70,17 +84,28 @@ pub const READ_RECENT: &str = concat!(
      ORDER BY seq DESC LIMIT ?2"
 );
 
+/// ?1 group: its steering row (contract §11), if it was ever paused.
+pub const READ_GROUP: &str = concat!(
+    "SELECT ",
+    group_columns!(),
+    " FROM serial_group WHERE group_name = ?1 LIMIT 1"
+);
+
 /// `serialList` (contract §10): ?1 the last group of the previous page
 /// ('' for the first), ?2 how many groups to read. The groups with a
 /// holder or a waiter after ?1, in name order, each with its holder's
-/// instance id (or NULL), its waiters and its earliest waiter's
-/// `enqueued_at` (or NULL). One statement over the partial index of live
+/// instance id (or NULL), its waiters, its earliest waiter's
+/// `enqueued_at` (or NULL) and whether it is paused (§11: one lookup by
+/// key per group of the page). One statement over the partial index of live
 /// rows (migrations/0003_serial_list.sql), named so the planner cannot
 /// pick an index that also holds the groups' history.
 pub const LIST_GROUPS: &str = "SELECT group_name, \
      MAX(CASE WHEN state = 'holding' THEN instance_id END) AS holder, \
      SUM(state = 'waiting') AS waiting, \
-     MIN(CASE WHEN state = 'waiting' THEN enqueued_at END) AS oldest_since \
+     MIN(CASE WHEN state = 'waiting' THEN enqueued_at END) AS oldest_since, \
+     EXISTS (SELECT 1 FROM serial_group AS steering \
+     WHERE steering.group_name = serial_queue.group_name \
+     AND steering.paused_at IS NOT NULL) AS paused \
      FROM serial_queue INDEXED BY serial_queue_busy \
      WHERE state IN ('waiting', 'holding') AND group_name > ?1 \
      GROUP BY group_name ORDER BY group_name LIMIT ?2";
@@ -170,14 +195,39 @@ macro_rules! held {
     };
 }
 
+/// Whether an operator paused the group (contract §11), ?1 group. The
+/// one rule of a pause, in the two statements that let a waiter in:
+/// [`CLAIM`] moves nobody (no hold, no time-out) and [`HAND_OVER`] hands
+/// the group to nobody while it holds. A group never paused has no
+/// `serial_group` row: this is one lookup by key that finds none.
+macro_rules! paused {
+    () => {
+        "EXISTS (SELECT 1 FROM serial_group WHERE group_name = ?1 AND paused_at IS NOT NULL)"
+    };
+}
+
+/// When a waiter's timeout starts (contract §11): the later of its
+/// enqueue and the group's last resume, so time paused does not count.
+/// ?1 group; a group never resumed has no `resumed_at` (0).
+macro_rules! waits_since {
+    () => {
+        "MAX(enqueued_at, IFNULL((SELECT resumed_at FROM serial_group WHERE group_name = ?1), 0))"
+    };
+}
+
 /// Whether the caller's row (?2) moves in [`CLAIM`]: it waits (at ?5),
-/// and either nobody holds the group or it has waited since before ?4.
+/// the group is not paused, and either nobody holds the group or it has
+/// waited since before ?4.
 macro_rules! claimable {
     () => {
         concat!(
             "(instance_id = ?2 AND state = 'waiting' AND ",
             at_revision!(),
-            " AND (enqueued_at < ?4 OR NOT ",
+            " AND NOT ",
+            paused!(),
+            " AND (",
+            waits_since!(),
+            " < ?4 OR NOT ",
             held!(),
             "))"
         )
@@ -247,25 +297,63 @@ macro_rules! granted {
     };
 }
 
+/// The hand-over by grant and the read of the first waiter, with
+/// `$only_if` (a condition on ?1 group, ?2 now) as a further condition of
+/// both: ?1 group, ?2 now. See [`HAND_OVER`].
+macro_rules! hand_over {
+    ($($only_if:literal)?) => {
+        concat!(
+            "UPDATE serial_queue SET state = CASE WHEN ",
+            granted!(),
+            " THEN 'holding' ELSE state END, heartbeat_at = CASE WHEN ",
+            granted!(),
+            " THEN ?2 ELSE heartbeat_at END, fence = CASE WHEN ",
+            granted!(),
+            " THEN ",
+            next_fence!(),
+            " ELSE fence END WHERE group_name = ?1 AND NOT ",
+            paused!(),
+            $(" AND ", $only_if,)?
+            " AND seq = (SELECT seq FROM serial_queue \
+             WHERE group_name = ?1 AND state = 'waiting' ORDER BY seq LIMIT 1) RETURNING ",
+            columns!()
+        )
+    };
+}
+
 /// ?1 group, ?2 now. The hand-off by grant, and the read of the group's
 /// first waiter (the one a claim would let in first), in one statement:
 /// when nobody holds the group and that waiter registered with grant, it
 /// becomes the holder, its heartbeat counted from now, with the group's
 /// next fence; either way its row comes back (set to itself when it stays
 /// waiting), so a release is one statement shorter than a hand-over and a
-/// read (a batch's cost is per statement, as for [`CLAIM`]).
-pub const HAND_OVER: &str = concat!(
-    "UPDATE serial_queue SET state = CASE WHEN ",
-    granted!(),
-    " THEN 'holding' ELSE state END, heartbeat_at = CASE WHEN ",
-    granted!(),
-    " THEN ?2 ELSE heartbeat_at END, fence = CASE WHEN ",
-    granted!(),
-    " THEN ",
-    next_fence!(),
-    " ELSE fence END WHERE group_name = ?1 AND seq = (SELECT seq FROM serial_queue \
-     WHERE group_name = ?1 AND state = 'waiting' ORDER BY seq LIMIT 1) RETURNING ",
-    columns!()
+/// read (a batch's cost is per statement, as for [`CLAIM`]). A paused
+/// group returns no row: it goes on to nobody.
+pub const HAND_OVER: &str = hand_over!();
+
+/// [`HAND_OVER`] in a resume's batch ([`RESUME`] first): only if that
+/// resume applied (it set `resumed_at` to ?2), so a resume of a group that
+/// was not paused changes nothing.
+pub const HAND_OVER_ON_RESUME: &str =
+    hand_over!("EXISTS (SELECT 1 FROM serial_group WHERE group_name = ?1 AND resumed_at = ?2)");
+
+// --- steering (contract §11) ----------------------------------------------
+
+/// ?1 group, ?2 now, ?3 the reason or NULL. Pauses the group: a first
+/// pause since ?2, a second one keeps its `since` and takes the new reason.
+pub const PAUSE: &str = concat!(
+    "INSERT INTO serial_group (group_name, paused_at, paused_reason) VALUES (?1, ?2, ?3) \
+     ON CONFLICT (group_name) DO UPDATE SET paused_at = IFNULL(paused_at, excluded.paused_at), \
+     paused_reason = excluded.paused_reason RETURNING ",
+    group_columns!()
+);
+
+/// ?1 group, ?2 now. Resumes a paused group, its waiters' timeouts
+/// counted from ?2; returns the row when it was paused (none otherwise).
+pub const RESUME: &str = concat!(
+    "UPDATE serial_group SET paused_at = NULL, paused_reason = NULL, resumed_at = ?2 \
+     WHERE group_name = ?1 AND paused_at IS NOT NULL RETURNING ",
+    group_columns!()
 );
 
 // --- heartbeat and release ------------------------------------------------
@@ -304,4 +392,8 @@ pub const ALL: &[&str] = &[
     HEARTBEAT,
     RELEASE,
     ABANDON_WAITER,
+    READ_GROUP,
+    HAND_OVER_ON_RESUME,
+    PAUSE,
+    RESUME,
 ];

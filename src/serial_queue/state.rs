@@ -139,6 +139,40 @@ pub enum Param {
 pub struct Statement {
     pub sql: &'static str,
     pub params: Vec<Param>,
+    /// Which table's rows it returns, if it returns any.
+    pub returns: Returns,
+}
+
+/// The two row types a statement may return: whole [`Row`]s of
+/// `serial_queue` (every statement but the steering ones), or a
+/// [`GroupRow`] of `serial_group` (contract §11's pause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Returns {
+    Entries,
+    Group,
+}
+
+/// One row of the `serial_group` table (migrations/0004_serial_pause.sql),
+/// column for column: a group's steering. A group never paused has none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupRow {
+    pub group_name: String,
+    /// When it was paused, while it is.
+    pub paused_at: Option<u64>,
+    pub paused_reason: Option<String>,
+    /// When it was last resumed: its waiters' timeouts run from then.
+    pub resumed_at: Option<u64>,
+}
+
+/// An operator's pause of a group (contract §11), typed from its row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paused {
+    /// When the group was first paused (a second pause keeps it).
+    pub since_ms: u64,
+    /// The operator's words, at most
+    /// [`PAUSE_REASON_BYTES_MAX`](crate::limits::PAUSE_REASON_BYTES_MAX)
+    /// bytes (checked at the edge).
+    pub reason: Option<String>,
 }
 
 /// Statements the shell runs as one D1 batch: one round trip, one
@@ -147,9 +181,11 @@ pub struct Statement {
 pub struct Batch(pub Vec<Statement>);
 
 /// What one statement of a batch gave back: its rows (whole [`Row`]s, or
-/// none) and how many rows it changed (D1's `meta.changes`; 0 for a read).
+/// whole [`GroupRow`]s, as the statement [`Returns`], or none) and how
+/// many rows it changed (D1's `meta.changes`; 0 for a read).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outcome {
     pub rows: Vec<Row>,
+    pub groups: Vec<GroupRow>,
     pub changes: u64,
 }

@@ -224,6 +224,8 @@ struct GroupRow {
     holder: Option<String>,
     waiting: Option<f64>,
     oldest_since: Option<f64>,
+    /// 1 when paused (SQLite's `EXISTS`).
+    paused: Option<f64>,
 }
 
 /// One page of `serialList`.
@@ -265,6 +267,7 @@ pub async fn list_groups(env: &Env, request: ListRequest) -> Result<GroupList, C
             oldest_wait_ms: row
                 .oldest_since
                 .map_or(0, |since| now.saturating_sub(since as u64)),
+            paused: row.paused.is_some_and(|p| p != 0.0),
         })
         .collect();
     let cursor = more.then(|| {

@@ -12,7 +12,7 @@
 //! (`serde_wasm_bindgen`) asks JS about every property of every object,
 //! `meta`'s dozen among them.
 
-use crate::serial_queue::{Batch, Outcome, Param, Row};
+use crate::serial_queue::{Batch, GroupRow, Outcome, Param, Returns, Row};
 use js_sys::{Array, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -63,7 +63,8 @@ pub async fn run(db: &D1Database, batch: &Batch) -> Result<Vec<Outcome>, JsValue
     let results = JsFuture::from(database.batch(statements)?)
         .await
         .map_err(d1_failed)?;
-    outcomes(&results).map_err(|e| {
+    let returns: Vec<Returns> = batch.0.iter().map(|s| s.returns).collect();
+    outcomes(&results, &returns).map_err(|e| {
         JsValue::from(js_sys::Error::new(&format!(
             "Baton: D1 failed: unreadable results: {e}"
         )))
@@ -89,6 +90,11 @@ const COLUMNS: [&str; 13] = [
     "fence",
 ];
 
+/// The columns of a returned `serial_group` row (contract §11):
+/// `crate::serial_queue::sql::GROUP_COLUMNS`, in its order, checked as
+/// [`COLUMNS`] is.
+const GROUP_COLUMNS: [&str; 4] = ["group_name", "paused_at", "paused_reason", "resumed_at"];
+
 /// The property names read, as JS strings made once per isolate rather
 /// than copied out of WASM on every read.
 struct Names {
@@ -96,42 +102,71 @@ struct Names {
     meta: JsValue,
     changes: JsValue,
     columns: [JsValue; 13],
+    group_columns: [JsValue; 4],
 }
 
 thread_local! {
     static NAMES: Names = {
         let returned = crate::serial_queue::sql::COLUMNS.split(',').map(str::trim);
         assert!(returned.eq(COLUMNS), "shell::d1_results::COLUMNS differs from sql::COLUMNS");
+        let returned = crate::serial_queue::sql::GROUP_COLUMNS.split(',').map(str::trim);
+        assert!(returned.eq(GROUP_COLUMNS), "shell::d1_results::GROUP_COLUMNS differs from sql::GROUP_COLUMNS");
         Names {
             results: "results".into(),
             meta: "meta".into(),
             changes: "changes".into(),
             columns: COLUMNS.map(JsValue::from),
+            group_columns: GROUP_COLUMNS.map(JsValue::from),
         }
     };
 }
 
-/// Each statement's outcome, in the batch's order.
-pub fn outcomes(results: &JsValue) -> Result<Vec<Outcome>, String> {
+/// Each statement's outcome, in the batch's order, its rows read as the
+/// statement `returns`.
+pub fn outcomes(results: &JsValue, returns: &[Returns]) -> Result<Vec<Outcome>, String> {
     let results: &Array = results
         .dyn_ref()
         .ok_or("the batch did not return an array")?;
-    NAMES.with(|names| results.iter().map(|r| outcome(names, &r)).collect())
+    NAMES.with(|names| {
+        results
+            .iter()
+            .zip(returns)
+            .map(|(r, returns)| outcome(names, &r, *returns))
+            .collect()
+    })
 }
 
-fn outcome(names: &Names, result: &JsValue) -> Result<Outcome, String> {
+fn outcome(names: &Names, result: &JsValue, returns: Returns) -> Result<Outcome, String> {
     let get = |object: &JsValue, name: &JsValue| Reflect::get(object, name).unwrap_or_default();
     let changes = get(&get(result, &names.meta), &names.changes);
     let rows = get(result, &names.results);
+    let mut outcome = Outcome {
+        changes: integer(&changes, "meta.changes")?.unwrap_or(0),
+        ..Outcome::default()
+    };
     // A write without RETURNING may carry no `results` at all.
     let rows = match rows.dyn_ref::<Array>() {
-        Some(rows) => rows.iter().map(|r| row(names, &r)).collect(),
-        None if rows.is_undefined() || rows.is_null() => Ok(Vec::new()),
-        None => Err("`results` is not an array".to_owned()),
-    }?;
-    Ok(Outcome {
-        rows,
-        changes: integer(&changes, "meta.changes")?.unwrap_or(0),
+        Some(rows) => rows,
+        None if rows.is_undefined() || rows.is_null() => return Ok(outcome),
+        None => return Err("`results` is not an array".to_owned()),
+    };
+    for r in rows.iter() {
+        match returns {
+            Returns::Entries => outcome.rows.push(row(names, &r)?),
+            Returns::Group => outcome.groups.push(group_row(names, &r)?),
+        }
+    }
+    Ok(outcome)
+}
+
+fn group_row(names: &Names, row: &JsValue) -> Result<GroupRow, String> {
+    let value = |at: usize| Reflect::get(row, &names.group_columns[at]).unwrap_or_default();
+    let name = GROUP_COLUMNS;
+    Ok(GroupRow {
+        group_name: text(&value(0), name[0])?.ok_or("column group_name is null")?,
+        paused_at: integer(&value(1), name[1])?,
+        paused_reason: text(&value(2), name[2])?,
+        resumed_at: integer(&value(3), name[3])?,
     })
 }
 

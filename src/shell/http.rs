@@ -155,6 +155,10 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
                 SerialCall::Inspect(request) => {
                     json(&shell.inspect(request).await.map_err(thrown)?)
                 }
+                SerialCall::Pause(request) => json(&shell.pause(request).await.map_err(thrown)?),
+                SerialCall::Resume(request) => {
+                    json(&Shell::resume(&shell, request).await.map_err(thrown)?)
+                }
             }
         }
         Command::List(call) => {

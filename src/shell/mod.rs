@@ -27,7 +27,8 @@
 //!   (contract §7), generated from the method table (`crate::edge::methods`);
 //!   [`stub`]: calling an object's method through its stub with the
 //!   positional arguments the table gives.
-//! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods).
+//! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods);
+//!   [`serial_steer`]: its pause and resume (contract §11).
 //! - [`d1_results`]: a D1 batch's results, read into the serial queue's outcomes.
 //! - [`decision_log`]: one structured log line per decision.
 //! - [`http`]: the HTTP API, the status page's files and the OpenAPI document;
@@ -60,6 +61,7 @@ pub mod rpc;
 pub mod runs_object;
 pub mod runs_polls;
 pub mod serial_queue_d1;
+pub mod serial_steer;
 pub mod service;
 pub mod sqlite;
 pub mod stub;

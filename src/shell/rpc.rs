@@ -130,4 +130,16 @@ impl SerialQueue {
         let shell = self.shell.clone();
         js::serve(input, move |r| async move { shell.inspect(r).await })
     }
+
+    #[wasm_bindgen(js_name = serialPause)]
+    pub fn serial_pause(&self, input: JsValue) -> Promise {
+        let shell = self.shell.clone();
+        js::serve(input, move |r| async move { shell.pause(r).await })
+    }
+
+    #[wasm_bindgen(js_name = serialResume)]
+    pub fn serial_resume(&self, input: JsValue) -> Promise {
+        let shell = self.shell.clone();
+        js::serve(input, move |r| async move { shell.resume(r).await })
+    }
 }

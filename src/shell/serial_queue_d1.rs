@@ -40,7 +40,7 @@ pub(crate) struct Shell {
     ctx: Context,
 }
 
-fn refuse(error: BatonError) -> JsValue {
+pub(super) fn refuse(error: BatonError) -> JsValue {
     js::to_js_error(&error)
 }
 
@@ -50,7 +50,7 @@ impl Shell {
     }
 
     /// Runs one of the core's batches on the `DB` binding.
-    async fn run(&self, batch: &core::Batch) -> Result<Vec<Outcome>, JsValue> {
+    pub(super) async fn run(&self, batch: &core::Batch) -> Result<Vec<Outcome>, JsValue> {
         let db = self
             .env
             .d1("DB")
@@ -59,7 +59,7 @@ impl Shell {
     }
 
     /// The variables, read on the isolate's first call.
-    fn config(&self) -> Result<Rc<SerialConfig>, JsValue> {
+    pub(super) fn config(&self) -> Result<Rc<SerialConfig>, JsValue> {
         SerialConfig::cached(&self.env).map_err(|m| js_sys::Error::new(&m).into())
     }
 
@@ -84,7 +84,7 @@ impl Shell {
     /// its status read at once, except the instance the group went on to,
     /// whose status is read after the reply ([`Shell::hand_on`]).
     /// `SERIAL_PUSH = "off"` sends no events.
-    async fn perform<R>(
+    pub(super) async fn perform<R>(
         &self,
         config: &SerialConfig,
         group: &Ident,
@@ -220,7 +220,7 @@ impl Shell {
     /// the event, as a hand-written queue's does. Should the Worker stop
     /// before that check, a dead first waiter costs the others their next
     /// poll (their claim finds it dead), no more.
-    fn hand_on(
+    pub(super) fn hand_on(
         self: &Rc<Self>,
         config: &Rc<SerialConfig>,
         group: &Ident,
@@ -281,17 +281,17 @@ impl Shell {
 
 /// What performing a decision's effects came to ([`Shell::perform`]).
 #[derive(Default)]
-struct Performed {
+pub(super) struct Performed {
     /// The claim again past a holder found dead: its decision answers the
     /// caller.
     claimed: Option<Decided<ClaimReply>>,
     /// The instance the group went on to, sent its event: its status is
     /// read after the reply.
-    handed: Option<(InstanceId, Sent)>,
+    pub(super) handed: Option<(InstanceId, Sent)>,
 }
 
 /// Prints the lines a decision gave, in `group`.
-fn print(group: &Ident, lines: &[LogLine]) {
+pub(super) fn print(group: &Ident, lines: &[LogLine]) {
     for line in lines {
         decision_log::line(Scope::Group(group.as_str()), line);
     }

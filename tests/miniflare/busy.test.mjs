@@ -162,13 +162,13 @@ describe("the list of busy groups (D1)", () => {
     await listOk(h, "serialRelease", { group: "g/7", instanceId: "h7" });
     const { entries, sizes } = await listAll(h, "serialList", 2);
     assert.deepEqual(entries.map((g) => g.group), ["g/0", "g/1", "g/2", "g/3", "g/4", "g/5", "g/6"]);
-    assert.deepEqual({ ...entries[6], oldestWaitMs: 0 }, { group: "g/6", holder: null, waiting: 1, oldestWaitMs: 0 });
+    assert.deepEqual({ ...entries[6], oldestWaitMs: 0 }, { group: "g/6", holder: null, waiting: 1, oldestWaitMs: 0, paused: false });
     const g0 = entries.find((g) => g.group === "g/0");
     assert.equal(g0.holder, "h0");
     assert.equal(g0.waiting, 1);
     assert.ok(g0.oldestWaitMs >= 0);
     const g1 = entries.find((g) => g.group === "g/1");
-    assert.deepEqual(g1, { group: "g/1", holder: "h1", waiting: 0, oldestWaitMs: 0 });
+    assert.deepEqual(g1, { group: "g/1", holder: "h1", waiting: 0, oldestWaitMs: 0, paused: false });
     assert.ok(sizes.every((n) => n <= 2));
   });
 });

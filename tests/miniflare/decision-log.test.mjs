@@ -82,6 +82,28 @@ describe("decision logs at the default level (contended)", () => {
     assert.deepEqual(linesOf(h, "sq-a"), [], "sq-a's enqueue and claim were uncontended");
   });
 
+  test("a group's pause and resume print a line each, naming no instance and not the reason (contract §11)", async () => {
+    const group = "log-paused";
+    await h.serial("serialPause", { group, reason: "reason-that-must-not-appear" });
+    await h.serial("serialPause", { group, reason: "reason-that-must-not-appear" });
+    await h.serial("serialResume", { group });
+    const lines = await h.until("the resume's line", () => {
+      const ours = decisions(h).filter((d) => d.group === group);
+      return ours.some((d) => d.decision === "resumed") ? ours : null;
+    });
+    assert.deepEqual(
+      lines.map((d) => [d.decision, d.reason, "instance" in d]),
+      [
+        ["paused", "paused by an operator: no claim succeeds and nobody is handed the group until resume", false],
+        ["paused", "paused again: the reason replaced", false],
+        ["resumed", "resumed: nobody waits for a free group", false],
+      ],
+    );
+    for (const line of h.runtimeLines) {
+      assert.ok(!line.includes("reason-that-must-not-appear"), line);
+    }
+  });
+
   test("lines carry no event payloads or input hashes", async () => {
     const key = "log-secret";
     // A superseding enqueue is contended, so it prints.
@@ -125,6 +147,9 @@ describe("decision logs with BATON_LOG=off", () => {
     const key = "log-off";
     await h.ok(key, "enqueue", key, true, "off-a");
     await h.ok(key, "enqueue", key, true, "off-b");
+    // An operator's pause and resume (§11) print nothing at `off` either.
+    assert.ok("value" in (await h.serial("serialPause", { group: "log-off" })));
+    assert.ok("value" in (await h.serial("serialResume", { group: "log-off" })));
     assert.deepEqual(decisions(h), []);
     assert.ok(ids.waiter);
   });

@@ -195,6 +195,12 @@ describe("the edge", () => {
     assert.equal(waits.status, "waiting");
     assertFits("groupEnqueue", waits);
     assertFits("groupClaim", await service("serialClaim", { group, instanceId: "eg-6" }));
+    // Contract §11: pause (then inspect and list, paused) and resume.
+    assertFits("groupPause", await service("serialPause", { group, reason: "edge" }));
+    const paused = await service("serialInspect", { group });
+    assert.equal(paused.paused.reason, "edge");
+    assertFits("groupInspect", paused);
+    assertFits("groupResume", await service("serialResume", { group }));
   });
 
   test("bad options and unknown fields are refused alike everywhere, naming the field, and change nothing", async () => {

@@ -96,6 +96,8 @@ export function collectLogs(lines, keep) {
  * `workflows`: Workflow bindings Baton gets besides `WORKFLOW`, `OTHER` and `ECHO`.
  * `strict`: Baton's bindings go through the fault injector (see
  * `batonWorker`); the default is the environment's BATON_STRICT_BINDING.
+ * `migrations`: a directory of D1 migrations to apply instead of
+ * migrations/ (an older release's, to test an upgrade).
  */
 export async function startBaton(options = {}) {
   // Everything the Workers runtime prints, line by line (decision logs among it).
@@ -146,7 +148,7 @@ export async function startBaton(options = {}) {
   const db = await mf.getD1Database("DB", "baton");
   // A restart on persisted storage finds the tables already there.
   const migrated = options.persistRoot && (await tableExists(db, "serial_queue"));
-  if (!migrated) await applyMigrations(db);
+  if (!migrated) await applyMigrations(db, options.migrations);
   const harness = new Harness(mf);
   harness.runtimeLines = runtimeLines;
   return harness;

@@ -55,6 +55,9 @@ const API_ROUTES = [
   ["POST", "/v1/groups/{group}/heartbeat", { instanceId: "probe" }],
   ["POST", "/v1/groups/{group}/release", { instanceId: "probe" }],
   ["GET", "/v1/groups/{group}", undefined],
+  // Contract §11: an operator steers a group (resumed at once, so later routes find it unpaused).
+  ["POST", "/v1/groups/{group}/pause", { reason: "probe" }],
+  ["POST", "/v1/groups/{group}/resume", {}],
   ["POST", "/v1/buckets/{bucket}/acquire", { rules: [{ id: "r", limit: 5, windowMs: 1000 }] }],
   ["POST", "/v1/buckets/{bucket}/penalize", { cooldownMs: 1 }],
   ["POST", "/v1/buckets/{bucket}/refund", { permits: 1 }],
@@ -133,7 +136,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
   test("the serial-queue routes: enqueue, claim, heartbeat, release, inspect", async () => {
     const group = "acme/site:main:deploy";
     const base = `/v1/groups/${encodeURIComponent(group)}`;
-    assert.deepEqual(await ok(h, "GET", base), { holder: null, waiting: [], recent: [] });
+    assert.deepEqual(await ok(h, "GET", base), { holder: null, waiting: [], recent: [], paused: null });
 
     // d1 holds, alive: a claim that finds a holder asks its Workflow whether
     // it is dead (contract §2a), and a made-up id would be.
@@ -229,6 +232,8 @@ describe("HTTP API with BATON_TOKEN set", () => {
       "/v1/groups/{group}/claim": { instanceId: "intruder" },
       "/v1/groups/{group}/heartbeat": { instanceId: "held" },
       "/v1/groups/{group}/release": { instanceId: "held" },
+      "/v1/groups/{group}/pause": { reason: "intruder" },
+      "/v1/groups/{group}/resume": {},
       "/v1/debounce/{key}": { delayMs: 1, edge: "leading" },
       "/v1/debounce/{key}/start-at": { at: 1 },
       "/v1/debounce/{key}/flush": {},

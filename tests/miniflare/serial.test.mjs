@@ -629,6 +629,7 @@ describe("serial queue input checks", () => {
       holder: null,
       waiting: [],
       recent: [],
+      paused: null,
     });
     assert.deepEqual(await ok(h, "serialHeartbeat", { group: G, instanceId: long(100) }), { holding: false });
     assert.deepEqual(await ok(h, "serialRelease", { group: G, instanceId: long(100) }), { next: null });

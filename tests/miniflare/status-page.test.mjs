@@ -206,6 +206,50 @@ describe("status page in headless Chromium", () => {
     );
   });
 
+  test("a group paused and resumed from its detail, shown paused in the overview", async (t) => {
+    const group = "page/paused deploys";
+    await h.create("sp-A", serial(group, "r1", { waitForFinish: true }));
+    await h.until("sp-A holding", async () => (await inspectGroup(h, group)).holder?.instanceId === "sp-A");
+    await watch(page, "group", group);
+    await untilPage(page, "sp-A holding", async (p) => (await text(p, "#holder-id")) === "sp-A");
+    assert.equal(await text(page, "#group-paused-state"), "Not paused: claims and hand-offs run as usual.");
+    assert.equal(await page.isDisabled("#group-resume"), true, "nothing to resume");
+
+    await page.fill("#group-pause-reason", "incident 12: bad deploys");
+    await page.click("#group-pause");
+    await untilPage(page, "the group paused", async (p) => (await text(p, "#group-paused-state")).startsWith("Paused since "));
+    assert.match(await text(page, "#group-paused-state"), /Reason: “incident 12: bad deploys”\.$/);
+    assert.equal(await text(page, "#group-steer-result"), `Paused “${group}”.`);
+    assert.equal((await inspectGroup(h, group)).paused.reason, "incident 12: bad deploys");
+
+    // A waiter arrives; the holder finishes: its release hands on nothing.
+    await h.create("sp-B", serial(group, "r2"));
+    await untilPage(page, "sp-B waiting", async (p) => (await rows(p, "#waiting")).some((r) => r[1] === "sp-B"));
+    await h.sendEvent("sp-A", "finish", {});
+    await untilPage(page, "nobody holding", (p) => p.isVisible("#holder-none"));
+    assert.deepEqual((await rows(page, "#waiting")).map((r) => r[1]), ["sp-B"]);
+    const shot = path.join(OUT, "status-page-group-paused.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    t.diagnostic(`screenshot: ${path.relative(ROOT, shot)}`);
+    console.log(`status page screenshot (paused group): ${shot}`);
+
+    // The overview marks the group paused.
+    await page.click("#show-overview");
+    await untilPage(page, "the paused group listed", async (p) =>
+      (await rows(p, "#busy")).find((r) => r[1] === group && r[0] === "group (paused)"),
+    );
+
+    // Back on its detail, Resume hands the group to sp-B.
+    await page.click(`#busy tbody a:text-is("${group}")`);
+    await untilPage(page, "the group paused", async (p) => !(await p.isDisabled("#group-resume")));
+    await page.click("#group-resume");
+    await untilPage(page, "the resume's answer", async (p) =>
+      (await text(p, "#group-steer-result")) === `Resumed “${group}”: the group went on to sp-B.`,
+    );
+    await untilPage(page, "the group not paused", async (p) => (await text(p, "#group-paused-state")).startsWith("Not paused"));
+    assert.deepEqual(await h.output("sp-B", 30_000), { ran: true, value: "deployed" });
+  });
+
   test("a bucket: each rule's use and next free permit, and the penalty", async (t) => {
     const bucket = "page/provider acme";
     const rules = [

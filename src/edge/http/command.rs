@@ -12,6 +12,8 @@
 //! | key release | `{ instanceId }` |
 //! | group enqueue | `{ instanceId, revision, current?, workflow?, claim?, grant? }` |
 //! | group claim, heartbeat, release | `{ instanceId }` |
+//! | group pause | `{ reason? }` |
+//! | group resume | `{}` (or none) |
 //! | bucket acquire | `{ rules: [{ id, limit, windowMs }], permits? }` |
 //! | bucket penalize | `{ cooldownMs }` |
 //! | bucket refund | `{ permits }` |
