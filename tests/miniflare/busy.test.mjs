@@ -236,7 +236,7 @@ describe("the list and the history, with real Workflows", () => {
     assert.equal(hold.outcome, "released");
     assert.equal(hold.fence, 2);
     assert.ok(hold.from <= hold.to);
-    assert.deepEqual(view.counts, { grants: 3, handOffs: 1, deadHolders: 0, superseded: 0, coalesced: 0 });
+    assert.deepEqual(view.counts, { grants: 3, handOffs: 1, deadHolders: 0, superseded: 0, coalesced: 0, cancelled: 0 });
     await h.sendEvent("el-w", "finish", {});
     await h.untilInspect(key, "the key free", (v) => v.holder === null);
     assert.equal((await h.inspect(key)).recent.length, 1, "a hold with nobody behind it is not kept");

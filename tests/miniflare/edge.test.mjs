@@ -149,7 +149,7 @@ describe("the edge", () => {
       holders: [],
       // One grant (svc-h's); svc-w left as a waiter, so no hold had a waiter behind it.
       recent: [],
-      counts: { grants: 1, handOffs: 0, deadHolders: 0, superseded: 0, coalesced: 0 },
+      counts: { grants: 1, handOffs: 0, deadHolders: 0, superseded: 0, coalesced: 0, cancelled: 0 },
       paused: null,
       limitOverride: null,
     });

@@ -79,7 +79,7 @@ const API_ROUTES = [
 ];
 
 /** A key's `counts` before anything happened at it (contract §10). */
-const NO_COUNTS = { grants: 0, handOffs: 0, deadHolders: 0, superseded: 0, coalesced: 0 };
+const NO_COUNTS = { grants: 0, handOffs: 0, deadHolders: 0, superseded: 0, coalesced: 0, cancelled: 0 };
 
 // A bucket route takes the group's name: both are identifiers of the same rules.
 const fill = (template, key, group) =>
