@@ -62,7 +62,7 @@ export class Coordinator extends DurableObject {
   // blockConcurrencyWhile: they run in abortOnTrap.
   // --- Coordinator: methods generated from the method table (BATON_BLESS=1 cargo test --lib edge::worker_js) ---
   enqueue(key, supersedes, instanceId, inputHash, options) {
-    return this.#core.enqueue({ key, supersedes, instanceId, inputHash, options });
+    return abortOnTrap(this.ctx, () => this.#core.enqueue({ key, supersedes, instanceId, inputHash, options }));
   }
 
   acquire(key, instanceId, options) {

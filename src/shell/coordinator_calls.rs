@@ -25,17 +25,11 @@ impl Object {
             .map_err(|e| js::to_js_error(&e))
     }
 
-    pub(super) async fn enqueue(
-        self: &Rc<Self>,
-        request: Enqueue,
-    ) -> Result<EnqueueReply, JsValue> {
+    /// `enqueue`'s decision, in the caller's turn.
+    pub(super) fn enqueue_now(&self, request: &Enqueue) -> Result<Now<Coordinator>, JsValue> {
         self.check_options(request.options.as_ref())?;
-        let input = Input::Enqueue(request.core());
-        match self.run(&request.key, input).await? {
-            Ok(Reply::Enqueue(reply)) => Ok(reply.into()),
-            Ok(_) => Err(js::mismatch("Coordinator")),
-            Err(refusal) => Err(js::to_js_error(&refusal)),
-        }
+        self.try_now(&request.key, Input::Enqueue(request.core()))
+            .map_err(|e| js::to_js_error(&e))
     }
 
     /// `acquire`'s decision, in the caller's turn.
@@ -107,6 +101,14 @@ impl Object {
             self.arm_alarm().await?;
         }
         Ok(inspection)
+    }
+}
+
+/// `enqueue`'s reply: whom it terminated, or that the key was busy.
+pub(super) fn enqueue_reply(reply: Reply) -> Result<EnqueueReply, JsValue> {
+    match reply {
+        Reply::Enqueue(reply) => Ok(reply.into()),
+        _ => Err(js::mismatch("Coordinator")),
     }
 }
 

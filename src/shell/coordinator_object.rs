@@ -34,7 +34,7 @@
 //! the object when a call traps (a broken invariant outside the gate).
 
 use super::config::WorkflowConfig;
-use super::coordinator_calls::release_reply;
+use super::coordinator_calls::{enqueue_reply, release_reply};
 use super::coordinator_memory::Summaries;
 use super::decision_log::Scope;
 use super::driver::{Driver, NextAlarm, Now, Rules, Sweep, TransitionOf};
@@ -42,7 +42,7 @@ use super::js::{self, to_js};
 use super::sqlite::ObjectSql;
 use crate::busy::reporter::Due;
 use crate::coordinator::{self, migrate, Holder, Input, Reply, Settings, View, Write};
-use crate::edge::coordinator::{Acquire, Release};
+use crate::edge::coordinator::{Acquire, Enqueue, Release};
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::KEYS_CHECKED_PER_ALARM_MAX;
@@ -158,10 +158,32 @@ impl CoordinatorCore {
         }
     }
 
-    /// `enqueue`: `request` is `{ key, supersedes, instanceId, inputHash?, options? }`.
-    pub fn enqueue(&self, request: JsValue) -> Promise {
+    /// `enqueue`: `request` is `{ key, supersedes, instanceId, inputHash?,
+    /// options? }`. Decided in the caller's turn (it needs no I/O before
+    /// its decision); answers at once when there is nothing to check,
+    /// terminate or arm.
+    pub fn enqueue(&self, request: JsValue) -> JsValue {
         let object = self.object.clone();
-        js::serve(request, move |r| async move { object.enqueue(r).await })
+        let now = js::request::<Enqueue>(request).and_then(|r| {
+            let now = object.enqueue_now(&r)?;
+            Ok((r, now))
+        });
+        if !matches!(now, Ok((_, Now::Pending(_)))) {
+            object.send_reports();
+        }
+        match now {
+            Err(error) => Promise::reject(&error).into(),
+            Ok((_, Now::Answered(reply))) => match enqueue_reply(reply) {
+                Ok(reply) => to_js(&reply),
+                Err(error) => Promise::reject(&error).into(),
+            },
+            Ok((request, Now::Pending(t))) => js::promise(async move {
+                let reply = object.carry_on(&request.key, t).await?;
+                let reply = reply.map_err(|e| js::to_js_error(&e))?;
+                Ok(to_js(&enqueue_reply(reply)?))
+            })
+            .into(),
+        }
     }
 
     /// `acquire(key, instanceId, options?)`, the request `{ key, instanceId,
@@ -178,7 +200,10 @@ impl CoordinatorCore {
             let now = object.acquire_now(&r)?;
             Ok((r, now))
         });
-        object.send_reports();
+        if !matches!(now, Ok((_, Now::Pending(_)))) {
+            // A pending call sends them after its effects (`carry_on`).
+            object.send_reports();
+        }
         match now {
             Err(error) => Promise::reject(&error).into(),
             Ok((request, Now::Answered(reply))) => match object.acquire_reply(&request, reply) {
@@ -206,7 +231,10 @@ impl CoordinatorCore {
             let now = object.release_now(&r)?;
             Ok((r, now))
         });
-        object.send_reports();
+        if !matches!(now, Ok((_, Now::Pending(_)))) {
+            // A pending call sends them after its effects (`carry_on`).
+            object.send_reports();
+        }
         match now {
             Err(error) => Promise::reject(&error).into(),
             Ok((_, Now::Answered(reply))) => match release_reply(reply) {
