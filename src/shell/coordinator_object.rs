@@ -8,13 +8,14 @@
 //! Every decision is one `coordinator::decide` on the view
 //! `coordinator::load` reads for its input, its writes carried out by
 //! `coordinator::write`, in one synchronous turn: under the gate, or, for
-//! `acquire` and `release`, in the caller's turn (`Driver::try_now`: a
-//! synchronous decision cannot interleave with another request, and the
-//! gate's Promise is a fixed cost on the path P3 measures). The driver then
+//! `enqueue`, `acquire` and `release`, in the caller's turn
+//! (`Driver::try_now`: a synchronous decision cannot interleave with
+//! another request, and the gate's Promise is a fixed cost on every call).
+//! The driver then
 //! ensures the holder-check alarm if the key needs it, and performs what
 //! the decision asked for: the status checks (whose answers re-enter as
 //! the `*Checked` inputs), the turn events (whose acceptance re-enters as
-//! `Input::Woken`, and the woken holder's status, asked
+//! `Input::Woken` after the reply, and the woken holder's status, asked
 //! `HAND_ON_CHECK_DELAY_MS` after the reply, as `Input::Woken` again when
 //! it is not alive) and the terminations. The tables are the truth; the
 //! only memory kept between decisions is each key's summary
