@@ -157,4 +157,30 @@ export const SPLIT_LEFT = [
     "the reply (recording acceptance after, the alarm covering a loss: §1b allows it), which takes the event " +
     "send, the second decision and the second commit out of the release call; read the front once; write the " +
     "history rows (waited, recent, trim) in one statement or on the alarm; and the list report as for enqueue.",
+  "",
+  "**After (the \"after\" table; issue 29, item 3).** What changed, each measured alone against the build before " +
+    "it, rounds alternating (`node bench/subset.mjs floors p1`), at a load of 5–9:",
+  "",
+  "- **The enqueue** decides in the caller's turn (`Driver::try_now`, as acquire and release; in `abortOnTrap`), " +
+    "and a periodic alarm known to be set is not asked again (`getAlarm` once per alarm period, not per call): " +
+    "6.0–6.8× the durable floor → 4.6×. A listed key's counts are left to its holder-check alarm (which reports " +
+    "them when they changed), so an enqueue behind waiters sends no list report, with its two reads, its RPC, the " +
+    "shard's write and the owed mark's update under the gate: → 2.5× (2.6× in the full run). Its isolate CPU " +
+    "under the profiler went from [8380] to [2260] µs, its statements from 5 to 3; SQLite's exec is now 40% of it.",
+  "- **P1's release** waits for one commit and the event send: the grant's acceptance (a decision and a commit) " +
+    "is recorded after the reply (`Driver::perform`: a result that does not answer the caller is fed back in " +
+    "`waitUntil`), the list reports go once the effects are under way, and the counts' report is the alarm's. " +
+    "The release call, p50 per run in three alternating pairs: 14, 23, 17 ms before, 15, 14, 16 after (the event " +
+    "send, itself 9–20 ms at that load, is most of it); P1's total is the engine's, noisy run to run " +
+    "(Baton/plain 1.13–1.45× before, 0.75–1.35× after in three alternating pairs; 0.80× in the full run). " +
+    "Sending the event after the reply as well (the release answering after its first commit) was built and " +
+    "measured: the release call fell to 2–7 ms but P1's total rose (1.15–1.60× the plain one's), because the " +
+    "releasing instance's step then runs on the engine's thread while the event is delivered; here the event " +
+    "going first is what the woken waiter needs, so it stays before the reply.",
+  "- **Unchanged: the pair and the rate acquire.** Both already answered in the caller's turn with one statement. " +
+    "What is left there is as above: the pair's statements (the replay puts them at 1.45–1.5× the floor's one " +
+    "write, its triggers within the spread), the driver around them (`Driver::decide`, the summary's clone, " +
+    "allocation: 9–12%) and the crossing's glue (15–25%: `Date.now`, strings, `exec`'s arguments). Closing them " +
+    "needs the schema to move the fence and grant count to the release's trigger (a migration step), and the " +
+    "per-call glue cut (the key and id passed once, no `Date.now` crossing per call).",
 ].join("\n");
