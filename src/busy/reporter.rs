@@ -35,11 +35,9 @@ pub struct Shown {
 pub enum Due {
     /// Nothing the list shows changed.
     Nothing,
-    /// The counts changed on a key that has waiters (so is listed): no
-    /// report after the reply; the alarm, which runs while the key has
-    /// waiters, reports the counts when they changed
-    /// ([`Reporter::on_alarm`]). A report after each such call was most of
-    /// an enqueue's cost (docs/benchmarks.md, issue 29).
+    /// The counts changed on a key that has waiters (so is listed): a
+    /// report is sent after the reply, but not owed (the alarm, which runs
+    /// while the key has waiters, keeps the counts fresh if it is lost).
     Counts,
     /// The counts changed on a key without waiters: the list shows it only
     /// for a dead holder's hour, which only the object's [`Reporter`]
@@ -53,15 +51,14 @@ pub enum Due {
 }
 
 impl Due {
-    /// Whether the report is sent after the reply: always when a report
-    /// is owed; when the counts of a key without waiters changed, only
-    /// while the list shows it for a dead holder's hour
-    /// (`listed_for_dead`, which only the object's [`Reporter`] knows);
-    /// never for the counts of a key with waiters (the alarm's).
+    /// Whether the report is sent after the reply: always when the counts
+    /// of a listed key changed or a report is owed; for a key without
+    /// waiters only while the list shows it for a dead holder's hour
+    /// (`listed_for_dead`, which only the object's [`Reporter`] knows).
     pub fn sends(self, listed_for_dead: impl FnOnce() -> bool) -> bool {
         match self {
-            Due::Nothing | Due::Counts => false,
-            Due::Owed => true,
+            Due::Nothing => false,
+            Due::Counts | Due::Owed => true,
             Due::CountsIfListed => listed_for_dead(),
         }
     }
