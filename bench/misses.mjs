@@ -24,13 +24,14 @@ const EXPLAIN = {
   "ENQ enqueue": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.enqueue.p50)}× (Baton ${fmt(f.ms.enqueue.baton.p50)} ms, the durable floor ` +
     `${fmt(f.ms.enqueue.durable.p50)} ms per enqueue; 7.54× before issue 29's changes). The enqueue now decides in ` +
-    `the caller's turn, asks for the alarm only until it knows it is set, and leaves a listed key's counts to the ` +
-    `alarm's report (the list report per enqueue was most of the gap: 6.4× → 2.5× on its own). What is left is ` +
-    `its three statements (the member read, the waiter's insert with the tenants' trigger, the key's waiter ` +
-    `count: replayed alone in workerd about 2× the floor's one write) and the request's decode (the request ` +
-    `object, 9% of the isolate's CPU). What would close it: the waiter count kept by the waiter row's trigger ` +
-    `(one statement fewer), and the member read folded into the insert (an upsert that says whether the id was ` +
-    `there).`,
+    `the caller's turn and asks for the alarm only until it knows it is set. Most of what is left is the key's ` +
+    `list report (§10), sent after every enqueue behind waiters because the waiting count changed: its two reads, ` +
+    `the RPC to the shard, the shard's write and the owed mark's update under the gate. Leaving a listed key's ` +
+    `counts to its holder-check alarm (which reports them when they changed) was built and measured: 6.4× → 2.5× ` +
+    `on its own; it is not in, because the status page's overview test reads the count right after a hand-off ` +
+    `(tests/miniflare/status-page.test.mjs), so it needs the lead's word on how fresh §10's counts must be. The ` +
+    `rest: its three statements (replayed alone in workerd about 2× the floor's one write) and the request's ` +
+    `decode (9% of the isolate's CPU).`,
   "L1 durable": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the durable floor ` +
     `${fmt(1000 / f.ms.rate.durable.p50)}, the RPC floor ${fmt(1000 / f.ms.rate.rpc.p50)} calls/s). A granted acquire ` +
