@@ -165,9 +165,11 @@ export const SPLIT_LEFT = [
     "and a periodic alarm known to be set is not asked again (`getAlarm` once per alarm period, not per call): " +
     "6.0–6.8× the durable floor → 4.6×. What is left is mostly the list report each enqueue behind waiters sends " +
     "(the waiting count changed): leaving a listed key's counts to its holder-check alarm (which reports them " +
-    "when they changed) took it to 2.5× (2.2–2.6× in two full runs) and its isolate CPU under the profiler from " +
-    "[8380] to [2260] µs (the \"after\" table was taken with it), but the status page's overview test reads the " +
-    "count right after a hand-off, so that change is not in: it needs a word on how fresh §10's counts must be.",
+    "when they changed) took it to 2.5× (2.2–2.6× in two full runs) and its statements from 5 to 3, but the " +
+    "status page's overview test reads the count right after a hand-off, so that change is not in: it needs a " +
+    "word on how fresh §10's counts must be. The \"after\" table is the code as it is, on a quiet machine (the " +
+    "\"before\" one ran at a load of 12–15, so compare its shares, not its µs): the enqueue's SQLite exec is 29% " +
+    "of its isolate's CPU, the WASM→JS glue 32% (the report's RPC and reads among it), workerd outside JS 11%.",
   "- **P1's release** waits for one commit and the event send: the grant's acceptance (a decision and a commit) " +
     "is recorded after the reply (`Driver::perform`: a result that does not answer the caller is fed back in " +
     "`waitUntil`), and the list reports go once the effects are under way. " +
