@@ -14,23 +14,30 @@ const EXPLAIN = {
     `Median ${fmt(f.ratio.pairs.p50)}× (per call: Baton ${fmt(f.ms.pairs.baton.p50 * 500)} µs, the durable floor ` +
     `${fmt(f.ms.pairs.durable.p50 * 500)} µs, the RPC floor ${fmt(f.ms.pairs.rpc.p50 * 500)} µs). Both run one statement per ` +
     `call, but Baton's are heavier (an 11-column holder row with 3 indexes and the fence's trigger; the release's ` +
-    `hold-time trigger): replayed from JS in workerd without Baton they cost 1.45× the floor's one write, so the ` +
-    `statements alone cap this ratio near 0.7×; the rest is the driver and the glue around them (the profile ` +
-    `section: the decision is 2–7% of the isolate's CPU, the crossing's conversions 3–5%). What would close it is ` +
-    `in "What is left" there: a lighter holder row (fewer indexes), the fence and the hold time written only when ` +
-    `they are needed, then the driver's own part.`,
+    `hold-time trigger): replayed from JS in workerd without Baton they cost 1.45–1.5× the floor's one write, so ` +
+    `the statements alone cap this ratio near 0.7×; the rest is the driver and the glue around them (the profile ` +
+    `section: SQLite's exec is 39–56% of the isolate's CPU, the decision 6–9%, the crossing 15–25%). Issue 29's ` +
+    `changes left this path as it was (its calls already answered in the caller's turn). What would close it is ` +
+    `in "What is left" there: the fence and the grant count written by the release's trigger instead of the ` +
+    `acquire's (one upsert fewer per pair), the hold time appended only when someone waits (a contract question: ` +
+    `§1c's estimate reads every hold), then the driver's own part.`,
   "ENQ enqueue": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.enqueue.p50)}× (Baton ${fmt(f.ms.enqueue.baton.p50)} ms, the durable floor ` +
-    `${fmt(f.ms.enqueue.durable.p50)} ms per enqueue). Baton's five statements alone, replayed in workerd, cost 2.2× ` +
-    `the floor's write; the rest is the enqueue's path: it decides under blockConcurrencyWhile, arms the alarm and ` +
-    `sends the key's list report (§10) on every enqueue behind a holder (the profile section). What would close ` +
-    `it: the enqueue decided in the caller's turn, the alarm armed only when it moves, the list report only when ` +
-    `the key's listed state changes; the tenants' triggers are within the noise.`,
+    `${fmt(f.ms.enqueue.durable.p50)} ms per enqueue; 7.54× before issue 29's changes). The enqueue now decides in ` +
+    `the caller's turn and asks for the alarm only until it knows it is set. Most of what is left is the key's ` +
+    `list report (§10), sent after every enqueue behind waiters because the waiting count changed: its two reads, ` +
+    `the RPC to the shard, the shard's write and the owed mark's update under the gate. Leaving a listed key's ` +
+    `counts to its holder-check alarm (which reports them when they changed) was built and measured: 6.4× → 2.5× ` +
+    `on its own; it is not in, because the status page's overview test reads the count right after a hand-off ` +
+    `(tests/miniflare/status-page.test.mjs), so it needs the lead's word on how fresh §10's counts must be. The ` +
+    `rest: its three statements (replayed alone in workerd about 2× the floor's one write) and the request's ` +
+    `decode (9% of the isolate's CPU).`,
   "L1 durable": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the durable floor ` +
     `${fmt(1000 / f.ms.rate.durable.p50)}, the RPC floor ${fmt(1000 / f.ms.rate.rpc.p50)} calls/s). A granted acquire ` +
     `runs one insert, as the floor does; what is left is the call's decode (the rules, an array of objects, read ` +
-    `field by field into WASM), the decision and the reply, and the grant row's index. Profile it with ` +
+    `field by field into WASM), the decision and the reply, and the grant row's index. Issue 29's changes did not ` +
+    `touch this path; its spread across runs (0.57–0.74×) is the machine's. Profile it with ` +
     `\`node bench/profile.mjs rate open\` (after \`BATON_WASM_NAMES=1 bash scripts/build.sh\`).`,
   "LIST page": ({ list, env }) =>
     `Ratio ${fmt(list.ratio)} (${fmt(list.large.p50)} ms / ${fmt(list.small.p50)} ms per page) at a machine load of ` +
@@ -50,11 +57,12 @@ const EXPLAIN = {
     `the release call (${fmt(p1.releaseCall.p50)} ms against ${fmt(p1.plain.releaseCall.p50)} ms) and the engine's ` +
     `delivery of the event (${fmt(p1.wake.p50)} ms against ${fmt(p1.plain.wake.p50)} ms from the release to the ` +
     `next step's start or the acquire's). Locally the engine's own event-to-step time dominates both and is the same ` +
-    `for both, so 0.85× needs the release itself to cost less than the plain one's. The profile section splits it: ` +
-    `16 statements and two commits (the confirmation is committed after the event send, before the reply), and the ` +
-    `release's Promise machinery and list report on the thread that delivers the event; "What is left" there says ` +
-    `what would close it (reply after the first commit, send after the reply). Miniflare's engine is not ` +
-    `production's, where a step costs more and the saved step weighs more.`,
+    `for both, so 0.85× needs the release itself to cost less than the plain one's. Since issue 29's changes the ` +
+    `release waits for one commit and the event send (the acceptance is recorded after the reply) and sends no ` +
+    `list report for a change of counts; sending the event after the reply too was measured and is worse here ` +
+    `(the releasing instance's step then competes with the event's delivery on the engine's thread). What is ` +
+    `left: the release's 12 statements before its reply against the plain one's 4, and its two decision lines. Miniflare's ` +
+    `engine is not production's, where a step costs more and the saved step weighs more.`,
   "P1 floor": ({ p1, floor }) =>
     `Baton ${fmt(p1.total.p50)} ms, the engine's floor for an event, one step making one Coordinator call, and the ` +
     `next step ${fmt(floor.total.p50)} ms. With the grant in the event the woken waiter makes no call, so the floor ` +

@@ -157,4 +157,33 @@ export const SPLIT_LEFT = [
     "the reply (recording acceptance after, the alarm covering a loss: §1b allows it), which takes the event " +
     "send, the second decision and the second commit out of the release call; read the front once; write the " +
     "history rows (waited, recent, trim) in one statement or on the alarm; and the list report as for enqueue.",
+  "",
+  "**After (the \"after\" table; issue 29, item 3).** What changed, each measured alone against the build before " +
+    "it, rounds alternating (`node bench/subset.mjs floors p1`), at a load of 5–9:",
+  "",
+  "- **The enqueue** decides in the caller's turn (`Driver::try_now`, as acquire and release; in `abortOnTrap`), " +
+    "and a periodic alarm known to be set is not asked again (`getAlarm` once per alarm period, not per call): " +
+    "6.0–6.8× the durable floor → 4.6×. What is left is mostly the list report each enqueue behind waiters sends " +
+    "(the waiting count changed): leaving a listed key's counts to its holder-check alarm (which reports them " +
+    "when they changed) took it to 2.5× (2.2–2.6× in two full runs) and its statements from 5 to 3, but the " +
+    "status page's overview test reads the count right after a hand-off, so that change is not in: it needs a " +
+    "word on how fresh §10's counts must be. The \"after\" table is the code as it is, on a quiet machine (the " +
+    "\"before\" one ran at a load of 12–15, so compare its shares, not its µs): the enqueue's SQLite exec is 29% " +
+    "of its isolate's CPU, the WASM→JS glue 32% (the report's RPC and reads among it), workerd outside JS 11%.",
+  "- **P1's release** waits for one commit and the event send: the grant's acceptance (a decision and a commit) " +
+    "is recorded after the reply (`Driver::perform`: a result that does not answer the caller is fed back in " +
+    "`waitUntil`), and the list reports go once the effects are under way. " +
+    "The release call, p50 per run in three alternating pairs: 14, 23, 17 ms before, 15, 14, 16 after (the event " +
+    "send, itself 9–20 ms at that load, is most of it); P1's total is the engine's, noisy run to run " +
+    "(Baton/plain 1.13–1.45× before, 0.75–1.35× after in three alternating pairs; 0.80× in the full run). " +
+    "Sending the event after the reply as well (the release answering after its first commit) was built and " +
+    "measured: the release call fell to 2–7 ms but P1's total rose (1.15–1.60× the plain one's), because the " +
+    "releasing instance's step then runs on the engine's thread while the event is delivered; here the event " +
+    "going first is what the woken waiter needs, so it stays before the reply.",
+  "- **Unchanged: the pair and the rate acquire.** Both already answered in the caller's turn with one statement. " +
+    "What is left there is as above: the pair's statements (the replay puts them at 1.45–1.5× the floor's one " +
+    "write, its triggers within the spread), the driver around them (`Driver::decide`, the summary's clone, " +
+    "allocation: 9–12%) and the crossing's glue (15–25%: `Date.now`, strings, `exec`'s arguments). Closing them " +
+    "needs the schema to move the fence and grant count to the release's trigger (a migration step), and the " +
+    "per-call glue cut (the key and id passed once, no `Date.now` crossing per call).",
 ].join("\n");

@@ -58,11 +58,11 @@ export class Coordinator extends DurableObject {
     this.#core = new CoordinatorCore(ctx, env);
   }
 
-  // acquire and release decide synchronously on their fast path, outside
+  // enqueue, acquire and release decide synchronously, outside
   // blockConcurrencyWhile: they run in abortOnTrap.
   // --- Coordinator: methods generated from the method table (BATON_BLESS=1 cargo test --lib edge::worker_js) ---
   enqueue(key, supersedes, instanceId, inputHash, options) {
-    return this.#core.enqueue({ key, supersedes, instanceId, inputHash, options });
+    return abortOnTrap(this.ctx, () => this.#core.enqueue({ key, supersedes, instanceId, inputHash, options }));
   }
 
   acquire(key, instanceId, options) {

@@ -61,7 +61,7 @@ macro_rules! method_table {
             Coordinator(CoordinatorCall) by key,
                 served [object Coordinator "COORDINATOR" CoordinatorService request] {
                 Enqueue = "coordinatorEnqueue"(c::Enqueue) -> c::EnqueueReply,
-                    object "enqueue"(key, supersedes, instanceId, inputHash, options) [request],
+                    object "enqueue"(key, supersedes, instanceId, inputHash, options) [request, guarded],
                     http KeyEnqueue POST "/v1/keys/{key}/enqueue";
                 Acquire = "coordinatorAcquire"(c::Acquire) -> c::AcquireReply,
                     on HTTP -> c::AcquireHttpReply,

@@ -27,18 +27,11 @@ impl Object {
             .map_err(|e| js::to_js_error(&e))
     }
 
-    pub(super) async fn enqueue(
-        self: &Rc<Self>,
-        request: Enqueue,
-    ) -> Result<EnqueueReply, JsValue> {
+    /// `enqueue`'s decision, in the caller's turn.
+    pub(super) fn enqueue_now(&self, request: &Enqueue) -> Result<Now<Coordinator>, JsValue> {
         self.check_options(request.options.as_ref())?;
-        let input = Input::Enqueue(request.core());
-        let cancel_holders = request.options.as_ref().and_then(|o| o.cancel_holders) == Some(true);
-        match self.run(&request.key, input).await? {
-            Ok(Reply::Enqueue(reply)) => Ok(EnqueueReply::new(reply, cancel_holders)),
-            Ok(_) => Err(js::mismatch("Coordinator")),
-            Err(refusal) => Err(js::to_js_error(&refusal)),
-        }
+        self.try_now(&request.key, Input::Enqueue(request.core()))
+            .map_err(|e| js::to_js_error(&e))
     }
 
     /// `acquire`'s decision, in the caller's turn.
@@ -155,6 +148,16 @@ impl Object {
             self.arm_alarm().await?;
         }
         Ok(inspection)
+    }
+}
+
+/// `enqueue`'s reply: whom it terminated, or that the key was busy.
+pub(super) fn enqueue_reply(request: &Enqueue, reply: Reply) -> Result<EnqueueReply, JsValue> {
+    // §1d: `cancelled` is in the reply of a call that asked to cancel.
+    let cancel_holders = request.options.as_ref().and_then(|o| o.cancel_holders) == Some(true);
+    match reply {
+        Reply::Enqueue(reply) => Ok(EnqueueReply::new(reply, cancel_holders)),
+        _ => Err(js::mismatch("Coordinator")),
     }
 }
 

@@ -8,13 +8,14 @@
 //! Every decision is one `coordinator::decide` on the view
 //! `coordinator::load` reads for its input, its writes carried out by
 //! `coordinator::write`, in one synchronous turn: under the gate, or, for
-//! `acquire` and `release`, in the caller's turn (`Driver::try_now`: a
-//! synchronous decision cannot interleave with another request, and the
-//! gate's Promise is a fixed cost on the path P3 measures). The driver then
+//! `enqueue`, `acquire` and `release`, in the caller's turn
+//! (`Driver::try_now`: a synchronous decision cannot interleave with
+//! another request, and the gate's Promise is a fixed cost on every call).
+//! The driver then
 //! ensures the holder-check alarm if the key needs it, and performs what
 //! the decision asked for: the status checks (whose answers re-enter as
 //! the `*Checked` inputs), the turn events (whose acceptance re-enters as
-//! `Input::Woken`, and the woken holder's status, asked
+//! `Input::Woken` after the reply, and the woken holder's status, asked
 //! `HAND_ON_CHECK_DELAY_MS` after the reply, as `Input::Woken` again when
 //! it is not alive) and the terminations. The tables are the truth; the
 //! only memory kept between decisions is each key's summary
@@ -34,7 +35,7 @@
 //! the object when a call traps (a broken invariant outside the gate).
 
 use super::config::WorkflowConfig;
-use super::coordinator_calls::release_reply;
+use super::coordinator_calls::{enqueue_reply, release_reply};
 use super::coordinator_memory::Summaries;
 use super::decision_log::Scope;
 use super::driver::{Driver, NextAlarm, Now, Rules, Sweep, TransitionOf};
@@ -42,7 +43,7 @@ use super::js::{self, to_js};
 use super::sqlite::ObjectSql;
 use crate::busy::reporter::Due;
 use crate::coordinator::{self, migrate, Holder, Input, Reply, Settings, View, Write};
-use crate::edge::coordinator::{Acquire, Release};
+use crate::edge::coordinator::{Acquire, Enqueue, Release};
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::KEYS_CHECKED_PER_ALARM_MAX;
@@ -158,10 +159,32 @@ impl CoordinatorCore {
         }
     }
 
-    /// `enqueue`: `request` is `{ key, supersedes, instanceId, inputHash?, options? }`.
-    pub fn enqueue(&self, request: JsValue) -> Promise {
+    /// `enqueue`: `request` is `{ key, supersedes, instanceId, inputHash?,
+    /// options? }`. Decided in the caller's turn (it needs no I/O before
+    /// its decision); answers at once when there is nothing to check,
+    /// terminate or arm.
+    pub fn enqueue(&self, request: JsValue) -> JsValue {
         let object = self.object.clone();
-        js::serve(request, move |r| async move { object.enqueue(r).await })
+        let now = js::request::<Enqueue>(request).and_then(|r| {
+            let now = object.enqueue_now(&r)?;
+            Ok((r, now))
+        });
+        if !matches!(now, Ok((_, Now::Pending(_)))) {
+            object.send_reports();
+        }
+        match now {
+            Err(error) => Promise::reject(&error).into(),
+            Ok((request, Now::Answered(reply))) => match enqueue_reply(&request, reply) {
+                Ok(reply) => to_js(&reply),
+                Err(error) => Promise::reject(&error).into(),
+            },
+            Ok((request, Now::Pending(t))) => js::promise(async move {
+                let reply = object.carry_on(&request.key, t).await?;
+                let reply = reply.map_err(|e| js::to_js_error(&e))?;
+                Ok(to_js(&enqueue_reply(&request, reply)?))
+            })
+            .into(),
+        }
     }
 
     /// `acquire(key, instanceId, options?)`, the request `{ key, instanceId,
@@ -178,7 +201,10 @@ impl CoordinatorCore {
             let now = object.acquire_now(&r)?;
             Ok((r, now))
         });
-        object.send_reports();
+        if !matches!(now, Ok((_, Now::Pending(_)))) {
+            // A pending call sends them after its effects (`carry_on`).
+            object.send_reports();
+        }
         match now {
             Err(error) => Promise::reject(&error).into(),
             Ok((request, Now::Answered(reply))) => match object.acquire_reply(&request, reply) {
@@ -206,7 +232,10 @@ impl CoordinatorCore {
             let now = object.release_now(&r)?;
             Ok((r, now))
         });
-        object.send_reports();
+        if !matches!(now, Ok((_, Now::Pending(_)))) {
+            // A pending call sends them after its effects (`carry_on`).
+            object.send_reports();
+        }
         match now {
             Err(error) => Promise::reject(&error).into(),
             Ok((_, Now::Answered(reply))) => match release_reply(reply) {

@@ -127,6 +127,21 @@ pub async fn status(sent: Option<Sent>, id: &InstanceId) -> Liveness {
     }
 }
 
+/// Work after a reply that needs no delay (a turn event the reply did
+/// not wait for): `work` runs at once. The promise is for the caller's
+/// `waitUntil`; a failure is logged as `what` failed.
+pub fn after_reply(
+    what: impl Display + 'static,
+    work: impl Future<Output = Result<(), JsValue>> + 'static,
+) -> Promise {
+    js::promise(async move {
+        if let Err(error) = work.await {
+            worker::console_error!("baton: {what} failed: {error:?}");
+        }
+        Ok(JsValue::UNDEFINED)
+    })
+}
+
 /// The deferred round after a reply: `round` (which reads the woken
 /// instances' statuses and feeds them back) runs once they have had
 /// [`HAND_ON_CHECK_DELAY_MS`] to act on their events. The promise is for

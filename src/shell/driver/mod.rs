@@ -44,7 +44,7 @@ use super::sqlite::ObjectSql;
 use crate::error::BatonError;
 use crate::ident::Ident;
 use crate::transition::Alarm;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
@@ -57,6 +57,12 @@ pub struct Driver<R: Rules, M: Memory<R> = Uncached> {
     pub base: ObjectBase,
     config: Result<R::Config, String>,
     memory: RefCell<M>,
+    /// A periodic alarm ([`NextAlarm::Every`]) is known to be set: this
+    /// object set it or saw it, and it has not run since. Only the object
+    /// sets or runs its alarm, so while this holds, ensuring it needs no
+    /// `getAlarm` (a storage round trip on every call that needs the
+    /// alarm: each enqueue behind a holder, each hand-off).
+    alarm_set: Cell<bool>,
 }
 
 impl<R: Rules, M: Memory<R>> Driver<R, M> {
@@ -70,6 +76,7 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
             base: ObjectBase::new(raw_state, env),
             config,
             memory: RefCell::new(memory),
+            alarm_set: Cell::new(false),
         })
     }
 
@@ -159,10 +166,20 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     /// [`Driver::carry_on`].
     pub fn try_now(&self, key: &Ident, input: R::Input) -> Result<Now<R>, BatonError> {
         let transition = self.decide(key, input)?;
-        if transition.effects.is_empty() && transition.alarm == Alarm::Keep {
+        if transition.effects.is_empty() && self.alarm_in_place(&transition.alarm) {
             return Ok(Now::Answered(transition.reply));
         }
         Ok(Now::Pending(transition))
+    }
+
+    /// Whether the alarm is already as `alarm` asks: left alone, or a
+    /// periodic alarm known to be set.
+    fn alarm_in_place(&self, alarm: &Alarm) -> bool {
+        match alarm {
+            Alarm::Keep => true,
+            Alarm::Periodic => self.alarm_set.get(),
+            Alarm::At(_) | Alarm::Clear => false,
+        }
     }
 
     /// [`Driver::try_now`] for a class whose decisions never have effects
@@ -199,7 +216,13 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
                     ..
                 }),
                 Ok(config),
-            ) => ensure_alarm(&self.base, period_ms(config)).await,
+            ) => {
+                if !self.alarm_set.get() {
+                    ensure_alarm(&self.base, period_ms(config)).await?;
+                    self.alarm_set.set(true);
+                }
+                Ok(())
+            }
             (
                 Some(Sweep {
                     next: NextAlarm::Earliest(next_wake),
@@ -222,6 +245,8 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         let Some(sweep) = &R::ALARM else {
             return Ok(Vec::new());
         };
+        // Running, it is no longer set: the decisions it runs re-arm it.
+        self.alarm_set.set(false);
         let (due_keys, limit) = (sweep.due_keys, sweep.keys_per_alarm_max);
         let keys = self.read(move |sql| due_keys(sql, now_ms(), limit)).await?;
         for key in &keys {

@@ -11,8 +11,8 @@
 //!   decision its result re-entered. So a decision that must know whether
 //!   an instance is alive before it can answer asks for an answering check
 //!   and replies a placeholder;
-//! - a wake's turn event is sent before the reply, and whether the engine
-//!   accepted it may re-enter at once; the instance's status is asked
+//! - a wake's turn event is sent, and whether the engine accepted it may
+//!   re-enter at once; the instance's status is asked
 //!   `HAND_ON_CHECK_DELAY_MS` later, after the reply, in `waitUntil` (the
 //!   deferred round of `shell::wake::deferred`: the woken instance has had
 //!   time to act), and what it feeds back ([`Woke`]) re-enters. Wakes that
@@ -20,6 +20,15 @@
 //!   within [`WAKE_ATTEMPTS_PER_CALL_MAX`] wakes;
 //! - a termination is best effort, at most [`TERMINATIONS_PER_CALL_MAX`]
 //!   a call; nothing re-enters.
+//!
+//! The reply waits for the effects, but not for what their results feed
+//! back unless it answers the caller: a turn event's acceptance is
+//! recorded after the reply, in `waitUntil` (§1b: the holder is told by
+//! the event, not by the reply; until the acceptance is recorded the
+//! hand-over stays unconfirmed, and the holder-check alarm, armed before
+//! the reply, sends an event again should the object stop first). The
+//! decision that records it is then off the caller's path, with its
+//! second commit.
 //!
 //! Each round of effects runs concurrently; their results re-enter one
 //! after the other, each in a turn of its own, and what those decisions ask
@@ -136,7 +145,6 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         key: &Ident,
         transition: TransitionOf<R>,
     ) -> Result<Result<R::Reply, BatonError>, JsValue> {
-        M::decided(self);
         if transition.alarm != Alarm::Keep {
             self.arm_alarm().await?;
         }
@@ -147,8 +155,12 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
             ..
         } = transition;
         let round = asked::<R>(effects, state);
-        let answer = self.perform(key, Some(Ok(reply)), round, false).await?;
-        Ok(answer.expect("a call's answer is kept through its effects"))
+        let answer = self.perform(key, Some(Ok(reply)), round, false).await;
+        // What the decisions made due goes once the effects are under way
+        // (a turn event before a list report: on a shared thread the first
+        // queued goes first).
+        M::decided(self);
+        Ok(answer?.expect("a call's answer is kept through its effects"))
     }
 
     /// Performs the effects, feeds each result back to its key, and
@@ -166,6 +178,7 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         let (mut wakes, mut terminations) =
             (WAKE_ATTEMPTS_PER_CALL_MAX, TERMINATIONS_PER_CALL_MAX as u32);
         let mut sent_all = Vec::new();
+        let mut recorded_after = Vec::new();
         let rounds = if deferred {
             WAKE_ATTEMPTS_PER_CALL_MAX as usize
         } else {
@@ -192,12 +205,34 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
             } else {
                 sent_all.extend(sent);
             }
+            if answer.is_some() {
+                let (now, later) = inputs.into_iter().partition(|(_, answers)| *answers);
+                recorded_after.extend(later);
+                inputs = now;
+            }
             round = self.commit_all(key, inputs, &mut answer).await?;
+        }
+        if !recorded_after.is_empty() {
+            self.after_reply(key, recorded_after);
         }
         if !sent_all.is_empty() {
             self.defer(key, sent_all);
         }
         Ok(answer)
+    }
+
+    /// The results that do not answer the caller, fed back after the
+    /// reply in `waitUntil`, and what their decisions ask for performed in
+    /// turn, as a round with no caller. Should the object stop first, the
+    /// alarm carries on (a woken holder stays unconfirmed until recorded).
+    fn after_reply(self: &Rc<Self>, key: &Ident, inputs: Vec<(R::Input, bool)>) {
+        let (driver, key) = (self.clone(), key.clone());
+        let failed = format!("results after the reply on key {key}");
+        let effects = wake::after_reply(failed, async move {
+            let round = driver.commit_all(&key, inputs, &mut None).await?;
+            driver.perform(&key, None, round, false).await.map(drop)
+        });
+        let _ = self.base.raw_state.wait_until(&effects);
     }
 
     /// One round of effects, concurrently: the inputs their results feed
