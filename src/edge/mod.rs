@@ -59,6 +59,7 @@ pub mod busy;
 pub mod coordinator;
 pub mod debounce;
 pub mod http;
+pub mod inspection;
 pub mod methods;
 pub mod rate;
 pub mod runs;

@@ -2,25 +2,23 @@
 //! entrypoint's `coordinatorList`, which reads a page of every list shard
 //! (`BusyList`, `shell::busy_list_object`) and merges them by key
 //! (`crate::busy::page`), and `serialList`, one indexed D1 query
-//! (`serial_queue::sql::LIST_GROUPS`).
+//! (`shell::serial_list`).
 
 use super::js::{self, now_ms, to_js};
+use super::serial_list::list_groups;
 use super::stub::{call_object, CallError};
 use crate::busy::page::{merge, per_shard, Cursor, ListKind, ShardPage};
 use crate::busy::{shard_name, ShardCount};
-use crate::edge::busy::{
-    GroupList, KeyList, ListRequest, ListedGroup, ListedKey, ShardPageReply, ShardPageRequest,
-};
+use crate::edge::busy::{KeyList, ListRequest, ListedKey, ShardPageReply, ShardPageRequest};
 use crate::edge::ListCall;
 use crate::limits::{LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS, LIST_VERIFY_AFTER_MS_MAX};
-use crate::serial_queue::sql::LIST_GROUPS;
 use wasm_bindgen::prelude::*;
 use worker::Env;
 
 /// The binding of the list shards' namespace.
 pub const LIST_BINDING: &str = "BUSY_LIST";
 
-fn configuration(message: String) -> CallError {
+pub(super) fn configuration(message: String) -> CallError {
     CallError::Thrown(js_sys::Error::new(&message).into())
 }
 
@@ -215,69 +213,6 @@ async fn verify(env: &Env, entries: &mut Vec<(String, Entry)>, now: u64, after_m
     for i in gone.into_iter().rev() {
         entries.remove(i);
     }
-}
-
-/// A row of `LIST_GROUPS`.
-#[derive(serde::Deserialize)]
-struct GroupRow {
-    group_name: String,
-    holder: Option<String>,
-    waiting: Option<f64>,
-    oldest_since: Option<f64>,
-    /// 1 when paused (SQLite's `EXISTS`).
-    paused: Option<f64>,
-}
-
-/// One page of `serialList`.
-pub async fn list_groups(env: &Env, request: ListRequest) -> Result<GroupList, CallError> {
-    let cursor = match &request.cursor {
-        Some(text) => Some(Cursor::decode(ListKind::Groups, text)?),
-        None => None,
-    };
-    let limit = request.limit.unwrap_or_default().get();
-    let d1 = env.d1("DB").map_err(|e| {
-        configuration(format!(
-            "Baton configuration: no D1 binding named \"DB\": {e}"
-        ))
-    })?;
-    let failed = |e: worker::Error| configuration(format!("Baton: D1 failed: {e}"));
-    let after = cursor.map_or(String::new(), |c| c.after);
-    // One more than the page: whether another page follows.
-    let rows: Vec<GroupRow> = d1
-        .prepare(LIST_GROUPS)
-        .bind(&[
-            JsValue::from_str(&after),
-            JsValue::from_f64(f64::from(limit + 1)),
-        ])
-        .map_err(failed)?
-        .all()
-        .await
-        .map_err(failed)?
-        .results()
-        .map_err(failed)?;
-    let more = rows.len() > limit as usize;
-    let now = now_ms();
-    let groups: Vec<ListedGroup> = rows
-        .into_iter()
-        .take(limit as usize)
-        .map(|row| ListedGroup {
-            group: row.group_name,
-            holder: row.holder,
-            waiting: row.waiting.unwrap_or(0.0) as u32,
-            oldest_wait_ms: row
-                .oldest_since
-                .map_or(0, |since| now.saturating_sub(since as u64)),
-            paused: row.paused.is_some_and(|p| p != 0.0),
-        })
-        .collect();
-    let cursor = more.then(|| {
-        Cursor {
-            kind: ListKind::Groups,
-            after: groups.last().map(|g| g.group.clone()).unwrap_or_default(),
-        }
-        .encode()
-    });
-    Ok(GroupList { groups, cursor })
 }
 
 /// The Rust half of the default entrypoint's list methods (see

@@ -16,6 +16,8 @@ use crate::edge::coordinator::{
 use crate::edge::steer::{Pause, PauseReply, Resume, ResumeReply, SetLimit, SetLimitReply};
 use crate::ident::Ident;
 use crate::sql::Counted;
+use js_sys::Promise;
+use serde::Serialize;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
 
@@ -167,4 +169,37 @@ pub(super) fn release_reply(reply: Reply) -> Result<ReleaseReply, JsValue> {
         return Err(js::mismatch("Coordinator"));
     };
     Ok(ReleaseReply { next })
+}
+
+/// How a call decided in the caller's turn (`Driver::try_now`) answers:
+/// at once, with a value, when its decision has nothing to perform (its
+/// list reports are sent at once); else with a Promise that settles once
+/// its effects are under way (`carry_on` sends the reports after them).
+pub(super) fn answer_in_turn<R: 'static, T: Serialize + 'static>(
+    object: Rc<Object>,
+    request: Result<R, JsValue>,
+    decide: fn(&Object, &R) -> Result<Now<Coordinator>, JsValue>,
+    key: fn(&R) -> &Ident,
+    answer: fn(&Object, &R, Reply) -> Result<T, JsValue>,
+) -> JsValue {
+    let now = request.and_then(|r| {
+        let now = decide(&object, &r)?;
+        Ok((r, now))
+    });
+    if !matches!(now, Ok((_, Now::Pending(_)))) {
+        object.send_reports();
+    }
+    match now {
+        Err(error) => Promise::reject(&error).into(),
+        Ok((request, Now::Answered(reply))) => match answer(&object, &request, reply) {
+            Ok(reply) => js::to_js(&reply),
+            Err(error) => Promise::reject(&error).into(),
+        },
+        Ok((request, Now::Pending(t))) => js::promise(async move {
+            let reply = object.carry_on(key(&request), t).await?;
+            let reply = reply.map_err(|e| js::to_js_error(&e))?;
+            Ok(js::to_js(&answer(&object, &request, reply)?))
+        })
+        .into(),
+    }
 }

@@ -35,10 +35,10 @@
 //! the object when a call traps (a broken invariant outside the gate).
 
 use super::config::WorkflowConfig;
-use super::coordinator_calls::{enqueue_reply, release_reply};
+use super::coordinator_calls::{answer_in_turn, enqueue_reply, release_reply};
 use super::coordinator_memory::Summaries;
 use super::decision_log::Scope;
-use super::driver::{Driver, NextAlarm, Now, Rules, Sweep, TransitionOf};
+use super::driver::{Driver, NextAlarm, Rules, Sweep, TransitionOf};
 use super::js::{self, to_js};
 use super::sqlite::ObjectSql;
 use crate::busy::reporter::Due;
@@ -164,91 +164,47 @@ impl CoordinatorCore {
     /// its decision); answers at once when there is nothing to check,
     /// terminate or arm.
     pub fn enqueue(&self, request: JsValue) -> JsValue {
-        let object = self.object.clone();
-        let now = js::request::<Enqueue>(request).and_then(|r| {
-            let now = object.enqueue_now(&r)?;
-            Ok((r, now))
-        });
-        if !matches!(now, Ok((_, Now::Pending(_)))) {
-            object.send_reports();
-        }
-        match now {
-            Err(error) => Promise::reject(&error).into(),
-            Ok((request, Now::Answered(reply))) => match enqueue_reply(&request, reply) {
-                Ok(reply) => to_js(&reply),
-                Err(error) => Promise::reject(&error).into(),
-            },
-            Ok((request, Now::Pending(t))) => js::promise(async move {
-                let reply = object.carry_on(&request.key, t).await?;
-                let reply = reply.map_err(|e| js::to_js_error(&e))?;
-                Ok(to_js(&enqueue_reply(&request, reply)?))
-            })
-            .into(),
-        }
+        answer_in_turn(
+            self.object.clone(),
+            js::request::<Enqueue>(request),
+            Object::enqueue_now,
+            |r| &r.key,
+            |_, r, reply| enqueue_reply(r, reply),
+        )
     }
 
     /// `acquire(key, instanceId, options?)`, the request `{ key, instanceId,
     /// options? }`. Answers at once (a value, not a Promise) when the
     /// decision has nothing to perform: the uncontended path.
     pub fn acquire(&self, key: JsValue, instance_id: JsValue, options: JsValue) -> JsValue {
-        let object = self.object.clone();
         let request = js::positional_request(key, instance_id, Some(options), |key, id| Acquire {
             key,
             instance_id: id,
             options: None,
         });
-        let now = request.and_then(|r| {
-            let now = object.acquire_now(&r)?;
-            Ok((r, now))
-        });
-        if !matches!(now, Ok((_, Now::Pending(_)))) {
-            // A pending call sends them after its effects (`carry_on`).
-            object.send_reports();
-        }
-        match now {
-            Err(error) => Promise::reject(&error).into(),
-            Ok((request, Now::Answered(reply))) => match object.acquire_reply(&request, reply) {
-                Ok(reply) => to_js(&reply),
-                Err(error) => Promise::reject(&error).into(),
-            },
-            Ok((request, Now::Pending(t))) => js::promise(async move {
-                let reply = object.carry_on(&request.key, t).await?;
-                let reply = reply.map_err(|e| js::to_js_error(&e))?;
-                Ok(to_js(&object.acquire_reply(&request, reply)?))
-            })
-            .into(),
-        }
+        answer_in_turn(
+            self.object.clone(),
+            request,
+            Object::acquire_now,
+            |r| &r.key,
+            Object::acquire_reply,
+        )
     }
 
     /// `release(key, instanceId)`, the request `{ key, instanceId }`.
     /// Answers at once when nobody is to be woken and no alarm is to be armed.
     pub fn release(&self, key: JsValue, instance_id: JsValue) -> JsValue {
-        let object = self.object.clone();
         let request = js::positional_request(key, instance_id, None, |key, id| Release {
             key,
             instance_id: id,
         });
-        let now = request.and_then(|r| {
-            let now = object.release_now(&r)?;
-            Ok((r, now))
-        });
-        if !matches!(now, Ok((_, Now::Pending(_)))) {
-            // A pending call sends them after its effects (`carry_on`).
-            object.send_reports();
-        }
-        match now {
-            Err(error) => Promise::reject(&error).into(),
-            Ok((_, Now::Answered(reply))) => match release_reply(reply) {
-                Ok(reply) => to_js(&reply),
-                Err(error) => Promise::reject(&error).into(),
-            },
-            Ok((request, Now::Pending(t))) => js::promise(async move {
-                let reply = object.carry_on(&request.key, t).await?;
-                let reply = reply.map_err(|e| js::to_js_error(&e))?;
-                Ok(to_js(&release_reply(reply)?))
-            })
-            .into(),
-        }
+        answer_in_turn(
+            self.object.clone(),
+            request,
+            Object::release_now,
+            |r| &r.key,
+            |_, _, reply| release_reply(reply),
+        )
     }
 
     /// `inspect`: `request` is `{ key }`.

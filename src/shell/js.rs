@@ -5,15 +5,16 @@
 use crate::edge::{self, KeyArg};
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
-use crate::limits::JS_SAFE_INTEGER_MAX;
-use js_sys::{Array, Object, Promise, Reflect, Symbol};
+use js_sys::{Object, Promise, Reflect};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::future_to_promise;
+
+use super::js_json::json;
 
 /// Serves one RPC call: decodes its argument into `method`'s request type,
 /// runs it, and resolves with its typed reply as a JS value; a refusal or a
@@ -94,120 +95,6 @@ pub fn positional_request<T: DeserializeOwned>(
         set("options", options);
     }
     request(object.into())
-}
-
-/// A JS value as JSON data: `None` for what JSON cannot hold (a function,
-/// a symbol, a `BigInt`, an iterable other than an array, a cycle or
-/// nesting deeper than [`JSON_DEPTH_MAX`]).
-pub fn json(value: JsValue) -> Option<Value> {
-    match plain_object(&value) {
-        Some(tree) => Some(tree),
-        None => json_at(&value, 0),
-    }
-}
-
-/// Deepest nesting of arrays and objects [`json`] reads: serde_json's own
-/// recursion limit, so whatever a caller's JSON body may hold over HTTP an
-/// RPC argument may too, and a cycle ends here instead of in a stack
-/// overflow.
-const JSON_DEPTH_MAX: usize = 128;
-
-/// One value as JSON, by the rules of [`scalar`] for a primitive, with
-/// arrays read element by element (`undefined` as `null`) and objects as
-/// `Object.entries` lists them. Read here rather than through
-/// `serde_wasm_bindgen`'s deserializer, whose generic error paths cost the
-/// Worker's module several KB (docs/benchmarks.md, P6).
-fn json_at(value: &JsValue, depth: usize) -> Option<Value> {
-    if !value.is_object() {
-        return scalar(value);
-    }
-    if depth >= JSON_DEPTH_MAX || value.is_function() {
-        return None;
-    }
-    if Array::is_array(value) {
-        let array: &Array = value.unchecked_ref();
-        return array
-            .iter()
-            .map(|item| json_at(&item, depth + 1))
-            .collect::<Option<Vec<_>>>()
-            .map(Value::Array);
-    }
-    let object: &Object = value.unchecked_ref();
-    if Reflect::has(object, &Symbol::iterator()).unwrap_or(true) {
-        return None;
-    }
-    let mut fields = Map::new();
-    for entry in Object::entries(object).iter() {
-        let entry: Array = entry.unchecked_into();
-        fields.insert(
-            entry.get(0).as_string()?,
-            json_at(&entry.get(1), depth + 1)?,
-        );
-    }
-    Some(Value::Object(fields))
-}
-
-/// The common input, a plain object (`{ key, instanceId }`), as JSON: one
-/// `Object.entries` and each field by [`json_at`]'s rules. `None` for
-/// anything else. Only objects whose prototype is `Object.prototype` and
-/// that are not iterable qualify; RPC decoding was ~15% of a call's busy
-/// time when every value was asked what it is with up to ten calls into JS
-/// (docs/benchmarks.md, profile).
-fn plain_object(input: &JsValue) -> Option<Value> {
-    let mut fields = Map::new();
-    for (key, value) in plain_entries(input)? {
-        fields.insert(key, json_at(&value, 1)?);
-    }
-    Some(Value::Object(fields))
-}
-
-/// A plain object's own `[key, value]` pairs, as `Object.entries` lists
-/// them, if `input` is one: its prototype is `Object.prototype` and it is
-/// not iterable (what `serde_wasm_bindgen` too reads with `Object.entries`).
-pub fn plain_entries(input: &JsValue) -> Option<Vec<(String, JsValue)>> {
-    if !input.is_object() {
-        return None;
-    }
-    let object: &Object = input.unchecked_ref();
-    let plain = OBJECT_PROTOTYPE.with(|prototype| Object::get_prototype_of(input) == *prototype);
-    if !plain || Reflect::has(object, &Symbol::iterator()).unwrap_or(true) {
-        return None;
-    }
-    Object::entries(object)
-        .iter()
-        .map(|entry| {
-            let entry: Array = entry.unchecked_into();
-            Some((entry.get(0).as_string()?, entry.get(1)))
-        })
-        .collect()
-}
-
-thread_local! {
-    /// `Object.prototype`, the prototype of a plain object.
-    static OBJECT_PROTOTYPE: Object = Object::get_prototype_of(&Object::new());
-}
-
-/// A value that is not an object, as JSON: a string, a number (a safe
-/// integer as an integer, as `Number.isSafeInteger` says; `NaN` and the
-/// infinities as `null`), a boolean, `null` or `undefined` (`null`); `None`
-/// for a symbol or a `BigInt`, which JSON cannot hold.
-fn scalar(value: &JsValue) -> Option<Value> {
-    if let Some(text) = value.as_string() {
-        Some(Value::String(text))
-    } else if let Some(number) = value.as_f64() {
-        let safe = number.fract() == 0.0 && number.abs() <= JS_SAFE_INTEGER_MAX as f64;
-        Some(if safe {
-            Value::from(number as i64)
-        } else {
-            Number::from_f64(number).map_or(Value::Null, Value::Number)
-        })
-    } else if let Some(flag) = value.as_bool() {
-        Some(Value::Bool(flag))
-    } else if value.is_null() || value.is_undefined() {
-        Some(Value::Null)
-    } else {
-        None
-    }
 }
 
 /// A reply as the plain JS object (or string) RPC callers receive: maps

@@ -1,7 +1,8 @@
 //! The Worker shell (wasm32 only): everything that touches the runtime.
 //!
 //! - [`js`]: the JS boundary: RPC arguments → request types (`crate::edge`),
-//!   replies → JS values, refusals → JS `Error`s.
+//!   replies → JS values, refusals → JS `Error`s; [`js_json`]: a JS value
+//!   read as JSON data.
 //! - [`config`]: the Worker's variables, with defaults.
 //! - [`driver`]: the one loop every Durable Object class runs (load,
 //!   decide, write, alarm, reply, effects); [`rpc`]: a call decoded, run
@@ -15,14 +16,15 @@
 //!   the reply, for the driver's wakes and the serial queue's.
 //! - [`coordinator_effects`]: the Coordinator's effects as the driver performs them;
 //!   [`coordinator_memory`]: its memory between decisions (each key's summary);
-//!   [`coordinator_calls`]: its method bodies.
+//!   [`coordinator_calls`]: its method bodies; [`coordinator_terminations`]:
+//!   the terminations its alarm still owes.
 //! - [`coordinator_object`], [`rate_limiter_object`], [`debouncer_object`],
 //!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
 //!   last is one shard of the list of busy keys, contract §10);
 //!   [`runs_polls`]: the `Runs` object's long-polls.
 //! - [`busy_report`]: what a Coordinator tells its list shard, and when;
-//!   [`busy_service`]: `coordinatorList` and `serialList`, a page merged
-//!   from every shard (or D1's groups).
+//!   [`busy_service`]: `coordinatorList`, a page merged from every shard;
+//!   [`serial_list`]: `serialList`, D1's groups.
 //! - [`service`]: the default entrypoint's methods for those objects
 //!   (contract §7), generated from the method table (`crate::edge::methods`);
 //!   [`stub`]: calling an object's method through its stub with the
@@ -55,11 +57,13 @@ pub mod gate;
 pub mod http;
 mod http_body;
 pub mod js;
+pub mod js_json;
 pub mod object;
 pub mod rate_limiter_object;
 pub mod rpc;
 pub mod runs_object;
 pub mod runs_polls;
+pub mod serial_list;
 pub mod serial_queue_d1;
 pub mod serial_steer;
 pub mod service;

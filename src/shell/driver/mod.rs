@@ -14,7 +14,8 @@
 //! turn under the input gate, so nothing is awaited between a read and the
 //! write that depends on it; the effects come after the commit, so a reset
 //! between the two only delays an effect until the alarm finds it due.
-//! The effects and what re-enters are in [`perform`]; the RPC glue that
+//! What an effect is to the driver is in [`effect`], performing them and
+//! what re-enters in [`perform`], the alarm in [`alarm`]; the RPC glue that
 //! decodes a call and encodes its answer is `shell::rpc`.
 //!
 //! # The alarm
@@ -30,10 +31,12 @@
 //! commit turn, after the writes (the Runs object answers its parked
 //! long-polls there, so that no wait registered before a commit misses it).
 
+mod alarm;
+mod effect;
 mod perform;
 mod rules;
 
-pub use self::perform::{Bound, Perform, Performed, Performing, Woke};
+pub use self::effect::{Bound, Perform, Performed, Performing, Woke};
 pub use self::rules::{InTurn, Memory, NextAlarm, Rules, Stored, Sweep, TransitionOf, Uncached};
 pub use crate::transition::NoEffect;
 
@@ -172,16 +175,6 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         Ok(Now::Pending(transition))
     }
 
-    /// Whether the alarm is already as `alarm` asks: left alone, or a
-    /// periodic alarm known to be set.
-    fn alarm_in_place(&self, alarm: &Alarm) -> bool {
-        match alarm {
-            Alarm::Keep => true,
-            Alarm::Periodic => self.alarm_set.get(),
-            Alarm::At(_) | Alarm::Clear => false,
-        }
-    }
-
     /// [`Driver::try_now`] for a class whose decisions never have effects
     /// nor need the alarm (the RateLimiter).
     pub fn decide_now(&self, key: &Ident, input: R::Input) -> Result<R::Reply, BatonError> {
@@ -205,64 +198,6 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         })
         .await
     }
-
-    /// Arms the object's alarm its way ([`NextAlarm`]); nothing for an
-    /// object with none, or whose variables are bad (it decides nothing).
-    pub async fn arm_alarm(&self) -> Result<(), JsValue> {
-        match (&R::ALARM, &self.config) {
-            (
-                Some(Sweep {
-                    next: NextAlarm::Every(period_ms),
-                    ..
-                }),
-                Ok(config),
-            ) => {
-                if !self.alarm_set.get() {
-                    ensure_alarm(&self.base, period_ms(config)).await?;
-                    self.alarm_set.set(true);
-                }
-                Ok(())
-            }
-            (
-                Some(Sweep {
-                    next: NextAlarm::Earliest(next_wake),
-                    ..
-                }),
-                _,
-            ) => {
-                self.ensure_schema();
-                set_alarm(&self.base, next_wake(&self.base.sql)).await
-            }
-            (Some(_), Err(_)) | (None, _) => Ok(()),
-        }
-    }
-
-    /// The alarm: every key whose time has come is ticked, up to
-    /// [`Sweep::keys_per_alarm_max`]; the alarm is then set for the next,
-    /// which is now if keys were left over. Returns the keys it found due
-    /// (the Coordinator's alarm reports on them to the list).
-    pub async fn alarm(self: &Rc<Self>) -> Result<Vec<String>, JsValue> {
-        let Some(sweep) = &R::ALARM else {
-            return Ok(Vec::new());
-        };
-        // Running, it is no longer set: the decisions it runs re-arm it.
-        self.alarm_set.set(false);
-        let (due_keys, limit) = (sweep.due_keys, sweep.keys_per_alarm_max);
-        let keys = self.read(move |sql| due_keys(sql, now_ms(), limit)).await?;
-        for key in &keys {
-            // Keys were stored after validation; one that no longer parses is skipped.
-            let Ok(key) = Ident::parse("key", key) else {
-                continue;
-            };
-            // A tick is never refused.
-            let _ = self.run_in_turn(&key, (sweep.tick)(), None).await?;
-        }
-        // A periodic alarm is re-armed by the decisions that still need it.
-        if let NextAlarm::Earliest(_) = sweep.next {
-            self.arm_alarm().await?;
-        }
-        Ok(keys)
-    }
 }
 
 /// What a gate-free decision came to ([`Driver::try_now`]).
@@ -271,34 +206,4 @@ pub enum Now<R: Rules> {
     Answered(R::Reply),
     /// Committed; its alarm and effects are still to run.
     Pending(TransitionOf<R>),
-}
-
-// The parts of the loop that do not depend on the class, kept out of the
-// generic code so the WASM holds one copy of each (P6).
-
-/// Sets the object's alarm for `at_ms`, or clears it.
-async fn set_alarm(base: &ObjectBase, at_ms: Option<u64>) -> Result<(), JsValue> {
-    let storage = base.raw_state.storage()?;
-    let call = match at_ms {
-        Some(at_ms) => storage.set_alarm(
-            js_sys::Date::new(&JsValue::from_f64(at_ms as f64)),
-            js_sys::Object::new(),
-        ),
-        None => storage.delete_alarm(js_sys::Object::new()),
-    };
-    wasm_bindgen_futures::JsFuture::from(call?).await?;
-    Ok(())
-}
-
-/// Sets the object's alarm `period_ms` from now, unless one is set.
-async fn ensure_alarm(base: &ObjectBase, period_ms: u64) -> Result<(), JsValue> {
-    let storage = base.state.storage();
-    if storage.get_alarm().await?.is_none() {
-        // workers-rs reads a bare integer as an offset from now, not a
-        // time since the epoch; a Duration says so in the type.
-        storage
-            .set_alarm(std::time::Duration::from_millis(period_ms))
-            .await?;
-    }
-    Ok(())
 }

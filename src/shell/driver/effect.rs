@@ -1,0 +1,82 @@
+//! What a concept's effect is to the driver ([`Perform`]): how it is
+//! performed after the commit, with what ([`Performing`]), and what its
+//! result feeds back ([`Performed`], [`Woke`]). `perform.rs` runs them.
+
+use super::Rules;
+use crate::ident::{Ident, InstanceId};
+use crate::shell::decision_log::Scope;
+use crate::shell::wake::Sent;
+use crate::transition::NoEffect;
+use crate::workflow::Liveness;
+use std::future::Future;
+use std::rc::Rc;
+use worker::Env;
+
+/// How the driver performs one of a concept's effects after the commit,
+/// and what its result feeds back.
+pub trait Perform<R: Rules>: 'static {
+    /// The per-call bound it counts against, if any.
+    fn bound(&self) -> Option<Bound> {
+        None
+    }
+    /// Performs it (outside the gate): what its result feeds its key.
+    fn perform<'a>(
+        &'a self,
+        with: &'a Performing<'a, R>,
+    ) -> impl Future<Output = Performed<R>> + 'a;
+}
+
+/// No effect is ever performed.
+impl<R: Rules> Perform<R> for NoEffect {
+    async fn perform<'a>(&'a self, _: &'a Performing<'a, R>) -> Performed<R> {
+        match *self {}
+    }
+}
+
+/// The per-call bounds of the effects that have one
+/// ([`WAKE_ATTEMPTS_PER_CALL_MAX`](crate::limits::WAKE_ATTEMPTS_PER_CALL_MAX), [`TERMINATIONS_PER_CALL_MAX`](crate::limits::TERMINATIONS_PER_CALL_MAX)).
+#[derive(Clone, Copy)]
+pub enum Bound {
+    Wakes,
+    Terminations,
+}
+
+/// What an effect is performed with.
+pub struct Performing<'a, R: Rules> {
+    pub env: &'a Env,
+    pub key: &'a Ident,
+    pub scope: Scope<'a>,
+    /// The variables (absent if bad: then nothing was decided).
+    pub config: Option<&'a R::Config>,
+    /// The state of the decision that asked for it.
+    pub asked_by: &'a Rc<R::State>,
+    /// The caller's answer so far (`None` if it is a refusal, or if there
+    /// is no caller: a deferred round).
+    pub answer: Option<&'a R::Reply>,
+}
+
+/// What an effect's result feeds back.
+pub struct Performed<R: Rules> {
+    /// An input for its key, and whether that decision answers the caller.
+    pub input: Option<(R::Input, bool)>,
+    /// A turn event sent, whose status is read after the reply.
+    pub woke: Option<Woke<R>>,
+}
+
+impl<R: Rules> Performed<R> {
+    /// Nothing re-enters.
+    pub fn nothing() -> Performed<R> {
+        Performed {
+            input: None,
+            woke: None,
+        }
+    }
+}
+
+/// A turn event sent (or not: `None`), awaiting its instance's status,
+/// and what that status feeds back.
+pub struct Woke<R: Rules> {
+    pub id: InstanceId,
+    pub sent: Option<Sent>,
+    pub then: Box<dyn FnOnce(Liveness) -> Option<R::Input>>,
+}
