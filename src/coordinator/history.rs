@@ -88,7 +88,7 @@ pub const MIGRATION_V7: &[&str] = &[
      END",
 ];
 
-/// Schema v8 (contract §1d): a holder row's `cancelling` mark, the key's
+/// Schema v9 (contract §1d): a holder row's `cancelling` mark, the key's
 /// `cancelled` count, and whether a recent hold's holder was cancelled.
 /// Rows from before read as never cancelled.
 pub const MIGRATION_CANCEL: &[&str] = &[
