@@ -18,11 +18,11 @@ use super::busy_service;
 use super::http_body::{drain_unread, internal, read_body};
 use super::js::Thrown;
 use super::serial_queue_d1::Shell;
+use super::service;
 use super::stub::{self, CallError};
 use crate::edge::http::{self, Asset, Command, Endpoint, HttpError, Operation};
-use crate::edge::{CoordinatorCall, SerialCall};
+use crate::edge::CoordinatorCall;
 use crate::limits::HTTP_BODY_BYTES_MAX;
-use serde::Serialize;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use worker::{Context, Env, Headers, Request, Response};
@@ -141,25 +141,8 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
         }
         Command::Serial(call) => {
             let shell = Rc::new(Shell::new(env.clone(), ctx));
-            match call {
-                SerialCall::Enqueue(request) => {
-                    json(&shell.enqueue(request).await.map_err(thrown)?)
-                }
-                SerialCall::Claim(request) => json(&shell.claim(request).await.map_err(thrown)?),
-                SerialCall::Heartbeat(request) => {
-                    json(&shell.heartbeat(request).await.map_err(thrown)?)
-                }
-                SerialCall::Release(request) => {
-                    json(&Shell::release(&shell, request).await.map_err(thrown)?)
-                }
-                SerialCall::Inspect(request) => {
-                    json(&shell.inspect(request).await.map_err(thrown)?)
-                }
-                SerialCall::Pause(request) => json(&shell.pause(request).await.map_err(thrown)?),
-                SerialCall::Resume(request) => {
-                    json(&Shell::resume(&shell, request).await.map_err(thrown)?)
-                }
-            }
+            let reply = service::serial(&shell, call).await.map_err(thrown)?;
+            stringify(&reply)
         }
         Command::List(call) => {
             let reply = busy_service::call(env, call).await.map_err(stub_error)?;
@@ -170,12 +153,6 @@ async fn run(env: &Env, ctx: Context, command: Command) -> Result<String, HttpEr
             stringify(&reply)
         }
     }
-}
-
-/// A typed reply as the JSON body, through the JS value RPC callers get:
-/// the same text, and no JSON serializer per reply type in the WASM (P6).
-fn json(reply: &impl Serialize) -> Result<String, HttpError> {
-    stringify(&super::js::to_js(reply))
 }
 
 /// Whatever a method threw: its refusals are the caller's fault (400, the

@@ -1,17 +1,15 @@
 //! The RPC glue: for the Durable Object classes, a positional call decoded
 //! into its typed request (a refusal is the caller's `BatonError`), run,
 //! and its reply encoded, and the `alarm()` handler (the loop itself is
-//! `shell::driver`); and the serial queue's RPC class ([`SerialQueue`],
-//! whose methods `shell::serial_queue_d1` runs).
+//! `shell::driver`). The serial queue's class is generated with the other
+//! services' (`shell::service`).
 
 use super::driver::{Driver, Memory, Rules};
 use super::js;
-use super::serial_queue_d1::Shell;
 use js_sys::Promise;
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use worker::{Context, Env};
 
 /// Serves one positional RPC method: builds the request object from
 /// `(key, options)`, decodes it (a refusal is the caller's `BatonError`),
@@ -82,64 +80,4 @@ pub fn serve_alarm<R: Rules, M: Memory<R> + 'static>(driver: &Rc<Driver<R, M>>) 
         driver.alarm().await?;
         Ok(JsValue::UNDEFINED)
     })
-}
-
-/// The Rust half of the Worker's serial-queue RPC methods (see js/worker.mjs).
-#[wasm_bindgen]
-pub struct SerialQueue {
-    shell: Rc<Shell>,
-}
-
-#[wasm_bindgen]
-impl SerialQueue {
-    #[wasm_bindgen(constructor)]
-    pub fn new(env: Env, ctx: worker::worker_sys::Context) -> SerialQueue {
-        console_error_panic_hook::set_once();
-        super::decision_log::configure(&env);
-        SerialQueue {
-            shell: Rc::new(Shell::new(env, Context::new(ctx))),
-        }
-    }
-
-    #[wasm_bindgen(js_name = serialEnqueue)]
-    pub fn serial_enqueue(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.enqueue(r).await })
-    }
-
-    #[wasm_bindgen(js_name = serialClaim)]
-    pub fn serial_claim(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.claim(r).await })
-    }
-
-    #[wasm_bindgen(js_name = serialHeartbeat)]
-    pub fn serial_heartbeat(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.heartbeat(r).await })
-    }
-
-    #[wasm_bindgen(js_name = serialRelease)]
-    pub fn serial_release(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.release(r).await })
-    }
-
-    #[wasm_bindgen(js_name = serialInspect)]
-    pub fn serial_inspect(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.inspect(r).await })
-    }
-
-    #[wasm_bindgen(js_name = serialPause)]
-    pub fn serial_pause(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.pause(r).await })
-    }
-
-    #[wasm_bindgen(js_name = serialResume)]
-    pub fn serial_resume(&self, input: JsValue) -> Promise {
-        let shell = self.shell.clone();
-        js::serve(input, move |r| async move { shell.resume(r).await })
-    }
 }
