@@ -36,8 +36,13 @@
 //! latest shape: at the end of each seed the faults stop and the repairs
 //! run (reports delivered, Coordinator alarms, and a read after its doubt
 //! period that asks the Coordinators of the entries it doubts): then the
-//! list is exact, counts included. Every uncontended decision (no waiter
-//! before or after, no holder found dead) must report nothing.
+//! list is exact, counts included. Before that, a key with waiters whose
+//! object heard the shard show its latest report, and drew none since,
+//! must be listed with its counts as they are (the oracle's record of the
+//! draws and answers, not the reporter's): a change of counts made while a
+//! report was on its way is owed the follow-up its answer brings. Every
+//! uncontended decision (no waiter before or after, no holder found dead)
+//! must report nothing.
 //! When a decision reports is the Coordinator's one rule, `reporter::due`,
 //! which its decision states.
 
@@ -92,6 +97,15 @@ struct Key {
     /// The last report the key's object drew, in any of its lives: the
     /// oracle's record, which a reset does not touch.
     latest: Option<Report>,
+    /// The object heard the shard show `latest` (its answer came back,
+    /// saying so), and drew nothing since: the oracle's record.
+    latest_shown: bool,
+    /// The object's lives (a reset starts the next), and the one that drew
+    /// `latest`: an answer heard by a later life says nothing of what
+    /// changed while the earlier one waited for it (that is the alarm's
+    /// to repair).
+    life: u64,
+    latest_life: u64,
 }
 
 /// The oracle's own record of what a key's shard holds, from the reports
@@ -258,6 +272,8 @@ struct Stats {
     lost_with_object: u64,
     uncontended: u64,
     excused: u64,
+    follow_ups: u64,
+    fresh: u64,
     verified: u64,
     dead_listed: u64,
     boundary_steps: u64,
@@ -282,6 +298,8 @@ impl SimStats for Stats {
         self.lost_with_object += o.lost_with_object;
         self.uncontended += o.uncontended;
         self.excused += o.excused;
+        self.follow_ups += o.follow_ups;
+        self.fresh += o.fresh;
         self.verified += o.verified;
         self.dead_listed += o.dead_listed;
         self.boundary_steps += o.boundary_steps;
@@ -328,6 +346,9 @@ impl Sim {
                 reporter: Reporter::default(),
                 owed: false,
                 version: 0,
+                latest_shown: false,
+                life: 0,
+                latest_life: 0,
                 held: Held::Nothing,
                 latest: None,
             })
@@ -440,9 +461,7 @@ impl Sim {
         // Marked in the decision's own commit.
         key.owed |= due == Due::Owed;
         let listed_for_dead = key.reporter.listed_for_dead(now);
-        let report = due
-            .sends(|| listed_for_dead)
-            .then(|| key.reporter.report(busy, now));
+        let report = (key.reporter.sends_now(due, now)).then(|| key.reporter.report(busy, now));
         if let Some(report) = report {
             self.drawn(k, report);
         }
@@ -479,12 +498,15 @@ impl Sim {
             );
         }
         key.latest = Some(report);
+        key.latest_shown = false;
+        key.latest_life = key.life;
     }
 
     /// The object restarts: what it held in memory is gone, and the
     /// restart takes a millisecond at least.
     fn restart(&mut self, k: usize) {
         self.keys[k].reporter = Reporter::default();
+        self.keys[k].life += 1;
         self.now += 1;
     }
 
@@ -600,9 +622,26 @@ impl Sim {
         if self.strikes(Fault::EventLost) {
             return;
         }
-        if self.keys[k].reporter.answered(report.stamp, answer) {
+        let answered = self.keys[k].reporter.answered(report.stamp, answer);
+        if answered.confirmed {
             self.confirmed(k, report);
             self.keys[k].owed = false;
+        }
+        let key = &mut self.keys[k];
+        let latest = key
+            .latest
+            .is_some_and(|latest| latest.stamp == report.stamp);
+        if answer.same && latest && key.latest_life == key.life {
+            key.latest_shown = true;
+        }
+        if answered.follow_up {
+            // The shell sends the key as it now is.
+            let busy = self.keys[k].busy();
+            let report = self.keys[k].reporter.report(busy, now);
+            self.drawn(k, report);
+            self.stats.follow_ups += 1;
+            self.note(format!("{name}: follow-up {report:?}"));
+            self.send(k, report);
         }
     }
 
@@ -777,6 +816,20 @@ impl Sim {
                 key.name,
                 key.held
             );
+            // A key with waiters whose object heard its latest report shown,
+            // and drew none since, is on the list as it is: a change of its
+            // counts either drew a report or, while one was on its way, is
+            // owed the follow-up its answer brings.
+            if key.latest_shown && !key.waiters.is_empty() {
+                assert!(
+                    key.held.shows(&key.busy(), now),
+                    "{}: its latest report shown, none since, yet the list holds {:?} for {:?}",
+                    key.name,
+                    key.held,
+                    key.busy()
+                );
+                self.stats.fresh += 1;
+            }
             // The list against the Coordinator, where it must follow it.
             let listed = union.get(&key.name);
             let expected = key.listed(self.now);
@@ -950,6 +1003,8 @@ fn simulation() {
             ("reports lost with their object", total.lost_with_object),
             ("uncontended decisions", total.uncontended),
             ("steps excused by a report in flight or lost", total.excused),
+            ("follow-ups of counts changed on the way", total.follow_ups),
+            ("keys checked fresh after an answer", total.fresh),
             ("reads that doubted an entry", total.verified),
             ("keys listed for a dead holder alone", total.dead_listed),
             ("time steps onto a boundary", total.boundary_steps),

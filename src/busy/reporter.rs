@@ -8,8 +8,13 @@
 //! memory beside the key's summary, never in storage, so keeping it costs
 //! an uncontended acquire and release nothing: such a pair leaves the key
 //! without waiters, as it found it, and is never due a report. The shell
-//! sends a report after the decision's reply when [`due`] says so
-//! ([`Reporter::report`]). The holder-check alarm, which runs while the key
+//! sends a report after the decision's reply when [`Reporter::sends_now`]
+//! says so ([`Reporter::report`]): what [`due`] says, except that a change
+//! of a listed key's counts while its last report is on its way waits for
+//! that report's answer, and one report of the key as it then is follows
+//! it ([`Answered::follow_up`]). A burst of enqueues behind a held key so
+//! sends one report per round trip to its shard, not one per call, and the
+//! list is as fresh as the last answer. The holder-check alarm, which runs while the key
 //! has waiters or owes a report, asks [`Reporter::on_alarm`]: the counts
 //! when they changed, and any report the shard has not confirmed (one lost
 //! with a reset object, or refused on the way). What the alarm cannot
@@ -97,6 +102,11 @@ pub struct Reporter {
     told: Told,
     /// The last stamp drawn, 0 before the first.
     last_stamp: u64,
+    /// The last report drawn is on its way: its answer has not come.
+    awaiting: bool,
+    /// A decision changed a listed key's counts while `awaiting`: a report
+    /// of the key as it is follows the answer.
+    behind: bool,
 }
 
 impl Default for Reporter {
@@ -104,8 +114,21 @@ impl Default for Reporter {
         Reporter {
             told: Told::Unknown,
             last_stamp: 0,
+            awaiting: false,
+            behind: false,
         }
     }
+}
+
+/// What the answer to a report came to ([`Reporter::answered`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Answered {
+    /// The shard shows what the report said: the object clears its stored
+    /// mark that a report is owed.
+    pub confirmed: bool,
+    /// Decisions changed the counts while the report was on its way: the
+    /// shell sends a report of the key as it now is ([`Reporter::report`]).
+    pub follow_up: bool,
 }
 
 /// Stamps per millisecond: a stamp is the time in ms times this, plus a
@@ -122,7 +145,29 @@ impl Reporter {
             busy,
             confirmed: false,
         };
+        // This report says the key as it is: nothing is left behind it.
+        self.awaiting = true;
+        self.behind = false;
         Report { stamp, busy }
+    }
+
+    /// Whether a decision that made `due` sends its report now
+    /// ([`Reporter::report`] after the reply). A change of a listed key's
+    /// counts ([`Due::Counts`]) while the last report is on its way is
+    /// not sent: it marks the key behind, and its report follows the
+    /// answer ([`Answered::follow_up`]). Should that answer never come,
+    /// the holder-check alarm, which runs while the key has waiters, sends
+    /// the key as it is ([`Reporter::on_alarm`]: what was said is not
+    /// confirmed). A report owed (the key's listing changed) goes at once.
+    pub fn sends_now(&mut self, due: Due, now_ms: u64) -> bool {
+        if !due.sends(|| self.listed_for_dead(now_ms)) {
+            return false;
+        }
+        if due == Due::Counts && self.awaiting {
+            self.behind = true;
+            return false;
+        }
+        true
     }
 
     /// What the list should hear from the holder-check alarm: the key as
@@ -164,21 +209,25 @@ impl Reporter {
     /// from an earlier life of this object (its stamps started over from
     /// the clock): the next stamp is drawn above the shard's, and the alarm
     /// sends the report again.
-    /// Returns whether the report is confirmed: the object then clears
-    /// its stored mark that a report is owed.
-    pub fn answered(&mut self, stamp: u64, answer: Answer) -> bool {
+    /// The answer to the last report drawn also ends its wait: a key that
+    /// fell behind meanwhile is owed its follow-up.
+    pub fn answered(&mut self, stamp: u64, answer: Answer) -> Answered {
         let Told::Said { confirmed, .. } = &mut self.told else {
-            return false;
+            return Answered::default();
         };
         if stamp != self.last_stamp {
-            return false;
+            return Answered::default();
         }
         if answer.same {
             *confirmed = true;
         } else {
             self.last_stamp = self.last_stamp.max(answer.stamp);
         }
-        answer.same
+        self.awaiting = false;
+        Answered {
+            confirmed: answer.same,
+            follow_up: std::mem::take(&mut self.behind),
+        }
     }
 }
 
@@ -235,10 +284,14 @@ mod tests {
             same: true,
         };
         assert!(
-            !reporter.answered(first.stamp, took(first.stamp)),
+            !reporter.answered(first.stamp, took(first.stamp)).confirmed,
             "an older report's answer confirms nothing"
         );
-        assert!(reporter.answered(resent.stamp, took(resent.stamp)));
+        assert!(
+            reporter
+                .answered(resent.stamp, took(resent.stamp))
+                .confirmed
+        );
         assert_eq!(reporter.on_alarm(busy(2), 12, false), None);
         assert!(reporter.on_alarm(busy(2), 12, true).is_some(), "owed");
         let left = reporter.report(busy(0), 10);
@@ -254,7 +307,7 @@ mod tests {
         let mut reporter = Reporter::default();
         let sent = reporter.report(busy(1), 10);
         let earlier_life = sent.stamp + 5;
-        let confirmed = reporter.answered(
+        let answered = reporter.answered(
             sent.stamp,
             Answer {
                 applied: false,
@@ -262,8 +315,55 @@ mod tests {
                 same: false,
             },
         );
-        assert!(!confirmed);
+        assert!(!answered.confirmed);
         let again = reporter.on_alarm(busy(1), 10, true).unwrap();
         assert!(again.stamp > earlier_life);
+    }
+
+    #[test]
+    fn counts_changed_while_a_report_is_on_its_way_follow_its_answer() {
+        let mut reporter = Reporter::default();
+        assert!(reporter.sends_now(Due::Owed, 10), "the first waiter");
+        let sent = reporter.report(busy(1), 10);
+        assert!(!reporter.sends_now(Due::Counts, 11), "on its way");
+        assert!(!reporter.sends_now(Due::Counts, 12), "still on its way");
+        assert!(reporter.sends_now(Due::Owed, 12), "owed goes at once");
+        let answered = reporter.answered(
+            sent.stamp,
+            Answer {
+                applied: true,
+                stamp: sent.stamp,
+                same: true,
+            },
+        );
+        assert_eq!(
+            answered,
+            Answered {
+                confirmed: true,
+                follow_up: true
+            }
+        );
+        assert!(reporter.sends_now(Due::Counts, 13), "nothing on its way");
+        let next = reporter.report(busy(3), 13);
+        assert!(!reporter.sends_now(Due::Counts, 14));
+        let later = reporter.on_alarm(busy(4), 15, false).unwrap();
+        let answer = |stamp| Answer {
+            applied: true,
+            stamp,
+            same: true,
+        };
+        assert_eq!(
+            reporter.answered(next.stamp, answer(next.stamp)),
+            Answered::default(),
+            "an older report's answer ends no wait"
+        );
+        assert_eq!(
+            reporter.answered(later.stamp, answer(later.stamp)),
+            Answered {
+                confirmed: true,
+                follow_up: false
+            },
+            "the alarm's report said the key as it was"
+        );
     }
 }

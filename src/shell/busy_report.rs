@@ -18,7 +18,7 @@ use super::busy_service::{shard_count, LIST_BINDING};
 use super::coordinator_object::Object;
 use super::js::{self, now_ms, to_js};
 use super::stub::call_object;
-use crate::busy::reporter::Reporter;
+use crate::busy::reporter::{Answered, Due, Reporter};
 use crate::busy::{shard_name, shard_of, Answer, Busy, Report};
 use crate::coordinator::{self, history};
 use crate::edge::busy::{ShardReport, ShardReportReply};
@@ -68,13 +68,15 @@ impl Reports {
         self.outbox.borrow_mut().push((key.clone(), report));
     }
 
-    /// Whether the list shows `key` only for a dead holder's hour, as far
-    /// as this object told it (`Reporter::listed_for_dead`).
-    pub fn listed_for_dead(&self, key: &str, now_ms: u64) -> bool {
-        self.reporters
-            .borrow()
-            .get(key)
-            .is_some_and(|r| r.listed_for_dead(now_ms))
+    /// Whether a decision that made `due` sends its report now
+    /// (`Reporter::sends_now`): the caller then draws it with [`Reports::due`].
+    /// A key this object has no reporter for told nothing: it is asked of
+    /// a fresh one, so an uncontended call adds no entry.
+    pub fn sends_now(&self, key: &str, due: Due, now_ms: u64) -> bool {
+        match self.reporters.borrow_mut().get_mut(key) {
+            Some(reporter) => reporter.sends_now(due, now_ms),
+            None => Reporter::default().sends_now(due, now_ms),
+        }
     }
 
     /// The reports decided since the last take.
@@ -92,10 +94,30 @@ impl Reports {
         self.with(key, |r| r.report(busy, now_ms))
     }
 
-    /// Sends `report` of `key` to its shard and reads the answer.
-    pub async fn send(&self, env: &Env, key: &Ident, report: Report) -> Sent {
+    /// Sends `report` of `key` to its shard and reads the answer; with it,
+    /// whether a report of the key as it now is follows
+    /// (`Answered::follow_up`).
+    pub async fn send(&self, env: &Env, key: &Ident, report: Report) -> (Sent, bool) {
+        let sent = self.sent(env, key, report).await;
+        match sent {
+            Ok(Answered {
+                confirmed,
+                follow_up,
+            }) => {
+                let sent = if confirmed {
+                    Sent::Confirmed
+                } else {
+                    Sent::Unconfirmed
+                };
+                (sent, follow_up)
+            }
+            Err(sent) => (sent, false),
+        }
+    }
+
+    async fn sent(&self, env: &Env, key: &Ident, report: Report) -> Result<Answered, Sent> {
         if env.durable_object(LIST_BINDING).is_err() {
-            return Sent::NoList;
+            return Err(Sent::NoList);
         }
         let shards = match shard_count(env) {
             Ok(shards) => shards,
@@ -104,7 +126,7 @@ impl Reports {
                     "baton: list report of {key} not sent: {:?}",
                     error.into_js()
                 );
-                return Sent::Unconfirmed;
+                return Err(Sent::Unconfirmed);
             }
         };
         let shard = shard_name(shard_of(key.as_str(), shards));
@@ -116,18 +138,14 @@ impl Reports {
                     "baton: list report of {key} failed (the alarm sends it again): {:?}",
                     error.into_js()
                 );
-                return Sent::Unconfirmed;
+                return Err(Sent::Unconfirmed);
             }
         };
         let Ok(reply) = serde_wasm_bindgen::from_value::<ShardReportReply>(answer) else {
-            return Sent::Unconfirmed;
+            return Err(Sent::Unconfirmed);
         };
         let answer: Answer = reply.into();
-        if self.with(key.as_str(), |r| r.answered(report.stamp, answer)) {
-            Sent::Confirmed
-        } else {
-            Sent::Unconfirmed
-        }
+        Ok(self.with(key.as_str(), |r| r.answered(report.stamp, answer)))
     }
 }
 
@@ -150,16 +168,24 @@ impl Object {
         }
     }
 
-    /// Sends one report and clears the owed mark if the shard confirms it.
+    /// Sends one report, and the reports of the key as it is that follow
+    /// it while decisions change its counts on the way; clears the owed
+    /// mark once the shard confirms one. Returns whether it did.
     async fn report_sent(self: &Rc<Self>, key: &Ident, report: Report) -> Result<bool, JsValue> {
-        match self.reports().send(&self.base.env, key, report).await {
-            Sent::Confirmed | Sent::NoList => {
+        let (mut report, mut paid) = (report, false);
+        loop {
+            let (sent, follow_up) = self.reports().send(&self.base.env, key, report).await;
+            if !paid && matches!(sent, Sent::Confirmed | Sent::NoList) {
                 let key = key.clone();
                 self.read(move |sql| history::paid(&Counted::new(sql), key.as_str()))
                     .await?;
-                Ok(true)
+                paid = true;
             }
-            Sent::Unconfirmed => Ok(false),
+            if !follow_up {
+                return Ok(paid);
+            }
+            let (busy, _) = self.busy_now(key).await?;
+            report = self.reports().now(key.as_str(), busy, now_ms());
         }
     }
 

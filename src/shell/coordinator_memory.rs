@@ -89,10 +89,7 @@ impl Memory<Coordinator> for Summaries {
             print(key, line);
         }
         let now = outputs.now_ms;
-        if outputs
-            .report
-            .sends(|| self.reports.listed_for_dead(key, now))
-        {
+        if self.reports.sends_now(key, outputs.report, now) {
             let s = &transition.state.view.summary;
             let counted = Counted::new(sql);
             let (holders, paused) = (s.holders.len() as u32, s.paused.is_some());
