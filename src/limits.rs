@@ -486,6 +486,15 @@ pub const LIST_KEYS_PER_ALARM_MAX: u32 = 256;
 /// while a key stuck behind a live holder is asked at most once a minute.
 pub const LIST_VERIFY_AFTER_MS: u64 = 60_000;
 
+/// Least time between two reports of a key's counts (contract §10) while
+/// they keep changing: changes made meanwhile go in one report at the end
+/// of it. A quarter of the status page's one-second poll, so the page is
+/// never a poll behind, while a burst of enqueues behind a held key sends
+/// a key's shard at most four reports a second instead of one per call. A
+/// change of whether the key is listed (its first waiter, its last, a
+/// holder found dead) is sent at once, whatever this says.
+pub const LIST_REPORT_SPACING_MS: u64 = 250;
+
 /// Longest `BATON_LIST_VERIFY_AFTER_MS` accepted: a day. Longer, a ghost
 /// entry (a report lost with its object after the last waiter left) would
 /// outlive any reason to look at the list; the benchmark, which lists keys

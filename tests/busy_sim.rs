@@ -40,7 +40,9 @@
 //! object heard the shard show its latest report, and drew none since,
 //! must be listed with its counts as they are (the oracle's record of the
 //! draws and answers, not the reporter's): a change of counts made while a
-//! report was on its way is owed the follow-up its answer brings. Every
+//! report was on its way is owed the follow-up its answer brings, due no
+//! later than `LIST_REPORT_SPACING_MS` after the last draw (the oracle's
+//! clock) and checked from then on. Every
 //! uncontended decision (no waiter before or after, no holder found dead)
 //! must report nothing.
 //! When a decision reports is the Coordinator's one rule, `reporter::due`,
@@ -53,7 +55,9 @@ use baton::busy::reporter::{self, Due, Reporter, Shown};
 use baton::busy::sql::{self, Listed};
 use baton::busy::Row;
 use baton::busy::{self, shard_of, Answer, Busy, Input, Reply, Report, ShardCount};
-use baton::limits::{LIST_GONE_KEPT_MS, LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS};
+use baton::limits::{
+    LIST_GONE_KEPT_MS, LIST_REPORT_SPACING_MS, LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS,
+};
 use baton::sql::{SqlExec, SqlValue};
 use common::{
     assert_reached, report_failure, simulate, sqlite, Fault, Faults, Injected, Rng, SimStats,
@@ -106,6 +110,8 @@ struct Key {
     /// to repair).
     life: u64,
     latest_life: u64,
+    /// When `latest` was drawn (the oracle's clock).
+    latest_at: u64,
 }
 
 /// The oracle's own record of what a key's shard holds, from the reports
@@ -252,6 +258,15 @@ impl Key {
     }
 }
 
+/// A follow-up report the object's shell will send at `at` (its
+/// `waitUntil`, gone with the object's `life`).
+#[derive(Debug, Clone, Copy)]
+struct FollowUp {
+    key: usize,
+    at: u64,
+    life: u64,
+}
+
 #[derive(Debug, Clone)]
 struct InFlight {
     key: usize,
@@ -317,6 +332,7 @@ struct Sim {
     dbs: Vec<Db>,
     keys: Vec<Key>,
     in_flight: Vec<InFlight>,
+    follow_ups: Vec<FollowUp>,
     stats: Stats,
     trace: bool,
     log: VecDeque<String>,
@@ -349,6 +365,7 @@ impl Sim {
                 latest_shown: false,
                 life: 0,
                 latest_life: 0,
+                latest_at: 0,
                 held: Held::Nothing,
                 latest: None,
             })
@@ -374,6 +391,7 @@ impl Sim {
             dbs,
             keys,
             in_flight: Vec::new(),
+            follow_ups: Vec::new(),
             stats: Stats::default(),
             trace,
             log: VecDeque::new(),
@@ -500,6 +518,7 @@ impl Sim {
         key.latest = Some(report);
         key.latest_shown = false;
         key.latest_life = key.life;
+        key.latest_at = self.now;
     }
 
     /// The object restarts: what it held in memory is gone, and the
@@ -507,6 +526,8 @@ impl Sim {
     fn restart(&mut self, k: usize) {
         self.keys[k].reporter = Reporter::default();
         self.keys[k].life += 1;
+        // A follow-up it owed is gone with it: the alarm's to repair.
+        self.keys[k].latest_shown = false;
         self.now += 1;
     }
 
@@ -625,6 +646,17 @@ impl Sim {
         let answered = self.keys[k].reporter.answered(report.stamp, answer);
         if answered.confirmed {
             self.confirmed(k, report);
+        }
+        if answered.clears_mark {
+            // Only what the shard shows may pay the mark: the oracle's
+            // shard must hold the object's latest report.
+            let key = &self.keys[k];
+            let latest = key.latest.expect("a mark cleared before any report");
+            assert!(
+                key.held.shows(&latest.busy, now),
+                "{name}: the owed mark cleared, but the list holds {:?}, not the latest {latest:?}",
+                key.held
+            );
             self.keys[k].owed = false;
         }
         let key = &mut self.keys[k];
@@ -634,13 +666,40 @@ impl Sim {
         if answer.same && latest && key.latest_life == key.life {
             key.latest_shown = true;
         }
-        if answered.follow_up {
-            // The shell sends the key as it now is.
+        if let Some(at) = answered.follow_up_at_ms {
+            let key = &self.keys[k];
+            // The oracle's spacing, from its own record of the last draw.
+            assert!(
+                at <= key.latest_at + LIST_REPORT_SPACING_MS,
+                "{name}: a follow-up at {at}, its last report drawn at {}",
+                key.latest_at
+            );
+            self.follow_ups.push(FollowUp {
+                key: k,
+                at,
+                life: key.life,
+            });
+        }
+    }
+
+    /// The follow-ups whose time came (`all`: every one, as the drain
+    /// waits them out): each sends the key as it then is, unless its
+    /// object was reset meanwhile.
+    fn run_follow_ups(&mut self, all: bool) {
+        let now = self.now;
+        let (due, later) = std::mem::take(&mut self.follow_ups)
+            .into_iter()
+            .partition(|f| all || f.at <= now);
+        self.follow_ups = later;
+        for FollowUp { key: k, life, .. } in due {
+            if self.keys[k].life != life {
+                continue;
+            }
             let busy = self.keys[k].busy();
             let report = self.keys[k].reporter.report(busy, now);
             self.drawn(k, report);
             self.stats.follow_ups += 1;
-            self.note(format!("{name}: follow-up {report:?}"));
+            self.note(format!("{}: follow-up {report:?}", self.keys[k].name));
             self.send(k, report);
         }
     }
@@ -820,7 +879,8 @@ impl Sim {
             // and drew none since, is on the list as it is: a change of its
             // counts either drew a report or, while one was on its way, is
             // owed the follow-up its answer brings.
-            if key.latest_shown && !key.waiters.is_empty() {
+            let follow_up_due = (self.follow_ups.iter()).any(|f| f.key == k && f.life == key.life);
+            if key.latest_shown && !key.waiters.is_empty() && !follow_up_due {
                 assert!(
                     key.held.shows(&key.busy(), now),
                     "{}: its latest report shown, none since, yet the list holds {:?} for {:?}",
@@ -883,6 +943,7 @@ impl Sim {
     }
 
     fn step(&mut self) {
+        self.run_follow_ups(false);
         let roll = self.rng.below(100);
         let k = self.rng.below(self.keys.len() as u64) as usize;
         match roll {
@@ -924,6 +985,7 @@ impl Sim {
             })
             .count() as u64;
         for _ in 0..3 {
+            self.run_follow_ups(true);
             while !self.in_flight.is_empty() {
                 self.deliver();
             }
@@ -956,6 +1018,8 @@ impl Sim {
                     key.name
                 );
             }
+            // Else its alarm would run on for a report the list has.
+            assert!(!key.owed, "{}: still owes a report once repaired", key.name);
         }
         self.stats.repaired_at_drain += excused_before;
     }

@@ -12,9 +12,10 @@
 //! says so ([`Reporter::report`]): what [`due`] says, except that a change
 //! of a listed key's counts while its last report is on its way waits for
 //! that report's answer, and one report of the key as it then is follows
-//! it ([`Answered::follow_up`]). A burst of enqueues behind a held key so
-//! sends one report per round trip to its shard, not one per call, and the
-//! list is as fresh as the last answer. The holder-check alarm, which runs while the key
+//! it, no sooner than [`LIST_REPORT_SPACING_MS`] after the last
+//! ([`Answered::follow_up_at_ms`]). A burst of enqueues behind a held key
+//! so sends its shard a few reports a second, not one per call, and the
+//! list's counts are never more than that spacing (or a round trip) old. The holder-check alarm, which runs while the key
 //! has waiters or owes a report, asks [`Reporter::on_alarm`]: the counts
 //! when they changed, and any report the shard has not confirmed (one lost
 //! with a reset object, or refused on the way). What the alarm cannot
@@ -25,6 +26,7 @@
 
 use super::decide::Answer;
 use super::state::{Busy, Report};
+use crate::limits::LIST_REPORT_SPACING_MS;
 
 /// What a key's list entry shows of it that its decisions change: known
 /// from the key's summary, before and after a decision, with no read.
@@ -102,11 +104,20 @@ pub struct Reporter {
     told: Told,
     /// The last stamp drawn, 0 before the first.
     last_stamp: u64,
-    /// The last report drawn is on its way: its answer has not come.
+    /// The last report drawn is on its way (its answer has not come), or
+    /// its follow-up is due.
     awaiting: bool,
+    /// When the last report was drawn.
+    drawn_ms: u64,
     /// A decision changed a listed key's counts while `awaiting`: a report
     /// of the key as it is follows the answer.
     behind: bool,
+    /// The object stored the mark that a report is owed in this life (a
+    /// decision that owed one), or the alarm is sending what a stored mark
+    /// owes: a confirmation clears it. Without it a confirmation writes
+    /// nothing, so a report of changed counts costs no statement when its
+    /// answer comes. A mark stored in an earlier life is the alarm's.
+    marked: bool,
 }
 
 impl Default for Reporter {
@@ -115,7 +126,9 @@ impl Default for Reporter {
             told: Told::Unknown,
             last_stamp: 0,
             awaiting: false,
+            drawn_ms: 0,
             behind: false,
+            marked: false,
         }
     }
 }
@@ -127,8 +140,13 @@ pub struct Answered {
     /// mark that a report is owed.
     pub confirmed: bool,
     /// Decisions changed the counts while the report was on its way: the
-    /// shell sends a report of the key as it now is ([`Reporter::report`]).
-    pub follow_up: bool,
+    /// shell sends a report of the key as it then is ([`Reporter::report`])
+    /// at this time (no sooner than [`LIST_REPORT_SPACING_MS`] after the
+    /// last report); changes made until then go in it too.
+    pub follow_up_at_ms: Option<u64>,
+    /// Confirmed while the object's stored mark that a report is owed may
+    /// be set: the shell clears it (one statement).
+    pub clears_mark: bool,
 }
 
 /// Stamps per millisecond: a stamp is the time in ms times this, plus a
@@ -147,6 +165,7 @@ impl Reporter {
         };
         // This report says the key as it is: nothing is left behind it.
         self.awaiting = true;
+        self.drawn_ms = now_ms;
         self.behind = false;
         Report { stamp, busy }
     }
@@ -160,6 +179,8 @@ impl Reporter {
     /// the key as it is ([`Reporter::on_alarm`]: what was said is not
     /// confirmed). A report owed (the key's listing changed) goes at once.
     pub fn sends_now(&mut self, due: Due, now_ms: u64) -> bool {
+        // The decision stores the mark among its writes.
+        self.marked |= due == Due::Owed;
         if !due.sends(|| self.listed_for_dead(now_ms)) {
             return false;
         }
@@ -176,6 +197,7 @@ impl Reporter {
     /// report lost with it is sent again), when it differs from what was
     /// said, or when what was said was never confirmed.
     pub fn on_alarm(&mut self, busy: Busy, now_ms: u64, owed: bool) -> Option<Report> {
+        self.marked |= owed;
         let due = owed
             || match self.told {
                 Told::Unknown => busy.listed_at(now_ms),
@@ -209,8 +231,9 @@ impl Reporter {
     /// from an earlier life of this object (its stamps started over from
     /// the clock): the next stamp is drawn above the shard's, and the alarm
     /// sends the report again.
-    /// The answer to the last report drawn also ends its wait: a key that
-    /// fell behind meanwhile is owed its follow-up.
+    /// The answer to the last report drawn also ends its wait, unless the
+    /// key fell behind meanwhile: then its follow-up is due, and changes
+    /// until it is drawn wait for it too.
     pub fn answered(&mut self, stamp: u64, answer: Answer) -> Answered {
         let Told::Said { confirmed, .. } = &mut self.told else {
             return Answered::default();
@@ -223,10 +246,13 @@ impl Reporter {
         } else {
             self.last_stamp = self.last_stamp.max(answer.stamp);
         }
-        self.awaiting = false;
+        let follow_up = std::mem::take(&mut self.behind);
+        self.awaiting = follow_up;
         Answered {
             confirmed: answer.same,
-            follow_up: std::mem::take(&mut self.behind),
+            follow_up_at_ms: follow_up
+                .then(|| self.drawn_ms.saturating_add(LIST_REPORT_SPACING_MS)),
+            clears_mark: answer.same && std::mem::take(&mut self.marked),
         }
     }
 }
@@ -305,6 +331,7 @@ mod tests {
     #[test]
     fn a_shard_holding_an_earlier_lifes_higher_stamp_is_overtaken() {
         let mut reporter = Reporter::default();
+        assert!(reporter.sends_now(Due::Owed, 10), "the first waiter");
         let sent = reporter.report(busy(1), 10);
         let earlier_life = sent.stamp + 5;
         let answered = reporter.answered(
@@ -316,42 +343,42 @@ mod tests {
             },
         );
         assert!(!answered.confirmed);
+        assert!(!answered.clears_mark, "owed until the shard shows it");
         let again = reporter.on_alarm(busy(1), 10, true).unwrap();
         assert!(again.stamp > earlier_life);
     }
 
     #[test]
     fn counts_changed_while_a_report_is_on_its_way_follow_its_answer() {
+        let answer = |stamp| Answer {
+            applied: true,
+            stamp,
+            same: true,
+        };
         let mut reporter = Reporter::default();
         assert!(reporter.sends_now(Due::Owed, 10), "the first waiter");
         let sent = reporter.report(busy(1), 10);
         assert!(!reporter.sends_now(Due::Counts, 11), "on its way");
         assert!(!reporter.sends_now(Due::Counts, 12), "still on its way");
         assert!(reporter.sends_now(Due::Owed, 12), "owed goes at once");
-        let answered = reporter.answered(
-            sent.stamp,
-            Answer {
-                applied: true,
-                stamp: sent.stamp,
-                same: true,
-            },
-        );
+        let answered = reporter.answered(sent.stamp, answer(sent.stamp));
         assert_eq!(
             answered,
             Answered {
                 confirmed: true,
-                follow_up: true
-            }
+                follow_up_at_ms: Some(10 + LIST_REPORT_SPACING_MS),
+                clears_mark: true,
+            },
+            "the first waiter's decision stored the mark"
         );
+        assert!(!reporter.sends_now(Due::Counts, 12), "the follow-up is due");
+        let follow_up = reporter.report(busy(3), 10 + LIST_REPORT_SPACING_MS);
+        let answered = reporter.answered(follow_up.stamp, answer(follow_up.stamp));
+        assert_eq!(answered.follow_up_at_ms, None, "nothing changed since");
         assert!(reporter.sends_now(Due::Counts, 13), "nothing on its way");
         let next = reporter.report(busy(3), 13);
         assert!(!reporter.sends_now(Due::Counts, 14));
         let later = reporter.on_alarm(busy(4), 15, false).unwrap();
-        let answer = |stamp| Answer {
-            applied: true,
-            stamp,
-            same: true,
-        };
         assert_eq!(
             reporter.answered(next.stamp, answer(next.stamp)),
             Answered::default(),
@@ -361,9 +388,10 @@ mod tests {
             reporter.answered(later.stamp, answer(later.stamp)),
             Answered {
                 confirmed: true,
-                follow_up: false
+                follow_up_at_ms: None,
+                clears_mark: false,
             },
-            "the alarm's report said the key as it was"
+            "the alarm's report said the key as it was; no mark was stored since the last cleared"
         );
     }
 }

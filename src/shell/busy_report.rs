@@ -28,6 +28,7 @@ use crate::sql::Counted;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::time::Duration;
 use wasm_bindgen::JsValue;
 use worker::Env;
 
@@ -44,8 +45,9 @@ pub struct Reports {
 
 /// What became of a report.
 pub enum Sent {
-    /// The shard shows what the report said: the owed mark may go.
-    Confirmed,
+    /// The shard shows what the report said; the owed mark goes if the
+    /// object may have stored it (`Answered::clears_mark`).
+    Confirmed { clears_mark: bool },
     /// Not confirmed (refused on the way, or overtaken): still owed.
     Unconfirmed,
     /// The Worker lists nothing (no `BUSY_LIST` binding): nothing is owed.
@@ -95,23 +97,24 @@ impl Reports {
     }
 
     /// Sends `report` of `key` to its shard and reads the answer; with it,
-    /// whether a report of the key as it now is follows
-    /// (`Answered::follow_up`).
-    pub async fn send(&self, env: &Env, key: &Ident, report: Report) -> (Sent, bool) {
+    /// when a report of the key as it then is follows, if one does
+    /// (`Answered::follow_up_at_ms`).
+    pub async fn send(&self, env: &Env, key: &Ident, report: Report) -> (Sent, Option<u64>) {
         let sent = self.sent(env, key, report).await;
         match sent {
-            Ok(Answered {
-                confirmed,
-                follow_up,
-            }) => {
-                let sent = if confirmed {
-                    Sent::Confirmed
-                } else {
-                    Sent::Unconfirmed
+            Ok(answered) => {
+                let sent = match answered {
+                    Answered {
+                        clears_mark: true, ..
+                    } => Sent::Confirmed { clears_mark: true },
+                    Answered {
+                        confirmed: true, ..
+                    } => Sent::Confirmed { clears_mark: false },
+                    Answered { .. } => Sent::Unconfirmed,
                 };
-                (sent, follow_up)
+                (sent, answered.follow_up_at_ms)
             }
-            Err(sent) => (sent, false),
+            Err(sent) => (sent, None),
         }
     }
 
@@ -169,20 +172,31 @@ impl Object {
     }
 
     /// Sends one report, and the reports of the key as it is that follow
-    /// it while decisions change its counts on the way; clears the owed
-    /// mark once the shard confirms one. Returns whether it did.
+    /// it while decisions change its counts on the way (each no sooner
+    /// than `LIST_REPORT_SPACING_MS` after the one before); clears the owed
+    /// mark when the shard confirms one and the mark may be stored.
+    /// Returns whether the shard confirmed one.
     async fn report_sent(self: &Rc<Self>, key: &Ident, report: Report) -> Result<bool, JsValue> {
         let (mut report, mut paid) = (report, false);
         loop {
             let (sent, follow_up) = self.reports().send(&self.base.env, key, report).await;
-            if !paid && matches!(sent, Sent::Confirmed | Sent::NoList) {
+            let clears_mark = match sent {
+                Sent::Confirmed { clears_mark } => clears_mark,
+                Sent::NoList => true,
+                Sent::Unconfirmed => false,
+            };
+            paid |= !matches!(sent, Sent::Unconfirmed);
+            if clears_mark {
                 let key = key.clone();
                 self.read(move |sql| history::paid(&Counted::new(sql), key.as_str()))
                     .await?;
-                paid = true;
             }
-            if !follow_up {
+            let Some(at_ms) = follow_up else {
                 return Ok(paid);
+            };
+            let wait_ms = at_ms.saturating_sub(now_ms());
+            if wait_ms > 0 {
+                worker::Delay::from(Duration::from_millis(wait_ms)).await;
             }
             let (busy, _) = self.busy_now(key).await?;
             report = self.reports().now(key.as_str(), busy, now_ms());
