@@ -174,7 +174,7 @@ impl Reporter {
     /// ([`Reporter::report`] after the reply). A change of a listed key's
     /// counts ([`Due::Counts`]) while the last report is on its way is
     /// not sent: it marks the key behind, and its report follows the
-    /// answer ([`Answered::follow_up`]). Should that answer never come,
+    /// answer ([`Answered::follow_up_at_ms`]). Should that answer never come,
     /// the holder-check alarm, which runs while the key has waiters, sends
     /// the key as it is ([`Reporter::on_alarm`]: what was said is not
     /// confirmed). A report owed (the key's listing changed) goes at once.
