@@ -607,7 +607,9 @@ async function steer(path, body, method) {
       path === "resume"
         ? `Resumed; handed on to: ${reply.granted.length ? reply.granted.join(", ") : "nobody"}.`
         : path === "limit"
-          ? `Limit now ${reply.limit}${reply.override === null ? " (no override)" : " (override)"}.`
+          ? reply.override === null
+            ? "Override cleared: the callers' limit applies."
+            : `Override set to ${reply.override}.`
           : "Paused.";
   } catch (e) {
     result.textContent = e.message;
