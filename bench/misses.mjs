@@ -24,14 +24,13 @@ const EXPLAIN = {
   "ENQ enqueue": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.enqueue.p50)}× (Baton ${fmt(f.ms.enqueue.baton.p50)} ms, the durable floor ` +
     `${fmt(f.ms.enqueue.durable.p50)} ms per enqueue; 7.54× before issue 29's changes). The enqueue now decides in ` +
-    `the caller's turn and asks for the alarm only until it knows it is set. Most of what is left is the key's ` +
-    `list report (§10), sent after every enqueue behind waiters because the waiting count changed: its two reads, ` +
-    `the RPC to the shard, the shard's write and the owed mark's update under the gate. Leaving a listed key's ` +
-    `counts to its holder-check alarm (which reports them when they changed) was built and measured: 6.4× → 2.5× ` +
-    `on its own; it is not in, because the status page's overview test reads the count right after a hand-off ` +
-    `(tests/miniflare/status-page.test.mjs), so it needs the lead's word on how fresh §10's counts must be. The ` +
-    `rest: its three statements (replayed alone in workerd about 2× the floor's one write) and the request's ` +
-    `decode (9% of the isolate's CPU).`,
+    `the caller's turn and asks for the alarm only until it knows it is set, and a listed key's changed counts ` +
+    `go to its shard at most every \`LIST_REPORT_SPACING_MS\` (250 ms) while they keep changing, not after every ` +
+    `enqueue (4.50–4.67× → 2.80× in alternating runs of the builds before and after). What is left is the ` +
+    `enqueue's own work: three statements (the member read, the waiter's insert with the tenants' trigger, the ` +
+    `key's waiting count), replayed alone in workerd 2.0× the floor's one write, then the request's decode and ` +
+    `the crossing. Closing it needs the enqueue to write one statement (the waiting count and the tenants' row ` +
+    `kept by the waiter's insert, the member read folded into it), a schema change.`,
   "L1 durable": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the durable floor ` +
     `${fmt(1000 / f.ms.rate.durable.p50)}, the RPC floor ${fmt(1000 / f.ms.rate.rpc.p50)} calls/s). A granted acquire ` +

@@ -163,13 +163,22 @@ export const SPLIT_LEFT = [
   "",
   "- **The enqueue** decides in the caller's turn (`Driver::try_now`, as acquire and release; in `abortOnTrap`), " +
     "and a periodic alarm known to be set is not asked again (`getAlarm` once per alarm period, not per call): " +
-    "6.0–6.8× the durable floor → 4.6×. What is left is mostly the list report each enqueue behind waiters sends " +
-    "(the waiting count changed): leaving a listed key's counts to its holder-check alarm (which reports them " +
-    "when they changed) took it to 2.5× (2.2–2.6× in two full runs) and its statements from 5 to 3, but the " +
-    "status page's overview test reads the count right after a hand-off, so that change is not in: it needs a " +
-    "word on how fresh §10's counts must be. The \"after\" table is the code as it is, on a quiet machine (the " +
-    "\"before\" one ran at a load of 12–15, so compare its shares, not its µs): the enqueue's SQLite exec is 29% " +
-    "of its isolate's CPU, the WASM→JS glue 32% (the report's RPC and reads among it), workerd outside JS 11%.",
+    "6.0–6.8× the durable floor → 4.6×. What was left was mostly the list report each enqueue behind waiters " +
+    "sent (the waiting count changed). Leaving a listed key's counts to its holder-check alarm took it to 2.5× but " +
+    "left the status page up to an alarm period behind, so that was not kept. Instead (session 3) a change of a " +
+    "listed key's counts made while its last report is on its way is not sent at once: one report of the key as " +
+    "it then is follows that report's answer, no sooner than `LIST_REPORT_SPACING_MS` (250 ms, a quarter of the " +
+    "status page's poll) after it, and a confirmation clears the stored owed mark only when this life may have " +
+    "stored it. A first step that sent the follow-up as soon as the answer came measured 4.83–5.22× → 4.00–4.60× " +
+    "(in a loop the report's round trip is about one call long, so nearly every enqueue still paid a report); " +
+    "with the spacing, 4.50–4.67× → 2.80× in two alternating pairs (`node bench/subset.mjs floors`, the build " +
+    "before and after, load about 1.1). What is left of the enqueue is its own work: three statements (the " +
+    "member read, the waiter's insert with the tenants' trigger, the key's waiting count) against the floor's " +
+    "one, and the crossing's glue around them. In the \"after\" table the enqueue's Baton CPU under the profiler fell from " +
+    "1,486 to 668 µs and its statements from 4.52 to 3.01 per call (the report's reads on 1% of enqueues); " +
+    "SQLite's exec is now 54% of it, and those three statements replayed alone in workerd cost 2.0× the floor's " +
+    "one write (400 against 200 µs at that load): closing the rest needs the enqueue to write one statement " +
+    "(the waiting count and the tenants' row kept by the waiter's insert, the member read folded into it).",
   "- **P1's release** waits for one commit and the event send: the grant's acceptance (a decision and a commit) " +
     "is recorded after the reply (`Driver::perform`: a result that does not answer the caller is fed back in " +
     "`waitUntil`), and the list reports go once the effects are under way. " +
