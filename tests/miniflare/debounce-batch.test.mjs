@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startBaton } from "./harness.mjs";
+import { exists, freshKeys, ok, startedParams } from "./debounce-helpers.mjs";
 
 const TOKEN = "debounce-batch-token";
 const VARS = { WORKFLOW_BINDING: "ECHO", WORKFLOW_BINDINGS: "ECHO,WORKFLOW", BATON_TOKEN: TOKEN };
@@ -21,26 +22,7 @@ before(async () => {
 });
 after(() => h?.dispose());
 
-let keys = 0;
-const freshKey = (name) => `${name}:${++keys}:${Date.now()}`;
-
-async function ok(harness, key, method, ...args) {
-  const result = await harness.debouncer(key, method, ...args);
-  if ("error" in result) throw new Error(`${method}: ${result.error}`);
-  return result.value;
-}
-
-/** Waits for the echo instance `id` to complete and returns the params it got. */
-async function startedParams(harness, id) {
-  await harness.until(`${id} to complete`, async () => {
-    const details = await harness.details(id, "echo");
-    if (details.status === "errored") throw new Error(`${id} errored: ${JSON.stringify(details)}`);
-    return details.status === "complete";
-  });
-  return (await harness.details(id, "echo")).output.params;
-}
-
-const exists = async (harness, id) => (await harness.details(id, "echo")).status !== "not_found";
+const freshKey = freshKeys();
 
 test("a burst starts one instance whose params hold every call's params, in order", async () => {
   const key = freshKey("batch");

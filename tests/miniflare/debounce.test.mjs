@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startBaton, ECHO_WORKFLOW } from "./harness.mjs";
+import { exists, freshKeys, ok, startedParams } from "./debounce-helpers.mjs";
 
 // The Debouncer creates through ECHO by default; LATER is listed but not
 // bound, so creates through it fail until a restart binds it.
@@ -22,26 +23,7 @@ before(async () => {
 });
 after(() => h?.dispose());
 
-let keys = 0;
-const freshKey = (name) => `${name}:${++keys}:${Date.now()}`;
-
-async function ok(harness, key, method, ...args) {
-  const result = await harness.debouncer(key, method, ...args);
-  if ("error" in result) throw new Error(`${method}: ${result.error}`);
-  return result.value;
-}
-
-/** Waits for the echo instance `id` to complete and returns the params it got. */
-async function startedParams(harness, id) {
-  await harness.until(`${id} to complete`, async () => {
-    const details = await harness.details(id, "echo");
-    if (details.status === "errored") throw new Error(`${id} errored: ${JSON.stringify(details)}`);
-    return details.status === "complete";
-  });
-  return (await harness.details(id, "echo")).output.params;
-}
-
-const exists = async (harness, id) => (await harness.details(id, "echo")).status !== "not_found";
+const freshKey = freshKeys();
 
 test("a trailing burst creates one instance, with the last params, under the id every call got", async () => {
   const key = freshKey("trailing");
@@ -160,7 +142,7 @@ test("startAt fires at its time, is replaced keeping its id, and can be cancelle
   assert.equal(view.pending, null);
   assert.ok(!(await exists(h, doomed.instanceId)), "a cancelled start never starts");
   // A past `at` starts at once, under a given id.
-  const given = `given-${keys}-${Date.now()}`;
+  const given = `given-${Date.now()}`;
   const past = await ok(h, key, "startAt", key, { at: 5, instanceId: given, params: { v: 4 } });
   assert.deepEqual(past, { instanceId: given, at: 5 });
   assert.deepEqual(await startedParams(h, given), { v: 4 });
