@@ -13,7 +13,7 @@ const EXPLAIN = {
   "P3 durable": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.pairs.p50)}× (per call: Baton ${fmt(f.ms.pairs.baton.p50 * 500)} µs, the durable floor ` +
     `${fmt(f.ms.pairs.durable.p50 * 500)} µs, the RPC floor ${fmt(f.ms.pairs.rpc.p50 * 500)} µs). Both run one statement per ` +
-    `call, but Baton's are heavier (an 11-column holder row with 3 indexes and the fence's trigger; the release's ` +
+    `call, but Baton's are heavier (an 11-column holder row with 2 indexes (a third, on check times, read by nothing, went in schema v11: 0.57–0.62× before, 0.61–0.62× after in three alternating pairs) and the fence's trigger; the release's ` +
     `hold-time trigger): replayed from JS in workerd without Baton they cost 1.45–1.5× the floor's one write, so ` +
     `the statements alone cap this ratio near 0.7×; the rest is the driver and the glue around them (the profile ` +
     `section: SQLite's exec is 39–56% of the isolate's CPU, the decision 6–9%, the crossing 15–25%). Issue 29's ` +
