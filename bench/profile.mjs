@@ -30,40 +30,12 @@
 import { Miniflare } from "miniflare";
 import { applyJsQueueSchema, benchOptions } from "./miniflare.mjs";
 import { applyMigrations } from "../tests/miniflare/harness.mjs";
+import { findTarget, profileWhile } from "./inspector.mjs";
 
 const RATE = process.argv[2] === "rate";
 const SERIAL = process.argv[2] === "serial";
 const RATE_CONFIG = RATE ? (process.argv[3] ?? "example") : null;
 const PAIRS = Number((RATE ? process.argv[4] : SERIAL ? process.argv[3] : process.argv[2]) ?? 3000);
-const SAMPLING_US = 50;
-
-/** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
-async function connect(url) {
-  const ws = new WebSocket(url);
-  await new Promise((resolve, reject) => {
-    ws.onopen = resolve;
-    ws.onerror = reject;
-  });
-  let next = 0;
-  const waiting = new Map();
-  ws.onmessage = ({ data }) => {
-    const message = JSON.parse(data);
-    if (message.id !== undefined && waiting.has(message.id)) {
-      const { resolve, reject } = waiting.get(message.id);
-      waiting.delete(message.id);
-      if (message.error) reject(new Error(JSON.stringify(message.error)));
-      else resolve(message.result);
-    }
-  };
-  return {
-    send(method, params = {}) {
-      const id = ++next;
-      ws.send(JSON.stringify({ id, method, params }));
-      return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
-    },
-    close: () => ws.close(),
-  };
-}
 
 /** Kinds of code, by the frame a sample's time is spent in (self time). */
 function kindOf(frame) {
@@ -150,19 +122,14 @@ function report(title, { total, busy, self, inclusive, topSelf, topInclusive }, 
   }
 }
 
-async function profileWhile(target, run) {
-  const cdp = await connect(target.webSocketDebuggerUrl);
-  await cdp.send("Profiler.enable");
-  await cdp.send("Profiler.setSamplingInterval", { interval: SAMPLING_US });
-  await cdp.send("Profiler.start");
-  const result = await run();
-  const { profile } = await cdp.send("Profiler.stop");
-  cdp.close();
+/** The profile of `target`'s isolate while `run` runs; kept as a .cpuprofile when PROFILE_DUMP names a path. */
+async function profileDumped(target, run) {
+  const profiled = await profileWhile(target, run);
   if (process.env.PROFILE_DUMP) {
     const { writeFileSync } = await import("node:fs");
-    writeFileSync(`${process.env.PROFILE_DUMP}.${target.title ?? "target"}.cpuprofile`.replaceAll(" ", "_"), JSON.stringify(profile));
+    writeFileSync(`${process.env.PROFILE_DUMP}.${target.title ?? "target"}.cpuprofile`.replaceAll(" ", "_"), JSON.stringify(profiled.profile));
   }
-  return { profile, result };
+  return profiled;
 }
 
 /** The split form: measures, prints, and keeps the result under its label. */
@@ -183,12 +150,7 @@ async function main() {
   const mf = new Miniflare({ ...benchOptions(), inspectorPort });
   await mf.ready;
   try {
-    const list = await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json();
-    const target = (name) => {
-      const found = list.find((t) => t.title?.includes(name) || t.url?.includes(name) || t.webSocketDebuggerUrl?.endsWith(name));
-      if (!found) throw new Error(`no inspector target for ${name}: ${JSON.stringify(list)}`);
-      return found;
-    };
+    const target = (name) => findTarget(inspectorPort, name);
     const call = async (body) => {
       const response = await mf.dispatchFetch("http://bench/bench/pairs", { method: "POST", body: JSON.stringify(body) });
       return response.json();
@@ -204,9 +166,9 @@ async function main() {
       await applyJsQueueSchema(await mf.getD1Database("DB", "js-queue"));
       await rounds("BATON", 200, "warm");
       await rounds("JS_QUEUE", 200, "warm");
-      const baton = await profileWhile(target("baton"), () => rounds("BATON", PAIRS, "profiled"));
+      const baton = await profileDumped(await target("baton"), () => rounds("BATON", PAIRS, "profiled"));
       report("Baton's isolate (serial queue; per round of 3 calls)", analyse(baton.profile), PAIRS);
-      const plain = await profileWhile(target("js-queue"), () => rounds("JS_QUEUE", PAIRS, "profiled"));
+      const plain = await profileDumped(await target("js-queue"), () => rounds("JS_QUEUE", PAIRS, "profiled"));
       report("the JS queue's isolate (per round of 3 calls)", analyse(plain.profile), PAIRS);
       const b = await rounds("BATON", PAIRS, "plain");
       const p = await rounds("JS_QUEUE", PAIRS, "plain");
@@ -222,9 +184,9 @@ async function main() {
       };
       await acquires("baton", 300);
       await acquires("js", 300);
-      const baton = await profileWhile(target("baton"), () => acquires("baton", PAIRS));
+      const baton = await profileDumped(await target("baton"), () => acquires("baton", PAIRS));
       report(`Baton's isolate (RateLimiter, ${RATE_CONFIG})`, analyse(baton.profile), PAIRS);
-      const plain = await profileWhile(target("bench"), () => acquires("js", PAIRS));
+      const plain = await profileDumped(await target("bench"), () => acquires("js", PAIRS));
       report("the bench isolate (the loop and the plain JS exact limiter)", analyse(plain.profile), PAIRS);
       const b = await acquires("baton", PAIRS);
       const p = await acquires("js", PAIRS);
@@ -235,11 +197,11 @@ async function main() {
     await call({ keys: ["prof"], pairs: 300 });
     await call({ keys: ["prof"], binding: "PLAIN", pairs: 300 });
 
-    const baton = await profileWhile(target("baton"), () => call({ keys: ["prof"], pairs: PAIRS }));
+    const baton = await profileDumped(await target("baton"), () => call({ keys: ["prof"], pairs: PAIRS }));
     report("Baton's isolate (Coordinator)", analyse(baton.profile), PAIRS);
     console.log(`  (wall: ${baton.result.elapsedMs} ms for ${PAIRS} pairs under the profiler)`);
 
-    const plain = await profileWhile(target("bench"), () => call({ keys: ["prof"], binding: "PLAIN", pairs: PAIRS }));
+    const plain = await profileDumped(await target("bench"), () => call({ keys: ["prof"], binding: "PLAIN", pairs: PAIRS }));
     report("the bench isolate (the loop and the plain JS baseline)", analyse(plain.profile), PAIRS);
     console.log(`  (wall: ${plain.result.elapsedMs} ms for ${PAIRS} pairs under the profiler)`);
 

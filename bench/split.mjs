@@ -27,6 +27,7 @@ import { applyMigrations } from "../tests/miniflare/harness.mjs";
 import { TRIGGER_VARIANTS, callsOf, timeStatements } from "./statements.mjs";
 import { floorRun } from "./floor-ratios.mjs";
 import { fmt, median } from "./stats.mjs";
+import { findTarget, profileWhile } from "./inspector.mjs";
 
 /** Calls per profiled scenario, and hand-offs (each its own Workflow instance). */
 export const SPLIT_PAIRS = 1500;
@@ -34,7 +35,6 @@ export const SPLIT_ENQUEUES = 1000;
 export const SPLIT_HANDOFFS = 40;
 /** Rounds of the floors' loops for the wall times. */
 const SPLIT_FLOOR_ROUNDS = 5;
-const SAMPLING_US = 50;
 /** Commits before a hand-off's reply (its decision's; the acceptance's is after the reply). */
 const HANDOFF_COMMITS = 1;
 
@@ -139,46 +139,9 @@ export function splitProfile(profile, asyncCall) {
   return { split, top };
 }
 
-/** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
-async function connect(url) {
-  const ws = new WebSocket(url);
-  await new Promise((resolve, reject) => {
-    ws.onopen = resolve;
-    ws.onerror = reject;
-  });
-  let next = 0;
-  const waiting = new Map();
-  ws.onmessage = ({ data }) => {
-    const message = JSON.parse(data);
-    if (message.id === undefined || !waiting.has(message.id)) return;
-    const { resolve, reject } = waiting.get(message.id);
-    waiting.delete(message.id);
-    if (message.error) reject(new Error(JSON.stringify(message.error)));
-    else resolve(message.result);
-  };
-  return {
-    send(method, params = {}) {
-      const id = ++next;
-      ws.send(JSON.stringify({ id, method, params }));
-      return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
-    },
-    close: () => ws.close(),
-  };
-}
-
 /** The profile of Baton's isolate while `run` runs. */
 async function profiled(inspectorPort, run, worker = "baton") {
-  const list = await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json();
-  const target = list.find((t) => t.title?.includes(worker) || t.url?.includes(worker));
-  if (!target) throw new Error(`no inspector target for ${worker}: ${JSON.stringify(list)}`);
-  const cdp = await connect(target.webSocketDebuggerUrl);
-  await cdp.send("Profiler.enable");
-  await cdp.send("Profiler.setSamplingInterval", { interval: SAMPLING_US });
-  await cdp.send("Profiler.start");
-  const result = await run();
-  const { profile } = await cdp.send("Profiler.stop");
-  cdp.close();
-  return { profile, result };
+  return profileWhile(await findTarget(inspectorPort, worker), run);
 }
 
 /** A Miniflare for the split: Baton (traced or not), the floors, the bench Worker. */
