@@ -43,16 +43,13 @@ pub struct Reports {
     outbox: RefCell<Vec<(Ident, Report)>>,
 }
 
-/// What became of a report.
-pub enum Sent {
-    /// The shard shows what the report said; the owed mark goes if the
-    /// object may have stored it (`Answered::clears_mark`).
-    Confirmed { clears_mark: bool },
-    /// Not confirmed (refused on the way, or overtaken): still owed.
-    Unconfirmed,
-    /// The Worker lists nothing (no `BUSY_LIST` binding): nothing is owed.
-    NoList,
-}
+/// A Worker that lists nothing (no `BUSY_LIST` binding) owes nothing: a
+/// report is taken as shown, and any owed mark goes.
+const NOTHING_LISTED: Answered = Answered {
+    confirmed: true,
+    follow_up_at_ms: None,
+    clears_mark: true,
+};
 
 impl Reports {
     fn with<T>(&self, key: &str, f: impl FnOnce(&mut Reporter) -> T) -> T {
@@ -96,31 +93,13 @@ impl Reports {
         self.with(key, |r| r.report(busy, now_ms))
     }
 
-    /// Sends `report` of `key` to its shard and reads the answer; with it,
-    /// when a report of the key as it then is follows, if one does
-    /// (`Answered::follow_up_at_ms`).
-    pub async fn send(&self, env: &Env, key: &Ident, report: Report) -> (Sent, Option<u64>) {
-        let sent = self.sent(env, key, report).await;
-        match sent {
-            Ok(answered) => {
-                let sent = match answered {
-                    Answered {
-                        clears_mark: true, ..
-                    } => Sent::Confirmed { clears_mark: true },
-                    Answered {
-                        confirmed: true, ..
-                    } => Sent::Confirmed { clears_mark: false },
-                    Answered { .. } => Sent::Unconfirmed,
-                };
-                (sent, answered.follow_up_at_ms)
-            }
-            Err(sent) => (sent, None),
-        }
-    }
-
-    async fn sent(&self, env: &Env, key: &Ident, report: Report) -> Result<Answered, Sent> {
+    /// Sends `report` of `key` to its shard and reads what its answer came
+    /// to (`Reporter::answered`): whether the shard shows it, whether the
+    /// owed mark goes, and when a report of the key as it then is follows.
+    /// A report refused on the way is unconfirmed, still owed.
+    pub async fn send(&self, env: &Env, key: &Ident, report: Report) -> Answered {
         if env.durable_object(LIST_BINDING).is_err() {
-            return Err(Sent::NoList);
+            return NOTHING_LISTED;
         }
         let shards = match shard_count(env) {
             Ok(shards) => shards,
@@ -129,7 +108,7 @@ impl Reports {
                     "baton: list report of {key} not sent: {:?}",
                     error.into_js()
                 );
-                return Err(Sent::Unconfirmed);
+                return Answered::default();
             }
         };
         let shard = shard_name(shard_of(key.as_str(), shards));
@@ -141,14 +120,14 @@ impl Reports {
                     "baton: list report of {key} failed (the alarm sends it again): {:?}",
                     error.into_js()
                 );
-                return Err(Sent::Unconfirmed);
+                return Answered::default();
             }
         };
         let Ok(reply) = serde_wasm_bindgen::from_value::<ShardReportReply>(answer) else {
-            return Err(Sent::Unconfirmed);
+            return Answered::default();
         };
         let answer: Answer = reply.into();
-        Ok(self.with(key.as_str(), |r| r.answered(report.stamp, answer)))
+        self.with(key.as_str(), |r| r.answered(report.stamp, answer))
     }
 }
 
@@ -179,19 +158,14 @@ impl Object {
     async fn report_sent(self: &Rc<Self>, key: &Ident, report: Report) -> Result<bool, JsValue> {
         let (mut report, mut paid) = (report, false);
         loop {
-            let (sent, follow_up) = self.reports().send(&self.base.env, key, report).await;
-            let clears_mark = match sent {
-                Sent::Confirmed { clears_mark } => clears_mark,
-                Sent::NoList => true,
-                Sent::Unconfirmed => false,
-            };
-            paid |= !matches!(sent, Sent::Unconfirmed);
-            if clears_mark {
+            let answered = self.reports().send(&self.base.env, key, report).await;
+            paid |= answered.confirmed;
+            if answered.clears_mark {
                 let key = key.clone();
                 self.read(move |sql| history::paid(&Counted::new(sql), key.as_str()))
                     .await?;
             }
-            let Some(at_ms) = follow_up else {
+            let Some(at_ms) = answered.follow_up_at_ms else {
                 return Ok(paid);
             };
             let wait_ms = at_ms.saturating_sub(now_ms());
