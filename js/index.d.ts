@@ -396,7 +396,7 @@ export type CoordinatorInspection = {
   /** What happened at the key since its object was created. */
   counts: KeyCounts;
   /** §11: the operator's pause, or null. */
-  paused: PausedView | null;
+  paused: Paused | null;
   /** §11: the operator's limit override (then `limit`), or null. */
   limitOverride: number | null;
 };
@@ -410,7 +410,7 @@ export type CoordinatorPause = {
 
 /** `pause`'s reply. */
 export type CoordinatorPauseReply = {
-  paused: PausedView;
+  paused: Paused;
 };
 
 /** `release(key, instanceId)`. */
@@ -526,14 +526,6 @@ export type GroupList = {
 export type GroupMember = {
   group: Ident;
   instanceId: InstanceId;
-};
-
-/** A group's pause. */
-export type GroupPaused = {
-  /** When it was first paused (a second pause keeps it), in ms since the epoch. */
-  since: number;
-  /** The reason the latest pause gave, or null. */
-  reason: string | null;
 };
 
 /** `serialHeartbeat`'s reply: whether the caller still holds the group. */
@@ -664,11 +656,11 @@ export type OnBusy = "wait" | "skip";
 /** Why an operator paused it: at most 512 UTF-8 bytes. */
 export type PauseReason = string;
 
-/** A key's pause, as `pause` and `inspect` show it. */
-export type PausedView = {
-  /** When the key was first paused, in ms since the epoch (a second pause keeps it). */
+/** An operator's pause of a key or a group (contract §11), as `pause`, `serialPause`, `inspect` and `serialInspect` show it. */
+export type Paused = {
+  /** When it was first paused (a second pause keeps it), in ms since the epoch. */
   since: number;
-  /** The latest pause's reason, or null. */
+  /** The reason the latest pause gave, or null. */
   reason: string | null;
 };
 
@@ -990,7 +982,7 @@ export type SerialInspection = {
   /** Finished executions, newest first. */
   recent: SerialFinished[];
   /** Set while an operator paused the group (contract §11). */
-  paused: GroupPaused | null;
+  paused: Paused | null;
 };
 
 /** How a finished execution ended. */
@@ -1005,7 +997,7 @@ export type SerialPause = {
 
 /** `serialPause`'s reply: the pause as it stands. */
 export type SerialPauseReply = {
-  paused: GroupPaused;
+  paused: Paused;
 };
 
 /** `serialResume({ group })` (contract §11). */

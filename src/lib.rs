@@ -17,6 +17,7 @@
 //!   grant and fences per group (contract §2, §2a).
 //! - [`debounce`]: one start per burst of calls, and starts at a time (contract §4).
 //! - [`runs`]: idempotent runs: claim once, await the outcome, follow the events (contract §6).
+//! - [`pause`]: an operator's pause, as keys and serial groups keep it (§11).
 //! - [`workflow`]: what every object says about Workflow instances: their
 //!   liveness and the grace rule.
 //! - [`transition`]: the one shape of every decision, and the effects on
@@ -37,6 +38,7 @@ pub mod edge;
 pub mod error;
 pub mod ident;
 pub mod limits;
+pub mod pause;
 pub mod rate_limit;
 pub mod runs;
 pub mod serial_queue;

@@ -145,15 +145,7 @@ pub struct Summary {
 }
 
 /// §11: an operator's pause, as the key keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Paused {
-    /// When the key was first paused (a second pause keeps it).
-    pub since_ms: u64,
-    /// The operator's words, at most
-    /// [`PAUSE_REASON_BYTES_MAX`](crate::limits::PAUSE_REASON_BYTES_MAX)
-    /// bytes (checked at the edge).
-    pub reason: Option<String>,
-}
+pub use crate::pause::Paused;
 
 impl Default for Summary {
     fn default() -> Self {

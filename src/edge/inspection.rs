@@ -29,7 +29,7 @@ pub struct Inspection {
     /// What happened at the key since its object was created.
     pub counts: KeyCounts,
     /// §11: the operator's pause, or null.
-    pub paused: Option<super::steer::PausedView>,
+    pub paused: Option<super::steer::Paused>,
     /// §11: the operator's limit override (then `limit`), or null.
     pub limit_override: Option<u32>,
 }

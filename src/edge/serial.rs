@@ -116,21 +116,22 @@ pub struct SerialResume {
 /// `serialPause`'s reply: the pause as it stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct SerialPauseReply {
-    pub paused: GroupPaused,
+    pub paused: Paused,
 }
 
-/// A group's pause.
+/// An operator's pause of a key or a group (contract §11), as `pause`,
+/// `serialPause`, `inspect` and `serialInspect` show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct GroupPaused {
+pub struct Paused {
     /// When it was first paused (a second pause keeps it), in ms since the epoch.
     pub since: u64,
     /// The reason the latest pause gave, or null.
     pub reason: Option<String>,
 }
 
-impl From<core::Paused> for GroupPaused {
-    fn from(paused: core::Paused) -> GroupPaused {
-        GroupPaused {
+impl From<crate::pause::Paused> for Paused {
+    fn from(paused: crate::pause::Paused) -> Paused {
+        Paused {
             since: paused.since_ms,
             reason: paused.reason,
         }
@@ -276,7 +277,7 @@ pub struct SerialInspection {
     /// Finished executions, newest first.
     pub recent: Vec<SerialFinished>,
     /// Set while an operator paused the group (contract §11).
-    pub paused: Option<GroupPaused>,
+    pub paused: Option<Paused>,
 }
 
 impl From<core::Inspection> for SerialInspection {
@@ -304,7 +305,7 @@ impl From<core::Inspection> for SerialInspection {
                 .into_iter()
                 .filter_map(SerialFinished::of)
                 .collect(),
-            paused: view.paused.map(GroupPaused::from),
+            paused: view.paused.map(Paused::from),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! .../resume`, `PUT .../limit`) alike.
 
 use super::coordinator::HolderLimit;
-pub use super::serial::PauseReason;
+pub use super::serial::{PauseReason, Paused};
 use crate::coordinator::{self as core};
 use crate::ident::{Ident, InstanceId};
 use schemars::JsonSchema;
@@ -47,26 +47,7 @@ pub struct SetLimit {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[schemars(rename = "CoordinatorPauseReply")]
 pub struct PauseReply {
-    pub paused: PausedView,
-}
-
-/// A key's pause, as `pause` and `inspect` show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct PausedView {
-    /// When the key was first paused, in ms since the epoch (a second
-    /// pause keeps it).
-    pub since: u64,
-    /// The latest pause's reason, or null.
-    pub reason: Option<String>,
-}
-
-impl From<core::Paused> for PausedView {
-    fn from(paused: core::Paused) -> PausedView {
-        PausedView {
-            since: paused.since_ms,
-            reason: paused.reason,
-        }
-    }
+    pub paused: Paused,
 }
 
 /// `resume`'s reply.

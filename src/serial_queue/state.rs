@@ -165,15 +165,7 @@ pub struct GroupRow {
 }
 
 /// An operator's pause of a group (contract §11), typed from its row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Paused {
-    /// When the group was first paused (a second pause keeps it).
-    pub since_ms: u64,
-    /// The operator's words, at most
-    /// [`PAUSE_REASON_BYTES_MAX`](crate::limits::PAUSE_REASON_BYTES_MAX)
-    /// bytes (checked at the edge).
-    pub reason: Option<String>,
-}
+pub use crate::pause::Paused;
 
 /// Statements the shell runs as one D1 batch: one round trip, one
 /// transaction (all or nothing), in order.
