@@ -28,6 +28,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { startBaton } from "./harness.mjs";
+import { mostAtOnce, rng } from "./seeded.mjs";
 
 const SEED = Number(process.env.BATON_NEMESIS_SEED ?? 2);
 const INSTANCES = Number(process.env.BATON_NEMESIS_INSTANCES ?? 1000);
@@ -54,18 +55,6 @@ const PLAN = {
   resetRates: { before: 0.01, between: 0.03, after: 0.03 },
   d1BatchRate: 0.03,
 };
-
-/** A small seeded PRNG (mulberry32), so a failing run can be replayed. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Steps retried more than the tests' default: a reset or a failed batch may hit every try of a short budget. */
 const STEP_RETRIES = { limit: 6, delay: "200 milliseconds" };
@@ -318,22 +307,6 @@ function outcomeOf(x, end, terminatedByTest) {
   if (out?.superseded === true) return "superseded";
   if (out?.busy === true) return "busy";
   return "unexpected";
-}
-
-/** The most intervals open at once; at equal times an end comes before a start. */
-function mostAtOnce(bodies) {
-  const events = bodies.flatMap((b) => [
-    [b.start, +1],
-    [b.end, -1],
-  ]);
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let inside = 0;
-  let most = 0;
-  for (const [, delta] of events) {
-    inside += delta;
-    most = Math.max(most, inside);
-  }
-  return most;
 }
 
 /** What is known of a stuck instance: its status, its key's or group's view, and every runtime line naming it. */

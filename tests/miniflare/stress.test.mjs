@@ -8,6 +8,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startBaton } from "./harness.mjs";
+import { mostAtOnce, rng } from "./seeded.mjs";
 
 const KEYS = [
   { key: "stress-0", limit: 1 },
@@ -20,18 +21,6 @@ const INSTANCES = 240;
 /** Termination attempts after each batch of arrivals. */
 const TERMINATIONS_PER_BATCH = 4;
 const SEED = Number(process.env.BATON_STRESS_SEED ?? 20261203);
-
-/** A small seeded PRNG (mulberry32), so a failing run can be replayed. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("stress: many instances, five keys, random terminations", () => {
   let h;
@@ -117,7 +106,7 @@ describe("stress: many instances, five keys, random terminations", () => {
     const log = await h.log();
     for (const { key, limit } of KEYS) {
       const mine = instances.filter((x) => x.key === key).map((x) => x.id);
-      const events = [];
+      const bodies = [];
       for (const id of mine) {
         const enter = log.find((e) => e.id === id && e.kind === "enter");
         const exit = log.find((e) => e.id === id && e.kind === "exit");
@@ -129,17 +118,9 @@ describe("stress: many instances, five keys, random terminations", () => {
         // A body may begin between the test's terminate call and its
         // effect: it then ended no earlier than it began.
         const end = exit?.at ?? Math.max(terminatedAt.get(id), enter.at);
-        events.push([enter.at, +1], [end, -1]);
+        bodies.push({ start: enter.at, end });
       }
-      // At equal times an exit comes before an enter: a slot handed on
-      // within the same millisecond is not an overlap.
-      events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-      let inside = 0;
-      let most = 0;
-      for (const [, delta] of events) {
-        inside += delta;
-        most = Math.max(most, inside);
-      }
+      const most = mostAtOnce(bodies);
       assert.ok(most <= limit, `${key}: ${most} bodies at once, limit ${limit}`);
       const view = await h.inspect(key);
       assert.deepEqual(view.waiting, [], `${key} still has waiters`);
