@@ -68,19 +68,37 @@ describe("the Coordinator when the platform fails (holder check every second)", 
     assert.ok((await h.faultReport()).injected["hang sendEvent"] >= 1);
   });
 
-  test("a status check that throws never counts the holder dead", async () => {
-    const key = "fault-status-throws";
-    const pair = await holderAndWaiter(h, key);
-    await h.faults({ fails: [{ call: "status", id: pair.holder, times: 1000 }] });
-    // The alarm has checked the holder three times and been refused an answer each time.
-    await untilInjected(h, "throw status", 3);
-    const view = await h.inspect(key);
-    assert.deepEqual(view.holders.map((x) => x.id), [pair.holder]);
-    assert.deepEqual(view.waiting.map((w) => w.id), [pair.waiter]);
-    await h.faults({});
-    await h.sendEvent(pair.holder, "finish", {});
-    await handedOnOnce(h, pair);
-  });
+  // A status check that fails never counts the holder dead; one that never
+  // answers (the injector's `hangs`) Baton abandons after
+  // WORKFLOW_CALL_TIMEOUT_MS (src/limits.rs), as a transient failure.
+  for (const fault of [
+    {
+      name: "a status check that throws never counts the holder dead",
+      key: "fault-status-throws",
+      plan: (holder) => ({ fails: [{ call: "status", id: holder, times: 1000 }] }),
+      // The alarm has checked the holder three times and been refused an answer each time.
+      injected: ["throw status", 3],
+    },
+    {
+      name: "a status check that never answers is abandoned: unknown, never dead, asked again",
+      key: "fault-status-hangs",
+      plan: (holder) => ({ hangs: [{ call: "status", id: holder, times: 1000 }] }),
+      // A second check of the holder: the first was given up, not awaited for ever.
+      injected: ["hang forever status", 2],
+    },
+  ]) {
+    test(fault.name, async () => {
+      const pair = await holderAndWaiter(h, fault.key);
+      await h.faults(fault.plan(pair.holder));
+      await untilInjected(h, ...fault.injected);
+      const view = await h.inspect(fault.key);
+      assert.deepEqual(view.holders.map((x) => x.id), [pair.holder]);
+      assert.deepEqual(view.waiting.map((w) => w.id), [pair.waiter]);
+      await h.faults({});
+      await h.sendEvent(pair.holder, "finish", {});
+      await handedOnOnce(h, pair);
+    });
+  }
 
   // A superseded waiter's termination is owed until done: the holder-check
   // alarm terminates it when the enqueue's own attempt failed or never ran
@@ -153,21 +171,6 @@ describe("the Coordinator when the platform fails (holder check every second)", 
     assert.equal((await h.faultReport()).injected["reset Coordinator before acquire"], 1);
   });
 
-  // A call that never answers (the injector's `hangs`): Baton abandons it
-  // after WORKFLOW_CALL_TIMEOUT_MS (src/limits.rs) as a transient failure.
-  test("a status check that never answers is abandoned: unknown, never dead, asked again", async () => {
-    const key = "fault-status-hangs";
-    const pair = await holderAndWaiter(h, key);
-    await h.faults({ hangs: [{ call: "status", id: pair.holder, times: 1000 }] });
-    // A second check of the holder: the first was given up, not awaited for ever.
-    await untilInjected(h, "hang forever status", 2);
-    const view = await h.inspect(key);
-    assert.deepEqual(view.holders.map((x) => x.id), [pair.holder]);
-    assert.deepEqual(view.waiting.map((w) => w.id), [pair.waiter]);
-    await h.faults({});
-    await h.sendEvent(pair.holder, "finish", {});
-    await handedOnOnce(h, pair);
-  });
 
   test("a grant event that never answers is abandoned: the alarm re-sends the same grant", async () => {
     const key = "fault-grant-never";
