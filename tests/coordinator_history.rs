@@ -121,17 +121,18 @@ fn an_uncontended_pair_adds_only_its_grant_count() {
         // The list may show the key only for a dead holder's hour: the
         // shell's reporter knows whether it does.
         assert_eq!(acquired.report, Due::CountsIfListed);
-        // As without §10: no read, one write (the holder row; its trigger
-        // updates the key row's fence and grants in one row change).
+        // As without §10: no read, one write, one row: the holder row
+        // (schema v12: the key's fence and grants take it in when its
+        // hold ends).
         assert_eq!(work, (0, 1));
-        assert_eq!(changed, 2, "the holder row and the key row");
+        assert_eq!(changed, 1, "the holder row alone");
         let (released, work, changed) = object.release("k", "solo", 20 + n);
         assert!(recorded(&released).is_empty(), "{released:?}");
         assert_eq!(work, (0, 1));
         // §1c's etaMs counts every finished hold: the statement stamps the
         // holder row's end, and its trigger appends the hold's length to
-        // the key row and deletes the holder row (three row changes, one
-        // statement; §10 adds none).
+        // the key row with its fence and grant and deletes the holder row
+        // (three row changes, one statement; §10 adds none).
         assert_eq!(
             changed, 3,
             "the holder row stamped, the key row, the holder row deleted"

@@ -1405,3 +1405,77 @@ fn a_supersede_owes_each_dropped_waiter_its_termination_until_it_is_done() {
     assert_eq!(owed(&db), [by("b", Some("WF_B")), by("c", None)]);
     assert_rows(&db, key);
 }
+
+/// Schema v12 moves the key's fence and grant count from a hold's start
+/// to its end (and rebuilds the holders' table): a key upgraded with
+/// holders still holding reads the same fence, counts and holders, keeps
+/// counting each grant once, and goes on from its fence.
+#[test]
+fn a_v11_key_with_holders_upgrades_with_its_fence_and_counts() {
+    let db = Db::new();
+    db.run(schema::CREATE_VERSION_TABLE, &[]);
+    for statement in schema::MIGRATIONS[..11].iter().copied().flatten() {
+        db.run(statement, &[]);
+    }
+    db.run(schema::WRITE_VERSION, &[SqlValue::Integer(11)]);
+    // Three grants on `k` under v11 (its triggers raised the fence and
+    // counted each at its start); the first ended, two still hold.
+    for (who, fence) in [("a", 1), ("b", 2), ("c", 3)] {
+        db.run(
+            "INSERT INTO coordinator_holders (key, seq, id, since_ms, state, fence) \
+             VALUES ('k', ?1, ?2, 100, 'holding', ?1)",
+            &[SqlValue::Integer(fence), SqlValue::Text(who.into())],
+        );
+    }
+    db.run(
+        "UPDATE coordinator_holders SET ended_ms = 150 WHERE key = 'k' AND id = 'a'",
+        &[],
+    );
+    assert_eq!(
+        db.rows("SELECT fence, grants, hold_times_ms FROM coordinator_keys WHERE key = 'k'"),
+        [[
+            SqlValue::Integer(3),
+            SqlValue::Integer(3),
+            SqlValue::Text("[50]".into())
+        ]]
+    );
+
+    migrate(&db);
+    assert_eq!(stored_version(&db), schema::CURRENT_VERSION);
+    let (summary, _, _) = read(&db, "k");
+    assert_eq!(summary.fence, 3);
+    let holders: Vec<(String, u64)> = summary
+        .holders
+        .iter()
+        .map(|h| (h.id.to_string(), h.fence))
+        .collect();
+    assert_eq!(
+        holders,
+        [("b".into(), 2), ("c".into(), 3)],
+        "in grant order"
+    );
+    assert_eq!(history_counts(&db, "k").grants, 3);
+
+    // Each grant is counted once: ending the two carried-over holds and
+    // granting a new one counts one more grant, with the next fence.
+    step(&db, "k", 200, Input::Release(id("b"))).expect("release");
+    step(&db, "k", 201, Input::Release(id("c"))).expect("release");
+    let (summary, _, _) = read(&db, "k");
+    assert!(summary.holders.is_empty());
+    assert_eq!(summary.fence, 3);
+    assert_eq!(history_counts(&db, "k").grants, 3);
+    match step(&db, "k", 202, Input::Acquire(acquiring(&id("d"))))
+        .expect("acquire")
+        .reply
+    {
+        Reply::Acquire(AcquireReply::Granted { fence }) => assert_eq!(fence, 4),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(history_counts(&db, "k").grants, 4);
+    // The hold times went on from the v11 row's: a's 50 ms, then b's and c's.
+    assert_eq!(read(&db, "k").0.hold_times_ms, [50, 100, 101]);
+}
+
+fn history_counts(db: &Db, key: &str) -> coordinator::history::Counts {
+    coordinator::history::inspect(&Counted::new(db), key).1
+}

@@ -6,8 +6,9 @@
 //! ends and how, the waiters it grants a slot); [`record`] is the one rule
 //! of what that adds to the history, as [`Write`]s in the decision's own
 //! transition: nothing for an uncontended acquire or release, whose only
-//! trace is the key's `grants` count, which the holder row's own trigger
-//! keeps in the key row it already writes. [`write()`] carries those writes
+//! trace is the key's `grants` count: the holder row itself while it
+//! holds, folded into the key row by the trigger that ends its hold
+//! (schema v12). [`write()`] carries those writes
 //! out on the rows (for `super::store::write`), `KeyHistory::apply` on
 //! the in-memory key (`super::twin`); [`inspect`], [`busy`] and [`owed`]
 //! read them back for `inspect` and the list.
@@ -513,8 +514,15 @@ pub fn inspect<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> (Vec<Hold>, Count
         .collect();
     let counts = sql
         .read(
-            "SELECT grants, hand_offs, dead_holders, superseded_total, coalesced, cancelled \
-             FROM coordinator_keys WHERE key = ?1",
+            // A grant is folded into the key row when its hold ends (schema
+            // v12): the holders' rows are the grants not folded in yet, and
+            // a key whose first holder still holds may have no row at all.
+            "SELECT COALESCE(k.grants, 0) + \
+             (SELECT COUNT(*) FROM coordinator_holders WHERE key = ?1), \
+             COALESCE(k.hand_offs, 0), COALESCE(k.dead_holders, 0), \
+             COALESCE(k.superseded_total, 0), COALESCE(k.coalesced, 0), \
+             COALESCE(k.cancelled, 0) \
+             FROM (SELECT 1) LEFT JOIN coordinator_keys k ON k.key = ?1",
             &[text_value(key)],
         )
         .first()

@@ -212,6 +212,98 @@ pub const MIGRATIONS: &[&[&str]] = &[
     // (the alarm reads a key's holders in grant order, at most its limit),
     // and every grant, release and holder check paid to keep it (issue 29).
     &["DROP INDEX IF EXISTS coordinator_holders_checked"],
+    // v12 (issue 29): an uncontended acquire writes one row and nothing
+    // else, a waiter's arrival and leaving one statement each.
+    //
+    // - `coordinator_holders` is rebuilt `WITHOUT ROWID` on its primary key
+    //   (one B-tree per holder row, not a table and its key's index), and
+    //   without the index on `(key, seq)`: a key's holders (at most its
+    //   limit) are read whole and put in grant order by `(fence, seq)`. A
+    //   new row's `seq` is its fence, so it no longer reads the highest.
+    // - The key's `fence` and `grants` are folded in when a hold ends, by
+    //   the trigger that already writes the key row for its hold time (or,
+    //   for a row deleted outright, `coordinator_holders_gone`), not when it
+    //   begins: the key row is written once per pair, not twice. A key's
+    //   fence is then the highest of its row's and its holders', its grants
+    //   its row's count plus its holders (`super::store`, `super::history`).
+    //   The rows carried over were counted when they began, so the step
+    //   takes them off the count they will be counted in again.
+    // - The waiter rows' triggers keep the key's `waiter_count` beside the
+    //   tenant's count, so no statement of its own adjusts it.
+    // - The waiters' index by input hash holds only rows that have one
+    //   (coalescing looks a hash up; a waiter without one is never found by it).
+    &[
+        "CREATE TABLE coordinator_holders_v12 (
+            key TEXT NOT NULL,
+            id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            since_ms INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            workflow TEXT,
+            enqueued_ms INTEGER,
+            checked_ms INTEGER,
+            fence INTEGER NOT NULL DEFAULT 0,
+            turn INTEGER,
+            ended_ms INTEGER,
+            cancelling INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (key, id)
+        ) WITHOUT ROWID",
+        "INSERT INTO coordinator_holders_v12 \
+            (key, id, seq, since_ms, state, workflow, enqueued_ms, checked_ms, fence, turn, \
+             ended_ms, cancelling) \
+         SELECT key, id, seq, since_ms, state, workflow, enqueued_ms, checked_ms, fence, turn, \
+             ended_ms, cancelling FROM coordinator_holders",
+        "UPDATE coordinator_keys SET grants = grants - \
+            (SELECT COUNT(*) FROM coordinator_holders h WHERE h.key = coordinator_keys.key)",
+        // Its triggers and indexes go with it.
+        "DROP TABLE coordinator_holders",
+        "ALTER TABLE coordinator_holders_v12 RENAME TO coordinator_holders",
+        "CREATE TRIGGER coordinator_holders_ended AFTER UPDATE OF ended_ms ON coordinator_holders \
+         WHEN new.ended_ms IS NOT NULL BEGIN \
+            INSERT INTO coordinator_keys (key, fence, grants, hold_times_ms) \
+            VALUES (new.key, new.fence, 1, json_array(max(new.ended_ms - new.since_ms, 0))) \
+            ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), \
+            grants = grants + 1, hold_times_ms = ( \
+                SELECT CASE WHEN json_array_length(t) > 20 THEN json_remove(t, '$[0]') ELSE t END \
+                FROM (SELECT json_insert(COALESCE(hold_times_ms, '[]'), '$[#]', \
+                      max(new.ended_ms - new.since_ms, 0)) AS t)); \
+            DELETE FROM coordinator_holders WHERE key = new.key AND id = new.id; \
+         END",
+        "CREATE TRIGGER coordinator_holders_gone AFTER DELETE ON coordinator_holders \
+         WHEN old.ended_ms IS NULL BEGIN \
+            INSERT INTO coordinator_keys (key, fence, grants) VALUES (old.key, old.fence, 1) \
+            ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), \
+            grants = grants + 1; \
+         END",
+        "CREATE TRIGGER coordinator_holders_waited AFTER DELETE ON coordinator_holders BEGIN \
+            DELETE FROM coordinator_waited WHERE key = old.key AND id = old.id; \
+         END",
+        "DROP TRIGGER coordinator_waiters_joined",
+        "CREATE TRIGGER coordinator_waiters_joined AFTER INSERT ON coordinator_waiters BEGIN \
+            INSERT INTO coordinator_tenants (key, priority, tenant, waiters, first_seq) \
+            VALUES (new.key, new.priority, new.tenant, 1, new.seq) \
+            ON CONFLICT (key, priority, tenant) DO UPDATE SET waiters = waiters + 1, \
+            first_seq = COALESCE(first_seq, excluded.first_seq); \
+            INSERT INTO coordinator_keys (key, waiter_count) VALUES (new.key, 1) \
+            ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + 1; \
+         END",
+        "DROP TRIGGER coordinator_waiters_left",
+        "CREATE TRIGGER coordinator_waiters_left AFTER DELETE ON coordinator_waiters BEGIN \
+            UPDATE coordinator_tenants SET waiters = waiters - 1, \
+            first_seq = CASE WHEN first_seq = old.seq THEN \
+                (SELECT MIN(seq) FROM coordinator_waiters \
+                 WHERE key = old.key AND priority = old.priority AND tenant = old.tenant) \
+                ELSE first_seq END \
+            WHERE key = old.key AND priority = old.priority AND tenant = old.tenant; \
+            DELETE FROM coordinator_tenants \
+            WHERE key = old.key AND priority = old.priority AND tenant = old.tenant \
+            AND waiters = 0 AND served IS NULL; \
+            UPDATE coordinator_keys SET waiter_count = waiter_count - 1 WHERE key = old.key; \
+         END",
+        "DROP INDEX coordinator_waiters_hash",
+        "CREATE INDEX coordinator_waiters_hash ON coordinator_waiters (key, input_hash, seq) \
+         WHERE input_hash IS NOT NULL",
+    ],
 ];
 
 /// The version this release writes.

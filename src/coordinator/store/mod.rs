@@ -79,7 +79,14 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
             )
         })
         .collect();
-    held.sort_unstable_by_key(|(seq, _)| *seq);
+    // Grant order (schema v12): by fence, then by `seq` among the holders
+    // from before fences (all fence 0).
+    held.sort_unstable_by_key(|(seq, holder)| (holder.fence, *seq));
+    // A holder's fence is folded into the key row when its hold ends.
+    let fence = held
+        .iter()
+        .map(|(_, holder)| holder.fence)
+        .fold(optional_millis(&first[3]).unwrap_or(0), u64::max);
     let callers = match &first[0] {
         SqlValue::Null => 1,
         value => count(value),
@@ -97,7 +104,7 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
             value => count(value),
         },
         none_superseded: integer(&first[2]) != 0,
-        fence: optional_millis(&first[3]).unwrap_or(0),
+        fence,
         turns: optional_millis(&first[4]).unwrap_or(0),
         hold_times_ms: hold_times_from(&first[5]),
         holders: held.into_iter().map(|(_, holder)| holder).collect(),
@@ -175,18 +182,23 @@ pub fn execute<E: SqlExec>(sql: &Counted<'_, E>, key: &str, read: &Read) -> Answ
             priority,
             tenant,
         } => Answer::Place(load_place(sql, key, id, *priority, tenant.as_ref())),
-        Read::CheckTimes => Answer::CheckTimes(
-            sql.read(
-                "SELECT id, checked_ms FROM coordinator_holders WHERE key = ?1 ORDER BY seq LIMIT ?2",
+        Read::CheckTimes => {
+            // All of the key's holders (at most its limit), in grant order
+            // as `load_summary` puts them.
+            let mut rows = sql.read(
+                "SELECT id, checked_ms, fence, seq FROM coordinator_holders WHERE key = ?1 LIMIT ?2",
                 &[
                     key_value(key),
                     SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
                 ],
+            );
+            rows.sort_unstable_by_key(|row| (integer(&row[2]), integer(&row[3])));
+            Answer::CheckTimes(
+                rows.iter()
+                    .map(|row| (stored_id(&row[0]), optional_millis(&row[1])))
+                    .collect(),
             )
-            .iter()
-            .map(|row| (stored_id(&row[0]), optional_millis(&row[1])))
-            .collect(),
-        ),
+        }
         Read::FirstWithHash(hash) => Answer::FirstWithHash(
             read_waiters(
                 sql,

@@ -8,14 +8,6 @@ use crate::coordinator::types::Write;
 use crate::limits::IDLE_TENANT_KEPT_GRANTS;
 use crate::sql::{millis_value, optional_millis_value, Counted, SqlExec, SqlValue};
 
-fn adjust_waiter_count<E: SqlExec>(sql: &Counted<'_, E>, key: &str, delta: i64) {
-    sql.write(
-        "INSERT INTO coordinator_keys (key, waiter_count) VALUES (?1, ?2) \
-         ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + ?2",
-        &[key_value(key), SqlValue::Integer(delta)],
-    );
-}
-
 /// Carries out a transition's writes for `key`, in order, in one `match`.
 /// The caller commits them together (one turn of the Durable Object).
 pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
@@ -62,12 +54,13 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                 );
             }
             Write::AddHolder(holder) => {
-                // The trigger coordinator_holders_fence raises the key's fence.
+                // One row and nothing else: the key's fence and grants take
+                // it in when its hold ends (schema v12), and its fence is
+                // its place in grant order (`seq`).
                 sql.write(
                     "INSERT INTO coordinator_holders \
                      (key, seq, id, since_ms, state, workflow, enqueued_ms, turn, fence) \
-                     VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_holders \
-                     WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                     VALUES (?1, ?8, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     &[
                         key_value(key),
                         id_value(&holder.id),
@@ -155,7 +148,8 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                 );
             }
             Write::PushWaiter(waiter) => {
-                // The trigger coordinator_waiters_joined counts it in its tenant.
+                // The trigger coordinator_waiters_joined counts it in its
+                // tenant and in the key's waiter count.
                 sql.write(
                     "INSERT INTO coordinator_waiters \
                      (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, \
@@ -177,7 +171,6 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                         tenant_value(waiter.tenant.as_ref()),
                     ],
                 );
-                adjust_waiter_count(sql, key, 1);
             }
             Write::SetWaiterWorkflow(id, workflow) => {
                 sql.write(
@@ -189,14 +182,14 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                     ],
                 );
             }
+            // The trigger coordinator_waiters_left counts it out.
             Write::RemoveWaiter(id) => {
                 sql.write(
                     "DELETE FROM coordinator_waiters WHERE key = ?1 AND id = ?2",
                     &[key_value(key), id_value(id)],
                 );
-                adjust_waiter_count(sql, key, -1);
             }
-            Write::SupersedeAllExcept(keep, dropped) => {
+            Write::SupersedeAllExcept(keep, _) => {
                 // Remembered in queue order right after the newest remembered
                 // id, with no gaps (see `supersede_waiters_except`), each
                 // owed its termination (`super::terminations`).
@@ -211,7 +204,6 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                     "DELETE FROM coordinator_waiters WHERE key = ?1 AND id <> ?2",
                     &[key_value(key), id_value(keep)],
                 );
-                adjust_waiter_count(sql, key, -i64::from(*dropped));
             }
             Write::ForgetSupersededBeyond(keep) => {
                 sql.write(
