@@ -284,6 +284,24 @@ export async function measureSplit() {
   return { date: new Date().toISOString(), profiles, wall, statements, replayed, handoffCommits: HANDOFF_COMMITS };
 }
 
+/**
+ * The triggers a schema has after `statements` ran in order: created ones,
+ * less those dropped by name or with their table (schema v12 rebuilds the
+ * holders' table).
+ */
+function triggersAfter(statements) {
+  const on = new Map();
+  for (const sql of statements) {
+    const created = sql.match(/^\s*CREATE TRIGGER\s+(\w+)[\s\S]*?\bON\s+(\w+)/i);
+    const dropped = sql.match(/^\s*DROP TRIGGER\s+(?:IF EXISTS\s+)?(\w+)/i);
+    const table = sql.match(/^\s*DROP TABLE\s+(?:IF EXISTS\s+)?(\w+)/i);
+    if (created) on.set(created[1], created[2]);
+    if (dropped) on.delete(dropped[1]);
+    if (table) for (const [name, t] of on) if (t === table[1]) on.delete(name);
+  }
+  return new Set(on.keys());
+}
+
 /** Rounds of the replay in workerd (bench/floors.mjs's ReplayFloor), variants alternating. */
 const REPLAY_ROUNDS = 5;
 
@@ -314,7 +332,7 @@ async function replayInWorkerd(b, log, skipCalls, scenarios) {
     if (last?.call === kind) last.calls.push(call.statements);
     else o.groups.push({ call: kind, calls: [call.statements] });
   });
-  const triggers = new Set(log.filter((e) => /^\s*CREATE TRIGGER/i.test(e.sql ?? "")).map((e) => e.sql.match(/CREATE TRIGGER\s+(\w+)/i)[1]));
+  const triggers = triggersAfter(log.map((e) => e.sql ?? ""));
   const variants = [{ short: "deployed", sql: [] }, ...TRIGGER_VARIANTS.filter((v) => v.needs.every((t) => triggers.has(t)))];
   const ms = {};
   const note = (scenario, call, variant, elapsedMs, count) => {

@@ -27,17 +27,20 @@ export const TRIGGER_VARIANTS = [
     sql: ["DROP TRIGGER coordinator_holders_fence"],
   },
   {
-    name: "the hold-time trigger (coordinator_holders_ended) reduced to its delete",
+    name: "the hold-time trigger (coordinator_holders_ended) without the hold time (its fence, grant and delete kept)",
     short: "hold-time append",
-    needs: ["coordinator_holders_ended"],
+    needs: ["coordinator_holders_ended", "coordinator_holders_gone"],
     sql: [
       "DROP TRIGGER coordinator_holders_ended",
       "CREATE TRIGGER coordinator_holders_ended AFTER UPDATE OF ended_ms ON coordinator_holders " +
-        "WHEN new.ended_ms IS NOT NULL BEGIN DELETE FROM coordinator_holders WHERE key = new.key AND id = new.id; END",
+        "WHEN new.ended_ms IS NOT NULL BEGIN " +
+        "INSERT INTO coordinator_keys (key, fence, grants) VALUES (new.key, new.fence, 1) " +
+        "ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), grants = grants + 1; " +
+        "DELETE FROM coordinator_holders WHERE key = new.key AND id = new.id; END",
     ],
   },
   {
-    name: "without the tenants' triggers (coordinator_waiters_joined, coordinator_waiters_left)",
+    name: "without the waiter rows' triggers (their tenant's count and, since v12, the key's: coordinator_waiters_joined, coordinator_waiters_left)",
     short: "tenants triggers",
     needs: ["coordinator_waiters_joined", "coordinator_waiters_left"],
     sql: ["DROP TRIGGER coordinator_waiters_joined", "DROP TRIGGER coordinator_waiters_left"],

@@ -320,7 +320,7 @@ impl<E: SqlExec> SqlRows<'_, E> {
         // Times rise with seq, so the oldest rows are the ones aged out. The
         // time index bounds the search to them: ordered by seq alone, SQLite
         // would walk every kept row to find that none has aged out.
-        let deleted = self.sql.write(
+        let deleted = self.sql.write_returning(
             "DELETE FROM rate_grants WHERE bucket = ?1 AND seq IN (SELECT seq FROM rate_grants \
              WHERE bucket = ?1 AND at_ms < ?3 AND seq < ?2 ORDER BY at_ms, seq LIMIT ?4) \
              RETURNING seq",

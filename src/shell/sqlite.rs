@@ -95,8 +95,10 @@ impl Clone for ObjectSql {
     }
 }
 
-impl SqlExec for ObjectSql {
-    fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
+impl ObjectSql {
+    /// Runs the statement: `exec` steps it at once, so a write is done
+    /// when it returns, whether or not its cursor is read.
+    fn exec(&self, sql: &str, params: &[SqlValue]) -> JsCursor {
         let bindings = Array::new_with_length(params.len() as u32);
         for (i, p) in params.iter().enumerate() {
             let value = match p {
@@ -107,10 +109,19 @@ impl SqlExec for ObjectSql {
             };
             bindings.set(i as u32, value);
         }
-        let cursor = self
-            .sql
+        self.sql
             .exec(&self.text(sql), &bindings)
-            .unwrap_or_else(|e| panic!("SQL failed ({e:?}): {sql}"));
+            .unwrap_or_else(|e| panic!("SQL failed ({e:?}): {sql}"))
+    }
+}
+
+impl SqlExec for ObjectSql {
+    fn execute(&self, sql: &str, params: &[SqlValue]) {
+        self.exec(sql, params);
+    }
+
+    fn run(&self, sql: &str, params: &[SqlValue]) -> Vec<Vec<SqlValue>> {
+        let cursor = self.exec(sql, params);
         let rows = Array::from(&cursor.raw());
         rows.iter()
             .map(|row| {
