@@ -21,7 +21,7 @@ use baton::coordinator::{
     Transition, Turn, Waiter, Write,
 };
 use baton::error::BatonError;
-use baton::ident::{InputHash, InstanceId, WorkflowName};
+use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::limits::SUPERSEDED_REMEMBERED_MAX;
 use baton::sql::{Counted, SqlExec, SqlValue};
 use common::sqlite;
@@ -1478,4 +1478,108 @@ fn a_v11_key_with_holders_upgrades_with_its_fence_and_counts() {
 
 fn history_counts(db: &Db, key: &str) -> coordinator::history::Counts {
     coordinator::history::inspect(&Counted::new(db), key).1
+}
+
+/// Schema v13 rebuilds the waiters and tenants on their primary keys and
+/// keys a tenant's turn on its earliest waiter: a v12 key with tenants
+/// waiting, served and idle reads the same queue, in the same order, with
+/// the same positions, and goes on counting.
+#[test]
+fn a_v12_queue_of_tenants_upgrades_in_the_same_order() {
+    let db = Db::new();
+    db.run(schema::CREATE_VERSION_TABLE, &[]);
+    for statement in schema::MIGRATIONS[..12].iter().copied().flatten() {
+        db.run(statement, &[]);
+    }
+    db.run(schema::WRITE_VERSION, &[SqlValue::Integer(12)]);
+    let join = |seq: i64, who: &str, priority: i64, tenant: &str| {
+        db.run(
+            "INSERT INTO coordinator_waiters (key, seq, id, since_ms, priority, tenant) \
+             VALUES ('k', ?1, ?2, ?1, ?3, ?4)",
+            &[
+                SqlValue::Integer(seq),
+                SqlValue::Text(who.into()),
+                SqlValue::Integer(priority),
+                SqlValue::Text(tenant.into()),
+            ],
+        );
+    };
+    for (seq, who, priority, tenant) in [
+        (1, "a1", 0, "a"),
+        (2, "a2", 0, "a"),
+        (3, "b1", 0, "b"),
+        (4, "c1", 1, "c"),
+        (5, "idle1", 0, "idle"),
+    ] {
+        join(seq, who, priority, tenant);
+    }
+    // `a` was served by fence 7, `idle` too, and its one waiter left.
+    for tenant in ["a", "idle"] {
+        db.run(
+            "UPDATE coordinator_tenants SET served = 7 WHERE key = 'k' AND tenant = ?1",
+            &[SqlValue::Text(tenant.into())],
+        );
+    }
+    db.run(
+        "DELETE FROM coordinator_waiters WHERE key = 'k' AND id = 'idle1'",
+        &[],
+    );
+    let queue = |db: &Db| {
+        let (summary, waiting, _) = read(db, "k");
+        let order: Vec<String> = waiting.iter().map(|w| w.id.to_string()).collect();
+        // Where a newcomer of each tenant and priority would stand.
+        let positions: Vec<Option<u32>> = [(0, "a"), (0, "b"), (0, "idle"), (0, "new"), (1, "c")]
+            .iter()
+            .map(|(priority, tenant)| {
+                let input = Input::Acquire(AcquireRequest {
+                    id: id("newcomer"),
+                    options: Options {
+                        grant: true,
+                        priority: *priority,
+                        tenant: Some(Ident::parse("tenant", tenant).expect("tenant")),
+                        ..Options::default()
+                    },
+                });
+                load(&Counted::new(db), "k", Some(summary.clone()), &input).position
+            })
+            .collect();
+        assert!(positions.iter().all(Option::is_some), "{positions:?}");
+        (summary.waiters, order, positions)
+    };
+    let before = queue(&db);
+    assert_eq!(before.1, ["c1", "b1", "a1", "a2"]);
+
+    migrate(&db);
+    assert_eq!(stored_version(&db), schema::CURRENT_VERSION);
+    assert_eq!(queue(&db), before);
+    assert_eq!(
+        db.rows(
+            "SELECT tenant, waiters, first_seq, served FROM coordinator_tenants \
+             WHERE key = 'k' ORDER BY tenant"
+        ),
+        [
+            ["a", "2", "1", "7"],
+            ["b", "1", "3", "NULL"],
+            ["c", "1", "4", "NULL"],
+            ["idle", "0", "NULL", "7"],
+        ]
+        .map(|row| row.map(|v| match v {
+            "NULL" => SqlValue::Null,
+            v => v
+                .parse()
+                .map_or_else(|_| SqlValue::Text(v.into()), SqlValue::Integer),
+        })),
+        "an idle tenant has no earliest waiter"
+    );
+    // The triggers go on: the idle tenant's next waiter is its earliest,
+    // and the key counts it.
+    join(6, "idle2", 0, "idle");
+    assert_eq!(
+        db.rows(
+            "SELECT waiters, first_seq FROM coordinator_tenants \
+             WHERE key = 'k' AND tenant = 'idle'"
+        ),
+        [[SqlValue::Integer(1), SqlValue::Integer(6)]]
+    );
+    assert_eq!(read(&db, "k").0.waiters, 5);
 }

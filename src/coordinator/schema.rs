@@ -304,6 +304,87 @@ pub const MIGRATIONS: &[&[&str]] = &[
         "CREATE INDEX coordinator_waiters_hash ON coordinator_waiters (key, input_hash, seq) \
          WHERE input_hash IS NOT NULL",
     ],
+    // v13 (issue 29): a waiter joining behind others writes its own row,
+    // its two orders, its tenant's count and the key's, and nothing else.
+    //
+    // - `coordinator_waiters` and `coordinator_tenants` are rebuilt
+    //   `WITHOUT ROWID` on their primary keys (a row is one B-tree entry,
+    //   not a table row and its key's index entry). The step copies every
+    //   waiter once, in the object's first call after the deploy.
+    // - A tenant has waiters exactly while `first_seq` is set (the
+    //   triggers keep both), so its turn and idle indexes are partial on
+    //   `first_seq`, not on `waiters`: counting a waiter in or out rewrites
+    //   the tenant's row alone, and its index entries move only when its
+    //   earliest waiter changes.
+    &[
+        "CREATE TABLE coordinator_waiters_v13 (
+            key TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            since_ms INTEGER NOT NULL,
+            input_hash TEXT,
+            workflow TEXT,
+            enqueued_ms INTEGER,
+            turn INTEGER,
+            priority INTEGER NOT NULL DEFAULT 0,
+            tenant TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (key, id)
+        ) WITHOUT ROWID",
+        "INSERT INTO coordinator_waiters_v13 \
+            (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, priority, tenant) \
+         SELECT key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, priority, tenant \
+         FROM coordinator_waiters",
+        "DROP TABLE coordinator_waiters",
+        "ALTER TABLE coordinator_waiters_v13 RENAME TO coordinator_waiters",
+        "CREATE UNIQUE INDEX coordinator_waiters_order ON coordinator_waiters (key, seq)",
+        "CREATE INDEX coordinator_waiters_hash ON coordinator_waiters (key, input_hash, seq) \
+         WHERE input_hash IS NOT NULL",
+        "CREATE INDEX coordinator_waiters_share ON coordinator_waiters (key, priority, tenant, seq)",
+        "CREATE TABLE coordinator_tenants_v13 (
+            key TEXT NOT NULL,
+            priority INTEGER NOT NULL,
+            tenant TEXT NOT NULL,
+            waiters INTEGER NOT NULL,
+            first_seq INTEGER,
+            served INTEGER,
+            PRIMARY KEY (key, priority, tenant)
+        ) WITHOUT ROWID",
+        "INSERT INTO coordinator_tenants_v13 (key, priority, tenant, waiters, first_seq, served) \
+         SELECT key, priority, tenant, waiters, CASE WHEN waiters > 0 THEN first_seq END, served \
+         FROM coordinator_tenants",
+        "DROP TABLE coordinator_tenants",
+        "ALTER TABLE coordinator_tenants_v13 RENAME TO coordinator_tenants",
+        "CREATE INDEX coordinator_tenants_turns ON coordinator_tenants \
+            (key, priority DESC, served, first_seq) WHERE first_seq IS NOT NULL",
+        "CREATE INDEX coordinator_tenants_idle ON coordinator_tenants \
+            (key, served) WHERE first_seq IS NULL",
+        // The waiter rows' triggers went with their table. The tenant's
+        // `first_seq` is written only when it changes: when the tenant
+        // had no waiter, or its earliest leaves.
+        "CREATE TRIGGER coordinator_waiters_joined AFTER INSERT ON coordinator_waiters BEGIN \
+            INSERT INTO coordinator_tenants (key, priority, tenant, waiters, first_seq) \
+            VALUES (new.key, new.priority, new.tenant, 1, new.seq) \
+            ON CONFLICT (key, priority, tenant) DO UPDATE SET waiters = waiters + 1; \
+            UPDATE coordinator_tenants SET first_seq = new.seq \
+            WHERE key = new.key AND priority = new.priority AND tenant = new.tenant \
+            AND first_seq IS NULL; \
+            INSERT INTO coordinator_keys (key, waiter_count) VALUES (new.key, 1) \
+            ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + 1; \
+         END",
+        "CREATE TRIGGER coordinator_waiters_left AFTER DELETE ON coordinator_waiters BEGIN \
+            UPDATE coordinator_tenants SET waiters = waiters - 1 \
+            WHERE key = old.key AND priority = old.priority AND tenant = old.tenant; \
+            UPDATE coordinator_tenants SET first_seq = \
+                (SELECT MIN(seq) FROM coordinator_waiters \
+                 WHERE key = old.key AND priority = old.priority AND tenant = old.tenant) \
+            WHERE key = old.key AND priority = old.priority AND tenant = old.tenant \
+            AND first_seq = old.seq; \
+            DELETE FROM coordinator_tenants \
+            WHERE key = old.key AND priority = old.priority AND tenant = old.tenant \
+            AND first_seq IS NULL AND served IS NULL; \
+            UPDATE coordinator_keys SET waiter_count = waiter_count - 1 WHERE key = old.key; \
+         END",
+    ],
 ];
 
 /// The version this release writes.

@@ -236,7 +236,7 @@ pub fn inspect<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> (Summary, Vec<Wai
     let served: HashMap<(i8, Option<Ident>), u64> = sql
         .read(
             "SELECT priority, tenant, served FROM coordinator_tenants \
-             WHERE key = ?1 AND waiters > 0 LIMIT ?2",
+             WHERE key = ?1 AND first_seq IS NOT NULL LIMIT ?2",
             &[
                 key_value(key),
                 SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX)),

@@ -61,7 +61,7 @@ pub(super) fn load_front<E: SqlExec>(sql: &Counted<'_, E>, key: &str, n: u32) ->
                 "SELECT t.priority, t.tenant, t.waiters, t.first_seq, {WAITER_COLUMNS_OF_W} \
                  FROM coordinator_tenants t \
                  JOIN coordinator_waiters w ON w.key = t.key AND w.seq = t.first_seq \
-                 WHERE t.key = ?1 AND t.waiters > 0 \
+                 WHERE t.key = ?1 AND t.first_seq IS NOT NULL \
                  ORDER BY t.priority DESC, t.served, t.first_seq LIMIT ?2"
             ),
             &[key_value(key), SqlValue::Integer(i64::from(n))],
@@ -130,14 +130,14 @@ pub(super) fn load_place<E: SqlExec>(
                  AND tenant = ?3 AND seq < (SELECT seq FROM mine)) \
             ELSE COALESCE((SELECT waiters FROM share), 0) END AS r, \
             (SELECT served FROM share) AS served, \
-            COALESCE((SELECT first_seq FROM share WHERE waiters > 0), ?5) AS first) \
+            COALESCE((SELECT first_seq FROM share), ?5) AS first) \
          SELECT me.r + 1 + COALESCE(SUM(CASE WHEN t.priority > ?2 THEN t.waiters \
             ELSE min(t.waiters, me.r) + (t.waiters > me.r AND ( \
                 (t.served IS NULL AND (me.served IS NOT NULL OR t.first_seq < me.first)) \
                 OR COALESCE(t.served < me.served \
                     OR (t.served = me.served AND t.first_seq < me.first), 0))) END), 0) \
          FROM me LEFT JOIN coordinator_tenants t ON t.key = ?1 AND t.priority >= ?2 \
-            AND t.waiters > 0 AND NOT (t.priority = ?2 AND t.tenant = ?3)",
+            AND t.first_seq IS NOT NULL AND NOT (t.priority = ?2 AND t.tenant = ?3)",
         &[
             key_value(key),
             priority_value(priority),

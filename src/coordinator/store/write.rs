@@ -133,7 +133,7 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                 // start of the idle index, one row per grant at most.
                 sql.write(
                     "DELETE FROM coordinator_tenants \
-                     WHERE key = ?1 AND waiters = 0 AND served < ?2 - ?3",
+                     WHERE key = ?1 AND first_seq IS NULL AND served < ?2 - ?3",
                     &[
                         key_value(key),
                         millis_value(*fence),
