@@ -158,6 +158,14 @@ BUGS = [
      "        .map(|(row, used)| u64::from(row.limit).saturating_sub(used.used))",
      "        .map(|(row, used)| (u64::from(row.limit) + 1).saturating_sub(used.used))",
      "one permit more than the limit in a window", "§5 no window over its limit"),
+    ("rate limit", "rate_limit_props", "src/rate_limit/cached.rs",
+     "span.last.at_ms <= t && t < span.next.at_ms",
+     "span.last.at_ms <= t && t <= span.next.at_ms",
+     "the cache's span answers a window starting at its next row's very ms", "§5 exact window (the cache)"),
+    ("rate limit", "rate_limit_props", "src/rate_limit/cached.rs",
+     "                Write::Ungrant { seq } => {\n                    storage.write(write);\n                    self.spans.get_mut().clear();",
+     "                Write::Ungrant { seq } => {\n                    storage.write(write);",
+     "a refund deletes a row the cache's spans still answer with", "§5 refunds (the cache)"),
 
     # --- Serial queue (contract §2, §2a), tests/serial_queue_sim.rs --------
     ("serial", "serial_queue_sim", "src/serial_queue/sql.rs",

@@ -14,7 +14,10 @@
 //! the first one held to the newest). A read it can answer from these it
 //! answers; any other it passes to storage. With the oldest row known, "has
 //! anything aged out?" needs no statement either, so a prune that would
-//! delete nothing is skipped.
+//! delete nothing is skipped. And, for windows that start before the rows
+//! it holds, the last row before each start that storage answered with the
+//! row after it, so the next calls' starts up to that row's time read
+//! nothing ([`Span`]).
 //!
 //! Storage is the truth; `tests/rate_limit_props.rs` drives the cache
 //! through the same random sequences as the stores, restarts it, and checks
@@ -22,11 +25,13 @@
 
 use super::sql::SqlRows;
 use super::state::{GrantRow, Meta, Rows, RuleRow, Write};
+use crate::limits::RATE_RULE_SLOTS;
 use crate::sql::SqlExec;
+use std::cell::RefCell;
 use std::collections::VecDeque;
 
 /// What one bucket's object remembers between calls.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RateCache {
     meta: Meta,
     /// By slot.
@@ -40,6 +45,47 @@ pub struct RateCache {
     capacity: usize,
     /// Rows read into `recent` when it is (re)loaded; it grows from there.
     load_rows: usize,
+    /// Where windows began that started before `recent` (see [`Span`]), at
+    /// most one per rule slot. Filled by reads, so behind a `RefCell`.
+    spans: RefCell<Vec<Span>>,
+}
+
+/// Two caches are equal when they say the same of the bucket: the spans
+/// are answers already read, which a lookup may add to (a refused call
+/// changes nothing else).
+impl PartialEq for RateCache {
+    fn eq(&self, other: &Self) -> bool {
+        (
+            self.meta,
+            &self.rules,
+            &self.oldest,
+            &self.recent,
+            self.capacity,
+            self.load_rows,
+        ) == (
+            other.meta,
+            &other.rules,
+            &other.oldest,
+            &other.recent,
+            other.capacity,
+            other.load_rows,
+        )
+    }
+}
+
+impl Eq for RateCache {}
+
+/// A row older than `recent` that storage answered as the last at or
+/// before some time, and the row after it. A window whose start falls from
+/// `last`'s time up to just before `next`'s has the same last row before
+/// it: a window over more grants than `recent` holds (a minute at
+/// thousands a second) then reads storage about once per grant its start
+/// passes, not on every call. A new grant comes after `next` and changes
+/// nothing; any other change to the rows forgets every span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Span {
+    last: GrantRow,
+    next: GrantRow,
 }
 
 impl RateCache {
@@ -58,6 +104,7 @@ impl RateCache {
             recent: VecDeque::new(),
             capacity,
             load_rows: load_rows.clamp(1, capacity),
+            spans: RefCell::new(Vec::new()),
         };
         cache.reload_rows(store);
         cache
@@ -79,6 +126,28 @@ impl RateCache {
     /// Whether `recent` holds every row kept.
     fn complete(&self) -> bool {
         self.oldest.as_ref().map(|o| o.seq) == self.recent.front().map(|r| r.seq)
+    }
+
+    /// The last row at or before `t`, if a kept span answers it.
+    fn spanned(&self, t: u64) -> Option<GrantRow> {
+        self.spans
+            .borrow()
+            .iter()
+            .find(|span| span.last.at_ms <= t && t < span.next.at_ms)
+            .map(|span| span.last.clone())
+    }
+
+    /// Keeps `span`, forgetting the one that began earliest when one per
+    /// rule slot is kept already (windows' starts only move on).
+    fn keep_span(&self, span: Span) {
+        let mut spans = self.spans.borrow_mut();
+        if spans.len() >= RATE_RULE_SLOTS {
+            let earliest = (0..spans.len())
+                .min_by_key(|&i| spans[i].last.seq)
+                .expect("spans are kept");
+            spans.swap_remove(earliest);
+        }
+        spans.push(span);
     }
 
     /// Index in `recent` of the row with `seq`.
@@ -147,7 +216,16 @@ impl<S: Rows> Rows for Cached<'_, S> {
         match &self.cache.oldest {
             Some(oldest) if oldest.at_ms > t => None,
             _ if self.cache.complete() => None,
-            _ => self.inner.last_grant_at_or_before(t),
+            _ => self.cache.spanned(t).or_else(|| {
+                let (last, next) = self.inner.last_grant_at_or_before_and_next(t);
+                if let (Some(last), Some(next)) = (&last, next) {
+                    self.cache.keep_span(Span {
+                        last: last.clone(),
+                        next,
+                    });
+                }
+                last
+            }),
         }
     }
 
@@ -211,6 +289,7 @@ impl RateCache {
                 }
                 Write::Regrant(row) => {
                     storage.write(write);
+                    self.spans.get_mut().clear();
                     if let Some(i) = self.position(row.seq) {
                         self.recent[i] = row.clone();
                     }
@@ -220,6 +299,7 @@ impl RateCache {
                 }
                 Write::Ungrant { seq } => {
                     storage.write(write);
+                    self.spans.get_mut().clear();
                     let was_complete = self.complete();
                     if let Some(i) = self.position(*seq) {
                         self.recent.remove(i);
@@ -252,6 +332,7 @@ impl RateCache {
                     let Some(deleted) = storage.write(write) else {
                         continue;
                     };
+                    self.spans.get_mut().clear();
                     let was_complete = self.complete();
                     let mut reached_held = false;
                     while self.recent.front().is_some_and(|r| r.seq <= deleted) {

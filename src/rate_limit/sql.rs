@@ -204,6 +204,19 @@ impl<E: SqlExec> Rows for SqlRows<'_, E> {
         )
     }
 
+    fn last_grant_at_or_before_and_next(&self, t: u64) -> (Option<GrantRow>, Option<GrantRow>) {
+        // One read: the last row at or before t by the time index, then it
+        // and the row after it by seq.
+        let mut rows = self
+            .grants(
+                "seq >= (SELECT seq FROM rate_grants WHERE bucket = ?1 AND at_ms <= ?2 \
+                 ORDER BY at_ms DESC, seq DESC LIMIT 1) ORDER BY seq LIMIT 2",
+                &[millis_value(t)],
+            )
+            .into_iter();
+        (rows.next(), rows.next())
+    }
+
     fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow> {
         self.grant("seq >= ?2 ORDER BY seq LIMIT 1", &[millis_value(seq)])
     }

@@ -92,6 +92,16 @@ pub trait Rows {
     fn oldest_grant(&self) -> Option<GrantRow>;
     /// The newest row with `at_ms <= t`.
     fn last_grant_at_or_before(&self, t: u64) -> Option<GrantRow>;
+    /// [`Rows::last_grant_at_or_before`] of `t` and the row after it (the
+    /// smallest `seq` above its): until a window's start reaches that next
+    /// row's time, the answer stays the same (`super::cached` keeps it).
+    fn last_grant_at_or_before_and_next(&self, t: u64) -> (Option<GrantRow>, Option<GrantRow>) {
+        let last = self.last_grant_at_or_before(t);
+        let next = last
+            .as_ref()
+            .and_then(|row| self.grant_at_or_after(row.seq + 1));
+        (last, next)
+    }
     /// The row with the smallest `seq >= seq`.
     fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow>;
     /// Up to `limit` rows with `seq < before`, newest first.
@@ -141,6 +151,9 @@ impl<T: Rows> Rows for &T {
     }
     fn last_grant_at_or_before(&self, t: u64) -> Option<GrantRow> {
         (**self).last_grant_at_or_before(t)
+    }
+    fn last_grant_at_or_before_and_next(&self, t: u64) -> (Option<GrantRow>, Option<GrantRow>) {
+        (**self).last_grant_at_or_before_and_next(t)
     }
     fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow> {
         (**self).grant_at_or_after(seq)

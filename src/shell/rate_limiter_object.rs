@@ -157,6 +157,9 @@ impl Rows for Bucket {
     fn last_grant_at_or_before(&self, t: u64) -> Option<GrantRow> {
         self.read(|rows| rows.last_grant_at_or_before(t))
     }
+    fn last_grant_at_or_before_and_next(&self, t: u64) -> (Option<GrantRow>, Option<GrantRow>) {
+        self.read(|rows| rows.last_grant_at_or_before_and_next(t))
+    }
     fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow> {
         self.read(|rows| rows.grant_at_or_after(seq))
     }
