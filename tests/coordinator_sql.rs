@@ -1583,3 +1583,73 @@ fn a_v12_queue_of_tenants_upgrades_in_the_same_order() {
     );
     assert_eq!(read(&db, "k").0.waiters, 5);
 }
+
+/// The schema a fresh object is created with in one step (`schema::LADDER`'s
+/// `fresh`, generated into `src/coordinator/schema_fresh.rs`) is what
+/// climbing every step of the ladder builds: the same statements, in an
+/// order that creates each table before its indexes and triggers. With
+/// `BATON_BLESS=1` the file is rewritten from the ladder.
+#[test]
+fn the_fresh_schema_is_what_the_ladder_builds() {
+    let climbed = Db::new();
+    climbed.run(schema::CREATE_VERSION_TABLE, &[]);
+    for statement in schema::MIGRATIONS.iter().copied().flatten() {
+        climbed.run(statement, &[]);
+    }
+    let dump: Vec<String> = climbed
+        .rows(
+            "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL \
+             AND name NOT LIKE 'sqlite_%' AND name <> 'baton_schema' ORDER BY rowid",
+        )
+        .iter()
+        .map(|row| text_of(&row[0]))
+        .collect();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/coordinator/schema_fresh.rs"
+    );
+    if std::env::var_os("BATON_BLESS").is_some() {
+        let statements: String = dump
+            .iter()
+            .map(|sql| {
+                assert!(
+                    !sql.contains("\"#"),
+                    "a statement ends the raw string: {sql}"
+                );
+                format!("    r#\"{sql}\"#,\n")
+            })
+            .collect();
+        std::fs::write(
+            path,
+            format!(
+                "//! The Coordinator's schema as `super::schema::MIGRATIONS` leaves it, one\n\
+                 //! statement per table, index and trigger, for a database that has none\n\
+                 //! yet (`crate::sql::Ladder::fresh`). Generated from the ladder by\n\
+                 //! `BATON_BLESS=1 cargo test --test coordinator_sql the_fresh_schema`;\n\
+                 //! that test fails while this file and the ladder differ. Do not edit.\n\
+                 \n\
+                 pub const FRESH: &[&str] = &[\n{statements}];\n"
+            ),
+        )
+        .expect("write the fresh schema");
+        println!("wrote {path}: rerun without BATON_BLESS to check it");
+        return;
+    }
+    assert_eq!(
+        schema::LADDER.fresh,
+        dump.as_slice(),
+        "the fresh schema is stale: rerun with BATON_BLESS=1"
+    );
+
+    // A fresh database made with it is the climbed one, and at its version.
+    let fresh = Db::migrated();
+    assert_eq!(stored_version(&fresh), schema::CURRENT_VERSION);
+    assert_eq!(schema_shape(&fresh), schema_shape(&climbed));
+    let definitions = |db: &Db| {
+        db.rows("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+            .iter()
+            .map(|row| row.iter().map(text_of).collect::<Vec<_>>().join(" | "))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(definitions(&fresh), definitions(&climbed));
+}

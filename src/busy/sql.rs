@@ -48,6 +48,7 @@ pub const LADDER: Ladder = Ladder {
     write_version: "INSERT INTO baton_schema (name, version) VALUES ('busy_list', ?1) \
         ON CONFLICT(name) DO UPDATE SET version = excluded.version",
     migrations: MIGRATIONS,
+    fresh: &[],
 };
 
 pub fn migrate(exec: &impl SqlExec) {

@@ -99,6 +99,7 @@ pub mod log;
 mod order;
 mod read;
 pub mod schema;
+mod schema_fresh;
 mod scratch;
 mod state;
 mod steer;

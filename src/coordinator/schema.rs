@@ -395,4 +395,5 @@ pub const LADDER: Ladder = Ladder {
     read_version: READ_VERSION,
     write_version: WRITE_VERSION,
     migrations: MIGRATIONS,
+    fresh: super::schema_fresh::FRESH,
 };

@@ -104,6 +104,7 @@ pub const LADDER: Ladder = Ladder {
     read_version: READ_VERSION,
     write_version: WRITE_VERSION,
     migrations: MIGRATIONS,
+    fresh: &[],
 };
 
 /// Brings a database to [`LADDER`]'s current version; a no-op when it is there.
