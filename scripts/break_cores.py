@@ -503,6 +503,27 @@ SERIAL_PAUSE_BUGS = [
      "§11 superseding works as usual while paused"),
 ]
 
+# Issue 29's Coordinator schema steps (v12, v13), caught by the test that
+# runs every decision on the rows and on the in-memory key side by side
+# and compares the tables after each (`binary::test` names it).
+STORE_BUGS = [
+    ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/schema.rs",
+     "VALUES (old.key, old.fence, 1) \\\n            ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), \\\n            grants = grants + 1; \\",
+     "VALUES (old.key, old.fence, 0) \\\n            ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence); \\",
+     "a holder row deleted outright (a handed slot found dead) is not counted as a grant",
+     "§10 counts.grants (v12 folds a grant in when its hold ends)"),
+    ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/schema.rs",
+     "VALUES (old.key, old.fence, 1) \\\n            ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), \\\n            grants = grants + 1; \\",
+     "VALUES (old.key, 0, 1) \\\n            ON CONFLICT(key) DO UPDATE SET grants = grants + 1; \\",
+     "a holder row deleted outright leaves its fence out of the key's",
+     "§1b fences never decrease (v12 folds a fence in when its hold ends)"),
+    ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/schema.rs",
+     "            UPDATE coordinator_tenants SET first_seq = new.seq \\\n            WHERE key = new.key AND priority = new.priority AND tenant = new.tenant \\\n            AND first_seq IS NULL; \\\n",
+     "",
+     "a waiter joining an idle tenant (served, none waiting) does not give it an earliest waiter",
+     "§1c a tenant with waiters takes turns (v13 keys turns on the earliest waiter)"),
+]
+
 TEST_NAME = "simulation"
 
 
@@ -524,8 +545,9 @@ def run_bug(core, sim, path, old, new):
                 text = f.read()
             with open(full, "w") as f:
                 f.write(text.replace(old, new))
+        binary, _, test = sim.partition("::")
         proc = subprocess.run(
-            ["cargo", "test", "--test", sim, TEST_NAME],
+            ["cargo", "test", "--test", binary, test or TEST_NAME],
             cwd=ROOT, capture_output=True, text=True,
             env={k: v for k, v in os.environ.items()
                  if not k.startswith("BATON_SIM_")},
@@ -553,7 +575,7 @@ def run_bug(core, sim, path, old, new):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS
+    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + STORE_BUGS
     if args:
         bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
     if "--list" in sys.argv:
