@@ -13,31 +13,44 @@ const EXPLAIN = {
   "P3 durable": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.pairs.p50)}× (per call: Baton ${fmt(f.ms.pairs.baton.p50 * 500)} µs, the durable floor ` +
     `${fmt(f.ms.pairs.durable.p50 * 500)} µs, the RPC floor ${fmt(f.ms.pairs.rpc.p50 * 500)} µs). Both run one statement per ` +
-    `call, but Baton's are heavier (an 11-column holder row with 2 indexes (a third, on check times, read by nothing, went in schema v11: 0.57–0.62× before, 0.61–0.62× after in three alternating pairs) and the fence's trigger; the release's ` +
-    `hold-time trigger): replayed from JS in workerd without Baton they cost 1.45–1.5× the floor's one write, so ` +
-    `the statements alone cap this ratio near 0.7×; the rest is the driver and the glue around them (the profile ` +
-    `section: SQLite's exec is 39–56% of the isolate's CPU, the decision 6–9%, the crossing 15–25%). Issue 29's ` +
-    `changes left this path as it was (its calls already answered in the caller's turn). What would close it is ` +
-    `in "What is left" there: the fence and the grant count written by the release's trigger instead of the ` +
-    `acquire's (one upsert fewer per pair), the hold time appended only when someone waits (a contract question: ` +
-    `§1c's estimate reads every hold), then the driver's own part.`,
+    `call, and since Coordinator schema v12 Baton's cost what the floor's do: the acquire inserts its holder row ` +
+    `and nothing else (no index on grant order, no trigger: the key's fence and grant count are folded in when ` +
+    `the hold ends), and the release stamps the row's end, whose trigger writes the key row once (fence, grant, ` +
+    `hold time) and deletes the row. Replayed from JS in workerd without Baton they cost 1.01–1.06× the floor's ` +
+    `write in two runs of the split (193 against 190 µs a call, 233 against 220; 265 against 188, 1.41×, before ` +
+    `v12), and the ratio went from 0.61–0.64× to ` +
+    `0.73–0.79× in three alternating runs of the builds before and after. What is left is Baton's own work ` +
+    `around the statement, about 50 µs a call where 0.9× leaves 21: the crossing (the request's strings decoded ` +
+    `into WASM and the key and id made into JS strings again for each statement's bindings, \`Date.now\`), the ` +
+    `driver, and the decision (which starts by cloning the kept summary into its scratch key). Closing it needs a call ` +
+    `that crosses once: the key and id kept as the JS strings the call brought, and the decision working on the ` +
+    `kept summary in place.`,
   "ENQ enqueue": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.enqueue.p50)}× (Baton ${fmt(f.ms.enqueue.baton.p50)} ms, the durable floor ` +
-    `${fmt(f.ms.enqueue.durable.p50)} ms per enqueue; 7.54× before issue 29's changes). The enqueue now decides in ` +
-    `the caller's turn and asks for the alarm only until it knows it is set, and a listed key's changed counts ` +
-    `go to its shard at most every \`LIST_REPORT_SPACING_MS\` (250 ms) while they keep changing, not after every ` +
-    `enqueue (4.50–4.67× → 2.80× in alternating runs of the builds before and after). What is left is the ` +
-    `enqueue's own work: three statements (the member read, the waiter's insert with the tenants' trigger, the ` +
-    `key's waiting count), replayed alone in workerd 2.0× the floor's one write, then the request's decode and ` +
-    `the crossing. Closing it needs the enqueue to write one statement (the waiting count and the tenants' row ` +
-    `kept by the waiter's insert, the member read folded into it), a schema change.`,
+    `${fmt(f.ms.enqueue.durable.p50)} ms per enqueue; 7.54× before issue 29's changes). The enqueue decides in ` +
+    `the caller's turn, asks for the alarm only until it knows it is set, and reports a listed key's changed ` +
+    `counts at most every \`LIST_REPORT_SPACING_MS\` (250 ms). Schemas v12 and v13 took the key's waiting ` +
+    `count into the waiter row's trigger (one statement fewer), left a waiter without an input hash out of the ` +
+    `hash index, and stopped rewriting the tenant's turn index on every arrival: its statements replayed in ` +
+    `workerd went from 2.0× the floor's write to 1.67–1.8× (400 against 200 µs before, 360 against 200 and 400 ` +
+    `against 240 in two runs after). What is left is the enqueue's two statements (the ` +
+    `member read; the waiter's insert) and the five B-tree entries the insert writes against the floor's two: ` +
+    `the waiter row, its place in arrival order, its place in its tenant's queue, its tenant's row and the key ` +
+    `row. Those are what keep §1c's hand-off order and each waiter's position flat behind 10,000 waiters of 100 ` +
+    `tenants (P4). Closing the rest needs the enqueue to skip them while a key has one tenant and one priority ` +
+    `(§1's arrival order alone), a second order the core would keep beside §1c's: a change to weigh against ` +
+    `the rule that each order is stated once.`,
   "L1 durable": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the durable floor ` +
     `${fmt(1000 / f.ms.rate.durable.p50)}, the RPC floor ${fmt(1000 / f.ms.rate.rpc.p50)} calls/s). A granted acquire ` +
-    `runs one insert, as the floor does; what is left is the call's decode (the rules, an array of objects, read ` +
-    `field by field into WASM), the decision and the reply, and the grant row's index. Issue 29's changes did not ` +
-    `touch this path; its spread across runs (0.57–0.74×) is the machine's. Profile it with ` +
-    `\`node bench/profile.mjs rate open\` (after \`BATON_WASM_NAMES=1 bash scripts/build.sh\`).`,
+    `runs one insert, as the floor does; here the bucket is younger than its minute window, so no call reads. A ` +
+    `bucket older than its longest window read the last grant before the window's start on every call (15% of ` +
+    `the isolate's busy time under \`node bench/profile.mjs rate open\`); the cache now keeps that row and the ` +
+    `one after it, and reads again only when the start passes a grant (2,820 → 3,654–3,822 calls/s there, two ` +
+    `alternating runs each). What is left is the call's decode (the rules, an array of objects, read field by ` +
+    `field into WASM: 13% of the isolate's busy time), the decision and the reply. Closing it needs the ` +
+    `arguments to cross once (one JSON text made in JS and parsed in WASM, the same rules for what is JSON ` +
+    `data) rather than a call into JS per field.`,
   "LIST page": ({ list, env }) =>
     `Ratio ${fmt(list.ratio)} (${fmt(list.large.p50)} ms / ${fmt(list.small.p50)} ms per page) at a machine load of ` +
     `${env.load}; 1.14 on a quieter machine (the 14:46 run, before issue 29's changes, which touch no list code). ` +
@@ -45,9 +58,9 @@ const EXPLAIN = {
     `it as a regression.`,
   "P6 once": ({ cold }) =>
     `Median ${fmt(cold.built.firstResponseMs.p50)} ms from ready to the first response (the Worker's first request: ` +
-    `instantiating the WASM, a new object, its schema). The 14:46 run, on a quieter machine, measured 19.0 ms; ` +
-    `the machine's load (the environment line) moves this figure more than the module does: the opt-levels' ` +
-    `first responses were within each other's spread.`,
+    `instantiating the WASM, a new object, its schema). A new object creates its schema in one step rather than ` +
+    `climbing every version (18.0 ms against 22.8 for the build before, seven alternating cold starts each); ` +
+    `the machine's load (the environment line) moves this figure more than the module does.`,
   "P1 plain": ({ p1 }) =>
     `Baton ${fmt(p1.total.p50)} ms against the plain JS Durable Object's ${fmt(p1.plain.total.p50)} ms ` +
     `(${fmt(p1.total.p50 / p1.plain.total.p50)}×). Baton's hand-off is a step shorter: the turn event carries the ` +
@@ -91,19 +104,21 @@ const EXPLAIN = {
     `most these can give; beating it by a margin needs a step fewer, e.g. the release handing the group to the ` +
     `waiter and the turn event saying so, so that serialize skips its claim step (a contract change).`,
   "P3 BATON_LOG=all": ({ p3all }) =>
-    `Median ${fmt(p3all.ratio.p50)}× with both sides printing a line per call: Baton's line is built in WASM ` +
-    `and printed through console.log, as the plain one's is from JS, so the line's cost is the same on both sides ` +
-    `and the ratio is P3's own gap (the row above), diluted. What would fix it is what would fix P3.`,
+    `Median ${fmt(p3all.ratio.p50)}× (min ${fmt(p3all.ratio.min)}, max ${fmt(p3all.ratio.max)}) with both sides ` +
+    `printing a line per call: Baton's line is built in WASM and printed through console.log, as the plain one's ` +
+    `is from JS, so the line's cost is the same on both sides and the ratio is P3's own (the row above), ` +
+    `diluted: since Coordinator schema v12 that ratio is about 1.0×, and this one's spread straddles 1.0. What ` +
+    `would move both is what the durable floor's row below says is left.`,
   "P3 Baton": ({ p3 }) =>
     `Median ${fmt(p3.ratio.p50)}× (Baton ${fmt(p3.oneKey.p50)} pairs/s, the plain JavaScript Durable Object ` +
     `${fmt(p3.baseline.p50)}); against the same baseline in a Worker of its own, reached as Baton is, ` +
     `${fmt(p3.remoteRatio.p50)}×. Both do the same storage work per pair or less (Baton ${fmt(p3.pairReads)} reads and ` +
     `${fmt(p3.pairWrites)} writes, the baseline ${fmt(p3.baselineReads)} and ${fmt(p3.baselineWrites)}). ` +
-    `Since §9 an uncontended pair prints no line (the largest single cost the profile found); what is left ` +
-    `is each call's crossing into WASM and back (decode, the driver's turn, the reply as a JS object) and the ` +
-    `fence's high-water row the holder's insert raises (a trigger: no extra statement, one more row written). ` +
-    `Where the rest goes is the profile section below; closing it needs the uncontended acquire and release to ` +
-    `answer from JS without entering WASM, or the per-call glue (wasm-bindgen's conversions) made cheaper.`,
+    `Since Coordinator schema v12 Baton's statements cost what the durable floor's do (its row below), and ` +
+    `this ratio sits at 1.0×: 0.97–1.03× in four full runs this round (0.80× before), each run's spread ` +
+    `straddling 1.0. What is left is each call's crossing into WASM and back (decode, the driver's turn, the ` +
+    `reply as a JS object), which the plain object does not pay; closing it is the durable floor's row's ` +
+    `"what is left".`,
   "P4 enqueue": ({ p4 }) =>
     `Ratio ${fmt(p4.ratio)}. Per call, ${P4_LARGE} over ${P4_SMALL} waiters: enqueue ${fmt(p4.opRatios.enqueueMs)}×, ` +
     `acquire ${fmt(p4.opRatios.acquireMs)}×, release ${fmt(p4.opRatios.releaseMs)}×. The call whose ratio stands ` +

@@ -195,4 +195,32 @@ export const SPLIT_LEFT = [
     "allocation: 9–12%) and the crossing's glue (15–25%: `Date.now`, strings, `exec`'s arguments). Closing them " +
     "needs the schema to move the fence and grant count to the release's trigger (a migration step), and the " +
     "per-call glue cut (the key and id passed once, no `Date.now` crossing per call).",
+  "",
+  "**Then (issue 29, the fourth session).** Each step measured alone against the build before it, rounds " +
+    "alternating (`node bench/subset.mjs floors`, three pairs each, load about 1), then the split above rerun:",
+  "",
+  "- **Coordinator schema v12: the pair's statements at the floor's cost.** The holders' table rebuilt `WITHOUT " +
+    "ROWID` and without its grant-order index (a key's holders, at most its limit, are read whole and ordered by " +
+    "fence), and the key's fence and grant count folded in by the trigger that ends a hold, which already wrote " +
+    "the key row for the hold time: an uncontended acquire writes its row and nothing else. P3 against the " +
+    "durable floor 0.62–0.64× → 0.73–0.76× (a pair 575–605 → 485–500 µs per call); the replayed statements " +
+    "1.41× → 1.01–1.06× the floor's write. P3 against the plain JS object went from 0.80× to 0.99–1.03× in " +
+    "full runs.",
+  "- **Writes skip their cursor.** A statement without `RETURNING` runs in `exec`, which frees its cached " +
+    "statement when it is done, so reading its empty rows back (`raw()` and `Array.from`) was a crossing for " +
+    "nothing: 495–505 → 480–485 µs a pair.",
+  "- **Schema v13: the enqueue's rows.** The waiters' and tenants' tables rebuilt `WITHOUT ROWID`, the key's " +
+    "waiting count kept by the waiter rows' triggers (one statement fewer), a waiter without an input hash left " +
+    "out of the hash index, and the tenant's turn index keyed on its earliest waiter rather than its count, so " +
+    "an arrival behind others rewrites the tenant's row alone: the enqueue's statements replayed in workerd " +
+    "2.0× → 1.67–1.8× the floor's write, the enqueue 500–540 → 480–510 µs (100 a round). What is left is in " +
+    "the ENQ row's explanation.",
+  "- **The rate cache keeps where long windows start.** Under two open rules, once a bucket is older than its " +
+    "minute window, every acquire read the last grant before the window's start from storage (15% of the " +
+    "isolate's busy time): the cache now keeps that row and the next, 2,820 → 3,654–3,822 calls/s sustained. " +
+    "The floors' round is younger than its window and never read; its 0.69–0.72× is the decode and the decision.",
+  "- **A fresh object's schema in one step.** v12 and v13 rebuild three tables, and each rename reparses every " +
+    "trigger: a fresh object's climb from v1 took 4.5 ms more, and P6's first response rose from 23.6 to 27.8 ms. " +
+    "A database with no version now gets the ladder's result in one statement per table, index and trigger " +
+    "(generated from the ladder and checked against it): 22.8 ms for the v11 build, 18.0 ms now.",
 ].join("\n");
