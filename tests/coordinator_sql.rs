@@ -1406,18 +1406,25 @@ fn a_supersede_owes_each_dropped_waiter_its_termination_until_it_is_done() {
     assert_rows(&db, key);
 }
 
+/// A database as the ladder left it at `version`, as an object of that
+/// release would have it.
+fn db_at_version(version: usize) -> Db {
+    let db = Db::new();
+    db.run(schema::CREATE_VERSION_TABLE, &[]);
+    for statement in schema::MIGRATIONS[..version].iter().copied().flatten() {
+        db.run(statement, &[]);
+    }
+    db.run(schema::WRITE_VERSION, &[SqlValue::Integer(version as i64)]);
+    db
+}
+
 /// Schema v12 moves the key's fence and grant count from a hold's start
 /// to its end (and rebuilds the holders' table): a key upgraded with
 /// holders still holding reads the same fence, counts and holders, keeps
 /// counting each grant once, and goes on from its fence.
 #[test]
 fn a_v11_key_with_holders_upgrades_with_its_fence_and_counts() {
-    let db = Db::new();
-    db.run(schema::CREATE_VERSION_TABLE, &[]);
-    for statement in schema::MIGRATIONS[..11].iter().copied().flatten() {
-        db.run(statement, &[]);
-    }
-    db.run(schema::WRITE_VERSION, &[SqlValue::Integer(11)]);
+    let db = db_at_version(11);
     // Three grants on `k` under v11 (its triggers raised the fence and
     // counted each at its start); the first ended, two still hold.
     for (who, fence) in [("a", 1), ("b", 2), ("c", 3)] {
@@ -1486,12 +1493,7 @@ fn history_counts(db: &Db, key: &str) -> coordinator::history::Counts {
 /// the same positions, and goes on counting.
 #[test]
 fn a_v12_queue_of_tenants_upgrades_in_the_same_order() {
-    let db = Db::new();
-    db.run(schema::CREATE_VERSION_TABLE, &[]);
-    for statement in schema::MIGRATIONS[..12].iter().copied().flatten() {
-        db.run(statement, &[]);
-    }
-    db.run(schema::WRITE_VERSION, &[SqlValue::Integer(12)]);
+    let db = db_at_version(12);
     let join = |seq: i64, who: &str, priority: i64, tenant: &str| {
         db.run(
             "INSERT INTO coordinator_waiters (key, seq, id, since_ms, priority, tenant) \
