@@ -21,12 +21,6 @@ let DatabaseSync;
  */
 export const TRIGGER_VARIANTS = [
   {
-    name: "without the fence's high-water trigger (coordinator_holders_fence)",
-    short: "fence trigger",
-    needs: ["coordinator_holders_fence"],
-    sql: ["DROP TRIGGER coordinator_holders_fence"],
-  },
-  {
     name: "the hold-time trigger (coordinator_holders_ended) without the hold time (its fence, grant and delete kept)",
     short: "hold-time append",
     needs: ["coordinator_holders_ended", "coordinator_holders_gone"],

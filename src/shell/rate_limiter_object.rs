@@ -89,9 +89,8 @@ struct Held {
     /// The object's database (a clone of its handle).
     sql: ObjectSql,
     cache: RefCell<RateCache>,
-    /// Statements run through this bucket, for `storageWork()`.
-    reads: Cell<u32>,
-    writes: Cell<u32>,
+    /// Statements run through this bucket (reads, writes), for `storageWork()`.
+    work: Cell<(u32, u32)>,
 }
 
 impl Bucket {
@@ -102,8 +101,7 @@ impl Bucket {
             bucket: bucket.to_owned(),
             sql: sql.clone(),
             cache: RefCell::new(cache),
-            reads: Cell::new(0),
-            writes: Cell::new(0),
+            work: Cell::new((0, 0)),
         };
         held.count(&storage);
         Bucket(Rc::new(held))
@@ -132,9 +130,8 @@ impl Bucket {
 
 impl Held {
     fn count(&self, storage: &SqlRows<'_, ObjectSql>) {
-        let (reads, writes) = storage.work();
-        self.reads.set(self.reads.get() + reads);
-        self.writes.set(self.writes.get() + writes);
+        let ((reads, writes), (more_reads, more_writes)) = (self.work.get(), storage.work());
+        self.work.set((reads + more_reads, writes + more_writes));
     }
 }
 
@@ -157,9 +154,6 @@ impl Rows for Bucket {
     fn last_grant_at_or_before(&self, t: u64) -> Option<GrantRow> {
         self.read(|rows| rows.last_grant_at_or_before(t))
     }
-    fn last_grant_at_or_before_and_next(&self, t: u64) -> (Option<GrantRow>, Option<GrantRow>) {
-        self.read(|rows| rows.last_grant_at_or_before_and_next(t))
-    }
     fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow> {
         self.read(|rows| rows.grant_at_or_after(seq))
     }
@@ -180,9 +174,7 @@ impl BucketMemory {
     /// Statements run since the last time this was asked, as
     /// `ObjectBase::count_work` takes them.
     fn take_statements(&self) -> (u32, u32) {
-        self.held
-            .as_ref()
-            .map_or((0, 0), |b| (b.0.reads.replace(0), b.0.writes.replace(0)))
+        self.held.as_ref().map_or((0, 0), |b| b.0.work.take())
     }
 }
 

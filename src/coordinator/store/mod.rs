@@ -33,7 +33,9 @@ use super::state::{Holder, Member, Waiter};
 use super::types::{Input, Paused, Summary, View};
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{HOLDERS_PER_KEY_MAX, WAITERS_PER_KEY_MAX};
-use crate::sql::{integer, optional_millis, optional_text, stored_id, Counted, SqlExec, SqlValue};
+use crate::sql::{
+    integer, millis, optional_millis, optional_text, stored_id, Counted, SqlExec, SqlValue,
+};
 use order::{load_front, load_place};
 use rows::{
     hold_times_from, holder_from_row, id_value, key_value, priority_from, tenant_from,
@@ -79,9 +81,7 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
             )
         })
         .collect();
-    // Grant order (schema v12): by fence, then by `seq` among the holders
-    // from before fences (all fence 0).
-    held.sort_unstable_by_key(|(seq, holder)| (holder.fence, *seq));
+    held.sort_unstable_by_key(|(seq, holder)| grant_order(holder.fence, *seq));
     // A holder's fence is folded into the key row when its hold ends.
     let fence = held
         .iter()
@@ -109,6 +109,12 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
         hold_times_ms: hold_times_from(&first[5]),
         holders: held.into_iter().map(|(_, holder)| holder).collect(),
     }
+}
+
+/// A holder's place in grant order (schema v12): by fence, then by `seq`
+/// among the holders from before fences (all fence 0).
+fn grant_order(fence: u64, seq: i64) -> (u64, i64) {
+    (fence, seq)
 }
 
 /// `id`'s place among the waiters and the superseded: one read.
@@ -192,7 +198,7 @@ pub fn execute<E: SqlExec>(sql: &Counted<'_, E>, key: &str, read: &Read) -> Answ
                     SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
                 ],
             );
-            rows.sort_unstable_by_key(|row| (integer(&row[2]), integer(&row[3])));
+            rows.sort_unstable_by_key(|row| grant_order(millis(&row[2]), integer(&row[3])));
             Answer::CheckTimes(
                 rows.iter()
                     .map(|row| (stored_id(&row[0]), optional_millis(&row[1])))
