@@ -52,6 +52,11 @@ export interface CoordinatorRpc {
   acquire(key: string, instanceId: string, options?: KeyOptions): Promise<CoordinatorAcquireReply>;
   release(key: string, instanceId: string): Promise<ReleaseReply>;
   inspect(key: string): Promise<CoordinatorInspection>;
+  /** Contract §11: stops the key's grants until `resume`. */
+  pause(key: string, options?: Omit<CoordinatorPause, "key">): Promise<CoordinatorPauseReply>;
+  resume(key: string): Promise<CoordinatorResumeReply>;
+  /** Contract §11: the key's limit, whatever callers name; `null` clears it. */
+  setLimit(key: string, limit: number | null): Promise<CoordinatorSetLimitReply>;
 }
 
 /** The `COORDINATOR` Durable Object namespace binding. */
@@ -102,7 +107,12 @@ export interface WithKeyOptions {
   onBusy?: "wait" | "skip";
 }
 
-export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };
+/**
+ * What `withKey` returns when `body` ran, or when the id was superseded.
+ * `busy` is never set here: it lets `if (result.busy)` narrow the result
+ * of a call with `onBusy: "skip"` (contract §1c).
+ */
+export type WithKeyResult<T> = { superseded: false; value: T; busy?: undefined } | { superseded: true; busy?: undefined };
 
 /** What `withKey` returns with `onBusy: "skip"` when the key was busy (contract §1c). */
 export type WithKeyBusy = { busy: true; superseded?: undefined; value?: undefined };
