@@ -7,7 +7,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ROOT } from "./harness.mjs";
@@ -127,4 +127,64 @@ test("the checker fails a wrong call, a misspelt helper, a missing binding metho
   const { wrong } = check(blocks, "self-test");
   const lines = new Set(wrong.map((w) => Number(w.split(":")[1])));
   assert.deepEqual([...lines].sort((a, b) => a - b), [2, 5, 8, 11, 17], wrong.join("\n"));
+});
+
+/**
+ * Methods of js/worker.mjs's classes that are Baton's own, not a user's:
+ * they have no row in the method table (src/edge/methods.rs) and no type.
+ */
+const INTERNAL = {
+  Coordinator: {
+    storageWork: "the benchmark's count of storage statements",
+    listReport: "Baton's list read asks it of a listed key it doubts",
+  },
+  RateLimiter: { storageWork: "the benchmark's count of storage statements" },
+  Runs: { storageWork: "the benchmark's count of storage statements" },
+  BusyList: {
+    report: "a Coordinator's report of its key",
+    reportMany: "a Coordinator's reports, batched",
+    page: "coordinatorList's read of one shard",
+  },
+};
+
+/** Every class of js/worker.mjs that workerd serves RPC on, with its methods (not its handlers). */
+function rpcMethods() {
+  const text = readFileSync(path.join(ROOT, "js/worker.mjs"), "utf8");
+  const classes = {};
+  for (const m of text.matchAll(/^export class (\w+) extends (?:DurableObject|WorkerEntrypoint) \{\n([\s\S]*?)^\}/gm)) {
+    classes[m[1]] = [...m[2].matchAll(/^ {2}(?:async )?(\w+)\(/gm)].map((x) => x[1]).filter((n) => !["constructor", "alarm", "fetch"].includes(n));
+  }
+  return classes;
+}
+
+test("every RPC method of every class of baton-workflows/worker has a type (generated from the method table)", () => {
+  const classes = rpcMethods();
+  assert.ok(classes.Coordinator?.includes("setLimit") && classes.Baton?.includes("coordinatorEnqueue"), JSON.stringify(classes));
+  const typed = [];
+  for (const [name, methods] of Object.entries(classes)) {
+    for (const method of methods) {
+      if (INTERNAL[name]?.[method]) continue;
+      typed.push(`type ${name}_${method} = ${name}[${JSON.stringify(method)}];`);
+    }
+    for (const method of Object.keys(INTERNAL[name] ?? {})) {
+      assert.ok(methods.includes(method), `INTERNAL names ${name}.${method}, which js/worker.mjs does not have`);
+    }
+  }
+  const source = [`import type { ${Object.keys(classes).join(", ")} } from "baton-workflows/worker";`, ...typed, ""].join("\n");
+  const dir = path.join(scratch, "rpc-types");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, "methods.ts"), source);
+  const config = {
+    compilerOptions: { strict: true, noEmit: true, skipLibCheck: true, target: "es2022", module: "es2022", moduleResolution: "bundler", lib: ["es2022"], types: ["@cloudflare/workers-types"] },
+    files: ["methods.ts"],
+  };
+  writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify(config));
+  let output = "";
+  try {
+    execFileSync(path.join(ROOT, "node_modules/.bin/tsc"), ["-p", "tsconfig.json", "--pretty", "false"], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (error) {
+    output = `${error.stdout}${error.stderr}`;
+  }
+  assert.equal(output, "", `methods of js/worker.mjs without a type (add a row to src/edge/methods.rs, or to INTERNAL with why):\n${output}`);
+  assert.ok(typed.length >= 40, `methods checked: ${typed.length}`);
 });
