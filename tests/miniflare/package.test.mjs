@@ -4,7 +4,9 @@
 // user to set them up. The wrangler configs are that page's own blocks
 // (```toml file=...), so the page cannot drift from what is tested.
 //
-// - the tarball holds every module its entry points import;
+// - the tarball holds every module its entry points import, its license,
+//   migrations and docs (so the README's links resolve in it), and nothing
+//   else; `npm publish --dry-run` passes and would publish exactly it;
 // - every Durable Object class of baton-workflows/worker is declared, embedded and
 //   deployed (the test names the place a new class is missing from);
 // - a user's Workflow typed with @cloudflare/workers-types compiles with
@@ -25,7 +27,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { COMPATIBILITY_DATE, Harness, ROOT, applyMigrations } from "./harness.mjs";
@@ -94,6 +96,57 @@ test("the pins: wrangler exact, its own Miniflare, and every config on its worke
     }
   }
   assert.ok(dated >= 6, `compatibility dates found: ${dated}`);
+});
+
+/** What the tarball may hold, and nothing else: the package's code, its migrations, its docs. */
+const PACKAGE_FILES = [
+  /^package\.json$/,
+  /^README\.md$/,
+  /^LICENSE$/,
+  /^CHANGELOG\.md$/,
+  /^RELIABILITY\.md$/,
+  /^docs\/[\w-]+\.md$/,
+  /^js\/[\w-]+\.(mjs|d\.ts)$/,
+  /^build\/(index\.js|assets\.js|index_bg\.wasm)$/,
+  /^migrations\/\d{4}_\w+\.sql$/,
+];
+
+test("the tarball holds the package, its license, migrations and docs, and nothing else", () => {
+  const stray = [...packed].filter((f) => !PACKAGE_FILES.some((pattern) => pattern.test(f)));
+  assert.deepEqual(stray, [], "files in the tarball that a user does not need (package.json \"files\")");
+  const wanted = [
+    "LICENSE",
+    "README.md",
+    "CHANGELOG.md",
+    "js/index.mjs",
+    "js/index.d.ts",
+    "js/worker.mjs",
+    "js/worker.d.ts",
+    "build/index_bg.wasm",
+    ...readdirSync(path.join(ROOT, "migrations")).filter((f) => f.endsWith(".sql")).map((f) => `migrations/${f}`),
+    ...readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`),
+  ];
+  assert.deepEqual(wanted.filter((f) => !packed.has(f)), [], "files a user needs that the tarball lacks");
+  const { license } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  assert.equal(license, "Apache-2.0");
+  assert.match(readFileSync(path.join(ROOT, "LICENSE"), "utf8"), /^\s*Apache License\s+Version 2\.0, January 2004/);
+});
+
+test("every relative link of the README resolves inside the tarball", () => {
+  const readme = readFileSync(path.join(ROOT, "README.md"), "utf8").replace(/^```[\s\S]*?^```$/gm, "");
+  const targets = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]).filter((t) => !/^[a-z]+:/i.test(t));
+  assert.ok(targets.length >= 10, `links found: ${targets}`);
+  const missing = targets.filter((t) => !packed.has(path.posix.normalize(t)));
+  assert.deepEqual(missing, [], "README links to files the tarball does not hold (package.json \"files\")");
+});
+
+test("npm publish --dry-run passes and would publish exactly this tarball's files", () => {
+  // An unreachable registry: the dry run must not need the network.
+  const output = run("npm", ["publish", "--dry-run", "--ignore-scripts", "--json", "--registry", "http://127.0.0.1:9/"], ROOT);
+  const { version } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  const report = JSON.parse(output)["baton-workflows"];
+  assert.equal(report.version, version);
+  assert.deepEqual(new Set(report.files.map((f) => f.path)), packed);
 });
 
 test("the tarball holds every module its entry points import", () => {
