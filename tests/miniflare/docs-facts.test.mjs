@@ -6,7 +6,7 @@
 // of the docs review a user hit (docs/deploying.md, the README).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { ROOT } from "./harness.mjs";
 import { codeBlocks } from "./docs-blocks.mjs";
@@ -43,6 +43,20 @@ test("the README's install section packs this version from a checkout and instal
   assert.match(commands, new RegExp(`npm install \\S*baton-workflows-${version.replaceAll(".", "\\.")}\\.tgz`), `it installs baton-workflows-${version}.tgz`);
   assert.doesNotMatch(commands, /npm install baton-workflows(\s|$)/, "npm install baton-workflows cannot work while the package is not on the registry");
   assert.match(install, /not on the npm registry/);
+});
+
+test("every page installs this version's tarball, and none says npm install baton-workflows while it is unpublished", () => {
+  const wrong = [];
+  for (const page of ["README.md", ...readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)]) {
+    const text = read(page);
+    for (const [tgz] of text.matchAll(/baton-workflows-[\w.-]+?\.tgz/g)) {
+      if (tgz !== `baton-workflows-${version}.tgz`) wrong.push(`${page}: ${tgz}`);
+    }
+    for (const [, commands] of text.matchAll(/```sh\n([\s\S]*?)```/g)) {
+      if (/npm (?:install|i) (?:-\w+ )*baton-workflows(\s|$)/.test(commands)) wrong.push(`${page}: npm install baton-workflows`);
+    }
+  }
+  assert.deepEqual(wrong, []);
 });
 
 test("every binding the README's examples use is bound by docs/deploying.md's configs, embedded and standalone", () => {
