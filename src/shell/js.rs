@@ -64,24 +64,31 @@ pub fn request<T: DeserializeOwned>(input: JsValue) -> Result<T, JsValue> {
 
 /// The request `{ key, instanceId, options }` of a method called with
 /// those positional arguments (the Coordinator's `acquire` and `release`).
-/// On their hot path, two strings and no options, it is built from the two
-/// identifiers directly (`fast`), skipping the object and the general
-/// decoder; anything else, an identifier that does not parse included,
-/// takes the general way, which gives the exact refusal naming the field.
+/// On their hot path, two strings and either no options or exactly
+/// withKey's `{ grant: true }` (the `bool` `fast` gets), it is built from
+/// the two identifiers directly (`fast`), skipping the request object and
+/// the general decoder: the call's values are read once, each with one
+/// question into JS. Anything else, an identifier that does not parse
+/// included, takes the general way, which gives the exact refusal naming
+/// the field.
 pub fn positional_request<T: DeserializeOwned>(
-    key: JsValue,
-    instance_id: JsValue,
-    options: Option<JsValue>,
-    fast: impl FnOnce(Ident, InstanceId) -> T,
+    key: &JsValue,
+    instance_id: &JsValue,
+    options: Option<&JsValue>,
+    fast: impl FnOnce(Ident, InstanceId, bool) -> T,
 ) -> Result<T, JsValue> {
-    let no_options = options.as_ref().is_none_or(JsValue::is_undefined);
-    if no_options {
+    let grant = match options {
+        None => Some(false),
+        Some(options) if options.is_undefined() => Some(false),
+        Some(options) => grant_only(options).then_some(true),
+    };
+    if let Some(grant) = grant {
         let key = key.as_string().and_then(|k| Ident::new(k).ok());
         let id = instance_id
             .as_string()
             .and_then(|i| InstanceId::new(i).ok());
         if let (Some(key), Some(id)) = (key, id) {
-            return Ok(fast(key, id));
+            return Ok(fast(key, id, grant));
         }
     }
     let object = Object::new();
@@ -89,12 +96,32 @@ pub fn positional_request<T: DeserializeOwned>(
         Reflect::set(&object, &JsValue::from_str(field), value)
             .expect("a plain object takes a field")
     };
-    set("key", &key);
-    set("instanceId", &instance_id);
-    if let Some(options) = &options {
+    set("key", key);
+    set("instanceId", instance_id);
+    if let Some(options) = options {
         set("options", options);
     }
     request(object.into())
+}
+
+/// `options` is exactly `{ grant: true }` as the general decoder reads it:
+/// a plain object whose one own enumerable field is `grant`, `true`, and
+/// that is not iterable (the general way refuses an iterable). Anything
+/// else is for the general way to judge.
+fn grant_only(options: &JsValue) -> bool {
+    if !super::js_json::is_plain_object(options) {
+        return false;
+    }
+    let object: &Object = options.unchecked_ref();
+    Object::keys(object).length() == 1
+        && GRANT_FIELD
+            .with(|field| Reflect::get(object, field))
+            .is_ok_and(|grant| grant.as_bool() == Some(true))
+}
+
+thread_local! {
+    /// `"grant"` as a JS string, made once.
+    static GRANT_FIELD: JsValue = JsValue::from_str("grant");
 }
 
 /// A reply as the plain JS object (or string) RPC callers receive: maps

@@ -76,14 +76,10 @@ fn plain_object(input: &JsValue) -> Option<Value> {
 /// them, if `input` is one: its prototype is `Object.prototype` and it is
 /// not iterable (what `serde_wasm_bindgen` too reads with `Object.entries`).
 fn plain_entries(input: &JsValue) -> Option<Vec<(String, JsValue)>> {
-    if !input.is_object() {
+    if !is_plain_object(input) {
         return None;
     }
     let object: &Object = input.unchecked_ref();
-    let plain = OBJECT_PROTOTYPE.with(|prototype| Object::get_prototype_of(input) == *prototype);
-    if !plain || Reflect::has(object, &Symbol::iterator()).unwrap_or(true) {
-        return None;
-    }
     Object::entries(object)
         .iter()
         .map(|entry| {
@@ -91,6 +87,17 @@ fn plain_entries(input: &JsValue) -> Option<Vec<(String, JsValue)>> {
             Some((entry.get(0).as_string()?, entry.get(1)))
         })
         .collect()
+}
+
+/// `input` is a plain object: its prototype is `Object.prototype` and it is
+/// not iterable.
+pub fn is_plain_object(input: &JsValue) -> bool {
+    if !input.is_object() {
+        return false;
+    }
+    let object: &Object = input.unchecked_ref();
+    let plain = OBJECT_PROTOTYPE.with(|prototype| Object::get_prototype_of(input) == *prototype);
+    plain && !Reflect::has(object, &Symbol::iterator()).unwrap_or(true)
 }
 
 thread_local! {
