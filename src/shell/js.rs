@@ -14,7 +14,7 @@ use std::pin::Pin;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::future_to_promise;
 
-use super::js_json::json;
+use super::js_json::{json, json_once};
 
 /// Serves one RPC call: decodes its argument into `method`'s request type,
 /// runs it, and resolves with its typed reply as a JS value; a refusal or a
@@ -216,6 +216,9 @@ fn positional_tree(arg: &KeyArg, key: JsValue, options: JsValue) -> Result<Value
     };
     let options = if options.is_undefined() || options.is_null() {
         None
+    } else if let Some(tree) = json_once(&options).filter(|t| arg.whole || t.is_object()) {
+        // Plain data: crossed once, and what the ways below would read.
+        Some(tree)
     } else if arg.whole {
         Some(json(options).ok_or(not_json("options"))?)
     } else {

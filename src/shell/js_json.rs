@@ -1,11 +1,71 @@
 //! A JS value read as JSON data ([`json`]), without `serde_wasm_bindgen`'s
 //! deserializer: the RPC arguments `shell::js` decodes through
-//! `crate::edge`.
+//! `crate::edge`. Plain data crosses once ([`json_once`]): one JSON text
+//! made in JS, parsed here.
 
 use crate::limits::JS_SAFE_INTEGER_MAX;
 use js_sys::{Array, Object, Reflect, Symbol};
 use serde_json::{Map, Number, Value};
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
+
+#[wasm_bindgen(inline_js = r#"
+// The JSON text of `value` when [`json`] would read it as exactly what the
+// text says: every value a string, a boolean, null, a safe integer, an
+// array, or a plain object (its prototype Object.prototype, not iterable,
+// no toJSON of its own or inherited at work). Otherwise undefined, and the
+// caller reads the value the slow way, which judges it (and refuses it,
+// naming the field) as it always has.
+export function jsonText(value) {
+  let plain = true;
+  const replacer = function (key, v) {
+    // `this[key]` is the value before any toJSON: a change means one ran.
+    if (!plain || this[key] !== v) {
+      plain = false;
+      return null;
+    }
+    switch (typeof v) {
+      case "string":
+      case "boolean":
+        return v;
+      case "number":
+        if (!Number.isSafeInteger(v)) plain = false;
+        return v;
+      case "object":
+        if (v === null || Array.isArray(v)) return v;
+        if (Object.getPrototypeOf(v) !== Object.prototype || Symbol.iterator in v) plain = false;
+        return v;
+      default:
+        plain = false;
+        return null;
+    }
+  };
+  try {
+    const text = JSON.stringify(value, replacer);
+    return plain ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = jsonText)]
+    fn json_text(value: &JsValue) -> Option<String>;
+}
+
+/// A JS value as JSON data through one call into JS: its JSON text, made
+/// by `JSON.stringify` and parsed here. `None` when the value is not plain
+/// data of the kinds the text holds exactly (a string, a boolean, `null`,
+/// a safe integer, an array, a plain object), or nests deeper than serde's
+/// limit ([`JSON_DEPTH_MAX`]): the caller then reads it by [`json`]'s rules,
+/// which gives what this would have for plain data, and the refusals.
+/// Every value is checked in JS before it is written: an array's hole or
+/// `undefined` (`null` to [`json`], skipped in an object by JSON),
+/// a non-integral or unsafe number (whose text may round), a `toJSON`, a
+/// function, a symbol or a `BigInt` all send the value the slow way.
+pub fn json_once(value: &JsValue) -> Option<Value> {
+    serde_json::from_str(&json_text(value)?).ok()
+}
 
 /// A JS value as JSON data: `None` for what JSON cannot hold (a function,
 /// a symbol, a `BigInt`, an iterable other than an array, a cycle or
