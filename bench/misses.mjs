@@ -28,11 +28,13 @@ const EXPLAIN = {
     `Median ${fmt(f.wasmRatio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the WASM floor ` +
     `${fmt(1000 / f.ms.rate.wasm.p50)}, the JS durable floor ${fmt(1000 / f.ms.rate.durable.p50)} calls/s; the WASM ` +
     `floor's own ratio to the JS one ${fmt(f.wasmFloorRatio.rate.p50)}×). Both run one insert a call; the floor reads ` +
-    `\`permits\` alone, Baton decodes the whole request: the rules, an array of objects, are read into WASM value by ` +
-    `value (each field a call into JS: 13% of the isolate's busy time under the profiler), then checked, then the ` +
-    `decision on the cached bucket and the reply. Closing it needs the arguments to cross once: one JSON text made ` +
-    `in JS and parsed in WASM, with a check in JS that keeps today's rules for what is JSON data (a function, a ` +
-    `BigInt or an iterable refused naming the field).`,
+    `\`permits\` alone, Baton decodes and checks the whole request. Since issue 38 the rules cross once: one JSON ` +
+    `text made in JS (\`JSON.stringify\` with a replacer that lets only plain data through) and parsed in WASM, ` +
+    `where they were read value by value, each field a call into JS (13% of the isolate's busy time under the ` +
+    `profiler before). What is left: the text's parse and the typed decode of the rules, their comparison with the ` +
+    `bucket's stored rules, the decision on the cached bucket, the insert's bindings and the reply converted by ` +
+    `\`serde_wasm_bindgen\`. Closing it needs the decoded rules kept beside the bucket's (a call with the same text ` +
+    `skips the parse and the check) and the reply written straight into a JS object.`,
   "P1 chain": ({ p1chain: c, p1 }) =>
     `Median ${fmt(c.ratio.p50)}× (Baton ${fmt(c.baton.p50)}, the plain JS Durable Object ${fmt(c.plain.p50)} ` +
     `hand-offs/s). Each hand-off is the holder's release step, the engine's delivery of the turn event and the next ` +

@@ -50,9 +50,14 @@ fn spawn(future: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>) -> Pro
 /// Decodes one RPC argument into its request type; a refusal is already
 /// the JS `Error` the caller gets.
 pub fn request<T: DeserializeOwned>(input: JsValue) -> Result<T, JsValue> {
-    // The input as JSON, then decoded as `edge::decode` would: a value JSON
-    // cannot hold has no field to blame more precisely than the input.
-    let decoded = match json(input) {
+    // The input as JSON (plain data crossing once), then decoded as
+    // `edge::decode` would: a value JSON cannot hold has no field to blame
+    // more precisely than the input.
+    let tree = match json_once(&input) {
+        Some(tree) => Some(tree),
+        None => json(input),
+    };
+    let decoded = match tree {
         Some(tree) => edge::decode_value(&tree),
         None => Err(BatonError::WrongType {
             field: "input",
@@ -231,8 +236,13 @@ fn positional_tree(arg: &KeyArg, key: JsValue, options: JsValue) -> Result<Value
 /// field, so that a field JSON cannot hold is named (`params must be JSON
 /// data`), not only the input as a whole.
 pub fn request_by_field<T: DeserializeOwned>(input: JsValue) -> Result<T, JsValue> {
-    json_fields(&input, "input")
-        .and_then(|fields| edge::decode_value(&serde_json::Value::Object(fields)))
+    // Plain data crosses once; anything else is read field by field.
+    let fields = match json_once(&input) {
+        Some(Value::Object(fields)) => Ok(fields),
+        _ => json_fields(&input, "input"),
+    };
+    fields
+        .and_then(|fields| edge::decode_value(&Value::Object(fields)))
         .map_err(|e| to_js_error(&e))
 }
 

@@ -11,11 +11,12 @@ use wasm_bindgen::{JsCast, JsValue};
 
 #[wasm_bindgen(inline_js = r#"
 // The JSON text of `value` when [`json`] would read it as exactly what the
-// text says: every value a string, a boolean, null, a safe integer, an
-// array, or a plain object (its prototype Object.prototype, not iterable,
-// no toJSON of its own or inherited at work). Otherwise undefined, and the
-// caller reads the value the slow way, which judges it (and refuses it,
-// naming the field) as it always has.
+// text says: every value a string, a boolean, null, undefined (written as
+// null, as [`json`] reads it, also in an object, where JSON would skip
+// it), a safe integer, an array, or a plain object (its prototype
+// Object.prototype, not iterable, no toJSON of its own or inherited at
+// work). Otherwise undefined, and the caller reads the value the slow way,
+// which judges it (and refuses it, naming the field) as it always has.
 export function jsonText(value) {
   let plain = true;
   const replacer = function (key, v) {
@@ -35,6 +36,8 @@ export function jsonText(value) {
         if (v === null || Array.isArray(v)) return v;
         if (Object.getPrototypeOf(v) !== Object.prototype || Symbol.iterator in v) plain = false;
         return v;
+      case "undefined":
+        return null;
       default:
         plain = false;
         return null;
@@ -59,10 +62,10 @@ extern "C" {
 /// a safe integer, an array, a plain object), or nests deeper than serde's
 /// limit ([`JSON_DEPTH_MAX`]): the caller then reads it by [`json`]'s rules,
 /// which gives what this would have for plain data, and the refusals.
-/// Every value is checked in JS before it is written: an array's hole or
-/// `undefined` (`null` to [`json`], skipped in an object by JSON),
-/// a non-integral or unsafe number (whose text may round), a `toJSON`, a
-/// function, a symbol or a `BigInt` all send the value the slow way.
+/// Every value is checked in JS before it is written: `undefined` and an
+/// array's hole are written `null`, as [`json`] reads them; a non-integral
+/// or unsafe number (whose text may round), a `toJSON`, a function, a
+/// symbol or a `BigInt` send the value the slow way.
 pub fn json_once(value: &JsValue) -> Option<Value> {
     serde_json::from_str(&json_text(value)?).ok()
 }
