@@ -14,7 +14,7 @@ use std::pin::Pin;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::future_to_promise;
 
-use super::js_json::{json, json_once};
+use super::js_json::{grant_only, json, json_once};
 
 /// Serves one RPC call: decodes its argument into `method`'s request type,
 /// runs it, and resolves with its typed reply as a JS value; a refusal or a
@@ -107,26 +107,6 @@ pub fn positional_request<T: DeserializeOwned>(
         set("options", options);
     }
     request(object.into())
-}
-
-/// `options` is exactly `{ grant: true }` as the general decoder reads it:
-/// a plain object whose one own enumerable field is `grant`, `true`, and
-/// that is not iterable (the general way refuses an iterable). Anything
-/// else is for the general way to judge.
-fn grant_only(options: &JsValue) -> bool {
-    if !super::js_json::is_plain_object(options) {
-        return false;
-    }
-    let object: &Object = options.unchecked_ref();
-    Object::keys(object).length() == 1
-        && GRANT_FIELD
-            .with(|field| Reflect::get(object, field))
-            .is_ok_and(|grant| grant.as_bool() == Some(true))
-}
-
-thread_local! {
-    /// `"grant"` as a JS string, made once.
-    static GRANT_FIELD: JsValue = JsValue::from_str("grant");
 }
 
 /// A reply as the plain JS object (or string) RPC callers receive: maps

@@ -152,9 +152,29 @@ fn plain_entries(input: &JsValue) -> Option<Vec<(String, JsValue)>> {
         .collect()
 }
 
+/// `options` is exactly `{ grant: true }` as the general decoder reads it:
+/// a plain object whose one own enumerable field is `grant`, `true`, and
+/// that is not iterable (the general way refuses an iterable). Anything
+/// else is for the general way to judge.
+pub fn grant_only(options: &JsValue) -> bool {
+    if !is_plain_object(options) {
+        return false;
+    }
+    let object: &Object = options.unchecked_ref();
+    Object::keys(object).length() == 1
+        && GRANT_FIELD
+            .with(|field| Reflect::get(object, field))
+            .is_ok_and(|grant| grant.as_bool() == Some(true))
+}
+
+thread_local! {
+    /// `"grant"` as a JS string, made once.
+    static GRANT_FIELD: JsValue = JsValue::from_str("grant");
+}
+
 /// `input` is a plain object: its prototype is `Object.prototype` and it is
 /// not iterable.
-pub fn is_plain_object(input: &JsValue) -> bool {
+fn is_plain_object(input: &JsValue) -> bool {
     if !input.is_object() {
         return false;
     }
