@@ -434,13 +434,17 @@ async function runsLog(env, { key, batch, object = key }) {
   };
 }
 
-/** `calls` acquires by the key's holder (no write on either side): per-call work without a commit. */
-async function reacquire(env, { key, calls, binding }) {
+/**
+ * `calls` acquires by the key's holder (no write on either side): per-call
+ * work without a commit; with `options` (withKey's `{ grant: true }`) each
+ * asks as withKey does.
+ */
+async function reacquire(env, { key, calls, binding, options }) {
   const stub = coordinator(env, key, binding);
   await stub.acquire(key, "bench-holder");
   const before = await stub.storageWork();
   const start = Date.now();
-  for (let i = 0; i < calls; i++) await stub.acquire(key, "bench-holder");
+  for (let i = 0; i < calls; i++) await (options ? stub.acquire(key, "bench-holder", options) : stub.acquire(key, "bench-holder"));
   const elapsedMs = Date.now() - start;
   const work = workDelta(before, await stub.storageWork());
   await stub.release(key, "bench-holder");
