@@ -50,10 +50,27 @@ export function jsonText(value) {
     return undefined;
   }
 }
+
+// `options` is exactly `{ grant: true }` as [`json`] reads it: a plain
+// object (its prototype Object.prototype, not iterable) whose one own
+// enumerable field is `grant`, `true`. One question instead of one a fact.
+export function grantOnly(options) {
+  return (
+    typeof options === "object" &&
+    options !== null &&
+    Object.getPrototypeOf(options) === Object.prototype &&
+    !(Symbol.iterator in options) &&
+    Object.keys(options).length === 1 &&
+    Object.hasOwn(options, "grant") &&
+    options.grant === true
+  );
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = jsonText)]
     fn json_text(value: &JsValue) -> Option<String>;
+    #[wasm_bindgen(js_name = grantOnly)]
+    fn grant_only_js(options: &JsValue) -> bool;
 }
 
 /// A JS value as JSON data through one call into JS: its JSON text, made
@@ -154,22 +171,10 @@ fn plain_entries(input: &JsValue) -> Option<Vec<(String, JsValue)>> {
 
 /// `options` is exactly `{ grant: true }` as the general decoder reads it:
 /// a plain object whose one own enumerable field is `grant`, `true`, and
-/// that is not iterable (the general way refuses an iterable). Anything
-/// else is for the general way to judge.
+/// that is not iterable (the general way refuses an iterable), asked of
+/// JS in one call. Anything else is for the general way to judge.
 pub fn grant_only(options: &JsValue) -> bool {
-    if !is_plain_object(options) {
-        return false;
-    }
-    let object: &Object = options.unchecked_ref();
-    Object::keys(object).length() == 1
-        && GRANT_FIELD
-            .with(|field| Reflect::get(object, field))
-            .is_ok_and(|grant| grant.as_bool() == Some(true))
-}
-
-thread_local! {
-    /// `"grant"` as a JS string, made once.
-    static GRANT_FIELD: JsValue = JsValue::from_str("grant");
+    grant_only_js(options)
 }
 
 /// `input` is a plain object: its prototype is `Object.prototype` and it is
