@@ -228,6 +228,15 @@ pub fn decide(
         Input::Pause { reason } => steer::pause(&mut key, now_ms, reason),
         Input::Resume => steer::resume(&mut key, now_ms),
         Input::SetLimit(limit) => steer::set_limit(&mut key, now_ms, limit),
+        Input::Rebound { id, workflow, .. } => {
+            let member = key.member(&id);
+            let options = Options {
+                workflow: Some(workflow),
+                ..Options::default()
+            };
+            apply_workflow(&mut key, &member, &options);
+            Reply::Settled
+        }
     };
     Ok(key.finish(reply, &asked, now_ms))
 }

@@ -7,7 +7,7 @@ use super::history::{Did, Outcome};
 use super::state::{Holder, Liveness, Member};
 use super::types::{Input, Reply, View};
 use super::AcquireReply;
-use crate::ident::InstanceId;
+use crate::ident::{InstanceId, WorkflowName};
 use std::borrow::Cow;
 
 pub use crate::transition::{LogKind, LogLine};
@@ -40,6 +40,12 @@ pub enum Asked {
     Cancelled {
         holder: InstanceId,
         liveness: Liveness,
+    },
+    /// §1a: an instance found through another binding than `from`.
+    Rebound {
+        id: InstanceId,
+        from: String,
+        to: WorkflowName,
     },
     /// A tick, or a grant the engine accepted: no line.
     Nothing,
@@ -78,6 +84,11 @@ impl Asked {
             Input::Cancelled { holder, liveness } => Asked::Cancelled {
                 holder: holder.id.clone(),
                 liveness: *liveness,
+            },
+            Input::Rebound { id, from, workflow } => Asked::Rebound {
+                id: id.clone(),
+                from: from.clone(),
+                to: workflow.clone(),
             },
             Input::Woken { .. } | Input::Tick => Asked::Nothing,
         }
@@ -233,6 +244,7 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
             let decision = if ended { "terminated" } else { "checked" };
             line(Contended, holder, decision, reason, None)
         }
+        (Asked::Rebound { id, from, to }, _) => rebound(id, from, to, d.before),
         (Asked::TickChecked { holder, liveness }, _) => line(
             Contended,
             holder,
@@ -242,6 +254,27 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
         ),
         _ => None,
     }
+}
+
+/// §1a: the one `warn` line of an instance found through another binding,
+/// printed by the decision that changes the binding it is remembered with
+/// (so once: the next check finds it through the new one).
+fn rebound(id: &InstanceId, from: &str, to: &WorkflowName, before: &View) -> Option<LogLine> {
+    let remembered = match &before.member {
+        Some(Member::Waiter(w)) if w.id == *id => Some(w.workflow.as_ref()),
+        _ => None,
+    };
+    let remembered = (before.summary.holders.iter())
+        .find(|h| h.id == *id)
+        .map(|h| h.workflow.as_ref())
+        .or(remembered)?;
+    (remembered != Some(to)).then(|| LogLine {
+        kind: LogKind::Warn,
+        instance: Some(id.clone()),
+        decision: crate::workflow::FOUND_ELSEWHERE,
+        reason: crate::workflow::found_elsewhere_reason(from, to.as_str()).into(),
+        waited_ms: None,
+    })
 }
 
 /// Whether a release by `id` ended its hold on a paused key (§11).

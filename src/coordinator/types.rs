@@ -250,6 +250,15 @@ pub enum Input {
         holder: Holder,
         liveness: Liveness,
     },
+    /// §1a, found through any binding: `id`, remembered with the binding
+    /// `from`, was not found there but through `workflow`. From now on it
+    /// is that Workflow's instance (checked, woken and terminated through
+    /// it).
+    Rebound {
+        id: InstanceId,
+        from: String,
+        workflow: WorkflowName,
+    },
 }
 
 /// The Coordinator's replies, and the placeholders of calls whose answer

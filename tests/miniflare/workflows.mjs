@@ -357,7 +357,7 @@ export default {
         // `count` concurrent startOnce calls from inside the Worker, as
         // concurrent callers would make them.
         const calls = Array.from({ length: body.count ?? 1 }, () =>
-          startOnce(env.RUNS, env.TEST_WF, body.key, body.params, body.options),
+          startOnce(env.RUNS, workflowOf(env, body.workflow), body.key, body.params, body.options),
         );
         return json(await Promise.all(calls));
       }
