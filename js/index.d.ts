@@ -210,6 +210,12 @@ export interface WithRateLimitOptions {
   maxWaits?: number;
   /** Step-name tag for this call (default: the bucket and a per-run call number). */
   name?: string;
+  /**
+   * Contract §5a: when the bucket's next permit is further away than this
+   * (ms, 0 to 86400000; 0 is "now or never"), throw `RateLimitMaxWait` at
+   * once instead of sleeping, keeping no permit. Default: wait.
+   */
+  maxWaitMs?: number;
   /** Retry policy of the acquire steps. */
   stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
 }
@@ -242,8 +248,12 @@ export class PermitPool {
   constructor(rateLimiter: RateLimiterNamespace, bucket: string, rules: RateRule[], options?: PermitPoolOptions);
   /** Leased permits still spendable. */
   readonly available: number;
-  /** Spends `n` permits (default 1), leasing and waiting as needed. */
-  take(n?: number): Promise<void>;
+  /**
+   * Spends `n` permits (default 1), leasing and waiting as needed. With
+   * `options.maxWaitMs` (contract §5a, 0 to 86400000), a permit further
+   * away than that throws `RateLimitMaxWait` at once, keeping no permit.
+   */
+  take(n?: number, options?: { maxWaitMs?: number }): Promise<void>;
   /** Refunds every unspent permit; resolves to how many the bucket took back. */
   close(): Promise<number>;
 }
@@ -251,6 +261,18 @@ export class PermitPool {
 /** Thrown by `PermitPool.take` when a permit is further away than `maxWaitMs`. */
 export class RateLimitTimeout extends Error {
   waitMs: number;
+}
+
+/**
+ * Thrown by `withRateLimit` and `PermitPool.take` given `maxWaitMs` when the
+ * bucket's next permit is further away (contract §5a). Never retried.
+ */
+export class RateLimitMaxWait extends Error {
+  name: "RateLimitMaxWait";
+  bucket: string;
+  /** How far away the bucket said its next permit is, in ms. */
+  waitMs: number;
+  maxWaitMs: number;
 }
 /**
  * RPC methods of the `Debouncer` Durable Object (contract §4): the fields

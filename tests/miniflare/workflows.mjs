@@ -118,24 +118,32 @@ export class TestWorkflow extends WorkflowEntrypoint {
    * "spend" in the Recorder; the output counts them.
    */
   async runRate(event, step) {
-    const { bucket, rules, calls = 1, permits = 1 } = event.payload;
+    const { bucket, rules, calls = 1, permits = 1, maxWaitMs } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
     let spent = 0;
     for (let i = 0; i < calls; i++) {
-      spent += await withRateLimit(
-        step,
-        this.env.RATE_LIMITER,
-        bucket,
-        rules,
-        () => step.do(`spend ${i}`, NO_RETRY, async () => {
-          await recorder.append("spend", id);
-          return permits;
-        }),
-        { permits, stepRetries: { limit: 2, delay: "100 milliseconds" } },
-      );
+      try {
+        spent += await this.rateCall(step, recorder, id, { bucket, rules, permits, maxWaitMs }, i);
+      } catch (error) {
+        // §5a: the helper's give-up, and its refusals, as output the tests read.
+        if (error?.name !== "RateLimitMaxWait" && !String(error?.message).startsWith("BatonError:")) throw error;
+        const { name, message, waitMs, maxWaitMs: max, bucket: b } = error;
+        return { spent, error: { name, message, waitMs, maxWaitMs: max, bucket: b } };
+      }
     }
     return { spent };
+  }
+
+  /** One `withRateLimit` call of `runRate`: records "spend" and spends `permits`. */
+  rateCall(step, recorder, id, { bucket, rules, permits, maxWaitMs }, i) {
+    const spend = () =>
+      step.do(`spend ${i}`, NO_RETRY, async () => {
+        await recorder.append("spend", id);
+        return permits;
+      });
+    const options = { permits, maxWaitMs, stepRetries: { limit: 2, delay: "100 milliseconds" } };
+    return withRateLimit(step, this.env.RATE_LIMITER, bucket, rules, spend, options);
   }
 
   /** A deploy-like run through `serialize`: payload { group, revision, current?, holdMs?, waitForFinish?, options? }; its body records `{ lease }` (the fence) as a step output. */
@@ -300,9 +308,10 @@ export default {
         let taken = 0;
         let error = null;
         try {
-          for (; taken < body.take; taken++) await pool.take();
+          for (; taken < body.take; taken++) await pool.take(1, body.takeOptions);
         } catch (e) {
-          error = e?.name ?? String(e);
+          error = e?.name === "RateLimitMaxWait" ? `${e.name} ${e.waitMs} ${e.maxWaitMs}` : (e?.name ?? String(e));
+          if (String(e?.message).startsWith("BatonError:")) error = e.message;
         }
         const available = pool.available;
         const refunded = await pool.close();
