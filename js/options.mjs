@@ -1,13 +1,19 @@
 // The helpers' own checks of their options, before any step: a bad option
 // is refused with the same words Baton's RPC uses (`BatonError: <field>
-// <reason>`), naming the option, and nothing is called. Thrown as a
+// <reason>`, as `String(error)`), naming the option, and nothing is called. Thrown as a
 // NonRetryableError, so a Workflow step that meets one fails at once
 // instead of retrying what will be wrong on every try.
 import { NonRetryableError } from "cloudflare:workflows";
 
-/** A refusal of the helper's options, `BatonError: <field> <reason>`. */
+/**
+ * A refusal of the helper's options: a NonRetryableError named
+ * `BatonError`, so that it reads `BatonError: <field> <reason>` as a string
+ * and as the Workflow instance's error (the engine reports a step's error
+ * as "<name>: <message>"; under any other name it hides the message).
+ */
 export function batonError(field, reason) {
-  const error = new NonRetryableError(`BatonError: ${field} ${reason}`, "BatonError");
+  const error = new NonRetryableError(`${field} ${reason}`, "BatonError");
+  error.name = "BatonError";
   error.field = field;
   return error;
 }

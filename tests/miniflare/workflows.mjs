@@ -127,9 +127,9 @@ export class TestWorkflow extends WorkflowEntrypoint {
         spent += await this.rateCall(step, recorder, id, { bucket, rules, permits, maxWaitMs }, i);
       } catch (error) {
         // §5a: the helper's give-up, and its refusals, as output the tests read.
-        if (error?.name !== "RateLimitMaxWait" && !String(error?.message).startsWith("BatonError:")) throw error;
-        const { name, message, waitMs, maxWaitMs: max, bucket: b } = error;
-        return { spent, error: { name, message, waitMs, maxWaitMs: max, bucket: b } };
+        if (!["RateLimitMaxWait", "BatonError"].includes(error?.name)) throw error;
+        const { name, waitMs, maxWaitMs: max, bucket: b } = error;
+        return { spent, error: { name, message: String(error), waitMs, maxWaitMs: max, bucket: b } };
       }
     }
     return { spent };
@@ -311,7 +311,7 @@ export default {
           for (; taken < body.take; taken++) await pool.take(1, body.takeOptions);
         } catch (e) {
           error = e?.name === "RateLimitMaxWait" ? `${e.name} ${e.waitMs} ${e.maxWaitMs}` : (e?.name ?? String(e));
-          if (String(e?.message).startsWith("BatonError:")) error = e.message;
+          if (e?.name === "BatonError") error = String(e);
         }
         const available = pool.available;
         const refunded = await pool.close();
