@@ -100,6 +100,22 @@ export interface WithKeyOptions {
    * waiters: "run unless one is already running or queued". Default `"wait"`.
    */
   onBusy?: "wait" | "skip";
+  /**
+   * Contract §1e: 1 to 4 further keys of the same Coordinator namespace
+   * (distinct from each other and from `key`) held with it, each with its
+   * own limit, priority and tenant. The keys are taken in one global order
+   * (sorted by UTF-8 bytes), each registered on only when reached, and
+   * released in reverse on every exit; `body` runs once it holds them all.
+   */
+  also?: AlsoKey[];
+}
+
+/** A further key of a section (contract §1e): a plain waiter with its own options. */
+export interface AlsoKey {
+  key: string;
+  limit?: number;
+  priority?: number;
+  tenant?: string;
 }
 
 export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };
@@ -110,6 +126,8 @@ export type WithKeyBusy = { busy: true; superseded?: undefined; value?: undefine
 /** What `withKey` passes to `body`: the fence of the grant it holds (contract §1b). */
 export interface WithKeyGrant {
   fence: number;
+  /** Contract §1e: every held key (the section's own and each of `also`) to its own fence. */
+  fences: Record<string, number>;
 }
 
 /**

@@ -506,6 +506,27 @@ SERIAL_PAUSE_BUGS = [
 # Issue 29's Coordinator schema steps (v12, v13), caught by the test that
 # runs every decision on the rows and on the in-memory key side by side
 # and compares the tables after each (`binary::test` names it).
+# Contract §1a "found through any binding" and §1e several keys per
+# section, tests/sections_sim.rs: sections over shared keys, some of them
+# instances registered without their Workflow's binding.
+SECTIONS_BUGS = [
+    ("coordinator", "sections_sim", "src/coordinator/decide.rs",
+     "            apply_workflow(&mut key, &member, &options);\n            Reply::Settled",
+     "            let _ = (&member, &options);\n            Reply::Settled",
+     "an instance found through another binding is not remembered with it",
+     "§1a found through any binding: that Workflow's from then on"),
+    ("coordinator", "sections_sim", "src/coordinator/log.rs",
+     "    (remembered != Some(to)).then(|| LogLine {",
+     "    (remembered == Some(to)).then(|| LogLine {",
+     "no warn line when an instance is found through another binding",
+     "§1a one warn line per instance"),
+    ("coordinator", "sections_sim", "src/coordinator/check.rs",
+     "    apply_check(key, now_ms, grace_ms, holder, liveness, &mut wake);\n    fill_slots(key, now_ms, &mut wake);",
+     "    apply_check(key, now_ms, grace_ms, holder, liveness, &mut wake);",
+     "a dead holder found by the alarm frees its slot but nobody is handed it",
+     "§1e sections over shared keys never deadlock"),
+]
+
 STORE_BUGS = [
     ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/schema.rs",
      "VALUES (old.key, old.fence, 1) \\\n            ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), \\\n            grants = grants + 1; \\",
@@ -575,7 +596,7 @@ def run_bug(core, sim, path, old, new):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + STORE_BUGS
+    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + SECTIONS_BUGS + STORE_BUGS
     if args:
         bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
     if "--list" in sys.argv:

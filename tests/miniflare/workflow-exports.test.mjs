@@ -23,6 +23,7 @@ before(async () => {
           "tests/miniflare/exports-worker.mjs",
           "js/with-key.mjs",
           "js/steps.mjs",
+          "js/options.mjs",
           "js/worker.mjs",
           "build/index.js",
           "build/assets.js",

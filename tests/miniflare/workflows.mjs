@@ -83,7 +83,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
     if (event.payload.mode === "rate") return this.runRate(event, step);
     if (event.payload.mode === "run") return this.runOnce(event, step);
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
-    const { workflow, limit, countSteps = false } = event.payload;
+    const { workflow, limit, countSteps = false, also } = event.payload;
     const { priority, tenant, onBusy, stepRetries = { limit: 2, delay: "100 milliseconds" } } = event.payload;
     // `fencedWrite`: the body first writes to the fenced store with its fence (§1b, §1d).
     const { fencedWrite = false } = event.payload;
@@ -94,6 +94,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
     const baton = new Set();
     const counted = countSteps ? countingSteps(step, baton) : step;
     let fence;
+    let fences;
     const result = await withKey(
       counted,
       this.env.COORDINATOR,
@@ -101,15 +102,18 @@ export class TestWorkflow extends WorkflowEntrypoint {
       id,
       async (grant) => {
         fence = grant.fence;
+        fences = grant.fences;
         if (fencedWrite) {
           const store = this.env.FENCED.get(this.env.FENCED.idFromName(key));
           await step.do("fenced write", NO_RETRY, () => store.write(fence, id));
         }
         return recordedBody(step, recorder, id, { waitForFinish, holdMs, fence }, "done");
       },
-      { turnTimeout, stepRetries, workflow, limit, priority, tenant, onBusy },
+      { turnTimeout, stepRetries, workflow, limit, priority, tenant, onBusy, also },
     );
-    return countSteps ? { ...result, batonSteps: [...baton], fence } : result;
+    if (countSteps) return { ...result, batonSteps: [...baton], fence, fences };
+    // §1e: a section with `also` says which fences its body got.
+    return also && !result.busy && !result.superseded ? { ...result, fences } : result;
   }
 
   /**
