@@ -338,6 +338,85 @@ export function debounceCancel(namespace: DebouncerNamespace, key: string): Prom
 /** The key's pending start, recent starts, and starts whose create is being retried. */
 export function debounceInspect(namespace: DebouncerNamespace, key: string): Promise<DebounceInspection>;
 
+/**
+ * Contract §3a: an option of `coordinated()`: a value, or a function of the
+ * event (and `env`) that gives it.
+ */
+export type Declared<T, Env, Params> = T | ((event: CoordinatedEvent<Params>, env: Env) => T);
+
+/** A binding option of `coordinated()`: the namespace, or a function of `env` giving it. */
+export type DeclaredBinding<T, Env> = T | ((env: Env, event: CoordinatedEvent<unknown>) => T);
+
+/** What `coordinated()` reads of the Workflow's event (a `WorkflowEvent`). */
+export interface CoordinatedEvent<Params> {
+  payload: Readonly<Params>;
+  instanceId: string;
+}
+
+/** An `also` key of `coordinated()`, each field a value or a function of the event. */
+export interface DeclaredAlsoKey<Env, Params> {
+  key: Declared<string, Env, Params>;
+  limit?: Declared<number, Env, Params>;
+  priority?: Declared<number, Env, Params>;
+  tenant?: Declared<string, Env, Params>;
+}
+
+/** `coordinated()`'s `rateLimit`: `withRateLimit` around the Workflow's `run`, inside the key. */
+export interface DeclaredRateLimit<Env, Params> {
+  limiter: DeclaredBinding<RateLimiterNamespace, Env>;
+  bucket: Declared<string, Env, Params>;
+  rules: Declared<RateRule[], Env, Params>;
+  permits?: Declared<number, Env, Params>;
+  maxWaitMs?: Declared<number, Env, Params>;
+  maxWaits?: Declared<number, Env, Params>;
+  name?: Declared<string, Env, Params>;
+}
+
+/**
+ * Contract §3a: flow control declared on the Workflow class. Every option
+ * of `withKey` (§1 to §1e) and of `withRateLimit` (§5, §5a), as a value or
+ * a function of the event and `env` (the bindings: of `env`).
+ */
+export interface CoordinatedOptions<Env = any, Params = any> {
+  /** The Coordinator's namespace (`COORDINATOR`), or `(env) => env.COORDINATOR`. */
+  coordinator: DeclaredBinding<CoordinatorNamespace, Env>;
+  /** The key the run holds, e.g. `(event) => "deploy:" + event.payload.repo`. */
+  key: Declared<string, Env, Params>;
+  /**
+   * `false` (default): wait in turn. `"waiting"`: a new instance supersedes
+   * the key's waiters (§1). `"cancel"`: and cancels its holders (§1d).
+   */
+  supersede?: Declared<false | "waiting" | "cancel", Env, Params>;
+  limit?: Declared<number, Env, Params>;
+  priority?: Declared<number, Env, Params>;
+  tenant?: Declared<string, Env, Params>;
+  onBusy?: Declared<"wait" | "skip", Env, Params>;
+  also?: Declared<DeclaredAlsoKey<Env, Params>[], Env, Params>;
+  /** Not needed: Baton finds the instance through any of its bindings (§1a); naming it saves a lookup. */
+  workflow?: Declared<string, Env, Params>;
+  turnTimeout?: Declared<WorkflowDuration, Env, Params>;
+  maxWaits?: Declared<number, Env, Params>;
+  stepRetries?: Declared<StepRetries, Env, Params>;
+  rateLimit?: DeclaredRateLimit<Env, Params>;
+}
+
+/** What a superseded or skipped instance of a `coordinated()` class returns. */
+export type CoordinatedSkip = { superseded: true } | { busy: true };
+
+/**
+ * Contract §3a: a class extending `Base` (Cloudflare's `WorkflowEntrypoint`)
+ * whose subclass's `run(event, step, grant?)` runs inside the declared key:
+ * registered at the start of the run, superseded or skipped instances
+ * completing with `{ superseded: true }` / `{ busy: true }` without running
+ * it, the key released on every exit. `grant` is `withKey`'s
+ * `{ fence, fences }` (optional in the signature so that `run` still fits
+ * `WorkflowEntrypoint`'s).
+ */
+export function coordinated<Base extends abstract new (...args: any[]) => any, Env = any, Params = any>(
+  base: Base,
+  options: CoordinatedOptions<Env, Params>,
+): Base;
+
 // --- Wire types, generated from src/edge (BATON_BLESS=1 cargo test --lib edge::schema) ---
 
 /** `acquire`'s reply: over RPC the bare string. */

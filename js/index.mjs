@@ -4,3 +4,4 @@ export { serialize, RunSkipped, SerialQueueTimedOut, SerialQueueLostHold } from 
 export { withRateLimit, PermitPool, RateLimitTimeout, RateLimitMaxWait } from "./rate-limit.mjs";
 export { debounce, startAt, debounceFlush, debounceCancel, debounceInspect } from "./debounce.mjs";
 export { startOnce, awaitRun, runReporter, reportRun } from "./runs.mjs";
+export { coordinated } from "./coordinated.mjs";

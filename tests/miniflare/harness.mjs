@@ -215,7 +215,7 @@ export function batonWorker({ workflow, workflows = {}, vars = {}, wasm, sockets
 
 /** A calling Worker's module files: its entry plus the npm package's helpers. */
 export function callerModules(entry) {
-  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/rate-limit.mjs", "js/steps.mjs", "js/options.mjs", "js/debounce.mjs", "js/runs.mjs"];
+  return [entry, "js/with-key.mjs", "js/serialize.mjs", "js/rate-limit.mjs", "js/steps.mjs", "js/options.mjs", "js/coordinated.mjs", "js/debounce.mjs", "js/runs.mjs"];
 }
 
 /**

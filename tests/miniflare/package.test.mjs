@@ -54,9 +54,9 @@ function run(command, args, cwd) {
   }
 }
 
-/** docs/deploying.md's config and code blocks: ```toml file=NAME ... ``` (or ts) by NAME. */
-function readmeBlocks() {
-  const text = readFileSync(path.join(ROOT, "docs", "deploying.md"), "utf8");
+/** A docs page's config and code blocks: ```toml file=NAME ... ``` (or ts) by NAME (docs/deploying.md's by default). */
+function readmeBlocks(page = "deploying.md") {
+  const text = readFileSync(path.join(ROOT, "docs", page), "utf8");
   const blocks = new Map();
   for (const match of text.matchAll(/^```(?:toml|ts) file=(\S+)\n([\s\S]*?)^```$/gm)) {
     blocks.set(match[1], match[2]);
@@ -240,6 +240,19 @@ describe("embedded mode: Baton inside the user's Worker", () => {
 
   test("the user's typed Workflow compiles with tsc --strict", () => {
     typeCheck(dir, "embedded/src/index.ts");
+  });
+
+  test("README's and docs/declared.md's coordinated() examples compile with tsc --strict", () => {
+    const blocks = [...readmeBlocks("declared.md"), ...readmeBlocks("../README.md")];
+    assert.ok(blocks.length >= 3, "README.md and docs/declared.md should have ```ts file=... blocks");
+    const files = blocks.map(([name, text]) => {
+      const file = `src/${name.replaceAll("/", "-")}`;
+      writeFileSync(path.join(dir, file), text);
+      return file;
+    });
+    const config = { extends: "./tsconfig.json", files };
+    writeFileSync(path.join(dir, "tsconfig.declared.json"), JSON.stringify(config));
+    run(path.join(BIN, "tsc"), ["-p", path.join(dir, "tsconfig.declared.json")], dir);
   });
 
   test("wrangler deploy --dry-run bundles it with the default rules and lists its bindings", () => {
