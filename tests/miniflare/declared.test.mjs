@@ -7,6 +7,10 @@
 // instance at its first step, naming the option; an instance of the second
 // Workflow is found through its binding (§1a).
 // No assertion is about timing; every wait polls for a state.
+//
+// Not behind the strict binding (RELIABILITY.md): Baton reaches these
+// Workflows through the Worker's own `ctx.exports`, which the fault
+// injector (a wrapper of `env`'s bindings) cannot stand in front of.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Miniflare } from "miniflare";

@@ -11,6 +11,9 @@
 // a later run only swaps in the new tarball. The tarball's name carries a
 // hash of its bytes, so npm cannot mistake a new build for the installed one
 // (and the test checks the installed WASM is this build's).
+//
+// Not behind the strict binding (RELIABILITY.md): it runs the user's own
+// suite under Cloudflare's Vitest plugin, not Baton behind the harness.
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
