@@ -324,7 +324,7 @@ fn v1_database_upgrades_and_reads_back() {
 
     let (main, main_waiters, main_superseded) = read(&db, "repo/main");
     assert_eq!(main.holders, [v1_holder("deploy-100", 1_700_000_000_000)]);
-    assert_eq!(main.limit, 1);
+    assert_eq!(main.limit(), 1);
     let main_queue = vec![
         waiter("deploy-101", 1_700_000_001_000),
         waiter("deploy-102", 1_700_000_002_000),
@@ -579,7 +579,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
         Reply::Acquire(AcquireReply::Granted { fence: 1 })
     );
     assert!(woken(&solo).is_empty());
-    assert_eq!(read(&db, "idle").0.limit, 3);
+    assert_eq!(read(&db, "idle").0.limit(), 3);
     let duo = step(&db, "idle", now, Input::Acquire(acquiring(&id("duo")))).expect("acquire");
     assert_eq!(
         duo.reply,

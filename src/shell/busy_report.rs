@@ -190,7 +190,7 @@ impl Object {
                 key.as_str(),
                 summary.holders.len() as u32,
                 summary.waiters,
-                summary.limit,
+                summary.limit(),
                 summary.paused.is_some(),
             );
             let owed = history::is_owed(&counted, key.as_str());

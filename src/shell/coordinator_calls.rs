@@ -125,7 +125,8 @@ impl Object {
                     .map(|(position, w)| WaiterView::new(w, position, &summary))
                     .collect();
                 let paused = summary.paused.clone().map(Into::into);
-                let limit_override = summary.limit_override();
+                let limit_override = summary.limit_override;
+                let limit = summary.limit();
                 let holders = summary.holders;
                 let inspection = Inspection {
                     paused,
@@ -134,7 +135,7 @@ impl Object {
                     holder: holders.first().cloned().map(HolderView::from),
                     waiting,
                     superseded,
-                    limit: summary.limit,
+                    limit,
                     holders: holders
                         .into_iter()
                         .map(|h| HolderEntry::new(h, &default_workflow))

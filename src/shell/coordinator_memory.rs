@@ -93,7 +93,7 @@ impl Memory<Coordinator> for Summaries {
             let s = &transition.state.view.summary;
             let counted = Counted::new(sql);
             let (holders, paused) = (s.holders.len() as u32, s.paused.is_some());
-            let busy = history::busy(&counted, key, holders, s.waiters, s.limit, paused);
+            let busy = history::busy(&counted, key, holders, s.waiters, s.limit(), paused);
             sql.count_work(counted.work());
             // Keys were stored after validation.
             if let Ok(ident) = Ident::parse("key", key) {
