@@ -38,6 +38,7 @@ const OPTIONS = [
   "priority",
   "tenant",
   "onBusy",
+  "maxWaiting",
   "also",
   "workflow",
   "turnTimeout",
@@ -81,12 +82,13 @@ export function resolveOptions(options, event, env) {
   const supersede = options.supersede === undefined ? false : of("supersede");
   if (!SUPERSEDE.includes(supersede)) throw batonError("supersede", 'must be false, "waiting" or "cancel"');
   const settings = { coordinator, key, supersede };
-  for (const name of ["limit", "priority", "tenant", "onBusy", "workflow", "turnTimeout", "maxWaits", "stepRetries"]) {
+  for (const name of ["limit", "priority", "tenant", "onBusy", "maxWaiting", "workflow", "turnTimeout", "maxWaits", "stepRetries"]) {
     const value = of(name);
     if (value !== undefined) settings[name] = value;
   }
   if (settings.limit !== undefined) integerIn("limit", settings.limit, 1, 1000);
   if (settings.priority !== undefined) integerIn("priority", settings.priority, -100, 100);
+  if (settings.maxWaiting !== undefined) integerIn("maxWaiting", settings.maxWaiting, 1, 20_000);
   if (settings.onBusy !== undefined && !["wait", "skip"].includes(settings.onBusy)) {
     throw batonError("onBusy", 'must be "wait" or "skip"');
   }

@@ -93,6 +93,12 @@ export interface WithKeyOptions {
    * released in reverse on every exit; `body` runs once it holds them all.
    */
   also?: AlsoKey[];
+  /**
+   * Contract §1f: at most this many may wait for `key` (1 to 20000); a
+   * section that would wait past it returns `{ busy: true }` without
+   * registering, as with `onBusy: "skip"`. The key keeps the latest value.
+   */
+  maxWaiting?: number;
 }
 
 /** A further key of a section (contract §1e): a plain waiter with its own options. */
@@ -362,6 +368,7 @@ export interface CoordinatedOptions<Env = any, Params = any> {
   priority?: Declared<number, Env, Params>;
   tenant?: Declared<string, Env, Params>;
   onBusy?: Declared<"wait" | "skip", Env, Params>;
+  maxWaiting?: Declared<number, Env, Params>;
   also?: Declared<DeclaredAlsoKey<Env, Params>[], Env, Params>;
   /** Not needed: Baton finds the instance through any of its bindings (§1a); naming it saves a lookup. */
   workflow?: Declared<string, Env, Params>;
@@ -489,6 +496,8 @@ export type CoordinatorInspection = {
   paused: Paused | null;
   /** §11: the operator's limit override (then `limit`), or null. */
   limitOverride: number | null;
+  /** §1f: the cap on the key's waiters the latest call that named one named, or null. */
+  maxWaiting: number | null;
 };
 
 /** `pause(key, { reason? })`: the request `{ key, reason? }`. */
@@ -702,6 +711,8 @@ export type KeyOptions = {
   onBusy?: OnBusy | null;
   /** §1d, on a superseding `enqueue` only: every holder of the key (but the caller) is cancelled: terminated through its own Workflow, it keeps its slot until the binding reports it dead, and the slot then goes on with the next fence. A call that coalesces cancels nothing. Refused with `supersedes: false`, and on `acquire`. */
   cancelHolders?: boolean | null;
+  /** §1f: a call that would register a new waiter while the key already has this many waiters (after the call's own superseding) registers nothing and answers busy, as `onBusy: "skip"` does. The key keeps the value of the latest call that named one (1 to 20000). */
+  maxWaiting?: MaxWaiting | null;
 };
 
 /** Most entries one page answers (default 100). */
@@ -739,6 +750,9 @@ export type ListedKey = {
   /** §11: an operator paused the key. */
   paused: boolean;
 };
+
+/** How many may wait for the key at most; a call past it answers busy. */
+export type MaxWaiting = number;
 
 /** `options.onBusy` (§1c). */
 export type OnBusy = "wait" | "skip";

@@ -38,8 +38,9 @@ const DEFAULTS = {
  * Workflow and the key's limit (contract §1a), `grant` (§1b), and its
  * priority, tenant and what to do when the key is busy (§1c).
  */
-export function keyOptions({ workflow, limit, priority, tenant, onBusy }) {
+export function keyOptions({ workflow, limit, priority, tenant, onBusy, maxWaiting }) {
   const options = { grant: true };
+  if (maxWaiting !== undefined) options.maxWaiting = maxWaiting;
   if (workflow !== undefined) options.workflow = workflow;
   if (limit !== undefined) options.limit = limit;
   if (priority !== undefined) options.priority = priority;

@@ -534,6 +534,27 @@ SECTIONS_BUGS = [
      "§1e sections over shared keys never deadlock"),
 ]
 
+# Contract §1f maxWaiting, tests/coordinator_sim.rs (the oracle's own rule).
+MAX_WAITING_BUGS = [
+    ("coordinator", "coordinator_sim", "src/coordinator/enqueue.rs",
+     "    *member == Member::Stranger && !supersedes && key.s.waiters >= cap",
+     "    *member == Member::Stranger && !supersedes && key.s.waiters > cap",
+     "a key takes one waiter past its maxWaiting", "§1f a cap on a key's waiters"),
+    ("coordinator", "coordinator_sim", "src/coordinator/enqueue.rs",
+     "    *member == Member::Stranger && !supersedes && key.s.waiters >= cap",
+     "    *member == Member::Stranger && key.s.waiters >= cap",
+     "a superseding enqueue is refused as full before its superseding frees room",
+     "§1f counted after the call's own superseding"),
+    ("coordinator", "coordinator_sim", "src/coordinator/grant.rs",
+     "    if full(key, &member, false, &request.options) {",
+     "    if false && full(key, &member, false, &request.options) {",
+     "an acquire registers a waiter past the key's maxWaiting", "§1f acquire answers busy when full"),
+    ("coordinator", "coordinator_sim", "src/coordinator/draft.rs",
+     "            self.writes.push(Write::SetMaxWaiting(cap));",
+     "",
+     "the key forgets the maxWaiting a call named", "§1f the key keeps the latest maxWaiting"),
+]
+
 STORE_BUGS = [
     ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/store/schema.rs",
      "VALUES (old.key, old.fence, 1) \\\n            ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), \\\n            grants = grants + 1; \\",
@@ -603,7 +624,7 @@ def run_bug(core, sim, path, old, new):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + SECTIONS_BUGS + STORE_BUGS
+    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + SECTIONS_BUGS + MAX_WAITING_BUGS + STORE_BUGS
     if args:
         bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
     if "--list" in sys.argv:

@@ -129,8 +129,12 @@ fn outcome(reply: &AcquireReply) -> &'static str {
         AcquireReply::Pending(_) => "pending",
         AcquireReply::Superseded => "superseded",
         AcquireReply::Busy => "busy",
+        AcquireReply::Full => "full",
     }
 }
+
+/// §1f's reason: the key already has its `maxWaiting` waiters.
+const FULL: &str = "maxWaiting: the key has as many waiters as its cap; nothing registered";
 
 /// The one rule of the line a decision prints, if any. A first phase that
 /// waits for a check prints nothing: its second phase's line says what
@@ -146,6 +150,7 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
                 format!("a live waiter with the same input: {into}"),
                 None,
             ),
+            None if reply.full => line(Contended, id, "full", FULL, None),
             None if reply.busy => line(Contended, id, "busy", "onBusy skip: the key is busy", None),
             // §1d: a cancellation prints whatever else the call did.
             None if !reply.cancelled.is_empty() => line(
@@ -181,7 +186,11 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
             // slots ahead of the caller or arms the alarm: contended.
             let routine = matches!(reply, AcquireReply::Granted { .. }) && d.quiet;
             let kind = if routine { Routine } else { Contended };
-            line(kind, id, outcome(reply), "decided without a check", None)
+            let reason = match reply {
+                AcquireReply::Full => FULL,
+                _ => "decided without a check",
+            };
+            line(kind, id, outcome(reply), reason, None)
         }
         (
             Asked::AcquireChecked {
