@@ -19,6 +19,7 @@ const OPTIONS = {
   supersede: (event) => event.payload.supersede ?? false,
   limit: fromPayload("limit"),
   onBusy: fromPayload("onBusy"),
+  maxWaiting: fromPayload("maxWaiting"),
   also: fromPayload("also"),
   turnTimeout: "5 seconds",
   stepRetries: { limit: 1, delay: "100 milliseconds" },

@@ -157,6 +157,21 @@ describe("coordinated(): flow control declared on the Workflow class", () => {
     }
   });
 
+  test("maxWaiting: a run past the key's cap completes as busy without running", async () => {
+    const key = "decl-cap";
+    await create("cap-h", { key, waitForFinish: true });
+    await untilView(key, "cap-h holds", (v) => holders(v).includes("cap-h"));
+    await create("cap-1", { key, maxWaiting: 1 });
+    await untilView(key, "cap-1 waits", (v) => waiting(v).includes("cap-1"));
+    await create("cap-2", { key, maxWaiting: 1 });
+    assert.deepEqual(await output("cap-2"), { busy: true });
+    const view = await inspect(key);
+    assert.deepEqual([waiting(view), view.maxWaiting], [["cap-1"], 1]);
+    await finish("cap-h");
+    assert.equal((await output("cap-1")).ran, "cap-1");
+    assert.deepEqual(await logOf(["cap-2"]), []);
+  });
+
   test("bad options fail the instance at its first step, naming the option", async () => {
     const cases = [
       ["bad-limit", { key: "decl-bad", limit: 0 }, /BatonError: limit must be an integer from 1 to 1000/],
@@ -164,6 +179,7 @@ describe("coordinated(): flow control declared on the Workflow class", () => {
       ["bad-key", { key: "" }, /BatonError: key must be a non-empty string/],
       ["bad-also", { key: "decl-bad", also: [{ key: "decl-bad" }] }, /BatonError: also\[0\]\.key must differ/],
       ["bad-busy", { key: "decl-bad", onBusy: "never" }, /BatonError: onBusy must be/],
+      ["bad-cap", { key: "decl-bad", maxWaiting: 0 }, /BatonError: maxWaiting must be an integer from 1 to 20000/],
     ];
     for (const [id, params, message] of cases) {
       await create(id, params);
