@@ -2,19 +2,23 @@
 // instances and watch keys being handed on and deploys being serialized.
 //
 // Two Workflows share keys: ExampleWorkflow (Baton's WORKFLOW binding, the
-// default) and RollbackWorkflow (Baton's ROLLBACK binding, named in
-// `withKey`'s `workflow` option so Baton wakes it through that binding).
-// A key may also let several instances hold it at once (`limit`).
+// default) calls `withKey` in its code; RollbackWorkflow declares the same
+// flow control on its class with `coordinated()` (docs/declared.md): no
+// Baton call in its code, no binding named. Baton finds its instances
+// through its ROLLBACK binding (one `found elsewhere` warn line per instance
+// and key the first time it looks; naming `workflow: "ROLLBACK"` saves
+// that). A key may also let several instances hold it at once (`limit`).
 import { WorkflowEntrypoint } from "cloudflare:workers";
 import { withKey } from "../js/with-key.mjs";
 import { serialize } from "../js/serialize.mjs";
 import { awaitRun, reportRun, startOnce } from "../js/runs.mjs";
+import { coordinated } from "../js/coordinated.mjs";
 
 export class ExampleWorkflow extends WorkflowEntrypoint {
   async run(event, step) {
     if (event.payload.deploy) return this.deploy(event, step);
     if (event.payload.report) return this.report(event, step);
-    return holdKey(this.env, event, step, undefined);
+    return holdKey(this.env, event, step);
   }
 
   /**
@@ -57,26 +61,35 @@ export class ExampleWorkflow extends WorkflowEntrypoint {
 
 /**
  * A rollback shares the deploy's key: while one runs, the other waits,
- * whichever Workflow each belongs to.
+ * whichever Workflow each belongs to. Its flow control is declared on the
+ * class: `run` runs inside the key (`limit` from the payload), and a run
+ * superseded or skipped would complete without running it.
  */
-export class RollbackWorkflow extends WorkflowEntrypoint {
-  async run(event, step) {
-    return holdKey(this.env, event, step, "ROLLBACK");
+export class RollbackWorkflow extends coordinated(WorkflowEntrypoint, {
+  coordinator: (env) => env.COORDINATOR,
+  key: (event) => event.payload.key,
+  limit: (event) => event.payload.limit,
+  turnTimeout: "1 minute",
+}) {
+  async run(event, step, { fence }) {
+    const { key, holdSeconds = 5 } = event.payload;
+    // Stands in for the work that must not run more than `limit` at once for this key.
+    await step.sleep("work", `${holdSeconds} seconds`);
+    return { key, fence, finishedAt: await step.do("finish", async () => new Date().toISOString()) };
   }
 }
 
 /**
- * Takes `key` through `withKey` and holds it for a few seconds. `workflow`
- * is the binding Baton reaches this instance's Workflow through; `limit`
+ * Takes `key` through `withKey` and holds it for a few seconds; `limit`
  * (from the payload) lets that many instances hold the key at once.
  */
-function holdKey(env, event, step, workflow) {
+function holdKey(env, event, step) {
   const { key, holdSeconds = 5, limit } = event.payload;
   return withKey(step, env.COORDINATOR, key, event.instanceId, async () => {
     // Stands in for the work that must not run more than `limit` at once for this key.
     await step.sleep("work", `${holdSeconds} seconds`);
     return { key, finishedAt: await step.do("finish", async () => new Date().toISOString()) };
-  }, { turnTimeout: "1 minute", workflow, limit });
+  }, { turnTimeout: "1 minute", limit });
 }
 
 const json = (value, status = 200) =>

@@ -85,6 +85,28 @@ export interface WithKeyOptions {
    * waiters: "run unless one is already running or queued". Default `"wait"`.
    */
   onBusy?: "wait" | "skip";
+  /**
+   * Contract §1e: 1 to 4 further keys of the same Coordinator namespace
+   * (distinct from each other and from `key`) held with it, each with its
+   * own limit, priority and tenant. The keys are taken in one global order
+   * (sorted by UTF-8 bytes), each registered on only when reached, and
+   * released in reverse on every exit; `body` runs once it holds them all.
+   */
+  also?: AlsoKey[];
+  /**
+   * Contract §1f: at most this many may wait for `key` (1 to 20000); a
+   * section that would wait past it returns `{ busy: true }` without
+   * registering, as with `onBusy: "skip"`. The key keeps the latest value.
+   */
+  maxWaiting?: number;
+}
+
+/** A further key of a section (contract §1e): a plain waiter with its own options. */
+export interface AlsoKey {
+  key: string;
+  limit?: number;
+  priority?: number;
+  tenant?: string;
 }
 
 /**
@@ -100,6 +122,8 @@ export type WithKeyBusy = { busy: true; superseded?: undefined; value?: undefine
 /** What `withKey` passes to `body`: the fence of the grant it holds (contract §1b). */
 export interface WithKeyGrant {
   fence: number;
+  /** Contract §1e: every held key (the section's own and each of `also`) to its own fence. */
+  fences: Record<string, number>;
 }
 
 /**
@@ -192,6 +216,12 @@ export interface WithRateLimitOptions {
   maxWaits?: number;
   /** Step-name tag for this call (default: the bucket and a per-run call number). */
   name?: string;
+  /**
+   * Contract §5a: when the bucket's next permit is further away than this
+   * (ms, 0 to 86400000; 0 is "now or never"), throw `RateLimitMaxWait` at
+   * once instead of sleeping, keeping no permit. Default: wait.
+   */
+  maxWaitMs?: number;
   /** Retry policy of the acquire steps. */
   stepRetries?: { limit: number; delay: string | number; backoff?: "constant" | "linear" | "exponential" };
 }
@@ -224,8 +254,12 @@ export class PermitPool {
   constructor(rateLimiter: RateLimiterNamespace, bucket: string, rules: RateRule[], options?: PermitPoolOptions);
   /** Leased permits still spendable. */
   readonly available: number;
-  /** Spends `n` permits (default 1), leasing and waiting as needed. */
-  take(n?: number): Promise<void>;
+  /**
+   * Spends `n` permits (default 1), leasing and waiting as needed. With
+   * `options.maxWaitMs` (contract §5a, 0 to 86400000), a permit further
+   * away than that throws `RateLimitMaxWait` at once, keeping no permit.
+   */
+  take(n?: number, options?: { maxWaitMs?: number }): Promise<void>;
   /** Refunds every unspent permit; resolves to how many the bucket took back. */
   close(): Promise<number>;
 }
@@ -234,6 +268,19 @@ export class PermitPool {
 export class RateLimitTimeout extends Error {
   waitMs: number;
 }
+
+/**
+ * Thrown by `withRateLimit` and `PermitPool.take` given `maxWaitMs` when the
+ * bucket's next permit is further away (contract §5a). Never retried.
+ */
+export class RateLimitMaxWait extends Error {
+  name: "RateLimitMaxWait";
+  bucket: string;
+  /** How far away the bucket said its next permit is, in ms. */
+  waitMs: number;
+  maxWaitMs: number;
+}
+
 /** The `DEBOUNCER` Durable Object namespace binding. */
 export interface DebouncerNamespace {
   idFromName(name: string): unknown;
@@ -267,6 +314,86 @@ export function debounceCancel(namespace: DebouncerNamespace, key: string): Prom
 
 /** The key's pending start, recent starts, and starts whose create is being retried. */
 export function debounceInspect(namespace: DebouncerNamespace, key: string): Promise<DebounceInspection>;
+
+/**
+ * Contract §3a: an option of `coordinated()`: a value, or a function of the
+ * event (and `env`) that gives it.
+ */
+export type Declared<T, Env, Params> = T | ((event: CoordinatedEvent<Params>, env: Env) => T);
+
+/** A binding option of `coordinated()`: the namespace, or a function of `env` giving it. */
+export type DeclaredBinding<T, Env> = T | ((env: Env, event: CoordinatedEvent<unknown>) => T);
+
+/** What `coordinated()` reads of the Workflow's event (a `WorkflowEvent`). */
+export interface CoordinatedEvent<Params> {
+  payload: Readonly<Params>;
+  instanceId: string;
+}
+
+/** An `also` key of `coordinated()`, each field a value or a function of the event. */
+export interface DeclaredAlsoKey<Env, Params> {
+  key: Declared<string, Env, Params>;
+  limit?: Declared<number, Env, Params>;
+  priority?: Declared<number, Env, Params>;
+  tenant?: Declared<string, Env, Params>;
+}
+
+/** `coordinated()`'s `rateLimit`: `withRateLimit` around the Workflow's `run`, inside the key. */
+export interface DeclaredRateLimit<Env, Params> {
+  limiter: DeclaredBinding<RateLimiterNamespace, Env>;
+  bucket: Declared<string, Env, Params>;
+  rules: Declared<RateRule[], Env, Params>;
+  permits?: Declared<number, Env, Params>;
+  maxWaitMs?: Declared<number, Env, Params>;
+  maxWaits?: Declared<number, Env, Params>;
+  name?: Declared<string, Env, Params>;
+}
+
+/**
+ * Contract §3a: flow control declared on the Workflow class. Every option
+ * of `withKey` (§1 to §1e) and of `withRateLimit` (§5, §5a), as a value or
+ * a function of the event and `env` (the bindings: of `env`).
+ */
+export interface CoordinatedOptions<Env = any, Params = any> {
+  /** The Coordinator's namespace (`COORDINATOR`), or `(env) => env.COORDINATOR`. */
+  coordinator: DeclaredBinding<CoordinatorNamespace, Env>;
+  /** The key the run holds, e.g. `(event) => "deploy:" + event.payload.repo`. */
+  key: Declared<string, Env, Params>;
+  /**
+   * `false` (default): wait in turn. `"waiting"`: a new instance supersedes
+   * the key's waiters (§1). `"cancel"`: and cancels its holders (§1d).
+   */
+  supersede?: Declared<false | "waiting" | "cancel", Env, Params>;
+  limit?: Declared<number, Env, Params>;
+  priority?: Declared<number, Env, Params>;
+  tenant?: Declared<string, Env, Params>;
+  onBusy?: Declared<"wait" | "skip", Env, Params>;
+  maxWaiting?: Declared<number, Env, Params>;
+  also?: Declared<DeclaredAlsoKey<Env, Params>[], Env, Params>;
+  /** Not needed: Baton finds the instance through any of its bindings (§1a); naming it saves a lookup. */
+  workflow?: Declared<string, Env, Params>;
+  turnTimeout?: Declared<WorkflowDuration, Env, Params>;
+  maxWaits?: Declared<number, Env, Params>;
+  stepRetries?: Declared<StepRetries, Env, Params>;
+  rateLimit?: DeclaredRateLimit<Env, Params>;
+}
+
+/** What a superseded or skipped instance of a `coordinated()` class returns. */
+export type CoordinatedSkip = { superseded: true } | { busy: true };
+
+/**
+ * Contract §3a: a class extending `Base` (Cloudflare's `WorkflowEntrypoint`)
+ * whose subclass's `run(event, step, grant?)` runs inside the declared key:
+ * registered at the start of the run, superseded or skipped instances
+ * completing with `{ superseded: true }` / `{ busy: true }` without running
+ * it, the key released on every exit. `grant` is `withKey`'s
+ * `{ fence, fences }` (optional in the signature so that `run` still fits
+ * `WorkflowEntrypoint`'s).
+ */
+export function coordinated<Base extends abstract new (...args: any[]) => any, Env = any, Params = any>(
+  base: Base,
+  options: CoordinatedOptions<Env, Params>,
+): Base;
 
 // --- Wire types, generated from src/edge (BATON_BLESS=1 cargo test --lib edge::schema) ---
 
@@ -369,6 +496,8 @@ export type CoordinatorInspection = {
   paused: Paused | null;
   /** §11: the operator's limit override (then `limit`), or null. */
   limitOverride: number | null;
+  /** §1f: the cap on the key's waiters the latest call that named one named, or null. */
+  maxWaiting: number | null;
 };
 
 /** `pause(key, { reason? })`: the request `{ key, reason? }`. */
@@ -582,6 +711,8 @@ export type KeyOptions = {
   onBusy?: OnBusy | null;
   /** §1d, on a superseding `enqueue` only: every holder of the key (but the caller) is cancelled: terminated through its own Workflow, it keeps its slot until the binding reports it dead, and the slot then goes on with the next fence. A call that coalesces cancels nothing. Refused with `supersedes: false`, and on `acquire`. */
   cancelHolders?: boolean | null;
+  /** §1f: a call that would register a new waiter while the key already has this many waiters (after the call's own superseding) registers nothing and answers busy, as `onBusy: "skip"` does. The key keeps the value of the latest call that named one (1 to 20000). */
+  maxWaiting?: MaxWaiting | null;
 };
 
 /** Most entries one page answers (default 100). */
@@ -619,6 +750,9 @@ export type ListedKey = {
   /** §11: an operator paused the key. */
   paused: boolean;
 };
+
+/** How many may wait for the key at most; a call past it answers busy. */
+export type MaxWaiting = number;
 
 /** `options.onBusy` (§1c). */
 export type OnBusy = "wait" | "skip";

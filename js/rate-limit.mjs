@@ -3,6 +3,7 @@
 // §5) for permits; neither decides anything itself.
 import { NonRetryableError } from "cloudflare:workflows";
 import { batonSteps, stepTag } from "./steps.mjs";
+import { integerIn, MAX_WAIT_MS_MAX } from "./options.mjs";
 
 const DEFAULTS = {
   permits: 1,
@@ -27,12 +28,40 @@ function callNumber(step, bucket) {
 }
 
 /**
+ * Thrown at once when the bucket answers that its next permit is further
+ * away than `maxWaitMs` (contract §5a): nothing was slept, no permit kept.
+ * Never retried.
+ */
+export class RateLimitMaxWait extends NonRetryableError {
+  constructor(bucket, waitMs, maxWaitMs) {
+    super(
+      `Baton: bucket ${JSON.stringify(bucket)} has its next permit in ${waitMs} ms, past maxWaitMs ${maxWaitMs}`,
+      "RateLimitMaxWait",
+    );
+    this.name = "RateLimitMaxWait";
+    this.bucket = bucket;
+    this.waitMs = waitMs;
+    this.maxWaitMs = maxWaitMs;
+  }
+}
+
+/** `maxWaitMs` checked (0 to 24 hours), or undefined when not given. */
+function maxWaitOf(options) {
+  const value = options?.maxWaitMs;
+  return value === undefined ? undefined : integerIn("maxWaitMs", value, 0, MAX_WAIT_MS_MAX);
+}
+
+/**
  * Acquires `permits` (default 1) from `bucket` under `rules`, in steps,
  * sleeping with `step.sleep(waitMs)` while none is free, then runs `body`.
- * A partial grant keeps what it got and asks for the rest.
+ * A partial grant keeps what it got and asks for the rest. With
+ * `maxWaitMs`, an answer whose `waitMs` is longer throws `RateLimitMaxWait`
+ * instead of sleeping (an answer that waits grants nothing; the permits of
+ * an earlier partial grant are refunded first, in a step of their own).
  */
 export async function withRateLimit(step, rateLimiter, bucket, rules, body, options = {}) {
   const settings = { ...DEFAULTS, ...options };
+  const maxWaitMs = maxWaitOf(options);
   // A fresh stub for every call: one that has thrown (a reset object)
   // throws on every later call, so a retried step must not reuse it.
   const stub = () => rateLimiter.get(rateLimiter.idFromName(bucket));
@@ -50,6 +79,12 @@ export async function withRateLimit(step, rateLimiter, bucket, rules, body, opti
     );
     got += reply.granted;
     if (reply.granted > 0) continue;
+    if (maxWaitMs !== undefined && reply.waitMs > maxWaitMs) {
+      if (got > 0) {
+        await call(`baton rate ${tag} refund`, () => stub().refund(bucket, { permits: got }));
+      }
+      throw new RateLimitMaxWait(bucket, reply.waitMs, maxWaitMs);
+    }
     if (++waits > settings.maxWaits) {
       throw new NonRetryableError(
         `Baton: no permit from bucket ${JSON.stringify(bucket)} after ${settings.maxWaits} waits`,
@@ -113,9 +148,12 @@ export class PermitPool {
   /**
    * Spends `n` permits (default 1), leasing blocks as needed and waiting
    * `waitMs` when the bucket has none; throws `RateLimitTimeout` rather
-   * than wait past `maxWaitMs` in all.
+   * than wait past the pool's `maxWaitMs` in all. With `options.maxWaitMs`
+   * (contract §5a), an answer whose `waitMs` is longer throws
+   * `RateLimitMaxWait` at once, having kept no permit of this call.
    */
-  async take(n = 1) {
+  async take(n = 1, options = {}) {
+    const maxWaitMs = maxWaitOf(options);
     const deadline = Date.now() + this.#maxWaitMs;
     let taken = 0;
     while (taken < n) {
@@ -130,6 +168,10 @@ export class PermitPool {
       }
       const reply = await this.#lease(Math.max(this.#block, n - taken));
       if (reply.granted > 0) continue;
+      if (maxWaitMs !== undefined && reply.waitMs > maxWaitMs) {
+        if (taken > 0) await this.#refund(taken);
+        throw new RateLimitMaxWait(this.#bucket, reply.waitMs, maxWaitMs);
+      }
       if (Date.now() + reply.waitMs > deadline) {
         // Give back what this call already took: it will not be spent.
         if (taken > 0) await this.#refund(taken);

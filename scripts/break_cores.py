@@ -513,6 +513,48 @@ SERIAL_PAUSE_BUGS = [
 # Issue 29's Coordinator schema steps (v12, v13), caught by the test that
 # runs every decision on the rows and on the in-memory key side by side
 # and compares the tables after each (`binary::test` names it).
+# Contract §1a "found through any binding" and §1e several keys per
+# section, tests/sections_sim.rs: sections over shared keys, some of them
+# instances registered without their Workflow's binding.
+SECTIONS_BUGS = [
+    ("coordinator", "sections_sim", "src/coordinator/decide.rs",
+     "            key.name_workflow(&member, &options);\n            Reply::Settled",
+     "            let _ = (&member, &options);\n            Reply::Settled",
+     "an instance found through another binding is not remembered with it",
+     "§1a found through any binding: that Workflow's from then on"),
+    ("coordinator", "sections_sim", "src/coordinator/log.rs",
+     "    (remembered != Some(to)).then(|| LogLine {",
+     "    (remembered == Some(to)).then(|| LogLine {",
+     "no warn line when an instance is found through another binding",
+     "§1a one warn line per instance"),
+    ("coordinator", "sections_sim", "src/coordinator/grant.rs",
+     "    apply_check(key, now_ms, holder, liveness, &mut wake);\n    fill_slots(key, now_ms, &mut wake);",
+     "    apply_check(key, now_ms, holder, liveness, &mut wake);",
+     "a dead holder found by the alarm frees its slot but nobody is handed it",
+     "§1e sections over shared keys never deadlock"),
+]
+
+# Contract §1f maxWaiting, tests/coordinator_sim.rs (the oracle's own rule).
+MAX_WAITING_BUGS = [
+    ("coordinator", "coordinator_sim", "src/coordinator/enqueue.rs",
+     "    *member == Member::Stranger && !supersedes && key.s.waiters >= cap",
+     "    *member == Member::Stranger && !supersedes && key.s.waiters > cap",
+     "a key takes one waiter past its maxWaiting", "§1f a cap on a key's waiters"),
+    ("coordinator", "coordinator_sim", "src/coordinator/enqueue.rs",
+     "    *member == Member::Stranger && !supersedes && key.s.waiters >= cap",
+     "    *member == Member::Stranger && key.s.waiters >= cap",
+     "a superseding enqueue is refused as full before its superseding frees room",
+     "§1f counted after the call's own superseding"),
+    ("coordinator", "coordinator_sim", "src/coordinator/grant.rs",
+     "    if full(key, &member, false, &request.options) {",
+     "    if false && full(key, &member, false, &request.options) {",
+     "an acquire registers a waiter past the key's maxWaiting", "§1f acquire answers busy when full"),
+    ("coordinator", "coordinator_sim", "src/coordinator/draft.rs",
+     "            self.writes.push(Write::SetMaxWaiting(cap));",
+     "",
+     "the key forgets the maxWaiting a call named", "§1f the key keeps the latest maxWaiting"),
+]
+
 STORE_BUGS = [
     ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/store/schema.rs",
      "VALUES (old.key, old.fence, 1) \\\n            ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), \\\n            grants = grants + 1; \\",
@@ -582,7 +624,7 @@ def run_bug(core, sim, path, old, new):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + STORE_BUGS
+    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + SECTIONS_BUGS + MAX_WAITING_BUGS + STORE_BUGS
     if args:
         bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
     if "--list" in sys.argv:

@@ -124,6 +124,10 @@ pub enum LogKind {
     /// a run's completion. A line per call on the hot path costs more than
     /// the call's own reads (docs/benchmarks.md), so these print only at `all`.
     Routine,
+    /// A user's mistake Baton worked around (§1a: an instance found
+    /// through another binding than the one it was registered with):
+    /// printed as a warning at every level but `off`.
+    Warn,
 }
 
 /// An instance for the shell to terminate.

@@ -38,3 +38,17 @@ impl Liveness {
         }
     }
 }
+
+/// §1a's decision word for an instance found through another binding than
+/// the one it was registered with.
+pub const FOUND_ELSEWHERE: &str = "found elsewhere";
+
+/// The reason of §1a's one `warn` line: the instance's remembered binding
+/// (`from`) cannot find it, `to` did. The same words for every concept.
+pub fn found_elsewhere_reason(from: &str, to: &str) -> String {
+    format!(
+        "registered through the Workflow binding {from}, which cannot find it; \
+         found through {to}: checked, woken and terminated through {to} from now on \
+         (name its `workflow` when registering it)"
+    )
+}

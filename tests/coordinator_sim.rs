@@ -388,7 +388,8 @@ mod decisions {
 }
 use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::limits::{
-    ENQUEUE_GRACE_MS_DEFAULT, HOLDER_CHECK_MS_DEFAULT, WAKE_ATTEMPTS_PER_CALL_MAX,
+    ENQUEUE_GRACE_MS_DEFAULT, HOLDER_CHECK_MS_DEFAULT, WAITERS_PER_KEY_MAX,
+    WAKE_ATTEMPTS_PER_CALL_MAX,
 };
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -592,6 +593,8 @@ struct Params {
     workflows: usize,
     /// How often a call names a limit, and the largest it names.
     limit_pct: u64,
+    /// §1f: how often a call names a cap on the key's waiters.
+    max_waiting_pct: u64,
     limit_max: u64,
     grace_ms: u64,
     /// Arrivals stop at this many instances...
@@ -641,6 +644,7 @@ impl Params {
                 1
             },
             limit_pct: if extended { rng.range(0, 30) } else { 0 },
+            max_waiting_pct: if extended { rng.range(0, 20) } else { 0 },
             limit_max: rng.range(1, 4),
             grace_ms: *rng.pick(&[ENQUEUE_GRACE_MS_DEFAULT, 5_000, 1]),
             instances_max: rng.range(2, 200) as usize,
@@ -696,6 +700,8 @@ struct Stats {
     coalesced: u64,
     /// §1c onBusy skip: enqueues and acquires answered busy.
     busy: u64,
+    /// §1f: enqueues and acquires answered busy because the key was full.
+    full: u64,
     /// A slot moved because a holder was reported dead.
     dead_handoffs: u64,
     /// "Not found" answers judged within the grace (not dead).
@@ -751,6 +757,7 @@ impl SimStats for Stats {
         self.superseded += o.superseded;
         self.coalesced += o.coalesced;
         self.busy += o.busy;
+        self.full += o.full;
         self.dead_handoffs += o.dead_handoffs;
         self.within_grace += o.within_grace;
         self.past_grace += o.past_grace;
@@ -783,6 +790,8 @@ struct Snap {
     limit: u32,
     holders: Vec<Holder>,
     queue: Vec<Waiter>,
+    /// §1f: the key's cap on its waiters.
+    max_waiting: Option<u32>,
 }
 
 impl Snap {
@@ -1368,6 +1377,14 @@ impl Sim {
             tenant,
             skip: self.insts[who].skip,
             cancel_holders: false,
+            // A probe (after the drain) names the widest cap: it asks
+            // whether the key still moves, and a key's cap may otherwise
+            // refuse it behind a waiter not created yet (§1f).
+            max_waiting: if self.probing {
+                Some(WAITERS_PER_KEY_MAX)
+            } else {
+                (self.rng.percent(self.p.max_waiting_pct)).then(|| self.rng.range(1, 4) as u32)
+            },
         }
     }
 
@@ -1739,10 +1756,23 @@ impl Sim {
             && (self.steering[k].paused.is_some()
                 || !before.queue.is_empty()
                 || before.holders.len() as u32 >= limit);
+        // §1f maxWaiting, by the model: an id not registered, not
+        // superseding (which drops every other waiter first), on a key with
+        // as many waiters as the cap the call names, else the key's.
+        let full = !busy
+            && stranger
+            && !request.supersedes
+            && (request.options.max_waiting.or(before.max_waiting))
+                .is_some_and(|cap| before.queue.len() as u32 >= cap);
         assert_eq!(
-            reply.busy, busy,
-            "BUSY: enqueue {request:?} before {before:?}"
+            (reply.busy, reply.full),
+            (busy || full, full),
+            "BUSY/FULL: enqueue {request:?} before {before:?}"
         );
+        if full {
+            self.stats.full += 1;
+        }
+        let busy = busy || full;
         let expected: Vec<&InstanceId> =
             if request.supersedes && reply.coalesced_into.is_none() && !settled && !busy {
                 before
@@ -1814,6 +1844,7 @@ impl Sim {
                 "coalesced",
                 &format!("a live waiter with the same input: {into}"),
             ),
+            None if full => contended(&request.id, "full", FULL_REASON),
             None if busy => contended(&request.id, "busy", "onBusy skip: the key is busy"),
             None if expected.is_empty() => log_line(
                 LogKind::Routine,
@@ -1932,7 +1963,11 @@ impl Sim {
                             AcquireReply::Granted { .. } if quiet => LogKind::Routine,
                             _ => LogKind::Contended,
                         };
-                        log_line(kind, &id, word(&d.reply), "decided without a check", None)
+                        let reason = match d.reply {
+                            AcquireReply::Full => FULL_REASON,
+                            _ => "decided without a check",
+                        };
+                        log_line(kind, &id, word(&d.reply), reason, None)
                     }
                     AcquireStep::Check { .. } => None,
                 };
@@ -2043,11 +2078,17 @@ impl Sim {
                     "pending, but {id} holds or was superseded"
                 );
                 // §1c onBusy skip registers nothing: a skipping call is
-                // pending only for an id that already waited.
+                // pending only for an id that already waited; nor does a
+                // call on a full key (§1f).
                 let skips = matches!(&op.kind, OpKind::Acquire(r) if r.options.skip);
                 assert!(
                     !skips || before.waits(id),
                     "BUSY: {id} skipping was registered to wait: {member:?}"
+                );
+                let full = matches!(&op.kind, OpKind::Acquire(r) if self.full_by_model(r, before));
+                assert!(
+                    !full,
+                    "FULL: {id} registered to wait on a full key: {before:?}"
                 );
                 let grant = self.insts[who].grant;
                 assert_eq!(
@@ -2065,6 +2106,20 @@ impl Sim {
                 self.superseded.contains(&who),
                 "{id} told superseded, but no enqueue superseded it"
             ),
+            AcquireReply::Full => {
+                let OpKind::Acquire(request) = &op.kind else {
+                    unreachable!("an acquire's op")
+                };
+                assert!(
+                    self.full_by_model(request, before),
+                    "FULL: {id} told full, but the key is not: {before:?}"
+                );
+                assert_eq!(
+                    member,
+                    Member::Stranger,
+                    "FULL: {id} told full, but registered"
+                );
+            }
             AcquireReply::Busy => {
                 let OpKind::Acquire(request) = &op.kind else {
                     unreachable!("an acquire's op")
@@ -2104,15 +2159,31 @@ impl Sim {
                 inst.life = Life::Ended(End::Complete);
                 inst.script = Script::Done;
             }
-            AcquireReply::Busy => {
+            AcquireReply::Busy | AcquireReply::Full => {
                 // withKey returns { busy: true } without running its body.
                 self.stats.busy += 1;
+                if matches!(reply, AcquireReply::Full) {
+                    self.stats.full += 1;
+                }
                 let inst = &mut self.insts[who];
                 inst.told_busy = true;
                 inst.life = Life::Ended(End::Complete);
                 inst.script = Script::Done;
             }
         }
+    }
+
+    /// §1f maxWaiting on an acquire, by the model: an id not registered (nor
+    /// superseded), not skipping (onBusy skip answers first), on a key with
+    /// as many waiters as the cap the call names, else the key's.
+    fn full_by_model(&self, request: &AcquireRequest, before: &Snap) -> bool {
+        let id = &request.id;
+        let registered = before.holder(id).is_some() || before.waits(id);
+        !request.options.skip
+            && !registered
+            && !self.superseded.contains(&self.idx(id))
+            && (request.options.max_waiting.or(before.max_waiting))
+                .is_some_and(|cap| before.queue.len() as u32 >= cap)
     }
 
     /// §1c onBusy skip on an acquire's first phase, by the model: an id not
@@ -2704,6 +2775,7 @@ impl Sim {
             limit: store.limit(),
             holders: store.holders(),
             queue: store.waiters().cloned().collect(),
+            max_waiting: store.max_waiting(),
         }
     }
 
@@ -3221,8 +3293,12 @@ fn word(reply: &AcquireReply) -> &'static str {
         AcquireReply::Pending(_) => "pending",
         AcquireReply::Superseded => "superseded",
         AcquireReply::Busy => "busy",
+        AcquireReply::Full => "full",
     }
 }
+
+/// §1f's reason, in the oracle's words for the line.
+const FULL_REASON: &str = "maxWaiting: the key has as many waiters as its cap; nothing registered";
 
 /// The oracle's rule for the holder-check alarm: someone waits behind the
 /// holders, or a holder has not confirmed its hand-over.
@@ -3422,6 +3498,7 @@ fn simulation() {
             ("granted_beside_others", total.granted_beside_others),
             ("superseded", total.superseded),
             ("coalesced", total.coalesced),
+            ("full keys (§1f)", total.full),
             ("dead_handoffs", total.dead_handoffs),
             ("within_grace", total.within_grace),
             ("past_grace", total.past_grace),
@@ -3563,6 +3640,7 @@ fn coalescing_into_a_live_waiter_registers_nothing() {
             terminated: vec![],
             coalesced_into: Some(id("a")),
             busy: false,
+            full: false,
             cancelled: vec![],
         }
     );
@@ -3615,6 +3693,7 @@ fn superseded_before_start_gets_superseded() {
             terminated: vec![a],
             coalesced_into: None,
             busy: false,
+            full: false,
             cancelled: vec![],
         }))
     );

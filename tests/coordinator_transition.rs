@@ -172,6 +172,8 @@ fn random_options(rng: &mut Rng) -> Options {
         // Refused on acquire and without supersedes: rare, so that the
         // other paths keep their share (enqueues set it below).
         cancel_holders: rng.percent(2),
+        // §1f: a small cap now and then, so that some calls find it full.
+        max_waiting: rng.percent(10).then(|| rng.range(1, 4) as u32),
     }
 }
 

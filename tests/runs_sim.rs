@@ -910,7 +910,12 @@ impl Sim {
                 return;
             }
             Some((pending, Some(liveness))) => {
-                (Input::Checked { pending, liveness }, Some(liveness))
+                let input = Input::Checked {
+                    pending,
+                    liveness,
+                    through: None,
+                };
+                (input, Some(liveness))
             }
         };
         // What the contract allows, by the model, before the decision.

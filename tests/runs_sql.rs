@@ -232,6 +232,7 @@ fn differential(seed: u64) {
             let checked = Input::Checked {
                 pending,
                 liveness: random_liveness(&mut rng),
+                through: None,
             };
             now += rng.below(2 * GRACE_MS);
             let (got_sql, _) = step_sql(&db, keys[k], now, checked.clone());

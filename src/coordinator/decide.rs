@@ -75,8 +75,8 @@ use super::log::{self, Asked};
 use super::steer;
 use super::types::history::{self, Outcome};
 use super::types::{
-    Holder, HolderState, Input, Liveness, Member, Reply, Settings, Summary, Transition, Turn, View,
-    Write,
+    Holder, HolderState, Input, Liveness, Member, Options, Reply, Settings, Summary, Transition,
+    Turn, View, Write,
 };
 use crate::busy::reporter::{self, Due, Shown};
 use crate::error::BatonError;
@@ -125,6 +125,15 @@ pub fn decide(
         Input::Pause { reason } => steer::pause(&mut key, now_ms, reason),
         Input::Resume => steer::resume(&mut key, now_ms),
         Input::SetLimit(limit) => steer::set_limit(&mut key, now_ms, limit),
+        Input::Rebound { id, workflow, .. } => {
+            let member = key.member(&id);
+            let options = Options {
+                workflow: Some(workflow),
+                ..Options::default()
+            };
+            key.name_workflow(&member, &options);
+            Reply::Settled
+        }
     };
     Ok(finish(key, reply, &asked, now_ms))
 }

@@ -258,6 +258,18 @@ impl<'v> Draft<'v> {
         }
     }
 
+    /// §1f: the key keeps the cap on its waiters of the latest call that
+    /// named one.
+    pub(super) fn name_max_waiting(&mut self, options: &Options) {
+        if let Some(cap) = options
+            .max_waiting
+            .filter(|c| self.s.max_waiting != Some(*c))
+        {
+            self.s.max_waiting = Some(cap);
+            self.writes.push(Write::SetMaxWaiting(cap));
+        }
+    }
+
     /// A registered id's binding, when the call names another: the one it
     /// is reached through from now on.
     pub(super) fn name_workflow(&mut self, member: &Member, options: &Options) {

@@ -1,7 +1,8 @@
 //! `enqueue` (contract §1), every rule of it in one place: registering a
 //! waiter, coalescing into a live waiter with the same input, superseding
 //! (the other waiters dropped and owed their termination), `onBusy:
-//! "skip"` ([`skips`]) and §1d `cancelHolders` ([`cancel_holders`]).
+//! "skip"` ([`skips`]), §1f `maxWaiting` ([`full`], which `acquire` asks
+//! too) and §1d `cancelHolders` ([`cancel_holders`]).
 //!
 //! `enqueue` registers waiters and records a limit but hands nothing on:
 //! the next acquire, release or alarm does.
@@ -35,8 +36,8 @@ pub(super) fn enqueue(
     request: EnqueueRequest,
 ) -> Result<Reply, BatonError> {
     let member = key.member(&request.id);
-    if skips(key, &member, &request.options) {
-        return Ok(busy());
+    if let Some(refused) = refused(key, &member, &request) {
+        return Ok(refused);
     }
     if let Some(candidate) = coalescing(key.view, &member, &request, None) {
         key.check(&candidate.id, candidate.workflow.as_ref());
@@ -57,8 +58,8 @@ pub(super) fn enqueue_checked(
     liveness: Liveness,
 ) -> Result<Reply, BatonError> {
     let member = key.member(&request.id);
-    if skips(key, &member, &request.options) {
-        return Ok(busy());
+    if let Some(refused) = refused(key, &member, &request) {
+        return Ok(refused);
     }
     let checked = Some((candidate, liveness));
     if let Some(candidate) = coalescing(key.view, &member, &request, checked) {
@@ -72,11 +73,31 @@ pub(super) fn enqueue_checked(
     )?))
 }
 
-fn busy() -> Reply {
-    Reply::Enqueue(EnqueueReply {
-        busy: true,
-        ..EnqueueReply::default()
+/// An enqueue that registers nothing and changes nothing: busy (§1c
+/// `onBusy: "skip"`), or full (§1f `maxWaiting`, answered as busy).
+fn refused(key: &Draft<'_>, member: &Member, request: &EnqueueRequest) -> Option<Reply> {
+    let skip = skips(key, member, &request.options);
+    let full = !skip && full(key, member, request.supersedes, &request.options);
+    (skip || full).then(|| {
+        Reply::Enqueue(EnqueueReply {
+            busy: true,
+            full,
+            ..EnqueueReply::default()
+        })
     })
+}
+
+/// §1f `maxWaiting`: a call that would register a new waiter (an id not
+/// known to the key) while the key already has as many waiters as its cap
+/// (the cap the call names, else the key's), counted after the call's own
+/// superseding: a superseding enqueue drops every other waiter first, so
+/// it is never full. Such a call registers nothing and changes nothing
+/// (the cap it names included), and is answered as `onBusy: "skip"` is.
+pub(super) fn full(key: &Draft<'_>, member: &Member, supersedes: bool, options: &Options) -> bool {
+    let Some(cap) = options.max_waiting.or(key.s.max_waiting) else {
+        return false;
+    };
+    *member == Member::Stranger && !supersedes && key.s.waiters >= cap
 }
 
 /// An id that holds the key or was superseded: an enqueue of it changes
@@ -136,6 +157,7 @@ fn commit_enqueue(
         key.check_room()?;
     }
     key.name_limit(&request.options);
+    key.name_max_waiting(&request.options);
     key.name_workflow(&member, &request.options);
     if is_settled(&member) {
         return Ok(EnqueueReply::default());

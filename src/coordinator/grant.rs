@@ -5,6 +5,7 @@
 
 use super::check::due_for_check;
 use super::draft::Draft;
+use super::enqueue::full;
 use super::slots::{eta_ms, placement};
 use super::types::history::Outcome;
 use super::types::{
@@ -71,10 +72,20 @@ pub(super) fn acquire(
     if request.options.skip && member == Member::Stranger {
         return Ok(acquire_skip(key, now_ms, request));
     }
+    if full(key, &member, false, &request.options) {
+        // §1f: granted only if at once, else nothing is registered.
+        let mut wake = Vec::new();
+        let taken = take_slot_or_nothing(key, now_ms, &request, member, &mut wake);
+        for holder in wake {
+            key.wake(holder);
+        }
+        return Ok(Reply::Acquire(taken.unwrap_or(AcquireReply::Full)));
+    }
     if member == Member::Stranger {
         key.check_room()?;
     }
     key.name_limit(&request.options);
+    key.name_max_waiting(&request.options);
     key.name_workflow(&member, &request.options);
     let mut wake = Vec::new();
     let taken = take_slot(key, now_ms, &request, member, &mut wake, true);

@@ -5,7 +5,7 @@
 
 use super::types::history::{Did, Outcome};
 use super::types::{AcquireReply, EnqueueReply, Holder, Input, Liveness, Member, Reply, View};
-use crate::ident::InstanceId;
+use crate::ident::{InstanceId, WorkflowName};
 use std::borrow::Cow;
 
 pub use crate::transition::{LogKind, LogLine};
@@ -38,6 +38,12 @@ pub enum Asked {
     Cancelled {
         holder: InstanceId,
         liveness: Liveness,
+    },
+    /// §1a: an instance found through another binding than `from`.
+    Rebound {
+        id: InstanceId,
+        from: String,
+        to: WorkflowName,
     },
     /// A tick, or a grant the engine accepted: no line.
     Nothing,
@@ -76,6 +82,11 @@ impl Asked {
             Input::Cancelled { holder, liveness } => Asked::Cancelled {
                 holder: holder.id.clone(),
                 liveness: *liveness,
+            },
+            Input::Rebound { id, from, workflow } => Asked::Rebound {
+                id: id.clone(),
+                from: from.clone(),
+                to: workflow.clone(),
             },
             Input::Woken { .. } | Input::Tick => Asked::Nothing,
         }
@@ -118,8 +129,12 @@ fn outcome(reply: &AcquireReply) -> &'static str {
         AcquireReply::Pending(_) => "pending",
         AcquireReply::Superseded => "superseded",
         AcquireReply::Busy => "busy",
+        AcquireReply::Full => "full",
     }
 }
+
+/// §1f's reason: the key already has its `maxWaiting` waiters.
+const FULL: &str = "maxWaiting: the key has as many waiters as its cap; nothing registered";
 
 /// The one rule of the line a decision prints, if any. A first phase that
 /// waits for a check prints nothing: its second phase's line says what
@@ -133,7 +148,11 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
             // slots ahead of the caller or arms the alarm: contended.
             let routine = matches!(reply, AcquireReply::Granted { .. }) && d.quiet;
             let kind = if routine { Routine } else { Contended };
-            line(kind, id, outcome(reply), "decided without a check", None)
+            let reason = match reply {
+                AcquireReply::Full => FULL,
+                _ => "decided without a check",
+            };
+            line(kind, id, outcome(reply), reason, None)
         }
         (
             Asked::AcquireChecked {
@@ -161,6 +180,7 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
         (Asked::Steer, reply) => steer(reply, d),
         (Asked::WokenChecked { holder, liveness }, _) => woken(holder, *liveness, d),
         (Asked::Cancelled { holder, liveness }, _) => cancelled(holder, *liveness, d),
+        (Asked::Rebound { id, from, to }, _) => rebound(id, from, to, d.before),
         (Asked::TickChecked { holder, liveness }, _) => line(
             Contended,
             holder,
@@ -184,6 +204,7 @@ fn enqueued(id: &InstanceId, reply: &EnqueueReply) -> Option<LogLine> {
             format!("a live waiter with the same input: {into}"),
             None,
         ),
+        None if reply.full => line(Contended, id, "full", FULL, None),
         None if reply.busy => line(Contended, id, "busy", "onBusy skip: the key is busy", None),
         // §1d: a cancellation prints whatever else the call did.
         None if !reply.cancelled.is_empty() => line(
@@ -254,6 +275,27 @@ fn cancelled(holder: &InstanceId, liveness: Liveness, d: &Decided<'_>) -> Option
     };
     let decision = if ended { "terminated" } else { "checked" };
     line(LogKind::Contended, holder, decision, reason, None)
+}
+
+/// §1a: the one `warn` line of an instance found through another binding,
+/// printed by the decision that changes the binding it is remembered with
+/// (so once: the next check finds it through the new one).
+fn rebound(id: &InstanceId, from: &str, to: &WorkflowName, before: &View) -> Option<LogLine> {
+    let remembered = match &before.member {
+        Some(Member::Waiter(w)) if w.id == *id => Some(w.workflow.as_ref()),
+        _ => None,
+    };
+    let remembered = (before.summary.holders.iter())
+        .find(|h| h.id == *id)
+        .map(|h| h.workflow.as_ref())
+        .or(remembered)?;
+    (remembered != Some(to)).then(|| LogLine {
+        kind: LogKind::Warn,
+        instance: Some(id.clone()),
+        decision: crate::workflow::FOUND_ELSEWHERE,
+        reason: crate::workflow::found_elsewhere_reason(from, to.as_str()).into(),
+        waited_ms: None,
+    })
 }
 
 /// Whether a release by `id` ended its hold on a paused key (§11).

@@ -83,7 +83,7 @@ fn named(input: &Input) -> Option<&InstanceId> {
     match input {
         Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => Some(&r.id),
         Input::Acquire(r) | Input::AcquireChecked { request: r, .. } => Some(&r.id),
-        Input::Release(id) => Some(id),
+        Input::Release(id) | Input::Rebound { id, .. } => Some(id),
         Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } | Input::Cancelled { .. } => {
             None
         }
@@ -142,7 +142,8 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
         | Input::Release(_)
         | Input::Woken { .. }
         | Input::TickChecked { .. }
-        | Input::Cancelled { .. } => None,
+        | Input::Cancelled { .. }
+        | Input::Rebound { .. } => None,
         Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => None,
     }
 }
@@ -171,7 +172,7 @@ fn front_needed(summary: &Summary, input: &Input) -> u32 {
         Input::Resume => free_on_resume(summary),
         Input::SetLimit(limit) => free(limit_once_set(summary, *limit), 0),
         Input::Release(_) | Input::Enqueue(_) | Input::EnqueueChecked { .. } | Input::Tick => 0,
-        Input::Pause { .. } => 0,
+        Input::Pause { .. } | Input::Rebound { .. } => 0,
     };
     n.min(summary.waiters)
 }

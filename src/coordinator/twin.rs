@@ -41,6 +41,8 @@ pub struct KeyTwin {
     limit: u32,
     /// §11: the operator's override (`limit_override`).
     limit_override: Option<u32>,
+    /// §1f: the key's cap on its waiters (`max_waiting`).
+    max_waiting: Option<u32>,
     /// §11: the operator's pause (`paused_since_ms`, `paused_reason`).
     paused: Option<Paused>,
     fence: u64,
@@ -64,6 +66,7 @@ impl Default for KeyTwin {
         KeyTwin {
             limit: 1,
             limit_override: None,
+            max_waiting: None,
             paused: None,
             fence: 0,
             turns: 0,
@@ -145,6 +148,11 @@ impl KeyTwin {
     }
 
     /// §11: the operator's override, if one is set.
+    /// §1f: the cap on the key's waiters, as the latest call naming one set it.
+    pub fn max_waiting(&self) -> Option<u32> {
+        self.max_waiting
+    }
+
     pub fn limit_override(&self) -> Option<u32> {
         self.limit_override
     }
@@ -361,6 +369,7 @@ impl KeyTwin {
         Summary {
             callers_limit: self.limit,
             limit_override: self.limit_override,
+            max_waiting: self.max_waiting,
             paused: self.paused.clone(),
             fence: self.fence,
             turns: self.turns,
@@ -417,6 +426,7 @@ pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
         match write {
             Write::SetLimit(limit) => key.limit = *limit,
             Write::SetLimitOverride(limit) => key.limit_override = *limit,
+            Write::SetMaxWaiting(cap) => key.max_waiting = Some(*cap),
             Write::SetPaused(paused) => key.paused = paused.clone(),
             Write::DrawTurn(n) => {
                 assert_eq!(*n, key.turns + 1, "turns are drawn one at a time");

@@ -9,7 +9,7 @@
 use crate::coordinator::{self as core};
 use crate::error::Number;
 use crate::ident::{newtype, Ident, InputHash, InstanceId, WorkflowName};
-use crate::limits::{HOLDERS_PER_KEY_MAX, PRIORITY_MAX, PRIORITY_MIN};
+use crate::limits::{HOLDERS_PER_KEY_MAX, PRIORITY_MAX, PRIORITY_MIN, WAITERS_PER_KEY_MAX};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Cow;
@@ -107,7 +107,42 @@ pub struct KeyOptions {
     /// Refused with `supersedes: false`, and on `acquire`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cancel_holders: Option<bool>,
+    /// §1f: a call that would register a new waiter while the key already
+    /// has this many waiters (after the call's own superseding) registers
+    /// nothing and answers busy, as `onBusy: "skip"` does. The key keeps
+    /// the value of the latest call that named one (1 to 20000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_waiting: Option<MaxWaiting>,
 }
+
+/// `options.maxWaiting`: an integer from 1 to [`WAITERS_PER_KEY_MAX`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MaxWaiting(u32);
+
+impl MaxWaiting {
+    pub fn new(value: f64) -> Result<MaxWaiting, String> {
+        let max = WAITERS_PER_KEY_MAX;
+        if value.fract() != 0.0 || !(1.0..=f64::from(max)).contains(&value) {
+            return Err(format!(
+                "must be an integer from 1 to {max} (got {})",
+                Number(value)
+            ));
+        }
+        Ok(MaxWaiting(value as u32))
+    }
+
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+newtype!(
+    integer MaxWaiting,
+    "How many may wait for the key at most; a call past it answers busy.",
+    range: 1, WAITERS_PER_KEY_MAX,
+    new: MaxWaiting::new,
+    get: MaxWaiting::get
+);
 
 /// `options.onBusy` (§1c).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -220,6 +255,7 @@ impl KeyOptions {
             tenant: options.and_then(|o| o.tenant.clone()),
             skip: options.and_then(|o| o.on_busy) == Some(OnBusy::Skip),
             cancel_holders: options.and_then(|o| o.cancel_holders) == Some(true),
+            max_waiting: options.and_then(|o| o.max_waiting).map(MaxWaiting::get),
         }
     }
 }
@@ -309,7 +345,8 @@ impl From<core::AcquireReply> for AcquireOutcome {
             core::AcquireReply::Granted { .. } => AcquireOutcome::Granted,
             core::AcquireReply::Pending(_) => AcquireOutcome::Pending,
             core::AcquireReply::Superseded => AcquireOutcome::Superseded,
-            core::AcquireReply::Busy => AcquireOutcome::Busy,
+            // §1f: a full key is answered as a busy one.
+            core::AcquireReply::Busy | core::AcquireReply::Full => AcquireOutcome::Busy,
         }
     }
 }
@@ -371,7 +408,7 @@ impl AcquireReply {
                 }
             }
             core::AcquireReply::Superseded => GrantReply::Superseded,
-            core::AcquireReply::Busy => GrantReply::Busy,
+            core::AcquireReply::Busy | core::AcquireReply::Full => GrantReply::Busy,
         })
     }
 

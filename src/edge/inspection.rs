@@ -32,6 +32,9 @@ pub struct Inspection {
     pub paused: Option<super::steer::Paused>,
     /// §11: the operator's limit override (then `limit`), or null.
     pub limit_override: Option<u32>,
+    /// §1f: the cap on the key's waiters the latest call that named one
+    /// named, or null.
+    pub max_waiting: Option<u32>,
 }
 
 /// A hold `inspect`'s `recent` shows.

@@ -43,6 +43,9 @@ pub enum Input {
     Checked {
         pending: PendingClaim,
         liveness: Liveness,
+        /// §1a: the other binding that found the claimant, when the one it
+        /// is remembered with could not; the claim remembers it from then on.
+        through: Option<String>,
     },
     /// `complete`.
     Complete {
@@ -98,6 +101,11 @@ pub struct Checked {
     pub liveness: Liveness,
     /// Whether the claimant was dead and lost the key to the caller.
     pub replaced: bool,
+    /// §1a: the binding the claim was remembered with (`None`: the
+    /// default) and the one it is remembered with from now on, when the
+    /// check found the claimant through another; the shell prints the
+    /// `warn` line.
+    pub rebound: Option<(Option<String>, String)>,
 }
 
 /// A long-poll's first answer: now, or park until woken or `deadline_ms`.
@@ -179,7 +187,11 @@ pub fn decide(view: &View, now_ms: u64, input: Input) -> Result<Transition, Bato
             grace_ms,
             workflow,
         } => claim(run, now_ms, request, grace_ms, workflow),
-        Input::Checked { pending, liveness } => claim_after_check(run, now_ms, pending, liveness),
+        Input::Checked {
+            pending,
+            liveness,
+            through,
+        } => claim_after_check(run, now_ms, pending, liveness, through),
         Input::Complete {
             request,
             retention_ms,
@@ -245,6 +257,7 @@ fn claim_after_check(
     now_ms: u64,
     pending: PendingClaim,
     liveness: Liveness,
+    through: Option<String>,
 ) -> Transition {
     let PendingClaim {
         request,
@@ -253,15 +266,32 @@ fn claim_after_check(
     } = pending;
     let holds = matches!(run, Run::Running { claim } if *claim == checked);
     let replaced = holds && liveness.is_dead(Some(checked.since_ms), now_ms, grace_ms);
+    // §1a: found through another binding, the claim still held is that
+    // Workflow's instance from now on.
+    let rebound = through
+        .filter(|to| holds && !replaced && checked.workflow.as_ref() != Some(to))
+        .map(|to| (checked.workflow.clone(), to));
     let note = Checked {
-        claimant: checked.id,
+        claimant: checked.id.clone(),
         liveness,
         replaced,
+        rebound: rebound.clone(),
     };
     if replaced {
         return take(now_ms, request, Some(note));
     }
-    settle_claim(run, now_ms, request, Some(note))
+    let mut transition = settle_claim(run, now_ms, request, Some(note));
+    if let Some((_, to)) = rebound {
+        let claim = Claim {
+            workflow: Some(to),
+            ..checked
+        };
+        transition.state = View::Record(Run::Running {
+            claim: claim.clone(),
+        });
+        transition.writes.push(Write::Claim(claim));
+    }
+    transition
 }
 
 /// A claim that needs no (further) check: a free key is taken, the

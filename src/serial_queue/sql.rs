@@ -362,6 +362,13 @@ pub const RESUME: &str = concat!(
 pub const HEARTBEAT: &str = "UPDATE serial_queue SET heartbeat_at = ?3 \
      WHERE group_name = ?1 AND instance_id = ?2 AND state = 'holding'";
 
+/// ?1 group, ?2 instance id, ?3 binding: §1a, the instance (waiting or
+/// holding) was found through this binding; changes nothing once it is
+/// the one remembered.
+pub const REBIND: &str = "UPDATE serial_queue SET workflow = ?3 \
+     WHERE group_name = ?1 AND instance_id = ?2 AND state IN ('holding', 'waiting') \
+     AND workflow IS NOT ?3";
+
 /// ?1 group, ?2 instance id, ?3 now. From the holder or a waiter; returns
 /// the row if it left (only a grant sets `heartbeat_at`, so a returned row
 /// with one held the group).

@@ -91,7 +91,7 @@ impl Perform<Debouncer> for Create {
             outcome,
         };
         Performed {
-            input: Some((created, false)),
+            inputs: vec![(created, false)],
             woke: None,
         }
     }

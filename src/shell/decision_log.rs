@@ -63,7 +63,7 @@ pub fn prints(kind: Kind) -> bool {
     match LEVEL.load(Ordering::Relaxed) {
         ALL => true,
         OFF => false,
-        _ => kind == Kind::Contended,
+        _ => kind != Kind::Routine,
     }
 }
 
@@ -145,7 +145,11 @@ fn print(
     };
     // Serializing borrowed strings and an integer cannot fail.
     let text = serde_json::to_string(&line).unwrap_or_default();
-    worker::console_log!("{text}");
+    if kind == Kind::Warn {
+        worker::console_warn!("{text}");
+    } else {
+        worker::console_log!("{text}");
+    }
 }
 
 /// Prints a line a core decided, in `scope`.

@@ -5,6 +5,7 @@
 //! the WASM holds one copy of each (P6).
 
 use super::decision_log::{self, Kind, Scope};
+use super::found::{found, Found};
 use super::js;
 use super::workflow::Workflow;
 use crate::debounce::IdSuffix;
@@ -46,10 +47,11 @@ pub async fn create(env: &Env, scope: Scope<'_>, create: &Create) -> CreateOutco
     outcome
 }
 
-/// What the binding says of a check's instance; a binding that is not
-/// there is `Unknown` (never taken for dead).
-pub async fn liveness(env: &Env, check: &Check) -> Liveness {
-    match Workflow::from_env(env, &check.workflow) {
+/// What the binding says of a check's instance, looked up through the
+/// other `bindings` where its own cannot find it (§1a, `shell::found`); a
+/// binding that is not there is `Unknown` (never taken for dead).
+pub async fn liveness(env: &Env, bindings: &[String], check: &Check) -> Found {
+    let first = match Workflow::from_env(env, &check.workflow) {
         Ok(workflow) => workflow.liveness(check.id.as_str()).await,
         // A binding that vanished from the configuration, or a Baton
         // deployed before its Workflow (the first deploy's step 1): nothing
@@ -61,7 +63,8 @@ pub async fn liveness(env: &Env, check: &Check) -> Liveness {
             worker::console_warn!("{message}");
             Liveness::Unknown
         }
-    }
+    };
+    found(env, bindings, &check.workflow, check.id.as_str(), first).await
 }
 
 /// Terminates an instance; whether the platform accepted. It is already

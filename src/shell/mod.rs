@@ -11,7 +11,9 @@
 //!   its statement counts).
 //! - [`gate`]: running a synchronous decision under the object's input gate.
 //! - [`sqlite`]: `SqlExec` over the Durable Object's SQLite storage.
-//! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
+//! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none);
+//!   [`found`]: §1a's lookup through the other bindings, the one rule every
+//!   liveness check goes through.
 //! - [`wake`]: the turn event, its status check and the deferred round after
 //!   the reply, for the driver's wakes and the serial queue's.
 //! - [`coordinator`]: the Coordinator object (its memory between
@@ -20,7 +22,8 @@
 //! - [`rate_limiter_object`], [`debouncer_object`],
 //!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
 //!   last is one shard of the list of busy keys, contract §10);
-//!   [`runs_polls`]: the `Runs` object's long-polls.
+//!   [`runs_polls`]: the `Runs` object's long-polls; [`runs_log`]: its
+//!   claim's decision lines.
 //! - [`busy_service`]: `coordinatorList`, a page merged from every shard;
 //!   [`serial_list`]: `serialList`, D1's groups.
 //! - [`service`]: the default entrypoint's methods for those objects
@@ -28,6 +31,7 @@
 //!   [`stub`]: calling an object's method through its stub with the
 //!   positional arguments the table gives.
 //! - [`serial_queue_d1`]: the serial queue over D1 (the Worker's RPC methods);
+//!   [`serial_found`]: §1a's lookup for its holders and handed waiters;
 //!   [`serial_steer`]: its pause and resume (contract §11).
 //! - [`d1_results`]: a D1 batch's results, read into the serial queue's outcomes.
 //! - [`decision_log`]: one structured log line per decision.
@@ -46,6 +50,7 @@ pub mod decision_log;
 pub mod driver;
 pub mod effects;
 pub mod entry;
+pub mod found;
 pub mod gate;
 pub mod http;
 mod http_body;
@@ -54,8 +59,10 @@ pub mod js_json;
 pub mod object;
 pub mod rate_limiter_object;
 pub mod rpc;
+pub mod runs_log;
 pub mod runs_object;
 pub mod runs_polls;
+pub mod serial_found;
 pub mod serial_list;
 pub mod serial_queue_d1;
 pub mod serial_steer;

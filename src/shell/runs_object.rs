@@ -14,14 +14,14 @@ use super::driver::{Driver, NextAlarm, Perform, Performed, Performing, Rules, St
 use super::effects;
 use super::js;
 use super::rpc;
+use super::runs_log;
 use super::sqlite::ObjectSql;
 use crate::edge::runs::{wire, RunAppend, RunClaim, RunComplete};
 use crate::error::BatonError;
 use crate::limits::RUN_DELETIONS_PER_ALARM_MAX;
-use crate::runs::{self, sql, ClaimReply, Input, Reply, Transition, View, WaitId, Waits, Write};
+use crate::runs::{self, sql, Input, Reply, Transition, View, WaitId, Waits, Write};
 use crate::sql::Counted;
 use crate::transition::Check;
-use crate::workflow::Liveness;
 use js_sys::{Function, Promise};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -92,20 +92,27 @@ impl Stored for Runs {
 /// pending claim, whose decision answers the caller.
 impl Perform<Runs> for Check {
     async fn perform<'a>(&'a self, with: &'a Performing<'a, Runs>) -> Performed<Runs> {
-        let liveness = effects::liveness(with.env, self).await;
+        let bindings = with
+            .config
+            .map_or(&[][..], |c| &c.workflows.workflow_bindings);
+        let found = effects::liveness(with.env, bindings, self).await;
         // Only a claim asks for a check, and it answers with its
         // pending claim (unless refused: then nothing re-enters).
         let input = match with.answer {
             Some(Reply::Checking(pending)) => Some((
                 Input::Checked {
                     pending: pending.clone(),
-                    liveness,
+                    liveness: found.liveness,
+                    through: found.through,
                 },
                 self.answers,
             )),
             _ => None,
         };
-        Performed { input, woke: None }
+        Performed {
+            inputs: input.into_iter().collect(),
+            woke: None,
+        }
     }
 }
 
@@ -198,16 +205,6 @@ fn replied(decided: Result<Reply, BatonError>) -> Result<Reply, JsValue> {
     decided.map_err(|e| js::to_js_error(&e))
 }
 
-/// How the decision line names what a check found.
-fn liveness_name(liveness: Liveness) -> &'static str {
-    match liveness {
-        Liveness::Alive => "Alive",
-        Liveness::Dead => "Ended",
-        Liveness::NotFound => "NotFound",
-        Liveness::Unknown => "Unknown",
-    }
-}
-
 impl Object {
     async fn claim(self: &Rc<Self>, request: RunClaim) -> Result<JsValue, JsValue> {
         let config = self.driver.config()?;
@@ -224,31 +221,14 @@ impl Object {
         else {
             return Err(js::mismatch("Runs"));
         };
-        let reason = match checked {
-            None => "decided without a check".to_string(),
-            Some(c) if c.replaced => format!(
-                "claimant {} checked: {}; replaced",
-                c.claimant,
-                liveness_name(c.liveness)
-            ),
-            Some(c) => format!(
-                "claimant {} checked: {}",
-                c.claimant,
-                liveness_name(c.liveness)
-            ),
-        };
-        // Joining a run that another caller holds coalesces the two.
-        let (name, kind) = match &answer {
-            ClaimReply::Claimed => ("claimed", Kind::Routine),
-            ClaimReply::Taken(_) => ("taken", Kind::Contended),
-        };
-        decision_log::decision(
-            kind,
-            Scope::Run(request.key.as_str()),
-            request.instance_id.as_str(),
-            name,
-            &reason,
-            None,
+        let default_workflow = &config.workflows.workflow_binding;
+        let scope = Scope::Run(request.key.as_str());
+        runs_log::claimed(
+            scope,
+            &request.instance_id,
+            &answer,
+            checked,
+            default_workflow,
         );
         reply(&wire::claim_reply(&answer))
     }

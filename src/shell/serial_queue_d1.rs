@@ -16,7 +16,6 @@ use super::d1_results::run;
 use super::decision_log::{self, Scope};
 use super::js::{self, now_ms};
 use super::wake::{self, Sent, Turn};
-use super::workflow::Workflow;
 use crate::edge::coordinator::ReleaseReply;
 use crate::edge::serial::{
     GroupMember, HeartbeatReply, SerialClaimReply, SerialEnqueue, SerialEnqueueReply,
@@ -34,7 +33,7 @@ use worker::{Context, Env};
 /// The serial queue's operations on one Worker `env`; the RPC class and the
 /// HTTP API both call these with the decoded request.
 pub(crate) struct Shell {
-    env: Env,
+    pub(super) env: Env,
     /// The request's context: the release's status check runs in its
     /// `waitUntil`, after the reply.
     ctx: Context,
@@ -95,8 +94,7 @@ impl Shell {
         for effect in &d.effects {
             match effect {
                 Effect::Check(check) => {
-                    let workflow = Workflow::from_env(&self.env, &check.workflow)?;
-                    let liveness = workflow.liveness(check.id.as_str()).await;
+                    let liveness = self.checked(config, group, check).await?;
                     let now = now_ms();
                     let reentry =
                         core::checked(group, &d.state, &check.id, liveness, now, config.timeouts);
@@ -251,7 +249,7 @@ impl Shell {
             let Some(next) = read.went_on.clone() else {
                 return Ok(());
             };
-            let liveness = sent.liveness(&next.to).await;
+            let liveness = self.woken(config, group, &next.to, sent).await?;
             let reentry =
                 core::checked(group, &read, &next.to, liveness, now_ms(), config.timeouts);
             let Some(outcomes) = self.follow_up(group, reentry).await? else {

@@ -77,6 +77,9 @@ impl Turn {
 pub struct Sent {
     instance: Result<WorkflowInstance, JsValue>,
     sent: Result<(), JsValue>,
+    /// The binding it went through (§1a: where that one cannot find the
+    /// instance, its status is looked up through the others).
+    pub binding: String,
 }
 
 impl Sent {
@@ -84,13 +87,17 @@ impl Sent {
     /// it is what the woken instance waits for, and its engine answers one
     /// call at a time, so a status query ahead of the event (or beside it)
     /// would delay the wake-up; a dead instance ignores the event.
-    pub async fn send(workflow: &Workflow, id: &InstanceId, event: &Turn) -> Sent {
+    pub async fn send(workflow: &Workflow, id: &InstanceId, event: &Turn, binding: &str) -> Sent {
         let instance = workflow.instance(id.as_str()).await;
         let sent = match &instance {
             Ok(instance) => instance.send(&event.event_type, &event.payload).await,
             Err(error) => Err(error.clone()),
         };
-        Sent { instance, sent }
+        Sent {
+            instance,
+            sent,
+            binding: binding.to_owned(),
+        }
     }
 
     /// Whether the engine accepted the event.
@@ -115,7 +122,7 @@ impl Sent {
 /// the operator's error if that binding is gone from the configuration.
 pub async fn send<E>(env: &Env, wake: &Wake<E>, turn: &Turn) -> Result<Sent, JsValue> {
     let workflow = Workflow::from_env(env, &wake.workflow)?;
-    Ok(Sent::send(&workflow, &wake.id, turn).await)
+    Ok(Sent::send(&workflow, &wake.id, turn, &wake.workflow).await)
 }
 
 /// A woken instance's status, through the handle its event went through

@@ -1,6 +1,9 @@
 // The deploy path: `wrangler deploy --dry-run` bundles Baton from the repo as
 // it stands (running the [build] command) and lists the bindings a real
 // deployment gets. Offline: nothing is uploaded.
+//
+// Not behind the strict binding (RELIABILITY.md): it tests wrangler's
+// bundle as a user gets it, not Baton behind the harness.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";

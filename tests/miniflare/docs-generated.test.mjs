@@ -171,6 +171,8 @@ const REMEDIES = {
     "A heartbeat came later than `SERIAL_HEARTBEAT_EXPIRY_MS`, and the group went to the next run. Keep `heartbeatInterval` well below the expiry, and steps in the body shorter than it.",
   RateLimitTimeout:
     "`PermitPool.take` found the next permit further away than `maxWaitMs`. Raise `maxWaitMs`, take fewer permits, or slow the caller (it is outside a Workflow: it cannot sleep durably).",
+  RateLimitMaxWait:
+    "`withRateLimit` or `PermitPool.take` was given `maxWaitMs` and the bucket's next permit is further away (`waitMs`, on the error): nothing was slept and no permit kept. Defer the work and try again after `waitMs`, or raise `maxWaitMs`.",
   // The helpers' other errors.
   "baton: the debounce helpers take env.DEBOUNCER, a Durable Object namespace":
     "Pass the `DEBOUNCER` binding (a namespace), not a stub or the service binding.",

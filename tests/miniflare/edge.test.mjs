@@ -152,6 +152,7 @@ describe("the edge", () => {
       counts: { grants: 1, handOffs: 0, deadHolders: 0, superseded: 0, coalesced: 0, cancelled: 0 },
       paused: null,
       limitOverride: null,
+      maxWaiting: null,
     });
   });
 
@@ -209,8 +210,8 @@ describe("the edge", () => {
     const before = await h.inspect(key);
 
     const refusals = [
-      [{ fast: true }, 'BatonError: options has an unknown field "fast"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders'],
-      [{ limit: 2, workflow: "WORKFLOW", extra: 1 }, 'BatonError: options has an unknown field "extra"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders'],
+      [{ fast: true }, 'BatonError: options has an unknown field "fast"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders, maxWaiting'],
+      [{ limit: 2, workflow: "WORKFLOW", extra: 1 }, 'BatonError: options has an unknown field "extra"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders, maxWaiting'],
       ["fast", "BatonError: options must be an object"],
       [5, "BatonError: options must be an object"],
       [[{ limit: 2 }], "BatonError: options must be an object"],

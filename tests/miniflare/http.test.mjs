@@ -106,7 +106,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
   test("the Coordinator routes: enqueue, acquire, release, inspect", async () => {
     const key = "deploy:acme/site main";
     const base = `/v1/keys/${encodeURIComponent(key)}`;
-    assert.deepEqual(await ok(h, "GET", base), { key, holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null });
+    assert.deepEqual(await ok(h, "GET", base), { key, holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null, maxWaiting: null });
 
     assert.deepEqual(await ok(h, "POST", `${base}/enqueue`, { instanceId: "a" }), { terminated: [] });
     assert.deepEqual(await ok(h, "POST", `${base}/acquire`, { instanceId: "a" }), { status: "granted" });
@@ -443,7 +443,7 @@ describe("HTTP API without BATON_TOKEN", () => {
         assert.deepEqual(reply.body, { error: "not configured: set the BATON_TOKEN secret to enable the API" });
       }
     }
-    assert.deepEqual((await h.rpc("k", "inspect", "k")).value, { key: "k", holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null });
+    assert.deepEqual((await h.rpc("k", "inspect", "k")).value, { key: "k", holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null, maxWaiting: null });
     assert.equal((await call(h, "GET", "/", { token: null })).status, 200);
     assert.equal((await call(h, "GET", "/openapi.json", { token: null })).status, 200);
     // Routing still comes first: unknown routes and wrong methods say so.

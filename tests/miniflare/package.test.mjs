@@ -23,6 +23,9 @@
 //
 // Offline except for wrangler's update check: the tarball has no
 // dependencies, so installing it needs no registry.
+//
+// Not behind the strict binding (RELIABILITY.md): it tests the npm package
+// and wrangler's bundle as a user gets them, not Baton behind the harness.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";

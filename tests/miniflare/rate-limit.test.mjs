@@ -248,6 +248,47 @@ describe("RateLimiter", () => {
     assert.equal((await h.logOf(ids)).length, 6, "no call ran without a permit");
   });
 
+  test("§5a: maxWaitMs throws RateLimitMaxWait at once, spending no permit", async () => {
+    const bucket = "max-wait";
+    const rules = [rule("r", 2)];
+    // The hour's two permits go to the first instance.
+    await h.create("mw-full", { mode: "rate", bucket, rules, calls: 2 });
+    assert.deepEqual(await h.output("mw-full"), { spent: 2 });
+    // The next permit is about an hour away: past 60 s, so the helper gives up at once.
+    await h.create("mw-late", { mode: "rate", bucket, rules, maxWaitMs: 60_000 });
+    const { error, spent } = await h.output("mw-late");
+    assert.equal(spent, 0);
+    assert.equal(error.name, "RateLimitMaxWait");
+    assert.equal(error.bucket, bucket);
+    assert.equal(error.maxWaitMs, 60_000);
+    assert.ok(error.waitMs > 60_000, `waitMs ${error.waitMs}`);
+    // 0 is "now or never"; a block of 3 whose first two are granted
+    // gives them back before it throws.
+    await h.create("mw-now", { mode: "rate", bucket: "max-wait-2", rules: [rule("r", 2)], permits: 3, maxWaitMs: 0 });
+    assert.equal((await h.output("mw-now")).error.name, "RateLimitMaxWait");
+    assert.deepEqual(await h.logOf(["mw-late", "mw-now"]), []);
+    assert.equal((await h.rateOk(bucket, "inspect", bucket)).rules[0].used, 2);
+    assert.equal((await h.rateOk("max-wait-2", "inspect", "max-wait-2")).rules[0].used, 0);
+    // A pool's take does the same, keeping nothing of its own call.
+    const pool = await h.call("/rate-pool", { bucket, rules, take: 1, block: 1, takeOptions: { maxWaitMs: 1000 } });
+    assert.match(pool.error, /^RateLimitMaxWait \d+ 1000$/);
+    assert.equal(pool.taken, 0);
+    assert.equal((await h.rateOk(bucket, "inspect", bucket)).rules[0].used, 2);
+  });
+
+  test("§5a: a bad maxWaitMs is refused by name before any call", async () => {
+    const bucket = "max-wait-bad";
+    for (const [i, maxWaitMs] of [-1, 1.5, 86_400_001, "10"].entries()) {
+      await h.create(`mw-bad-${i}`, { mode: "rate", bucket, rules: [rule("r", 5)], maxWaitMs });
+      const { error } = await h.output(`mw-bad-${i}`);
+      assert.match(error.message, /^BatonError: maxWaitMs must be an integer from 0 to 86400000/);
+      const pool = await h.call("/rate-pool", { bucket, rules: [rule("r", 5)], take: 1, block: 1, takeOptions: { maxWaitMs } });
+      assert.match(pool.error, /^BatonError: maxWaitMs /);
+    }
+    // Nothing reached the bucket.
+    assert.deepEqual((await h.rateOk(bucket, "inspect", bucket)).rules, []);
+  });
+
   test("a Workflow that waits in step.sleep gets its permit when the window frees", async () => {
     const bucket = "sleeper";
     // Short window: the point is the sleep and the re-acquire, not timing.

@@ -11,6 +11,9 @@
 // a later run only swaps in the new tarball. The tarball's name carries a
 // hash of its bytes, so npm cannot mistake a new build for the installed one
 // (and the test checks the installed WASM is this build's).
+//
+// Not behind the strict binding (RELIABILITY.md): it runs the user's own
+// suite under Cloudflare's Vitest plugin, not Baton behind the harness.
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -30,14 +33,15 @@ const ENV = {
   CI: "true",
   WRANGLER_SEND_METRICS: "false",
 };
-/** The three tests of example/vitest-user/test/baton.test.ts, by their full names. */
+/** The four tests of example/vitest-user/test/baton.test.ts, by their full names. */
 const EXPECTED_TESTS = [
   "withKey runs two instances on one key one after the other, their fences increasing",
   "withKey ends a superseded instance without running its body",
   "serialize runs the newest revision of a serial group, skipping the one it replaced",
+  "coordinated runs a declared Workflow's instances on one key in turn, fences rising",
 ];
 
-/** A bound on the whole vitest run: its three tests take seconds; a hang must not stall npm test. */
+/** A bound on the whole vitest run: its four tests take seconds; a hang must not stall npm test. */
 const VITEST_RUN_MS_MAX = 600_000;
 
 function run(command, args, cwd) {

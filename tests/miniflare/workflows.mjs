@@ -83,7 +83,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
     if (event.payload.mode === "rate") return this.runRate(event, step);
     if (event.payload.mode === "run") return this.runOnce(event, step);
     const { key, holdMs = 0, waitForFinish = false, turnTimeout = "10 minutes" } = event.payload;
-    const { workflow, limit, countSteps = false } = event.payload;
+    const { workflow, limit, countSteps = false, also } = event.payload;
     const { priority, tenant, onBusy, stepRetries = { limit: 2, delay: "100 milliseconds" } } = event.payload;
     // `fencedWrite`: the body first writes to the fenced store with its fence (§1b, §1d).
     const { fencedWrite = false } = event.payload;
@@ -94,6 +94,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
     const baton = new Set();
     const counted = countSteps ? countingSteps(step, baton) : step;
     let fence;
+    let fences;
     const result = await withKey(
       counted,
       this.env.COORDINATOR,
@@ -101,15 +102,18 @@ export class TestWorkflow extends WorkflowEntrypoint {
       id,
       async (grant) => {
         fence = grant.fence;
+        fences = grant.fences;
         if (fencedWrite) {
           const store = this.env.FENCED.get(this.env.FENCED.idFromName(key));
           await step.do("fenced write", NO_RETRY, () => store.write(fence, id));
         }
         return recordedBody(step, recorder, id, { waitForFinish, holdMs, fence }, "done");
       },
-      { turnTimeout, stepRetries, workflow, limit, priority, tenant, onBusy },
+      { turnTimeout, stepRetries, workflow, limit, priority, tenant, onBusy, also },
     );
-    return countSteps ? { ...result, batonSteps: [...baton], fence } : result;
+    if (countSteps) return { ...result, batonSteps: [...baton], fence, fences };
+    // §1e: a section with `also` says which fences its body got.
+    return also && !result.busy && !result.superseded ? { ...result, fences } : result;
   }
 
   /**
@@ -118,24 +122,32 @@ export class TestWorkflow extends WorkflowEntrypoint {
    * "spend" in the Recorder; the output counts them.
    */
   async runRate(event, step) {
-    const { bucket, rules, calls = 1, permits = 1 } = event.payload;
+    const { bucket, rules, calls = 1, permits = 1, maxWaitMs } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
     let spent = 0;
     for (let i = 0; i < calls; i++) {
-      spent += await withRateLimit(
-        step,
-        this.env.RATE_LIMITER,
-        bucket,
-        rules,
-        () => step.do(`spend ${i}`, NO_RETRY, async () => {
-          await recorder.append("spend", id);
-          return permits;
-        }),
-        { permits, stepRetries: { limit: 2, delay: "100 milliseconds" } },
-      );
+      try {
+        spent += await this.rateCall(step, recorder, id, { bucket, rules, permits, maxWaitMs }, i);
+      } catch (error) {
+        // §5a: the helper's give-up, and its refusals, as output the tests read.
+        if (!["RateLimitMaxWait", "BatonError"].includes(error?.name)) throw error;
+        const { name, waitMs, maxWaitMs: max, bucket: b } = error;
+        return { spent, error: { name, message: String(error), waitMs, maxWaitMs: max, bucket: b } };
+      }
     }
     return { spent };
+  }
+
+  /** One `withRateLimit` call of `runRate`: records "spend" and spends `permits`. */
+  rateCall(step, recorder, id, { bucket, rules, permits, maxWaitMs }, i) {
+    const spend = () =>
+      step.do(`spend ${i}`, NO_RETRY, async () => {
+        await recorder.append("spend", id);
+        return permits;
+      });
+    const options = { permits, maxWaitMs, stepRetries: { limit: 2, delay: "100 milliseconds" } };
+    return withRateLimit(step, this.env.RATE_LIMITER, bucket, rules, spend, options);
   }
 
   /** A deploy-like run through `serialize`: payload { group, revision, current?, holdMs?, waitForFinish?, options? }; its body records `{ lease }` (the fence) as a step output. */
@@ -300,9 +312,10 @@ export default {
         let taken = 0;
         let error = null;
         try {
-          for (; taken < body.take; taken++) await pool.take();
+          for (; taken < body.take; taken++) await pool.take(1, body.takeOptions);
         } catch (e) {
-          error = e?.name ?? String(e);
+          error = e?.name === "RateLimitMaxWait" ? `${e.name} ${e.waitMs} ${e.maxWaitMs}` : (e?.name ?? String(e));
+          if (e?.name === "BatonError") error = String(e);
         }
         const available = pool.available;
         const refunded = await pool.close();
@@ -357,7 +370,7 @@ export default {
         // `count` concurrent startOnce calls from inside the Worker, as
         // concurrent callers would make them.
         const calls = Array.from({ length: body.count ?? 1 }, () =>
-          startOnce(env.RUNS, env.TEST_WF, body.key, body.params, body.options),
+          startOnce(env.RUNS, workflowOf(env, body.workflow), body.key, body.params, body.options),
         );
         return json(await Promise.all(calls));
       }

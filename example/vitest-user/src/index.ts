@@ -4,13 +4,16 @@
 // - MigrateWorkflow runs one migration per database at a time (`withKey`),
 //   each waiting for an operator's go-ahead while it holds the key;
 // - PublishWorkflow publishes a site, one run per site at a time, the newest
-//   revision winning over older ones still waiting (`serialize`).
+//   revision winning over older ones still waiting (`serialize`);
+// - ReindexWorkflow rebuilds a search index, one run per index at a time,
+//   its flow control declared on the class (`coordinated`): no Baton call
+//   in its code, no binding named.
 //
 // Both wait for an `approved` event inside their body, so a test decides
 // when a holder lets go: the suite in test/ runs them under Cloudflare's
 // Vitest plugin (docs/testing.md in Baton's repository).
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
-import { RunSkipped, serialize, withKey } from "baton-workflows";
+import { coordinated, RunSkipped, serialize, withKey, type WithKeyGrant } from "baton-workflows";
 import { batonService, handleFetch, type Coordinator } from "baton-workflows/worker";
 
 export { BusyList, Coordinator, Debouncer, RateLimiter, Runs } from "baton-workflows/worker";
@@ -20,6 +23,11 @@ export interface Env {
   DB: D1Database;
   MIGRATE: Workflow<MigrateParams>;
   PUBLISH: Workflow<PublishParams>;
+  REINDEX: Workflow<ReindexParams>;
+}
+
+export interface ReindexParams {
+  index: string;
 }
 
 export interface MigrateParams {
@@ -61,6 +69,16 @@ export class PublishWorkflow extends WorkflowEntrypoint<Env, PublishParams> {
       if (error instanceof RunSkipped) return { published: null, supersededBy: error.revision };
       throw error;
     }
+  }
+}
+
+export class ReindexWorkflow extends coordinated(WorkflowEntrypoint, {
+  coordinator: (env: Env) => env.COORDINATOR,
+  key: (event: { payload: ReindexParams }) => `reindex:${event.payload.index}`,
+})<Env, ReindexParams> {
+  async run(event: WorkflowEvent<ReindexParams>, step: WorkflowStep, grant?: WithKeyGrant) {
+    await step.waitForEvent("approval", { type: APPROVED, timeout: "1 hour" });
+    return step.do("reindex", async () => ({ index: event.payload.index, fence: grant?.fence ?? 0 }));
   }
 }
 

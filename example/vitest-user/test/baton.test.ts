@@ -103,3 +103,24 @@ describe("serialize", () => {
     expect(last.fence).toBeGreaterThan(first.fence);
   });
 });
+
+describe("coordinated", () => {
+  it("runs a declared Workflow's instances on one key in turn, fences rising", async () => {
+    const key = "reindex:products";
+    await using first = await introspectWorkflowInstance(env.REINDEX, "products-1");
+    await using second = await introspectWorkflowInstance(env.REINDEX, "products-2");
+
+    await env.REINDEX.create({ id: "products-1", params: { index: "products" } });
+    expect(await first.waitForStepResult({ name: `baton acquire ${key}` })).toMatchObject({ status: "granted" });
+    await env.REINDEX.create({ id: "products-2", params: { index: "products" } });
+    expect(await second.waitForStepResult({ name: `baton acquire ${key}` })).toMatchObject({ status: "pending" });
+
+    await approve(env.REINDEX, "products-1");
+    await first.waitForStatus("complete");
+    await approve(env.REINDEX, "products-2");
+    await second.waitForStatus("complete");
+    const [one, two] = [await first.getOutput(), await second.getOutput()] as { fence: number }[];
+    expect(two.fence).toBeGreaterThan(one.fence);
+    expect(await coordinator(key).inspect(key)).toMatchObject({ holder: null, waiting: [] });
+  });
+});

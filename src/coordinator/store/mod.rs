@@ -58,7 +58,8 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
             "SELECT k.holder_limit, k.waiter_count, \
              NOT EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1), \
              k.fence, k.turns, k.hold_times_ms, \
-             k.paused_since_ms, k.paused_reason, k.limit_override, {HOLDER_COLUMNS_OF_H}, h.seq \
+             k.paused_since_ms, k.paused_reason, k.limit_override, k.max_waiting, \
+             {HOLDER_COLUMNS_OF_H}, h.seq \
              FROM (SELECT 1) \
              LEFT JOIN coordinator_keys k ON k.key = ?1 \
              LEFT JOIN coordinator_holders h ON h.key = ?1 LIMIT ?2"
@@ -68,8 +69,8 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
             SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
         ],
     );
-    /// Where the holder's columns start: after the key's nine.
-    const H: usize = 9;
+    /// Where the holder's columns start: after the key's ten.
+    const H: usize = 10;
     let count = |v: &SqlValue| u32::try_from(integer(v)).expect("counts are bounded");
     let first = &rows[0];
     let mut held: Vec<(i64, Holder)> = rows
@@ -95,6 +96,7 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
     Summary {
         callers_limit: callers,
         limit_override: optional_millis(&first[8]).map(|n| n as u32),
+        max_waiting: optional_millis(&first[9]).map(|n| n as u32),
         paused: optional_millis(&first[6]).map(|since_ms| Paused {
             since_ms,
             reason: optional_text(&first[7]),

@@ -394,6 +394,10 @@ pub const MIGRATIONS: &[&[&str]] = &[
             UPDATE coordinator_keys SET waiter_count = waiter_count - 1 WHERE key = old.key; \
          END",
     ],
+    // v14 (contract §1f): a key's cap on its waiters, on the key row the
+    // summary already reads. NULL in every older row: no cap but
+    // `WAITERS_PER_KEY_MAX`.
+    &["ALTER TABLE coordinator_keys ADD COLUMN max_waiting INTEGER"],
 ];
 
 /// The version this release writes.

@@ -9,7 +9,7 @@ pub const FRESH: &[&str] = &[
             key TEXT PRIMARY KEY,
             holder_id TEXT,
             holder_since_ms INTEGER
-        , holder_state TEXT, waiter_count INTEGER NOT NULL DEFAULT 0, holder_limit INTEGER, fence INTEGER, turns INTEGER, grants INTEGER NOT NULL DEFAULT 0, hand_offs INTEGER NOT NULL DEFAULT 0, dead_holders INTEGER NOT NULL DEFAULT 0, superseded_total INTEGER NOT NULL DEFAULT 0, coalesced INTEGER NOT NULL DEFAULT 0, dead_at_ms INTEGER, list_owed INTEGER NOT NULL DEFAULT 0, hold_times_ms TEXT, paused_since_ms INTEGER, paused_reason TEXT, limit_override INTEGER, cancelled INTEGER NOT NULL DEFAULT 0)"#,
+        , holder_state TEXT, waiter_count INTEGER NOT NULL DEFAULT 0, holder_limit INTEGER, fence INTEGER, turns INTEGER, grants INTEGER NOT NULL DEFAULT 0, hand_offs INTEGER NOT NULL DEFAULT 0, dead_holders INTEGER NOT NULL DEFAULT 0, superseded_total INTEGER NOT NULL DEFAULT 0, coalesced INTEGER NOT NULL DEFAULT 0, dead_at_ms INTEGER, list_owed INTEGER NOT NULL DEFAULT 0, hold_times_ms TEXT, paused_since_ms INTEGER, paused_reason TEXT, limit_override INTEGER, cancelled INTEGER NOT NULL DEFAULT 0, max_waiting INTEGER)"#,
     r#"CREATE TABLE coordinator_superseded (
             key TEXT NOT NULL,
             id TEXT NOT NULL,

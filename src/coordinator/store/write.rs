@@ -20,6 +20,13 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                     &[key_value(key), SqlValue::Integer(i64::from(*limit))],
                 );
             }
+            Write::SetMaxWaiting(cap) => {
+                sql.write(
+                    "INSERT INTO coordinator_keys (key, max_waiting) VALUES (?1, ?2) \
+                     ON CONFLICT(key) DO UPDATE SET max_waiting = excluded.max_waiting",
+                    &[key_value(key), SqlValue::Integer(i64::from(*cap))],
+                );
+            }
             Write::SetLimitOverride(limit) => {
                 sql.write(
                     "INSERT INTO coordinator_keys (key, limit_override) VALUES (?1, ?2) \

@@ -43,6 +43,9 @@ pub struct Options {
     /// coalesce cancels every holder of the key (`enqueue::cancel_holders`);
     /// refused without `supersedes`, and on `acquire`.
     pub cancel_holders: bool,
+    /// §1f: the key's cap on its waiters, as this call names it (1 to
+    /// 20000, checked at the edge); absent keeps the key's.
+    pub max_waiting: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +66,8 @@ pub struct EnqueueReply {
     /// §1c: with `onBusy: "skip"`, the key was busy (every slot held, or
     /// someone waiting): nothing was registered, nothing changed.
     pub busy: bool,
+    /// §1f: busy because the key already has `maxWaiting` waiters.
+    pub full: bool,
     /// §1d: the holders this enqueue cancelled (`cancelHolders`), as they
     /// were cancelled; the shell terminates each through its own Workflow.
     pub cancelled: Vec<Holder>,
@@ -85,6 +90,9 @@ pub enum AcquireReply {
     Superseded,
     /// §1c `onBusy: "skip"`: not granted at once; nothing registered.
     Busy,
+    /// §1f: the key already has `maxWaiting` waiters: not granted at once;
+    /// nothing registered. Answered as [`AcquireReply::Busy`].
+    Full,
 }
 
 /// A waiting caller's place, for a `grant` reply.
@@ -148,6 +156,9 @@ pub struct Summary {
     /// §11: set while an operator paused the key: no slot is granted
     /// (`steer.rs`).
     pub paused: Option<Paused>,
+    /// §1f: the cap on the key's waiters the latest call that named one
+    /// named (`max_waiting`); `None`: only `WAITERS_PER_KEY_MAX`.
+    pub max_waiting: Option<u32>,
 }
 
 /// §11: an operator's pause, as the key keeps it.
@@ -165,6 +176,7 @@ impl Default for Summary {
             none_superseded: true,
             hold_times_ms: Vec::new(),
             paused: None,
+            max_waiting: None,
         }
     }
 }
@@ -302,6 +314,15 @@ pub enum Input {
         holder: Holder,
         liveness: Liveness,
     },
+    /// §1a, found through any binding: `id`, remembered with the binding
+    /// `from`, was not found there but through `workflow`. From now on it
+    /// is that Workflow's instance (checked, woken and terminated through
+    /// it).
+    Rebound {
+        id: InstanceId,
+        from: String,
+        workflow: WorkflowName,
+    },
 }
 
 /// The Coordinator's replies, and the placeholders of calls whose answer
@@ -344,6 +365,8 @@ pub enum Write {
     SetLimit(u32),
     /// §11: the operator's override, or none.
     SetLimitOverride(Option<u32>),
+    /// §1f: the key's cap on its waiters, as a call named it.
+    SetMaxWaiting(u32),
     /// §11: the key paused (as this), or not.
     SetPaused(Option<Paused>),
     /// The key's registration counter becomes this (one more than before).

@@ -281,7 +281,7 @@ mod tests {
         );
         assert_eq!(
             refusal::<Acquire>(json!({ "key": "k", "instanceId": "a", "options": { "limt": 2 } })),
-            "BatonError: options has an unknown field \"limt\"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders"
+            "BatonError: options has an unknown field \"limt\"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders, maxWaiting"
         );
     }
 

@@ -293,7 +293,7 @@ mod tests {
         assert_eq!(options.workflow.unwrap().as_str(), "DEPLOY");
         assert_eq!(options.limit.unwrap().get(), 3);
         let cases = [
-            (json!({ "extra": 1 }), "BatonError: options has an unknown field \"extra\"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders"),
+            (json!({ "extra": 1 }), "BatonError: options has an unknown field \"extra\"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders, maxWaiting"),
             (json!({ "grant": "yes" }), "BatonError: grant must be a boolean"),
             (json!({ "grant": 1 }), "BatonError: grant must be a boolean"),
             (json!({ "limit": 0 }), "BatonError: limit must be an integer from 1 to 1000 (got 0)"),

@@ -127,11 +127,13 @@ impl Object {
                     .collect();
                 let paused = summary.paused.clone().map(Into::into);
                 let limit_override = summary.limit_override;
+                let max_waiting = summary.max_waiting;
                 let limit = summary.limit();
                 let holders = summary.holders;
                 let inspection = Inspection {
                     paused,
                     limit_override,
+                    max_waiting,
                     key: name,
                     holder: holders.first().cloned().map(HolderView::from),
                     waiting,

@@ -11,13 +11,16 @@ use super::rules::Coordinator;
 use crate::coordinator::{self, Handed, Input, Liveness, Reply};
 use crate::edge::coordinator::{AcquireOutcome, GrantEvent};
 use crate::edge::TurnEvent;
+use crate::ident::{InstanceId, WorkflowName};
 use crate::shell::config::WorkflowConfig;
 use crate::shell::decision_log::{self, Kind};
 use crate::shell::driver::{Bound, Perform, Performed, Performing, Woke};
 use crate::shell::effects;
+use crate::shell::found::Found;
 use crate::shell::js::to_js;
 use crate::shell::wake::{self, Sent, Turn};
 use crate::transition::{Check, Terminate, Wake};
+use std::rc::Rc;
 
 /// The Coordinator's effects, and what their results feed back.
 impl Perform<Coordinator> for coordinator::Effect {
@@ -36,9 +39,12 @@ impl Perform<Coordinator> for coordinator::Effect {
     ) -> Performed<Coordinator> {
         match self {
             coordinator::Effect::Check(check) => {
-                let liveness = effects::liveness(with.env, check).await;
+                let found = effects::liveness(with.env, bindings(with), check).await;
+                let rebound = rebound(&check.id, &check.workflow, &found);
+                let answer = checked(check, found.liveness, with.answer);
+                let inputs = answer.map(|i| (i, check.answers)).into_iter();
                 Performed {
-                    input: checked(check, liveness, with.answer).map(|i| (i, check.answers)),
+                    inputs: inputs.chain(rebound.map(|i| (i, false))).collect(),
                     woke: None,
                 }
             }
@@ -63,18 +69,39 @@ impl Perform<Coordinator> for coordinator::Effect {
                     workflow: workflow.clone(),
                     answers: false,
                 };
-                let liveness = effects::liveness(with.env, &check).await;
+                let found = effects::liveness(with.env, bindings(with), &check).await;
                 let input = Input::Cancelled {
                     holder: holder.clone(),
-                    liveness,
+                    liveness: found.liveness,
                 };
+                let rebound = rebound(&holder.id, workflow, &found);
                 Performed {
-                    input: Some((input, false)),
+                    inputs: std::iter::once(input)
+                        .chain(rebound)
+                        .map(|i| (i, false))
+                        .collect(),
                     woke: None,
                 }
             }
         }
     }
+}
+
+/// The bindings of `WORKFLOW_BINDINGS` (none if the variables are bad:
+/// then nothing was decided).
+fn bindings<'a>(with: &'a Performing<'a, Coordinator>) -> &'a [String] {
+    with.config.map_or(&[], |c| c.workflow_bindings.as_slice())
+}
+
+/// §1a: an instance found through another binding than the one it is
+/// remembered with; the key learns it as an input of its own.
+fn rebound(id: &InstanceId, from: &str, found: &Found) -> Option<Input> {
+    let workflow = WorkflowName::new(found.through.clone()?).ok()?;
+    Some(Input::Rebound {
+        id: id.clone(),
+        from: from.to_owned(),
+        workflow,
+    })
 }
 
 /// An enqueue's candidate, an acquire's holder or one of the alarm's
@@ -141,19 +168,27 @@ async fn hand_off(
         }),
         _ => None,
     };
-    let then = move |liveness: Liveness| match liveness {
-        Liveness::Alive | Liveness::Unknown => None,
-        _ => Some(Input::Woken {
-            holder: holder?,
-            accepted: false,
-            liveness,
-        }),
+    let (id, from) = (wake.id.clone(), wake.workflow.clone());
+    let then = move |found: Found| {
+        let woken = match found.liveness {
+            Liveness::Alive | Liveness::Unknown => None,
+            liveness => holder.map(|holder| Input::Woken {
+                holder,
+                accepted: false,
+                liveness,
+            }),
+        };
+        woken
+            .into_iter()
+            .chain(rebound(&id, &from, &found))
+            .collect()
     };
     Performed {
-        input: input.map(|i| (i, false)),
+        inputs: input.map(|i| (i, false)).into_iter().collect(),
         woke: Some(Woke {
             id: wake.id.clone(),
             sent,
+            bindings: (wake.workflow.clone(), Rc::from(bindings(with))),
             then: Box::new(then),
         }),
     }

@@ -41,13 +41,15 @@ impl Object {
                 workflow: workflow.clone(),
                 answers: false,
             };
-            let liveness = effects::liveness(&self.base.env, &check).await;
-            let over = match coordinator::owed_termination(liveness) {
+            let bindings = &self.config()?.workflow_bindings;
+            let found = effects::liveness(&self.base.env, bindings, &check).await;
+            let over = match coordinator::owed_termination(found.liveness) {
                 OwedTermination::Done => true,
                 OwedTermination::Terminate => {
+                    // Through the binding that found it (§1a), if another.
                     let terminate = Terminate {
                         id: owed.id.clone(),
-                        workflow,
+                        workflow: found.through.unwrap_or(workflow),
                     };
                     effects::terminate(&self.base.env, &terminate).await
                 }

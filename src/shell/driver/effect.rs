@@ -5,9 +5,9 @@
 use super::Rules;
 use crate::ident::{Ident, InstanceId};
 use crate::shell::decision_log::Scope;
+use crate::shell::found::Found;
 use crate::shell::wake::Sent;
 use crate::transition::NoEffect;
-use crate::workflow::Liveness;
 use std::future::Future;
 use std::rc::Rc;
 use worker::Env;
@@ -57,8 +57,10 @@ pub struct Performing<'a, R: Rules> {
 
 /// What an effect's result feeds back.
 pub struct Performed<R: Rules> {
-    /// An input for its key, and whether that decision answers the caller.
-    pub input: Option<(R::Input, bool)>,
+    /// Inputs for its key, each with whether its decision answers the
+    /// caller (a check found through another binding adds §1a's
+    /// `Rebound`-like input of its concept).
+    pub inputs: Vec<(R::Input, bool)>,
     /// A turn event sent, whose status is read after the reply.
     pub woke: Option<Woke<R>>,
 }
@@ -67,7 +69,7 @@ impl<R: Rules> Performed<R> {
     /// Nothing re-enters.
     pub fn nothing() -> Performed<R> {
         Performed {
-            input: None,
+            inputs: Vec::new(),
             woke: None,
         }
     }
@@ -78,5 +80,8 @@ impl<R: Rules> Performed<R> {
 pub struct Woke<R: Rules> {
     pub id: InstanceId,
     pub sent: Option<Sent>,
-    pub then: Box<dyn FnOnce(Liveness) -> Option<R::Input>>,
+    /// The binding it was sent through, then the others its status is
+    /// looked up through where that one cannot find it (§1a).
+    pub bindings: (String, Rc<[String]>),
+    pub then: Box<dyn FnOnce(Found) -> Vec<R::Input>>,
 }

@@ -40,6 +40,7 @@ use super::{Bound, Driver, Memory, Perform, Performing, Rules, TransitionOf, Wok
 use crate::error::BatonError;
 use crate::ident::Ident;
 use crate::limits::{EFFECT_ROUNDS_MAX, TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX};
+use crate::shell::found::found;
 use crate::shell::wake;
 use crate::transition::{Alarm, Transition};
 use std::rc::Rc;
@@ -128,7 +129,7 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
             let asked_by = answer.as_ref().and_then(|a| a.as_ref().ok());
             let (mut inputs, sent) = self.perform_round(key, &round, asked_by).await;
             if deferred {
-                inputs.extend(statuses::<R>(sent).await);
+                inputs.extend(statuses::<R>(&self.base.env, sent).await);
             } else {
                 sent_all.extend(sent);
             }
@@ -192,7 +193,7 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         let mut inputs = Vec::new();
         let mut sent = Vec::new();
         for performed in results {
-            inputs.extend(performed.input);
+            inputs.extend(performed.inputs);
             sent.extend(performed.woke);
         }
         (inputs, sent)
@@ -234,7 +235,7 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         let (driver, key) = (self.clone(), key.clone());
         let failed = format!("hand-on of key {key}");
         let follow_up = wake::deferred(failed, async move {
-            let inputs = statuses::<R>(sent).await;
+            let inputs = statuses::<R>(&driver.base.env, sent).await;
             let round = driver.commit_all(&key, inputs, &mut None).await?;
             driver.perform(&key, None, round, true).await?;
             Ok(())
@@ -247,13 +248,15 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
 
 /// The status of each woken instance, one after another, and what each
 /// feeds back.
-async fn statuses<R: Rules>(sent: Vec<Woke<R>>) -> Vec<(R::Input, bool)> {
+/// An instance its binding cannot find is looked up through the others
+/// (§1a, `shell::found`).
+async fn statuses<R: Rules>(env: &worker::Env, sent: Vec<Woke<R>>) -> Vec<(R::Input, bool)> {
     let mut inputs = Vec::new();
     for woke in sent {
-        let liveness = wake::status(woke.sent, &woke.id).await;
-        if let Some(input) = (woke.then)(liveness) {
-            inputs.push((input, false));
-        }
+        let first = wake::status(woke.sent, &woke.id).await;
+        let (remembered, others) = &woke.bindings;
+        let found = found(env, others, remembered, woke.id.as_str(), first).await;
+        inputs.extend((woke.then)(found).into_iter().map(|input| (input, false)));
     }
     inputs
 }

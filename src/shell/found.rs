@@ -1,0 +1,74 @@
+//! Contract §1a, "found through any binding": the one rule every liveness
+//! check of the shell goes through (the Coordinator's holders, waiters and
+//! candidates, the serial queue's holders, Runs' claimants).
+//!
+//! An instance its remembered binding cannot find is looked up through
+//! every other binding of `WORKFLOW_BINDINGS` before it counts as "not
+//! found". Found there, it is that Workflow's instance: the answer names
+//! the binding ([`Found::through`]) and the concept's core decides on it
+//! as an input of its own (it remembers the binding, and prints the one
+//! `warn` line). So an instance registered without its `workflow`, or
+//! with the wrong one, is never taken for dead while it runs. Ids are
+//! unique within one Workflow only: an instance of another Workflow with
+//! the same id keeps the slot until it ends, which errs toward exclusion.
+//!
+//! It costs nothing on the uncontended path: the other bindings are asked
+//! only where the remembered one answered "not found".
+
+use super::decision_log::{self, Kind, Scope};
+use super::workflow::Workflow;
+use crate::workflow::{found_elsewhere_reason, Liveness, FOUND_ELSEWHERE};
+use worker::Env;
+
+/// What the lookup came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub liveness: Liveness,
+    /// The other binding that found the instance, when the remembered one
+    /// could not.
+    pub through: Option<String>,
+}
+
+/// `first`, the answer through `remembered`, unless it is "not found":
+/// then the first other binding of `bindings` that finds `id`, in the
+/// order `WORKFLOW_BINDINGS` lists them. A binding whose call failed
+/// (`Unknown`) leaves the answer unknown unless another finds it: the
+/// instance may be there, so it is not taken for dead.
+pub async fn found(
+    env: &Env,
+    bindings: &[String],
+    remembered: &str,
+    id: &str,
+    first: Liveness,
+) -> Found {
+    let mut answer = Found {
+        liveness: first,
+        through: None,
+    };
+    if first != Liveness::NotFound {
+        return answer;
+    }
+    for other in bindings.iter().filter(|b| b.as_str() != remembered) {
+        let Ok(workflow) = Workflow::from_env(env, other) else {
+            continue;
+        };
+        match workflow.liveness(id).await {
+            Liveness::NotFound => {}
+            Liveness::Unknown => answer.liveness = Liveness::Unknown,
+            liveness @ (Liveness::Alive | Liveness::Dead) => {
+                return Found {
+                    liveness,
+                    through: Some(other.clone()),
+                }
+            }
+        }
+    }
+    answer
+}
+
+/// Prints §1a's `warn` line for a concept whose core hands the shell the
+/// rebinding as data (the serial queue's, Runs'), in `scope`.
+pub fn warn(scope: Scope<'_>, id: &str, from: &str, to: &str) {
+    let reason = found_elsewhere_reason(from, to);
+    decision_log::decision(Kind::Warn, scope, id, FOUND_ELSEWHERE, &reason, None);
+}
