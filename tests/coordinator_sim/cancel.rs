@@ -544,8 +544,7 @@ impl Sim {
             &before_holders,
             &before_waiters,
             &after,
-            &t.reply,
-            &t.effects,
+            &t,
         );
         if self.faults.strikes(&mut self.rng, Fault::ResetAfterCommit) {
             // The writes stand; the effects and the reply are lost.
@@ -631,9 +630,9 @@ impl Sim {
         before: &[Holder],
         before_waiters: &[InstanceId],
         after: &[Holder],
-        reply: &Reply,
-        effects: &[Effect],
+        t: &Transition,
     ) {
+        let (reply, effects) = (&t.reply, &t.effects);
         // Fences: every new holder's above every fence granted before.
         for h in after {
             if !before.iter().any(|b| b.id == h.id) {
