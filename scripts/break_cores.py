@@ -10,13 +10,18 @@ panic) and after how many simulation steps (the steps of the seeds before
 the failing one plus the failing seed's own step). A bug the simulation
 does not catch prints NOT CAUGHT and the script exits non-zero.
 
-    python3 scripts/break_cores.py            # every bug
+    npm run break-list                        # every bug (the check each round)
+    python3 scripts/break_cores.py            # the same
     python3 scripts/break_cores.py runs       # the bugs of one core
     python3 scripts/break_cores.py "retried"  # the bugs whose text says so
     python3 scripts/break_cores.py --list     # the list, without running
 
 It edits the working tree (and restores it, also on Ctrl-C); run it in a
-scratch copy if you are editing at the same time.
+scratch copy if you are editing at the same time (`git archive HEAD | tar
+-x -C DIR`, and `cp -a target DIR/` so the dependencies are not built
+again). Each bug rebuilds the crate and its simulation: the whole list
+takes about an hour on two busy cores, too long for `npm test`, so the
+team runs it once a round (docs/how-baton-is-tested.md has the last run).
 docs/how-baton-is-tested.md keeps the last run's table.
 """
 
