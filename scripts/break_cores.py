@@ -20,7 +20,7 @@ It edits the working tree (and restores it, also on Ctrl-C); run it in a
 scratch copy if you are editing at the same time (`git archive HEAD | tar
 -x -C DIR`, and `cp -a target DIR/` so the dependencies are not built
 again). Each bug rebuilds the crate and its simulation: the whole list
-takes about an hour on two busy cores, too long for `npm test`, so the
+takes about 40 minutes on two busy cores, too long for `npm test`, so the
 team runs it once a round (docs/how-baton-is-tested.md has the last run).
 docs/how-baton-is-tested.md keeps the last run's table.
 """
