@@ -674,17 +674,33 @@ impl Params {
     }
 }
 
-/// §11, the oracle's own record of what the operator did to a key.
-#[derive(Debug, Clone, Default)]
+/// §11, the oracle's own record of what the operator did to a key, and
+/// of the limit the callers named last (§1a), which an override hides
+/// and clearing it brings back.
+#[derive(Debug, Clone)]
 struct Steering {
-    /// Paused since, with the latest reason.
+    /// Paused since, with the latest reason: as `inspect` shows it.
     paused: Option<(u64, Option<String>)>,
+    /// The limit the last call that recorded one named (1 until one
+    /// does), whether or not an override hides it.
+    callers_limit: u32,
     /// The operator's override in force.
     limit_override: Option<u32>,
     /// While an override is in force: the callers' limit when it was set
     /// and every limit a call named since; clearing it must take one of
-    /// them (which one a skipped call left unrecorded is the core's).
+    /// them (and `callers_limit` says which).
     callers_named: Vec<u32>,
+}
+
+impl Default for Steering {
+    fn default() -> Self {
+        Steering {
+            paused: None,
+            callers_limit: 1,
+            limit_override: None,
+            callers_named: Vec::new(),
+        }
+    }
 }
 
 /// Counts of what the runs exercised, so a change that makes the simulation
@@ -1859,6 +1875,10 @@ impl Sim {
                 &format!("superseded {} waiter(s)", expected.len()),
             ),
         };
+        // An enqueue records the limit it names unless it is busy or
+        // coalesces (nothing registered, nothing changed).
+        let recorded = !busy && reply.coalesced_into.is_none();
+        self.callers_named(k, request.options.limit, recorded);
         self.history[k].superseded += expected.len() as u64;
         self.history[k].coalesced += u64::from(reply.coalesced_into.is_some());
         self.decided(
@@ -1983,6 +2003,18 @@ impl Sim {
                 if let AcquireStep::Done(d) = &step {
                     self.check_skip_at_once(&request, &before, &d.reply);
                 }
+                // An acquire records the limit it names, unless its id was
+                // superseded, or (onBusy skip, not registered) it is not
+                // granted at once: a skipping call changes nothing then.
+                let recorded = match &step {
+                    AcquireStep::Done(d) if d.reply == AcquireReply::Superseded => false,
+                    _ if request.options.skip && !registered => matches!(
+                        &step,
+                        AcquireStep::Done(d) if matches!(d.reply, AcquireReply::Granted { .. })
+                    ),
+                    _ => true,
+                };
+                self.callers_named(k, request.options.limit, recorded);
                 self.decided(k, &before, &request.options, allowed, line);
                 match step {
                     AcquireStep::Done(decided) => {
@@ -2041,6 +2073,11 @@ impl Sim {
                 } else {
                     Options::default()
                 };
+                let registered = before.holder(&id).is_some() || before.waits(&id);
+                let recorded = request.options.skip
+                    && !registered
+                    && matches!(reply, AcquireReply::Granted { .. });
+                self.callers_named(k, request.options.limit, recorded);
                 self.decided(k, &before, &options, allowed, line);
                 assert!(
                     wake.iter().all(|h| h.id != id),
@@ -2607,6 +2644,15 @@ impl Sim {
         self.by_id[id]
     }
 
+    /// A call on key `k` that named `named` and, by the oracle's rule,
+    /// `recorded` it: the callers' limit the key keeps, under an override
+    /// too.
+    fn callers_named(&mut self, k: usize, named: Option<u32>, recorded: bool) {
+        if let (Some(limit), true) = (named, recorded) {
+            self.steering[k].callers_limit = limit;
+        }
+    }
+
     /// The limit the oracle judges a call naming `named` by: the
     /// operator's override while one is in force (§11), else the call's.
     fn limit_judged(&self, k: usize, named: Option<u32>, before: &Snap) -> u32 {
@@ -2827,6 +2873,23 @@ impl Sim {
                 );
             }
         }
+        // By the oracle's own record: the limit in force is the override,
+        // else the callers' last (so clearing an override takes that one);
+        // the pause is as the operator left it (`inspect`'s `paused`).
+        let steering = &self.steering[k];
+        let in_force = steering.limit_override.unwrap_or(steering.callers_limit);
+        assert_eq!(
+            after.limit, in_force,
+            "LIMIT: key {k}'s limit in force (override {:?}, the callers' last {})",
+            steering.limit_override, steering.callers_limit
+        );
+        let paused = self.stores[k]
+            .paused()
+            .map(|p| (p.since_ms, p.reason.clone()));
+        assert_eq!(
+            paused, steering.paused,
+            "PAUSE: key {k}'s pause as inspect shows it"
+        );
         let options = &options;
         check_transition(before, &after, options, &allowed, &|id| self.share_of(id));
         self.check_shares(k, before, &after, allowed.caller);

@@ -71,7 +71,7 @@
 use super::draft::Draft;
 use super::enqueue::{enqueue, enqueue_checked, refuse_cancel_holders};
 use super::grant::{acquire, acquire_checked, fill_slots, hand_on_checked};
-use super::log::{self, Asked};
+use super::log::{self, Cause};
 use super::steer;
 use super::types::history::{self, Outcome};
 use super::types::{
@@ -93,7 +93,7 @@ pub fn decide(
 ) -> Result<Transition, BatonError> {
     refuse_cancel_holders(&input)?;
     let mut key = Draft::new(view, settings);
-    let asked = Asked::of(&input);
+    let cause = Cause::of(&input);
     let reply = match input {
         Input::Enqueue(request) => enqueue(&mut key, now_ms, request)?,
         Input::EnqueueChecked {
@@ -135,7 +135,7 @@ pub fn decide(
             Reply::Settled
         }
     };
-    Ok(finish(key, reply, &asked, now_ms))
+    Ok(finish(key, reply, &cause, now_ms))
 }
 
 /// `release`: a holder's slot goes to the front of the order; a waiter
@@ -198,7 +198,7 @@ fn tick(key: &mut Draft<'_>) -> Reply {
 /// The transition: the writes with the history's around them
 /// (`history::record`), the report the list is due (`reporter::due`),
 /// and the log line (`log::of`).
-fn finish(key: Draft<'_>, reply: Reply, asked: &Asked, now_ms: u64) -> Transition {
+fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transition {
     let needs = key.needs_holder_check();
     let shown = |s: &Summary| Shown {
         holders: s.holders.len() as u32,
@@ -217,8 +217,8 @@ fn finish(key: Draft<'_>, reply: Reply, asked: &Asked, now_ms: u64) -> Transitio
         now_ms,
     );
     let log = log::of(
-        asked,
-        &log::Decided {
+        cause,
+        &log::Consequence {
             before: key.view,
             reply: &reply,
             quiet: key.effects.is_empty() && !needs,

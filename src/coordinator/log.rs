@@ -10,10 +10,10 @@ use std::borrow::Cow;
 
 pub use crate::transition::{LogKind, LogLine};
 
-/// What a line needs of a decision's input, taken before the decision
-/// consumes it.
+/// What a decision was about, as its line needs it: taken from the input
+/// before the decision consumes it.
 #[derive(Debug, Clone)]
-pub enum Asked {
+pub enum Cause {
     Enqueue(InstanceId),
     Acquire(InstanceId),
     AcquireChecked {
@@ -49,52 +49,52 @@ pub enum Asked {
     Nothing,
 }
 
-impl Asked {
-    pub fn of(input: &Input) -> Asked {
+impl Cause {
+    pub fn of(input: &Input) -> Cause {
         match input {
             Input::Enqueue(request) | Input::EnqueueChecked { request, .. } => {
-                Asked::Enqueue(request.id.clone())
+                Cause::Enqueue(request.id.clone())
             }
-            Input::Acquire(request) => Asked::Acquire(request.id.clone()),
+            Input::Acquire(request) => Cause::Acquire(request.id.clone()),
             Input::AcquireChecked {
                 request,
                 holder,
                 liveness,
-            } => Asked::AcquireChecked {
+            } => Cause::AcquireChecked {
                 id: request.id.clone(),
                 holder: holder.id.clone(),
                 liveness: *liveness,
             },
-            Input::Release(id) => Asked::Release(id.clone()),
+            Input::Release(id) => Cause::Release(id.clone()),
             Input::Woken {
                 holder,
                 accepted: false,
                 liveness,
-            } => Asked::WokenChecked {
+            } => Cause::WokenChecked {
                 holder: holder.clone(),
                 liveness: *liveness,
             },
-            Input::TickChecked { holder, liveness } => Asked::TickChecked {
+            Input::TickChecked { holder, liveness } => Cause::TickChecked {
                 holder: holder.id.clone(),
                 liveness: *liveness,
             },
-            Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => Asked::Steer,
-            Input::Cancelled { holder, liveness } => Asked::Cancelled {
+            Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => Cause::Steer,
+            Input::Cancelled { holder, liveness } => Cause::Cancelled {
                 holder: holder.id.clone(),
                 liveness: *liveness,
             },
-            Input::Rebound { id, from, workflow } => Asked::Rebound {
+            Input::Rebound { id, from, workflow } => Cause::Rebound {
                 id: id.clone(),
                 from: from.clone(),
                 to: workflow.clone(),
             },
-            Input::Woken { .. } | Input::Tick => Asked::Nothing,
+            Input::Woken { .. } | Input::Tick => Cause::Nothing,
         }
     }
 }
 
-/// What the decision came to, as the line reads it.
-pub struct Decided<'a> {
+/// What the decision came to, as its line reads it.
+pub struct Consequence<'a> {
     /// The view it was taken on.
     pub before: &'a View,
     pub reply: &'a Reply,
@@ -139,11 +139,11 @@ const FULL: &str = "maxWaiting: the key has as many waiters as its cap; nothing 
 /// The one rule of the line a decision prints, if any. A first phase that
 /// waits for a check prints nothing: its second phase's line says what
 /// came of it.
-pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
+pub fn of(cause: &Cause, d: &Consequence<'_>) -> Option<LogLine> {
     use LogKind::{Contended, Routine};
-    match (asked, d.reply) {
-        (Asked::Enqueue(id), Reply::Enqueue(reply)) => enqueued(id, reply),
-        (Asked::Acquire(id), Reply::Acquire(reply)) => {
+    match (cause, d.reply) {
+        (Cause::Enqueue(id), Reply::Enqueue(reply)) => enqueued(id, reply),
+        (Cause::Acquire(id), Reply::Acquire(reply)) => {
             // Answered at once, granted: routine. Anything that wakes
             // slots ahead of the caller or arms the alarm: contended.
             let routine = matches!(reply, AcquireReply::Granted { .. }) && d.quiet;
@@ -155,7 +155,7 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
             line(kind, id, outcome(reply), reason, None)
         }
         (
-            Asked::AcquireChecked {
+            Cause::AcquireChecked {
                 id,
                 holder,
                 liveness,
@@ -176,12 +176,12 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
                 waited_ms,
             )
         }
-        (Asked::Release(id), Reply::Release(next)) => released(id, next.as_ref(), d),
-        (Asked::Steer, reply) => steer(reply, d),
-        (Asked::WokenChecked { holder, liveness }, _) => woken(holder, *liveness, d),
-        (Asked::Cancelled { holder, liveness }, _) => cancelled(holder, *liveness, d),
-        (Asked::Rebound { id, from, to }, _) => rebound(id, from, to, d.before),
-        (Asked::TickChecked { holder, liveness }, _) => line(
+        (Cause::Release(id), Reply::Release(next)) => released(id, next.as_ref(), d),
+        (Cause::Steer, reply) => steer(reply, d),
+        (Cause::WokenChecked { holder, liveness }, _) => woken(holder, *liveness, d),
+        (Cause::Cancelled { holder, liveness }, _) => cancelled(holder, *liveness, d),
+        (Cause::Rebound { id, from, to }, _) => rebound(id, from, to, d.before),
+        (Cause::TickChecked { holder, liveness }, _) => line(
             Contended,
             holder,
             "checked",
@@ -238,7 +238,7 @@ fn enqueued(id: &InstanceId, reply: &EnqueueReply) -> Option<LogLine> {
 }
 
 /// A release's line: handed on, held on a paused key (§11), or routine.
-fn released(id: &InstanceId, next: Option<&InstanceId>, d: &Decided<'_>) -> Option<LogLine> {
+fn released(id: &InstanceId, next: Option<&InstanceId>, d: &Consequence<'_>) -> Option<LogLine> {
     match next {
         None if released_paused(id, d) => line(
             LogKind::Contended,
@@ -266,7 +266,7 @@ fn released(id: &InstanceId, next: Option<&InstanceId>, d: &Decided<'_>) -> Opti
 
 /// §1d: "terminated" once the cancelled holder is found dead and its slot
 /// goes on; else what its status said.
-fn cancelled(holder: &InstanceId, liveness: Liveness, d: &Decided<'_>) -> Option<LogLine> {
+fn cancelled(holder: &InstanceId, liveness: Liveness, d: &Consequence<'_>) -> Option<LogLine> {
     let ended = (d.did.ended.iter()).any(|(h, o)| h.id == *holder && *o == Outcome::Dead);
     let reason = if ended {
         Cow::Borrowed("cancelled holder found dead: its slot goes on")
@@ -299,14 +299,14 @@ fn rebound(id: &InstanceId, from: &str, to: &WorkflowName, before: &View) -> Opt
 }
 
 /// Whether a release by `id` ended its hold on a paused key (§11).
-fn released_paused(id: &InstanceId, d: &Decided<'_>) -> bool {
+fn released_paused(id: &InstanceId, d: &Consequence<'_>) -> bool {
     d.before.summary.paused.is_some() && d.did.ended.iter().any(|(h, _)| h.id == *id)
 }
 
 /// §11: an operator's decision on the whole key: printed at every level
 /// but `off` (as contended), with no instance; the reason never repeats
 /// the operator's words (lines carry identifiers only).
-fn steer(reply: &Reply, d: &Decided<'_>) -> Option<LogLine> {
+fn steer(reply: &Reply, d: &Consequence<'_>) -> Option<LogLine> {
     let was_paused = d.before.summary.paused.is_some();
     let handed = d.did.granted_waiters.len();
     let (decision, reason): (&'static str, String) = match reply {
@@ -346,7 +346,7 @@ fn steer(reply: &Reply, d: &Decided<'_>) -> Option<LogLine> {
 /// holder that confirmed its slot since and is found dead now is a holder
 /// check's answer; one that released (or was handed on) since is nothing
 /// this decision did.
-fn woken(handed: &Holder, liveness: Liveness, d: &Decided<'_>) -> Option<LogLine> {
+fn woken(handed: &Holder, liveness: Liveness, d: &Consequence<'_>) -> Option<LogLine> {
     let id = &handed.id;
     let as_handed = d.before.summary.holders.iter().any(|h| h == handed);
     let found_dead = d

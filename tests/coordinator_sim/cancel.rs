@@ -27,8 +27,10 @@
 //!   key, when a `cancelHolders` enqueue that it judges committed ran)
 //!   keeps its slot until then;
 //! - a `cancelHolders` enqueue that coalesces cancels nothing; one that
-//!   commits marks exactly the holders it found not yet cancelled, and
-//!   answers them;
+//!   commits marks exactly the holders it found not yet cancelled, answers
+//!   them, and asks at once for each one's termination through the
+//!   holder's own Workflow (half the instances name a binding of their
+//!   own, the others the default; the oracle records which);
 //! - a release from an id that no longer holds or waits changes nothing.
 //!
 //! At the end of each seed faults and arrivals stop and the system drains:
@@ -41,7 +43,7 @@ use baton::coordinator::{
     EnqueueRequest, Holder, Input, KeyTwin, Liveness, Member, Options, Reply, Settings, Transition,
 };
 use baton::error::BatonError;
-use baton::ident::{InputHash, InstanceId};
+use baton::ident::{InputHash, InstanceId, WorkflowName};
 use baton::limits::ENQUEUE_GRACE_MS_DEFAULT;
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -56,6 +58,9 @@ const DRAIN_STEPS_MAX: u64 = 20_000;
 /// Instances one seed starts at most.
 const INSTANCES_MAX: usize = 60;
 const KEY_WORKFLOW: &str = "WORKFLOW";
+/// The binding the odd instances name (the even ones name none: the
+/// default, [`KEY_WORKFLOW`]).
+const OWN_WORKFLOW: &str = "OWN_WORKFLOW";
 /// The faults this simulation injects, with each one's highest rate: a
 /// lost or doubled status answer after a termination is `EventLost` /
 /// `EventDuplicate`; a lost effect or reply, `ResetAfterCommit`.
@@ -97,6 +102,8 @@ struct Inst {
     supersedes: bool,
     cancel_holders: bool,
     hash: Option<InputHash>,
+    /// The Workflow binding its calls name (`None`: the default).
+    workflow: Option<WorkflowName>,
     /// Its body waits for a "finish" that only the drain sends, and only
     /// to a run nobody cancelled: a cancelled one ends only if the object
     /// terminates it (the alarm retrying a termination that failed).
@@ -352,18 +359,29 @@ impl Sim {
             supersedes: kind >= 3,
             cancel_holders: kind >= 5 || kind == 0,
             hash,
+            // By its number, so the seed's draws stay what they were.
+            workflow: (n % 2 == 1)
+                .then(|| WorkflowName::new(OWN_WORKFLOW.to_owned()).expect("valid binding")),
             long: self.rng.percent(30),
         };
         self.index.insert(inst.id.clone(), n);
         self.insts.push(inst);
     }
 
-    fn options(&self, cancel_holders: bool) -> Options {
+    fn options(&self, cancel_holders: bool, workflow: Option<WorkflowName>) -> Options {
         Options {
             limit: Some(self.limit),
             cancel_holders,
+            workflow,
             ..Options::default()
         }
+    }
+
+    /// The binding `id` is reached through, by the oracle's record of
+    /// what its calls name.
+    fn binding_of(&self, id: &InstanceId) -> String {
+        let workflow = self.insts[self.index[id]].workflow.as_ref();
+        workflow.map_or_else(|| KEY_WORKFLOW.to_owned(), |w| w.to_string())
     }
 
     fn instance_step(&mut self, i: usize) {
@@ -373,11 +391,11 @@ impl Sim {
                 supersedes: inst.supersedes,
                 id: inst.id.clone(),
                 input_hash: inst.hash.clone(),
-                options: self.options(inst.cancel_holders),
+                options: self.options(inst.cancel_holders, inst.workflow.clone()),
             }),
             Script::Waiting => Input::Acquire(AcquireRequest {
                 id: inst.id.clone(),
-                options: self.options(false),
+                options: self.options(false, inst.workflow.clone()),
             }),
             Script::InBody { fence, steps_left } => {
                 // The body writes with the fence it was told.
@@ -526,7 +544,7 @@ impl Sim {
             &before_holders,
             &before_waiters,
             &after,
-            &t.reply,
+            &t,
         );
         if self.faults.strikes(&mut self.rng, Fault::ResetAfterCommit) {
             // The writes stand; the effects and the reply are lost.
@@ -559,8 +577,10 @@ impl Sim {
                 Effect::Terminate(terminate) => self.ops.push(Op::Terminate(terminate.id.clone())),
                 Effect::TerminateHolder { holder, workflow } => {
                     assert_eq!(
-                        workflow, KEY_WORKFLOW,
-                        "terminated through its own Workflow"
+                        *workflow,
+                        self.binding_of(&holder.id),
+                        "CANCEL: {} terminated through another Workflow than its own",
+                        holder.id
                     );
                     self.ops.push(Op::TerminateHolder(holder.clone()));
                 }
@@ -610,8 +630,9 @@ impl Sim {
         before: &[Holder],
         before_waiters: &[InstanceId],
         after: &[Holder],
-        reply: &Reply,
+        t: &Transition,
     ) {
+        let (reply, effects) = (&t.reply, &t.effects);
         // Fences: every new holder's above every fence granted before.
         for h in after {
             if !before.iter().any(|b| b.id == h.id) {
@@ -671,6 +692,23 @@ impl Sim {
                     .collect();
                 let got: Vec<&InstanceId> = r.cancelled.iter().map(|h| &h.id).collect();
                 assert_eq!(got, expected, "CANCEL: the holders cancelled");
+                // Each one's termination asked at once, in this decision,
+                // through its own binding.
+                for id in &expected {
+                    let asked: Vec<&String> = (effects.iter())
+                        .filter_map(|e| match e {
+                            Effect::TerminateHolder { holder, workflow } if holder.id == **id => {
+                                Some(workflow)
+                            }
+                            _ => None,
+                        })
+                        .collect();
+                    assert_eq!(
+                        asked,
+                        vec![&self.binding_of(id)],
+                        "CANCEL: {id}'s termination, asked at once through its own Workflow"
+                    );
+                }
                 for b in before {
                     let now = after.iter().find(|h| h.id == b.id);
                     assert!(
