@@ -614,6 +614,9 @@ export type KeyOptions = {
   cancelHolders?: boolean | null;
 };
 
+/** §10a: the first that applies, in this order: `paused` (an operator paused it); `stalled` (waiters wait, and for longer than `HOLDER_CHECK_MS` a holder has not taken up a slot handed to it, or its status checks fail); `backlogged` (waiters wait behind the holders); `at_capacity` (every slot held, nobody waits); `active` (some slots held, nobody waits); `idle`. */
+export type KeyState = "paused" | "stalled" | "backlogged" | "at_capacity" | "active" | "idle";
+
 /** Most entries one page answers (default 100). */
 export type ListLimit = number;
 
@@ -622,6 +625,8 @@ export type ListRequest = {
   /** Where to go on: the `cursor` the previous page answered (none or `null` for the first page). */
   cursor?: string | null;
   limit?: ListLimit | null;
+  /** §10a: only the entries in this state (a page may then answer fewer than `limit`, and still a `cursor` while more may follow). */
+  state?: KeyState | null;
 };
 
 /** A group with a holder or a waiter. */
@@ -634,6 +639,8 @@ export type ListedGroup = {
   oldestWaitMs: number;
   /** Whether an operator paused it (contract §11). */
   paused: boolean;
+  /** §10a, as a key of limit 1 with no stall: `paused`, `backlogged`, `at_capacity` or `idle`. */
+  state: KeyState;
 };
 
 /** A key with a waiter, or whose holder was found dead in the last hour. */
@@ -648,6 +655,8 @@ export type ListedKey = {
   limit: number;
   /** §11: an operator paused the key. */
   paused: boolean;
+  /** §10a: its health at a glance, from what the key last reported. */
+  state: KeyState;
 };
 
 /** `options.onBusy` (§1c). */

@@ -229,6 +229,7 @@ impl Key {
             limit: self.limit,
             dead_until_ms: self.dead_at.map(Busy::dead_until),
             paused: false,
+            stalled_from_ms: None,
         }
     }
 

@@ -269,6 +269,7 @@ mod tests {
             limit: 1,
             dead_until_ms: None,
             paused: false,
+            stalled_from_ms: None,
         }
     }
 

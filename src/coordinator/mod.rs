@@ -93,6 +93,7 @@ mod check;
 mod decide;
 mod effect;
 mod grant;
+pub mod health;
 pub mod history;
 mod invariants;
 pub mod log;

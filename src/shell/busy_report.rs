@@ -213,6 +213,7 @@ impl Object {
             oldest_since: busy.oldest_since_ms,
             limit: busy.limit,
             paused: busy.paused,
+            stalled_from: busy.stalled_from_ms,
         })
     }
 
@@ -258,4 +259,5 @@ pub(super) struct ListReported {
     oldest_since: Option<u64>,
     limit: u32,
     paused: bool,
+    stalled_from: Option<u64>,
 }

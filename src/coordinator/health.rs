@@ -1,0 +1,133 @@
+//! A key's health (contract §10a), the Coordinator's part: which of its
+//! holders keep it from moving, and since when ([`stalled_from`]), and how
+//! long its waits are ([`waits`]). The state itself is the one rule of
+//! `crate::health`, applied to these facts by `inspect` and, through the
+//! key's report ([`busy`]), by the list.
+//!
+//! Nothing here runs on an uncontended acquire or release: `inspect` and
+//! the list's reports (sent only for a key with waiters or a dead holder)
+//! are its only callers.
+
+use super::history;
+use super::state::{Holder, HolderState};
+use super::types::Summary;
+use crate::busy::Busy;
+use crate::health::{self, Facts, KeyState};
+use crate::sql::{Counted, SqlExec};
+
+/// From when the key counts as stalled should waiters wait: the earliest
+/// moment a holder has, for longer than `holder_check_ms`, held a slot
+/// handed to it that it has not taken up (neither accepted its turn
+/// event nor called `acquire`: still [`HolderState::Handed`]), or had its
+/// status checks fail (`failing_since_ms`: the first failure of the
+/// earliest run of failures still unbroken among the holders). `None`
+/// while no holder is either.
+pub fn stalled_from(
+    holders: &[Holder],
+    failing_since_ms: Option<u64>,
+    holder_check_ms: u64,
+) -> Option<u64> {
+    let handed = holders
+        .iter()
+        .filter(|h| h.state == HolderState::Handed)
+        .map(|h| h.since_ms)
+        .min();
+    let since = match (handed, failing_since_ms) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    since.map(|since| since.saturating_add(holder_check_ms))
+}
+
+/// The facts [`health::state`] decides from, for a key with `summary`.
+pub fn facts(summary: &Summary, stalled_from_ms: Option<u64>) -> Facts {
+    Facts {
+        paused: summary.paused.is_some(),
+        holders: summary.holders.len() as u32,
+        waiting: summary.waiters,
+        limit: summary.limit,
+        stalled_from_ms,
+    }
+}
+
+/// §10a: the key's state at `now_ms`.
+pub fn state(summary: &Summary, stalled_from_ms: Option<u64>, now_ms: u64) -> KeyState {
+    health::state(&facts(summary, stalled_from_ms), now_ms)
+}
+
+/// What the key's list entry shows (`history::busy`), with when it counts
+/// as stalled: the report a list shard decides the entry's state from.
+pub fn busy<E: SqlExec>(
+    sql: &Counted<'_, E>,
+    key: &str,
+    summary: &Summary,
+    failing_since_ms: Option<u64>,
+    holder_check_ms: u64,
+) -> Busy {
+    Busy {
+        stalled_from_ms: stalled_from(&summary.holders, failing_since_ms, holder_check_ms),
+        ..history::busy(
+            sql,
+            key,
+            summary.holders.len() as u32,
+            summary.waiters,
+            summary.limit,
+            summary.paused.is_some(),
+        )
+    }
+}
+
+/// `inspect`'s `waits`: the median and 95th percentile (nearest rank) of
+/// `waits_ms`, and how many there are.
+pub fn waits(mut waits_ms: Vec<u64>) -> (u64, u64, u32) {
+    waits_ms.sort_unstable();
+    let n = waits_ms.len();
+    let rank = |q: u64| -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        // Nearest rank: the smallest value with at least q% at or below it.
+        let at = (q * n as u64).div_ceil(100).max(1) as usize;
+        waits_ms[at - 1]
+    };
+    (rank(50), rank(95), n as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coordinator::Turn;
+    use crate::ident::InstanceId;
+
+    fn holder(id: &str, since_ms: u64, state: HolderState) -> Holder {
+        Holder {
+            id: InstanceId::new(id.to_owned()).unwrap(),
+            since_ms,
+            state,
+            workflow: None,
+            enqueued_ms: None,
+            turn: Turn::Shared,
+            fence: 1,
+            cancelling: false,
+        }
+    }
+
+    #[test]
+    fn a_stall_counts_from_the_earliest_handed_slot_or_failing_check() {
+        let holding = holder("a", 10, HolderState::Holding);
+        let handed = holder("b", 30, HolderState::Handed);
+        assert_eq!(stalled_from(std::slice::from_ref(&holding), None, 5), None);
+        assert_eq!(stalled_from(std::slice::from_ref(&holding), Some(20), 5), Some(25));
+        assert_eq!(stalled_from(&[holding, handed.clone()], None, 5), Some(35));
+        assert_eq!(stalled_from(&[handed], Some(20), 5), Some(25));
+    }
+
+    #[test]
+    fn the_wait_figures_are_nearest_rank() {
+        assert_eq!(waits(Vec::new()), (0, 0, 0));
+        assert_eq!(waits(vec![7]), (7, 7, 1));
+        let hundred: Vec<u64> = (1..=100).rev().collect();
+        assert_eq!(waits(hundred), (50, 95, 100));
+        assert_eq!(waits(vec![1, 2, 3, 4]), (2, 4, 4));
+    }
+}
