@@ -117,7 +117,10 @@ mod tests {
         let holding = holder("a", 10, HolderState::Holding);
         let handed = holder("b", 30, HolderState::Handed);
         assert_eq!(stalled_from(std::slice::from_ref(&holding), None, 5), None);
-        assert_eq!(stalled_from(std::slice::from_ref(&holding), Some(20), 5), Some(25));
+        assert_eq!(
+            stalled_from(std::slice::from_ref(&holding), Some(20), 5),
+            Some(25)
+        );
         assert_eq!(stalled_from(&[holding, handed.clone()], None, 5), Some(35));
         assert_eq!(stalled_from(&[handed], Some(20), 5), Some(25));
     }
