@@ -88,7 +88,7 @@ describe("a paused serial group", () => {
     assert.deepEqual(waitingIds(view), ["p-C"]);
     assert.deepEqual(view.paused, again.paused);
     const entry = await listed(h, group);
-    assert.deepEqual({ ...entry, oldestWaitMs: 0 }, { group, holder: null, waiting: 1, oldestWaitMs: 0, paused: true });
+    assert.deepEqual({ ...entry, oldestWaitMs: 0 }, { group, holder: null, waiting: 1, oldestWaitMs: 0, paused: true, state: "paused" });
 
     // No claim succeeds: p-C's own claim, and a claim on enqueue, wait behind nobody.
     const claim = await ok(h, "serialClaim", { group, instanceId: "p-C" });
