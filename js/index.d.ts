@@ -322,6 +322,14 @@ export type CancelReply = {
   cancelled: InstanceId | null;
 };
 
+/** A holder's `checked` (§10a): when Baton last asked the Workflow binding about it, and what the binding answered. */
+export type Checked = {
+  /** When, in ms since the epoch. */
+  at: number;
+  /** The instance's status as the binding gave it (`"running"`, `"waiting"`, `"complete"`...), `"not_found"`, or `"failed"` when the call threw or did not answer in time. */
+  status: string;
+};
+
 /** `acquire(key, instanceId, options?)`. */
 export type CoordinatorAcquire = {
   key: Ident;
@@ -399,6 +407,10 @@ export type CoordinatorInspection = {
   paused: Paused | null;
   /** §11: the operator's limit override (then `limit`), or null. */
   limitOverride: number | null;
+  /** §10a: the key's health at a glance. */
+  state: KeyState;
+  /** §10a: the waits of `recent`'s holds and of the waiters now. */
+  waits: Waits;
 };
 
 /** `pause(key, { reason? })`: the request `{ key, reason? }`. */
@@ -547,6 +559,8 @@ export type HolderEntry = {
   fence: number;
   /** Being cancelled (§1d): terminated, it keeps its slot until found dead. */
   cancelling: boolean;
+  /** §10a: when Baton last asked the Workflow binding about it, and what it answered; null before the first check. */
+  checked: Checked | null;
 };
 
 /** How many instances may hold the key at once. */
@@ -1069,6 +1083,16 @@ export type WaiterView = {
   priority: number;
   /** §1c: as registered; null is the tenant shared by every waiter that names none. */
   tenant: Ident | null;
+};
+
+/** `inspect`'s `waits` (§10a): how long the key's recent holders waited for it and how long its waiters have waited so far, as percentiles. */
+export type Waits = {
+  /** The median wait in ms (0 when `n` is 0). */
+  p50Ms: number;
+  /** The 95th percentile wait in ms (0 when `n` is 0). */
+  p95Ms: number;
+  /** How many waits the figures are over: the recent holds' and the current waiters'. */
+  n: number;
 };
 
 /** The binding name of a Workflow of Baton's Worker, one of WORKFLOW_BINDINGS. */

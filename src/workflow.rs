@@ -38,3 +38,111 @@ impl Liveness {
         }
     }
 }
+
+/// What the Workflow binding answered a status query, as Baton keeps it
+/// for a holder (contract §10a's `checked.status`): the platform's status,
+/// `not_found`, or `failed` when the query threw or did not answer in
+/// time. Its [`Liveness`] is what the decisions act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Queued,
+    Running,
+    Paused,
+    Waiting,
+    WaitingForPause,
+    Complete,
+    Errored,
+    Terminated,
+    /// A status this code does not know: alive, the cautious reading.
+    Other,
+    NotFound,
+    Failed,
+}
+
+/// Every answer, for reading a stored name back.
+const ANSWERS: [Status; 11] = [
+    Status::Queued,
+    Status::Running,
+    Status::Paused,
+    Status::Waiting,
+    Status::WaitingForPause,
+    Status::Complete,
+    Status::Errored,
+    Status::Terminated,
+    Status::Other,
+    Status::NotFound,
+    Status::Failed,
+];
+
+impl Status {
+    /// Its name, as stored and as `inspect` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Queued => "queued",
+            Status::Running => "running",
+            Status::Paused => "paused",
+            Status::Waiting => "waiting",
+            Status::WaitingForPause => "waiting_for_pause",
+            Status::Complete => "complete",
+            Status::Errored => "errored",
+            Status::Terminated => "terminated",
+            Status::Other => "unknown_status",
+            Status::NotFound => "not_found",
+            Status::Failed => "failed",
+        }
+    }
+
+    /// The answer stored as `name` (a name of an older release reads as
+    /// a status this code does not know).
+    pub fn from_name(name: &str) -> Status {
+        ANSWERS
+            .into_iter()
+            .find(|a| a.name() == name)
+            .unwrap_or(Status::Other)
+    }
+
+    pub fn liveness(self) -> Liveness {
+        match self {
+            Status::Complete | Status::Errored | Status::Terminated => Liveness::Dead,
+            Status::NotFound => Liveness::NotFound,
+            Status::Failed => Liveness::Unknown,
+            Status::Queued
+            | Status::Running
+            | Status::Paused
+            | Status::Waiting
+            | Status::WaitingForPause
+            | Status::Other => Liveness::Alive,
+        }
+    }
+}
+
+/// The plainest answer of each liveness (tests and simulations, whose
+/// engines speak in liveness).
+impl From<Liveness> for Status {
+    fn from(liveness: Liveness) -> Status {
+        match liveness {
+            Liveness::Alive => Status::Running,
+            Liveness::Dead => Status::Complete,
+            Liveness::NotFound => Status::NotFound,
+            Liveness::Unknown => Status::Failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_answer_reads_back_by_name_and_maps_to_its_liveness() {
+        for answer in ANSWERS {
+            assert_eq!(Status::from_name(answer.name()), answer);
+            assert_eq!(
+                Status::from(answer.liveness()).liveness(),
+                answer.liveness()
+            );
+        }
+        assert_eq!(Status::from_name("teleported"), Status::Other);
+        assert_eq!(Status::Failed.liveness(), Liveness::Unknown);
+    }
+}

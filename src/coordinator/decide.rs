@@ -217,11 +217,12 @@ pub fn decide(
             }
             Reply::Ticked(due)
         }
-        Input::TickChecked { holder, liveness } | Input::Cancelled { holder, liveness } => {
+        Input::TickChecked { holder, answer } | Input::Cancelled { holder, answer } => {
             if key.holder(&holder.id).is_some() {
                 key.writes
-                    .push(Write::MarkChecked(holder.id.clone(), now_ms));
+                    .push(Write::MarkChecked(holder.id.clone(), now_ms, answer));
             }
+            let liveness = answer.liveness();
             hand_on_checked(&mut key, now_ms, settings.grace_ms, &holder, liveness);
             Reply::Settled
         }

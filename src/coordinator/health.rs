@@ -8,12 +8,107 @@
 //! the list's reports (sent only for a key with waiters or a dead holder)
 //! are its only callers.
 
-use super::history;
-use super::state::{Holder, HolderState};
+use super::history::{self, Hold};
+use super::state::{Holder, HolderState, Waiter};
 use super::types::Summary;
 use crate::busy::Busy;
 use crate::health::{self, Facts, KeyState};
-use crate::sql::{Counted, SqlExec};
+use crate::ident::InstanceId;
+use crate::limits::HOLDERS_PER_KEY_MAX;
+use crate::sql::{
+    millis_value, optional_millis, optional_text, stored_id, text_value, Counted, SqlExec,
+};
+use crate::workflow::Status;
+
+/// A holder's last status check (§10a), as its row keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    pub at_ms: u64,
+    pub answer: Status,
+}
+
+/// What `inspect` shows of a key's health: its state, its wait figures,
+/// and each holder's last check (in the order of the summary's holders).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    pub state: KeyState,
+    pub waits: Waits,
+    pub checked: Vec<Option<Checked>>,
+}
+
+/// `inspect`'s `waits`: the median and 95th percentile, and over how many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Waits {
+    pub p50_ms: u64,
+    pub p95_ms: u64,
+    pub n: u32,
+}
+
+/// Each holder's last check and since when its checks fail, by id, as the
+/// rows keep them (one read, bounded by the holders a key can have).
+fn checks<E: SqlExec>(
+    sql: &Counted<'_, E>,
+    key: &str,
+) -> Vec<(InstanceId, Option<Checked>, Option<u64>)> {
+    sql.read(
+        "SELECT id, checked_ms, check_answer, check_failed_ms FROM coordinator_holders \
+         WHERE key = ?1 LIMIT ?2",
+        &[
+            text_value(key),
+            millis_value(u64::from(HOLDERS_PER_KEY_MAX)),
+        ],
+    )
+    .iter()
+    .map(|row| {
+        let checked = optional_millis(&row[1]).map(|at_ms| Checked {
+            at_ms,
+            answer: optional_text(&row[2]).map_or(Status::Other, |a| Status::from_name(&a)),
+        });
+        (stored_id(&row[0]), checked, optional_millis(&row[3]))
+    })
+    .collect()
+}
+
+/// The earliest first failure of an unbroken run of failed checks among
+/// the key's holders (§10a), from its rows.
+pub fn failing_since<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Option<u64> {
+    sql.read(
+        "SELECT MIN(check_failed_ms) FROM coordinator_holders WHERE key = ?1",
+        &[text_value(key)],
+    )
+    .first()
+    .and_then(|row| optional_millis(&row[0]))
+}
+
+/// `inspect`'s §10a part for a key with `summary`, its `waiters` and its
+/// `recent` holds, at `now_ms`.
+pub fn inspect<E: SqlExec>(
+    sql: &Counted<'_, E>,
+    key: &str,
+    summary: &Summary,
+    waiters: &[Waiter],
+    recent: &[Hold],
+    holder_check_ms: u64,
+    now_ms: u64,
+) -> Health {
+    let rows = checks(sql, key);
+    let failing = rows.iter().filter_map(|(_, _, since)| *since).min();
+    let stalled = stalled_from(&summary.holders, failing, holder_check_ms);
+    let waited = (recent.iter().map(|h| h.waited_ms))
+        .chain(waiters.iter().map(|w| now_ms.saturating_sub(w.since_ms)))
+        .collect();
+    let (p50_ms, p95_ms, n) = waits(waited);
+    Health {
+        state: state(summary, stalled, now_ms),
+        waits: Waits { p50_ms, p95_ms, n },
+        checked: (summary.holders.iter())
+            .map(|h| {
+                let row = rows.iter().find(|(id, _, _)| *id == h.id);
+                row.and_then(|(_, checked, _)| *checked)
+            })
+            .collect(),
+    }
+}
 
 /// From when the key counts as stalled should waiters wait: the earliest
 /// moment a holder has, for longer than `holder_check_ms`, held a slot
@@ -61,11 +156,14 @@ pub fn busy<E: SqlExec>(
     sql: &Counted<'_, E>,
     key: &str,
     summary: &Summary,
-    failing_since_ms: Option<u64>,
     holder_check_ms: u64,
 ) -> Busy {
+    // A stall needs waiters (`health::state`): without them, no read.
+    let failing = (summary.waiters > 0)
+        .then(|| failing_since(sql, key))
+        .flatten();
     Busy {
-        stalled_from_ms: stalled_from(&summary.holders, failing_since_ms, holder_check_ms),
+        stalled_from_ms: stalled_from(&summary.holders, failing, holder_check_ms),
         ..history::busy(
             sql,
             key,

@@ -70,14 +70,14 @@ impl Asked {
                 holder: holder.clone(),
                 liveness: *liveness,
             },
-            Input::TickChecked { holder, liveness } => Asked::TickChecked {
+            Input::TickChecked { holder, answer } => Asked::TickChecked {
                 holder: holder.id.clone(),
-                liveness: *liveness,
+                liveness: answer.liveness(),
             },
             Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => Asked::Steer,
-            Input::Cancelled { holder, liveness } => Asked::Cancelled {
+            Input::Cancelled { holder, answer } => Asked::Cancelled {
                 holder: holder.id.clone(),
-                liveness: *liveness,
+                liveness: answer.liveness(),
             },
             Input::Woken { .. } | Input::Tick => Asked::Nothing,
         }

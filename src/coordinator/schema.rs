@@ -385,6 +385,12 @@ pub const MIGRATIONS: &[&[&str]] = &[
             UPDATE coordinator_keys SET waiter_count = waiter_count - 1 WHERE key = old.key; \
          END",
     ],
+    // v14 (contract §10a): each holder's last status answer, and since
+    // when its checks have failed in a row (null while the last answered).
+    &[
+        "ALTER TABLE coordinator_holders ADD COLUMN check_answer TEXT",
+        "ALTER TABLE coordinator_holders ADD COLUMN check_failed_ms INTEGER",
+    ],
 ];
 
 /// The version this release writes.

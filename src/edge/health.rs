@@ -75,6 +75,25 @@ pub struct Waits {
     pub n: u32,
 }
 
+impl From<crate::coordinator::health::Waits> for Waits {
+    fn from(waits: crate::coordinator::health::Waits) -> Waits {
+        Waits {
+            p50_ms: waits.p50_ms,
+            p95_ms: waits.p95_ms,
+            n: waits.n,
+        }
+    }
+}
+
+impl From<crate::coordinator::health::Checked> for Checked {
+    fn from(checked: crate::coordinator::health::Checked) -> Checked {
+        Checked {
+            at: checked.at_ms,
+            status: checked.answer.name().to_owned(),
+        }
+    }
+}
+
 /// A holder's `checked` (§10a): when Baton last asked the Workflow binding
 /// about it, and what the binding answered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]

@@ -2,6 +2,7 @@
 //! §11): its holders, its waiters in hand-on order with their place and
 //! estimate, its recent holds and counts, and how an operator steers it.
 
+use super::health::{Checked, State, Waits};
 use crate::coordinator::{self as core, Holder, Waiter};
 use crate::ident::{Ident, InputHash, InstanceId};
 use schemars::JsonSchema;
@@ -32,6 +33,10 @@ pub struct Inspection {
     pub paused: Option<super::steer::Paused>,
     /// §11: the operator's limit override (then `limit`), or null.
     pub limit_override: Option<u32>,
+    /// §10a: the key's health at a glance.
+    pub state: State,
+    /// §10a: the waits of `recent`'s holds and of the waiters now.
+    pub waits: Waits,
 }
 
 /// A hold `inspect`'s `recent` shows.
@@ -133,6 +138,9 @@ pub struct HolderEntry {
     pub fence: u64,
     /// Being cancelled (§1d): terminated, it keeps its slot until found dead.
     pub cancelling: bool,
+    /// §10a: when Baton last asked the Workflow binding about it, and
+    /// what it answered; null before the first check.
+    pub checked: Option<Checked>,
 }
 
 impl HolderEntry {
@@ -146,6 +154,7 @@ impl HolderEntry {
             since: holder.since_ms,
             fence: holder.fence,
             cancelling: holder.cancelling,
+            checked: None,
         }
     }
 }

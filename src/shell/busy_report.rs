@@ -20,7 +20,7 @@ use super::js::{self, now_ms, to_js};
 use super::stub::call_object;
 use crate::busy::reporter::{Answered, Due, Reporter};
 use crate::busy::{shard_name, shard_of, Answer, Busy, Report};
-use crate::coordinator::{self, history};
+use crate::coordinator::{self, health, history};
 use crate::edge::busy::{ShardReport, ShardReportReply};
 use crate::ident::Ident;
 use crate::limits::{KEYS_CHECKED_PER_ALARM_MAX, KEY_SUMMARIES_KEPT_MAX};
@@ -181,18 +181,12 @@ impl Object {
     async fn busy_now(self: &Rc<Self>, key: &Ident) -> Result<(Busy, bool), JsValue> {
         let object = self.clone();
         let key = key.clone();
+        let check_ms = self.config()?.holder_check_ms;
         self.read(move |sql| {
             let counted = Counted::new(sql);
             let kept = object.memory(|m| m.kept(key.as_str()));
             let summary = kept.unwrap_or_else(|| coordinator::load_summary(&counted, key.as_str()));
-            let busy = history::busy(
-                &counted,
-                key.as_str(),
-                summary.holders.len() as u32,
-                summary.waiters,
-                summary.limit,
-                summary.paused.is_some(),
-            );
+            let busy = health::busy(&counted, key.as_str(), &summary, check_ms);
             let owed = history::is_owed(&counted, key.as_str());
             sql.count_work(counted.work());
             (busy, owed)

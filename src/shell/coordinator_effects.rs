@@ -18,6 +18,7 @@ use crate::coordinator::{self, Handed, Input, Liveness, Reply};
 use crate::edge::coordinator::{AcquireOutcome, GrantEvent};
 use crate::edge::TurnEvent;
 use crate::transition::{Check, Terminate, Wake};
+use crate::workflow::Status;
 
 /// The Coordinator's effects, and what their results feed back.
 impl Perform<Coordinator> for coordinator::Effect {
@@ -36,9 +37,9 @@ impl Perform<Coordinator> for coordinator::Effect {
     ) -> Performed<Coordinator> {
         match self {
             coordinator::Effect::Check(check) => {
-                let liveness = effects::liveness(with.env, check).await;
+                let answer = effects::answer(with.env, check).await;
                 Performed {
-                    input: checked(check, liveness, with.answer).map(|i| (i, check.answers)),
+                    input: checked(check, answer, with.answer).map(|i| (i, check.answers)),
                     woke: None,
                 }
             }
@@ -63,10 +64,10 @@ impl Perform<Coordinator> for coordinator::Effect {
                     workflow: workflow.clone(),
                     answers: false,
                 };
-                let liveness = effects::liveness(with.env, &check).await;
+                let answer = effects::answer(with.env, &check).await;
                 let input = Input::Cancelled {
                     holder: holder.clone(),
-                    liveness,
+                    answer,
                 };
                 Performed {
                     input: Some((input, false)),
@@ -80,7 +81,8 @@ impl Perform<Coordinator> for coordinator::Effect {
 /// An enqueue's candidate, an acquire's holder or one of the alarm's
 /// holders, checked: the matching second phase of the decision that asked
 /// (the caller's answer so far).
-fn checked(check: &Check, liveness: Liveness, asked_by: Option<&Reply>) -> Option<Input> {
+fn checked(check: &Check, answer: Status, asked_by: Option<&Reply>) -> Option<Input> {
+    let liveness = answer.liveness();
     match asked_by? {
         Reply::EnqueueChecking { request, candidate } => Some(Input::EnqueueChecked {
             request: request.clone(),
@@ -97,7 +99,7 @@ fn checked(check: &Check, liveness: Liveness, asked_by: Option<&Reply>) -> Optio
                 .find(|h| h.id == check.id)
                 .map(|holder| Input::TickChecked {
                     holder: holder.clone(),
-                    liveness,
+                    answer,
                 })
         }
         // Only the decisions above ask for checks.

@@ -14,7 +14,7 @@ use super::js::now_ms;
 use super::object::ObjectBase;
 use super::sqlite::ObjectSql;
 use crate::busy::reporter::Due;
-use crate::coordinator::{self, history, Input, Settings, Summary};
+use crate::coordinator::{self, health, Input, Settings, Summary};
 use crate::ident::Ident;
 use crate::limits::KEY_SUMMARIES_KEPT_MAX;
 use crate::sql::Counted;
@@ -92,8 +92,7 @@ impl Memory<Coordinator> for Summaries {
         if self.reports.sends_now(key, outputs.report, now) {
             let s = &transition.state.view.summary;
             let counted = Counted::new(sql);
-            let (holders, paused) = (s.holders.len() as u32, s.paused.is_some());
-            let busy = history::busy(&counted, key, holders, s.waiters, s.limit, paused);
+            let busy = health::busy(&counted, key, s, self.holder_check_ms);
             sql.count_work(counted.work());
             // Keys were stored after validation.
             if let Ok(ident) = Ident::parse("key", key) {

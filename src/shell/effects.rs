@@ -9,7 +9,7 @@ use super::js;
 use super::workflow::Workflow;
 use crate::debounce::IdSuffix;
 use crate::transition::{Check, Create, CreateOutcome, Terminate};
-use crate::workflow::Liveness;
+use crate::workflow::{Liveness, Status};
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::Env;
@@ -49,8 +49,15 @@ pub async fn create(env: &Env, scope: Scope<'_>, create: &Create) -> CreateOutco
 /// What the binding says of a check's instance; a binding that is not
 /// there is `Unknown` (never taken for dead).
 pub async fn liveness(env: &Env, check: &Check) -> Liveness {
+    answer(env, check).await.liveness()
+}
+
+/// What the binding answers about `check`'s instance (§10a: a holder's
+/// `checked.status`); a binding missing from the configuration is a
+/// failed query.
+pub async fn answer(env: &Env, check: &Check) -> Status {
     match Workflow::from_env(env, &check.workflow) {
-        Ok(workflow) => workflow.liveness(check.id.as_str()).await,
+        Ok(workflow) => workflow.answer(check.id.as_str()).await,
         // A binding that vanished from the configuration, or a Baton
         // deployed before its Workflow (the first deploy's step 1): nothing
         // can be said, and nothing is taken on a guess. The operator is
@@ -59,7 +66,7 @@ pub async fn liveness(env: &Env, check: &Check) -> Liveness {
             let (js::Thrown::Refused(message) | js::Thrown::Failed(message)) =
                 js::Thrown::of(&error);
             worker::console_warn!("{message}");
-            Liveness::Unknown
+            Status::Failed
         }
     }
 }

@@ -14,7 +14,7 @@
 //! defines it (an embedding Worker: a Worker's exports are its own).
 
 use crate::limits::WORKFLOW_CALL_TIMEOUT_MS;
-use crate::workflow::Liveness;
+use crate::workflow::{Liveness, Status};
 use futures_util::future::{select, Either};
 use js_sys::{Object, Promise, Reflect};
 use std::pin::pin;
@@ -151,11 +151,16 @@ impl Workflow {
     /// as such (dead, unless the caller allows an enqueue grace); any other
     /// failure is `Unknown`.
     pub async fn liveness(&self, id: &str) -> Liveness {
+        self.answer(id).await.liveness()
+    }
+
+    /// What the binding answers about instance `id`'s status (§10a).
+    pub async fn answer(&self, id: &str) -> Status {
         let status = async {
             let instance = self.instance(id).await?;
             instance.current_status().await
         };
-        liveness_of(status.await)
+        answer_of(status.await)
     }
 }
 
@@ -208,11 +213,24 @@ fn is_present(value: &JsValue) -> bool {
 /// Alive or dead by a status query's result. Not found is dead (the
 /// contract's rule); any other failure is `Unknown`.
 pub fn liveness_of(status: Result<InstanceStatus, JsValue>) -> Liveness {
+    answer_of(status).liveness()
+}
+
+/// A status query's result as Baton keeps it (§10a): the status, not
+/// found, or failed (threw, or did not answer in time).
+pub fn answer_of(status: Result<InstanceStatus, JsValue>) -> Status {
     match status {
-        Ok(status) if status.is_dead() => Liveness::Dead,
-        Ok(_) => Liveness::Alive,
-        Err(error) if is_not_found(&error) => Liveness::NotFound,
-        Err(_) => Liveness::Unknown,
+        Ok(InstanceStatus::Queued) => Status::Queued,
+        Ok(InstanceStatus::Running) => Status::Running,
+        Ok(InstanceStatus::Paused) => Status::Paused,
+        Ok(InstanceStatus::Waiting) => Status::Waiting,
+        Ok(InstanceStatus::WaitingForPause) => Status::WaitingForPause,
+        Ok(InstanceStatus::Complete) => Status::Complete,
+        Ok(InstanceStatus::Errored) => Status::Errored,
+        Ok(InstanceStatus::Terminated) => Status::Terminated,
+        Ok(InstanceStatus::Unknown) => Status::Other,
+        Err(error) if is_not_found(&error) => Status::NotFound,
+        Err(_) => Status::Failed,
     }
 }
 
