@@ -325,7 +325,7 @@ fn v1_database_upgrades_and_reads_back() {
 
     let (main, main_waiters, main_superseded) = read(&db, "repo/main");
     assert_eq!(main.holders, [v1_holder("deploy-100", 1_700_000_000_000)]);
-    assert_eq!(main.limit, 1);
+    assert_eq!(main.limit(), 1);
     let main_queue = vec![
         waiter("deploy-101", 1_700_000_001_000),
         waiter("deploy-102", 1_700_000_002_000),
@@ -580,7 +580,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
         Reply::Acquire(AcquireReply::Granted { fence: 1 })
     );
     assert!(woken(&solo).is_empty());
-    assert_eq!(read(&db, "idle").0.limit, 3);
+    assert_eq!(read(&db, "idle").0.limit(), 3);
     let duo = step(&db, "idle", now, Input::Acquire(acquiring(&id("duo")))).expect("acquire");
     assert_eq!(
         duo.reply,
@@ -1670,7 +1670,7 @@ fn the_fresh_schema_is_what_the_ladder_builds() {
 /// with it; and `inspect`'s state and waits come out of them.
 #[test]
 fn holder_checks_read_back_from_the_rows_as_the_twin_keeps_them() {
-    use baton::coordinator::{apply, health, KeyTwin};
+    use baton::coordinator::{apply, health_rows, KeyTwin};
     use baton::health::KeyState;
     let db = Db::migrated();
     let mut twin = KeyTwin::default();
@@ -1714,7 +1714,7 @@ fn holder_checks_read_back_from_the_rows_as_the_twin_keeps_them() {
     let compare = |db: &Db, twin: &KeyTwin, now: u64| {
         let sql = Counted::new(db);
         let (summary, waiters, _) = inspect(&sql, "k");
-        let seen = health::inspect(&sql, "k", &summary, &waiters, &[], 100, now);
+        let seen = health_rows::inspect(&sql, "k", &summary, &waiters, &[], 100, now);
         let kept: Vec<_> = twin
             .checks()
             .iter()
@@ -1726,7 +1726,7 @@ fn holder_checks_read_back_from_the_rows_as_the_twin_keeps_them() {
             .map(|c| c.map(|c| (c.at_ms, c.answer)))
             .collect();
         assert_eq!(read, kept, "each holder's last check");
-        assert_eq!(health::failing_since(&sql, "k"), twin.failing_since());
+        assert_eq!(health_rows::failing_since(&sql, "k"), twin.failing_since());
         seen
     };
     both(&mut twin, 10, check("a", Status::Failed));

@@ -12,7 +12,7 @@ use baton::coordinator::{
     self, AcquireRequest, EnqueueRequest, Holder, Input, KeyTwin, Liveness, Member, Options, Reply,
     Settings, Summary, Turn, Waiter,
 };
-use baton::coordinator::{health, history};
+use baton::coordinator::{health_rows, history};
 use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::sql::{Counted, SqlExec, SqlValue};
 mod common;
@@ -153,11 +153,11 @@ fn observe_rows(db: &Db, ids: &[InstanceId]) -> String {
         Some((_, SqlValue::Integer(owed))) => (None, *owed == 1),
         _ => (None, false),
     };
-    let seen = health::inspect(&sql, KEY, &summary, &waiters, &recent, 1, 0);
+    let seen = health_rows::inspect(&sql, KEY, &summary, &waiters, &recent, 1, 0);
     let checks: Vec<_> = (seen.checked.iter())
         .map(|c| c.map(|c| (c.at_ms, c.answer)))
         .collect();
-    let failing = health::failing_since(&sql, KEY);
+    let failing = health_rows::failing_since(&sql, KEY);
     format!(
         "summary {summary:?} waiters {:?} superseded {superseded} members {members:?} tenants {tenants:?} \
          recent {recent:?} counts {counts:?} dead at {dead_at:?} owed {owed} checks {checks:?} failing {failing:?}",

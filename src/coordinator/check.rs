@@ -1,17 +1,13 @@
 //! The dead-holder check (contract §1): when a key needs the holder-check
 //! alarm ([`needs_check`]), which holders are due a check
-//! ([`due_for_check`]), and what a check's answer does to the slots
-//! ([`apply_check`], [`hand_on_checked`]). The alarm's tick, an acquire
-//! left waiting and an `onBusy: "skip"` acquire all pick their holders here.
+//! ([`due_for_check`]), and what the alarm does for a superseded waiter
+//! owed its termination ([`owed_termination`]). The alarm's tick, an
+//! acquire left waiting and an `onBusy: "skip"` acquire all pick their
+//! holders here; what a check's answer does to the slots is
+//! `super::grant`'s (`apply_check`).
 
-use super::effect::Effect;
-use super::grant::fill_slots;
-use super::history::Outcome;
-use super::scratch::Key;
-use super::state::{Holder, HolderState, Liveness};
-use super::types::{Settings, Summary};
-use crate::ident::{InstanceId, WorkflowName};
-use crate::transition::Check;
+use super::types::{Holder, HolderState, Liveness, Summary};
+use crate::ident::InstanceId;
 use std::collections::HashMap;
 
 /// Whether the key needs the holder-check alarm: someone waits behind the
@@ -54,93 +50,6 @@ pub fn due_for_check(
         .take(n as usize)
         .map(|(_, i)| holders[i].clone())
         .collect()
-}
-
-/// The effect asking for `id`'s status, answered back into the decision.
-pub(super) fn check(
-    id: &InstanceId,
-    workflow: Option<&WorkflowName>,
-    settings: &Settings,
-) -> Effect {
-    Effect::Check(Check {
-        id: id.clone(),
-        workflow: workflow.map_or_else(|| settings.workflow.clone(), |w| w.to_string()),
-        answers: true,
-    })
-}
-
-/// What the alarm asks for a holder due a check: its status, or for a
-/// cancelled holder (§1d) its termination and then its status, so a
-/// termination that failed is tried again until the holder is dead.
-pub(super) fn check_or_terminate(holder: &Holder, settings: &Settings) -> Effect {
-    if holder.cancelling {
-        terminate_holder(holder, settings)
-    } else {
-        check(&holder.id, holder.workflow.as_ref(), settings)
-    }
-}
-
-/// §1d: the termination of a cancelled holder through its own Workflow,
-/// its status asked right after.
-pub(super) fn terminate_holder(holder: &Holder, settings: &Settings) -> Effect {
-    Effect::TerminateHolder {
-        holder: holder.clone(),
-        workflow: holder
-            .workflow
-            .as_ref()
-            .map_or_else(|| settings.workflow.clone(), |w| w.to_string()),
-    }
-}
-
-/// A checked holder's liveness applied (a dead one loses its slot), the
-/// free slots filled from the queue, and everyone handed one woken: what an
-/// alarm's check and a woken holder found dead both come to.
-pub(super) fn hand_on_checked(
-    key: &mut Key<'_>,
-    now_ms: u64,
-    grace_ms: u64,
-    holder: &Holder,
-    liveness: Liveness,
-) {
-    let mut wake = Vec::new();
-    apply_check(key, now_ms, grace_ms, holder, liveness, &mut wake);
-    fill_slots(key, now_ms, &mut wake);
-    for holder in wake {
-        key.wake(holder);
-    }
-}
-
-/// A holder check's answer: a dead holder exactly as checked (or a
-/// finished one with the same grant) loses its slot; a live one not yet
-/// told of a hand-over is woken again, unless it is cancelled (§1d: it is
-/// to end, not to start).
-pub(super) fn apply_check(
-    key: &mut Key<'_>,
-    now_ms: u64,
-    grace_ms: u64,
-    checked: &Holder,
-    liveness: Liveness,
-    wake: &mut Vec<Holder>,
-) {
-    let Some(holder) = key.holder(&checked.id).cloned() else {
-        return;
-    };
-    if liveness.is_dead(checked.enqueued_ms, now_ms, grace_ms) {
-        let finished = liveness == Liveness::Dead && holder.fence == checked.fence;
-        if holder == *checked || finished {
-            // A slot handed over and never confirmed was not held: no hold
-            // time for the estimate.
-            let held = holder.state == HolderState::Holding;
-            key.remove_holder(&holder.id, held.then_some(now_ms), Outcome::Dead);
-        }
-        return;
-    }
-    if holder.state == HolderState::Handed
-        && !holder.cancelling
-        && matches!(liveness, Liveness::Alive | Liveness::Unknown)
-    {
-        wake.push(holder);
-    }
 }
 
 /// What the holder-check alarm does next for a superseded waiter that is

@@ -1,12 +1,16 @@
-//! Where slots go: an acquire's grant or its wait, the one place a slot is
-//! granted ([`grant_slot`]), hand-offs to the front of the order, and what
-//! a holder check's answer does to the slots.
+//! Where slots go: an acquire's grant or its wait ([`acquire`],
+//! [`take_slot`], by [`placement`]), the one place a slot is granted
+//! ([`grant_slot`]), hand-offs to the front of the order ([`fill_slots`]),
+//! and what a holder check's answer does to the slots ([`apply_check`]).
 
-use super::check::{check, due_for_check};
-use super::decide::{apply_limit, apply_workflow, check_room, new_turn};
-use super::scratch::Key;
-use super::state::{Holder, HolderState, Member, Turn, Waiter};
-use super::types::{AcquireReply, AcquireRequest, Place, Reply, Summary, Write};
+use super::check::due_for_check;
+use super::draft::Draft;
+use super::slots::{eta_ms, placement};
+use super::types::history::Outcome;
+use super::types::{
+    AcquireReply, AcquireRequest, Holder, HolderState, Liveness, Member, Place, Reply, Turn,
+    Waiter, Write,
+};
 use crate::error::BatonError;
 
 /// §1c `onBusy: "skip"` on an acquire of an id not registered: granted if
@@ -15,38 +19,48 @@ use crate::error::BatonError;
 /// the holders, so a dead one would keep the key from every caller that
 /// skips: the least recently checked holder is checked first, and the
 /// second phase decides.
-fn acquire_skip(key: &mut Key<'_>, now_ms: u64, request: AcquireRequest) -> Reply {
-    let mut trial = key.clone();
-    apply_limit(&mut trial, &request.options);
+fn acquire_skip(key: &mut Draft<'_>, now_ms: u64, request: AcquireRequest) -> Reply {
     let mut wake = Vec::new();
-    if let Some(reply) = take_slot(
-        &mut trial,
-        now_ms,
-        &request,
-        Member::Stranger,
-        &mut wake,
-        false,
-    ) {
+    if let Some(reply) = take_slot_or_nothing(key, now_ms, &request, Member::Stranger, &mut wake) {
         for holder in wake {
-            trial.wake(holder);
+            key.wake(holder);
         }
-        *key = trial;
         return Reply::Acquire(reply);
     }
     let limit = key.s.limit_for(request.options.limit);
     if key.s.waiters == 0 && key.s.holders.len() as u32 >= limit {
         let due = due_for_check(&key.s.holders, &key.view.checked_ms, true, 1);
         if let Some(holder) = due.into_iter().next() {
-            key.effects
-                .push(check(&holder.id, holder.workflow.as_ref(), key.settings));
+            key.check(&holder.id, holder.workflow.as_ref());
             return Reply::AcquireChecking { request, holder };
         }
     }
     Reply::Acquire(AcquireReply::Busy)
 }
 
+/// §1c `onBusy: "skip"`: the caller takes a slot only if one is its own
+/// now (judged with the limit it names), and then the decision goes on
+/// from there; else nothing of the trial stands and nothing is registered.
+fn take_slot_or_nothing(
+    key: &mut Draft<'_>,
+    now_ms: u64,
+    request: &AcquireRequest,
+    member: Member,
+    wake: &mut Vec<Holder>,
+) -> Option<AcquireReply> {
+    let mut trial = key.clone();
+    let mut trial_wake = wake.clone();
+    trial.name_limit(&request.options);
+    let reply = take_slot(&mut trial, now_ms, request, member, &mut trial_wake, false)?;
+    *key = trial;
+    *wake = trial_wake;
+    Some(reply)
+}
+
+/// An acquire's first phase: granted, waiting, or waiting for a holder's
+/// check (`Reply::AcquireChecking`, answered by [`acquire_checked`]).
 pub(super) fn acquire(
-    key: &mut Key<'_>,
+    key: &mut Draft<'_>,
     now_ms: u64,
     request: AcquireRequest,
 ) -> Result<Reply, BatonError> {
@@ -58,10 +72,10 @@ pub(super) fn acquire(
         return Ok(acquire_skip(key, now_ms, request));
     }
     if member == Member::Stranger {
-        check_room(key)?;
+        key.check_room()?;
     }
-    apply_limit(key, &request.options);
-    apply_workflow(key, &member, &request.options);
+    key.name_limit(&request.options);
+    key.name_workflow(&member, &request.options);
     let mut wake = Vec::new();
     let taken = take_slot(key, now_ms, &request, member, &mut wake, true);
     for holder in wake {
@@ -76,12 +90,40 @@ pub(super) fn acquire(
         assert!(key.s.paused.is_some(), "a caller waits beside a free slot");
         return Ok(Reply::Acquire(pending(key, &request)));
     };
-    key.effects
-        .push(check(&holder.id, holder.workflow.as_ref(), key.settings));
+    key.check(&holder.id, holder.workflow.as_ref());
     Ok(Reply::AcquireChecking { request, holder })
 }
 
-pub(super) fn pending(key: &Key<'_>, request: &AcquireRequest) -> AcquireReply {
+/// An acquire's second phase: the checked holder's liveness applied, then
+/// the caller's slot if one is its own now, else its wait (with `onBusy:
+/// "skip"`, the first phase registered nothing: the check's consequences
+/// stand, and the caller takes a slot only if one is its own now).
+pub(super) fn acquire_checked(
+    key: &mut Draft<'_>,
+    now_ms: u64,
+    request: AcquireRequest,
+    holder: &Holder,
+    liveness: Liveness,
+) -> Reply {
+    let mut wake = Vec::new();
+    apply_check(key, now_ms, holder, liveness, &mut wake);
+    let member = key.member(&request.id);
+    let reply = if request.options.skip && member == Member::Stranger {
+        take_slot_or_nothing(key, now_ms, &request, member, &mut wake).unwrap_or(AcquireReply::Busy)
+    } else {
+        take_slot(key, now_ms, &request, member, &mut wake, true)
+            .unwrap_or_else(|| pending(key, &request))
+    };
+    fill_slots(key, now_ms, &mut wake);
+    wake.retain(|h| h.id != request.id);
+    for holder in wake {
+        key.wake(holder);
+    }
+    Reply::Acquire(reply)
+}
+
+/// A caller left waiting: where, with `grant` (§1b, §1c).
+pub(super) fn pending(key: &Draft<'_>, request: &AcquireRequest) -> AcquireReply {
     if !request.options.grant {
         return AcquireReply::Pending(None);
     }
@@ -111,19 +153,6 @@ pub(super) fn pending(key: &Key<'_>, request: &AcquireRequest) -> AcquireReply {
     }))
 }
 
-/// §1c's estimate of the wait of the waiter at `position`: the mean of the
-/// key's last finished holds, times the rounds of `limit` slots ahead of
-/// it (`ceil(position / limit)`); `None` before a finished hold.
-pub fn eta_ms(summary: &Summary, position: u32) -> Option<u64> {
-    let times = &summary.hold_times_ms;
-    if times.is_empty() {
-        return None;
-    }
-    let mean = times.iter().sum::<u64>() / times.len() as u64;
-    let rounds = u64::from(position.div_ceil(summary.limit.max(1)));
-    Some(mean.saturating_mul(rounds))
-}
-
 /// The caller's slot, if one is its own now: a holder's, or one of the
 /// free slots that the hand-off order gives it (a waiter among the first
 /// free ones; an id not registered where its priority and tenant would put
@@ -131,7 +160,7 @@ pub fn eta_ms(summary: &Summary, position: u32) -> Option<u64> {
 /// handed on either way. A caller not granted is registered when
 /// `register` (and there is room), else left unregistered.
 pub(super) fn take_slot(
-    key: &mut Key<'_>,
+    key: &mut Draft<'_>,
     now_ms: u64,
     request: &AcquireRequest,
     member: Member,
@@ -152,37 +181,23 @@ pub(super) fn take_slot(
         Member::Waiter(waiter) => Some(waiter),
         Member::Stranger => None,
     };
-    let free = key.free();
-    let ahead = if free > 0 && key.s.waiters > 0 {
-        key.first_waiters(free)
-    } else {
-        Vec::new()
-    };
-    let granted = match &waiting {
-        Some(_) => ahead.iter().any(|w| w.id == *id),
-        // Its place among the waiters as if it joined now (1 is next).
-        None if free == 0 => false,
-        None if key.s.waiters == 0 => true,
-        None => {
-            let place = key
-                .view
-                .position
-                .expect("a caller's place is loaded when free slots meet waiters");
-            place <= free
-        }
-    };
-    // A caller not registered that takes a slot takes one of the free
-    // ones: the last of those it leaves to the waiters stays with it.
-    let others = if granted && waiting.is_none() {
-        free as usize - 1
-    } else {
-        ahead.len()
-    };
-    for waiter in ahead.into_iter().take(others) {
-        if waiter.id != *id {
-            wake.push(hand(key, now_ms, waiter));
-        }
+    let placed = placement(
+        &key.s,
+        key.s.limit(),
+        id,
+        waiting.is_some(),
+        &key.front,
+        key.view.position,
+    )
+    .expect("a caller's place is loaded when free slots meet waiters");
+    let to_front: Vec<Waiter> = (key.first_waiters(key.free()).into_iter())
+        .filter(|w| w.id != *id)
+        .take(placed.to_front as usize)
+        .collect();
+    for waiter in to_front {
+        wake.push(hand(key, now_ms, waiter));
     }
+    let granted = placed.takes_slot;
     if granted {
         // A waiter served in its turn moves its tenant on; so does a
         // caller placed among waiters, not one that found none.
@@ -213,8 +228,8 @@ pub(super) fn take_slot(
             fence: holder.fence,
         });
     }
-    if register && waiting.is_none() && check_room(key).is_ok() {
-        let turn = new_turn(key, &request.options);
+    if register && waiting.is_none() && key.check_room().is_ok() {
+        let turn = key.new_turn(&request.options);
         key.push_waiter(Waiter {
             id: id.clone(),
             since_ms: now_ms,
@@ -233,7 +248,7 @@ pub(super) fn take_slot(
 /// the grant is the waiter's tenant's turn (§1c), moving it to the back of
 /// its priority's round.
 fn grant_slot(
-    key: &mut Key<'_>,
+    key: &mut Draft<'_>,
     now_ms: u64,
     waiter: Waiter,
     state: HolderState,
@@ -260,19 +275,70 @@ fn grant_slot(
     holder
 }
 
-fn hand(key: &mut Key<'_>, now_ms: u64, waiter: Waiter) -> Holder {
+fn hand(key: &mut Draft<'_>, now_ms: u64, waiter: Waiter) -> Holder {
     key.remove_waiter(&waiter.id);
     let waited_ms = now_ms.saturating_sub(waiter.since_ms);
     key.did.granted_waiters.push((waiter.id.clone(), waited_ms));
     grant_slot(key, now_ms, waiter, HolderState::Handed, true)
 }
 
-pub(super) fn fill_slots(key: &mut Key<'_>, now_ms: u64, wake: &mut Vec<Holder>) {
+/// Every free slot handed to the front of the order; those handed are
+/// added to `wake`.
+pub(super) fn fill_slots(key: &mut Draft<'_>, now_ms: u64, wake: &mut Vec<Holder>) {
     let free = key.free();
     if free == 0 || key.s.waiters == 0 {
         return;
     }
     for waiter in key.first_waiters(free) {
         wake.push(hand(key, now_ms, waiter));
+    }
+}
+
+/// A checked holder's liveness applied (a dead one loses its slot), the
+/// free slots filled from the queue, and everyone handed one woken: what an
+/// alarm's check and a woken holder found dead both come to.
+pub(super) fn hand_on_checked(
+    key: &mut Draft<'_>,
+    now_ms: u64,
+    holder: &Holder,
+    liveness: Liveness,
+) {
+    let mut wake = Vec::new();
+    apply_check(key, now_ms, holder, liveness, &mut wake);
+    fill_slots(key, now_ms, &mut wake);
+    for holder in wake {
+        key.wake(holder);
+    }
+}
+
+/// A holder check's answer: a dead holder exactly as checked (or a
+/// finished one with the same grant) loses its slot; a live one not yet
+/// told of a hand-over is woken again, unless it is cancelled (§1d: it is
+/// to end, not to start).
+pub(super) fn apply_check(
+    key: &mut Draft<'_>,
+    now_ms: u64,
+    checked: &Holder,
+    liveness: Liveness,
+    wake: &mut Vec<Holder>,
+) {
+    let Some(holder) = key.holder(&checked.id).cloned() else {
+        return;
+    };
+    if liveness.is_dead(checked.enqueued_ms, now_ms, key.settings.grace_ms) {
+        let finished = liveness == Liveness::Dead && holder.fence == checked.fence;
+        if holder == *checked || finished {
+            // A slot handed over and never confirmed was not held: no hold
+            // time for the estimate.
+            let held = holder.state == HolderState::Holding;
+            key.remove_holder(&holder.id, held.then_some(now_ms), Outcome::Dead);
+        }
+        return;
+    }
+    if holder.state == HolderState::Handed
+        && !holder.cancelling
+        && matches!(liveness, Liveness::Alive | Liveness::Unknown)
+    {
+        wake.push(holder);
     }
 }

@@ -1,23 +1,18 @@
 //! A key's health (contract §10a), the Coordinator's part: which of its
 //! holders keep it from moving, and since when ([`stalled_from`]), and how
 //! long its waits are ([`waits`]). The state itself is the one rule of
-//! `crate::health`, applied to these facts by `inspect` and, through the
-//! key's report ([`busy`]), by the list.
+//! `crate::health`, applied to these facts by `inspect` ([`inspect`]) and,
+//! through the key's report, by the list.
 //!
-//! Nothing here runs on an uncontended acquire or release: `inspect` and
-//! the list's reports (sent only for a key with waiters or a dead holder)
-//! are its only callers.
+//! Pure: the rows it is read from are `super::store::health`'s. Nothing
+//! here runs on an uncontended acquire or release: `inspect` and the
+//! list's reports (sent only for a key with waiters or a dead holder) are
+//! its only callers.
 
-use super::history::{self, Hold};
-use super::state::{Holder, HolderState, Waiter};
-use super::types::Summary;
-use crate::busy::Busy;
+use super::types::history::Hold;
+use super::types::{Holder, HolderState, Summary, Waiter};
 use crate::health::{self, Facts, KeyState};
 use crate::ident::InstanceId;
-use crate::limits::HOLDERS_PER_KEY_MAX;
-use crate::sql::{
-    millis_value, optional_millis, optional_text, stored_id, text_value, Counted, SqlExec,
-};
 use crate::workflow::Status;
 
 /// A holder's last status check (§10a), as its row keeps it.
@@ -26,6 +21,10 @@ pub struct Checked {
     pub at_ms: u64,
     pub answer: Status,
 }
+
+/// A holder's check as its row keeps it: its id, its last check, and
+/// since when its checks fail.
+pub type CheckRow = (InstanceId, Option<Checked>, Option<u64>);
 
 /// What `inspect` shows of a key's health: its state, its wait figures,
 /// and each holder's last check (in the order of the summary's holders).
@@ -42,72 +41,6 @@ pub struct Waits {
     pub p50_ms: u64,
     pub p95_ms: u64,
     pub n: u32,
-}
-
-/// Each holder's last check and since when its checks fail, by id, as the
-/// rows keep them (one read, bounded by the holders a key can have).
-fn checks<E: SqlExec>(
-    sql: &Counted<'_, E>,
-    key: &str,
-) -> Vec<(InstanceId, Option<Checked>, Option<u64>)> {
-    sql.read(
-        "SELECT id, checked_ms, check_answer, check_failed_ms FROM coordinator_holders \
-         WHERE key = ?1 LIMIT ?2",
-        &[
-            text_value(key),
-            millis_value(u64::from(HOLDERS_PER_KEY_MAX)),
-        ],
-    )
-    .iter()
-    .map(|row| {
-        let checked = optional_millis(&row[1]).map(|at_ms| Checked {
-            at_ms,
-            answer: optional_text(&row[2]).map_or(Status::Other, |a| Status::from_name(&a)),
-        });
-        (stored_id(&row[0]), checked, optional_millis(&row[3]))
-    })
-    .collect()
-}
-
-/// The earliest first failure of an unbroken run of failed checks among
-/// the key's holders (§10a), from its rows.
-pub fn failing_since<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Option<u64> {
-    sql.read(
-        "SELECT MIN(check_failed_ms) FROM coordinator_holders WHERE key = ?1",
-        &[text_value(key)],
-    )
-    .first()
-    .and_then(|row| optional_millis(&row[0]))
-}
-
-/// `inspect`'s §10a part for a key with `summary`, its `waiters` and its
-/// `recent` holds, at `now_ms`.
-pub fn inspect<E: SqlExec>(
-    sql: &Counted<'_, E>,
-    key: &str,
-    summary: &Summary,
-    waiters: &[Waiter],
-    recent: &[Hold],
-    holder_check_ms: u64,
-    now_ms: u64,
-) -> Health {
-    let rows = checks(sql, key);
-    let failing = rows.iter().filter_map(|(_, _, since)| *since).min();
-    let stalled = stalled_from(&summary.holders, failing, holder_check_ms);
-    let waited = (recent.iter().map(|h| h.waited_ms))
-        .chain(waiters.iter().map(|w| now_ms.saturating_sub(w.since_ms)))
-        .collect();
-    let (p50_ms, p95_ms, n) = waits(waited);
-    Health {
-        state: state(summary, stalled, now_ms),
-        waits: Waits { p50_ms, p95_ms, n },
-        checked: (summary.holders.iter())
-            .map(|h| {
-                let row = rows.iter().find(|(id, _, _)| *id == h.id);
-                row.and_then(|(_, checked, _)| *checked)
-            })
-            .collect(),
-    }
 }
 
 /// From when the key counts as stalled should waiters wait: the earliest
@@ -140,7 +73,7 @@ pub fn facts(summary: &Summary, stalled_from_ms: Option<u64>) -> Facts {
         paused: summary.paused.is_some(),
         holders: summary.holders.len() as u32,
         waiting: summary.waiters,
-        limit: summary.limit,
+        limit: summary.limit(),
         stalled_from_ms,
     }
 }
@@ -150,28 +83,31 @@ pub fn state(summary: &Summary, stalled_from_ms: Option<u64>, now_ms: u64) -> Ke
     health::state(&facts(summary, stalled_from_ms), now_ms)
 }
 
-/// What the key's list entry shows (`history::busy`), with when it counts
-/// as stalled: the report a list shard decides the entry's state from.
-pub fn busy<E: SqlExec>(
-    sql: &Counted<'_, E>,
-    key: &str,
+/// `inspect`'s §10a part for a key with `summary`, its `waiters`, its
+/// `recent` holds and its holders' check `rows`, at `now_ms`.
+pub fn inspect(
     summary: &Summary,
+    waiters: &[Waiter],
+    recent: &[Hold],
+    rows: &[CheckRow],
     holder_check_ms: u64,
-) -> Busy {
-    // A stall needs waiters (`health::state`): without them, no read.
-    let failing = (summary.waiters > 0)
-        .then(|| failing_since(sql, key))
-        .flatten();
-    Busy {
-        stalled_from_ms: stalled_from(&summary.holders, failing, holder_check_ms),
-        ..history::busy(
-            sql,
-            key,
-            summary.holders.len() as u32,
-            summary.waiters,
-            summary.limit,
-            summary.paused.is_some(),
-        )
+    now_ms: u64,
+) -> Health {
+    let failing = rows.iter().filter_map(|(_, _, since)| *since).min();
+    let stalled = stalled_from(&summary.holders, failing, holder_check_ms);
+    let waited = (recent.iter().map(|h| h.waited_ms))
+        .chain(waiters.iter().map(|w| now_ms.saturating_sub(w.since_ms)))
+        .collect();
+    let (p50_ms, p95_ms, n) = waits(waited);
+    Health {
+        state: state(summary, stalled, now_ms),
+        waits: Waits { p50_ms, p95_ms, n },
+        checked: (summary.holders.iter())
+            .map(|h| {
+                let row = rows.iter().find(|(id, _, _)| *id == h.id);
+                row.and_then(|(_, checked, _)| *checked)
+            })
+            .collect(),
     }
 }
 

@@ -3,10 +3,8 @@
 //! what kind; the shell prints it as it is (`shell::decision_log`), and
 //! the simulation judges it against its own rule.
 
-use super::history::{Did, Outcome};
-use super::state::{Holder, Liveness, Member};
-use super::types::{Input, Reply, View};
-use super::AcquireReply;
+use super::types::history::{Did, Outcome};
+use super::types::{AcquireReply, Holder, Input, Liveness, Member, Reply, View};
 use crate::ident::InstanceId;
 use std::borrow::Cow;
 

@@ -29,36 +29,52 @@
 //! # Where each rule lives
 //! | Rule | Function |
 //! |------|----------|
-//! | a grant takes the key's next fence | `grant::grant_slot` |
-//! | who takes a free slot: the caller or the front | `grant::take_slot`, `grant::fill_slots` |
+//! | the key's limit: the callers' and an operator's override, which wins (§1a, §11) | `Summary::limit`, `Summary::limit_for` (`slots.rs`) |
+//! | how many slots a decision may grant: none while paused (§11) | [`free_slots`] (`slots.rs`) |
+//! | does an acquire take a slot now, and how many go to the front | `slots::placement`, asked by `grant::take_slot` and the read plan |
+//! | a grant takes the key's next fence (§1b) | `grant::grant_slot` |
+//! | an acquire: granted, waiting, or a holder checked first | `grant::acquire`, `grant::acquire_checked` |
+//! | free slots go to the front of the order | `grant::fill_slots` |
 //! | the §1c hand-off order | [`hand_off_order`], [`place_in_order`] (`order.rs`) |
-//! | supersede: the others are dropped | `decide::commit_enqueue` |
-//! | a dropped waiter is owed its termination until done | [`owed_termination`] (`check.rs`); the owed rows: [`terminations_owed`] (`store/terminations.rs`) |
-//! | coalesce into a live waiter with the same input | `decide::coalescing` |
-//! | §1d cancel in progress: the holders cancelled, kept until dead | `decide::cancel_holders`, `check::check_or_terminate` |
-//! | `onBusy: "skip"` | `decide::skips`, `grant::acquire_skip` |
+//! | `etaMs` (§1c) | [`eta_ms`] (`slots.rs`) |
+//! | an enqueue registers a waiter, records a limit, hands nothing on | `enqueue::enqueue` |
+//! | coalesce into a live waiter with the same input | `enqueue::coalescing` |
+//! | supersede: the others are dropped and owed their termination | `enqueue::supersede`; the owed rows: [`terminations_owed`] (`store/terminations.rs`); what the alarm does with them: [`owed_termination`] (`check.rs`) |
+//! | `onBusy: "skip"` (§1c) | `enqueue::skips`, `grant::acquire_skip` |
+//! | §1d `cancelHolders`: refused without `supersedes`; every holder cancelled and terminated, kept until found dead | `enqueue::refuse_cancel_holders`, `enqueue::cancel_holders`; the alarm's retry: `Draft::check_or_terminate` |
 //! | which holders are due a check | [`due_for_check`] (`check.rs`) |
-//! | what a check's answer does | `check::apply_check` |
-//! | the key needs the holder-check alarm | [`needs_check`] |
+//! | what a check's answer does | `grant::apply_check` |
+//! | the key needs the holder-check alarm | [`needs_check`] (`check.rs`) |
+//! | §11: pause (its `since` and reason), resume, the limit override | `steer::pause`, `steer::resume`, `steer::set_limit` |
+//! | an instance is reached through its own binding, or the default | [`Settings::binding`] |
 //! | which rows a decision reads | [`next_read`] (`read.rs`) |
-//! | `etaMs` | [`eta_ms`] |
-//! | §11: paused, nobody is granted; resume; the limit override | [`free_slots`], `steer.rs` |
+//! | what a decision adds to the history (§10) | [`history::record`] |
+//! | the decision-log line (§9) | [`log::of`] |
+//! | the report the list is due (§10) | `crate::busy::reporter::due`, called by `decide::finish` |
 //!
 //! The store keeps two fast reads of the §1c order (`store/order.rs`:
 //! the front, and one id's place, without walking the queue), held to
 //! [`hand_off_order`] by `tests/coordinator_order.rs`; and one cross-key
 //! query, [`keys_due`], which is [`needs_check`] over every key.
 //!
-//! # The files
-//! `types.rs` (requests, replies, [`Summary`], [`View`], [`Input`],
-//! [`Write`]), `state.rs` (holders, waiters, [`Member`]), `decide.rs` (the
-//! decision and the enqueue rules), `grant.rs` (where slots go),
-//! `check.rs` (the dead-holder check), `order.rs` (§1c), `read.rs` (the
-//! read plan), `scratch.rs` (the copy of the view a decision records its
-//! writes on), `invariants.rs`, `store/` (the rows: reads, writes, row
-//! codecs, schema in `schema.rs`), `twin.rs` (the key in memory; not in
-//! the Worker), `turn.rs` (§1b's event types), `history.rs` (§10), `steer.rs` (§11:
-//! pause, resume and the limit override).
+//! # The floors
+//! Each file imports only from the floors below it:
+//! 1. `types/`: the vocabulary (requests, replies, [`Summary`], [`View`],
+//!    [`Read`], [`Input`], [`Write`], [`Effect`]; the rows as values in
+//!    `state.rs`; what the history records in `history.rs`);
+//! 2. `slots.rs` (the limit and the free slots), `check.rs` (who is due a
+//!    check), `order.rs` (§1c), `turn.rs` (§1b's event types), `log.rs`
+//!    (§9's line), `invariants.rs`;
+//! 3. `draft.rs`: `Draft`, the key as one decision changes it, recording
+//!    each write and effect;
+//! 4. the rules on a draft: `grant.rs` (where slots go), `enqueue.rs`
+//!    (registering, coalescing, superseding, skips, §1d);
+//! 5. `steer.rs` (§11) and `read.rs` (the read plan), which use them;
+//! 6. `decide.rs` (the one decision and its `finish`, the only file that
+//!    reads the history's rule, the log and the reporter), `store/` (the
+//!    rows: reads, writes, the history's SQL, the schema) and `twin.rs`
+//!    (the key in memory; not in the Worker);
+//! 7. this file.
 //!
 //! # The two-phase protocol
 //! A decision that needs to know whether some instance is dead cannot ask
@@ -91,18 +107,15 @@
 
 mod check;
 mod decide;
-mod effect;
+mod draft;
+mod enqueue;
 mod grant;
 pub mod health;
-pub mod history;
 mod invariants;
 pub mod log;
 mod order;
 mod read;
-pub mod schema;
-mod schema_fresh;
-mod scratch;
-mod state;
+mod slots;
 mod steer;
 mod store;
 mod turn;
@@ -110,24 +123,32 @@ mod turn;
 mod twin;
 mod types;
 
+/// What happened at a key (contract §10): the rule of what a decision
+/// records (`types/history.rs`) and the rows it is kept in
+/// (`store/history.rs`).
+pub mod history {
+    pub use super::store::history::{busy, inspect, is_owed, owed, paid, write};
+    #[cfg(not(target_arch = "wasm32"))]
+    pub use super::types::history::KeyHistory;
+    pub use super::types::history::{record, Counts, Did, HistoryWrite, Hold, Outcome, Tally};
+}
+
 pub use check::{due_for_check, needs_check, owed_termination, OwedTermination};
 pub use decide::decide;
-pub use effect::{Effect, Handed};
-pub use grant::eta_ms;
 #[cfg(not(target_arch = "wasm32"))]
 pub use history::KeyHistory;
 pub use invariants::assert_invariants as assert_view;
-#[cfg(not(target_arch = "wasm32"))]
-pub use invariants::assert_invariants_deep;
 pub use order::{hand_off_order, place_in_order};
-pub use read::{load_view, next_read, Answer, Read};
-pub use state::*;
-pub use steer::free_slots;
+pub use read::{load_view, next_read};
+pub use slots::{eta_ms, free_slots};
+/// §10a's rows: each holder's last check, read for `inspect` and the
+/// key's list report (`store/health.rs`; the rule is [`health`]).
+pub use store::health as health_rows;
 pub use store::{
-    execute, inspect, keys_due, load, load_summary, migrate, terminated, terminations_owed, write,
-    Owed,
+    execute, inspect, keys_due, load, load_summary, migrate, schema, terminated, terminations_owed,
+    write, Owed,
 };
 pub use turn::{check_turn_event_type, event_type};
 #[cfg(not(target_arch = "wasm32"))]
-pub use twin::{apply, needs_holder_check, KeyTwin};
+pub use twin::{apply, assert_invariants_deep, needs_holder_check, KeyTwin};
 pub use types::*;

@@ -15,7 +15,7 @@
 //! without walking the queue; `tests/coordinator_order.rs` holds them to
 //! these functions.
 
-use super::state::{Turn, Waiter};
+use super::types::{Turn, Waiter};
 use crate::ident::{Ident, InstanceId};
 use std::cmp::Reverse;
 use std::collections::HashMap;

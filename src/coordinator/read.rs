@@ -28,49 +28,11 @@
 //!    (those the supersede drops).
 
 use super::check::needs_check;
-use super::decide::{coalescing, is_settled};
-use super::state::{Member, Waiter};
-use super::steer::{free_on_resume, free_slots, limit_once_set};
-use super::types::{AcquireRequest, Input, Options, Summary, View};
-use crate::ident::{Ident, InputHash, InstanceId};
+use super::enqueue::{coalescing, enqueue_of, is_settled};
+use super::slots::{free_on_resume, free_slots, limit_once_set, placement};
+use super::types::{AcquireRequest, Answer, Input, Member, Read, Summary, View};
+use crate::ident::InstanceId;
 use crate::limits::READS_PER_VIEW_MAX;
-
-/// One read a decision still needs, beyond the key's summary.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Read {
-    /// Where `id` stands at the key: waiting (as which waiter), superseded,
-    /// or not known ([`Member`]; never a holder: those are in the summary).
-    Member(InstanceId),
-    /// The first `n` waiters in hand-off order (§1c,
-    /// [`hand_off_order`](crate::coordinator::hand_off_order)).
-    Front(u32),
-    /// Where `id` stands in hand-off order (1 is next) if it waits; else
-    /// where a waiter of `priority` and `tenant` would stand if it joined
-    /// now ([`place_in_order`](crate::coordinator::place_in_order)).
-    Place {
-        id: InstanceId,
-        priority: i8,
-        tenant: Option<Ident>,
-    },
-    /// When each holder was last checked (`None`: never), in the order
-    /// they got the key.
-    CheckTimes,
-    /// The earliest waiter registered with this input hash, if any.
-    FirstWithHash(InputHash),
-    /// Every waiter, in the order they joined.
-    Waiters,
-}
-
-/// A [`Read`]'s answer, variant for variant.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
-    Member(Member),
-    Front(Vec<Waiter>),
-    Place(u32),
-    CheckTimes(Vec<(InstanceId, Option<u64>)>),
-    FirstWithHash(Option<Waiter>),
-    Waiters(Vec<Waiter>),
-}
 
 impl View {
     /// Records `read`'s `answer` in the view.
@@ -157,27 +119,11 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
     match input {
         Input::Acquire(request) | Input::AcquireChecked { request, .. } => {
             let checked = matches!(input, Input::AcquireChecked { .. });
-            if needs_place(view, request, checked) {
-                let (priority, tenant) = match &view.member {
-                    Some(Member::Waiter(w)) => (w.priority, w.tenant.clone()),
-                    _ => (request.options.priority, request.options.tenant.clone()),
-                };
-                let place = Read::Place {
-                    id: request.id.clone(),
-                    priority,
-                    tenant,
-                };
-                if let Some(read) = unread(place) {
-                    return Some(read);
-                }
-            }
-            if !checked && acquire_waits(view, request) {
-                return unread(Read::CheckTimes);
-            }
-            None
+            acquire_read(view, request, checked).and_then(unread)
         }
         Input::Tick if needs_check(s) => unread(Read::CheckTimes),
-        Input::Enqueue(request) | Input::EnqueueChecked { request, .. } => {
+        Input::Enqueue(_) | Input::EnqueueChecked { .. } => {
+            let (request, checked) = enqueue_of(input).expect("an enqueue");
             let member = view.member.as_ref().expect("read first");
             if !request.supersedes || is_settled(member) || s.waiters == 0 {
                 return None;
@@ -187,7 +133,7 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
                     return Some(read);
                 }
             }
-            if coalescing(view, member, input).is_some() {
+            if coalescing(view, member, request, checked).is_some() {
                 return None;
             }
             unread(Read::Waiters)
@@ -204,7 +150,7 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
 /// How many waiters from the front `input` may hand slots to, given the
 /// summary: how many [`Read::Front`] asks for.
 fn front_needed(summary: &Summary, input: &Input) -> u32 {
-    let limit = |options: &Options| summary.limit_for(options.limit);
+    let limit = |options: &crate::coordinator::types::Options| summary.limit_for(options.limit);
     let free = |limit: u32, freed: u32| free_slots(summary, limit, freed);
     let holds = |id: &InstanceId| summary.holders.iter().any(|h| h.id == *id);
     let n = match input {
@@ -212,14 +158,14 @@ fn front_needed(summary: &Summary, input: &Input) -> u32 {
         // A skipping caller's second phase judges with the limit it names;
         // any other applies no limit: the first did.
         Input::AcquireChecked { request: r, .. } if r.options.skip => {
-            free(limit(&r.options).max(summary.limit), 1)
+            free(limit(&r.options).max(summary.limit()), 1)
         }
-        Input::AcquireChecked { .. } => free(summary.limit, 1),
-        Input::Release(id) if holds(id) => free(summary.limit, 1),
+        Input::AcquireChecked { .. } => free(summary.limit(), 1),
+        Input::Release(id) if holds(id) => free(summary.limit(), 1),
         // These fill every free slot, whether or not the holder still holds.
         Input::Woken { holder, .. }
         | Input::TickChecked { holder, .. }
-        | Input::Cancelled { holder, .. } => free(summary.limit, u32::from(holds(&holder.id))),
+        | Input::Cancelled { holder, .. } => free(summary.limit(), u32::from(holds(&holder.id))),
         // §11: resume hands on every slot free once unpaused; a new limit
         // every slot it frees (none while paused).
         Input::Resume => free_on_resume(summary),
@@ -230,39 +176,38 @@ fn front_needed(summary: &Summary, input: &Input) -> u32 {
     n.min(summary.waiters)
 }
 
-/// Whether an acquire on this view leaves the caller waiting (so the
-/// holder to check must be loaded); for an id not registered, read with
-/// its place (`View::position`) when [`needs_place`] loaded it.
-fn acquire_waits(view: &View, request: &AcquireRequest) -> bool {
-    let limit = view.summary.limit_for(request.options.limit);
-    let free = free_slots(&view.summary, limit, 0);
-    match &view.member {
-        Some(Member::Waiter(_)) => !view
-            .front
-            .iter()
-            .take(free as usize)
-            .any(|w| w.id == request.id),
-        Some(Member::Stranger) => {
-            free == 0 || (view.summary.waiters > 0 && view.position.is_none_or(|p| p > free))
-        }
-        _ => false,
-    }
-}
-
-/// Whether the decision on an acquire (`checked`: its second phase) needs
-/// the caller's place in the hand-off order (`View::position`): a waiter
-/// beyond the loaded front answering with `grant`; an id not registered
-/// when someone waits and either free slots may meet the waiters (where
-/// its priority and tenant put it decides whether it takes one) or it
-/// will wait and answer with `grant`.
-fn needs_place(view: &View, request: &AcquireRequest, checked: bool) -> bool {
+/// What an acquire (`checked`: its second phase) reads beyond the
+/// caller's place at the key, read already: its place in the hand-off
+/// order (`View::position`) when that decides whether it takes a slot
+/// ([`placement`]) or when it answers with `grant` from beyond the loaded
+/// front; then, on the first phase, the holders' check times when it will
+/// wait (one holder is then checked).
+fn acquire_read(view: &View, request: &AcquireRequest, checked: bool) -> Option<Read> {
     let s = &view.summary;
-    let free = free_slots(s, s.limit_for(request.options.limit), 0);
-    match &view.member {
-        Some(Member::Waiter(w)) => {
-            request.options.grant && !view.front.iter().any(|f| f.id == w.id)
-        }
-        Some(Member::Stranger) => s.waiters > 0 && (request.options.grant || checked || free > 0),
-        _ => false,
+    let member = view.member.as_ref().expect("read first");
+    let (waits, priority, tenant) = match member {
+        Member::Waiter(w) => (true, w.priority, w.tenant.clone()),
+        Member::Stranger => (
+            false,
+            request.options.priority,
+            request.options.tenant.clone(),
+        ),
+        Member::Holder(_) | Member::Superseded => return None,
+    };
+    let limit = s.limit_for(request.options.limit);
+    let placed = placement(s, limit, &request.id, waits, &view.front, view.position);
+    let needs_place = if waits {
+        request.options.grant && !view.front.iter().any(|f| f.id == request.id)
+    } else {
+        s.waiters > 0 && (request.options.grant || checked || placed.is_none())
+    };
+    if needs_place && view.position.is_none() {
+        return Some(Read::Place {
+            id: request.id.clone(),
+            priority,
+            tenant,
+        });
     }
+    let waits_after = !placed.is_some_and(|p| p.takes_slot);
+    (!checked && waits_after).then_some(Read::CheckTimes)
 }

@@ -10,7 +10,7 @@
 //! 64-bit hash collision, and even then an event goes to one instance, which
 //! would have to wait on both keys under the same number at once.
 
-use super::state::Turn;
+use super::types::Turn;
 use crate::limits::{EVENT_TYPE_CHARS_MAX, TURN_EVENT_TYPE_CHARS_MAX};
 
 /// The event type of `turn` on `key`, given the configured `TURN_EVENT_TYPE`.

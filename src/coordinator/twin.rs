@@ -4,10 +4,19 @@
 //! `super::store` does on the tables, so the simulation runs the real
 //! decision; and it is the reference the SQL tests hold the rows to.
 
-use super::history::KeyHistory;
-use super::state::{Holder, HolderState, Member, Waiter};
+use super::check::needs_check;
+use super::order::{hand_off_order, place_in_order};
+use super::read::load_view;
+use super::slots::limit_in_force;
+use super::types::history::KeyHistory;
+use super::types::{
+    Answer, Holder, HolderState, Input, Member, Paused, Read, Summary, View, Waiter, Write,
+};
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
-use crate::limits::{HOLD_TIMES_KEPT, IDLE_TENANT_KEPT_GRANTS};
+use crate::limits::{
+    HOLDERS_PER_KEY_MAX, HOLD_TIMES_KEPT, IDLE_TENANT_KEPT_GRANTS, SUPERSEDED_REMEMBERED_MAX,
+    WAITERS_PER_KEY_MAX,
+};
 use crate::workflow::Status;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -136,7 +145,7 @@ impl KeyTwin {
     /// How many may hold the key at once: the operator's override while
     /// one is set, else the callers' latest (1 until a call names one).
     pub fn limit(&self) -> u32 {
-        self.limit_override.unwrap_or(self.limit)
+        limit_in_force(self.limit, self.limit_override)
     }
 
     /// §11: the operator's override, if one is set.
@@ -373,17 +382,12 @@ impl KeyTwin {
 // ---------------------------------------------------------------------------
 // The targeted view and the writes of `super::decide`.
 
-use super::check::needs_check;
-use super::order::{hand_off_order, place_in_order};
-use super::read::{load_view, Answer, Read};
-use super::types::{Input, Paused, Summary, View, Write};
-
 impl KeyTwin {
     /// The key's summary, as `store::load_summary` reads it.
     pub fn summary(&self) -> Summary {
         Summary {
-            limit: self.limit(),
-            callers_limit: self.limit_override.map(|_| self.limit),
+            callers_limit: self.limit,
+            limit_override: self.limit_override,
             paused: self.paused.clone(),
             fence: self.fence,
             turns: self.turns,
@@ -485,4 +489,51 @@ pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
 /// summary).
 pub fn needs_holder_check(key: &KeyTwin) -> bool {
     needs_check(&key.summary())
+}
+
+/// Every invariant that reading the whole key can check, for tests and the
+/// simulation: the counts in bounds, the holders agreeing with them, each
+/// holder holding (not waiting, not superseded), no id twice, no fence
+/// above the key's or granted twice, and the front of the queue neither
+/// holding nor superseded. Panics on violation.
+pub fn assert_invariants_deep(key: &KeyTwin) {
+    let limit = key.limit();
+    assert!((1..=HOLDERS_PER_KEY_MAX).contains(&limit), "limit {limit}");
+    assert!(key.holder_count() <= HOLDERS_PER_KEY_MAX);
+    assert!(key.handed_count() <= key.holder_count());
+    assert!(key.waiter_count() <= WAITERS_PER_KEY_MAX);
+    let holders = key.holders();
+    let fence = key.fence();
+    for (n, holder) in holders.iter().enumerate() {
+        assert!(
+            holders[..n].iter().all(|h| h.id != holder.id),
+            "{} holds twice",
+            holder.id
+        );
+        assert_eq!(
+            key.member(&holder.id),
+            Member::Holder(holder.clone()),
+            "holder {} reads back differently",
+            holder.id
+        );
+        assert!(
+            holder.fence <= fence,
+            "{} holds fence {} above the key's {fence}",
+            holder.id,
+            holder.fence
+        );
+        assert!(
+            holder.fence == 0 || holders[..n].iter().all(|h| h.fence != holder.fence),
+            "fence {} granted twice",
+            holder.fence
+        );
+    }
+    assert!(key.superseded_count() <= SUPERSEDED_REMEMBERED_MAX);
+    if let Some(first) = key.hand_off_order().into_iter().next() {
+        assert!(
+            matches!(key.member(&first.id), Member::Waiter(_)),
+            "waiter {} is not only waiting",
+            first.id
+        );
+    }
 }

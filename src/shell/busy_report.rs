@@ -20,7 +20,7 @@ use super::js::{self, now_ms, to_js};
 use super::stub::call_object;
 use crate::busy::reporter::{Answered, Due, Reporter};
 use crate::busy::{shard_name, shard_of, Answer, Busy, Report};
-use crate::coordinator::{self, health, history};
+use crate::coordinator::{self, health_rows, history};
 use crate::edge::busy::{ShardReport, ShardReportReply};
 use crate::ident::Ident;
 use crate::limits::{KEYS_CHECKED_PER_ALARM_MAX, KEY_SUMMARIES_KEPT_MAX};
@@ -186,7 +186,7 @@ impl Object {
             let counted = Counted::new(sql);
             let kept = object.memory(|m| m.kept(key.as_str()));
             let summary = kept.unwrap_or_else(|| coordinator::load_summary(&counted, key.as_str()));
-            let busy = health::busy(&counted, key.as_str(), &summary, check_ms);
+            let busy = health_rows::busy(&counted, key.as_str(), &summary, check_ms);
             let owed = history::is_owed(&counted, key.as_str());
             sql.count_work(counted.work());
             (busy, owed)

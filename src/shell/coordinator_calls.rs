@@ -8,7 +8,7 @@
 use super::coordinator_object::{Coordinator, Object};
 use super::driver::Now;
 use super::js;
-use crate::coordinator::{self, health, history, Input, Reply};
+use crate::coordinator::{self, health_rows, history, Input, Reply};
 use crate::edge::coordinator::{
     Acquire, AcquireReply, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
     KeyOptions, RecentHold, Release, ReleaseReply, WaiterView,
@@ -121,7 +121,7 @@ impl Object {
                 let (recent, counts) = history::inspect(&counted, key.as_str());
                 let (k, now) = (key.as_str(), js::now_ms());
                 let health =
-                    health::inspect(&counted, k, &summary, &waiters, &recent, check_ms, now);
+                    health_rows::inspect(&counted, k, &summary, &waiters, &recent, check_ms, now);
                 sql.count_work(counted.work());
                 let needs_check = coordinator::needs_check(&summary);
                 let waiting = (1..)
@@ -129,7 +129,8 @@ impl Object {
                     .map(|(position, w)| WaiterView::new(w, position, &summary))
                     .collect();
                 let paused = summary.paused.clone().map(Into::into);
-                let limit_override = summary.limit_override();
+                let limit_override = summary.limit_override;
+                let limit = summary.limit();
                 let holders = summary.holders;
                 let inspection = Inspection {
                     paused,
@@ -138,7 +139,7 @@ impl Object {
                     holder: holders.first().cloned().map(HolderView::from),
                     waiting,
                     superseded,
-                    limit: summary.limit,
+                    limit,
                     holders: (holders.into_iter().zip(health.checked))
                         .map(|(h, checked)| HolderEntry {
                             checked: checked.map(Into::into),

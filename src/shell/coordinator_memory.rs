@@ -14,7 +14,7 @@ use super::js::now_ms;
 use super::object::ObjectBase;
 use super::sqlite::ObjectSql;
 use crate::busy::reporter::Due;
-use crate::coordinator::{self, health, Input, Settings, Summary};
+use crate::coordinator::{self, health_rows, Input, Settings, Summary};
 use crate::ident::Ident;
 use crate::limits::KEY_SUMMARIES_KEPT_MAX;
 use crate::sql::Counted;
@@ -92,7 +92,7 @@ impl Memory<Coordinator> for Summaries {
         if self.reports.sends_now(key, outputs.report, now) {
             let s = &transition.state.view.summary;
             let counted = Counted::new(sql);
-            let busy = health::busy(&counted, key, s, self.holder_check_ms);
+            let busy = health_rows::busy(&counted, key, s, self.holder_check_ms);
             sql.count_work(counted.work());
             // Keys were stored after validation.
             if let Ok(ident) = Ident::parse("key", key) {

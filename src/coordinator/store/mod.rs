@@ -18,8 +18,12 @@
 //! invariant: it panics, and the object restarts from what was committed
 //! (with no summary: it is memory, reloaded by the next decision).
 
+pub mod health;
+pub mod history;
 mod order;
 mod rows;
+pub mod schema;
+mod schema_fresh;
 mod terminations;
 mod write;
 
@@ -27,10 +31,8 @@ pub use terminations::{terminated, terminations_owed, Owed};
 pub use write::write;
 
 use super::order::hand_off_order;
-use super::read::{load_view, Answer, Read};
-use super::schema;
-use super::state::{Holder, Member, Waiter};
-use super::types::{Input, Paused, Summary, View};
+use super::read::load_view;
+use super::types::{Answer, Holder, Input, Member, Paused, Read, Summary, View, Waiter};
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{HOLDERS_PER_KEY_MAX, WAITERS_PER_KEY_MAX};
 use crate::sql::{
@@ -91,10 +93,9 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
         SqlValue::Null => 1,
         value => count(value),
     };
-    let limit_override = optional_millis(&first[8]).map(|n| n as u32);
     Summary {
-        limit: limit_override.unwrap_or(callers),
-        callers_limit: limit_override.map(|_| callers),
+        callers_limit: callers,
+        limit_override: optional_millis(&first[8]).map(|n| n as u32),
         paused: optional_millis(&first[6]).map(|since_ms| Paused {
             since_ms,
             reason: optional_text(&first[7]),

@@ -7,7 +7,7 @@ use super::rows::{
     id_value, key_value, priority_from, priority_value, tenant_from, tenant_value, waiter_from_row,
     WAITER_COLUMNS, WAITER_COLUMNS_OF_W, WAITER_WIDTH,
 };
-use crate::coordinator::state::Waiter;
+use crate::coordinator::types::Waiter;
 use crate::ident::{Ident, InstanceId};
 use crate::sql::{integer, Counted, SqlExec, SqlValue};
 

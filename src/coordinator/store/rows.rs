@@ -1,7 +1,7 @@
 //! The Coordinator's rows as values: the columns a holder and a waiter are
 //! read with, and each column's conversion to and from its stored form.
 
-use crate::coordinator::state::{Holder, HolderState, Turn, Waiter};
+use crate::coordinator::types::{Holder, HolderState, Turn, Waiter};
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use crate::sql::{
     integer, millis, millis_value, optional_millis, optional_text, stored_id, text, SqlValue,

@@ -1,9 +1,9 @@
 //! A decision's [`Write`]s carried out on the rows, in one `match`.
 
+use super::history;
 use super::rows::{
     id_value, key_value, priority_value, state_value, tenant_value, turn_value, workflow_value,
 };
-use crate::coordinator::history;
 use crate::coordinator::types::Write;
 use crate::limits::IDLE_TENANT_KEPT_GRANTS;
 use crate::sql::{millis_value, optional_millis_value, Counted, SqlExec, SqlValue};

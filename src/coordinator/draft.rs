@@ -1,22 +1,24 @@
-//! [`Key`], the scratch a decision works on: the view, changed as each
-//! write it records would change the rows.
+//! [`Draft`], the key as one decision is changing it: the view it was
+//! given, changed as each write it records would change the rows, with
+//! the effects it asks for and what its history records. Every rule file
+//! works on it; none of them writes a row or an effect any other way.
 
 use super::check::{due_for_check, needs_check};
-use super::effect::{Effect, Handed};
-use super::history::{self, Did, Outcome};
-use super::log::{self, Asked};
-use super::state::{Holder, HolderState, Member, Turn, Waiter};
-use super::steer::free_slots;
-use super::types::{Reply, Settings, Summary, Transition, View, Write};
-use crate::busy::reporter::{self, Due, Shown};
-use crate::ident::InstanceId;
-use crate::limits::HOLD_TIMES_KEPT;
-use crate::transition::{Alarm, Wake};
+use super::slots::free_slots;
+use super::types::history::{Did, Outcome};
+use super::types::{
+    Effect, Handed, Holder, HolderState, Member, Options, Settings, Summary, Turn, View, Waiter,
+    Write,
+};
+use crate::error::BatonError;
+use crate::ident::{InstanceId, WorkflowName};
+use crate::limits::{HOLDERS_PER_KEY_MAX, HOLD_TIMES_KEPT, WAITERS_PER_KEY_MAX};
+use crate::transition::{Check, Terminate, Wake};
 
-/// The scratch a decision works on: the view, changed as the writes it
-/// records would change the rows.
+/// The key as one decision is changing it: the view, changed as the
+/// writes it records would change the rows.
 #[derive(Clone)]
-pub(super) struct Key<'v> {
+pub(super) struct Draft<'v> {
     pub(super) view: &'v View,
     pub(super) s: Summary,
     /// The input's id's place, as this decision left it.
@@ -30,9 +32,9 @@ pub(super) struct Key<'v> {
     pub(super) did: Did,
 }
 
-impl<'v> Key<'v> {
+impl<'v> Draft<'v> {
     pub(super) fn new(view: &'v View, settings: &'v Settings) -> Self {
-        Key {
+        Draft {
             view,
             s: view.summary.clone(),
             member: view.member.clone(),
@@ -66,7 +68,7 @@ impl<'v> Key<'v> {
 
     /// The slots this decision may grant (none while paused, §11).
     pub(super) fn free(&self) -> u32 {
-        free_slots(&self.s, self.s.limit, 0)
+        free_slots(&self.s, self.s.limit(), 0)
     }
 
     pub(super) fn first_waiters(&self, n: u32) -> Vec<Waiter> {
@@ -168,90 +170,130 @@ impl<'v> Key<'v> {
         due_for_check(&self.s.holders, &self.view.checked_ms, everyone, n)
     }
 
-    /// Asks for `holder` to be sent its turn event (and its status after).
+    /// Asks for `holder` to be sent its turn event (and its status after),
+    /// through its own Workflow.
     pub(super) fn wake(&mut self, holder: Holder) {
-        self.effects
-            .push(Effect::Wake(holder_wake(holder, self.settings)));
+        let wake = Wake {
+            id: holder.id.clone(),
+            workflow: self.settings.binding(holder.workflow.as_ref()),
+            event: Handed {
+                turn: holder.turn_n(),
+                fence: holder.fence,
+            },
+        };
+        self.effects.push(Effect::Wake(wake));
     }
 
-    /// The transition: the writes with the history's around them
-    /// (`history::record`), the report the list is due (`reporter::due`),
-    /// and the log line (`log::of`).
-    pub(super) fn finish(self, reply: Reply, asked: &Asked, now_ms: u64) -> Transition {
-        let needs = self.needs_holder_check();
-        let shown = |s: &Summary| Shown {
-            holders: s.holders.len() as u32,
-            waiting: s.waiters,
-            limit: s.limit,
-            paused: s.paused.is_some(),
+    /// Asks for `id`'s status (through `workflow`, or the default), to be
+    /// answered back into the decision.
+    pub(super) fn check(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
+        self.effects.push(Effect::Check(Check {
+            id: id.clone(),
+            workflow: self.settings.binding(workflow),
+            answers: true,
+        }));
+    }
+
+    /// §1d: asks for a cancelled holder's termination through its own
+    /// Workflow, its status asked right after.
+    pub(super) fn terminate_holder(&mut self, holder: &Holder) {
+        self.effects.push(Effect::TerminateHolder {
+            holder: holder.clone(),
+            workflow: self.settings.binding(holder.workflow.as_ref()),
+        });
+    }
+
+    /// Asks for a dropped waiter's termination through its own Workflow
+    /// (best effort; nothing re-enters).
+    pub(super) fn terminate_waiter(&mut self, waiter: &Waiter) {
+        self.effects.push(Effect::Terminate(Terminate {
+            id: waiter.id.clone(),
+            workflow: self.settings.binding(waiter.workflow.as_ref()),
+        }));
+    }
+
+    /// What the alarm asks for a holder due a check: its status, or for a
+    /// cancelled holder (§1d) its termination and then its status, so a
+    /// termination that failed is tried again until the holder is dead.
+    pub(super) fn check_or_terminate(&mut self, holder: &Holder) {
+        if holder.cancelling {
+            self.terminate_holder(holder);
+        } else {
+            self.check(&holder.id, holder.workflow.as_ref());
+        }
+    }
+
+    /// Refuses a registration beyond the key's bound on waiters.
+    pub(super) fn check_room(&self) -> Result<(), BatonError> {
+        if self.s.waiters >= WAITERS_PER_KEY_MAX {
+            return Err(BatonError::LimitExceeded {
+                field: "key",
+                reason: format!(
+                    "already has {WAITERS_PER_KEY_MAX} waiters, the most one key holds"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The turn a registration made with `options` is told by: its own
+    /// (a registration number drawn now) with `grant`, else the shared one.
+    pub(super) fn new_turn(&mut self, options: &Options) -> Turn {
+        if options.grant {
+            Turn::Own(self.next_turn())
+        } else {
+            Turn::Shared
+        }
+    }
+
+    /// The callers' `options.limit`, as the key records it
+    /// (`Summary::name_callers_limit`).
+    pub(super) fn name_limit(&mut self, options: &Options) {
+        if let Some(limit) = options.limit {
+            assert!(
+                (1..=HOLDERS_PER_KEY_MAX).contains(&limit),
+                "a limit out of range passed the edge"
+            );
+            self.writes.extend(self.s.name_callers_limit(limit));
+        }
+    }
+
+    /// A registered id's binding, when the call names another: the one it
+    /// is reached through from now on.
+    pub(super) fn name_workflow(&mut self, member: &Member, options: &Options) {
+        let Some(workflow) = &options.workflow else {
+            return;
         };
-        let before = &self.view.summary;
-        let report = reporter::due(shown(before), shown(&self.s), self.did.found_dead());
-        let coalesced = matches!(&reply, Reply::Enqueue(r) if r.coalesced_into.is_some());
-        let (mut writes, recorded) = history::record(
-            &self.did,
-            before.waiters,
-            coalesced,
-            report == Due::Owed,
-            now_ms,
-        );
-        let log = log::of(
-            asked,
-            &log::Decided {
-                before: self.view,
-                reply: &reply,
-                quiet: self.effects.is_empty() && !needs,
-                member: self.member.as_ref(),
-                did: &self.did,
-                now_ms,
-            },
-        );
-        let Key {
-            s,
-            writes: decided,
-            effects,
-            front,
-            member,
-            ..
-        } = self;
-        writes.extend(decided);
-        writes.extend(recorded);
-        // The state is what the writes leave of the parts a decision
-        // changes; the rest of the view (the superseded, the holders to
-        // check) is not carried on.
-        Transition {
-            reply,
-            writes,
-            effects,
-            alarm: if needs { Alarm::Periodic } else { Alarm::Keep },
-            state: View {
-                summary: s,
-                member,
-                front,
-                ..View::default()
-            },
-            report,
-            log,
+        match member {
+            Member::Holder(holder) if holder.workflow.as_ref() != Some(workflow) => {
+                if let Some(h) = self.s.holders.iter_mut().find(|h| h.id == holder.id) {
+                    h.workflow = Some(workflow.clone());
+                }
+                self.writes.push(Write::SetHolderWorkflow(
+                    holder.id.clone(),
+                    Some(workflow.clone()),
+                ));
+            }
+            Member::Waiter(waiter) if waiter.workflow.as_ref() != Some(workflow) => {
+                let updated = Waiter {
+                    workflow: Some(workflow.clone()),
+                    ..waiter.clone()
+                };
+                if let Some(w) = self.front.iter_mut().find(|w| w.id == waiter.id) {
+                    *w = updated.clone();
+                }
+                self.member = Some(Member::Waiter(updated));
+                self.writes.push(Write::SetWaiterWorkflow(
+                    waiter.id.clone(),
+                    Some(workflow.clone()),
+                ));
+            }
+            _ => {}
         }
     }
 
     pub(super) fn needs_holder_check(&self) -> bool {
         needs_check(&self.s)
-    }
-}
-
-/// The wake of `holder`, through its own Workflow.
-fn holder_wake(holder: Holder, settings: &Settings) -> Wake<Handed> {
-    Wake {
-        id: holder.id.clone(),
-        workflow: holder
-            .workflow
-            .as_ref()
-            .map_or_else(|| settings.workflow.clone(), |w| w.to_string()),
-        event: Handed {
-            turn: holder.turn_n(),
-            fence: holder.fence,
-        },
     }
 }
 

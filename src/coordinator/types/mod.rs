@@ -1,16 +1,22 @@
-//! The Coordinator's vocabulary: the requests and replies of its calls,
-//! what a decision reads ([`Summary`], [`View`], [`Settings`]), what it is
-//! about ([`Input`]), and what it returns ([`Reply`], [`Write`] in a
-//! [`Transition`]).
+//! The Coordinator's vocabulary, the floor every rule stands on: the
+//! requests and replies of its calls, what a decision reads ([`Summary`],
+//! [`View`], the [`Read`]s its plan names, [`Settings`]), what it is about
+//! ([`Input`]), and what it returns ([`Reply`], [`Write`] and [`Effect`]
+//! in a [`Transition`]); the key's rows as values (`state.rs`) and what
+//! its history records (`history.rs`). Nothing here imports a rule.
 
-use super::effect::Effect;
-use super::history::HistoryWrite;
-use super::log::LogLine;
-use super::state::{Holder, Liveness, Member, Turn, Waiter};
+mod effect;
+pub mod history;
+mod state;
+
+pub use effect::{Effect, Handed};
+pub use state::*;
+
 use crate::busy::reporter::Due;
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
-use crate::transition::Alarm;
+use crate::transition::{Alarm, LogLine};
 use crate::workflow::Status;
+use history::HistoryWrite;
 
 /// The options of `enqueue` and `acquire` (contract §1a), validated at the
 /// edge: `workflow` names a configured binding, `limit` is 1 to 1000.
@@ -35,7 +41,7 @@ pub struct Options {
     /// busy instead of waiting, registering nothing (see `decide`).
     pub skip: bool,
     /// §1d `cancelHolders: true`: a superseding enqueue that does not
-    /// coalesce cancels every holder of the key (`decide::commit_enqueue`);
+    /// coalesce cancels every holder of the key (`enqueue::cancel_holders`);
     /// refused without `supersedes`, and on `acquire`.
     pub cancel_holders: bool,
 }
@@ -121,7 +127,12 @@ pub struct Transition {
 /// decisions (the object is the only writer of its rows).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
-    pub limit: u32,
+    /// The limit the callers named last (§1a; 1 until a call names one),
+    /// as the key row's `holder_limit`: in force unless an operator's
+    /// override hides it ([`Summary::limit`], `slots.rs`).
+    pub callers_limit: u32,
+    /// §11: the operator's override while one is set (`limit_override`).
+    pub limit_override: Option<u32>,
     /// The highest fence granted (0 before the first grant).
     pub fence: u64,
     /// The last registration number drawn for a [`Turn::Own`].
@@ -138,11 +149,6 @@ pub struct Summary {
     /// §11: set while an operator paused the key: no slot is granted
     /// (`super::steer`).
     pub paused: Option<Paused>,
-    /// §11: `Some` while an operator's limit override is in force (it is
-    /// then `limit`): the limit the callers named last, which the key
-    /// takes again when the override is cleared. `None`: `limit` is the
-    /// callers'.
-    pub callers_limit: Option<u32>,
 }
 
 /// §11: an operator's pause, as the key keeps it.
@@ -151,7 +157,8 @@ pub use crate::pause::Paused;
 impl Default for Summary {
     fn default() -> Self {
         Summary {
-            limit: 1,
+            callers_limit: 1,
+            limit_override: None,
             fence: 0,
             turns: 0,
             waiters: 0,
@@ -159,7 +166,6 @@ impl Default for Summary {
             none_superseded: true,
             hold_times_ms: Vec::new(),
             paused: None,
-            callers_limit: None,
         }
     }
 }
@@ -191,8 +197,46 @@ pub struct View {
     /// Every waiter in the order they joined, for a superseding enqueue
     /// that does not coalesce: all but the caller are dropped.
     pub arrived: Vec<Waiter>,
-    /// The reads that filled this view, in order (`super::read::Read`).
-    pub reads: Vec<super::read::Read>,
+    /// The reads that filled this view, in order.
+    pub reads: Vec<Read>,
+}
+
+/// One read a decision still needs, beyond the key's summary (the plan is
+/// `super::read`'s).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Read {
+    /// Where `id` stands at the key: waiting (as which waiter), superseded,
+    /// or not known ([`Member`]; never a holder: those are in the summary).
+    Member(InstanceId),
+    /// The first `n` waiters in hand-off order (§1c,
+    /// [`hand_off_order`](crate::coordinator::hand_off_order)).
+    Front(u32),
+    /// Where `id` stands in hand-off order (1 is next) if it waits; else
+    /// where a waiter of `priority` and `tenant` would stand if it joined
+    /// now ([`place_in_order`](crate::coordinator::place_in_order)).
+    Place {
+        id: InstanceId,
+        priority: i8,
+        tenant: Option<Ident>,
+    },
+    /// When each holder was last checked (`None`: never), in the order
+    /// they got the key.
+    CheckTimes,
+    /// The earliest waiter registered with this input hash, if any.
+    FirstWithHash(InputHash),
+    /// Every waiter, in the order they joined.
+    Waiters,
+}
+
+/// A [`Read`]'s answer, variant for variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    Member(Member),
+    Front(Vec<Waiter>),
+    Place(u32),
+    CheckTimes(Vec<(InstanceId, Option<u64>)>),
+    FirstWithHash(Option<Waiter>),
+    Waiters(Vec<Waiter>),
 }
 
 /// The settings the decisions read: the Worker's variables.
@@ -202,6 +246,14 @@ pub struct Settings {
     pub grace_ms: u64,
     /// `WORKFLOW_BINDING`: the binding of an instance that names none.
     pub workflow: String,
+}
+
+impl Settings {
+    /// The binding an instance is checked, woken and terminated through:
+    /// its own, or the default one when it names none.
+    pub fn binding(&self, workflow: Option<&WorkflowName>) -> String {
+        workflow.map_or_else(|| self.workflow.clone(), |w| w.to_string())
+    }
 }
 
 /// What a decision is about.

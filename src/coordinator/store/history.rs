@@ -1,34 +1,21 @@
-//! What happened at a key (contract §10): its `counts`, its `recent` holds
-//! that ended with a waiter behind them or with the holder found dead, and
-//! how long each holder that waited had waited.
-//!
-//! The decision records what it does as it does it ([`Did`]: the holds it
-//! ends and how, the waiters it grants a slot); [`record`] is the one rule
-//! of what that adds to the history, as [`Write`]s in the decision's own
-//! transition: nothing for an uncontended acquire or release, whose only
-//! trace is the key's `grants` count: the holder row itself while it
-//! holds, folded into the key row by the trigger that ends its hold
-//! (schema v12). [`write()`] carries those writes
-//! out on the rows (for `super::store::write`), `KeyHistory::apply` on
-//! the in-memory key (`super::twin`); [`inspect`], [`busy`] and [`owed`]
-//! read them back for `inspect` and the list.
+//! The key's history (contract §10) on the rows: its schema steps, each
+//! [`HistoryWrite`] carried out on the tables ([`write()`], for
+//! `super::write`), and the reads back for `inspect` and the list
+//! ([`inspect`], [`busy`], [`owed`], [`is_owed`]). What a decision adds
+//! to the history is `crate::coordinator::types::history`'s rule.
 
-use super::state::Holder;
-use super::types::Write;
 use crate::busy::Busy;
-use crate::ident::InstanceId;
+use crate::coordinator::types::history::{Counts, HistoryWrite, Hold, Outcome};
 use crate::limits::COORDINATOR_RECENT_KEPT;
 use crate::sql::{
     integer, millis, millis_value, optional_millis, stored_id, text, text_value, Counted, SqlExec,
     SqlValue,
 };
-#[cfg(not(target_arch = "wasm32"))]
-use std::collections::{HashMap, VecDeque};
 
 /// Schema v5 of the Coordinator's ladder (`super::schema`): the counts in
 /// the key row (grants counted by the holder row's trigger, superseded ids
 /// by the superseded row's; v5's trigger also counted every `handed` grant
-/// as a hand-off, which v7 leaves to the decision's [`Tally`]), when a
+/// as a hand-off, which v7 leaves to the decision's `Tally`), when a
 /// holder was last found dead, whether a report to the list is owed, the
 /// recent holds, and how long each holder that waited had waited (kept
 /// until its hold ends).
@@ -79,7 +66,7 @@ pub const MIGRATION: &[&str] = &[
 /// Schema v7: the holder row's trigger keeps the key's fence and counts
 /// its grants, and no longer decides which grant is a hand-off (it counted
 /// every `handed` one, and missed a waiter whose own acquire took a dead
-/// holder's slot): the decision's [`Tally`] says how many.
+/// holder's slot): the decision's `Tally` says how many.
 pub const MIGRATION_V7: &[&str] = &[
     "DROP TRIGGER coordinator_holders_fence",
     "CREATE TRIGGER coordinator_holders_fence AFTER INSERT ON coordinator_holders BEGIN \
@@ -98,257 +85,8 @@ pub const MIGRATION_CANCEL: &[&str] = &[
     "ALTER TABLE coordinator_recent ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0",
 ];
 
-/// How a recorded hold ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    Released,
-    Dead,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Released => "released",
-            Outcome::Dead => "dead",
-        }
-    }
-}
-
-/// A hold that ended with a waiter behind it or with its holder found
-/// dead, or that was cancelled (§1d).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hold {
-    pub id: InstanceId,
-    pub fence: u64,
-    pub from_ms: u64,
-    pub to_ms: u64,
-    /// How long the holder had waited for the key.
-    pub waited_ms: u64,
-    pub outcome: Outcome,
-    /// Its holder was cancelled by a superseding enqueue (§1d).
-    pub cancelled: bool,
-}
-
-/// A key's counts since its object was created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Counts {
-    pub grants: u64,
-    pub hand_offs: u64,
-    pub dead_holders: u64,
-    pub superseded: u64,
-    pub coalesced: u64,
-    /// Holders cancelled (§1d).
-    pub cancelled: u64,
-}
-
-/// What one decision adds to the key row's counts and marks, in one
-/// statement. `grants` and `superseded` are counted by the rows' own
-/// triggers, one per holder row and superseded row written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Tally {
-    pub hand_offs: u32,
-    pub dead_holders: u32,
-    pub coalesced: u32,
-    /// Holders cancelled (§1d).
-    pub cancelled: u32,
-    /// When a holder was found dead, if one was.
-    pub dead_at_ms: Option<u64>,
-    /// A list report is owed (`crate::busy::reporter::Due::Owed`): marked
-    /// until the shard confirms it.
-    pub report_owed: bool,
-}
-
-/// A change to the key's history ([`Write::History`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HistoryWrite {
-    /// A hold that ended goes into `recent`, with how long its holder
-    /// waited as [`HistoryWrite::Wait`] recorded it at its grant; the
-    /// oldest beyond [`COORDINATOR_RECENT_KEPT`] leave.
-    Hold {
-        id: InstanceId,
-        fence: u64,
-        from_ms: u64,
-        to_ms: u64,
-        outcome: Outcome,
-        /// Its holder was cancelled (§1d).
-        cancelled: bool,
-    },
-    /// A holder granted its slot after waiting this long: kept until its
-    /// hold ends.
-    Wait(InstanceId, u64),
-    /// The key row's counts and marks grow by this much.
-    Tally(Tally),
-    /// The shard confirmed the key's report (not a decision's: the shell
-    /// writes it when the answer comes): nothing is owed.
-    Paid,
-}
-
-/// What a decision did that the history records, noted as it acts.
-#[derive(Debug, Clone, Default)]
-pub struct Did {
-    /// Holds it ended, the holder as it held, and how.
-    pub ended: Vec<(Holder, Outcome)>,
-    /// Waiters it granted a slot, with how long each had waited.
-    pub granted_waiters: Vec<(InstanceId, u64)>,
-    /// Holders it cancelled (§1d), as cancelled.
-    pub cancelled: Vec<Holder>,
-}
-
-impl Did {
-    /// Whether it found a holder dead.
-    pub fn found_dead(&self) -> bool {
-        self.ended.iter().any(|(_, o)| *o == Outcome::Dead)
-    }
-}
-
-/// The one rule of what a decision adds to the key's history, as writes:
-/// those that go before its own writes (a hold it ends is recorded while
-/// its holder's row, and the wait recorded at its grant, are still there)
-/// and those that go after them.
-///
-/// - `recent` keeps a hold that ended with the holder found dead, or with
-///   a waiter behind it (`waiters_before`: the key had one before the
-///   decision), or whose holder was cancelled (§1d), so the key's time
-///   line shows every cancellation.
-/// - A waiter granted a slot after waiting has its wait kept until its
-///   hold ends (so its hold, if recorded, says how long it waited).
-/// - `handOffs` counts the grants to waiters of slots that a holder or a
-///   dead holder gave up in the same decision: as many as both (a slot a
-///   raised limit adds was given up by no one; a slot a lowered limit
-///   keeps is given to no one).
-/// - `deadHolders` counts the holders found dead, `coalesced` an enqueue
-///   that coalesced, `cancelled` the holders it cancelled (§1d);
-///   `report_owed` marks the report the decision owes.
-pub fn record(
-    did: &Did,
-    waiters_before: u32,
-    coalesced: bool,
-    report_owed: bool,
-    now_ms: u64,
-) -> (Vec<Write>, Vec<Write>) {
-    let ended = did
-        .ended
-        .iter()
-        .filter(|(holder, outcome)| {
-            *outcome == Outcome::Dead || waiters_before > 0 || holder.cancelling
-        })
-        .map(|(holder, outcome)| {
-            Write::History(HistoryWrite::Hold {
-                id: holder.id.clone(),
-                fence: holder.fence,
-                from_ms: holder.since_ms,
-                to_ms: now_ms.max(holder.since_ms),
-                outcome: *outcome,
-                cancelled: holder.cancelling,
-            })
-        })
-        .collect();
-    let mut after: Vec<Write> = did
-        .granted_waiters
-        .iter()
-        .filter(|(_, waited_ms)| *waited_ms > 0)
-        .map(|(id, waited_ms)| Write::History(HistoryWrite::Wait(id.clone(), *waited_ms)))
-        .collect();
-    let dead_holders = did
-        .ended
-        .iter()
-        .filter(|(_, o)| *o == Outcome::Dead)
-        .count() as u32;
-    let tally = Tally {
-        hand_offs: did.ended.len().min(did.granted_waiters.len()) as u32,
-        dead_holders,
-        coalesced: u32::from(coalesced),
-        cancelled: did.cancelled.len() as u32,
-        dead_at_ms: (dead_holders > 0).then_some(now_ms),
-        report_owed,
-    };
-    if tally != Tally::default() {
-        after.push(Write::History(HistoryWrite::Tally(tally)));
-    }
-    (ended, after)
-}
-
-/// What the in-memory key (`super::twin`) keeps of its history, as its
-/// key row, `coordinator_recent` and `coordinator_waited` rows do (tests
-/// and the simulation only, as the twin).
-#[cfg(not(target_arch = "wasm32"))]
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KeyHistory {
-    pub counts: Counts,
-    /// Newest last, at most [`COORDINATOR_RECENT_KEPT`].
-    recent: VecDeque<Hold>,
-    /// How long each holder that waited had waited, until its hold ends.
-    waited: HashMap<InstanceId, u64>,
-    /// When a holder was last found dead.
-    pub dead_at_ms: Option<u64>,
-    /// A list report is owed, until the shard confirms one.
-    pub report_owed: bool,
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-impl KeyHistory {
-    /// `inspect`'s `recent`: newest first.
-    pub fn recent(&self) -> Vec<Hold> {
-        self.recent.iter().rev().cloned().collect()
-    }
-
-    /// A holder row written: its trigger counts the grant.
-    pub fn granted(&mut self) {
-        self.counts.grants += 1;
-    }
-
-    /// A superseded row written: its trigger counts it.
-    pub fn superseded(&mut self) {
-        self.counts.superseded += 1;
-    }
-
-    /// A holder row gone: its trigger forgets how long it waited.
-    pub fn holder_left(&mut self, id: &InstanceId) {
-        self.waited.remove(id);
-    }
-
-    /// One history write, as [`write()`] carries it out on the rows.
-    pub fn apply(&mut self, write: &HistoryWrite) {
-        match write {
-            HistoryWrite::Hold {
-                id,
-                fence,
-                from_ms,
-                to_ms,
-                outcome,
-                cancelled,
-            } => {
-                self.recent.push_back(Hold {
-                    id: id.clone(),
-                    fence: *fence,
-                    from_ms: *from_ms,
-                    to_ms: *to_ms,
-                    waited_ms: self.waited.get(id).copied().unwrap_or(0),
-                    outcome: *outcome,
-                    cancelled: *cancelled,
-                });
-                let kept = COORDINATOR_RECENT_KEPT as usize;
-                let over = self.recent.len().saturating_sub(kept);
-                self.recent.drain(..over);
-            }
-            HistoryWrite::Wait(id, waited_ms) => {
-                self.waited.insert(id.clone(), *waited_ms);
-            }
-            HistoryWrite::Tally(t) => {
-                self.counts.hand_offs += u64::from(t.hand_offs);
-                self.counts.dead_holders += u64::from(t.dead_holders);
-                self.counts.coalesced += u64::from(t.coalesced);
-                self.counts.cancelled += u64::from(t.cancelled);
-                self.dead_at_ms = t.dead_at_ms.or(self.dead_at_ms);
-                self.report_owed |= t.report_owed;
-            }
-            HistoryWrite::Paid => self.report_owed = false,
-        }
-    }
-}
-
-/// One history write carried out on the tables (`super::store::write`
-/// hands them here).
+/// One history write carried out on the tables (`super::write` hands
+/// them here).
 pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) {
     let k = || text_value(key);
     match write {
