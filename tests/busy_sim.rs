@@ -246,6 +246,7 @@ impl Key {
             waiting: self.waiters.len() as u32,
             limit: self.limit,
             paused: false,
+            handed_since_ms: None,
         }
     }
 

@@ -2888,7 +2888,26 @@ impl Sim {
         // §11: the list shows whether the key is paused, by the oracle's record.
         let paused_after = self.steering[k].paused.is_some();
         let paused_before = self.paused_before.take().unwrap_or(paused_after);
-        let shown = |s: &Snap, paused: bool| (s.holders.len(), s.queue.len(), s.limit, paused);
+        // §10a: and since when its earliest hand-over not yet taken up was
+        // handed, by the oracle's record of the grant (now, for this one's).
+        let handed_since = |s: &Snap| {
+            (s.holders.iter())
+                .filter(|h| h.state == HolderState::Handed)
+                .map(|h| match came.iter().any(|c| c.id == h.id) {
+                    true => now,
+                    false => self.granted_at[&(k, h.id.clone())].0,
+                })
+                .min()
+        };
+        let shown = |s: &Snap, paused: bool| {
+            (
+                s.holders.len(),
+                s.queue.len(),
+                s.limit,
+                paused,
+                handed_since(s),
+            )
+        };
         let due = if found_dead || before.queue.is_empty() != after.queue.is_empty() {
             Due::Owed
         } else if shown(before, paused_before) == shown(after, paused_after) {

@@ -175,6 +175,10 @@ fn finish(key: Draft<'_>, reply: Reply, asked: &Asked, now_ms: u64) -> Transitio
         waiting: s.waiters,
         limit: s.limit(),
         paused: s.paused.is_some(),
+        handed_since_ms: (s.holders.iter())
+            .filter(|h| h.state == HolderState::Handed)
+            .map(|h| h.since_ms)
+            .min(),
     };
     let before = &key.view.summary;
     let report = reporter::due(shown(before), shown(&key.s), key.did.found_dead());

@@ -105,6 +105,8 @@ impl Scope<'_> {
 #[derive(Clone, Copy, Default)]
 pub struct Figures<'a> {
     pub workflow: Option<&'a str>,
+    /// The wait this decision ended, when its line names none.
+    pub waited_ms: Option<u64>,
     pub held_ms: u64,
     pub holders: u32,
     pub waiting: u32,
@@ -228,7 +230,7 @@ fn point(scope: Scope<'_>, said: &Said<'_>, figures: &Figures<'_>) -> Option<u64
         what: said.decision,
         instance: said.instance.filter(|id| *id != "-"),
         workflow: figures.workflow,
-        waited_ms: said.waited_ms.unwrap_or(0),
+        waited_ms: said.waited_ms.or(figures.waited_ms).unwrap_or(0),
         held_ms: figures.held_ms,
         holders: figures.holders,
         waiting: figures.waiting,

@@ -161,7 +161,10 @@ describe("§1a with real Workflows (holder-check alarm effectively off)", () => 
     await h.create("bo-h", { key, waitForFinish: true });
     await h.untilInspect(key, "bo-h holding", (v) => v.holder?.id === "bo-h");
     await h.ok(key, "enqueue", key, false, "bo-w");
-    const before = await h.inspect(key);
+    // What the calls could change: the waits go on growing and the alarm
+    // goes on checking the holder whatever they do (§10a).
+    const unchanged = ({ waits, holders, ...view }) => ({ ...view, holders: holders.map(({ checked, ...x }) => x) });
+    const before = unchanged(await h.inspect(key));
     const cases = [
       ["workflow", { workflow: "NOPE" }],
       ["workflow", { workflow: "not a binding" }],
@@ -198,7 +201,7 @@ describe("§1a with real Workflows (holder-check alarm effectively off)", () => 
         assert.ok("error" in result && result.error.includes(field), `${method}: ${JSON.stringify(result)}`);
       }
     }
-    assert.deepEqual(await h.inspect(key), before);
+    assert.deepEqual(unchanged(await h.inspect(key)), before);
     assert.equal(await h.status("bo-h"), "running");
     await h.sendEvent("bo-h", "finish", {});
     await h.output("bo-h");

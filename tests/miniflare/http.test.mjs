@@ -80,6 +80,8 @@ const API_ROUTES = [
 
 /** A key's `counts` before anything happened at it (contract §10). */
 const NO_COUNTS = { grants: 0, handOffs: 0, deadHolders: 0, superseded: 0, coalesced: 0, cancelled: 0 };
+/** §10a: a key nobody ever waited on. */
+const NO_WAITS = { p50Ms: 0, p95Ms: 0, n: 0 };
 
 // A bucket route takes the group's name: both are identifiers of the same rules.
 const fill = (template, key, group) =>
@@ -88,12 +90,21 @@ const fill = (template, key, group) =>
     .replace("{group}", encodeURIComponent(group))
     .replace("{bucket}", encodeURIComponent(group));
 
+/**
+ * An inspection without what time alone changes (§10a): the wait
+ * figures, which count the current waiters' waits so far, and each
+ * holder's last check, which the alarm renews.
+ */
+function settled({ waits, holders, ...view }) {
+  return { ...view, holders: holders.map(({ checked, ...holder }) => holder) };
+}
+
 /** Both sides of the state a request could touch, read through RPC (not HTTP). */
 async function snapshot(h, key, group) {
   const coordinator = await h.rpc(key, "inspect", key);
   const serial = await h.serial("serialInspect", { group });
   assert.ok(!("error" in coordinator) && !("error" in serial), "inspect failed");
-  return { key: coordinator.value, group: serial.value };
+  return { key: settled(coordinator.value), group: serial.value };
 }
 
 describe("HTTP API with BATON_TOKEN set", () => {
@@ -106,7 +117,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
   test("the Coordinator routes: enqueue, acquire, release, inspect", async () => {
     const key = "deploy:acme/site main";
     const base = `/v1/keys/${encodeURIComponent(key)}`;
-    assert.deepEqual(await ok(h, "GET", base), { key, holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null });
+    assert.deepEqual(await ok(h, "GET", base), { key, holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null, state: "idle", waits: NO_WAITS });
 
     assert.deepEqual(await ok(h, "POST", `${base}/enqueue`, { instanceId: "a" }), { terminated: [] });
     assert.deepEqual(await ok(h, "POST", `${base}/acquire`, { instanceId: "a" }), { status: "granted" });
@@ -443,7 +454,7 @@ describe("HTTP API without BATON_TOKEN", () => {
         assert.deepEqual(reply.body, { error: "not configured: set the BATON_TOKEN secret to enable the API" });
       }
     }
-    assert.deepEqual((await h.rpc("k", "inspect", "k")).value, { key: "k", holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null });
+    assert.deepEqual((await h.rpc("k", "inspect", "k")).value, { key: "k", holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null, state: "idle", waits: NO_WAITS });
     assert.equal((await call(h, "GET", "/", { token: null })).status, 200);
     assert.equal((await call(h, "GET", "/openapi.json", { token: null })).status, 200);
     // Routing still comes first: unknown routes and wrong methods say so.
