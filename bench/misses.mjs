@@ -93,16 +93,15 @@ const EXPLAIN = {
   "P2 push": ({ p2push, io }) =>
     `Median ${fmt(p2push.total.p50)} ms. Split (medians): the serialRelease call takes ${fmt(p2push.releaseCall.p50)} ms ` +
     `(one D1 batch: RELEASE, read the waiters; then the turn event; the waiter's status check runs ` +
-    `HAND_ON_CHECK_DELAY_MS after the reply), the waiter's claim starts ` +
-    `${fmt(p2push.wake.p50)} ms after the release call, and the claim to the next step takes ` +
-    `${fmt(p2push.grantToStep.p50)} ms (one D1 batch of two statements: the stale-holder rule, then the claim, which returns the caller's and the holder's rows). Here a D1 statement ` +
+    `HAND_ON_CHECK_DELAY_MS after the reply), the waiter learns it holds (its turn event saying "holding", §2a) ` +
+    `${fmt(p2push.wake.p50)} ms after the release call, and from then to its next step takes ` +
+    `${fmt(p2push.grantToStep.p50)} ms. Here a D1 statement ` +
     `costs ${fmt(io.statementMs)} ms and a status check ${fmt(io.statusMs)} ms. Compare the plain JS Worker's split ` +
-    `in P2's section: what is left is per call (\`node bench/subset.mjs serial-calls\`): Baton's claim batch runs ` +
-    `two statements, as the hand-written one does (Baton's first is the stale-holder rule, its claim returns ` +
-    `the rows the hand-written one reads back), and each call crosses into WASM, where (under the profiler) the decision log line, the futures executor and ` +
-    `wasm-bindgen's glue are the largest parts (the profile section). The two hand-offs take the same steps, so matching the hand-written queue is the ` +
-    `most these can give; beating it by a margin needs a step fewer, e.g. the release handing the group to the ` +
-    `waiter and the turn event saying so, so that serialize skips its claim step (a contract change).`,
+    `in P2's section: what is left is per call (\`node bench/subset.mjs serial-calls\`): each call crosses into WASM, ` +
+    `where (under the profiler) the decision log line, the futures executor and wasm-bindgen's glue are the largest ` +
+    `parts (the profile section). The step fewer is taken already: since §2a the release hands the group to a grant ` +
+    `waiter in its own batch and the turn event says "holding", so serialize runs no claim after its wait. What is ` +
+    `left to beat the hand-written queue by a margin is the release call's own cost.`,
   "P3 BATON_LOG=all": ({ p3all }) =>
     `Median ${fmt(p3all.ratio.p50)}× (min ${fmt(p3all.ratio.min)}, max ${fmt(p3all.ratio.max)}) with both sides ` +
     `printing a line per call: Baton's line is built in WASM and printed through console.log, as the plain one's ` +

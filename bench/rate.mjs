@@ -8,7 +8,7 @@ import { summary, median, fmt, spread } from "./stats.mjs";
 export const RATE_RUNS = 9;
 export const RATE_CALLS = 300;
 
-/** The README's example: 5 a second and 100 a minute, so most calls are refused. */
+/** The example of docs/rate-limits.md: 5 a second and 100 a minute, so most calls are refused. */
 export const EXAMPLE_RULES = [
   { id: "second", limit: 5, windowMs: 1_000 },
   { id: "minute", limit: 100, windowMs: 60_000 },

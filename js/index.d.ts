@@ -1,7 +1,10 @@
-// Types for the helpers, the Coordinator's RPC surface (contract §1) and
-// the service binding's (contract §2, §7). The wire types (requests and
-// replies) are generated from the Rust types in src/edge; a test fails when
-// this file's generated section drifts from them.
+// Types for the helpers, the Durable Objects' RPC surfaces (contract §1,
+// §4, §5, §6) and the service binding's (contract §2, §7). The wire types
+// (requests and replies), `BatonService` and each object's `<Class>Rpc`
+// are generated from the method table and the Rust types in src/edge; a
+// test fails when this file's generated section drifts from them, and
+// another when a method of js/worker.mjs has no type
+// (tests/miniflare/docs-types.test.mjs).
 
 /**
  * A duration as Workflows take it: milliseconds, or `"<n> <unit>"` like
@@ -34,24 +37,6 @@ export interface WorkflowStepLike {
   ): Promise<T>;
   waitForEvent(name: string, options: { type: string; timeout?: WorkflowDuration }): Promise<unknown>;
   sleep(name: string, duration: WorkflowDuration): Promise<void>;
-}
-
-/**
- * RPC methods of the `Coordinator` Durable Object: the fields of the
- * service binding's `coordinator*` requests, as positional arguments.
- */
-export interface CoordinatorRpc {
-  enqueue(
-    key: string,
-    supersedes: boolean,
-    instanceId: string,
-    inputHash?: string,
-    options?: KeyOptions,
-  ): Promise<CoordinatorEnqueueReply>;
-  /** §1's string, or with `options.grant: true` (contract §1b) the object. */
-  acquire(key: string, instanceId: string, options?: KeyOptions): Promise<CoordinatorAcquireReply>;
-  release(key: string, instanceId: string): Promise<ReleaseReply>;
-  inspect(key: string): Promise<CoordinatorInspection>;
 }
 
 /** The `COORDINATOR` Durable Object namespace binding. */
@@ -102,7 +87,12 @@ export interface WithKeyOptions {
   onBusy?: "wait" | "skip";
 }
 
-export type WithKeyResult<T> = { superseded: false; value: T } | { superseded: true };
+/**
+ * What `withKey` returns when `body` ran, or when the id was superseded.
+ * `busy` is never set here: it lets `if (result.busy)` narrow the result
+ * of a call with `onBusy: "skip"` (contract §1c).
+ */
+export type WithKeyResult<T> = { superseded: false; value: T; busy?: undefined } | { superseded: true; busy?: undefined };
 
 /** What `withKey` returns with `onBusy: "skip"` when the key was busy (contract §1c). */
 export type WithKeyBusy = { busy: true; superseded?: undefined; value?: undefined };
@@ -189,14 +179,6 @@ export function serialize<T>(
   options?: SerializeOptions,
 ): Promise<T>;
 
-/** RPC methods of the `RateLimiter` Durable Object (contract §5), one object per bucket. */
-export interface RateLimiterRpc {
-  acquire(bucket: string, options: { rules: RateRule[]; permits?: number }): Promise<RateAcquireReply>;
-  penalize(bucket: string, options: { cooldownMs: number }): Promise<RatePenalizeReply>;
-  refund(bucket: string, options: { permits: number }): Promise<RateRefundReply>;
-  inspect(bucket: string): Promise<RateInspection>;
-}
-
 /** The `RATE_LIMITER` Durable Object namespace binding. */
 export interface RateLimiterNamespace {
   idFromName(name: string): unknown;
@@ -252,18 +234,6 @@ export class PermitPool {
 export class RateLimitTimeout extends Error {
   waitMs: number;
 }
-/**
- * RPC methods of the `Debouncer` Durable Object (contract §4): the fields
- * of the service binding's debounce requests, the key first.
- */
-export interface DebouncerRpc {
-  debounce(key: string, options: Omit<Debounce, "key">): Promise<DebounceReply>;
-  startAt(key: string, options: Omit<StartAt, "key">): Promise<StartAtReply>;
-  flush(key: string): Promise<FlushReply>;
-  cancel(key: string): Promise<CancelReply>;
-  inspect(key: string): Promise<DebounceInspection>;
-}
-
 /** The `DEBOUNCER` Durable Object namespace binding. */
 export interface DebouncerNamespace {
   idFromName(name: string): unknown;
@@ -1131,19 +1101,47 @@ export interface BatonService {
   runAppend(input: RunAppend): Promise<RunAppendReply>;
   runEvents(input: RunEvents): Promise<RunEventsReply>;
 }
+
+/** RPC methods of the `Coordinator` Durable Object: its requests' fields as positional arguments. */
+export interface CoordinatorRpc {
+  enqueue(key: Ident, supersedes: boolean, instanceId: InstanceId, inputHash?: InputHash | null, options?: KeyOptions | null): Promise<CoordinatorEnqueueReply>;
+  acquire(key: Ident, instanceId: InstanceId, options?: KeyOptions | null): Promise<CoordinatorAcquireReply>;
+  release(key: Ident, instanceId: InstanceId): Promise<ReleaseReply>;
+  inspect(key: Ident): Promise<CoordinatorInspection>;
+  pause(key: Ident, options?: Omit<CoordinatorPause, "key">): Promise<CoordinatorPauseReply>;
+  resume(key: Ident): Promise<CoordinatorResumeReply>;
+  setLimit(key: Ident, limit?: HolderLimit | null): Promise<CoordinatorSetLimitReply>;
+}
+
+/** RPC methods of the `RateLimiter` Durable Object: its requests' fields as positional arguments. */
+export interface RateLimiterRpc {
+  acquire(bucket: Ident, options: Omit<RateAcquire, "bucket">): Promise<RateAcquireReply>;
+  penalize(bucket: Ident, options: Omit<RatePenalize, "bucket">): Promise<RatePenalizeReply>;
+  refund(bucket: Ident, options: Omit<RateRefund, "bucket">): Promise<RateRefundReply>;
+  inspect(bucket: Ident): Promise<RateInspection>;
+}
+
+/** RPC methods of the `Debouncer` Durable Object: its requests' fields as positional arguments. */
+export interface DebouncerRpc {
+  debounce(key: Ident, options: Omit<Debounce, "key">): Promise<DebounceReply>;
+  startAt(key: Ident, options: Omit<StartAt, "key">): Promise<StartAtReply>;
+  flush(key: Ident): Promise<FlushReply>;
+  cancel(key: Ident): Promise<CancelReply>;
+  inspect(key: Ident): Promise<DebounceInspection>;
+}
+
+/** RPC methods of the `Runs` Durable Object: its requests' fields as positional arguments. */
+export interface RunsRpc {
+  claim(key: Ident, options: Omit<RunClaim, "key">): Promise<RunClaimReply>;
+  complete(key: Ident, options: Omit<RunComplete, "key">): Promise<RunCompleteReply>;
+  await(key: Ident, options: Omit<RunAwait, "key">): Promise<RunView>;
+  append(key: Ident, options: Omit<RunAppend, "key">): Promise<RunAppendReply>;
+  events(key: Ident, options?: Omit<RunEvents, "key">): Promise<RunEventsReply>;
+}
 // --- End of the generated wire types ---
 
 // --- Idempotent runs (contract §6): the object's methods and the helpers ---
 // (The request and reply shapes are the generated wire types above.)
-
-/** RPC methods of the `Runs` Durable Object. */
-export interface RunsRpc {
-  claim(key: string, options: Omit<RunClaim, "key">): Promise<RunClaimReply>;
-  complete(key: string, options: Omit<RunComplete, "key">): Promise<RunCompleteReply>;
-  await(key: string, options: Omit<RunAwait, "key">): Promise<RunView>;
-  append(key: string, options: Omit<RunAppend, "key">): Promise<RunAppendReply>;
-  events(key: string, options?: Omit<RunEvents, "key">): Promise<RunEventsReply>;
-}
 
 /** The `RUNS` Durable Object namespace binding. */
 export interface RunsNamespace {

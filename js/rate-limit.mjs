@@ -74,7 +74,7 @@ export class RateLimitTimeout extends Error {
  * round trip per block) and spent locally. A leased permit counted in the
  * bucket's windows from the moment it was leased, so a pool spends it
  * within `holdMs` or gives it back: that bounds how far real calls can
- * drift from the grants the windows saw (see the README).
+ * drift from the grants the windows saw (see docs/rate-limits.md).
  */
 export class PermitPool {
   #rateLimiter;

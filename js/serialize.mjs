@@ -1,5 +1,5 @@
 // serialize: run a Workflow's body as the only execution in flight for its
-// group, the newest waiter winning (contract §2 and §2a, ADR-0004's rules).
+// group, the newest waiter winning (contract §2 and §2a).
 //
 // Waiting is `step.waitForEvent` for this registration's own turn event,
 // with the poll interval as its timeout: Baton hands the group over with

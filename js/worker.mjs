@@ -14,7 +14,7 @@
 //
 // Standalone, this module is Baton's `main`. Embedded, a user's Worker
 // re-exports the classes and mounts the rest with `handleFetch` and
-// `batonService` (the README's "Deploying"). Every export below is part of
+// `batonService` (docs/deploying.md). Every export below is part of
 // the package's surface, declared in worker.d.ts.
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
 import {

@@ -19,10 +19,10 @@ fi
 # The status page and the OpenAPI document, as build/assets.js: JS serves
 # their bytes, so they stay out of the WASM (scripts/assets.mjs says why).
 node_modules/.bin/node scripts/assets.mjs
-# -O2, measured with `npm run bench`: it takes the gzipped module from about
-# 206 KiB to 147 KiB (cold start, upload limit) and keeps the hand-off at
-# the unoptimised speed; -Oz saves 1 KiB more but slowed every hand-off by
-# about 4 ms. BATON_WASM_OPT_LEVEL overrides it, to measure another level.
+# -O2, measured with `npm run bench` (P6 in docs/benchmarks.md): it shrinks
+# the gzipped module (362 KiB at the last run; cold start, upload limit)
+# and keeps the hand-off at the unoptimised speed; -Oz saves about 3 KiB
+# more but slowed every hand-off when it was measured. BATON_WASM_OPT_LEVEL overrides it, to measure another level.
 wasm_opt_level="${BATON_WASM_OPT_LEVEL:--O2}"
 # BATON_WASM_NAMES=1 keeps the function names (the name section), for
 # `node bench/profile.mjs`; the code is the same.

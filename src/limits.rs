@@ -24,10 +24,11 @@ pub const TURN_EVENT_TYPE_CHARS_MAX: usize = 64;
 /// Longest Workflow event type, in characters: the Workflows platform's limit.
 pub const EVENT_TYPE_CHARS_MAX: usize = 100;
 
-/// Most waiters one key holds. The contract promises 10,000; twice that leaves
-/// room for bursts above the promise while bounding a superseding enqueue's
-/// work (and its reply: 20,000 ids of 100 characters is 2 MB, under the RPC
-/// limit). Beyond it a key is being used as a work queue, and enqueue says so.
+/// Most waiters one key holds. The contract's cost target (§1c) is a call
+/// behind 10,000 waiters; twice that leaves room for bursts above it while
+/// bounding a superseding enqueue's work (and its reply: 20,000 ids of 100
+/// characters is 2 MB, under the RPC limit). Beyond it a key is being used
+/// as a work queue, and enqueue says so.
 pub const WAITERS_PER_KEY_MAX: u32 = 20_000;
 
 /// Most superseded ids a key remembers so that a late starter still learns it

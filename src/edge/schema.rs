@@ -7,12 +7,14 @@
 //! every schema under `components.schemas`, and in each API operation its
 //! `requestBody` and its 200 reply's schema. `js/index.d.ts` has one
 //! generated section, between [`TS_BEGIN`] and [`TS_END`]: every wire type,
-//! and `BatonService` (the default entrypoint's methods). A test compares
+//! `BatonService` (the default entrypoint's methods) and each Durable
+//! Object class's RPC interface (`CoordinatorRpc`, ...: the row's `object`
+//! method, its positional arguments typed by the request's fields). A test compares
 //! both files with what the types give and fails on any difference;
 //! `BATON_BLESS=1 cargo test --lib edge::schema` rewrites them.
 
 use super::http::{Endpoint, ErrorReply, Operation, ROUTES};
-use super::methods::{Method, METHODS};
+use super::methods::{Arg, Method, ObjectMethod, METHODS};
 use schemars::generate::SchemaSettings;
 use schemars::SchemaGenerator;
 use serde_json::{json, Map, Value};
@@ -237,7 +239,7 @@ pub fn typescript() -> String {
         methods,
     } = schemas();
     let mut out = format!("{TS_BEGIN}\n");
-    for (name, schema) in sorted(definitions) {
+    for (name, schema) in sorted(definitions.clone()) {
         if name == "Error" {
             continue; // HTTP only.
         }
@@ -258,8 +260,98 @@ pub fn typescript() -> String {
         ));
     }
     out.push_str("}\n");
+    out.push_str(&object_interfaces(&definitions, &methods));
     out.push_str(&format!("{TS_END}\n"));
     out
+}
+
+/// Every Durable Object class's RPC interface, `<Class>Rpc`, in the
+/// table's order: one method per row with an `object` column.
+fn object_interfaces(
+    definitions: &Map<String, Value>,
+    methods: &[(Method, Value, Value, Value)],
+) -> String {
+    let mut classes: Vec<&str> = Vec::new();
+    for class in methods
+        .iter()
+        .filter_map(|(m, ..)| m.object)
+        .map(|o| o.class)
+    {
+        if !classes.contains(&class) {
+            classes.push(class);
+        }
+    }
+    let mut out = String::new();
+    for class in classes {
+        out.push_str(&format!(
+            "\n/** RPC methods of the `{class}` Durable Object: its requests' fields as positional arguments. */\n"
+        ));
+        out.push_str(&format!("export interface {class}Rpc {{\n"));
+        for (method, request, reply, _) in methods {
+            let Some(object) = method.object.filter(|o| o.class == class) else {
+                continue;
+            };
+            let name = ref_name(request).expect("requests are named types");
+            let parameters = positional(object, name, &definitions[name]);
+            out.push_str(&format!(
+                "  {}({}): Promise<{}>;\n",
+                object.name,
+                parameters.join(", "),
+                ts(reply, "  ")
+            ));
+        }
+        out.push_str("}\n");
+    }
+    out
+}
+
+/// An object method's parameters: a field's type from the request, `..`
+/// as `options`, the request without the named fields. A parameter is
+/// optional when its field (or every field of `options`) is, and so is
+/// every parameter after it (a positional argument cannot be skipped).
+fn positional(object: ObjectMethod, request: &str, schema: &Value) -> Vec<String> {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let named: Vec<&str> = object
+        .args
+        .iter()
+        .filter_map(|arg| match arg {
+            Arg::Field(field) => Some(*field),
+            Arg::Rest => None,
+        })
+        .collect();
+    let mut parameters: Vec<(String, String, bool)> = object
+        .args
+        .iter()
+        .map(|arg| match arg {
+            Arg::Field(field) => {
+                let property = &schema["properties"][*field];
+                assert!(!property.is_null(), "{request} has no field {field}");
+                (
+                    field.to_string(),
+                    ts(property, "  "),
+                    !required.contains(field),
+                )
+            }
+            Arg::Rest => {
+                let omitted: Vec<String> = named.iter().map(|f| format!("{f:?}")).collect();
+                let optional = required.iter().all(|r| named.contains(r));
+                let ty = format!("Omit<{request}, {}>", omitted.join(" | "));
+                ("options".to_string(), ty, optional)
+            }
+        })
+        .collect();
+    let mut later_optional = true;
+    for (_, _, optional) in parameters.iter_mut().rev() {
+        *optional = *optional && later_optional;
+        later_optional = *optional;
+    }
+    parameters
+        .into_iter()
+        .map(|(name, ty, optional)| format!("{name}{}: {ty}", if optional { "?" } else { "" }))
+        .collect()
 }
 
 fn doc_comment(schema: &Value, indent: &str) -> String {
@@ -407,6 +499,28 @@ mod tests {
             + 1;
         let generated = format!("{}{}{}", &text[..begin], typescript(), &text[end..]);
         check("js/index.d.ts", &generated);
+    }
+
+    #[test]
+    fn every_object_method_has_a_type() {
+        let generated = typescript();
+        for method in METHODS {
+            let Some(object) = method.object else {
+                continue;
+            };
+            let interface = format!("export interface {}Rpc {{\n", object.class);
+            let start = generated
+                .find(&interface)
+                .unwrap_or_else(|| panic!("no {}Rpc in js/index.d.ts", object.class));
+            let body = &generated[start..start + generated[start..].find("\n}\n").unwrap()];
+            assert!(
+                body.contains(&format!("\n  {}(", object.name)),
+                "{}Rpc has no {} (the row of {})",
+                object.class,
+                object.name,
+                method.name
+            );
+        }
     }
 
     #[test]

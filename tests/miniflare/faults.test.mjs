@@ -1,4 +1,4 @@
-// "When the platform fails" (README): one test per row, through real
+// "When the platform fails" (docs/operations.md): one test per row, through real
 // Workflows, with Baton's bindings behind the fault injector
 // (tests/miniflare/fault-injector.mjs): production-strict, and each test's
 // plan making one call throw, hang, or reset the object that makes it.

@@ -4,7 +4,9 @@
 // user to set them up. The wrangler configs are that page's own blocks
 // (```toml file=...), so the page cannot drift from what is tested.
 //
-// - the tarball holds every module its entry points import;
+// - the tarball holds every module its entry points import, its license,
+//   migrations and docs (so the README's links resolve in it), and nothing
+//   else; `npm publish --dry-run` passes and would publish exactly it;
 // - every Durable Object class of baton-workflows/worker is declared, embedded and
 //   deployed (the test names the place a new class is missing from);
 // - a user's Workflow typed with @cloudflare/workers-types compiles with
@@ -23,70 +25,20 @@
 // dependencies, so installing it needs no registry.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Miniflare, convertV4MiniflareOptions } from "miniflare";
-import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { COMPATIBILITY_DATE, Harness, ROOT, applyMigrations } from "./harness.mjs";
-
-const FIXTURES = path.join(ROOT, "tests/miniflare/user-project");
-const BIN = path.join(ROOT, "node_modules/.bin");
-// npm and wrangler run on the repo's Node 22, quietly and without prompts.
-const ENV = {
-  ...process.env,
-  PATH: `${BIN}${path.delimiter}${process.env.PATH}`,
-  CI: "true",
-  WRANGLER_SEND_METRICS: "false",
-};
+import { BIN, ENV, block, bundledOptions, deployingBlocks as readmeBlocks, dryRun, miniflare, pack, run, userProject as projectIn } from "./user-projects.mjs";
 
 let scratch;
 let tarball;
 let packed;
 
-function run(command, args, cwd) {
-  try {
-    return execFileSync(command, args, { cwd, env: ENV, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-  } catch (error) {
-    throw new Error(`${command} ${args.join(" ")} (in ${cwd}) failed:\n${error.stdout}\n${error.stderr}`);
-  }
-}
-
-/** docs/deploying.md's config and code blocks: ```toml file=NAME ... ``` (or ts) by NAME. */
-function readmeBlocks() {
-  const text = readFileSync(path.join(ROOT, "docs", "deploying.md"), "utf8");
-  const blocks = new Map();
-  for (const match of text.matchAll(/^```(?:toml|ts) file=(\S+)\n([\s\S]*?)^```$/gm)) {
-    blocks.set(match[1], match[2]);
-  }
-  return blocks;
-}
-
-function block(name) {
-  const text = readmeBlocks().get(name);
-  assert.ok(text, `docs/deploying.md should have a block \`\`\`toml (or ts) file=${name}`);
-  return text;
-}
-
-/**
- * A user's Worker project in the scratch dir: its package.json, the packed
- * `baton-workflows` installed from the tarball, `src/index.ts` from the fixture
- * `source`, and a tsconfig for `tsc --strict`.
- */
-function userProject(name, source) {
-  const dir = path.join(scratch, name);
-  mkdirSync(path.join(dir, "src"), { recursive: true });
-  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }, null, 2));
-  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], dir);
-  if (source) copyFileSync(path.join(FIXTURES, source), path.join(dir, "src/index.ts"));
-  copyFileSync(path.join(FIXTURES, "tsconfig.json"), path.join(dir, "tsconfig.json"));
-  // The user's own dev dependency for types; linked, not downloaded again.
-  mkdirSync(path.join(dir, "node_modules/@cloudflare"), { recursive: true });
-  symlinkSync(path.join(ROOT, "node_modules/@cloudflare/workers-types"), path.join(dir, "node_modules/@cloudflare/workers-types"));
-  return dir;
-}
+/** A user's project `name` in this suite's scratch dir (user-projects.mjs). */
+const userProject = (name, source) => projectIn(scratch, tarball, name, source);
 
 /**
  * `tsc --strict` over the project's src/index.ts and docs/deploying.md's TypeScript
@@ -99,13 +51,6 @@ function typeCheck(dir, readme) {
   run(path.join(BIN, "tsc"), ["-p", path.join(dir, "tsconfig.test.json")], dir);
 }
 
-/** `wrangler deploy --dry-run` with `config` as the project's wrangler.toml; returns its output. */
-function dryRun(dir, config) {
-  writeFileSync(path.join(dir, "wrangler.toml"), config);
-  rmSync(path.join(dir, "out"), { recursive: true, force: true });
-  return run(path.join(BIN, "wrangler"), ["deploy", "--dry-run", "--outdir", "out"], dir);
-}
-
 function assertBindings(output, present, absent = []) {
   for (const binding of present) {
     assert.ok(output.includes(binding), `bindings should list ${binding}:\n${output}`);
@@ -115,44 +60,12 @@ function assertBindings(output, present, absent = []) {
   }
 }
 
-/**
- * Miniflare's options for the project in `dir` as wrangler bundled it into
- * `out/` (the last dryRun), with the bindings of its wrangler.toml. wrangler
- * still answers in Miniflare 4's shape; `miniflare()` converts it.
- */
-function bundledOptions(dir, bindings = {}) {
-  const config = path.join(dir, "wrangler.toml");
-  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
-  const out = path.join(dir, "out");
-  const entry = path.basename(main).replace(/\.(ts|mjs)$/, ".js");
-  // Every file of the bundle as a module, the entry first (Miniflare 5 has
-  // no module rules: each module is listed with its type).
-  const files = readdirSync(out, { recursive: true }).filter((f) => /\.(js|wasm)$/.test(f) && f !== entry);
-  const modules = [entry, ...files].map((file) => ({
-    type: file.endsWith(".wasm") ? "CompiledWasm" : "ESModule",
-    path: path.join(out, file),
-  }));
-  return {
-    ...workerOptions,
-    name: readFileSync(config, "utf8").match(/^name = "(.+)"$/m)[1],
-    modulesRoot: out,
-    modules,
-    bindings: { ...workerOptions.bindings, ...bindings },
-  };
-}
-
-/** A Miniflare 5 of the Workers `workers` (wrangler's Miniflare 4 shape), with `shared` options of its own. */
-function miniflare(workers, shared = {}) {
-  return new Miniflare({ ...convertV4MiniflareOptions({ workers }), ...shared });
-}
-
 before(() => {
   assert.ok(existsSync(path.join(ROOT, "build/index_bg.wasm")), "build/ is missing: run `npm run build` first");
   scratch = mkdtempSync(path.join(tmpdir(), "baton-package-"));
-  // --ignore-scripts: the suite has built build/ already (prepack would rebuild it).
-  const [info] = JSON.parse(run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", scratch], ROOT));
-  tarball = path.join(scratch, info.filename);
-  packed = new Set(info.files.map((f) => f.path));
+  const info = pack(scratch);
+  tarball = info.tarball;
+  packed = new Set(info.files);
 });
 
 after(() => {
@@ -183,6 +96,57 @@ test("the pins: wrangler exact, its own Miniflare, and every config on its worke
     }
   }
   assert.ok(dated >= 6, `compatibility dates found: ${dated}`);
+});
+
+/** What the tarball may hold, and nothing else: the package's code, its migrations, its docs. */
+const PACKAGE_FILES = [
+  /^package\.json$/,
+  /^README\.md$/,
+  /^LICENSE$/,
+  /^CHANGELOG\.md$/,
+  /^RELIABILITY\.md$/,
+  /^docs\/[\w-]+\.md$/,
+  /^js\/[\w-]+\.(mjs|d\.ts)$/,
+  /^build\/(index\.js|assets\.js|index_bg\.wasm)$/,
+  /^migrations\/\d{4}_\w+\.sql$/,
+];
+
+test("the tarball holds the package, its license, migrations and docs, and nothing else", () => {
+  const stray = [...packed].filter((f) => !PACKAGE_FILES.some((pattern) => pattern.test(f)));
+  assert.deepEqual(stray, [], "files in the tarball that a user does not need (package.json \"files\")");
+  const wanted = [
+    "LICENSE",
+    "README.md",
+    "CHANGELOG.md",
+    "js/index.mjs",
+    "js/index.d.ts",
+    "js/worker.mjs",
+    "js/worker.d.ts",
+    "build/index_bg.wasm",
+    ...readdirSync(path.join(ROOT, "migrations")).filter((f) => f.endsWith(".sql")).map((f) => `migrations/${f}`),
+    ...readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`),
+  ];
+  assert.deepEqual(wanted.filter((f) => !packed.has(f)), [], "files a user needs that the tarball lacks");
+  const { license } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  assert.equal(license, "Apache-2.0");
+  assert.match(readFileSync(path.join(ROOT, "LICENSE"), "utf8"), /^\s*Apache License\s+Version 2\.0, January 2004/);
+});
+
+test("every relative link of the README resolves inside the tarball", () => {
+  const readme = readFileSync(path.join(ROOT, "README.md"), "utf8").replace(/^```[\s\S]*?^```$/gm, "");
+  const targets = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]).filter((t) => !/^[a-z]+:/i.test(t));
+  assert.ok(targets.length >= 10, `links found: ${targets}`);
+  const missing = targets.filter((t) => !packed.has(path.posix.normalize(t)));
+  assert.deepEqual(missing, [], "README links to files the tarball does not hold (package.json \"files\")");
+});
+
+test("npm publish --dry-run passes and would publish exactly this tarball's files", () => {
+  // An unreachable registry: the dry run must not need the network.
+  const output = run("npm", ["publish", "--dry-run", "--ignore-scripts", "--json", "--registry", "http://127.0.0.1:9/"], ROOT);
+  const { version } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  const report = JSON.parse(output)["baton-workflows"];
+  assert.equal(report.version, version);
+  assert.deepEqual(new Set(report.files.map((f) => f.path)), packed);
 });
 
 test("the tarball holds every module its entry points import", () => {

@@ -111,6 +111,23 @@ test("the Worker and its tests compile with tsc --strict, typed by workers-types
   run(path.join(BIN, "tsc"), ["-p", path.join(PROJECT, "tsconfig.json")], PROJECT);
 });
 
+test("the example's test/ setup compiles beside docs/deploying.md's embedded Worker, as testing.md says to copy it", () => {
+  // A user who built the Worker from Deploying copies test/env.d.ts (which
+  // imports the Worker's Env), test/apply-migrations.ts and tsconfig.json.
+  const user = path.join(PROJECT, "deploying-user");
+  rmSync(user, { recursive: true, force: true });
+  mkdirSync(path.join(user, "src"), { recursive: true });
+  mkdirSync(path.join(user, "test"), { recursive: true });
+  const deploying = readFileSync(path.join(ROOT, "docs/deploying.md"), "utf8");
+  const worker = deploying.match(/^```ts file=embedded\/src\/index\.ts\n([\s\S]*?)^```$/m)?.[1];
+  assert.ok(worker, "docs/deploying.md has the embedded Worker's source");
+  writeFileSync(path.join(user, "src/index.ts"), worker);
+  for (const file of ["test/env.d.ts", "test/apply-migrations.ts", "tsconfig.json"]) {
+    cpSync(path.join(EXAMPLE, file), path.join(user, file));
+  }
+  run(path.join(BIN, "tsc"), ["-p", path.join(user, "tsconfig.json")], user);
+});
+
 test("the user's suite passes under Cloudflare's Vitest plugin", () => {
   const results = path.join(PROJECT, "vitest-results.json");
   rmSync(results, { force: true });

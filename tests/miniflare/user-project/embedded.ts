@@ -1,4 +1,4 @@
-// A user's Worker that embeds Baton (the README's "Embedded mode"): it
+// A user's Worker that embeds Baton (docs/deploying.md, "Embedded mode"): it
 // re-exports Baton's Durable Object classes, declares its own Workflow, and
 // serves Baton's HTTP API from its own fetch. tests/miniflare/package.test.mjs
 // installs the packed `baton-workflows` tarball beside this file, type-checks it with

@@ -1,4 +1,4 @@
-// A user's Worker beside a standalone Baton (the README's "Standalone
+// A user's Worker beside a standalone Baton (docs/deploying.md, "Standalone
 // mode"): it reaches the Coordinator and the serial queue through bindings
 // to the `baton` Worker. Type-checked with `tsc --strict` and bundled with
 // `wrangler deploy --dry-run` by tests/miniflare/package.test.mjs.
@@ -32,7 +32,7 @@ export class DeployWorkflow extends WorkflowEntrypoint<Env, DeployParams> {
 }
 
 /**
- * A second Workflow, added later (the README's "Adding a Workflow"): it
+ * A second Workflow, added later (docs/deploying.md, "Adding a Workflow later"): it
  * shares the deploy's key, and names its binding on Baton so Baton checks
  * and wakes its instances through it (contract §1a).
  */
