@@ -976,6 +976,10 @@ export type SerialInspection = {
   recent: SerialFinished[];
   /** Set while an operator paused the group (contract §11). */
   paused: Paused | null;
+  /** §10a, as a key of limit 1 whose stall the queue does not track: `paused`, `backlogged`, `at_capacity` or `idle`. */
+  state: KeyState;
+  /** §10a: the waits of the waiters now, so far (a group's finished runs do not keep how long they waited). */
+  waits: Waits;
 };
 
 /** How a finished execution ended. */

@@ -109,6 +109,36 @@ pub fn state(facts: &Facts, now_ms: u64) -> KeyState {
     }
 }
 
+/// §10a's `waits` (a key's `inspect`, a group's): the median and 95th percentile (nearest rank) of
+/// `waits_ms`, and how many there are.
+pub fn waits(mut waits_ms: Vec<u64>) -> (u64, u64, u32) {
+    waits_ms.sort_unstable();
+    let n = waits_ms.len();
+    let rank = |q: u64| -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        // Nearest rank: the smallest value with at least q% at or below it.
+        let at = (q * n as u64).div_ceil(100).max(1) as usize;
+        waits_ms[at - 1]
+    };
+    (rank(50), rank(95), n as u32)
+}
+
+impl Facts {
+    /// A serial group's facts: a key of limit 1 whose stall the queue does
+    /// not track (a holder whose heartbeat goes stale frees it instead).
+    pub fn group(paused: bool, held: bool, waiting: u32) -> Facts {
+        Facts {
+            paused,
+            holders: u32::from(held),
+            waiting,
+            limit: 1,
+            stalled_from_ms: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +183,15 @@ mod tests {
         );
         assert_eq!(state(&facts(0, 0, 1), 0), KeyState::Idle);
         assert_eq!(state(&facts(0, 1, 1), 0), KeyState::Backlogged);
+    }
+
+    #[test]
+    fn the_wait_figures_are_nearest_rank() {
+        assert_eq!(waits(Vec::new()), (0, 0, 0));
+        assert_eq!(waits(vec![7]), (7, 7, 1));
+        let hundred: Vec<u64> = (1..=100).rev().collect();
+        assert_eq!(waits(hundred), (50, 95, 100));
+        assert_eq!(waits(vec![1, 2, 3, 4]), (2, 4, 4));
     }
 
     #[test]

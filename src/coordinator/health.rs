@@ -11,7 +11,7 @@
 
 use super::types::history::Hold;
 use super::types::{Holder, HolderState, Summary, Waiter};
-use crate::health::{self, Facts, KeyState};
+use crate::health::{self, waits, Facts, KeyState};
 use crate::ident::InstanceId;
 use crate::workflow::Status;
 
@@ -111,22 +111,6 @@ pub fn inspect(
     }
 }
 
-/// `inspect`'s `waits`: the median and 95th percentile (nearest rank) of
-/// `waits_ms`, and how many there are.
-pub fn waits(mut waits_ms: Vec<u64>) -> (u64, u64, u32) {
-    waits_ms.sort_unstable();
-    let n = waits_ms.len();
-    let rank = |q: u64| -> u64 {
-        if n == 0 {
-            return 0;
-        }
-        // Nearest rank: the smallest value with at least q% at or below it.
-        let at = (q * n as u64).div_ceil(100).max(1) as usize;
-        waits_ms[at - 1]
-    };
-    (rank(50), rank(95), n as u32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,14 +141,5 @@ mod tests {
         );
         assert_eq!(stalled_from(&[holding, handed.clone()], None, 5), Some(35));
         assert_eq!(stalled_from(&[handed], Some(20), 5), Some(25));
-    }
-
-    #[test]
-    fn the_wait_figures_are_nearest_rank() {
-        assert_eq!(waits(Vec::new()), (0, 0, 0));
-        assert_eq!(waits(vec![7]), (7, 7, 1));
-        let hundred: Vec<u64> = (1..=100).rev().collect();
-        assert_eq!(waits(hundred), (50, 95, 100));
-        assert_eq!(waits(vec![1, 2, 3, 4]), (2, 4, 4));
     }
 }

@@ -85,15 +85,7 @@ pub async fn list_groups(env: &Env, request: ListRequest) -> Result<GroupList, C
     Ok(GroupList { groups, cursor })
 }
 
-/// §10a for a group: a key of limit 1 whose stall the serial queue does
-/// not track (its holder's heartbeat going stale frees it instead).
+/// §10a for a group (`Facts::group`).
 fn group_state(paused: bool, held: bool, waiting: u32) -> State {
-    let facts = Facts {
-        paused,
-        holders: u32::from(held),
-        waiting,
-        limit: 1,
-        stalled_from_ms: None,
-    };
-    health::state(&facts, 0).into()
+    health::state(&Facts::group(paused, held, waiting), 0).into()
 }

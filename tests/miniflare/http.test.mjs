@@ -104,7 +104,8 @@ async function snapshot(h, key, group) {
   const coordinator = await h.rpc(key, "inspect", key);
   const serial = await h.serial("serialInspect", { group });
   assert.ok(!("error" in coordinator) && !("error" in serial), "inspect failed");
-  return { key: settled(coordinator.value), group: serial.value };
+  const { waits, ...unchanged } = serial.value;
+  return { key: settled(coordinator.value), group: unchanged };
 }
 
 describe("HTTP API with BATON_TOKEN set", () => {
@@ -147,7 +148,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
   test("the serial-queue routes: enqueue, claim, heartbeat, release, inspect", async () => {
     const group = "acme/site:main:deploy";
     const base = `/v1/groups/${encodeURIComponent(group)}`;
-    assert.deepEqual(await ok(h, "GET", base), { holder: null, waiting: [], recent: [], paused: null });
+    assert.deepEqual(await ok(h, "GET", base), { holder: null, waiting: [], recent: [], paused: null, state: "idle", waits: NO_WAITS });
 
     // d1 holds, alive: a claim that finds a holder asks its Workflow whether
     // it is dead (contract §2a), and a made-up id would be.
@@ -179,7 +180,10 @@ describe("HTTP API with BATON_TOKEN set", () => {
     let view = await ok(h, "GET", base);
     assert.equal(view.holder.instanceId, "d1");
     assert.deepEqual(view.waiting.map((w) => w.instanceId), ["d3"]);
-    assert.deepEqual(view, (await h.serial("serialInspect", { group })).value, "HTTP and RPC see the same state");
+    const { waits, ...rpc } = (await h.serial("serialInspect", { group })).value;
+    assert.deepEqual({ ...view, waits: undefined }, { ...rpc, waits: undefined }, "HTTP and RPC see the same state");
+    assert.equal(view.state, "backlogged");
+    assert.equal(waits.n, 1, "d3 waits");
 
     // d3 is a made-up id: the release sends it the turn event and names it;
     // the status check after the reply finds it dead and abandons it.
@@ -207,7 +211,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
     assert.equal(waiting.status, "waiting");
     assert.equal(waiting.holder, "d5");
     assert.match(waiting.turn, /^[A-Za-z0-9_][A-Za-z0-9_-]*$/);
-    const before = await ok(h, "GET", base);
+    const { waits: waited, ...before } = await ok(h, "GET", base);
     for (const [field, body] of [
       ["claim", { instanceId: "d7", revision: "r8", claim: "yes" }],
       ["grant", { instanceId: "d7", revision: "r8", grant: 1 }],
@@ -217,7 +221,9 @@ describe("HTTP API with BATON_TOKEN set", () => {
       assert.equal(reply.status, 400, JSON.stringify(reply.body));
       assert.match(JSON.stringify(reply.body), new RegExp(`BatonError: ${field}\\b`));
     }
-    assert.deepEqual(await ok(h, "GET", base), before);
+    const { waits: later, ...after } = await ok(h, "GET", base);
+    assert.deepEqual(after, before);
+    assert.equal(later.n, waited.n, "d6 still waits");
   });
 
   test("every API route refuses a missing, malformed or wrong token, changing nothing", async () => {

@@ -17,7 +17,14 @@ async function ok(h, method, input) {
   return result.value;
 }
 
-const inspect = (h, group) => ok(h, "serialInspect", { group });
+/**
+ * A group as serialInspect answers it, without its wait figures (§10a),
+ * which count the waiters' waits so far: what time alone changes.
+ */
+async function inspect(h, group) {
+  const { waits, ...view } = await ok(h, "serialInspect", { group });
+  return view;
+}
 
 /** Polls serialInspect(group) until `predicate` holds; returns that view. */
 function untilView(h, group, what, predicate, timeoutMs) {
@@ -630,6 +637,8 @@ describe("serial queue input checks", () => {
       waiting: [],
       recent: [],
       paused: null,
+      state: "idle",
+      waits: { p50Ms: 0, p95Ms: 0, n: 0 },
     });
     assert.deepEqual(await ok(h, "serialHeartbeat", { group: G, instanceId: long(100) }), { holding: false });
     assert.deepEqual(await ok(h, "serialRelease", { group: G, instanceId: long(100) }), { next: null });
