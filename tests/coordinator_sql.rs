@@ -1595,7 +1595,7 @@ fn a_v12_queue_of_tenants_upgrades_in_the_same_order() {
 }
 
 /// The schema a fresh object is created with in one step (`schema::LADDER`'s
-/// `fresh`, generated into `src/coordinator/schema_fresh.rs`) is what
+/// `fresh`, generated into `src/coordinator/store/schema_fresh.rs`) is what
 /// climbing every step of the ladder builds: the same statements, in an
 /// order that creates each table before its indexes and triggers. With
 /// `BATON_BLESS=1` the file is rewritten from the ladder.
@@ -1616,7 +1616,7 @@ fn the_fresh_schema_is_what_the_ladder_builds() {
         .collect();
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/src/coordinator/schema_fresh.rs"
+        "/src/coordinator/store/schema_fresh.rs"
     );
     if std::env::var_os("BATON_BLESS").is_some() {
         let statements: String = dump
