@@ -321,8 +321,8 @@ COORDINATOR_BUGS = [
      "        enqueued_ms: waiter.enqueued_ms.map(|_| now_ms),",
      "a handed holder's grace counts from its hand-off, not its enqueue", "§1a grace from the enqueue"),
     ("coordinator", "coordinator_sim", "src/coordinator/decide.rs",
-     "                && key.holder(&holder.id) == Some(&holder)\n",
-     "                && key.holder(&holder.id).is_some()\n",
+     "        && key.holder(&holder.id) == Some(holder)\n",
+     "        && key.holder(&holder.id).is_some()\n",
      "a grant accepted late confirms the holder's later hand-over", "§1b a grant is told by its own event"),
     # §11 steering a key: the operator's pause, resume and limit override
     # (src/coordinator/steer.rs, the limit in slots.rs), judged by the
@@ -369,8 +369,8 @@ COORDINATOR_BUGS = [
      "        && (key.s.waiters > 0 || key.s.holders.len() as u32 >= limit)",
      "a skipping enqueue registers on a paused key with a free slot", "§11 onBusy skip counts paused as busy"),
     ("coordinator", "coordinator_sim", "src/coordinator/log.rs",
-     "        (Asked::Release(id), Reply::Release(None)) if released_paused(id, d) => line(",
-     "        (Asked::Release(id), Reply::Release(None)) if false && released_paused(id, d) => line(",
+     "        None if released_paused(id, d) => line(",
+     "        None if false && released_paused(id, d) => line(",
      "a release on a paused key is logged as routine", "§11 the line says the slot was not handed on"),
     # §1d cancelHolders, judged by the cancel simulation's own oracle
     # (tests/coordinator_sim/cancel.rs, run by the same filter).

@@ -10,8 +10,10 @@
 //! - [`ident`]: validated keys, groups, revisions, instance ids, input hashes.
 //! - [`busy`]: what is busy now: the list of contended keys over its
 //!   shards, and what a Coordinator reports to it (contract §10).
-//! - [`coordinator`]: N holders per key (one by default), FIFO waiters, several
-//!   Workflows, the enqueue grace (contract §1, §1a).
+//! - [`coordinator`]: N holders per key (one by default), waiters handed the
+//!   key by priority, tenant and arrival, several Workflows, the enqueue
+//!   grace, cancel in progress and an operator's steering (contract §1,
+//!   §1a-§1d, §11).
 //! - [`rate_limit`]: an exact sliding window per rule, per bucket (contract §5).
 //! - [`serial_queue`]: one in flight per group, newest waiter wins, hand-off by
 //!   grant and fences per group (contract §2, §2a).

@@ -83,7 +83,7 @@ pub const HOLDER_CHECK_MS_MAX: u64 = 86_400_000;
 pub const JS_SAFE_INTEGER_MAX: u64 = (1 << 53) - 1;
 
 /// Default `SERIAL_WAITER_TIMEOUT_MS`: a deploy waiting an hour behind a live
-/// one is stuck, not queued (ADR-0004's 60 minutes).
+/// one is stuck, not queued (the contract's default, §2).
 pub const SERIAL_WAITER_TIMEOUT_MS_DEFAULT: u64 = 3_600_000;
 
 /// Default `SERIAL_HEARTBEAT_EXPIRY_MS`: a holder silent for 10 minutes is

@@ -75,10 +75,12 @@ use super::log::{self, Asked};
 use super::steer;
 use super::types::history::{self, Outcome};
 use super::types::{
-    HolderState, Input, Member, Reply, Settings, Summary, Transition, Turn, View, Write,
+    Holder, HolderState, Input, Liveness, Member, Reply, Settings, Summary, Transition, Turn, View,
+    Write,
 };
 use crate::busy::reporter::{self, Due, Shown};
 use crate::error::BatonError;
+use crate::ident::InstanceId;
 use crate::limits::HOLDER_CHECKS_PER_TICK_MAX;
 use crate::transition::Alarm;
 
@@ -105,51 +107,13 @@ pub fn decide(
             holder,
             liveness,
         } => acquire_checked(&mut key, now_ms, request, &holder, liveness),
-        Input::Release(id) => {
-            let mut wake = Vec::new();
-            match key.member(&id) {
-                Member::Holder(_) => {
-                    key.remove_holder(&id, Some(now_ms), Outcome::Released);
-                    fill_slots(&mut key, now_ms, &mut wake);
-                }
-                Member::Waiter(_) => key.remove_waiter(&id),
-                Member::Superseded | Member::Stranger => {}
-            }
-            let next = wake.first().map(|h| h.id.clone());
-            for holder in wake {
-                key.wake(holder);
-            }
-            Reply::Release(next)
-        }
+        Input::Release(id) => release(&mut key, now_ms, &id),
         Input::Woken {
             holder,
             accepted,
             liveness,
-        } => {
-            // A grant the engine accepted is told: the alarm sends it no more.
-            if accepted
-                && matches!(holder.turn, Turn::Own(_))
-                && holder.state == HolderState::Handed
-                && key.holder(&holder.id) == Some(&holder)
-            {
-                key.confirm_holder(&holder.id);
-            }
-            if liveness.is_dead(holder.enqueued_ms, now_ms, settings.grace_ms) {
-                hand_on_checked(&mut key, now_ms, &holder, liveness);
-            }
-            Reply::Settled
-        }
-        Input::Tick => {
-            let due = if key.needs_holder_check() {
-                key.holders_to_check(HOLDER_CHECKS_PER_TICK_MAX)
-            } else {
-                Vec::new()
-            };
-            for holder in &due {
-                key.check_or_terminate(holder);
-            }
-            Reply::Ticked(due)
-        }
+        } => woken(&mut key, now_ms, &holder, accepted, liveness),
+        Input::Tick => tick(&mut key),
         Input::TickChecked { holder, answer } | Input::Cancelled { holder, answer } => {
             if key.holder(&holder.id).is_some() {
                 key.writes
@@ -163,6 +127,63 @@ pub fn decide(
         Input::SetLimit(limit) => steer::set_limit(&mut key, now_ms, limit),
     };
     Ok(finish(key, reply, &asked, now_ms))
+}
+
+/// `release`: a holder's slot goes to the front of the order; a waiter
+/// leaves the queue; anyone else changes nothing. Answers the first
+/// instance handed the slot.
+fn release(key: &mut Draft<'_>, now_ms: u64, id: &InstanceId) -> Reply {
+    let mut wake = Vec::new();
+    match key.member(id) {
+        Member::Holder(_) => {
+            key.remove_holder(id, Some(now_ms), Outcome::Released);
+            fill_slots(key, now_ms, &mut wake);
+        }
+        Member::Waiter(_) => key.remove_waiter(id),
+        Member::Superseded | Member::Stranger => {}
+    }
+    let next = wake.first().map(|h| h.id.clone());
+    for holder in wake {
+        key.wake(holder);
+    }
+    Reply::Release(next)
+}
+
+/// What became of a turn event sent to `holder` (as it was handed): a
+/// grant the engine accepted is told (the alarm sends it no more); a
+/// holder found dead loses its slot, which goes on.
+fn woken(
+    key: &mut Draft<'_>,
+    now_ms: u64,
+    holder: &Holder,
+    accepted: bool,
+    liveness: Liveness,
+) -> Reply {
+    if accepted
+        && matches!(holder.turn, Turn::Own(_))
+        && holder.state == HolderState::Handed
+        && key.holder(&holder.id) == Some(holder)
+    {
+        key.confirm_holder(&holder.id);
+    }
+    if liveness.is_dead(holder.enqueued_ms, now_ms, key.settings.grace_ms) {
+        hand_on_checked(key, now_ms, holder, liveness);
+    }
+    Reply::Settled
+}
+
+/// The holder-check alarm on a key it found due: the holders due a check
+/// are checked (a cancelled one terminated again first, §1d).
+fn tick(key: &mut Draft<'_>) -> Reply {
+    let due = if key.needs_holder_check() {
+        key.holders_to_check(HOLDER_CHECKS_PER_TICK_MAX)
+    } else {
+        Vec::new()
+    };
+    for holder in &due {
+        key.check_or_terminate(holder);
+    }
+    Reply::Ticked(due)
 }
 
 /// The transition: the writes with the history's around them

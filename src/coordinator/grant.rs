@@ -197,51 +197,60 @@ pub(super) fn take_slot(
     for waiter in to_front {
         wake.push(hand(key, now_ms, waiter));
     }
-    let granted = placed.takes_slot;
-    if granted {
-        // A waiter served in its turn moves its tenant on; so does a
-        // caller placed among waiters, not one that found none.
-        let (waiter, serves) = match waiting {
-            Some(waiter) => {
-                key.remove_waiter(id);
-                let waited_ms = now_ms.saturating_sub(waiter.since_ms);
-                key.did.granted_waiters.push((id.clone(), waited_ms));
-                let workflow = request.options.workflow.clone().or(waiter.workflow);
-                (Waiter { workflow, ..waiter }, true)
-            }
-            None => (
-                Waiter {
-                    id: id.clone(),
-                    since_ms: now_ms,
-                    input_hash: None,
-                    workflow: request.options.workflow.clone(),
-                    enqueued_ms: None,
-                    turn: Turn::Shared,
-                    priority: request.options.priority,
-                    tenant: request.options.tenant.clone(),
-                },
-                key.view.summary.waiters > 0,
-            ),
-        };
-        let holder = grant_slot(key, now_ms, waiter, HolderState::Holding, serves);
-        return Some(AcquireReply::Granted {
-            fence: holder.fence,
-        });
+    if placed.takes_slot {
+        return Some(grant_caller(key, now_ms, request, waiting));
     }
     if register && waiting.is_none() && key.check_room().is_ok() {
         let turn = key.new_turn(&request.options);
-        key.push_waiter(Waiter {
-            id: id.clone(),
-            since_ms: now_ms,
-            input_hash: None,
-            workflow: request.options.workflow.clone(),
-            enqueued_ms: None,
-            turn,
-            priority: request.options.priority,
-            tenant: request.options.tenant.clone(),
-        });
+        key.push_waiter(caller_as_waiter(request, now_ms, turn));
     }
     None
+}
+
+/// The caller granted the slot it takes: a waiter leaves the queue (with
+/// the binding the call names, if any) and is served in its turn, moving
+/// its tenant on; so is a caller placed among waiters, not one that found
+/// none.
+fn grant_caller(
+    key: &mut Draft<'_>,
+    now_ms: u64,
+    request: &AcquireRequest,
+    waiting: Option<Waiter>,
+) -> AcquireReply {
+    let (waiter, serves) = match waiting {
+        Some(waiter) => {
+            key.remove_waiter(&request.id);
+            let waited_ms = now_ms.saturating_sub(waiter.since_ms);
+            key.did
+                .granted_waiters
+                .push((request.id.clone(), waited_ms));
+            let workflow = request.options.workflow.clone().or(waiter.workflow);
+            (Waiter { workflow, ..waiter }, true)
+        }
+        None => (
+            caller_as_waiter(request, now_ms, Turn::Shared),
+            key.view.summary.waiters > 0,
+        ),
+    };
+    let holder = grant_slot(key, now_ms, waiter, HolderState::Holding, serves);
+    AcquireReply::Granted {
+        fence: holder.fence,
+    }
+}
+
+/// An acquire's caller as the waiter it registers (with `turn`), or as
+/// it stands to be granted at once: no input hash, no enqueue grace.
+fn caller_as_waiter(request: &AcquireRequest, now_ms: u64, turn: Turn) -> Waiter {
+    Waiter {
+        id: request.id.clone(),
+        since_ms: now_ms,
+        input_hash: None,
+        workflow: request.options.workflow.clone(),
+        enqueued_ms: None,
+        turn,
+        priority: request.options.priority,
+        tenant: request.options.tenant.clone(),
+    }
 }
 
 /// The one place a slot is granted: with the key's next fence; `serves`:

@@ -4,7 +4,7 @@
 //! the simulation judges it against its own rule.
 
 use super::types::history::{Did, Outcome};
-use super::types::{AcquireReply, Holder, Input, Liveness, Member, Reply, View};
+use super::types::{AcquireReply, EnqueueReply, Holder, Input, Liveness, Member, Reply, View};
 use crate::ident::InstanceId;
 use std::borrow::Cow;
 
@@ -127,44 +127,7 @@ fn outcome(reply: &AcquireReply) -> &'static str {
 pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
     use LogKind::{Contended, Routine};
     match (asked, d.reply) {
-        (Asked::Enqueue(id), Reply::Enqueue(reply)) => match &reply.coalesced_into {
-            Some(into) => line(
-                Contended,
-                id,
-                "coalesced",
-                format!("a live waiter with the same input: {into}"),
-                None,
-            ),
-            None if reply.busy => line(Contended, id, "busy", "onBusy skip: the key is busy", None),
-            // §1d: a cancellation prints whatever else the call did.
-            None if !reply.cancelled.is_empty() => line(
-                Contended,
-                id,
-                "cancelled",
-                format!(
-                    "cancelled {} holder(s): {}; superseded {} waiter(s)",
-                    reply.cancelled.len(),
-                    (reply.cancelled.iter())
-                        .map(|h| h.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    reply.terminated.len()
-                ),
-                None,
-            ),
-            // A plain join waits only if its acquire finds the key taken:
-            // that acquire's line says so.
-            None if reply.terminated.is_empty() => {
-                line(Routine, id, "enqueued", "joined the queue", None)
-            }
-            None => line(
-                Contended,
-                id,
-                "enqueued",
-                format!("superseded {} waiter(s)", reply.terminated.len()),
-                None,
-            ),
-        },
+        (Asked::Enqueue(id), Reply::Enqueue(reply)) => enqueued(id, reply),
         (Asked::Acquire(id), Reply::Acquire(reply)) => {
             // Answered at once, granted: routine. Anything that wakes
             // slots ahead of the caller or arms the alarm: contended.
@@ -194,43 +157,10 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
                 waited_ms,
             )
         }
-        (Asked::Release(id), Reply::Release(None)) if released_paused(id, d) => line(
-            Contended,
-            id,
-            "released",
-            "the key is paused: its slot is not handed on",
-            None,
-        ),
-        (Asked::Release(id), Reply::Release(next)) => match next {
-            Some(next) => line(
-                Contended,
-                id,
-                "released",
-                format!("handed the key to {next}"),
-                None,
-            ),
-            None => line(
-                Routine,
-                id,
-                "released",
-                "released as a waiter, or held nothing",
-                None,
-            ),
-        },
+        (Asked::Release(id), Reply::Release(next)) => released(id, next.as_ref(), d),
         (Asked::Steer, reply) => steer(reply, d),
         (Asked::WokenChecked { holder, liveness }, _) => woken(holder, *liveness, d),
-        // §1d: "terminated" once the cancelled holder is found dead and
-        // its slot goes on; else what its status said.
-        (Asked::Cancelled { holder, liveness }, _) => {
-            let ended = (d.did.ended.iter()).any(|(h, o)| h.id == *holder && *o == Outcome::Dead);
-            let reason = if ended {
-                Cow::Borrowed("cancelled holder found dead: its slot goes on")
-            } else {
-                Cow::Owned(format!("cancelled holder terminated, status: {liveness:?}"))
-            };
-            let decision = if ended { "terminated" } else { "checked" };
-            line(Contended, holder, decision, reason, None)
-        }
+        (Asked::Cancelled { holder, liveness }, _) => cancelled(holder, *liveness, d),
         (Asked::TickChecked { holder, liveness }, _) => line(
             Contended,
             holder,
@@ -240,6 +170,90 @@ pub fn of(asked: &Asked, d: &Decided<'_>) -> Option<LogLine> {
         ),
         _ => None,
     }
+}
+
+/// An enqueue's line: what it did, coalescing, busy, cancelling (§1d),
+/// superseding, or a plain join.
+fn enqueued(id: &InstanceId, reply: &EnqueueReply) -> Option<LogLine> {
+    use LogKind::{Contended, Routine};
+    match &reply.coalesced_into {
+        Some(into) => line(
+            Contended,
+            id,
+            "coalesced",
+            format!("a live waiter with the same input: {into}"),
+            None,
+        ),
+        None if reply.busy => line(Contended, id, "busy", "onBusy skip: the key is busy", None),
+        // §1d: a cancellation prints whatever else the call did.
+        None if !reply.cancelled.is_empty() => line(
+            Contended,
+            id,
+            "cancelled",
+            format!(
+                "cancelled {} holder(s): {}; superseded {} waiter(s)",
+                reply.cancelled.len(),
+                (reply.cancelled.iter())
+                    .map(|h| h.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                reply.terminated.len()
+            ),
+            None,
+        ),
+        // A plain join waits only if its acquire finds the key taken:
+        // that acquire's line says so.
+        None if reply.terminated.is_empty() => {
+            line(Routine, id, "enqueued", "joined the queue", None)
+        }
+        None => line(
+            Contended,
+            id,
+            "enqueued",
+            format!("superseded {} waiter(s)", reply.terminated.len()),
+            None,
+        ),
+    }
+}
+
+/// A release's line: handed on, held on a paused key (§11), or routine.
+fn released(id: &InstanceId, next: Option<&InstanceId>, d: &Decided<'_>) -> Option<LogLine> {
+    match next {
+        None if released_paused(id, d) => line(
+            LogKind::Contended,
+            id,
+            "released",
+            "the key is paused: its slot is not handed on",
+            None,
+        ),
+        Some(next) => line(
+            LogKind::Contended,
+            id,
+            "released",
+            format!("handed the key to {next}"),
+            None,
+        ),
+        None => line(
+            LogKind::Routine,
+            id,
+            "released",
+            "released as a waiter, or held nothing",
+            None,
+        ),
+    }
+}
+
+/// §1d: "terminated" once the cancelled holder is found dead and its slot
+/// goes on; else what its status said.
+fn cancelled(holder: &InstanceId, liveness: Liveness, d: &Decided<'_>) -> Option<LogLine> {
+    let ended = (d.did.ended.iter()).any(|(h, o)| h.id == *holder && *o == Outcome::Dead);
+    let reason = if ended {
+        Cow::Borrowed("cancelled holder found dead: its slot goes on")
+    } else {
+        Cow::Owned(format!("cancelled holder terminated, status: {liveness:?}"))
+    };
+    let decision = if ended { "terminated" } else { "checked" };
+    line(LogKind::Contended, holder, decision, reason, None)
 }
 
 /// Whether a release by `id` ended its hold on a paused key (§11).

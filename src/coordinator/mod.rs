@@ -8,7 +8,7 @@
 //!
 //! # One decision, in order
 //! 1. **Plan the reads.** The Durable Object shell
-//!    (`shell::coordinator_object`) keeps each key's [`Summary`] in memory
+//!    (`shell::coordinator`) keeps each key's [`Summary`] in memory
 //!    (its counts and holders). What else a decision needs, the core names,
 //!    one [`Read`] at a time ([`next_read`]): the caller's place, the front
 //!    of the hand-off order, a newcomer's place, the holders' check times,

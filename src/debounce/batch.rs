@@ -13,44 +13,11 @@
 
 use super::decide::{DebounceReply, Draft, Outcome};
 use super::request::{DebounceCall, IdSuffix};
-use super::state::{batch_bytes, BatchBounds, Burst, Fire, Pending, StartParams};
+use super::state::{
+    batch_bytes, BatchBounds, BatchLimit, BatchStarted, Burst, Fire, Pending, StartParams,
+};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
-
-/// A batch a call started at once, for the decision's log line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BatchStarted {
-    pub id: InstanceId,
-    /// How many params it started with.
-    pub items: u32,
-    /// The bytes of its params, `{"batch":[...]}`.
-    pub bytes: u64,
-    pub by: BatchLimit,
-}
-
-impl BatchStarted {
-    /// Why it started, for its decision-log line (counts only, no params).
-    pub fn reason(&self) -> String {
-        match self.by {
-            BatchLimit::MaxItems(max) => {
-                format!("batch of {} params reached maxItems {max}", self.items)
-            }
-            BatchLimit::MaxBytes(max) => format!(
-                "batch of {} params ({} bytes) started: the next call's would pass maxBytes {max}",
-                self.items, self.bytes
-            ),
-        }
-    }
-}
-
-/// Which bound started a batch before its burst ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BatchLimit {
-    /// The batch reached its `maxItems`.
-    MaxItems(u32),
-    /// The next call's params would have taken it past its `maxBytes`.
-    MaxBytes(u32),
-}
 
 impl Draft {
     /// Drops the key's batch (it started, or its start was dropped or

@@ -13,10 +13,10 @@
 //! start, anything else schedules a retry with backoff. A crash between the
 //! commit and the create therefore only delays the create until the alarm.
 
-use super::batch::BatchStarted;
 use super::request::{DebounceCall, IdSuffix, StartAtCall, START_AT_PREFIX};
 use super::state::{
-    batch_params, Burst, Creating, Edge, Fire, KeyState, Pending, StartParams, Started,
+    batch_params, BatchStarted, Burst, Creating, Edge, Fire, KeyState, Pending, StartParams,
+    Started,
 };
 use crate::error::BatonError;
 use crate::ident::InstanceId;

@@ -32,7 +32,6 @@ mod request;
 pub mod sql;
 mod state;
 
-pub use batch::*;
 pub use decide::*;
 pub use inspect::*;
 pub use memory::*;

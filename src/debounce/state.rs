@@ -278,3 +278,38 @@ pub fn assert_invariants(state: &KeyState) {
     assert!(state.unfinished_starts() <= DEBOUNCE_UNFINISHED_STARTS_MAX);
     assert!(state.started.len() <= DEBOUNCE_STARTED_KEPT);
 }
+
+/// A batch a call started at once, for the decision's log line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchStarted {
+    pub id: InstanceId,
+    /// How many params it started with.
+    pub items: u32,
+    /// The bytes of its params, `{"batch":[...]}`.
+    pub bytes: u64,
+    pub by: BatchLimit,
+}
+
+impl BatchStarted {
+    /// Why it started, for its decision-log line (counts only, no params).
+    pub fn reason(&self) -> String {
+        match self.by {
+            BatchLimit::MaxItems(max) => {
+                format!("batch of {} params reached maxItems {max}", self.items)
+            }
+            BatchLimit::MaxBytes(max) => format!(
+                "batch of {} params ({} bytes) started: the next call's would pass maxBytes {max}",
+                self.items, self.bytes
+            ),
+        }
+    }
+}
+
+/// Which bound started a batch before its burst ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchLimit {
+    /// The batch reached its `maxItems`.
+    MaxItems(u32),
+    /// The next call's params would have taken it past its `maxBytes`.
+    MaxBytes(u32),
+}

@@ -24,69 +24,16 @@
 
 use super::effect::{Check, Effect, Event, News, Wake};
 use super::hand_on::hand_on_past;
-use super::invariants::{assert_invariants, entry, steering};
+use super::invariants::entry;
 use super::log::{abandoned_lines, hand_on_line};
+use super::round::{decided, read_back, statement, text};
 use super::sql;
-use super::state::{
-    Batch, Entry, EntryState, Outcome, Param, Returns, Row, SerialTimeouts, Statement,
-};
+use super::state::{Batch, Entry, EntryState, Outcome, Param, Row, SerialTimeouts, Statement};
 use super::types::{ClaimReply, Decided, EnqueueReply, Names, Plan, Read, Seen, SerialEnqueue};
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{SERIAL_RECENT_PER_GROUP_MAX, SERIAL_WAITERS_PER_GROUP_MAX};
 use crate::workflow::Liveness;
-
-/// A decision with no follow-up batch.
-pub(super) fn decided<R>(reply: R, effects: Vec<Effect>, state: Read) -> Decided<R> {
-    Decided {
-        reply,
-        effects,
-        follow_up: None,
-        state,
-        log: Vec::new(),
-    }
-}
-
-pub(super) fn text(value: &str) -> Param {
-    Param::Text(value.to_string())
-}
-
-/// A statement that returns `serial_queue` rows, or none.
-pub(super) fn statement(sql: &'static str, params: Vec<Param>) -> Statement {
-    Statement {
-        sql,
-        params,
-        returns: Returns::Entries,
-    }
-}
-
-/// A statement that returns `serial_group` rows (contract §11's steering).
-pub(super) fn steering_statement(sql: &'static str, params: Vec<Param>) -> Statement {
-    Statement {
-        returns: Returns::Group,
-        ..statement(sql, params)
-    }
-}
-
-/// The outcomes of a batch, checked against the invariants as they come
-/// back: every row read back is checked before a decision rests on it.
-pub(super) fn read_back<'a>(
-    outcomes: &'a [Outcome],
-    statements: usize,
-) -> impl Fn(usize) -> &'a Outcome + 'a {
-    assert!(
-        outcomes.len() == statements,
-        "a batch of {statements} statements gave {} outcomes",
-        outcomes.len()
-    );
-    for outcome in outcomes {
-        assert_invariants(&outcome.rows);
-        for group in &outcome.groups {
-            let _checked = steering(group);
-        }
-    }
-    move |i| &outcomes[i]
-}
 
 pub(super) fn ids(rows: &[Row]) -> Vec<InstanceId> {
     rows.iter().map(|r| entry(r).instance_id).collect()

@@ -2,9 +2,9 @@
 //! hand-over by grant to the first waiter (or the first waiter woken to
 //! claim), and the hand-on past an instance found dead.
 
-use super::decide::{decided, read_back, statement, text};
 use super::effect::{Effect, Event, News, Wake};
 use super::invariants::entry;
+use super::round::{decided, read_back, statement, text};
 use super::sql;
 use super::state::{Batch, Entry, EntryState, Outcome, Param, Statement};
 use super::types::{Decided, HandOn, Names, Read, Released};

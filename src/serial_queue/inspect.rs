@@ -1,8 +1,8 @@
 //! `serialInspect`: a group's holder, waiters and recent finishes, and
 //! whether an operator paused it (contract §11).
 
-use super::decide::{read_back, statement, steering_statement, text};
 use super::invariants::{entry, steering};
+use super::round::{read_back, statement, steering_statement, text};
 use super::sql;
 use super::state::{Batch, Entry, Outcome, Param, Paused};
 use crate::ident::Ident;

@@ -38,6 +38,7 @@ mod hand_on;
 mod inspect;
 mod invariants;
 mod log;
+mod round;
 pub mod sql;
 mod state;
 mod steer;

@@ -9,10 +9,10 @@
 //! ends, in the same batch, by handing the group on as a release does
 //! (`sql::HAND_OVER_ON_RESUME`), if the group was paused.
 
-use super::decide::{decided, read_back, statement, steering_statement, text};
 use super::hand_on::went_on;
 use super::invariants::steering;
 use super::log::{pause_line, resume_line};
+use super::round::{decided, read_back, statement, steering_statement, text};
 use super::sql;
 use super::state::{Batch, Outcome, Param, Paused};
 use super::types::{Decided, Names, Read};

@@ -18,10 +18,6 @@ use worker::Env;
 /// The binding of the list shards' namespace.
 pub const LIST_BINDING: &str = "BUSY_LIST";
 
-pub(super) fn configuration(message: String) -> CallError {
-    CallError::Thrown(js_sys::Error::new(&message).into())
-}
-
 /// `BATON_LIST_VERIFY_AFTER_MS` (default [`LIST_VERIFY_AFTER_MS`]): how long
 /// a listed entry may go unconfirmed before a read asks its Coordinator;
 /// or the operator's error naming it.
@@ -38,7 +34,7 @@ fn verify_after_ms(env: &Env) -> Result<u64, CallError> {
         .ok()
         .filter(|ms| (1..=LIST_VERIFY_AFTER_MS_MAX).contains(ms))
         .ok_or_else(|| {
-            configuration(format!(
+            CallError::configuration(format!(
                 "Baton configuration: BATON_LIST_VERIFY_AFTER_MS must be an integer from 1 to \
                  {LIST_VERIFY_AFTER_MS_MAX} (got {text:?})"
             ))
@@ -48,7 +44,7 @@ fn verify_after_ms(env: &Env) -> Result<u64, CallError> {
 /// `BATON_LIST_SHARDS`, or the operator's error naming it.
 pub fn shard_count(env: &Env) -> Result<ShardCount, CallError> {
     let text = env.var("BATON_LIST_SHARDS").ok().map(|v| v.to_string());
-    ShardCount::parse(text.as_deref()).map_err(configuration)
+    ShardCount::parse(text.as_deref()).map_err(CallError::configuration)
 }
 
 pub async fn call(env: &Env, request: ListCall) -> Result<JsValue, CallError> {
@@ -80,7 +76,7 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
     let mut pages = Vec::with_capacity(shards.get() as usize);
     for answer in futures_util::future::join_all(calls).await {
         let page: ShardPageReply = serde_wasm_bindgen::from_value(answer?)
-            .map_err(|e| configuration(format!("Baton: a list shard answered {e}")))?;
+            .map_err(|e| CallError::configuration(format!("Baton: a list shard answered {e}")))?;
         let ShardPageReply {
             keys,
             holders,
@@ -199,7 +195,7 @@ async fn verify(env: &Env, entries: &mut Vec<(String, Entry)>, now: u64, after_m
     for (&i, answer) in doubted.iter().zip(answers) {
         let Ok(reported) = answer.and_then(|value| {
             serde_wasm_bindgen::from_value::<Reported>(value)
-                .map_err(|e| configuration(e.to_string()))
+                .map_err(|e| CallError::configuration(e.to_string()))
         }) else {
             continue;
         };

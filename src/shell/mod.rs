@@ -14,16 +14,14 @@
 //! - [`workflow`]: typed bindings for the Workflow binding (workers-rs has none).
 //! - [`wake`]: the turn event, its status check and the deferred round after
 //!   the reply, for the driver's wakes and the serial queue's.
-//! - [`coordinator_effects`]: the Coordinator's effects as the driver performs them;
-//!   [`coordinator_memory`]: its memory between decisions (each key's summary);
-//!   [`coordinator_calls`]: its method bodies; [`coordinator_terminations`]:
-//!   the terminations its alarm still owes.
-//! - [`coordinator_object`], [`rate_limiter_object`], [`debouncer_object`],
+//! - [`coordinator`]: the Coordinator object (its memory between
+//!   decisions, method bodies, effects, list reports and owed
+//!   terminations, each a file of its folder).
+//! - [`rate_limiter_object`], [`debouncer_object`],
 //!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
 //!   last is one shard of the list of busy keys, contract §10);
 //!   [`runs_polls`]: the `Runs` object's long-polls.
-//! - [`busy_report`]: what a Coordinator tells its list shard, and when;
-//!   [`busy_service`]: `coordinatorList`, a page merged from every shard;
+//! - [`busy_service`]: `coordinatorList`, a page merged from every shard;
 //!   [`serial_list`]: `serialList`, D1's groups.
 //! - [`service`]: the default entrypoint's methods for those objects
 //!   (contract §7), generated from the method table (`crate::edge::methods`);
@@ -40,14 +38,9 @@
 //!   with the static files (they are a JS module, not part of the WASM).
 
 pub mod busy_list_object;
-pub mod busy_report;
 pub mod busy_service;
 pub mod config;
-pub mod coordinator_calls;
-pub mod coordinator_effects;
-pub mod coordinator_memory;
-pub mod coordinator_object;
-pub mod coordinator_terminations;
+pub mod coordinator;
 pub mod d1_results;
 pub mod debouncer_object;
 pub mod decision_log;

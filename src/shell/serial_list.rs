@@ -2,7 +2,6 @@
 //! waiter, one indexed D1 query (`serial_queue::sql::LIST_GROUPS`) in
 //! group order, behind the same cursor as the keys' list.
 
-use super::busy_service::configuration;
 use super::js::now_ms;
 use super::stub::CallError;
 use crate::busy::page::{Cursor, ListKind};
@@ -32,11 +31,11 @@ pub async fn list_groups(env: &Env, request: ListRequest) -> Result<GroupList, C
     };
     let limit = request.limit.unwrap_or_default().get();
     let d1 = env.d1("DB").map_err(|e| {
-        configuration(format!(
+        CallError::configuration(format!(
             "Baton configuration: no D1 binding named \"DB\": {e}"
         ))
     })?;
-    let failed = |e: worker::Error| configuration(format!("Baton: D1 failed: {e}"));
+    let failed = |e: worker::Error| CallError::configuration(format!("Baton: D1 failed: {e}"));
     let after = cursor.map_or(String::new(), |c| c.after);
     // One more than the page: whether another page follows.
     let rows: Vec<GroupRow> = d1

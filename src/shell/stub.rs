@@ -33,6 +33,12 @@ impl From<JsValue> for CallError {
 }
 
 impl CallError {
+    /// An operator's error (a missing binding, a variable out of range),
+    /// thrown as a JS `Error` with the message naming it.
+    pub fn configuration(message: String) -> CallError {
+        CallError::Thrown(js_sys::Error::new(&message).into())
+    }
+
     pub fn into_js(self) -> JsValue {
         match self {
             CallError::Refused(error) => js::to_js_error(&error),

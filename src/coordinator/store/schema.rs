@@ -6,6 +6,7 @@
 //! version reached is recorded in `baton_schema`. Steps only add: a column an
 //! older row lacks takes its default on read (see `sql`).
 
+use crate::limits::HOLD_TIMES_KEPT;
 use crate::sql::Ladder;
 pub use crate::sql::CREATE_VERSION_TABLE;
 
@@ -14,6 +15,14 @@ pub const READ_VERSION: &str =
 pub const WRITE_VERSION: &str =
     "INSERT INTO baton_schema (name, version) VALUES ('coordinator', ?1) \
      ON CONFLICT(name) DO UPDATE SET version = excluded.version";
+
+/// The triggers that keep `coordinator_keys.hold_times_ms` (v6, v12) cut
+/// it at 20 entries, written into their SQL; a stored step cannot name a
+/// constant, so the build holds the two together.
+const _: () = assert!(
+    HOLD_TIMES_KEPT == 20,
+    "the hold-time triggers keep 20: a new bound needs a schema step"
+);
 
 /// Schema version `n` is reached by running `MIGRATIONS[n - 1]`.
 pub const MIGRATIONS: &[&[&str]] = &[
@@ -100,7 +109,7 @@ pub const MIGRATIONS: &[&[&str]] = &[
          END",
     ],
     // v5 (contract §10): a key's counts and recent holds, and what its
-    // list shard is owed (`super::history` says what each holds).
+    // list shard is owed (`history.rs` says what each holds).
     super::history::MIGRATION,
     // v6 (contract §1c): priorities, tenants and hold times.
     //
@@ -122,7 +131,7 @@ pub const MIGRATIONS: &[&[&str]] = &[
     // Waiters from before read as priority 0 of the shared tenant.
     //
     // Hold times (`etaMs`): `coordinator_keys.hold_times_ms` is a JSON
-    // array of the key's last 20 finished holds in ms, oldest first. A
+    // array of the key's last 20 (`HOLD_TIMES_KEPT`) finished holds in ms, oldest first. A
     // hold ends by stamping `ended_ms` on its holder row (the statement
     // that used to delete it); the trigger appends the hold's length to
     // the key row and deletes the holder row, so an uncontended
@@ -225,7 +234,7 @@ pub const MIGRATIONS: &[&[&str]] = &[
     //   for a row deleted outright, `coordinator_holders_gone`), not when it
     //   begins: the key row is written once per pair, not twice. A key's
     //   fence is then the highest of its row's and its holders', its grants
-    //   its row's count plus its holders (`super::store`, `super::history`).
+    //   its row's count plus its holders (`super`, `history.rs`).
     //   The rows carried over were counted when they began, so the step
     //   takes them off the count they will be counted in again.
     // - The waiter rows' triggers keep the key's `waiter_count` beside the

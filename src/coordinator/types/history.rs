@@ -187,7 +187,7 @@ pub fn record(
     (ended, after)
 }
 
-/// What the in-memory key (`super::twin`) keeps of its history, as its
+/// What the in-memory key (`crate::coordinator`'s twin) keeps of its history, as its
 /// key row, `coordinator_recent` and `coordinator_waited` rows do (tests
 /// and the simulation only, as the twin).
 #[cfg(not(target_arch = "wasm32"))]

@@ -147,7 +147,7 @@ pub struct Summary {
     /// holder releases, or is found dead after it confirmed its slot.
     pub hold_times_ms: Vec<u64>,
     /// §11: set while an operator paused the key: no slot is granted
-    /// (`super::steer`).
+    /// (`steer.rs`).
     pub paused: Option<Paused>,
 }
 
@@ -171,7 +171,7 @@ impl Default for Summary {
 }
 
 /// What one decision knows of the key: the summary, and the answers to
-/// the reads its plan named (`super::read`, in the order of
+/// the reads its plan named (`read.rs`, in the order of
 /// [`View::reads`]); what no read asked for is left empty.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct View {
@@ -189,7 +189,7 @@ pub struct View {
     /// would put it if it joined now (§1c).
     pub position: Option<u32>,
     /// When each holder was last checked (`None`: never), for the holders
-    /// due a check (`super::check::due_for_check`).
+    /// due a check (`check::due_for_check`).
     pub checked_ms: Vec<(InstanceId, Option<u64>)>,
     /// A superseding enqueue's coalesce candidate: the earliest waiter with
     /// its input hash.
@@ -202,7 +202,7 @@ pub struct View {
 }
 
 /// One read a decision still needs, beyond the key's summary (the plan is
-/// `super::read`'s).
+/// `read.rs`'s).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Read {
     /// Where `id` stands at the key: waiting (as which waiter), superseded,
@@ -379,7 +379,7 @@ pub enum Write {
     SupersedeAllExcept(InstanceId, u32),
     /// Forgets the oldest superseded ids beyond this many.
     ForgetSupersededBeyond(u32),
-    /// A change to the key's history (contract §10): `super::history`
+    /// A change to the key's history (contract §10): `history.rs`
     /// says which, and carries them out.
     History(HistoryWrite),
 }

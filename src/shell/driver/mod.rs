@@ -1,5 +1,5 @@
-//! The one loop every Durable Object class runs, in the fixed order of
-//! style.md: decode → load → decide → write → arm the alarm → reply, then
+//! The one loop every Durable Object class runs, in the fixed order every
+//! shell entry point keeps: decode → load → decide → write → arm the alarm → reply, then
 //! the effects, whose results re-enter through the next decision (a
 //! result that answers the caller comes before the reply).
 //!

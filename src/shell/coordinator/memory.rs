@@ -5,24 +5,27 @@
 //! commits the writes, prints the decision's log line as it is and queues
 //! its report; it decides none of them (the transition carries all three).
 
-use super::busy_report::Reports;
-use super::config::WorkflowConfig;
-use super::coordinator_object::{Coordinator, Keyed, Object};
-use super::decision_log::{self, Figures, Scope};
-use super::driver::{Memory, TransitionOf};
-use super::js::now_ms;
-use super::object::ObjectBase;
-use super::sqlite::ObjectSql;
+use super::reporters::Reports;
+use super::rules::{Coordinator, Keyed};
 use crate::busy::reporter::Due;
 use crate::coordinator::history::HistoryWrite;
 use crate::coordinator::{self, health_rows, Input, Settings, Summary, Write};
 use crate::ident::Ident;
 use crate::limits::KEY_SUMMARIES_KEPT_MAX;
+use crate::shell::config::WorkflowConfig;
+use crate::shell::decision_log::{self, Figures, Scope};
+use crate::shell::driver::{Driver, Memory, TransitionOf};
+use crate::shell::js::now_ms;
+use crate::shell::object::ObjectBase;
+use crate::shell::sqlite::ObjectSql;
 use crate::sql::Counted;
 use crate::transition::{Alarm, LogLine};
 use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
+
+/// The Coordinator object: its concept run by the driver, with this memory.
+pub(super) type Object = Driver<Coordinator, Summaries>;
 
 /// Each key's summary as the last decision on it left it, so that the
 /// next one starts without reading it; and the settings decisions read.
@@ -130,7 +133,8 @@ impl Memory<Coordinator> for Summaries {
             );
         }
     }
-    /// Sends the list reports the decisions made due, after the reply.
+    /// Sends the list reports the decisions made due, after the reply
+    /// (`report_sending.rs`).
     fn decided(driver: &Rc<Object>) {
         driver.send_reports();
     }

@@ -4,19 +4,19 @@
 //! asked; a hand-off's turn event is sent (its acceptance, and the woken
 //! holder's status after the reply, re-enter as `Input::Woken`); a
 //! waiter's termination is tried once here, and owed until done
-//! (`shell::coordinator_terminations`); a cancelled holder's (§1d) is
+//! (`terminations.rs`); a cancelled holder's (§1d) is
 //! followed by its status, which re-enters as `Input::Cancelled`.
 
-use super::config::WorkflowConfig;
-use super::coordinator_object::Coordinator;
-use super::decision_log::{self, Kind};
-use super::driver::{Bound, Perform, Performed, Performing, Woke};
-use super::effects;
-use super::js::to_js;
-use super::wake::{self, Sent, Turn};
+use super::rules::Coordinator;
 use crate::coordinator::{self, Handed, Input, Liveness, Reply};
 use crate::edge::coordinator::{AcquireOutcome, GrantEvent};
 use crate::edge::TurnEvent;
+use crate::shell::config::WorkflowConfig;
+use crate::shell::decision_log::{self, Kind};
+use crate::shell::driver::{Bound, Perform, Performed, Performing, Woke};
+use crate::shell::effects;
+use crate::shell::js::to_js;
+use crate::shell::wake::{self, Sent, Turn};
 use crate::transition::{Check, Terminate, Wake};
 use crate::workflow::Status;
 

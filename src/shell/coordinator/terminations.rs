@@ -6,10 +6,10 @@
 //! the object happen anyway, rather than leaving the waiter to find out at
 //! its own turn timeout.
 
-use super::coordinator_object::Object;
-use super::effects;
+use super::memory::Object;
 use crate::coordinator::{self, OwedTermination};
 use crate::limits::TERMINATIONS_PER_ALARM_MAX;
+use crate::shell::effects;
 use crate::sql::Counted;
 use crate::transition::{Check, Terminate};
 use std::rc::Rc;

@@ -1,9 +1,17 @@
 //! The `Coordinator` Durable Object: `crate::coordinator` run by the
 //! shell's driver (`shell::driver`). This file is the table of contents:
-//! the concept's [`Rules`] and its JS methods, each saying what it runs
-//! and whether it answers in the caller's turn. Its memory between
-//! decisions is `coordinator_memory::Summaries`, the method bodies are in
-//! `coordinator_calls`, and the list reports' sending in `busy_report`.
+//! its JS methods, each saying what it runs and whether it answers in the
+//! caller's turn. Below it, each file importing only from those under it:
+//! - `rules.rs`: the concept as the driver runs it (`Coordinator`'s
+//!   `Rules`: what a decision reads, the core's decision, the alarm's sweep);
+//! - `reporters.rs`: what the object keeps for its keys' list reports
+//!   (contract §10) and the report's RPC to the shard;
+//! - `memory.rs`: its memory between decisions (`Summaries`: each key's
+//!   summary), where every committed decision passes;
+//! - `effects.rs`: its effects as the driver performs them;
+//! - `calls.rs`: the method bodies; `report_sending.rs`: the reports sent
+//!   after the reply, `listReport` and the alarm's part for the list;
+//!   `terminations.rs`: the terminations its alarm still owes.
 //!
 //! Every decision is one `coordinator::decide` on the view
 //! `coordinator::load` reads for its input, its writes carried out by
@@ -34,115 +42,25 @@
 //! into the request object each method here takes. That class also aborts
 //! the object when a call traps (a broken invariant outside the gate).
 
-use super::config::WorkflowConfig;
-use super::coordinator_calls::{answer_in_turn, enqueue_reply, release_reply};
-use super::coordinator_memory::Summaries;
-use super::decision_log::Scope;
-use super::driver::{Driver, NextAlarm, Rules, Sweep, TransitionOf};
+mod calls;
+mod effects;
+mod memory;
+mod report_sending;
+mod reporters;
+mod rules;
+mod terminations;
+
+use super::driver::Driver;
 use super::js::{self, to_js};
-use super::sqlite::ObjectSql;
-use crate::busy::reporter::Due;
-use crate::coordinator::{self, migrate, Holder, Input, Reply, Settings, View, Write};
 use crate::edge::coordinator::{Acquire, Enqueue, Release};
-use crate::error::BatonError;
-use crate::ident::{Ident, InstanceId};
-use crate::limits::KEYS_CHECKED_PER_ALARM_MAX;
-use crate::sql::Counted;
-use crate::transition::{LogLine, Transition};
+use crate::ident::Ident;
+use calls::{answer_in_turn, enqueue_reply, release_reply};
 use js_sys::Promise;
+use memory::Object;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
-
-/// The Coordinator concept as the driver runs it.
-pub struct Coordinator;
-
-/// What a decision reads: the key's view, with the key and the settings it
-/// is decided by.
-pub struct Keyed {
-    pub(super) key: String,
-    pub(super) view: View,
-    pub(super) settings: Rc<Settings>,
-    /// In a transition's state: what the decision caused beside its writes
-    /// and effects, for `Summaries::write`.
-    pub(super) outputs: Option<Outputs>,
-}
-
-/// What a decision caused beside its writes and effects: its log line and
-/// the report its key's list entry is due, at the time it was taken.
-pub struct Outputs {
-    pub(super) log: Option<LogLine>,
-    pub(super) report: Due,
-    pub(super) now_ms: u64,
-}
-
-impl Keyed {
-    /// A holder as this decision left it (as it was handed, for a wake).
-    pub(super) fn holder(&self, id: &InstanceId) -> Option<Holder> {
-        let holders = &self.view.summary.holders;
-        holders.iter().find(|h| h.id == *id).cloned()
-    }
-}
-
-impl Rules for Coordinator {
-    type Config = WorkflowConfig;
-    type Input = Input;
-    type Reply = Reply;
-    type Write = Write;
-    type State = Keyed;
-    type Effect = coordinator::Effect;
-    /// The holder-check sweep: the keys with someone behind their holders,
-    /// or a hand-over not yet confirmed, every `HOLDER_CHECK_MS` while a
-    /// decision asks for it.
-    const ALARM: Option<Sweep<Self>> = Some(Sweep {
-        keys_per_alarm_max: KEYS_CHECKED_PER_ALARM_MAX,
-        due_keys: |sql, _, limit| {
-            let counted = Counted::new(sql);
-            let keys = coordinator::keys_due(&counted, limit);
-            sql.count_work(counted.work());
-            keys
-        },
-        tick: || Input::Tick,
-        next: NextAlarm::Every(|config: &WorkflowConfig| config.holder_check_ms),
-    });
-
-    fn config(env: &Env) -> Result<WorkflowConfig, String> {
-        WorkflowConfig::from_env(env)
-    }
-    fn migrate(sql: &ObjectSql) {
-        migrate(sql);
-    }
-    /// The core's decision; its log line and report go with its state.
-    fn decide(state: &Keyed, now_ms: u64, input: Input) -> Result<TransitionOf<Self>, BatonError> {
-        let t = coordinator::decide(&state.view, &state.settings, now_ms, input)?;
-        Ok(Transition {
-            reply: t.reply,
-            writes: t.writes,
-            effects: t.effects,
-            alarm: t.alarm,
-            state: Keyed {
-                key: state.key.clone(),
-                view: t.state,
-                settings: state.settings.clone(),
-                outputs: Some(Outputs {
-                    log: t.log,
-                    report: t.report,
-                    now_ms,
-                }),
-            },
-        })
-    }
-    /// On in release builds too; it reads only what the decision loaded.
-    fn assert_invariants(state: &Keyed) {
-        coordinator::assert_view(&state.view);
-    }
-    fn scope(key: &str) -> Scope<'_> {
-        Scope::Key(key)
-    }
-}
-
-pub(super) type Object = Driver<Coordinator, Summaries>;
 
 /// The Rust half of the `Coordinator` Durable Object.
 #[wasm_bindgen]

@@ -1,13 +1,12 @@
 //! The Coordinator's method bodies behind its JS methods
-//! (`coordinator_object::CoordinatorCore`): each request checked against
+//! (`CoordinatorCore`, in `mod.rs`): each request checked against
 //! the configuration, turned into the core's input, run by the driver, and
 //! its reply shaped as the contract answers it. Apart from the object's
 //! file, which keeps only the table of contents: what each JS method runs
 //! and whether it answers in the caller's turn.
 
-use super::coordinator_object::{Coordinator, Object};
-use super::driver::Now;
-use super::js;
+use super::memory::Object;
+use super::rules::Coordinator;
 use crate::coordinator::{self, health_rows, history, Input, Reply};
 use crate::edge::coordinator::{
     Acquire, AcquireReply, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
@@ -15,6 +14,8 @@ use crate::edge::coordinator::{
 };
 use crate::edge::steer::{Pause, PauseReply, Resume, ResumeReply, SetLimit, SetLimitReply};
 use crate::ident::Ident;
+use crate::shell::driver::Now;
+use crate::shell::js;
 use crate::sql::Counted;
 use js_sys::Promise;
 use serde::Serialize;

@@ -1,0 +1,104 @@
+//! The Coordinator concept as the shell's driver runs it ([`Coordinator`]'s
+//! [`Rules`]): what a decision reads ([`Keyed`]), the core's decision,
+//! its invariants, and the holder-check sweep of its alarm.
+
+use crate::busy::reporter::Due;
+use crate::coordinator::{self, Holder, Input, Reply, Settings, View, Write};
+use crate::error::BatonError;
+use crate::ident::InstanceId;
+use crate::limits::KEYS_CHECKED_PER_ALARM_MAX;
+use crate::shell::config::WorkflowConfig;
+use crate::shell::decision_log::Scope;
+use crate::shell::driver::{NextAlarm, Rules, Sweep, TransitionOf};
+use crate::shell::sqlite::ObjectSql;
+use crate::sql::Counted;
+use crate::transition::{LogLine, Transition};
+use std::rc::Rc;
+use worker::Env;
+
+/// The Coordinator concept as the driver runs it.
+pub struct Coordinator;
+
+/// What a decision reads: the key's view, with the key and the settings it
+/// is decided by.
+pub struct Keyed {
+    pub(super) key: String,
+    pub(super) view: View,
+    pub(super) settings: Rc<Settings>,
+    /// In a transition's state: what the decision caused beside its writes
+    /// and effects, for `Summaries::write`.
+    pub(super) outputs: Option<Outputs>,
+}
+
+/// What a decision caused beside its writes and effects: its log line and
+/// the report its key's list entry is due, at the time it was taken.
+pub struct Outputs {
+    pub(super) log: Option<LogLine>,
+    pub(super) report: Due,
+    pub(super) now_ms: u64,
+}
+
+impl Keyed {
+    /// A holder as this decision left it (as it was handed, for a wake).
+    pub(super) fn holder(&self, id: &InstanceId) -> Option<Holder> {
+        let holders = &self.view.summary.holders;
+        holders.iter().find(|h| h.id == *id).cloned()
+    }
+}
+
+impl Rules for Coordinator {
+    type Config = WorkflowConfig;
+    type Input = Input;
+    type Reply = Reply;
+    type Write = Write;
+    type State = Keyed;
+    type Effect = coordinator::Effect;
+    /// The holder-check sweep: the keys with someone behind their holders,
+    /// or a hand-over not yet confirmed, every `HOLDER_CHECK_MS` while a
+    /// decision asks for it.
+    const ALARM: Option<Sweep<Self>> = Some(Sweep {
+        keys_per_alarm_max: KEYS_CHECKED_PER_ALARM_MAX,
+        due_keys: |sql, _, limit| {
+            let counted = Counted::new(sql);
+            let keys = coordinator::keys_due(&counted, limit);
+            sql.count_work(counted.work());
+            keys
+        },
+        tick: || Input::Tick,
+        next: NextAlarm::Every(|config: &WorkflowConfig| config.holder_check_ms),
+    });
+
+    fn config(env: &Env) -> Result<WorkflowConfig, String> {
+        WorkflowConfig::from_env(env)
+    }
+    fn migrate(sql: &ObjectSql) {
+        coordinator::migrate(sql);
+    }
+    /// The core's decision; its log line and report go with its state.
+    fn decide(state: &Keyed, now_ms: u64, input: Input) -> Result<TransitionOf<Self>, BatonError> {
+        let t = coordinator::decide(&state.view, &state.settings, now_ms, input)?;
+        Ok(Transition {
+            reply: t.reply,
+            writes: t.writes,
+            effects: t.effects,
+            alarm: t.alarm,
+            state: Keyed {
+                key: state.key.clone(),
+                view: t.state,
+                settings: state.settings.clone(),
+                outputs: Some(Outputs {
+                    log: t.log,
+                    report: t.report,
+                    now_ms,
+                }),
+            },
+        })
+    }
+    /// On in release builds too; it reads only what the decision loaded.
+    fn assert_invariants(state: &Keyed) {
+        coordinator::assert_view(&state.view);
+    }
+    fn scope(key: &str) -> Scope<'_> {
+        Scope::Key(key)
+    }
+}
