@@ -75,6 +75,22 @@ const ANSWERS: [Status; 11] = [
 ];
 
 impl Status {
+    /// The status the platform names `text` (`"waitingForPause"`...); one
+    /// this code does not know reads as [`Status::Other`].
+    pub fn of_platform(text: &str) -> Status {
+        match text {
+            "queued" => Status::Queued,
+            "running" => Status::Running,
+            "paused" => Status::Paused,
+            "waiting" => Status::Waiting,
+            "waitingForPause" => Status::WaitingForPause,
+            "complete" => Status::Complete,
+            "errored" => Status::Errored,
+            "terminated" => Status::Terminated,
+            _ => Status::Other,
+        }
+    }
+
     /// Its name, as stored and as `inspect` shows it.
     pub fn name(self) -> &'static str {
         match self {
@@ -143,6 +159,12 @@ mod tests {
             );
         }
         assert_eq!(Status::from_name("teleported"), Status::Other);
+        assert_eq!(
+            Status::of_platform("waitingForPause"),
+            Status::WaitingForPause
+        );
+        assert_eq!(Status::of_platform("teleported"), Status::Other);
+        assert_eq!(Status::of_platform("errored").liveness(), Liveness::Dead);
         assert_eq!(Status::Failed.liveness(), Liveness::Unknown);
     }
 }

@@ -53,45 +53,6 @@ extern "C" {
     fn terminate(this: &WorkflowInstance) -> Result<Promise, JsValue>;
 }
 
-/// The statuses the platform reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InstanceStatus {
-    Queued,
-    Running,
-    Paused,
-    Waiting,
-    WaitingForPause,
-    Complete,
-    Errored,
-    Terminated,
-    /// A status this code does not know: treated as alive, the cautious reading.
-    Unknown,
-}
-
-impl InstanceStatus {
-    pub fn parse(text: &str) -> InstanceStatus {
-        match text {
-            "queued" => InstanceStatus::Queued,
-            "running" => InstanceStatus::Running,
-            "paused" => InstanceStatus::Paused,
-            "waiting" => InstanceStatus::Waiting,
-            "waitingForPause" => InstanceStatus::WaitingForPause,
-            "complete" => InstanceStatus::Complete,
-            "errored" => InstanceStatus::Errored,
-            "terminated" => InstanceStatus::Terminated,
-            _ => InstanceStatus::Unknown,
-        }
-    }
-
-    /// The contract's "dead": finished one way or another.
-    pub fn is_dead(self) -> bool {
-        matches!(
-            self,
-            InstanceStatus::Complete | InstanceStatus::Errored | InstanceStatus::Terminated
-        )
-    }
-}
-
 impl Workflow {
     /// The Workflow bound as `name`, or else the one the Worker exports as
     /// `name` (declared in wrangler's `exports`), or an error naming the
@@ -165,12 +126,10 @@ impl Workflow {
 }
 
 impl WorkflowInstance {
-    pub async fn current_status(&self) -> Result<InstanceStatus, JsValue> {
+    pub async fn current_status(&self) -> Result<Status, JsValue> {
         let details = answer("status", self.status()?).await?;
         let status = Reflect::get(&details, &"status".into())?;
-        Ok(InstanceStatus::parse(
-            &status.as_string().unwrap_or_default(),
-        ))
+        Ok(Status::of_platform(&status.as_string().unwrap_or_default()))
     }
 
     /// Sends an event of `event_type` with `payload`.
@@ -212,23 +171,15 @@ fn is_present(value: &JsValue) -> bool {
 
 /// Alive or dead by a status query's result. Not found is dead (the
 /// contract's rule); any other failure is `Unknown`.
-pub fn liveness_of(status: Result<InstanceStatus, JsValue>) -> Liveness {
+pub fn liveness_of(status: Result<Status, JsValue>) -> Liveness {
     answer_of(status).liveness()
 }
 
 /// A status query's result as Baton keeps it (§10a): the status, not
 /// found, or failed (threw, or did not answer in time).
-pub fn answer_of(status: Result<InstanceStatus, JsValue>) -> Status {
+pub fn answer_of(status: Result<Status, JsValue>) -> Status {
     match status {
-        Ok(InstanceStatus::Queued) => Status::Queued,
-        Ok(InstanceStatus::Running) => Status::Running,
-        Ok(InstanceStatus::Paused) => Status::Paused,
-        Ok(InstanceStatus::Waiting) => Status::Waiting,
-        Ok(InstanceStatus::WaitingForPause) => Status::WaitingForPause,
-        Ok(InstanceStatus::Complete) => Status::Complete,
-        Ok(InstanceStatus::Errored) => Status::Errored,
-        Ok(InstanceStatus::Terminated) => Status::Terminated,
-        Ok(InstanceStatus::Unknown) => Status::Other,
+        Ok(status) => status,
         Err(error) if is_not_found(&error) => Status::NotFound,
         Err(_) => Status::Failed,
     }

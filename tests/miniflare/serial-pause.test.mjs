@@ -21,7 +21,14 @@ async function ok(h, method, input) {
   return result.value;
 }
 
-const inspect = (h, group) => ok(h, "serialInspect", { group });
+/**
+ * A group as serialInspect answers it, without its wait figures (§10a),
+ * which count the waiters' waits so far: what time alone changes.
+ */
+async function inspect(h, group) {
+  const { waits, ...view } = await ok(h, "serialInspect", { group });
+  return view;
+}
 const waitingIds = (view) => view.waiting.map((w) => w.instanceId);
 const serial = (group, revision, extra = {}) => ({ mode: "serial", group, revision, ...extra });
 const stepOutputs = async (h, id) => (await h.details(id)).__LOCAL_DEV_STEP_OUTPUTS ?? [];
