@@ -8,7 +8,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { startBaton, ROOT } from "./harness.mjs";
+import { settled, startBaton, ROOT } from "./harness.mjs";
 
 const TOKEN = "edge-token-41c7";
 const OPENAPI = JSON.parse(readFileSync(path.join(ROOT, "static/openapi.json"), "utf8"));
@@ -80,14 +80,6 @@ function assertFits(operationId, value) {
 }
 
 
-/**
- * An inspection without what time alone changes (§10a): the wait
- * figures, which count the current waiters' waits so far, and each
- * holder's last check, which the alarm renews.
- */
-function settled({ waits, holders, ...view }) {
-  return { ...view, holders: holders.map(({ checked, ...holder }) => holder) };
-}
 
 describe("the edge", () => {
   let h;

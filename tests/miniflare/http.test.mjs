@@ -7,7 +7,7 @@
 // that no check moves a key while a test compares its state.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startBaton } from "./harness.mjs";
+import { settled, startBaton } from "./harness.mjs";
 
 const TOKEN = "test-token-7f3a9c";
 const JSON_TYPE = "application/json";
@@ -90,22 +90,13 @@ const fill = (template, key, group) =>
     .replace("{group}", encodeURIComponent(group))
     .replace("{bucket}", encodeURIComponent(group));
 
-/**
- * An inspection without what time alone changes (§10a): the wait
- * figures, which count the current waiters' waits so far, and each
- * holder's last check, which the alarm renews.
- */
-function settled({ waits, holders, ...view }) {
-  return { ...view, holders: holders.map(({ checked, ...holder }) => holder) };
-}
 
 /** Both sides of the state a request could touch, read through RPC (not HTTP). */
 async function snapshot(h, key, group) {
   const coordinator = await h.rpc(key, "inspect", key);
   const serial = await h.serial("serialInspect", { group });
   assert.ok(!("error" in coordinator) && !("error" in serial), "inspect failed");
-  const { waits, ...unchanged } = serial.value;
-  return { key: settled(coordinator.value), group: unchanged };
+  return { key: settled(coordinator.value), group: settled(serial.value) };
 }
 
 describe("HTTP API with BATON_TOKEN set", () => {

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { ROOT, applyMigrations, startBaton } from "./harness.mjs";
+import { ROOT, applyMigrations, settled, startBaton } from "./harness.mjs";
 
 const TOKEN = "pause-token-1c4e";
 /** Short enough that a waiter times out within a test, were pauses counted. */
@@ -21,14 +21,8 @@ async function ok(h, method, input) {
   return result.value;
 }
 
-/**
- * A group as serialInspect answers it, without its wait figures (§10a),
- * which count the waiters' waits so far: what time alone changes.
- */
-async function inspect(h, group) {
-  const { waits, ...view } = await ok(h, "serialInspect", { group });
-  return view;
-}
+/** A group as serialInspect answers it, without what time alone changes (`settled`). */
+const inspect = async (h, group) => settled(await ok(h, "serialInspect", { group }));
 const waitingIds = (view) => view.waiting.map((w) => w.instanceId);
 const serial = (group, revision, extra = {}) => ({ mode: "serial", group, revision, ...extra });
 const stepOutputs = async (h, id) => (await h.details(id)).__LOCAL_DEV_STEP_OUTPUTS ?? [];

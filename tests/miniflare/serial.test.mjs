@@ -6,7 +6,7 @@
 // state, and the only time bounds are upper bounds on those waits.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startBaton } from "./harness.mjs";
+import { settled, startBaton } from "./harness.mjs";
 
 const RAN = { ran: true, value: "deployed" };
 
@@ -17,14 +17,8 @@ async function ok(h, method, input) {
   return result.value;
 }
 
-/**
- * A group as serialInspect answers it, without its wait figures (§10a),
- * which count the waiters' waits so far: what time alone changes.
- */
-async function inspect(h, group) {
-  const { waits, ...view } = await ok(h, "serialInspect", { group });
-  return view;
-}
+/** A group as serialInspect answers it, without what time alone changes (`settled`). */
+const inspect = async (h, group) => settled(await ok(h, "serialInspect", { group }));
 
 /** Polls serialInspect(group) until `predicate` holds; returns that view. */
 function untilView(h, group, what, predicate, timeoutMs) {
