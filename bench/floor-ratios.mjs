@@ -1,14 +1,18 @@
-// Issue 29: the hot calls against the engine's floors (bench/floors.mjs),
-// in one Miniflare, rounds alternating: an uncontended acquire+release pair
-// (P3), an enqueue behind 10 waiters, and a rate acquire on one bucket, each
-// on Baton, the durable floor (one SQL write per call), the RPC floor (no
-// storage) and, where one exists, the plain JavaScript Durable Object.
-import { queueOf } from "./calls.mjs";
+// Issues 29 and 38: the hot calls against the engine's floors
+// (bench/floors.mjs, bench/wasm-floor), in one Miniflare, rounds
+// alternating: an uncontended acquire+release pair (P3), an enqueue behind
+// 10 waiters, and a rate acquire on one bucket, each on Baton, the durable
+// floor (one SQL write per call, in JS), the WASM floor (the same write from
+// a workers-rs object), the RPC floor (no storage) and, where one exists, the
+// plain JavaScript Durable Object. The pairs are asked as withKey asks them
+// (`acquire(key, id, { grant: true })`, then `release(key, id)`); Baton's
+// pair without options, the call §1 documents first, is a target of its own.
+import { queueOf, WITH_KEY_OPTIONS } from "./calls.mjs";
 import { OPEN_RULES } from "./rate.mjs";
 import { fmt, spread, summary } from "./stats.mjs";
 
-/** Rounds; in each every target runs each kind once, the order rotating. */
-export const FLOOR_ROUNDS = 11;
+/** Rounds; in each every target runs each kind once, the order rotating. BENCH_FLOOR_ROUNDS overrides it (a quick check). */
+export const FLOOR_ROUNDS = Number(process.env.BENCH_FLOOR_ROUNDS ?? 11);
 /** Per round and target: pairs on one key, enqueues behind the queue, rate acquires. */
 export const FLOOR_PAIRS = 200;
 export const FLOOR_ENQUEUES = 25;
@@ -17,14 +21,23 @@ export const FLOOR_RATE_CALLS = 300;
 export const FLOOR_QUEUE = 10;
 
 /**
- * Who runs each kind, by name: the binding (pairs, enqueues) or the rate
- * target (bench/worker.mjs's RATE_TARGETS). The plain JS baselines are the
- * ones in a Worker of their own, reached as Baton and the floors are; the
- * plain Coordinator has no enqueue.
+ * Who runs each kind, by name: the binding and the acquire's options
+ * (pairs), the binding (enqueues) or the rate target (bench/worker.mjs's
+ * RATE_TARGETS). `bare` is Baton's pair without options. The plain JS
+ * baselines are the ones in a Worker of their own, reached as Baton and
+ * the floors are (the plain Coordinator ignores the options); it has no
+ * enqueue, nor has the WASM floor.
  */
-const PAIRS = { baton: "COORDINATOR", durable: "DURABLE_FLOOR", rpc: "RPC_FLOOR", plain: "PLAIN_REMOTE" };
+const PAIRS = {
+  baton: ["COORDINATOR", WITH_KEY_OPTIONS],
+  bare: ["COORDINATOR", undefined],
+  wasm: ["WASM_FLOOR", WITH_KEY_OPTIONS],
+  durable: ["DURABLE_FLOOR", WITH_KEY_OPTIONS],
+  rpc: ["RPC_FLOOR", WITH_KEY_OPTIONS],
+  plain: ["PLAIN_REMOTE", WITH_KEY_OPTIONS],
+};
 const ENQUEUES = { baton: "COORDINATOR", durable: "DURABLE_FLOOR", rpc: "RPC_FLOOR" };
-const RATES = { baton: "baton", durable: "durableFloor", rpc: "rpcFloor", plain: "js" };
+const RATES = { baton: "baton", wasm: "wasmFloor", durable: "durableFloor", rpc: "rpcFloor", plain: "js" };
 
 /** `names` in the order of round `round`: each goes first in turn. */
 const rotated = (names, round) => names.map((_, i) => names[(i + round) % names.length]);
@@ -48,13 +61,16 @@ export async function floorRun(b) {
       await b.call("/rpc", { key: "floor-enqueue", method: "enqueue", args: ["floor-enqueue", false, `fq-${i}`], binding });
     }
   }
-  const pairs = (binding, count) => b.call("/bench/pairs", { keys: [`floor-pairs-${binding}`], pairs: count, binding });
+  const pairs = (name, count) => {
+    const [binding, options] = PAIRS[name];
+    return b.call("/bench/pairs", { keys: [`floor-pairs-${name}`], pairs: count, binding, options });
+  };
   const enqueues = (binding, prefix, count) =>
     b.call("/bench/enqueues", { key: "floor-enqueue", binding, prefix, count, keep: FLOOR_QUEUE });
   const rate = (target, calls) =>
     b.call("/bench/rate-acquires", { target, bucket: `floor-rate-${target}`, rules: OPEN_RULES, calls });
   // Warm-up: every object and table made, untimed.
-  for (const binding of Object.values(PAIRS)) await pairs(binding, 10);
+  for (const name of Object.keys(PAIRS)) await pairs(name, 10);
   for (const binding of Object.values(ENQUEUES)) await enqueues(binding, `warm-${binding}-`, 5);
   for (const target of Object.values(RATES)) await rate(target, 20);
 
@@ -62,7 +78,7 @@ export async function floorRun(b) {
   for (const kind of Object.keys(ms)) for (const name of Object.keys(PAIRS)) ms[kind][name] = [];
   const round = async (round) => {
     for (const name of rotated(Object.keys(PAIRS), round)) {
-      const p = await pairs(PAIRS[name], FLOOR_PAIRS);
+      const p = await pairs(name, FLOOR_PAIRS);
       if (p.notGranted) throw new Error(`floors: ${p.notGranted} uncontended acquires on ${name} not granted`);
       ms.pairs[name].push(p.elapsedMs / p.pairs);
     }
@@ -77,13 +93,21 @@ export async function floorRun(b) {
     }
   };
   // Ratios per round, so that each compares runs taken side by side:
-  // throughput ratios for pairs and rate (floor's time over Baton's),
-  // a time ratio for enqueue (Baton's over the floor's).
-  const perRound = (kind, over) => ms[kind].baton.map((t, i) => (over ? t / ms[kind].durable[i] : ms[kind].durable[i] / t));
+  // throughput ratios for pairs and rate (the floor's time over Baton's,
+  // `who`'s), a time ratio for enqueue (Baton's over the floor's).
+  const perRound = (kind, over, floor = "durable", who = "baton") =>
+    ms[kind][who].map((t, i) => (over ? t / ms[kind][floor][i] : ms[kind][floor][i] / t));
   const ofKind = (kind) => Object.fromEntries(Object.entries(ms[kind]).filter(([, v]) => v.length).map(([n, v]) => [n, summary(v)]));
   const result = () => ({
     ms: { pairs: ofKind("pairs"), enqueue: ofKind("enqueue"), rate: ofKind("rate") },
     ratio: { pairs: summary(perRound("pairs", false)), enqueue: summary(perRound("enqueue", true)), rate: summary(perRound("rate", false)) },
+    /** Issue 38: against the WASM floor, the old shape against the durable floor, and the WASM floor's own ratio to it. */
+    wasmRatio: { pairs: summary(perRound("pairs", false, "wasm")), rate: summary(perRound("rate", false, "wasm")) },
+    bareRatio: summary(perRound("pairs", false, "durable", "bare")),
+    wasmFloorRatio: {
+      pairs: summary(perRound("pairs", false, "durable", "wasm")),
+      rate: summary(perRound("rate", false, "durable", "wasm")),
+    },
     /** Baton's ratio to the plain JS objects, per round (throughput). */
     plainRatio: {
       pairs: summary(ms.pairs.baton.map((t, i) => ms.pairs.plain[i] / t)),
@@ -101,16 +125,33 @@ const perSecond = (msPerCall) => 1000 / msPerCall;
 export function figures(f, target) {
   const rate = (kind, name) => fmt(perSecond(f.ms[kind][name].p50));
   const spreadOf = (r) => `ratio min ${fmt(r.min)}, max ${fmt(r.max)}, ${r.n} rounds`;
+  const pairRates =
+    `Baton ${rate("pairs", "baton")}, WASM floor ${rate("pairs", "wasm")}, durable floor ${rate("pairs", "durable")}, ` +
+    `RPC floor ${rate("pairs", "rpc")}, plain JS ${rate("pairs", "plain")} pairs/s`;
   return [
     {
       id: "P3",
-      name: "uncontended acquire+release pairs/s, Baton / the durable floor (one key, same run)",
+      name: "uncontended pairs/s as withKey calls them ({ grant: true }), Baton / the WASM floor (one key, same run)",
+      measured: `${fmt(f.wasmRatio.pairs.p50)}× (${pairRates}; ${spreadOf(f.wasmRatio.pairs)})`,
+      target: `≥ ${fmt(target.p3WasmFloorRatioMin)}×`,
+      met: f.wasmRatio.pairs.p50 >= target.p3WasmFloorRatioMin,
+      used: target.p3WasmFloorRatioMin / f.wasmRatio.pairs.p50,
+    },
+    {
+      id: "P3",
+      name: "uncontended pairs/s as withKey calls them ({ grant: true }), Baton / the JS durable floor, the WASM floor's own ratio beside it",
       measured:
-        `${fmt(f.ratio.pairs.p50)}× (Baton ${rate("pairs", "baton")}, durable floor ${rate("pairs", "durable")}, ` +
-        `RPC floor ${rate("pairs", "rpc")}, plain JS ${rate("pairs", "plain")} pairs/s; ${spreadOf(f.ratio.pairs)})`,
+        `${fmt(f.ratio.pairs.p50)}× (${spreadOf(f.ratio.pairs)}); the WASM floor / the JS durable floor ` +
+        `${fmt(f.wasmFloorRatio.pairs.p50)}× (${spreadOf(f.wasmFloorRatio.pairs)})`,
+      target: "",
+    },
+    {
+      id: "P3",
+      name: "uncontended pairs/s without options (acquire(key, id)), Baton / the JS durable floor (same run)",
+      measured: `${fmt(f.bareRatio.p50)}× (Baton ${rate("pairs", "bare")} pairs/s; ${spreadOf(f.bareRatio)})`,
       target: `≥ ${fmt(target.p3FloorRatioMin)}×`,
-      met: f.ratio.pairs.p50 >= target.p3FloorRatioMin,
-      used: target.p3FloorRatioMin / f.ratio.pairs.p50,
+      met: f.bareRatio.p50 >= target.p3FloorRatioMin,
+      used: target.p3FloorRatioMin / f.bareRatio.p50,
     },
     {
       id: "ENQ",
@@ -124,13 +165,22 @@ export function figures(f, target) {
     },
     {
       id: "L1",
-      name: "rate acquire calls/s on one bucket (all granted), Baton / the durable floor (same run)",
+      name: "rate acquire calls/s on one bucket (all granted), Baton / the WASM floor (same run)",
       measured:
-        `${fmt(f.ratio.rate.p50)}× (Baton ${rate("rate", "baton")}, durable floor ${rate("rate", "durable")}, ` +
-        `RPC floor ${rate("rate", "rpc")}, plain JS exact ${rate("rate", "plain")} calls/s; ${spreadOf(f.ratio.rate)})`,
-      target: `≥ ${fmt(target.rateFloorRatioMin)}×`,
-      met: f.ratio.rate.p50 >= target.rateFloorRatioMin,
-      used: target.rateFloorRatioMin / f.ratio.rate.p50,
+        `${fmt(f.wasmRatio.rate.p50)}× (Baton ${rate("rate", "baton")}, WASM floor ${rate("rate", "wasm")}, ` +
+        `durable floor ${rate("rate", "durable")}, RPC floor ${rate("rate", "rpc")}, plain JS exact ` +
+        `${rate("rate", "plain")} calls/s; ${spreadOf(f.wasmRatio.rate)})`,
+      target: `≥ ${fmt(target.rateWasmFloorRatioMin)}×`,
+      met: f.wasmRatio.rate.p50 >= target.rateWasmFloorRatioMin,
+      used: target.rateWasmFloorRatioMin / f.wasmRatio.rate.p50,
+    },
+    {
+      id: "L1",
+      name: "rate acquire calls/s on one bucket (all granted), Baton / the JS durable floor, the WASM floor's own ratio beside it",
+      measured:
+        `${fmt(f.ratio.rate.p50)}× (${spreadOf(f.ratio.rate)}); the WASM floor / the JS durable floor ` +
+        `${fmt(f.wasmFloorRatio.rate.p50)}× (${spreadOf(f.wasmFloorRatio.rate)})`,
+      target: "",
     },
   ];
 }
@@ -142,32 +192,52 @@ export function section(f) {
     if (!s) return "—";
     return unit === "ms" ? spread(s) : `median ${fmt(perSecond(s.p50))} ${unit} (${spread(s)} per call)`;
   };
-  const names = { baton: "Baton", durable: "durable floor", rpc: "RPC floor", plain: "plain JS" };
+  const names = {
+    baton: "Baton { grant: true }",
+    bare: "Baton, no options",
+    wasm: "WASM floor",
+    durable: "durable floor",
+    rpc: "RPC floor",
+    plain: "plain JS",
+  };
   return {
-    title: "The floors (issue 29)",
+    title: "The floors (issues 29 and 38)",
     text: [
-      "Two Durable Objects in a Worker of their own (bench/floors.mjs), reached from the bench Worker as Baton's " +
+      "Three Durable Objects, each in a Worker beside Baton's (two in bench/floors.mjs, one in bench/wasm-floor), reached from the bench Worker as Baton's " +
         "objects are. The **RPC floor** answers every call with a constant reply of the right shape and touches no " +
         "storage. The **durable floor** does the least a lock that survives a restart can do: one SQL write per " +
         "call (acquire inserts the holder, release deletes it, enqueue inserts a waiter, a rate acquire inserts its " +
         "grant), then the same constant reply; like Baton's, each write waits for its commit before the reply " +
-        "leaves. The plain JS objects are bench/plain-coordinator.mjs and bench/rate-baselines.mjs's exact " +
-        "limiter, in a Worker of their own.",
+        "leaves. The **WASM floor** (issue 38, bench/wasm-floor) is the floor of Baton's own language: a " +
+        "Durable Object whose methods are Rust, built by `npm run bench` with Baton's workers-rs, wasm-bindgen, " +
+        "worker-build, release profile and wasm-opt level, and wrapped in a JS `DurableObject` class as Baton's " +
+        "are; each call decodes its key and id (or bucket) into Rust strings, runs the durable floor's same one " +
+        "write (binding the JS strings the call brought) and replies with the same value. Baton over the WASM " +
+        "floor is Baton's own work; the WASM floor over the durable floor is the crossing into WASM. The plain " +
+        "JS objects are bench/plain-coordinator.mjs and bench/rate-baselines.mjs's exact limiter, in a Worker " +
+        "of their own.",
       "",
       `${FLOOR_ROUNDS} rounds after a warm-up; in each, every target runs ${FLOOR_PAIRS} uncontended ` +
-        `acquire+release pairs on one key, then ${FLOOR_ENQUEUES} enqueues of new ids behind ${FLOOR_QUEUE} ` +
+        "acquire+release pairs on one key, each acquire asked as withKey asks it (`acquire(key, id, { grant: " +
+        "true })`, answered with the grant object; withKey's other options are only passed when set) and " +
+        "Baton's also without options (its own object, the reply `\"granted\"`), then " +
+        `${FLOOR_ENQUEUES} enqueues of new ids behind ${FLOOR_QUEUE} ` +
         `waiters (Baton's key held by a live instance; the batch's waiters leave, untimed, after it), then ` +
         `${FLOOR_RATE_CALLS} rate acquires on one bucket under two open rules (every call granted, so each ` +
         `inserts its grant), each loop timed as a whole inside the bench Worker; who goes first rotates. The ` +
         "ratios are per round (runs side by side), their median and spread.",
       "",
       "| per call | " + Object.values(names).join(" | ") + " |",
-      "|---|---|---|---|---|",
+      "|---|" + Object.keys(names).map(() => "---|").join(""),
       `| pair (ms) | ${Object.keys(names).map((n) => row("pairs", n, "ms")).join(" | ")} |`,
       `| enqueue (ms) | ${Object.keys(names).map((n) => row("enqueue", n, "ms")).join(" | ")} |`,
       `| rate acquire (ms) | ${Object.keys(names).map((n) => row("rate", n, "ms")).join(" | ")} |`,
       "",
-      `- Baton / durable floor, pairs/s: ${spread(f.ratio.pairs, "×")}`,
+      `- Baton { grant: true } / WASM floor, pairs/s: ${spread(f.wasmRatio.pairs, "×")}`,
+      `- Baton { grant: true } / durable floor, pairs/s: ${spread(f.ratio.pairs, "×")}`,
+      `- Baton without options / durable floor, pairs/s: ${spread(f.bareRatio, "×")}`,
+      `- WASM floor / durable floor, pairs/s: ${spread(f.wasmFloorRatio.pairs, "×")}; rate calls/s: ${spread(f.wasmFloorRatio.rate, "×")}`,
+      `- Baton / WASM floor, rate calls/s: ${spread(f.wasmRatio.rate, "×")}`,
       `- Baton / durable floor, enqueue time: ${spread(f.ratio.enqueue, "×")}`,
       `- Baton / durable floor, rate calls/s: ${spread(f.ratio.rate, "×")}`,
       `- Baton / plain JS, pairs/s: ${spread(f.plainRatio.pairs, "×")}; rate calls/s: ${spread(f.plainRatio.rate, "×")}`,
@@ -182,4 +252,8 @@ export function print(f) {
     const each = Object.entries(f.ms[kind]).map(([n, s]) => `${n} ${fmt(s.p50 * 1000)} µs`).join(", ");
     console.log(`${kind}: Baton/durable floor ${fmt(r.p50, 2)}x (min ${fmt(r.min, 2)}, max ${fmt(r.max, 2)}); per call ${each}`);
   }
+  const x = (s) => `${fmt(s.p50, 2)}x (min ${fmt(s.min, 2)}, max ${fmt(s.max, 2)})`;
+  console.log(`pairs { grant: true }: Baton/WASM floor ${x(f.wasmRatio.pairs)}; without options Baton/durable floor ${x(f.bareRatio)}`);
+  console.log(`WASM floor/durable floor: pairs ${x(f.wasmFloorRatio.pairs)}, rate ${x(f.wasmFloorRatio.rate)}`);
+  console.log(`rate: Baton/WASM floor ${x(f.wasmRatio.rate)}`);
 }

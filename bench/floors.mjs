@@ -11,8 +11,9 @@
 //   leaves (the output gate), as Baton's do.
 //
 // Both answer the shapes of Baton's calls, so the bench Worker's loops
-// (bench/worker.mjs) drive them unchanged: `acquire(key, instanceId)` as
-// the Coordinator's ("granted"), `acquire(bucket, { rules, permits })` as
+// (bench/worker.mjs) drive them unchanged: `acquire(key, instanceId,
+// options?)` as the Coordinator's ("granted", or with `{ grant: true }`, as
+// withKey asks, the grant object), `acquire(bucket, { rules, permits })` as
 // the RateLimiter's ({ granted, waitMs }), told apart by the second
 // argument's type; `release` ({ next: null }); `enqueue` ({ terminated: [] }).
 import { DurableObject } from "cloudflare:workers";
@@ -20,9 +21,12 @@ import { DurableObject } from "cloudflare:workers";
 /** The RateLimiter's reply to a granted acquire of `options.permits`. */
 const rateGrant = (options) => ({ granted: options?.permits ?? 1, waitMs: 0 });
 
+/** The Coordinator's reply to an uncontended acquire asked with `options` (contract §1b). */
+const keyGrant = (options) => (options?.grant === true ? { status: "granted", fence: 1 } : "granted");
+
 export class RpcFloor extends DurableObject {
-  acquire(key, second) {
-    return typeof second === "string" ? "granted" : rateGrant(second);
+  acquire(key, second, options) {
+    return typeof second === "string" ? keyGrant(options) : rateGrant(second);
   }
 
   release() {
@@ -59,14 +63,14 @@ export class DurableFloor extends DurableObject {
     this.sql.exec(query, ...params);
   }
 
-  acquire(key, second) {
+  acquire(key, second, options) {
     if (typeof second !== "string") {
       const reply = rateGrant(second);
       this.#write("INSERT INTO grants (at, permits) VALUES (?, ?)", Date.now(), reply.granted);
       return reply;
     }
     this.#write("INSERT OR REPLACE INTO holders (key, id, since) VALUES (?, ?, ?)", key, second, Date.now());
-    return "granted";
+    return keyGrant(options);
   }
 
   release(key, instanceId) {

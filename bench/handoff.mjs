@@ -6,6 +6,13 @@ import { summary } from "./stats.mjs";
 /** P1: chains of waiters on a key; each round's waiters all queue, then hand on one by one. */
 export const P1_ROUNDS = 4;
 export const P1_WAITERS_PER_ROUND = 20;
+/**
+ * P1 as throughput (issue 38): chains of this many instances on one key
+ * (a holder and the rest queued behind it), each holding for one trivial
+ * step, per side and round; BENCH_P1_CHAIN_ROUNDS overrides the rounds.
+ */
+export const P1_CHAIN_INSTANCES = 50;
+export const P1_CHAIN_ROUNDS = Number(process.env.BENCH_P1_CHAIN_ROUNDS ?? 3);
 /** Engine floor: a bare event wake-up followed by one Coordinator call, sequentially. */
 export const FLOOR_SAMPLES = 20;
 /** P2 with push: one hand-off per group, sequentially. */
@@ -57,13 +64,14 @@ function summarize(records) {
 }
 
 /**
- * One P1 chain on a fresh key: a holder, `P1_WAITERS_PER_ROUND` waiters
- * queued behind it, then handed on one by one. `side` "baton" runs
- * withKey over Baton's Coordinator (grants, §1b); "plain" the hand-written
- * loop over the plain JS Durable Object (bench/worker.mjs, mode "plainKey").
+ * One P1 chain on a fresh key: a holder, `count` waiters queued behind
+ * it, then handed on one by one. `side` "baton" runs withKey over Baton's
+ * Coordinator (grants, §1b); "plain" the hand-written loop over the plain
+ * JS Durable Object (bench/worker.mjs, mode "plainKey"). Each instance's
+ * body is one trivial step (bench/worker.mjs's "enter").
  */
-async function chain(b, side, round) {
-  const key = `p1-${side}-${round}`;
+async function chain(b, side, round, count = P1_WAITERS_PER_ROUND, prefix = "p1") {
+  const key = `${prefix}-${side}-${round}`;
   const mode = side === "baton" ? "key" : "plainKey";
   const inspect = () => (side === "baton" ? b.rpc(key, "inspect", key) : b.plainRpc(key, "inspect", key));
   const work = () => (side === "baton" ? b.rpc(key, "storageWork") : b.plainRpc(key, "storageWork"));
@@ -71,7 +79,7 @@ async function chain(b, side, round) {
   await b.create(holder, { mode, key, waitForFinish: true });
   await b.until(`${holder} to hold`, async () => (await inspect()).holder?.id === holder);
   const w0 = await work();
-  const waiters = Array.from({ length: P1_WAITERS_PER_ROUND }, (_, i) => `${key}-w${i}`);
+  const waiters = Array.from({ length: count }, (_, i) => `${key}-w${i}`);
   for (const id of waiters) await b.create(id, { mode, key });
   await b.until(`${key}: all waiters queued`, async () => (await inspect()).waiting.length === waiters.length);
   await sleep(SETTLE_MS);
@@ -80,7 +88,11 @@ async function chain(b, side, round) {
   const outputs = {};
   for (const id of [holder, ...waiters]) outputs[id] = await b.output(id);
   const w2 = await work();
+  // The chain as throughput: from the holder's release call to the last
+  // waiter's body step, every hand-off of the chain one after another.
+  const lastEnter = Math.max(...waiters.map((id) => outputs[id].enterAt));
   return {
+    chainMs: lastEnter - outputs[holder].releaseAt,
     records: handoffs(outputs),
     // P10: Baton steps per withKey section, the holder's (the key was
     // free) and each waiter's (it waited once, handed on by grant).
@@ -136,6 +148,34 @@ export async function coordinatorHandoff(b) {
       steps: { free: summary(plainSteps.free), contended: summary(plainSteps.contended) },
     },
   };
+}
+
+/**
+ * P1 as throughput (issue 38): `P1_CHAIN_ROUNDS` chains of
+ * `P1_CHAIN_INSTANCES` instances on one key per side, Baton's (withKey,
+ * by grant) and the plain JS Durable Object's, alternating which goes
+ * first; each chain's hand-offs per second, from the holder's release call
+ * to the last instance's body step, and Baton's over the plain one's per
+ * round.
+ */
+export async function chainThroughput(b) {
+  const perSecond = { baton: [], plain: [] };
+  const ratios = [];
+  const handoffsPerChain = P1_CHAIN_INSTANCES - 1;
+  for (let round = 0; round < P1_CHAIN_ROUNDS; round++) {
+    const order = round % 2 ? ["plain", "baton"] : ["baton", "plain"];
+    const rate = {};
+    for (const side of order) {
+      const ran = await chain(b, side, round, handoffsPerChain, "p1chain");
+      if (ran.records.length !== handoffsPerChain) {
+        throw new Error(`P1 chain ${side} ${round}: ${ran.records.length} of ${handoffsPerChain} hand-offs paired`);
+      }
+      rate[side] = (handoffsPerChain / Math.max(1, ran.chainMs)) * 1000;
+      perSecond[side].push(rate[side]);
+    }
+    ratios.push(rate.baton / rate.plain);
+  }
+  return { baton: summary(perSecond.baton), plain: summary(perSecond.plain), ratio: summary(ratios), handoffsPerChain };
 }
 
 /** The engine's floor: ping a parked instance, time to its call step and to the step after. */

@@ -48,6 +48,9 @@ const benchWorkflow = () => bind.workflow("bench", BENCH_WORKFLOW.name, BENCH_WO
  * Worker with its SQL statements recorded (bench/traced-worker.mjs).
  */
 export function benchOptions({ vars = {}, benchVars = {}, wasm, glue, traced = false } = {}) {
+  if (!existsSync(path.join(ROOT, WASM_FLOOR_MODULES[2]))) {
+    throw new Error("bench: the WASM floor is not built: run bash bench/wasm-floor/build.sh (npm run bench does)");
+  }
   return {
     // The bench prints only its own figures, and the runtime's last lines
     // if it fails.
@@ -72,6 +75,9 @@ export function benchOptions({ vars = {}, benchVars = {}, wasm, glue, traced = f
           RPC_FLOOR: bind.durableObject("floors", "RpcFloor"),
           DURABLE_FLOOR: bind.durableObject("floors", "DurableFloor"),
           REPLAY_FLOOR: bind.durableObject("floors", "ReplayFloor"),
+          // The floor of Baton's own language (issue 38, bench/wasm-floor):
+          // a workers-rs object doing the durable floor's one write.
+          WASM_FLOOR: bind.durableObject("wasm-floor", "WasmFloor"),
           DEBOUNCER: bind.durableObject("baton", "Debouncer"),
           RUNS: bind.durableObject("baton", "Runs"),
           BUSY_LIST: bind.durableObject("baton", "BusyList"),
@@ -98,6 +104,11 @@ export function benchOptions({ vars = {}, benchVars = {}, wasm, glue, traced = f
         exports: sqliteClasses("RpcFloor", "DurableFloor", "ReplayFloor"),
       }),
       worker({
+        name: "wasm-floor",
+        modules: manifest(WASM_FLOOR_MODULES),
+        exports: sqliteClasses("WasmFloor"),
+      }),
+      worker({
         name: "js-queue",
         modules: manifest(["bench/js-queue.mjs"]),
         env: { DB: bind.d1("DB"), WORKFLOW: benchWorkflow() },
@@ -105,6 +116,9 @@ export function benchOptions({ vars = {}, benchVars = {}, wasm, glue, traced = f
     ],
   };
 }
+
+/** The WASM floor's Worker (bench/wasm-floor), as its build.sh leaves it. */
+const WASM_FLOOR_MODULES = ["bench/wasm-floor/floor.mjs", "bench/wasm-floor/build/index.js", "bench/wasm-floor/build/index_bg.wasm"];
 
 /** Baton's Worker entry `entry` with bench/traced-worker.mjs as its main module, wrapping js/worker.mjs. */
 function tracedBaton(entry) {

@@ -8,23 +8,52 @@ const KIB = 1024;
 
 /** Text per figure, keyed by id and a word of its name. */
 const EXPLAIN = {
+  // Issue 38's rows against the WASM floor (bench/wasm-floor) and P1 as throughput.
+  "P3 WASM": ({ atFloor: f }) =>
+    `Median ${fmt(f.wasmRatio.pairs.p50)}× (per call: Baton ${fmt(f.ms.pairs.baton.p50 * 500)} µs, the WASM floor ` +
+    `${fmt(f.ms.pairs.wasm.p50 * 500)} µs, the JS durable floor ${fmt(f.ms.pairs.durable.p50 * 500)} µs; the WASM ` +
+    `floor's own ratio to the JS one ${fmt(f.wasmFloorRatio.pairs.p50)}×). Both cross into WASM alike (worker-build's ` +
+    `shim, a JS \`DurableObject\` class handing the arguments to a Rust core) and run one statement a call, whose ` +
+    `cost replayed from JS is the floor's (1.01–1.06×, the profile section). Since issue 38 withKey's acquire ` +
+    `(\`{ grant: true }\`) takes the path the call without options took: its key and id are read once, each with ` +
+    `one question into JS, with no request object built and read back field by field, and every statement binds ` +
+    `them as the JS strings the call brought. What is left is Baton's decision around the statement: the driver's ` +
+    `load (the kept summary taken out of its map), the core's decide (which starts by cloning the view into its ` +
+    `scratch key), the writes made \`SqlValue\`s (each text binding a Rust \`String\`), the summary cloned back into ` +
+    `the map, the invariants' check, and the reply built as a Rust value and converted (\`serde_wasm_bindgen\`); ` +
+    `and the release's trigger, which the floor's delete does not have. Closing it needs the decision to work on ` +
+    `the kept summary in place (the core's \`decide\` and the driver's \`Memory::write\` taking the transition's ` +
+    `state by value) and the reply written straight into a JS object.`,
+  "L1 WASM": ({ atFloor: f }) =>
+    `Median ${fmt(f.wasmRatio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the WASM floor ` +
+    `${fmt(1000 / f.ms.rate.wasm.p50)}, the JS durable floor ${fmt(1000 / f.ms.rate.durable.p50)} calls/s; the WASM ` +
+    `floor's own ratio to the JS one ${fmt(f.wasmFloorRatio.rate.p50)}×). Both run one insert a call; the floor reads ` +
+    `\`permits\` alone, Baton decodes and checks the whole request. Since issue 38 the rules cross once: one JSON ` +
+    `text made in JS (\`JSON.stringify\` with a replacer that lets only plain data through) and parsed in WASM, ` +
+    `where they were read value by value, each field a call into JS (13% of the isolate's busy time under the ` +
+    `profiler before). What is left: the text's parse and the typed decode of the rules, their comparison with the ` +
+    `bucket's stored rules, the decision on the cached bucket, the insert's bindings and the reply converted by ` +
+    `\`serde_wasm_bindgen\`. Closing it needs the decoded rules kept beside the bucket's (a call with the same text ` +
+    `skips the parse and the check) and the reply written straight into a JS object.`,
+  "P1 chain": ({ p1chain: c, p1 }) =>
+    `Median ${fmt(c.ratio.p50)}× (Baton ${fmt(c.baton.p50)}, the plain JS Durable Object ${fmt(c.plain.p50)} ` +
+    `hand-offs/s). Each hand-off is the holder's release step, the engine's delivery of the turn event and the next ` +
+    `instance's step; Baton's woken waiter has its grant in the event, the plain one spends a step acquiring ` +
+    `again. In P1's chains the release call took ${fmt(p1.releaseCall.p50)} ms against the plain one's ` +
+    `${fmt(p1.plain.releaseCall.p50)} ms: before its reply Baton's decision runs 11 statements against the plain one's 4, ` +
+    `and the call waits for the turn event's send. What would cut them is in the P1 ` +
+    `section ("The release's statements").`,
   // Issue 29's rows against the floors (bench/floor-ratios.mjs); the split
   // they cite is the profile section (bench/profile-split.json).
   "P3 durable": ({ atFloor: f }) =>
-    `Median ${fmt(f.ratio.pairs.p50)}× (per call: Baton ${fmt(f.ms.pairs.baton.p50 * 500)} µs, the durable floor ` +
-    `${fmt(f.ms.pairs.durable.p50 * 500)} µs, the RPC floor ${fmt(f.ms.pairs.rpc.p50 * 500)} µs). Both run one statement per ` +
-    `call, and since Coordinator schema v12 Baton's cost what the floor's do: the acquire inserts its holder row ` +
-    `and nothing else (no index on grant order, no trigger: the key's fence and grant count are folded in when ` +
-    `the hold ends), and the release stamps the row's end, whose trigger writes the key row once (fence, grant, ` +
-    `hold time) and deletes the row. Replayed from JS in workerd without Baton they cost 1.01–1.06× the floor's ` +
-    `write in two runs of the split (193 against 190 µs a call, 233 against 220; 265 against 188, 1.41×, before ` +
-    `v12), and the ratio went from 0.61–0.64× to ` +
-    `0.73–0.79× in three alternating runs of the builds before and after. What is left is Baton's own work ` +
-    `around the statement, about 50 µs a call where 0.9× leaves 21: the crossing (the request's strings decoded ` +
-    `into WASM and the key and id made into JS strings again for each statement's bindings, \`Date.now\`), the ` +
-    `driver, and the decision (which starts by cloning the kept summary into its scratch key). Closing it needs a call ` +
-    `that crosses once: the key and id kept as the JS strings the call brought, and the decision working on the ` +
-    `kept summary in place.`,
+    `Median ${fmt(f.bareRatio.p50)}× (per call: Baton without options ${fmt(f.ms.pairs.bare.p50 * 500)} µs, the ` +
+    `durable floor ${fmt(f.ms.pairs.durable.p50 * 500)} µs, the WASM floor ${fmt(f.ms.pairs.wasm.p50 * 500)} µs, the ` +
+    `RPC floor ${fmt(f.ms.pairs.rpc.p50 * 500)} µs). Both run one statement per call, and since Coordinator schema ` +
+    `v12 Baton's cost what the floor's do: the acquire inserts its holder row and nothing else, and the release ` +
+    `stamps the row's end, whose trigger writes the key row once (fence, grant, hold time) and deletes the row ` +
+    `(replayed from JS in workerd without Baton, 1.01–1.06× the floor's write). Of what is left, the WASM ` +
+    `floor's own ratio to this floor (${fmt(f.wasmFloorRatio.pairs.p50)}×) is the crossing into WASM and back, ` +
+    `which any workers-rs object pays; the rest is Baton's own work, the WASM floor's row's "what is left".`,
   "ENQ enqueue": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.enqueue.p50)}× (Baton ${fmt(f.ms.enqueue.baton.p50)} ms, the durable floor ` +
     `${fmt(f.ms.enqueue.durable.p50)} ms per enqueue; 7.54× before issue 29's changes). The enqueue decides in ` +
@@ -38,8 +67,8 @@ const EXPLAIN = {
     `the waiter row, its place in arrival order, its place in its tenant's queue, its tenant's row and the key ` +
     `row. Those are what keep §1c's hand-off order and each waiter's position flat behind 10,000 waiters of 100 ` +
     `tenants (P4). Closing the rest needs the enqueue to skip them while a key has one tenant and one priority ` +
-    `(§1's arrival order alone), a second order the core would keep beside §1c's: a change to weigh against ` +
-    `the rule that each order is stated once.`,
+    `(§1's arrival order alone): issue 38's answer allows it, as a storage layout the read plan chooses to ` +
+    `execute the one order function, judged by the simulation against the same oracle; not built yet.`,
   "L1 durable": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the durable floor ` +
     `${fmt(1000 / f.ms.rate.durable.p50)}, the RPC floor ${fmt(1000 / f.ms.rate.rpc.p50)} calls/s). A granted acquire ` +
@@ -109,14 +138,14 @@ const EXPLAIN = {
     `diluted: since Coordinator schema v12 that ratio is about 1.0×, and this one's spread straddles 1.0. What ` +
     `would move both is what the durable floor's row below says is left.`,
   "P3 Baton": ({ p3 }) =>
-    `Median ${fmt(p3.ratio.p50)}× (Baton ${fmt(p3.oneKey.p50)} pairs/s, the plain JavaScript Durable Object ` +
+    `Median ${fmt(p3.ratio.p50)}× (Baton ${fmt(p3.oneKey.p50)} pairs/s asked as withKey asks them, the plain JavaScript Durable Object ` +
     `${fmt(p3.baseline.p50)}); against the same baseline in a Worker of its own, reached as Baton is, ` +
     `${fmt(p3.remoteRatio.p50)}×. Both do the same storage work per pair or less (Baton ${fmt(p3.pairReads)} reads and ` +
     `${fmt(p3.pairWrites)} writes, the baseline ${fmt(p3.baselineReads)} and ${fmt(p3.baselineWrites)}). ` +
     `Since Coordinator schema v12 Baton's statements cost what the durable floor's do (its row below), and ` +
     `this ratio sits at 1.0×: 0.97–1.03× in four full runs this round (0.80× before), each run's spread ` +
     `straddling 1.0. What is left is each call's crossing into WASM and back (decode, the driver's turn, the ` +
-    `reply as a JS object), which the plain object does not pay; closing it is the durable floor's row's ` +
+    `reply as a JS object), which the plain object does not pay; closing it is the WASM floor's row's ` +
     `"what is left".`,
   "P4 enqueue": ({ p4 }) =>
     `Ratio ${fmt(p4.ratio)}. Per call, ${P4_LARGE} over ${P4_SMALL} waiters: enqueue ${fmt(p4.opRatios.enqueueMs)}×, ` +

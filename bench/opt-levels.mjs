@@ -15,6 +15,7 @@ import { gzipSync } from "node:zlib";
 import path from "node:path";
 import { ROOT, startBench } from "./miniflare.mjs";
 import { floorRun } from "./floor-ratios.mjs";
+import { WITH_KEY_OPTIONS } from "./calls.mjs";
 import { coldStart } from "./size.mjs";
 import { fmt, median, summary } from "./stats.mjs";
 import { cpuSeconds, workerdPids } from "./cpu.mjs";
@@ -29,11 +30,11 @@ const wasmOf = (level) => readFileSync(path.join(ROOT, `bench-out/opt-${level}/i
 const glueOf = (level) => readFileSync(path.join(ROOT, `bench-out/opt-${level}/index.js`), "utf8");
 
 /** Baton's calls timed for CPU: per round and level, pairs, rate acquires, enqueues (each with its waiter's release). */
-const CPU_CALLS = { pairs: 300, rate: 300, enqueue: 50, reacquire: 2000, refused: 2000 };
+const CPU_CALLS = { pairs: 300, grantPairs: 300, rate: 300, enqueue: 50, reacquire: 2000, grantReacquire: 2000, refused: 2000 };
 const benches = {};
 const runs = {};
 const pids = {};
-const cpuUs = Object.fromEntries(levels.map((l) => [l, { pairs: [], rate: [], enqueue: [], reacquire: [], refused: [] }]));
+const cpuUs = Object.fromEntries(levels.map((l) => [l, { pairs: [], grantPairs: [], rate: [], enqueue: [], reacquire: [], grantReacquire: [], refused: [] }]));
 try {
   const seen = new Set();
   for (const level of levels) {
@@ -55,12 +56,19 @@ try {
     for (const level of order) {
       const b = benches[level];
       await cpuOf(level, "pairs", () => b.call("/bench/pairs", { keys: ["cpu-pairs"], pairs: CPU_CALLS.pairs }));
+      // As withKey asks them (issue 38).
+      await cpuOf(level, "grantPairs", () =>
+        b.call("/bench/pairs", { keys: ["cpu-grant-pairs"], pairs: CPU_CALLS.grantPairs, options: WITH_KEY_OPTIONS }),
+      );
       await cpuOf(level, "rate", () =>
         b.call("/bench/rate-acquires", { target: "baton", bucket: "cpu-rate", rules: OPEN_RULES, calls: CPU_CALLS.rate }),
       );
       // Calls that write nothing, so WASM's share of them is the largest:
       // a holder's re-acquire, and a rate acquire refused from the cache.
       await cpuOf(level, "reacquire", () => b.call("/bench/reacquire", { key: "cpu-re", calls: CPU_CALLS.reacquire }));
+      await cpuOf(level, "grantReacquire", () =>
+        b.call("/bench/reacquire", { key: "cpu-re-grant", calls: CPU_CALLS.grantReacquire, options: WITH_KEY_OPTIONS }),
+      );
       await cpuOf(level, "refused", () =>
         b.call("/bench/rate-acquires", { target: "baton", bucket: "cpu-refused", rules: EXAMPLE_RULES, calls: CPU_CALLS.refused }),
       );
@@ -87,8 +95,11 @@ for (const level of levels) {
       `rate ${fmt(r.ratio.rate.p50)}x (min ${fmt(r.ratio.rate.min)}, max ${fmt(r.ratio.rate.max)}); ` +
       `pair ${fmt(r.ms.pairs.baton.p50 * 1000)} µs, enqueue ${fmt(r.ms.enqueue.baton.p50 * 1000)} µs, rate ${fmt(r.ms.rate.baton.p50 * 1000)} µs; ` +
       `first response ${fmt(first.p50)} ms (min ${fmt(first.min)}, max ${fmt(first.max)}); ` +
-      `workerd CPU µs per call: pair ${fmt(median(cpuUs[level].pairs))}, rate ${fmt(median(cpuUs[level].rate))}, ` +
-      `enqueue+release ${fmt(median(cpuUs[level].enqueue))}, holder's re-acquire ${fmt(median(cpuUs[level].reacquire))}, ` +
+      `{ grant: true } / WASM floor pairs ${fmt(r.wasmRatio.pairs.p50)}x, rate ${fmt(r.wasmRatio.rate.p50)}x; ` +
+      `workerd CPU µs per call: pair ${fmt(median(cpuUs[level].pairs))}, pair { grant: true } ` +
+      `${fmt(median(cpuUs[level].grantPairs))}, rate ${fmt(median(cpuUs[level].rate))}, ` +
+      `enqueue+release ${fmt(median(cpuUs[level].enqueue))}, holder's re-acquire ${fmt(median(cpuUs[level].reacquire))} ` +
+      `({ grant: true } ${fmt(median(cpuUs[level].grantReacquire))}), ` +
       `rate refused ${fmt(median(cpuUs[level].refused))} (spread re-acquire ${fmt(Math.min(...cpuUs[level].reacquire))}–` +
       `${fmt(Math.max(...cpuUs[level].reacquire))}; pair ${fmt(Math.min(...cpuUs[level].pairs))}–${fmt(Math.max(...cpuUs[level].pairs))})`,
   );

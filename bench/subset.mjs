@@ -5,7 +5,9 @@
 // hand-off's time goes; serial-calls times the serial queue's calls alone
 // (no Workflow), Baton against the JS queue, alternating, with workerd's CPU
 // per call beside the wall time.
-// `floors` runs issue 29's rounds against the floors (bench/floor-ratios.mjs).
+// `floors` runs issue 29's and 38's rounds against the floors (bench/floor-ratios.mjs;
+// BENCH_FLOOR_ROUNDS=2 for a quick check), `p1chain` P1 as throughput
+// (BENCH_P1_CHAIN_ROUNDS=1), `p3` with BENCH_P3_RUNS=2.
 // `list` registers 100,000 busy keys and times coordinatorList (bench/busy.mjs).
 // Prints the ratios only; docs/benchmarks.md is written by bench/run.mjs alone.
 import { startBench } from "./miniflare.mjs";
@@ -72,6 +74,13 @@ try {
         `release->acquire call ${fmt(p1.wake.p50)}, acquire->next step ${fmt(p1.grantToStep.p50)}, release call ${fmt(p1.releaseCall.p50)}; ` +
         `P10 Baton steps per section: free ${fmt(p1.steps.free.p50, 0)}, waited once ${fmt(p1.steps.contended.p50, 0)}; ` +
         `plain JS DO p50 ${fmt(p1.plain.total.p50)} ms (Baton/plain ${fmt(p1.total.p50 / p1.plain.total.p50, 2)}x)`,
+    );
+  }
+  if (parts.has("p1chain")) {
+    const c = await handoff.chainThroughput(b);
+    console.log(
+      `P1 chain of ${handoff.P1_CHAIN_INSTANCES}: Baton/plain ${fmt(c.ratio.p50, 2)}x (min ${fmt(c.ratio.min, 2)}, max ${fmt(c.ratio.max, 2)}); ` +
+        `Baton ${fmt(c.baton.p50, 0)} hand-offs/s, plain ${fmt(c.plain.p50, 0)} hand-offs/s`,
     );
   }
   if (parts.has("p2")) {

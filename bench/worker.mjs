@@ -182,9 +182,11 @@ const workDelta = (before, after) => ({ reads: after.reads - before.reads, write
 /**
  * `pairs` uncontended acquire+release pairs on each key, all keys
  * concurrently, on Baton's Coordinator or (`binding` "PLAIN") the plain
- * JavaScript baseline.
+ * JavaScript baseline. With `options` (withKey's `{ grant: true }`) each
+ * acquire passes them as its third argument, as withKey calls it; the
+ * reply is then the grant object.
  */
-async function pairs(env, { keys, pairs: count, binding }) {
+async function pairs(env, { keys, pairs: count, binding, options }) {
   const stubs = keys.map((key) => coordinator(env, key, binding));
   const before = await Promise.all(stubs.map((stub) => stub.storageWork()));
   const start = Date.now();
@@ -192,7 +194,8 @@ async function pairs(env, { keys, pairs: count, binding }) {
     keys.map(async (key, k) => {
       let notGranted = 0;
       for (let i = 0; i < count; i++) {
-        if ((await stubs[k].acquire(key, "bench-pair")) !== "granted") notGranted++;
+        const reply = await (options ? stubs[k].acquire(key, "bench-pair", options) : stubs[k].acquire(key, "bench-pair"));
+        if ((reply?.status ?? reply) !== "granted") notGranted++;
         await stubs[k].release(key, "bench-pair");
       }
       return notGranted;
@@ -328,9 +331,11 @@ const RATE_TARGETS = {
   baton: "RATE_LIMITER",
   js: "JS_RATE_LIMITER",
   fixed: "FIXED_RATE_LIMITER",
-  // Issue 29's floors (bench/floors.mjs), which answer the RateLimiter's shape.
+  // Issue 29's floors (bench/floors.mjs), which answer the RateLimiter's shape,
+  // and issue 38's WASM floor (bench/wasm-floor).
   durableFloor: "DURABLE_FLOOR",
   rpcFloor: "RPC_FLOOR",
+  wasmFloor: "WASM_FLOOR",
 };
 
 /**
@@ -429,13 +434,17 @@ async function runsLog(env, { key, batch, object = key }) {
   };
 }
 
-/** `calls` acquires by the key's holder (no write on either side): per-call work without a commit. */
-async function reacquire(env, { key, calls, binding }) {
+/**
+ * `calls` acquires by the key's holder (no write on either side): per-call
+ * work without a commit; with `options` (withKey's `{ grant: true }`) each
+ * asks as withKey does.
+ */
+async function reacquire(env, { key, calls, binding, options }) {
   const stub = coordinator(env, key, binding);
   await stub.acquire(key, "bench-holder");
   const before = await stub.storageWork();
   const start = Date.now();
-  for (let i = 0; i < calls; i++) await stub.acquire(key, "bench-holder");
+  for (let i = 0; i < calls; i++) await (options ? stub.acquire(key, "bench-holder", options) : stub.acquire(key, "bench-holder"));
   const elapsedMs = Date.now() - start;
   const work = workDelta(before, await stub.storageWork());
   await stub.release(key, "bench-holder");

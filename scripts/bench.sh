@@ -8,5 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 echo "== build (release)"
 bash scripts/build.sh
+echo "== build (the WASM floor, bench/wasm-floor; skipped when up to date)"
+bash bench/wasm-floor/build.sh
 echo "== bench (node $(node --version))"
 node bench/run.mjs

@@ -201,6 +201,15 @@ impl fmt::Display for HolderLimit {
 }
 
 impl KeyOptions {
+    /// `{ grant: true }` and nothing else: what withKey passes when no
+    /// option of its own is set (js/with-key.mjs).
+    pub fn granting() -> KeyOptions {
+        KeyOptions {
+            grant: Some(true),
+            ..KeyOptions::default()
+        }
+    }
+
     /// The options as the core takes them.
     pub fn core(options: Option<&KeyOptions>) -> core::Options {
         core::Options {

@@ -14,7 +14,7 @@ use std::pin::Pin;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::future_to_promise;
 
-use super::js_json::json;
+use super::js_json::{grant_only, json, json_once};
 
 /// Serves one RPC call: decodes its argument into `method`'s request type,
 /// runs it, and resolves with its typed reply as a JS value; a refusal or a
@@ -50,9 +50,14 @@ fn spawn(future: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>) -> Pro
 /// Decodes one RPC argument into its request type; a refusal is already
 /// the JS `Error` the caller gets.
 pub fn request<T: DeserializeOwned>(input: JsValue) -> Result<T, JsValue> {
-    // The input as JSON, then decoded as `edge::decode` would: a value JSON
-    // cannot hold has no field to blame more precisely than the input.
-    let decoded = match json(input) {
+    // The input as JSON (plain data crossing once), then decoded as
+    // `edge::decode` would: a value JSON cannot hold has no field to blame
+    // more precisely than the input.
+    let tree = match json_once(&input) {
+        Some(tree) => Some(tree),
+        None => json(input),
+    };
+    let decoded = match tree {
         Some(tree) => edge::decode_value(&tree),
         None => Err(BatonError::WrongType {
             field: "input",
@@ -64,24 +69,31 @@ pub fn request<T: DeserializeOwned>(input: JsValue) -> Result<T, JsValue> {
 
 /// The request `{ key, instanceId, options }` of a method called with
 /// those positional arguments (the Coordinator's `acquire` and `release`).
-/// On their hot path, two strings and no options, it is built from the two
-/// identifiers directly (`fast`), skipping the object and the general
-/// decoder; anything else, an identifier that does not parse included,
-/// takes the general way, which gives the exact refusal naming the field.
+/// On their hot path, two strings and either no options or exactly
+/// withKey's `{ grant: true }` (the `bool` `fast` gets), it is built from
+/// the two identifiers directly (`fast`), skipping the request object and
+/// the general decoder: the call's values are read once, each with one
+/// question into JS. Anything else, an identifier that does not parse
+/// included, takes the general way, which gives the exact refusal naming
+/// the field.
 pub fn positional_request<T: DeserializeOwned>(
-    key: JsValue,
-    instance_id: JsValue,
-    options: Option<JsValue>,
-    fast: impl FnOnce(Ident, InstanceId) -> T,
+    key: &JsValue,
+    instance_id: &JsValue,
+    options: Option<&JsValue>,
+    fast: impl FnOnce(Ident, InstanceId, bool) -> T,
 ) -> Result<T, JsValue> {
-    let no_options = options.as_ref().is_none_or(JsValue::is_undefined);
-    if no_options {
+    let grant = match options {
+        None => Some(false),
+        Some(options) if options.is_undefined() => Some(false),
+        Some(options) => grant_only(options).then_some(true),
+    };
+    if let Some(grant) = grant {
         let key = key.as_string().and_then(|k| Ident::new(k).ok());
         let id = instance_id
             .as_string()
             .and_then(|i| InstanceId::new(i).ok());
         if let (Some(key), Some(id)) = (key, id) {
-            return Ok(fast(key, id));
+            return Ok(fast(key, id, grant));
         }
     }
     let object = Object::new();
@@ -89,9 +101,9 @@ pub fn positional_request<T: DeserializeOwned>(
         Reflect::set(&object, &JsValue::from_str(field), value)
             .expect("a plain object takes a field")
     };
-    set("key", &key);
-    set("instanceId", &instance_id);
-    if let Some(options) = &options {
+    set("key", key);
+    set("instanceId", instance_id);
+    if let Some(options) = options {
         set("options", options);
     }
     request(object.into())
@@ -189,6 +201,9 @@ fn positional_tree(arg: &KeyArg, key: JsValue, options: JsValue) -> Result<Value
     };
     let options = if options.is_undefined() || options.is_null() {
         None
+    } else if let Some(tree) = json_once(&options).filter(|t| arg.whole || t.is_object()) {
+        // Plain data: crossed once, and what the ways below would read.
+        Some(tree)
     } else if arg.whole {
         Some(json(options).ok_or(not_json("options"))?)
     } else {
@@ -201,8 +216,13 @@ fn positional_tree(arg: &KeyArg, key: JsValue, options: JsValue) -> Result<Value
 /// field, so that a field JSON cannot hold is named (`params must be JSON
 /// data`), not only the input as a whole.
 pub fn request_by_field<T: DeserializeOwned>(input: JsValue) -> Result<T, JsValue> {
-    json_fields(&input, "input")
-        .and_then(|fields| edge::decode_value(&serde_json::Value::Object(fields)))
+    // Plain data crosses once; anything else is read field by field.
+    let fields = match json_once(&input) {
+        Some(Value::Object(fields)) => Ok(fields),
+        _ => json_fields(&input, "input"),
+    };
+    fields
+        .and_then(|fields| edge::decode_value(&Value::Object(fields)))
         .map_err(|e| to_js_error(&e))
 }
 

@@ -4,9 +4,11 @@
 //! statement crosses from WASM to JS, and the uncontended acquire+release
 //! pair is mostly such crossings (bench/profile.mjs, docs/benchmarks.md). So the
 //! statement's text is handed over as a JS string made once per statement
-//! and kept (not decoded from UTF-8 on every call), the rows come back in
-//! one `Array.from` of the cursor, and each value is read with the fewest
-//! type checks (a number first, the common case).
+//! and kept (not decoded from UTF-8 on every call), the call's own strings
+//! (a Coordinator call's key and id) are bound as the JS strings the call
+//! brought ([`ObjectSql::bind_as`]), the rows come back in one `Array.from`
+//! of the cursor, and each value is read with the fewest type checks (a
+//! number first, the common case).
 
 use crate::sql::{SqlExec, SqlValue};
 use js_sys::{Array, JsString};
@@ -39,6 +41,8 @@ pub struct ObjectSql {
     sql: JsSqlStorage,
     /// Statement text → the same text as a JS string.
     texts: RefCell<HashMap<String, JsString>>,
+    /// The current call's strings, by their text ([`ObjectSql::bind_as`]).
+    call_strings: RefCell<Vec<(String, JsValue)>>,
     /// Storage statements the stores counted since the object started, for
     /// the benchmark (`storageWork()`): kept here so that a class's `load`
     /// and `write`, which get only the storage, can add theirs.
@@ -51,8 +55,29 @@ impl ObjectSql {
         ObjectSql {
             sql: sql.as_ref().clone().unchecked_into(),
             texts: RefCell::new(HashMap::new()),
+            call_strings: RefCell::new(Vec::new()),
             reads: Cell::new(0),
             writes: Cell::new(0),
+        }
+    }
+
+    /// Until the guard drops, a text binding equal to `texts[i]` is bound
+    /// as `strings[i]`, the JS string a call brought with that text (its
+    /// key and instance id), instead of a JS string made again from the
+    /// text for every statement.
+    pub fn bind_as<const N: usize>(&self, texts: [&str; N], strings: [JsValue; N]) -> BoundAs<'_> {
+        let mut kept = self.call_strings.borrow_mut();
+        kept.clear();
+        kept.extend(texts.iter().map(|t| t.to_string()).zip(strings));
+        BoundAs(self)
+    }
+
+    /// A text binding as a JS string: the call's own, or made from the text.
+    fn text_value(&self, text: &str) -> JsValue {
+        let kept = self.call_strings.borrow();
+        match kept.iter().find(|(kept, _)| kept == text) {
+            Some((_, string)) => string.clone(),
+            None => JsValue::from_str(text),
         }
     }
 
@@ -89,9 +114,19 @@ impl Clone for ObjectSql {
         ObjectSql {
             sql: JsValue::from(&self.sql).unchecked_into(),
             texts: RefCell::new(HashMap::new()),
+            call_strings: RefCell::new(Vec::new()),
             reads: Cell::new(0),
             writes: Cell::new(0),
         }
+    }
+}
+
+/// [`ObjectSql::bind_as`]'s strings, forgotten when it drops.
+pub struct BoundAs<'a>(&'a ObjectSql);
+
+impl Drop for BoundAs<'_> {
+    fn drop(&mut self) {
+        self.0.call_strings.borrow_mut().clear();
     }
 }
 
@@ -105,7 +140,7 @@ impl ObjectSql {
                 SqlValue::Null => JsValue::NULL,
                 // Stored integers stay within ±2^53 (the store checks times).
                 SqlValue::Integer(n) => JsValue::from_f64(*n as f64),
-                SqlValue::Text(s) => JsValue::from_str(s),
+                SqlValue::Text(s) => self.text_value(s),
             };
             bindings.set(i as u32, value);
         }

@@ -230,6 +230,8 @@ describe("the edge", () => {
       // §1b: grant is a boolean.
       [{ grant: "yes" }, "BatonError: grant must be a boolean"],
       [{ grant: 1 }, "BatonError: grant must be a boolean"],
+      // withKey's own options with one more: not the fast path's exact `{ grant: true }`.
+      [{ grant: true, fast: true }, 'BatonError: options has an unknown field "fast"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders'],
     ];
     for (const [options, message] of refusals) {
       const what = JSON.stringify(options);
@@ -257,6 +259,18 @@ describe("the edge", () => {
       }
       const reply = await http("POST", `/v1/keys/${key}/acquire`, { instanceId: "opt-new", options });
       assert.deepEqual(reply, { status: 400, body: { error: message } }, `HTTP acquire ${what}`);
+    }
+
+    // withKey's call (`{ grant: true }`) with a bad key or id: the same
+    // refusal, naming the field, as the call without options.
+    for (const [badKey, badId, message] of [
+      ["", "opt-new", "BatonError: key must not be empty"],
+      [key, "-opt", "BatonError: instanceId must not start with '-'"],
+      [key, 7, "BatonError: instanceId must be a string"],
+    ]) {
+      const bare = await h.rpc(key, "acquire", badKey, badId);
+      assert.deepEqual(bare, { error: message }, `acquire(${JSON.stringify(badKey)}, ${JSON.stringify(badId)})`);
+      assert.deepEqual(await h.rpc(key, "acquire", badKey, badId, { grant: true }), bare, `the same with { grant: true }`);
     }
 
     // Unknown fields of the request itself, and of the service binding's object.

@@ -178,6 +178,9 @@ describe("RateLimiter", () => {
       [["acquire", bucket, { rules: [{ id: "r", limit: 3 }] }], "windowMs"],
       [["acquire", bucket, { rules: [rule("r", 3), "r"] }], "rules"],
       [["acquire", "", { rules }], "bucket"],
+      // Numbers a JSON text may round (not safe integers) are read value by value.
+      [["acquire", bucket, { rules, permits: 1.5 }], "permits"],
+      [["acquire", bucket, { rules: [{ ...rule("r", 3), limit: 2 ** 60 }] }], "limit"],
       [["penalize", bucket, { cooldownMs: -1 }], "cooldownMs"],
       [["penalize", bucket, { cooldownMs: 86_400_001 }], "cooldownMs"],
       [["penalize", bucket, { cooldownMs: 1.5 }], "cooldownMs"],

@@ -52,7 +52,7 @@ mod terminations;
 
 use super::driver::Driver;
 use super::js::{self, to_js};
-use crate::edge::coordinator::{Acquire, Enqueue, Release};
+use crate::edge::coordinator::{Acquire, Enqueue, KeyOptions, Release};
 use crate::ident::Ident;
 use calls::{answer_in_turn, enqueue_reply, release_reply};
 use js_sys::Promise;
@@ -93,13 +93,20 @@ impl CoordinatorCore {
 
     /// `acquire(key, instanceId, options?)`, the request `{ key, instanceId,
     /// options? }`. Answers at once (a value, not a Promise) when the
-    /// decision has nothing to perform: the uncontended path.
+    /// decision has nothing to perform: the uncontended path. Its
+    /// statements bind the key and id as the JS strings the call brought.
     pub fn acquire(&self, key: JsValue, instance_id: JsValue, options: JsValue) -> JsValue {
-        let request = js::positional_request(key, instance_id, Some(options), |key, id| Acquire {
-            key,
-            instance_id: id,
-            options: None,
-        });
+        let request =
+            js::positional_request(&key, &instance_id, Some(&options), |key, id, grant| {
+                Acquire {
+                    key,
+                    instance_id: id,
+                    options: grant.then(KeyOptions::granting),
+                }
+            });
+        let sql = &self.object.base.sql;
+        let _bound = (request.as_ref().ok())
+            .map(|r| sql.bind_as([r.key.as_str(), r.instance_id.as_str()], [key, instance_id]));
         answer_in_turn(
             self.object.clone(),
             request,
@@ -112,10 +119,13 @@ impl CoordinatorCore {
     /// `release(key, instanceId)`, the request `{ key, instanceId }`.
     /// Answers at once when nobody is to be woken and no alarm is to be armed.
     pub fn release(&self, key: JsValue, instance_id: JsValue) -> JsValue {
-        let request = js::positional_request(key, instance_id, None, |key, id| Release {
+        let request = js::positional_request(&key, &instance_id, None, |key, id, _| Release {
             key,
             instance_id: id,
         });
+        let sql = &self.object.base.sql;
+        let _bound = (request.as_ref().ok())
+            .map(|r| sql.bind_as([r.key.as_str(), r.instance_id.as_str()], [key, instance_id]));
         answer_in_turn(
             self.object.clone(),
             request,
