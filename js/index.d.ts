@@ -419,6 +419,14 @@ export type CancelReply = {
   cancelled: InstanceId | null;
 };
 
+/** A holder's `checked` (§10a): when Baton last asked the Workflow binding about it, and what the binding answered. */
+export type Checked = {
+  /** When, in ms since the epoch. */
+  at: number;
+  /** The instance's status as the binding gave it (`"running"`, `"waiting"`, `"complete"`...), `"not_found"`, or `"failed"` when the call threw or did not answer in time. */
+  status: string;
+};
+
 /** `acquire(key, instanceId, options?)`. */
 export type CoordinatorAcquire = {
   key: Ident;
@@ -498,6 +506,10 @@ export type CoordinatorInspection = {
   limitOverride: number | null;
   /** §1f: the cap on the key's waiters the latest call that named one named, or null. */
   maxWaiting: number | null;
+  /** §10a: the key's health at a glance. */
+  state: KeyState;
+  /** §10a: the waits of `recent`'s holds and of the waiters now. */
+  waits: Waits;
 };
 
 /** `pause(key, { reason? })`: the request `{ key, reason? }`. */
@@ -646,6 +658,8 @@ export type HolderEntry = {
   fence: number;
   /** Being cancelled (§1d): terminated, it keeps its slot until found dead. */
   cancelling: boolean;
+  /** §10a: when Baton last asked the Workflow binding about it, and what it answered; null before the first check. */
+  checked: Checked | null;
 };
 
 /** How many instances may hold the key at once. */
@@ -715,6 +729,9 @@ export type KeyOptions = {
   maxWaiting?: MaxWaiting | null;
 };
 
+/** §10a: the first that applies, in this order: `paused` (an operator paused it); `stalled` (waiters wait, and for longer than `HOLDER_CHECK_MS` a holder has not taken up a slot handed to it, or its status checks fail); `backlogged` (waiters wait behind the holders); `at_capacity` (every slot held, nobody waits); `active` (some slots held, nobody waits); `idle`. */
+export type KeyState = "paused" | "stalled" | "backlogged" | "at_capacity" | "active" | "idle";
+
 /** Most entries one page answers (default 100). */
 export type ListLimit = number;
 
@@ -723,6 +740,8 @@ export type ListRequest = {
   /** Where to go on: the `cursor` the previous page answered (none or `null` for the first page). */
   cursor?: string | null;
   limit?: ListLimit | null;
+  /** §10a: only the entries in this state (a page may then answer fewer than `limit`, and still a `cursor` while more may follow). */
+  state?: KeyState | null;
 };
 
 /** A group with a holder or a waiter. */
@@ -735,6 +754,8 @@ export type ListedGroup = {
   oldestWaitMs: number;
   /** Whether an operator paused it (contract §11). */
   paused: boolean;
+  /** §10a, as a key of limit 1 with no stall: `paused`, `backlogged`, `at_capacity` or `idle`. */
+  state: KeyState;
 };
 
 /** A key with a waiter, or whose holder was found dead in the last hour. */
@@ -749,6 +770,8 @@ export type ListedKey = {
   limit: number;
   /** §11: an operator paused the key. */
   paused: boolean;
+  /** §10a: its health at a glance, from what the key last reported. */
+  state: KeyState;
 };
 
 /** How many may wait for the key at most; a call past it answers busy. */
@@ -1087,6 +1110,10 @@ export type SerialInspection = {
   recent: SerialFinished[];
   /** Set while an operator paused the group (contract §11). */
   paused: Paused | null;
+  /** §10a, as a key of limit 1 whose stall the queue does not track: `paused`, `backlogged`, `at_capacity` or `idle`. */
+  state: KeyState;
+  /** §10a: the waits of the waiters now, so far (a group's finished runs do not keep how long they waited). */
+  waits: Waits;
 };
 
 /** How a finished execution ended. */
@@ -1164,6 +1191,16 @@ export type WaiterView = {
   priority: number;
   /** §1c: as registered; null is the tenant shared by every waiter that names none. */
   tenant: Ident | null;
+};
+
+/** `inspect`'s `waits` (§10a): how long the key's recent holders waited for it and how long its waiters have waited so far, as percentiles. */
+export type Waits = {
+  /** The median wait in ms (0 when `n` is 0). */
+  p50Ms: number;
+  /** The 95th percentile wait in ms (0 when `n` is 0). */
+  p95Ms: number;
+  /** How many waits the figures are over: the recent holds' and the current waiters'. */
+  n: number;
 };
 
 /** The binding name of a Workflow of Baton's Worker, one of WORKFLOW_BINDINGS. */

@@ -602,6 +602,33 @@ STORE_BUGS = [
      "§1c a tenant with waiters takes turns (v13 keys turns on the earliest waiter)"),
 ]
 
+# Issue 40 (contract §10a): the state rule, judged by the Coordinator
+# simulation's own oracle after every decision; the rows' record of
+# failing checks, by the rows-vs-memory test.
+HEALTH_BUGS = [
+    ("health", "coordinator_sim", "src/health.rs",
+     "} else if waits && facts.stalled_from_ms.is_some_and(|from| now_ms > from) {",
+     "} else if facts.stalled_from_ms.is_some_and(|from| now_ms > from) {",
+     "a key with nobody waiting shows stalled", "§10a stalled needs waiters"),
+    ("health", "coordinator_sim", "src/health.rs",
+     "    if facts.paused {\n        KeyState::Paused\n    } else if waits && facts.stalled_from_ms",
+     "    if facts.paused && facts.stalled_from_ms.is_none() {\n        KeyState::Paused\n    } else if waits && facts.stalled_from_ms",
+     "a paused key with a stuck holder shows stalled, not paused", "§10a the first that applies"),
+    ("health", "coordinator_sim", "src/coordinator/health.rs",
+     "        (a, b) => a.or(b),",
+     "        (a, _) => a,",
+     "a holder whose checks fail never stalls its key", "§10a stalled by failing checks"),
+    ("health", "coordinator_sim", "src/coordinator/health.rs",
+     "        .filter(|h| h.state == HolderState::Handed)",
+     "        .filter(|h| h.state == HolderState::Handed && h.enqueued_ms.is_none())",
+     "a handed slot an enqueued instance has not taken up never stalls its key", "§10a stalled by a handed slot"),
+    ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/store/write.rs",
+     "check_failed_ms = CASE WHEN ?5 THEN COALESCE(check_failed_ms, ?3) END",
+     "check_failed_ms = CASE WHEN ?5 THEN ?3 END",
+     "each failed check restarts the run of failures (a holder failing every check never stalls)",
+     "§10a failing checks counted from the first (schema v14)"),
+]
+
 TEST_NAME = "simulation"
 
 
@@ -653,7 +680,8 @@ def run_bug(core, sim, path, old, new):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    bugs = BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + SECTIONS_BUGS + MAX_WAITING_BUGS + STORE_BUGS
+    bugs = (BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + SECTIONS_BUGS
+            + MAX_WAITING_BUGS + STORE_BUGS + HEALTH_BUGS)
     if args:
         bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
     if "--list" in sys.argv:

@@ -19,6 +19,8 @@
 //!   grant and fences per group (contract §2, §2a).
 //! - [`debounce`]: one start per burst of calls, and starts at a time (contract §4).
 //! - [`runs`]: idempotent runs: claim once, await the outcome, follow the events (contract §6).
+//! - [`health`]: a key's health at a glance, one rule from its counts and
+//!   the time (contract §10a).
 //! - [`pause`]: an operator's pause, as keys and serial groups keep it (§11).
 //! - [`workflow`]: what every object says about Workflow instances: their
 //!   liveness and the grace rule.
@@ -38,6 +40,7 @@ pub mod coordinator;
 pub mod debounce;
 pub mod edge;
 pub mod error;
+pub mod health;
 pub mod ident;
 pub mod limits;
 pub mod pause;

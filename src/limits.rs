@@ -512,3 +512,9 @@ pub const LIST_VERIFIES_PER_PAGE_MAX: usize = 8;
 /// pattern on the status page's time line; older ones are deleted as new
 /// ones arrive, one statement per recorded hold.
 pub const COORDINATOR_RECENT_KEPT: u64 = 50;
+
+/// Longest index of a §9a data point, in bytes: Workers Analytics Engine
+/// refuses an index over 96 bytes, so a longer key (keys go up to
+/// [`IDENT_BYTES_MAX`]) is cut at a character boundary below it rather
+/// than have its every point dropped.
+pub const METRICS_INDEX_BYTES_MAX: usize = 96;

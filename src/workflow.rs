@@ -39,6 +39,112 @@ impl Liveness {
     }
 }
 
+/// What the Workflow binding answered a status query, as Baton keeps it
+/// for a holder (contract §10a's `checked.status`): the platform's status,
+/// `not_found`, or `failed` when the query threw or did not answer in
+/// time. Its [`Liveness`] is what the decisions act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Queued,
+    Running,
+    Paused,
+    Waiting,
+    WaitingForPause,
+    Complete,
+    Errored,
+    Terminated,
+    /// A status this code does not know: alive, the cautious reading.
+    Other,
+    NotFound,
+    Failed,
+}
+
+/// Every answer, for reading a stored name back.
+const ANSWERS: [Status; 11] = [
+    Status::Queued,
+    Status::Running,
+    Status::Paused,
+    Status::Waiting,
+    Status::WaitingForPause,
+    Status::Complete,
+    Status::Errored,
+    Status::Terminated,
+    Status::Other,
+    Status::NotFound,
+    Status::Failed,
+];
+
+impl Status {
+    /// The status the platform names `text` (`"waitingForPause"`...); one
+    /// this code does not know reads as [`Status::Other`].
+    pub fn of_platform(text: &str) -> Status {
+        match text {
+            "queued" => Status::Queued,
+            "running" => Status::Running,
+            "paused" => Status::Paused,
+            "waiting" => Status::Waiting,
+            "waitingForPause" => Status::WaitingForPause,
+            "complete" => Status::Complete,
+            "errored" => Status::Errored,
+            "terminated" => Status::Terminated,
+            _ => Status::Other,
+        }
+    }
+
+    /// Its name, as stored and as `inspect` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Queued => "queued",
+            Status::Running => "running",
+            Status::Paused => "paused",
+            Status::Waiting => "waiting",
+            Status::WaitingForPause => "waiting_for_pause",
+            Status::Complete => "complete",
+            Status::Errored => "errored",
+            Status::Terminated => "terminated",
+            Status::Other => "unknown_status",
+            Status::NotFound => "not_found",
+            Status::Failed => "failed",
+        }
+    }
+
+    /// The answer stored as `name` (a name of an older release reads as
+    /// a status this code does not know).
+    pub fn from_name(name: &str) -> Status {
+        ANSWERS
+            .into_iter()
+            .find(|a| a.name() == name)
+            .unwrap_or(Status::Other)
+    }
+
+    pub fn liveness(self) -> Liveness {
+        match self {
+            Status::Complete | Status::Errored | Status::Terminated => Liveness::Dead,
+            Status::NotFound => Liveness::NotFound,
+            Status::Failed => Liveness::Unknown,
+            Status::Queued
+            | Status::Running
+            | Status::Paused
+            | Status::Waiting
+            | Status::WaitingForPause
+            | Status::Other => Liveness::Alive,
+        }
+    }
+}
+
+/// The plainest answer of each liveness (tests and simulations, whose
+/// engines speak in liveness).
+impl From<Liveness> for Status {
+    fn from(liveness: Liveness) -> Status {
+        match liveness {
+            Liveness::Alive => Status::Running,
+            Liveness::Dead => Status::Complete,
+            Liveness::NotFound => Status::NotFound,
+            Liveness::Unknown => Status::Failed,
+        }
+    }
+}
+
 /// §1a's decision word for an instance found through another binding than
 /// the one it was registered with.
 pub const FOUND_ELSEWHERE: &str = "found elsewhere";
@@ -51,4 +157,28 @@ pub fn found_elsewhere_reason(from: &str, to: &str) -> String {
          found through {to}: checked, woken and terminated through {to} from now on \
          (name its `workflow` when registering it)"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_answer_reads_back_by_name_and_maps_to_its_liveness() {
+        for answer in ANSWERS {
+            assert_eq!(Status::from_name(answer.name()), answer);
+            assert_eq!(
+                Status::from(answer.liveness()).liveness(),
+                answer.liveness()
+            );
+        }
+        assert_eq!(Status::from_name("teleported"), Status::Other);
+        assert_eq!(
+            Status::of_platform("waitingForPause"),
+            Status::WaitingForPause
+        );
+        assert_eq!(Status::of_platform("teleported"), Status::Other);
+        assert_eq!(Status::of_platform("errored").liveness(), Liveness::Dead);
+        assert_eq!(Status::Failed.liveness(), Liveness::Unknown);
+    }
 }

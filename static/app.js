@@ -111,6 +111,9 @@ function normalize(kind, body) {
       recent: [],
       keyRecent: body.recent ?? [],
       counts: body.counts ?? null,
+      state: body.state ?? null,
+      waits: body.waits ?? null,
+      checks: holders.map((h) => ({ id: h.id, since: h.since, checked: h.checked ?? null })),
     };
   }
   return {
@@ -205,6 +208,7 @@ async function fetchOverview(token) {
     ...keys.entries.map((k) => ({
       kind: "key",
       name: k.key,
+      state: k.state,
       held: `${k.holders} of ${k.limit}`,
       paused: k.paused === true,
       holders: k.holders,
@@ -214,6 +218,7 @@ async function fetchOverview(token) {
     ...groups.entries.map((g) => ({
       kind: "group",
       name: g.group,
+      state: g.state,
       held: g.holder ?? "nobody",
       holders: g.holder ? 1 : 0,
       paused: g.paused === true,
@@ -433,14 +438,41 @@ function waitCell(ms, longest) {
   return wrap;
 }
 
+/** §10a: a state as the page words it (its colour comes from the class `state <name>`). */
+const STATE_LABELS = {
+  paused: "paused",
+  stalled: "stalled",
+  backlogged: "backlogged",
+  at_capacity: "at capacity",
+  active: "active",
+  idle: "idle",
+};
+
+/** A state badge: its words, coloured by its class. */
+function stateBadge(state) {
+  const badge = document.createElement("span");
+  badge.className = `state ${state ?? "unknown"}`;
+  badge.textContent = STATE_LABELS[state] ?? state ?? "—";
+  return badge;
+}
+
+/** "running, checked 3 s ago", or that Baton has not asked yet. */
+function checkedText(checked) {
+  if (!checked) return "not checked yet";
+  const status = checked.status === "failed" ? "check failed (threw or timed out)" : checked.status.replaceAll("_", " ");
+  return `${status}, checked ${duration(Date.now() - checked.at)} ago`;
+}
+
 function renderOverview() {
-  const { rows, keys, groups, moreKeys, moreGroups } = data;
+  const { keys, groups, moreKeys, moreGroups } = data;
+  const only = $("state-filter").value;
+  const rows = only ? data.rows.filter((r) => r.state === only) : data.rows;
   const plural = (n, one) => `${n} ${one}${n === 1 ? "" : "s"}`;
   $("overview-summary").textContent =
     `${plural(keys, "key")}${moreKeys ? "+" : ""} and ${plural(groups, "group")}${moreGroups ? "+" : ""} busy` +
     (rows.length ? `; the longest wait is ${duration(rows[0].wait)}.` : ".");
   const longest = rows.reduce((m, r) => Math.max(m, r.wait), 0);
-  fillRows($("busy").tBodies[0], rows, 5, (tr, r) => {
+  fillRows($("busy").tBodies[0], rows, 6, (tr, r) => {
     const kind = cell(tr, r.kind === "key" ? "key" : "group");
     if (r.paused) {
       const badge = document.createElement("span");
@@ -452,6 +484,8 @@ function renderOverview() {
     cell(tr, r.held, { classes: r.kind === "group" && r.holders ? "mono" : "" });
     cell(tr, String(r.waiting), { classes: r.waiting ? "waiting-count" : "" });
     cell(tr, waitCell(r.wait, longest));
+    cell(tr, stateBadge(r.state));
+    tr.classList.add(`state-${r.state}`);
     if (r.kind === "key" && r.waiting === 0) tr.classList.add("dead-only");
     if (r.paused) tr.classList.add("paused");
   });
@@ -617,6 +651,22 @@ async function steer(path, body, method) {
   poll();
 }
 
+/** §10a on a key's detail: its state, its wait figures, and each holder's last check. */
+function renderHealth() {
+  $("health-state").replaceWith(Object.assign(stateBadge(data.state), { id: "health-state" }));
+  const waits = data.waits;
+  $("health-waits").textContent =
+    waits && waits.n > 0
+      ? `Waits: p50 ${duration(waits.p50Ms)}, p95 ${duration(waits.p95Ms)} (over ${waits.n}: recent holds and those waiting now).`
+      : "Waits: none recorded yet.";
+  fillRows($("holders").tBodies[0], data.checks ?? [], 3, (tr, h) => {
+    cell(tr, h.id, { header: true, classes: "mono" });
+    cell(tr, timeElement(h.since));
+    cell(tr, checkedText(h.checked), { classes: h.checked?.status === "failed" ? "check-failed" : "" });
+  });
+  $("holders").hidden = !data.checks?.length;
+}
+
 function renderKeyHistory() {
   const recent = data.keyRecent ?? [];
   fillRows($("key-recent").tBodies[0], recent, 6, (tr, r) => {
@@ -703,6 +753,7 @@ function render() {
   if (group) renderGroupSteer();
   $("superseded-count").textContent = String(data.superseded ?? 0);
   if (!group) renderSteer();
+  if (!group) renderHealth();
   renderKeyHistory();
   renderTimeline();
 
@@ -823,6 +874,9 @@ document.addEventListener("DOMContentLoaded", () => {
     steerGroup("pause");
   });
   $("group-resume").addEventListener("click", () => steerGroup("resume"));
+  $("state-filter").addEventListener("change", () => {
+    if (watch?.kind === "overview" && data) renderOverview();
+  });
   $("show-overview").addEventListener("click", (event) => {
     event.preventDefault();
     start({ kind: "overview" });

@@ -229,6 +229,7 @@ impl Key {
             limit: self.limit,
             dead_until_ms: self.dead_at.map(Busy::dead_until),
             paused: false,
+            stalled_from_ms: None,
         }
     }
 
@@ -245,6 +246,7 @@ impl Key {
             waiting: self.waiters.len() as u32,
             limit: self.limit,
             paused: false,
+            handed_since_ms: None,
         }
     }
 

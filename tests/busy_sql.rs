@@ -60,8 +60,10 @@ fn waiting(n: u32, since: u64) -> Busy {
         oldest_since_ms: (n > 0).then_some(since),
         limit: 1,
         dead_until_ms: None,
-        // §11's flag rides along (stored and read back).
+        // §11's flag rides along (stored and read back), as does §10a's
+        // stall.
         paused: n % 2 == 1,
+        stalled_from_ms: (n % 3 == 1).then_some(since + 7),
     }
 }
 
@@ -137,6 +139,7 @@ fn a_dead_holder_keeps_its_key_listed_until_its_hour_ends() {
         limit: 1,
         dead_until_ms: Some(Busy::dead_until(1_000)),
         paused: false,
+        stalled_from_ms: None,
     };
     report(&db, "d", 1_000, 1, dead);
     let until = Busy::dead_until(1_000);

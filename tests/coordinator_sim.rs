@@ -117,12 +117,13 @@ use common::{
 use baton::busy::reporter::Due;
 use baton::coordinator::history::{HistoryWrite, Hold, Outcome};
 use baton::coordinator::log::{LogKind, LogLine};
-use baton::coordinator::Write;
 use baton::coordinator::{
     assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, EnqueueReply,
     EnqueueRequest, Holder, HolderState, Input, KeyTwin, Liveness, Member, Options, Place, Reply,
     Turn, Waiter,
 };
+use baton::coordinator::{health, Write};
+use baton::health::{KeyState, STATES};
 use decisions::{
     acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, said,
     steer, tick, tick_after_check, woken_after_check,
@@ -375,7 +376,7 @@ mod decisions {
         for (holder, liveness) in answers {
             let input = Input::TickChecked {
                 holder: holder.clone(),
-                liveness: *liveness,
+                answer: (*liveness).into(),
             };
             wake.extend(
                 run(store, now_ms, grace_ms, input)
@@ -758,6 +759,9 @@ struct Stats {
     resume_grants: u64,
     override_grants: u64,
     overrides_cleared: u64,
+    /// §10a: decisions that left their key in each state, in
+    /// `health::STATES` order.
+    states: [u64; 6],
 }
 
 impl SimStats for Stats {
@@ -797,6 +801,9 @@ impl SimStats for Stats {
         self.resume_grants += o.resume_grants;
         self.override_grants += o.override_grants;
         self.overrides_cleared += o.overrides_cleared;
+        for (mine, theirs) in self.states.iter_mut().zip(o.states) {
+            *mine += theirs;
+        }
     }
 }
 
@@ -926,6 +933,9 @@ struct Sim {
     /// judged (`None`: the decision is a caller's, which changes nothing).
     steering: Vec<Steering>,
     paused_before: Option<bool>,
+    /// §10a, the oracle's own: since when each holder's checks have failed
+    /// in a row (the model's `Unknown` answers to the alarm's checks).
+    failing_since: HashMap<(usize, InstanceId), u64>,
 }
 
 impl Sim {
@@ -989,6 +999,7 @@ impl Sim {
             enqueued_at: HashMap::new(),
             steering: vec![Steering::default(); keys],
             paused_before: None,
+            failing_since: HashMap::new(),
         }
     }
 
@@ -2004,10 +2015,12 @@ impl Sim {
                     self.check_skip_at_once(&request, &before, &d.reply);
                 }
                 // An acquire records the limit it names, unless its id was
-                // superseded, or (onBusy skip, not registered) it is not
+                // superseded, it found the key full (§1f: it changes
+                // nothing), or (onBusy skip, not registered) it is not
                 // granted at once: a skipping call changes nothing then.
                 let recorded = match &step {
                     AcquireStep::Done(d) if d.reply == AcquireReply::Superseded => false,
+                    AcquireStep::Done(d) if d.reply == AcquireReply::Full => false,
                     _ if request.options.skip && !registered => matches!(
                         &step,
                         AcquireStep::Done(d) if matches!(d.reply, AcquireReply::Granted { .. })
@@ -2576,6 +2589,17 @@ impl Sim {
                 for (h, l) in &answers {
                     let before = self.snap(k);
                     self.count_grace(k, &h.id, *l);
+                    // §10a by the oracle's rule: a holder's failed check
+                    // starts (or goes on with) its run of failures, an
+                    // answer ends it.
+                    if before.holder(&h.id).is_some() {
+                        let run = (k, h.id.clone());
+                        if *l == Liveness::Unknown {
+                            self.failing_since.entry(run).or_insert(self.now_ms);
+                        } else {
+                            self.failing_since.remove(&run);
+                        }
+                    }
                     let answer = [(h.clone(), *l)];
                     wake.extend(tick_after_check(
                         &mut self.stores[k],
@@ -2903,7 +2927,60 @@ impl Sim {
             "LOG: the decision's line (expected by the oracle's rule)"
         );
         self.check_history(k, before, &after, &allowed, said.report);
+        self.check_state(k, before, &after);
         self.arm_alarm();
+    }
+
+    /// §10a by the oracle's own records and rule: the first that applies
+    /// of paused (its own record of the operator), stalled (waiters wait
+    /// and, for longer than the holder-check period, a holder has held a
+    /// handed slot it has not taken up, since the grant the oracle saw, or
+    /// its checks have failed, since the first failure the oracle saw),
+    /// backlogged, at capacity, active, idle. Never stalled while every
+    /// holder took up its slot and answered its last check.
+    fn check_state(&mut self, k: usize, before: &Snap, after: &Snap) {
+        for h in &before.holders {
+            if after.holder(&h.id).is_none() {
+                self.failing_since.remove(&(k, h.id.clone()));
+            }
+        }
+        let now = self.now_ms;
+        let handed = (after.holders.iter())
+            .filter(|h| h.state == HolderState::Handed)
+            .map(|h| self.granted_at[&(k, h.id.clone())].0);
+        let failing = (after.holders.iter())
+            .filter_map(|h| self.failing_since.get(&(k, h.id.clone())).copied());
+        let stuck_since = handed.chain(failing).min();
+        let (holders, waiting) = (after.holders.len() as u32, after.queue.len() as u32);
+        let expected = if self.steering[k].paused.is_some() {
+            KeyState::Paused
+        } else if waiting > 0 && stuck_since.is_some_and(|s| now > s + HOLDER_CHECK_MS_DEFAULT) {
+            KeyState::Stalled
+        } else if waiting > 0 {
+            KeyState::Backlogged
+        } else if holders >= after.limit {
+            KeyState::AtCapacity
+        } else if holders > 0 {
+            KeyState::Active
+        } else {
+            KeyState::Idle
+        };
+        let store = &self.stores[k];
+        let stalled = health::stalled_from(
+            &store.holders(),
+            store.failing_since(),
+            HOLDER_CHECK_MS_DEFAULT,
+        );
+        let state = health::state(&store.summary(), stalled, now);
+        if stuck_since.is_none() {
+            assert_ne!(
+                state,
+                KeyState::Stalled,
+                "STATE: key {k} stalled with every holder taken up and answering"
+            );
+        }
+        assert_eq!(state, expected, "STATE: key {k}'s §10a state at {now}");
+        self.stats.states[STATES.iter().position(|s| *s == state).unwrap()] += 1;
     }
 
     /// §10 by the oracle's own records and rules: a holder that leaves on
@@ -2948,7 +3025,26 @@ impl Sim {
         // §11: the list shows whether the key is paused, by the oracle's record.
         let paused_after = self.steering[k].paused.is_some();
         let paused_before = self.paused_before.take().unwrap_or(paused_after);
-        let shown = |s: &Snap, paused: bool| (s.holders.len(), s.queue.len(), s.limit, paused);
+        // §10a: and since when its earliest hand-over not yet taken up was
+        // handed, by the oracle's record of the grant (now, for this one's).
+        let handed_since = |s: &Snap| {
+            (s.holders.iter())
+                .filter(|h| h.state == HolderState::Handed)
+                .map(|h| match came.iter().any(|c| c.id == h.id) {
+                    true => now,
+                    false => self.granted_at[&(k, h.id.clone())].0,
+                })
+                .min()
+        };
+        let shown = |s: &Snap, paused: bool| {
+            (
+                s.holders.len(),
+                s.queue.len(),
+                s.limit,
+                paused,
+                handed_since(s),
+            )
+        };
         let due = if found_dead || before.queue.is_empty() != after.queue.is_empty() {
             Due::Owed
         } else if shown(before, paused_before) == shown(after, paused_after) {
@@ -3586,6 +3682,12 @@ fn simulation() {
             ("resume_grants", total.resume_grants),
             ("override_grants", total.override_grants),
             ("overrides_cleared", total.overrides_cleared),
+            ("state paused", total.states[0]),
+            ("state stalled", total.states[1]),
+            ("state backlogged", total.states[2]),
+            ("state at_capacity", total.states[3]),
+            ("state active", total.states[4]),
+            ("state idle", total.states[5]),
         ]);
         total.faults.assert_injected(&Fault::ALL);
     }

@@ -24,6 +24,7 @@ use baton::error::BatonError;
 use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::limits::SUPERSEDED_REMEMBERED_MAX;
 use baton::sql::{Counted, SqlExec, SqlValue};
+use baton::workflow::Status;
 use common::sqlite;
 use rusqlite::Connection;
 
@@ -815,7 +816,7 @@ fn flat_scenarios() -> Vec<Scenario> {
         ("tick checked (handed, alive)", T + 3, |db, key| {
             Input::TickChecked {
                 holder: first_holder(db, key),
-                liveness: Liveness::Alive,
+                answer: Liveness::Alive.into(),
             }
         }),
         ("acquire checked (dead holder)", T + 4, |db, key| {
@@ -1083,7 +1084,14 @@ const CALLS: &[Call] = &[
         )
     }),
     ("mark checked", false, |sql| {
-        writes(sql, &[Write::MarkChecked(id("second"), 7)])
+        writes(
+            sql,
+            &[
+                Write::MarkChecked(id("second"), 7, Status::Failed),
+                Write::MarkChecked(id("second"), 8, Status::Failed),
+                Write::MarkChecked(id("holder"), 8, Status::Waiting),
+            ],
+        )
     }),
     ("remove holder", false, |sql| {
         writes(sql, &[Write::RemoveHolder(id("second"), None)])
@@ -1599,7 +1607,7 @@ fn a_v12_queue_of_tenants_upgrades_in_the_same_order() {
 }
 
 /// The schema a fresh object is created with in one step (`schema::LADDER`'s
-/// `fresh`, generated into `src/coordinator/schema_fresh.rs`) is what
+/// `fresh`, generated into `src/coordinator/store/schema_fresh.rs`) is what
 /// climbing every step of the ladder builds: the same statements, in an
 /// order that creates each table before its indexes and triggers. With
 /// `BATON_BLESS=1` the file is rewritten from the ladder.
@@ -1666,4 +1674,106 @@ fn the_fresh_schema_is_what_the_ladder_builds() {
             .collect::<Vec<_>>()
     };
     assert_eq!(definitions(&fresh), definitions(&climbed));
+}
+
+/// §10a: each holder's last check and since when its checks fail read
+/// back from the rows as the twin keeps them: failures in a row keep when
+/// they began, an answer ends them, a holder that leaves takes its record
+/// with it; and `inspect`'s state and waits come out of them.
+#[test]
+fn holder_checks_read_back_from_the_rows_as_the_twin_keeps_them() {
+    use baton::coordinator::{apply, health_rows, KeyTwin};
+    use baton::health::KeyState;
+    let db = Db::migrated();
+    let mut twin = KeyTwin::default();
+    let both = |twin: &mut KeyTwin, now: u64, input: Input| {
+        let t = step(&db, "k", now, input.clone()).expect("decided");
+        let view = twin.load(&input);
+        let mirrored = decide(&view, &settings(), now, input).expect("decided");
+        assert_eq!(mirrored.writes, t.writes, "the twin decides as the rows");
+        apply(twin, &t.writes);
+        t
+    };
+    let limit_two = AcquireRequest {
+        options: Options {
+            limit: Some(2),
+            ..Options::default()
+        },
+        ..acquiring(&id("a"))
+    };
+    both(&mut twin, 1, Input::Acquire(limit_two.clone()));
+    both(
+        &mut twin,
+        2,
+        Input::Acquire(AcquireRequest {
+            id: id("b"),
+            ..limit_two
+        }),
+    );
+    both(&mut twin, 3, Input::Acquire(acquiring(&id("w"))));
+    let holder = |name: &str| {
+        read(&db, "k")
+            .0
+            .holders
+            .into_iter()
+            .find(|h| h.id == id(name))
+            .unwrap()
+    };
+    let check = |name: &str, answer: Status| Input::TickChecked {
+        holder: holder(name),
+        answer,
+    };
+    let compare = |db: &Db, twin: &KeyTwin, now: u64| {
+        let sql = Counted::new(db);
+        let (summary, waiters, _) = inspect(&sql, "k");
+        let seen = health_rows::inspect(&sql, "k", &summary, &waiters, &[], 100, now);
+        let kept: Vec<_> = twin
+            .checks()
+            .iter()
+            .map(|c| c.map(|(at_ms, answer, _)| (at_ms, answer)))
+            .collect();
+        let read: Vec<_> = seen
+            .checked
+            .iter()
+            .map(|c| c.map(|c| (c.at_ms, c.answer)))
+            .collect();
+        assert_eq!(read, kept, "each holder's last check");
+        assert_eq!(health_rows::failing_since(&sql, "k"), twin.failing_since());
+        seen
+    };
+    both(&mut twin, 10, check("a", Status::Failed));
+    both(&mut twin, 20, check("a", Status::Failed));
+    both(&mut twin, 20, check("b", Status::Waiting));
+    let seen = compare(&db, &twin, 115);
+    assert_eq!(
+        twin.failing_since(),
+        Some(10),
+        "failures in a row keep their start"
+    );
+    assert_eq!(
+        seen.state,
+        KeyState::Stalled,
+        "failing for longer than the period"
+    );
+    assert_eq!(seen.waits.n, 1, "the one waiter");
+    assert_eq!(
+        compare(&db, &twin, 110).state,
+        KeyState::Backlogged,
+        "not longer yet"
+    );
+    both(&mut twin, 30, check("a", Status::Running));
+    assert_eq!(
+        compare(&db, &twin, 500).state,
+        KeyState::Backlogged,
+        "an answer ends it"
+    );
+    both(&mut twin, 40, check("a", Status::Failed));
+    assert_eq!(twin.failing_since(), Some(40), "a new run of failures");
+    both(&mut twin, 50, Input::Release(id("a")));
+    compare(&db, &twin, 500);
+    assert_eq!(
+        twin.failing_since(),
+        None,
+        "the holder left with its record"
+    );
 }

@@ -8,12 +8,12 @@
 //! And the cost of that path: P3/P5 (an uncontended pair reads nothing and
 //! writes two rows) and P4 (no input's cost grows with the queue).
 
-use baton::coordinator::history;
 use baton::coordinator::Effect;
 use baton::coordinator::{
     self, AcquireRequest, EnqueueRequest, Holder, Input, KeyTwin, Liveness, Member, Options, Reply,
     Settings, Summary, Turn, Waiter,
 };
+use baton::coordinator::{health_rows, history};
 use baton::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use baton::sql::{Counted, SqlExec, SqlValue};
 mod common;
@@ -87,9 +87,13 @@ fn observe(key: &KeyTwin, ids: &[InstanceId]) -> String {
         })
         .collect();
     let history = &key.history;
+    // §10a: each holder's last check (when, what) and the failures' start.
+    let checks: Vec<_> = (key.checks().iter())
+        .map(|c| c.map(|(at, answer, _)| (at, answer)))
+        .collect();
     format!(
         "summary {:?} waiters {:?} superseded {} members {members:?} tenants {tenants:?} \
-         recent {:?} counts {:?} dead at {:?} owed {}",
+         recent {:?} counts {:?} dead at {:?} owed {} checks {checks:?} failing {:?}",
         key.summary(),
         key.hand_off_order(),
         key.superseded_count(),
@@ -97,6 +101,7 @@ fn observe(key: &KeyTwin, ids: &[InstanceId]) -> String {
         history.counts,
         history.dead_at_ms,
         history.report_owed,
+        key.failing_since(),
     )
 }
 
@@ -149,9 +154,14 @@ fn observe_rows(db: &Db, ids: &[InstanceId]) -> String {
         Some((_, SqlValue::Integer(owed))) => (None, *owed == 1),
         _ => (None, false),
     };
+    let seen = health_rows::inspect(&sql, KEY, &summary, &waiters, &recent, 1, 0);
+    let checks: Vec<_> = (seen.checked.iter())
+        .map(|c| c.map(|c| (c.at_ms, c.answer)))
+        .collect();
+    let failing = health_rows::failing_since(&sql, KEY);
     format!(
         "summary {summary:?} waiters {:?} superseded {superseded} members {members:?} tenants {tenants:?} \
-         recent {recent:?} counts {counts:?} dead at {dead_at:?} owed {owed}",
+         recent {recent:?} counts {counts:?} dead at {dead_at:?} owed {owed} checks {checks:?} failing {failing:?}",
         waiters.iter().collect::<Vec<_>>()
     )
 }
@@ -246,8 +256,14 @@ fn run(seed: u64, schema: Schema) {
                     accepted: rng.percent(50),
                     liveness,
                 },
-                Pending::Tick(holder) => Input::TickChecked { holder, liveness },
-                Pending::Cancelled(holder) => Input::Cancelled { holder, liveness },
+                Pending::Tick(holder) => Input::TickChecked {
+                    holder,
+                    answer: liveness.into(),
+                },
+                Pending::Cancelled(holder) => Input::Cancelled {
+                    holder,
+                    answer: liveness.into(),
+                },
             }
         } else {
             match rng.below(100) {

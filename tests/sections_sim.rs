@@ -342,7 +342,7 @@ impl World {
                         Reply::Ticked(due) => {
                             (due.iter().find(|h| h.id == check.id)).map(|h| Input::TickChecked {
                                 holder: h.clone(),
-                                liveness,
+                                answer: liveness.into(),
                             })
                         }
                         other => panic!("a check asked by {other:?}"),

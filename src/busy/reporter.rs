@@ -37,6 +37,10 @@ pub struct Shown {
     pub limit: u32,
     /// §11: whether an operator paused the key.
     pub paused: bool,
+    /// §10a: when the earliest slot handed on and not yet taken up was
+    /// handed (from then a stall counts), so a hand-over taken up, or a new
+    /// one, reaches the list as its counts do.
+    pub handed_since_ms: Option<u64>,
 }
 
 /// What a decision owes its key's list entry (contract §10).
@@ -269,6 +273,7 @@ mod tests {
             limit: 1,
             dead_until_ms: None,
             paused: false,
+            stalled_from_ms: None,
         }
     }
 
@@ -278,6 +283,7 @@ mod tests {
             waiting,
             limit: 1,
             paused: false,
+            handed_since_ms: None,
         }
     }
 

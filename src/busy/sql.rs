@@ -40,6 +40,9 @@ pub const MIGRATIONS: &[&[&str]] = &[
     // v2 (contract §11): whether an operator paused the key (0 in every
     // older row: not paused).
     &["ALTER TABLE busy_keys ADD COLUMN paused INTEGER NOT NULL DEFAULT 0"],
+    // v3 (contract §10a): from when the key counts as stalled (null in
+    // every older row: nothing keeps it).
+    &["ALTER TABLE busy_keys ADD COLUMN stalled_from_ms INTEGER"],
 ];
 
 pub const LADDER: Ladder = Ladder {
@@ -56,7 +59,7 @@ pub fn migrate(exec: &impl SqlExec) {
 }
 
 const COLUMNS: &str = "stamp, listed, holders, waiting, oldest_since_ms, holder_limit, \
-     dead_until_ms, reported_ms, wake_ms, paused";
+     dead_until_ms, reported_ms, wake_ms, paused, stalled_from_ms";
 
 /// A listed key as a page answers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +87,7 @@ fn row(columns: &[SqlValue]) -> Row {
             limit: millis(&columns[5]) as u32,
             dead_until_ms: optional_millis(&columns[6]),
             paused: integer(&columns[9]) != 0,
+            stalled_from_ms: optional_millis(&columns[10]),
         },
         reported_ms: millis(&columns[7]),
     }
@@ -130,6 +134,7 @@ fn put(exec: &impl SqlExec, key: &str, new: &Row) {
             millis_value(*reported_ms),
             wake,
             SqlValue::Integer(i64::from(busy.paused)),
+            optional_millis_value(busy.stalled_from_ms),
         ],
         Row::Gone { stamp, .. } => [
             millis_value(*stamp),
@@ -142,6 +147,7 @@ fn put(exec: &impl SqlExec, key: &str, new: &Row) {
             number(0),
             wake,
             SqlValue::Integer(0),
+            SqlValue::Null,
         ],
     };
     let mut params = vec![text_value(key)];
@@ -149,10 +155,10 @@ fn put(exec: &impl SqlExec, key: &str, new: &Row) {
     exec.run(
         &format!(
             "INSERT INTO busy_keys (key, {COLUMNS}) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
              ON CONFLICT(key) DO UPDATE SET stamp = ?2, listed = ?3, holders = ?4, waiting = ?5, \
              oldest_since_ms = ?6, holder_limit = ?7, dead_until_ms = ?8, reported_ms = ?9, \
-             wake_ms = ?10, paused = ?11"
+             wake_ms = ?10, paused = ?11, stalled_from_ms = ?12"
         ),
         &params,
     );

@@ -1,5 +1,6 @@
 //! A list shard's view of one key: what its Coordinator last reported.
 
+use crate::health::{self, Facts, KeyState};
 use crate::limits::LIST_DEAD_LISTED_MS;
 
 /// What a key's Coordinator reports of it: the counts the list shows, and
@@ -17,6 +18,9 @@ pub struct Busy {
     pub dead_until_ms: Option<u64>,
     /// §11: an operator paused the key (it lists as it would otherwise).
     pub paused: bool,
+    /// §10a: from when the key counts as stalled should it still have
+    /// waiters ([`Facts::stalled_from_ms`]); `None` while nothing keeps it.
+    pub stalled_from_ms: Option<u64>,
 }
 
 impl Busy {
@@ -29,6 +33,21 @@ impl Busy {
     /// Until when a holder found dead at `found_ms` keeps its key listed.
     pub fn dead_until(found_ms: u64) -> u64 {
         found_ms.saturating_add(LIST_DEAD_LISTED_MS)
+    }
+
+    /// §10a: the key's state at `now_ms`, by the one rule
+    /// ([`health::state`]) from what the key reported.
+    pub fn state_at(&self, now_ms: u64) -> KeyState {
+        health::state(
+            &Facts {
+                paused: self.paused,
+                holders: self.holders,
+                waiting: self.waiting,
+                limit: self.limit,
+                stalled_from_ms: self.stalled_from_ms,
+            },
+            now_ms,
+        )
     }
 
     /// The key's `oldestWaitMs` at `now_ms`: how long its earliest waiter

@@ -114,12 +114,12 @@ pub fn decide(
             liveness,
         } => woken(&mut key, now_ms, &holder, accepted, liveness),
         Input::Tick => tick(&mut key),
-        Input::TickChecked { holder, liveness } | Input::Cancelled { holder, liveness } => {
+        Input::TickChecked { holder, answer } | Input::Cancelled { holder, answer } => {
             if key.holder(&holder.id).is_some() {
                 key.writes
-                    .push(Write::MarkChecked(holder.id.clone(), now_ms));
+                    .push(Write::MarkChecked(holder.id.clone(), now_ms, answer));
             }
-            hand_on_checked(&mut key, now_ms, &holder, liveness);
+            hand_on_checked(&mut key, now_ms, &holder, answer.liveness());
             Reply::Settled
         }
         Input::Pause { reason } => steer::pause(&mut key, now_ms, reason),
@@ -205,6 +205,10 @@ fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transitio
         waiting: s.waiters,
         limit: s.limit(),
         paused: s.paused.is_some(),
+        handed_since_ms: (s.holders.iter())
+            .filter(|h| h.state == HolderState::Handed)
+            .map(|h| h.since_ms)
+            .min(),
     };
     let before = &key.view.summary;
     let report = reporter::due(shown(before), shown(&key.s), key.did.found_dead());

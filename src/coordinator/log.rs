@@ -74,14 +74,14 @@ impl Cause {
                 holder: holder.clone(),
                 liveness: *liveness,
             },
-            Input::TickChecked { holder, liveness } => Cause::TickChecked {
+            Input::TickChecked { holder, answer } => Cause::TickChecked {
                 holder: holder.id.clone(),
-                liveness: *liveness,
+                liveness: answer.liveness(),
             },
             Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => Cause::Steer,
-            Input::Cancelled { holder, liveness } => Cause::Cancelled {
+            Input::Cancelled { holder, answer } => Cause::Cancelled {
                 holder: holder.id.clone(),
-                liveness: *liveness,
+                liveness: answer.liveness(),
             },
             Input::Rebound { id, from, workflow } => Cause::Rebound {
                 id: id.clone(),

@@ -110,6 +110,7 @@ mod decide;
 mod draft;
 mod enqueue;
 mod grant;
+pub mod health;
 mod invariants;
 pub mod log;
 mod order;
@@ -140,6 +141,9 @@ pub use invariants::assert_invariants as assert_view;
 pub use order::{hand_off_order, place_in_order};
 pub use read::{load_view, next_read};
 pub use slots::{eta_ms, free_slots};
+/// §10a's rows: each holder's last check, read for `inspect` and the
+/// key's list report (`store/health.rs`; the rule is [`health`]).
+pub use store::health as health_rows;
 pub use store::{
     execute, inspect, keys_due, load, load_summary, migrate, schema, terminated, terminations_owed,
     write, Owed,

@@ -17,6 +17,7 @@ use crate::limits::{
     HOLDERS_PER_KEY_MAX, HOLD_TIMES_KEPT, IDLE_TENANT_KEPT_GRANTS, SUPERSEDED_REMEMBERED_MAX,
     WAITERS_PER_KEY_MAX,
 };
+use crate::workflow::Status;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A priority and a tenant (`None`: the shared one): where §1c's order
@@ -49,6 +50,8 @@ pub struct KeyTwin {
     turns: u64,
     /// In the order they got the key, with when each was last checked.
     holders: Vec<(Holder, Option<u64>)>,
+    /// §10a: each holder's last answer and since when its checks fail.
+    checks: HashMap<InstanceId, (u64, Status, Option<u64>)>,
     waiters: BTreeMap<u64, Waiter>,
     waiter_seq: HashMap<InstanceId, u64>,
     hash_seqs: HashMap<InputHash, BTreeSet<u64>>,
@@ -71,6 +74,7 @@ impl Default for KeyTwin {
             fence: 0,
             turns: 0,
             holders: Vec::new(),
+            checks: HashMap::new(),
             waiters: BTreeMap::new(),
             waiter_seq: HashMap::new(),
             hash_seqs: HashMap::new(),
@@ -186,10 +190,32 @@ impl KeyTwin {
         self.holders.iter().map(|(h, _)| h.clone()).collect()
     }
 
-    /// Records that `id` was just checked.
-    pub fn mark_checked(&mut self, id: &InstanceId, now_ms: u64) {
+    /// Records that `id` was just checked, and what the binding answered
+    /// (§10a: failures in a row keep when they began).
+    pub fn mark_checked(&mut self, id: &InstanceId, now_ms: u64, answer: Status) {
         let i = self.holder_index(id).expect("marks only a holder");
         self.holders[i].1 = Some(now_ms);
+        let failing = (self.checks.get(id))
+            .and_then(|(_, _, since)| *since)
+            .filter(|_| answer == Status::Failed)
+            .or((answer == Status::Failed).then_some(now_ms));
+        self.checks.insert(id.clone(), (now_ms, answer, failing));
+    }
+
+    /// §10a: each holder's last check (when, what was answered, since when
+    /// its checks fail), in the order they got the key.
+    pub fn checks(&self) -> Vec<Option<(u64, Status, Option<u64>)>> {
+        (self.holders.iter())
+            .map(|(h, _)| self.checks.get(&h.id).copied())
+            .collect()
+    }
+
+    /// §10a: the earliest start of an unbroken run of failed checks.
+    pub fn failing_since(&self) -> Option<u64> {
+        self.checks
+            .values()
+            .filter_map(|(_, _, since)| *since)
+            .min()
     }
 
     /// Adds a holder behind the others and raises the key's fence to
@@ -229,6 +255,7 @@ impl KeyTwin {
 
     pub fn remove_holder(&mut self, id: &InstanceId) {
         self.history.holder_left(id);
+        self.checks.remove(id);
         if let Some(i) = self.holder_index(id) {
             self.holders.remove(i);
         }
@@ -452,7 +479,7 @@ pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
                 tenant,
                 fence,
             } => key.serve((*priority, tenant.clone()), *fence),
-            Write::MarkChecked(id, now_ms) => key.mark_checked(id, *now_ms),
+            Write::MarkChecked(id, now_ms, answer) => key.mark_checked(id, *now_ms, *answer),
             Write::PushWaiter(waiter) => key.push_waiter(waiter),
             Write::SetWaiterWorkflow(id, workflow) => {
                 key.set_waiter_workflow(id, workflow.as_ref())

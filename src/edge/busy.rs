@@ -2,6 +2,7 @@
 //! pages, and the report a Coordinator sends its list shard (internal:
 //! between Baton's own objects, not part of the contract).
 
+use super::health::State;
 use crate::busy::page::ListLimit;
 use crate::busy::{Busy, Report};
 use crate::ident::Ident;
@@ -21,6 +22,10 @@ pub struct ListRequest {
     pub cursor: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<ListLimit>,
+    /// §10a: only the entries in this state (a page may then answer fewer
+    /// than `limit`, and still a `cursor` while more may follow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<State>,
 }
 
 impl Serialize for ListLimit {
@@ -72,6 +77,8 @@ pub struct ListedKey {
     pub limit: u32,
     /// §11: an operator paused the key.
     pub paused: bool,
+    /// §10a: its health at a glance, from what the key last reported.
+    pub state: State,
 }
 
 /// A page of `serialList`.
@@ -94,6 +101,9 @@ pub struct ListedGroup {
     pub oldest_wait_ms: u64,
     /// Whether an operator paused it (contract §11).
     pub paused: bool,
+    /// §10a, as a key of limit 1 with no stall: `paused`, `backlogged`,
+    /// `at_capacity` or `idle`.
+    pub state: State,
 }
 
 // --- between Baton's objects ---
@@ -112,6 +122,9 @@ pub struct ShardReport {
     /// Absent from a report of an older release: not paused.
     #[serde(default)]
     pub paused: bool,
+    /// §10a (absent from a report of an older release: nothing keeps it).
+    #[serde(default)]
+    pub stalled_from: Option<u64>,
 }
 
 impl ShardReport {
@@ -126,6 +139,7 @@ impl ShardReport {
             limit: busy.limit,
             dead_until: busy.dead_until_ms,
             paused: busy.paused,
+            stalled_from: busy.stalled_from_ms,
         }
     }
 
@@ -141,6 +155,7 @@ impl ShardReport {
                 limit: self.limit.max(1),
                 dead_until_ms: self.dead_until,
                 paused: self.paused,
+                stalled_from_ms: self.stalled_from,
             },
         }
     }
@@ -202,6 +217,10 @@ pub struct ShardPageReply {
     /// §11: whether each key is paused (absent from an older shard: none).
     #[serde(default)]
     pub paused: Vec<bool>,
+    /// §10a: from when each key counts as stalled (absent from an older
+    /// shard: none).
+    #[serde(default)]
+    pub stalled_from: Vec<Option<u64>>,
     /// Whether the shard answered as many keys as it was asked.
     pub full: bool,
 }

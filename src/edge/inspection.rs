@@ -2,6 +2,7 @@
 //! §11): its holders, its waiters in hand-on order with their place and
 //! estimate, its recent holds and counts, and how an operator steers it.
 
+use super::health::{Checked, State, Waits};
 use crate::coordinator::{self as core, Holder, Waiter};
 use crate::ident::{Ident, InputHash, InstanceId};
 use schemars::JsonSchema;
@@ -35,6 +36,10 @@ pub struct Inspection {
     /// §1f: the cap on the key's waiters the latest call that named one
     /// named, or null.
     pub max_waiting: Option<u32>,
+    /// §10a: the key's health at a glance.
+    pub state: State,
+    /// §10a: the waits of `recent`'s holds and of the waiters now.
+    pub waits: Waits,
 }
 
 /// A hold `inspect`'s `recent` shows.
@@ -136,6 +141,9 @@ pub struct HolderEntry {
     pub fence: u64,
     /// Being cancelled (§1d): terminated, it keeps its slot until found dead.
     pub cancelling: bool,
+    /// §10a: when Baton last asked the Workflow binding about it, and
+    /// what it answered; null before the first check.
+    pub checked: Option<Checked>,
 }
 
 impl HolderEntry {
@@ -149,6 +157,7 @@ impl HolderEntry {
             since: holder.since_ms,
             fence: holder.fence,
             cancelling: holder.cancelling,
+            checked: None,
         }
     }
 }

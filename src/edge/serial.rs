@@ -4,6 +4,8 @@
 //! the path).
 
 use super::coordinator::ReleaseReply;
+use super::health::{State, Waits};
+use crate::health::{self, waits, Facts};
 use crate::ident::{newtype, Ident, InstanceId, WorkflowName};
 use crate::limits::PAUSE_REASON_BYTES_MAX;
 use crate::serial_queue::{self as core, ClaimReply, Entry, EntryState};
@@ -278,11 +280,29 @@ pub struct SerialInspection {
     pub recent: Vec<SerialFinished>,
     /// Set while an operator paused the group (contract §11).
     pub paused: Option<Paused>,
+    /// §10a, as a key of limit 1 whose stall the queue does not track:
+    /// `paused`, `backlogged`, `at_capacity` or `idle`.
+    pub state: State,
+    /// §10a: the waits of the waiters now, so far (a group's finished runs
+    /// do not keep how long they waited).
+    pub waits: Waits,
 }
 
-impl From<core::Inspection> for SerialInspection {
-    fn from(view: core::Inspection) -> SerialInspection {
+impl SerialInspection {
+    /// The group as `view` read it, at `now_ms`.
+    pub fn of(view: core::Inspection, now_ms: u64) -> SerialInspection {
+        let facts = Facts::group(
+            view.paused.is_some(),
+            view.holder.is_some(),
+            view.waiting.len() as u32,
+        );
+        let waited = (view.waiting.iter())
+            .map(|w| now_ms.saturating_sub(w.enqueued_at_ms))
+            .collect();
+        let (p50_ms, p95_ms, n) = waits(waited);
         SerialInspection {
+            state: health::state(&facts, now_ms).into(),
+            waits: Waits { p50_ms, p95_ms, n },
             holder: view.holder.and_then(|h| match h.state {
                 EntryState::Holding { heartbeat_at_ms } => Some(SerialHolder {
                     instance_id: h.instance_id,

@@ -133,6 +133,7 @@ impl BusyListCore {
                         page.limit.push(listed.busy.limit);
                         page.reported_at.push(listed.reported_ms);
                         page.paused.push(listed.busy.paused);
+                        page.stalled_from.push(listed.busy.stalled_from_ms);
                     }
                     page
                 })

@@ -8,7 +8,7 @@ use super::js::{self, now_ms, to_js};
 use super::serial_list::list_groups;
 use super::stub::{call_object, CallError};
 use crate::busy::page::{merge, per_shard, Cursor, ListKind, ShardPage};
-use crate::busy::{shard_name, ShardCount};
+use crate::busy::{shard_name, Busy, ShardCount};
 use crate::edge::busy::{KeyList, ListRequest, ListedKey, ShardPageReply, ShardPageRequest};
 use crate::edge::ListCall;
 use crate::limits::{LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS, LIST_VERIFY_AFTER_MS_MAX};
@@ -85,9 +85,11 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
             limit,
             reported_at,
             paused,
+            stalled_from,
             full,
         } = page;
         let mut paused = paused.into_iter();
+        let mut stalled_from = stalled_from.into_iter();
         let entries = keys
             .into_iter()
             .zip(holders)
@@ -97,14 +99,17 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
             .zip(reported_at)
             .map(
                 |(((((key, holders), waiting), oldest_since), limit), reported_at)| {
-                    let entry = Entry {
+                    let busy = Busy {
                         holders,
                         waiting,
-                        oldest_since,
+                        oldest_since_ms: oldest_since,
                         limit,
-                        reported_at,
+                        // A page does not carry it; the list has it applied.
+                        dead_until_ms: None,
                         paused: paused.next().unwrap_or(false),
+                        stalled_from_ms: stalled_from.next().flatten(),
                     };
+                    let entry = Entry { busy, reported_at };
                     (key, entry)
                 },
             )
@@ -118,20 +123,22 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
         .then(|| entries.last().map(|(key, _)| key.clone()))
         .flatten();
     verify(env, &mut entries, now, verify_after).await;
+    let keys = entries
+        .into_iter()
+        .map(|(key, Entry { busy, .. })| ListedKey {
+            state: busy.state_at(now).into(),
+            key,
+            holders: busy.holders,
+            waiting: busy.waiting,
+            oldest_wait_ms: busy.oldest_wait_ms(now),
+            limit: busy.limit,
+            paused: busy.paused,
+        })
+        // The cursor is the last key read, whatever the filter leaves out.
+        .filter(|listed| request.state.is_none_or(|state| listed.state == state))
+        .collect();
     Ok(KeyList {
-        keys: entries
-            .into_iter()
-            .map(|(key, entry)| ListedKey {
-                key,
-                holders: entry.holders,
-                waiting: entry.waiting,
-                oldest_wait_ms: entry
-                    .oldest_since
-                    .map_or(0, |since| now.saturating_sub(since)),
-                limit: entry.limit,
-                paused: entry.paused,
-            })
-            .collect(),
+        keys,
         cursor: next.map(|after| {
             Cursor {
                 kind: ListKind::Keys,
@@ -142,14 +149,10 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
     })
 }
 
-/// A listed key as a shard showed it.
+/// A listed key as a shard showed it, and when the shard took its report.
 struct Entry {
-    holders: u32,
-    waiting: u32,
-    oldest_since: Option<u64>,
-    limit: u32,
+    busy: Busy,
     reported_at: u64,
-    paused: bool,
 }
 
 /// What a key's Coordinator answers `listReport`.
@@ -163,6 +166,8 @@ struct Reported {
     limit: u32,
     #[serde(default)]
     paused: bool,
+    #[serde(default)]
+    stalled_from: Option<u64>,
 }
 
 /// Asks the Coordinators of the entries no report has confirmed for
@@ -198,12 +203,13 @@ async fn verify(env: &Env, entries: &mut Vec<(String, Entry)>, now: u64, after_m
             gone.push(i);
             continue;
         }
-        let entry = &mut entries[i].1;
-        entry.holders = reported.holders;
-        entry.waiting = reported.waiting;
-        entry.oldest_since = reported.oldest_since;
-        entry.limit = reported.limit;
-        entry.paused = reported.paused;
+        let busy = &mut entries[i].1.busy;
+        busy.holders = reported.holders;
+        busy.waiting = reported.waiting;
+        busy.oldest_since_ms = reported.oldest_since;
+        busy.limit = reported.limit;
+        busy.paused = reported.paused;
+        busy.stalled_from_ms = reported.stalled_from;
     }
     gone.sort_unstable();
     for i in gone.into_iter().rev() {
@@ -246,6 +252,7 @@ impl BusyService {
                 ListRequest {
                     cursor: None,
                     limit: None,
+                    state: None,
                 }
             } else {
                 js::request(input)?

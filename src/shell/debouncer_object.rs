@@ -68,7 +68,7 @@ impl Rules for Debouncer {
         assert_invariants(state);
     }
     fn scope(key: &str) -> Scope<'_> {
-        Scope::Key(key)
+        Scope::Debounce(key)
     }
 }
 
@@ -214,7 +214,7 @@ impl Driver<Debouncer> {
                 };
                 decision_log::decision(
                     kind,
-                    Scope::Key(request.key.as_str()),
+                    Scope::Debounce(request.key.as_str()),
                     reply.instance_id.as_str(),
                     reply.outcome.as_str(),
                     &reason,
@@ -227,7 +227,7 @@ impl Driver<Debouncer> {
                     .iter()
                     .filter(|b| b.id != reply.instance_id)
                 {
-                    let (scope, id) = (Scope::Key(request.key.as_str()), batch.id.as_str());
+                    let (scope, id) = (Scope::Debounce(request.key.as_str()), batch.id.as_str());
                     let reason = batch.reason();
                     decision_log::decision(Kind::Contended, scope, id, "started", &reason, None);
                 }
@@ -250,7 +250,7 @@ impl Driver<Debouncer> {
             Reply::StartAt { instance_id, at } => {
                 decision_log::decision(
                     Kind::Routine,
-                    Scope::Key(request.key.as_str()),
+                    Scope::Debounce(request.key.as_str()),
                     instance_id.as_str(),
                     "scheduled",
                     &format!("startAt {}", crate::error::Number(at)),
@@ -275,7 +275,7 @@ impl Driver<Debouncer> {
                 if let Some(id) = &cancelled {
                     decision_log::decision(
                         Kind::Contended,
-                        Scope::Key(request.key.as_str()),
+                        Scope::Debounce(request.key.as_str()),
                         id.as_str(),
                         "cancelled",
                         "its pending start was dropped",

@@ -7,7 +7,13 @@
 //! instance's end ([`Kind::Contended`]), `all` prints every decision, `off`
 //! none. Errors from Baton's own I/O are not decisions: they print always,
 //! elsewhere.
+//!
+//! §9a: every decision the `contended` level prints (whatever the level
+//! configured) also writes one data point to the Analytics Engine dataset
+//! bound as `BATON_METRICS`, if one is (`super::metrics`); this is the one
+//! place that decides it, from the line's kind.
 
+use crate::limits::METRICS_INDEX_BYTES_MAX;
 use crate::transition::LogLine;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -48,6 +54,7 @@ pub fn configure(env: &worker::Env) {
     if CONFIGURED.swap(true, Ordering::Relaxed) {
         return;
     }
+    super::metrics::configure(env);
     let value = env.var("BATON_LOG").ok().map(|v| v.to_string());
     let level = parse_level(value.as_deref()).unwrap_or_else(|message| {
         worker::console_error!("{message}");
@@ -67,14 +74,43 @@ pub fn prints(kind: Kind) -> bool {
     }
 }
 
-/// What a log line is about: a Coordinator or Debouncer key, a
+/// What a log line is about: a Coordinator key, a Debouncer key, a
 /// serial-queue group, a run key or a rate-limit bucket.
 #[derive(Clone, Copy)]
 pub enum Scope<'a> {
     Key(&'a str),
+    Debounce(&'a str),
     Group(&'a str),
     Run(&'a str),
     Bucket(&'a str),
+}
+
+impl Scope<'_> {
+    /// The concept a data point names (§9a).
+    fn concept(self) -> &'static str {
+        match self {
+            Scope::Key(_) => "coordinator",
+            Scope::Debounce(_) => "debounce",
+            Scope::Group(_) => "serial",
+            Scope::Run(_) => "runs",
+            Scope::Bucket(_) => "rate",
+        }
+    }
+}
+
+/// What a decision's data point carries besides its line (§9a): the
+/// instance's Workflow, how long the hold it ended lasted, and the key's
+/// holders, waiters and limit as the decision left them; 0 (or none)
+/// where a figure does not apply or the concept does not keep it.
+#[derive(Clone, Copy, Default)]
+pub struct Figures<'a> {
+    pub workflow: Option<&'a str>,
+    /// The wait this decision ended, when its line names none.
+    pub waited_ms: Option<u64>,
+    pub held_ms: u64,
+    pub holders: u32,
+    pub waiting: u32,
+    pub limit: u32,
 }
 
 /// One line, serialized straight from borrowed fields (no intermediate JSON
@@ -97,6 +133,10 @@ struct Line<'a> {
     reason: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     waited_ms: Option<u64>,
+    /// §9a: this decision's data point was dropped (its write threw): how
+    /// many this isolate has dropped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metrics_dropped: Option<u64>,
 }
 
 /// Logs one decision of `kind`, if the level prints it. `waited_ms` is how
@@ -109,25 +149,35 @@ pub fn decision(
     reason: &str,
     waited_ms: Option<u64>,
 ) {
-    print(kind, scope, Some(instance), decision, reason, waited_ms);
+    let said = Said {
+        instance: Some(instance),
+        decision,
+        reason,
+        waited_ms,
+    };
+    print(kind, scope, &said, &Figures::default());
+}
+
+/// A line's words.
+struct Said<'a> {
+    instance: Option<&'a str>,
+    decision: &'a str,
+    reason: &'a str,
+    waited_ms: Option<u64>,
 }
 
 /// One line, with or without an instance (an operator's decision on a
-/// whole key has none).
-fn print(
-    kind: Kind,
-    scope: Scope<'_>,
-    instance: Option<&str>,
-    decision: &str,
-    reason: &str,
-    waited_ms: Option<u64>,
-) {
+/// whole key has none), and for a contended decision its data point.
+fn print(kind: Kind, scope: Scope<'_>, said: &Said<'_>, figures: &Figures<'_>) {
+    let metrics_dropped = (kind == Kind::Contended)
+        .then(|| point(scope, said, figures))
+        .flatten();
     if !prints(kind) {
         return;
     }
     let (mut key, mut group, mut run, mut bucket) = (None, None, None, None);
     match scope {
-        Scope::Key(k) => key = Some(k),
+        Scope::Key(k) | Scope::Debounce(k) => key = Some(k),
         Scope::Group(g) => group = Some(g),
         Scope::Run(r) => run = Some(r),
         Scope::Bucket(b) => bucket = Some(b),
@@ -138,10 +188,11 @@ fn print(
         group,
         run,
         bucket,
-        instance,
-        decision,
-        reason,
-        waited_ms,
+        instance: said.instance,
+        decision: said.decision,
+        reason: said.reason,
+        waited_ms: said.waited_ms,
+        metrics_dropped,
     };
     // Serializing borrowed strings and an integer cannot fail.
     let text = serde_json::to_string(&line).unwrap_or_default();
@@ -154,12 +205,48 @@ fn print(
 
 /// Prints a line a core decided, in `scope`.
 pub fn line(scope: Scope<'_>, line: &LogLine) {
-    print(
-        line.kind,
-        scope,
-        line.instance.as_ref().map(|i| i.as_str()),
-        line.decision,
-        &line.reason,
-        line.waited_ms,
-    );
+    line_with(scope, line, &Figures::default());
+}
+
+/// Prints a line a core decided, in `scope`, its data point carrying
+/// `figures`.
+pub fn line_with(scope: Scope<'_>, line: &LogLine, figures: &Figures<'_>) {
+    let said = Said {
+        instance: line.instance.as_ref().map(|i| i.as_str()),
+        decision: line.decision,
+        reason: &line.reason,
+        waited_ms: line.waited_ms,
+    };
+    print(line.kind, scope, &said, figures);
+}
+
+/// §9a: a contended decision's data point, if a dataset is bound; the
+/// count of dropped points if this one was dropped.
+fn point(scope: Scope<'_>, said: &Said<'_>, figures: &Figures<'_>) -> Option<u64> {
+    let (Scope::Key(index)
+    | Scope::Debounce(index)
+    | Scope::Group(index)
+    | Scope::Run(index)
+    | Scope::Bucket(index)) = scope;
+    super::metrics::write(&super::metrics::Point {
+        index: truncated(index, METRICS_INDEX_BYTES_MAX),
+        concept: scope.concept(),
+        what: said.decision,
+        instance: said.instance.filter(|id| *id != "-"),
+        workflow: figures.workflow,
+        waited_ms: said.waited_ms.or(figures.waited_ms).unwrap_or(0),
+        held_ms: figures.held_ms,
+        holders: figures.holders,
+        waiting: figures.waiting,
+        limit: figures.limit,
+    })
+}
+
+/// `text`'s longest prefix of at most `max` bytes that ends on a character.
+fn truncated(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }

@@ -10,7 +10,7 @@ use super::js;
 use super::workflow::Workflow;
 use crate::debounce::IdSuffix;
 use crate::transition::{Check, Create, CreateOutcome, Terminate};
-use crate::workflow::Liveness;
+use crate::workflow::Status;
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::Env;
@@ -52,7 +52,7 @@ pub async fn create(env: &Env, scope: Scope<'_>, create: &Create) -> CreateOutco
 /// binding that is not there is `Unknown` (never taken for dead).
 pub async fn liveness(env: &Env, bindings: &[String], check: &Check) -> Found {
     let first = match Workflow::from_env(env, &check.workflow) {
-        Ok(workflow) => workflow.liveness(check.id.as_str()).await,
+        Ok(workflow) => workflow.answer(check.id.as_str()).await,
         // A binding that vanished from the configuration, or a Baton
         // deployed before its Workflow (the first deploy's step 1): nothing
         // can be said, and nothing is taken on a guess. The operator is
@@ -61,7 +61,7 @@ pub async fn liveness(env: &Env, bindings: &[String], check: &Check) -> Found {
             let (js::Thrown::Refused(message) | js::Thrown::Failed(message)) =
                 js::Thrown::of(&error);
             worker::console_warn!("{message}");
-            Liveness::Unknown
+            Status::Failed
         }
     };
     found(env, bindings, &check.workflow, check.id.as_str(), first).await

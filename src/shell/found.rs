@@ -17,53 +17,62 @@
 
 use super::decision_log::{self, Kind, Scope};
 use super::workflow::Workflow;
-use crate::workflow::{found_elsewhere_reason, Liveness, FOUND_ELSEWHERE};
+use crate::workflow::{found_elsewhere_reason, Liveness, Status, FOUND_ELSEWHERE};
 use worker::Env;
 
 /// What the lookup came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
-    pub liveness: Liveness,
+    /// What the binding that answered said (§10a's `checked.status`).
+    pub answer: Status,
     /// The other binding that found the instance, when the remembered one
     /// could not.
     pub through: Option<String>,
 }
 
+impl Found {
+    /// What the decisions act on.
+    pub fn liveness(&self) -> Liveness {
+        self.answer.liveness()
+    }
+}
+
 /// `first`, the answer through `remembered`, unless it is "not found":
 /// then the first other binding of `bindings` that finds `id`, in the
 /// order `WORKFLOW_BINDINGS` lists them. A binding whose call failed
-/// (`Unknown`) leaves the answer unknown unless another finds it: the
+/// leaves the answer failed (unknown) unless another finds it: the
 /// instance may be there, so it is not taken for dead.
 pub async fn found(
     env: &Env,
     bindings: &[String],
     remembered: &str,
     id: &str,
-    first: Liveness,
+    first: impl Into<Status>,
 ) -> Found {
-    let mut answer = Found {
-        liveness: first,
+    let mut found = Found {
+        answer: first.into(),
         through: None,
     };
-    if first != Liveness::NotFound {
-        return answer;
+    if found.liveness() != Liveness::NotFound {
+        return found;
     }
     for other in bindings.iter().filter(|b| b.as_str() != remembered) {
         let Ok(workflow) = Workflow::from_env(env, other) else {
             continue;
         };
-        match workflow.liveness(id).await {
+        let answer = workflow.answer(id).await;
+        match answer.liveness() {
             Liveness::NotFound => {}
-            Liveness::Unknown => answer.liveness = Liveness::Unknown,
-            liveness @ (Liveness::Alive | Liveness::Dead) => {
+            Liveness::Unknown => found.answer = answer,
+            Liveness::Alive | Liveness::Dead => {
                 return Found {
-                    liveness,
+                    answer,
                     through: Some(other.clone()),
                 }
             }
         }
     }
-    answer
+    found
 }
 
 /// Prints §1a's `warn` line for a concept whose core hands the shell the

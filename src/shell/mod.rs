@@ -34,7 +34,8 @@
 //!   [`serial_found`]: §1a's lookup for its holders and handed waiters;
 //!   [`serial_steer`]: its pause and resume (contract §11).
 //! - [`d1_results`]: a D1 batch's results, read into the serial queue's outcomes.
-//! - [`decision_log`]: one structured log line per decision.
+//! - [`decision_log`]: one structured log line per decision; [`metrics`]:
+//!   a contended decision's data point to Analytics Engine (contract §9a).
 //! - [`http`]: the HTTP API, the status page's files and the OpenAPI document;
 //!   `http_body` reads a request's body and drains a refused one.
 //! - [`entry`]: the Worker's fetch handler (`HttpApi`), which JS constructs
@@ -56,6 +57,7 @@ pub mod http;
 mod http_body;
 pub mod js;
 pub mod js_json;
+pub mod metrics;
 pub mod object;
 pub mod rate_limiter_object;
 pub mod rpc;

@@ -102,7 +102,7 @@ impl Perform<Runs> for Check {
             Some(Reply::Checking(pending)) => Some((
                 Input::Checked {
                     pending: pending.clone(),
-                    liveness: found.liveness,
+                    liveness: found.liveness(),
                     through: found.through,
                 },
                 self.answers,

@@ -57,6 +57,6 @@ impl Shell {
             let outcomes = self.run(&core::rebind(group, id, to)).await?;
             print(group, &core::rebind_outcome(id, remembered, to, &outcomes));
         }
-        Ok(answer.liveness)
+        Ok(answer.liveness())
     }
 }

@@ -6,6 +6,8 @@ use super::js::now_ms;
 use super::stub::CallError;
 use crate::busy::page::{Cursor, ListKind};
 use crate::edge::busy::{GroupList, ListRequest, ListedGroup};
+use crate::edge::health::State;
+use crate::health::{self, Facts};
 use crate::serial_queue::sql::LIST_GROUPS;
 use wasm_bindgen::JsValue;
 use worker::Env;
@@ -50,19 +52,25 @@ pub async fn list_groups(env: &Env, request: ListRequest) -> Result<GroupList, C
         .map_err(failed)?;
     let more = rows.len() > limit as usize;
     let now = now_ms();
-    let groups: Vec<ListedGroup> = rows
+    let mut groups: Vec<ListedGroup> = rows
         .into_iter()
         .take(limit as usize)
-        .map(|row| ListedGroup {
-            group: row.group_name,
-            holder: row.holder,
-            waiting: row.waiting.unwrap_or(0.0) as u32,
-            oldest_wait_ms: row
-                .oldest_since
-                .map_or(0, |since| now.saturating_sub(since as u64)),
-            paused: row.paused.is_some_and(|p| p != 0.0),
+        .map(|row| {
+            let waiting = row.waiting.unwrap_or(0.0) as u32;
+            let paused = row.paused.is_some_and(|p| p != 0.0);
+            ListedGroup {
+                state: group_state(paused, row.holder.is_some(), waiting),
+                group: row.group_name,
+                holder: row.holder,
+                waiting,
+                oldest_wait_ms: row
+                    .oldest_since
+                    .map_or(0, |since| now.saturating_sub(since as u64)),
+                paused,
+            }
         })
         .collect();
+    // The cursor is the last group read, whatever the filter leaves out.
     let cursor = more.then(|| {
         Cursor {
             kind: ListKind::Groups,
@@ -70,5 +78,13 @@ pub async fn list_groups(env: &Env, request: ListRequest) -> Result<GroupList, C
         }
         .encode()
     });
+    if let Some(state) = request.state {
+        groups.retain(|g| g.state == state);
+    }
     Ok(GroupList { groups, cursor })
+}
+
+/// §10a for a group (`Facts::group`).
+fn group_state(paused: bool, held: bool, waiting: u32) -> State {
+    health::state(&Facts::group(paused, held, waiting), 0).into()
 }

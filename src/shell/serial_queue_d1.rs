@@ -273,7 +273,10 @@ impl Shell {
         request: SerialInspect,
     ) -> Result<SerialInspection, JsValue> {
         let outcomes = self.run(&core::inspect(&request.group)).await?;
-        Ok(core::inspect_outcome(&outcomes).into())
+        Ok(SerialInspection::of(
+            core::inspect_outcome(&outcomes),
+            now_ms(),
+        ))
     }
 }
 

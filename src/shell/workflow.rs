@@ -14,7 +14,7 @@
 //! defines it (an embedding Worker: a Worker's exports are its own).
 
 use crate::limits::WORKFLOW_CALL_TIMEOUT_MS;
-use crate::workflow::Liveness;
+use crate::workflow::{Liveness, Status};
 use futures_util::future::{select, Either};
 use js_sys::{Object, Promise, Reflect};
 use std::pin::pin;
@@ -51,45 +51,6 @@ extern "C" {
     fn send_event(this: &WorkflowInstance, event: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn terminate(this: &WorkflowInstance) -> Result<Promise, JsValue>;
-}
-
-/// The statuses the platform reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InstanceStatus {
-    Queued,
-    Running,
-    Paused,
-    Waiting,
-    WaitingForPause,
-    Complete,
-    Errored,
-    Terminated,
-    /// A status this code does not know: treated as alive, the cautious reading.
-    Unknown,
-}
-
-impl InstanceStatus {
-    pub fn parse(text: &str) -> InstanceStatus {
-        match text {
-            "queued" => InstanceStatus::Queued,
-            "running" => InstanceStatus::Running,
-            "paused" => InstanceStatus::Paused,
-            "waiting" => InstanceStatus::Waiting,
-            "waitingForPause" => InstanceStatus::WaitingForPause,
-            "complete" => InstanceStatus::Complete,
-            "errored" => InstanceStatus::Errored,
-            "terminated" => InstanceStatus::Terminated,
-            _ => InstanceStatus::Unknown,
-        }
-    }
-
-    /// The contract's "dead": finished one way or another.
-    pub fn is_dead(self) -> bool {
-        matches!(
-            self,
-            InstanceStatus::Complete | InstanceStatus::Errored | InstanceStatus::Terminated
-        )
-    }
 }
 
 impl Workflow {
@@ -151,21 +112,24 @@ impl Workflow {
     /// as such (dead, unless the caller allows an enqueue grace); any other
     /// failure is `Unknown`.
     pub async fn liveness(&self, id: &str) -> Liveness {
+        self.answer(id).await.liveness()
+    }
+
+    /// What the binding answers about instance `id`'s status (§10a).
+    pub async fn answer(&self, id: &str) -> Status {
         let status = async {
             let instance = self.instance(id).await?;
             instance.current_status().await
         };
-        liveness_of(status.await)
+        answer_of(status.await)
     }
 }
 
 impl WorkflowInstance {
-    pub async fn current_status(&self) -> Result<InstanceStatus, JsValue> {
+    pub async fn current_status(&self) -> Result<Status, JsValue> {
         let details = answer("status", self.status()?).await?;
         let status = Reflect::get(&details, &"status".into())?;
-        Ok(InstanceStatus::parse(
-            &status.as_string().unwrap_or_default(),
-        ))
+        Ok(Status::of_platform(&status.as_string().unwrap_or_default()))
     }
 
     /// Sends an event of `event_type` with `payload`.
@@ -207,12 +171,17 @@ fn is_present(value: &JsValue) -> bool {
 
 /// Alive or dead by a status query's result. Not found is dead (the
 /// contract's rule); any other failure is `Unknown`.
-pub fn liveness_of(status: Result<InstanceStatus, JsValue>) -> Liveness {
+pub fn liveness_of(status: Result<Status, JsValue>) -> Liveness {
+    answer_of(status).liveness()
+}
+
+/// A status query's result as Baton keeps it (§10a): the status, not
+/// found, or failed (threw, or did not answer in time).
+pub fn answer_of(status: Result<Status, JsValue>) -> Status {
     match status {
-        Ok(status) if status.is_dead() => Liveness::Dead,
-        Ok(_) => Liveness::Alive,
-        Err(error) if is_not_found(&error) => Liveness::NotFound,
-        Err(_) => Liveness::Unknown,
+        Ok(status) => status,
+        Err(error) if is_not_found(&error) => Status::NotFound,
+        Err(_) => Status::Failed,
     }
 }
 

@@ -454,7 +454,10 @@ impl Sim {
                         holder,
                         liveness,
                     },
-                    Second::Tick(holder) => Input::TickChecked { holder, liveness },
+                    Second::Tick(holder) => Input::TickChecked {
+                        holder,
+                        answer: liveness.into(),
+                    },
                 };
                 self.decide(who, input)
             }
@@ -477,7 +480,8 @@ impl Sim {
                 }
             }
             Op::CancelledStatus(holder, liveness) => {
-                self.decide(None, Input::Cancelled { holder, liveness })
+                let answer = liveness.into();
+                self.decide(None, Input::Cancelled { holder, answer })
             }
             Op::Terminate(of) => {
                 let i = self.index[&of];
@@ -873,7 +877,7 @@ fn a_cancelled_holder_keeps_its_slot_until_found_dead_then_it_goes_on_with_the_n
         4,
         Input::Cancelled {
             holder: old.clone(),
-            liveness: Liveness::Alive,
+            answer: Liveness::Alive.into(),
         },
     )
     .expect("never refused");
@@ -893,7 +897,7 @@ fn a_cancelled_holder_keeps_its_slot_until_found_dead_then_it_goes_on_with_the_n
         6,
         Input::Cancelled {
             holder: old.clone(),
-            liveness: Liveness::Dead,
+            answer: Liveness::Dead.into(),
         },
     )
     .expect("never refused");

@@ -72,7 +72,7 @@ describe("the list of busy keys, by its shards", () => {
     assert.deepEqual(entries.map((e) => e.key), keys);
     assert.ok(sizes.length >= 5 && sizes.every((n) => n >= 1 && n <= 50), JSON.stringify(sizes));
     const first = entries[0];
-    assert.deepEqual({ ...first, oldestWaitMs: undefined }, { key: keys[0], holders: 1, waiting: 1, limit: 1, oldestWaitMs: undefined, paused: false });
+    assert.deepEqual({ ...first, oldestWaitMs: undefined }, { key: keys[0], holders: 1, waiting: 1, limit: 1, oldestWaitMs: undefined, paused: false, state: "backlogged" });
     assert.ok(first.oldestWaitMs >= 1000, JSON.stringify(first));
     // The default page is 100.
     assert.equal((await listOk(h, "coordinatorList", {})).keys.length, 100);
@@ -162,14 +162,29 @@ describe("the list of busy groups (D1)", () => {
     await listOk(h, "serialRelease", { group: "g/7", instanceId: "h7" });
     const { entries, sizes } = await listAll(h, "serialList", 2);
     assert.deepEqual(entries.map((g) => g.group), ["g/0", "g/1", "g/2", "g/3", "g/4", "g/5", "g/6"]);
-    assert.deepEqual({ ...entries[6], oldestWaitMs: 0 }, { group: "g/6", holder: null, waiting: 1, oldestWaitMs: 0, paused: false });
+    assert.deepEqual({ ...entries[6], oldestWaitMs: 0 }, { group: "g/6", holder: null, waiting: 1, oldestWaitMs: 0, paused: false, state: "backlogged" });
     const g0 = entries.find((g) => g.group === "g/0");
     assert.equal(g0.holder, "h0");
     assert.equal(g0.waiting, 1);
     assert.ok(g0.oldestWaitMs >= 0);
     const g1 = entries.find((g) => g.group === "g/1");
-    assert.deepEqual(g1, { group: "g/1", holder: "h1", waiting: 0, oldestWaitMs: 0, paused: false });
+    assert.deepEqual(g1, { group: "g/1", holder: "h1", waiting: 0, oldestWaitMs: 0, paused: false, state: "at_capacity" });
     assert.ok(sizes.every((n) => n <= 2));
+    // §10a: the state filter keeps exactly the groups in that state, over pages.
+    const byState = (state) => entries.filter((g) => g.state === state).map((g) => g.group);
+    assert.deepEqual(byState("at_capacity"), ["g/1", "g/3", "g/5"]);
+    for (const state of ["at_capacity", "backlogged", "paused"]) {
+      const filtered = [];
+      let cursor;
+      do {
+        const page = await listOk(h, "serialList", { limit: 2, state, ...(cursor ? { cursor } : {}) });
+        filtered.push(...page.groups.map((g) => g.group));
+        cursor = page.cursor;
+      } while (cursor);
+      assert.deepEqual(filtered, byState(state), state);
+    }
+    const refused = await h.serial("serialList", { state: "stuck" });
+    assert.match(refused.error, /^BatonError: state must be one of paused, stalled, backlogged, at_capacity, active, idle/);
   });
 });
 
@@ -223,7 +238,7 @@ describe("the list and the history, with real Workflows", () => {
 
     await holderAndWaiter(key, "el-h", "el-w");
     const listed = await untilListed(h, "the key listed", (keys) => keys.get(key)?.waiting === 1);
-    assert.deepEqual({ ...listed.get(key), oldestWaitMs: 0 }, { key, holders: 1, waiting: 1, oldestWaitMs: 0, limit: 1, paused: false });
+    assert.deepEqual({ ...listed.get(key), oldestWaitMs: 0 }, { key, holders: 1, waiting: 1, oldestWaitMs: 0, limit: 1, paused: false, state: "backlogged" });
     await h.sendEvent("el-h", "finish", {});
     await h.untilInspect(key, "el-w holding", (v) => v.holder?.id === "el-w");
     await untilListed(h, "the key gone from the list", (keys) => !keys.has(key));
@@ -269,7 +284,7 @@ describe("the list and the history, with real Workflows", () => {
     await h.untilInspect(key, "the key free", (v) => v.holder === null);
     // Listed for the hour, with its holders as they change.
     const listed = await untilListed(h, "the key listed, free, for its dead holder", (keys) => keys.get(key)?.holders === 0);
-    assert.deepEqual(listed.get(key), { key, holders: 0, waiting: 0, oldestWaitMs: 0, limit: 1, paused: false });
+    assert.deepEqual(listed.get(key), { key, holders: 0, waiting: 0, oldestWaitMs: 0, limit: 1, paused: false, state: "idle" });
   });
 });
 

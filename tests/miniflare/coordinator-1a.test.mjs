@@ -4,7 +4,7 @@
 // No assertion is about timing; every wait polls for a state.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startBaton } from "./harness.mjs";
+import { settled, startBaton } from "./harness.mjs";
 
 const DONE = { superseded: false, value: "done" };
 
@@ -161,7 +161,7 @@ describe("§1a with real Workflows (holder-check alarm effectively off)", () => 
     await h.create("bo-h", { key, waitForFinish: true });
     await h.untilInspect(key, "bo-h holding", (v) => v.holder?.id === "bo-h");
     await h.ok(key, "enqueue", key, false, "bo-w");
-    const before = await h.inspect(key);
+    const before = settled(await h.inspect(key));
     const cases = [
       ["workflow", { workflow: "NOPE" }],
       ["workflow", { workflow: "not a binding" }],
@@ -198,7 +198,7 @@ describe("§1a with real Workflows (holder-check alarm effectively off)", () => 
         assert.ok("error" in result && result.error.includes(field), `${method}: ${JSON.stringify(result)}`);
       }
     }
-    assert.deepEqual(await h.inspect(key), before);
+    assert.deepEqual(settled(await h.inspect(key)), before);
     assert.equal(await h.status("bo-h"), "running");
     await h.sendEvent("bo-h", "finish", {});
     await h.output("bo-h");

@@ -7,7 +7,7 @@
 // loose factor on etaMs; every wait polls for a state.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startBaton } from "./harness.mjs";
+import { settled, startBaton } from "./harness.mjs";
 
 function untilWaiting(h, key, id) {
   return h.untilInspect(key, `${id} waiting`, (view) => view.waiting.some((w) => w.id === id));
@@ -103,7 +103,7 @@ describe("§1c with real Workflows", () => {
     assert.deepEqual(await h.output("ps-free"), { superseded: false, value: "done" });
 
     const first = await holder(h, key);
-    const held = await h.inspect(key);
+    const held = settled(await h.inspect(key));
     // Held, nobody waiting: withKey returns { busy: true } without its body.
     await h.create("ps-held", { key, onBusy: "skip" });
     assert.deepEqual(await h.output("ps-held"), { busy: true });
@@ -112,16 +112,16 @@ describe("§1c with real Workflows", () => {
       busy: true,
       terminated: [],
     });
-    assert.deepEqual(await h.inspect(key), held, "nothing registered or changed");
+    assert.deepEqual(settled(await h.inspect(key)), held, "nothing registered or changed");
 
     // With a waiter.
     await queue(h, key, [["ps-waiter", {}]]);
-    const waited = await h.inspect(key);
+    const waited = settled(await h.inspect(key));
     await h.create("ps-queued", { key, onBusy: "skip" });
     assert.deepEqual(await h.output("ps-queued"), { busy: true });
     assert.equal(await h.ok(key, "acquire", key, "ps-rpc", { onBusy: "skip" }), "busy");
     assert.deepEqual(await h.ok(key, "acquire", key, "ps-rpc", { onBusy: "skip", grant: true }), { status: "busy" });
-    assert.deepEqual(await h.inspect(key), waited, "nothing registered or changed");
+    assert.deepEqual(settled(await h.inspect(key)), waited, "nothing registered or changed");
 
     assert.deepEqual(await h.logOf(["ps-held", "ps-queued"]), [], "no skipped body ran");
     await h.sendEvent(first, "finish", {});
@@ -131,7 +131,7 @@ describe("§1c with real Workflows", () => {
   test("bad priority, tenant and onBusy are refused by name and change nothing", async () => {
     const key = "prio-bad";
     const first = await holder(h, key);
-    const view = await h.inspect(key);
+    const view = settled(await h.inspect(key));
     const cases = [
       [{ priority: 101 }, /^BatonError: priority must be an integer from -100 to 100/],
       [{ priority: 1.5 }, /^BatonError: priority must be an integer from -100 to 100/],
@@ -145,7 +145,7 @@ describe("§1c with real Workflows", () => {
       const enqueued = await h.rpc(key, "enqueue", key, false, "pb-e", undefined, options);
       assert.match(enqueued.error ?? "", message, JSON.stringify(enqueued));
     }
-    assert.deepEqual(await h.inspect(key), view);
+    assert.deepEqual(settled(await h.inspect(key)), view);
     await h.sendEvent(first, "finish", {});
     await h.output(first);
   });

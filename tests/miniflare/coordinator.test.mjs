@@ -3,7 +3,7 @@
 // No assertion is about timing; every wait polls for a state.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startBaton } from "./harness.mjs";
+import { settled, startBaton } from "./harness.mjs";
 
 const DONE = { superseded: false, value: "done" };
 
@@ -177,7 +177,7 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
     await h.create("bad-h", { key, waitForFinish: true });
     await untilHolder(h, key, "bad-h");
     await h.ok(key, "enqueue", key, false, "bad-w", "hash-w");
-    const before = await h.inspect(key);
+    const before = settled(await h.inspect(key));
     assert.equal(before.holder.id, "bad-h");
     assert.deepEqual(ids(before), ["bad-w"]);
 
@@ -221,7 +221,7 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
       assert.match(result.error, /^BatonError:/, call);
       assert.ok(result.error.includes(field), `${call}: ${result.error} should name ${field}`);
     }
-    assert.deepEqual(await h.inspect(key), before);
+    assert.deepEqual(settled(await h.inspect(key)), before);
     assert.equal(await h.status("bad-h"), "running");
   });
 
@@ -231,16 +231,16 @@ describe("Coordinator with real Workflows (holder-check alarm effectively off)",
     await untilHolder(h, key, "rel-h");
     await h.ok(key, "enqueue", key, false, "rel-w1");
     await h.ok(key, "enqueue", key, false, "rel-w2");
-    const before = await h.inspect(key);
+    const before = settled(await h.inspect(key));
     assert.deepEqual(ids(before), ["rel-w1", "rel-w2"]);
 
     assert.deepEqual(await h.ok(key, "release", key, "rel-stranger"), { next: null });
-    assert.deepEqual(await h.inspect(key), before);
+    assert.deepEqual(settled(await h.inspect(key)), before);
 
     assert.deepEqual(await h.ok(key, "release", key, "rel-w1"), { next: null });
     // Everyone behind it moves up a place (§1c's `position`).
     const movedUp = before.waiting.slice(1).map((w) => ({ ...w, position: w.position - 1 }));
-    assert.deepEqual(await h.inspect(key), { ...before, waiting: movedUp });
+    assert.deepEqual(settled(await h.inspect(key)), { ...before, waiting: movedUp });
     assert.equal(await h.status("rel-h"), "running");
   });
 });

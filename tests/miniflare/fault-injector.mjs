@@ -26,6 +26,12 @@
 // - a D1 `batch` (the serial queue's) fails as a whole, before it runs;
 // - the object sending a list report (`BUSY_LIST`'s `report`) resets
 //   between its commit and the report, or after it.
+//
+// A STAND-IN DATASET (test code): with the variable FAULT_INJECTOR_METRICS
+// set, Baton's env has a `BATON_METRICS` that is not Workers Analytics
+// Engine (miniflare has none) but records each `writeDataPoint` in this
+// isolate (GET /__fault-injector/metrics reads and clears them), or, while
+// the plan says `metricsThrow`, throws as a failing dataset would.
 import * as baton from "../../js/worker.mjs";
 
 /** Production's limits on an event type (TOOLCHAIN.md). */
@@ -41,8 +47,22 @@ let seen = new Map();
 /** Ids this isolate has created, per Workflow: two racing creates of one id cannot both pass the check. */
 const createdIds = new Map();
 
+ /** The data points the stand-in dataset recorded (see the top). */
+let metricPoints = [];
+
+/** The stand-in for an Analytics Engine dataset: records, or throws while the plan says so. */
+const standInDataset = {
+  writeDataPoint(point) {
+    if (plan.metricsThrow) {
+      count("metricsThrown");
+      throw new Error("fault-injector: writeDataPoint failed");
+    }
+    metricPoints.push(JSON.parse(JSON.stringify(point)));
+  },
+};
+
 function emptyPlan() {
-  return { seed: 0, rates: {}, hangRate: 0, hangMsMax: 0, fails: [], hangs: [], resets: [], resetRates: {}, d1BatchRate: 0, d1Fails: 0 };
+  return { metricsThrow: false, seed: 0, rates: {}, hangRate: 0, hangMsMax: 0, fails: [], hangs: [], resets: [], resetRates: {}, d1BatchRate: 0, d1Fails: 0 };
 }
 
 /**
@@ -370,6 +390,7 @@ function injectedEnv(env, object) {
   const names = workflowNames(env);
   return new Proxy(env, {
     get(target, name, receiver) {
+      if (name === "BATON_METRICS" && target.FAULT_INJECTOR_METRICS) return standInDataset;
       const value = Reflect.get(target, name, receiver);
       if (typeof name !== "string" || value == null) return value;
       if (!wrapped.has(name)) {
@@ -420,6 +441,11 @@ export class Baton extends baton.Baton {
   }
 
   async fetch(request) {
+    if (new URL(request.url).pathname === "/__fault-injector/metrics") {
+      const points = metricPoints;
+      metricPoints = [];
+      return Response.json(points);
+    }
     if (new URL(request.url).pathname === "/__fault-injector") {
       const reply = request.method === "POST" ? faultPlan(await request.json()) : faultReport();
       return Response.json(reply);

@@ -155,6 +155,17 @@ export async function startBaton(options = {}) {
   return harness;
 }
 
+/**
+ * A key's or group's inspection without what time alone changes (§10a):
+ * the wait figures, which count the current waiters' waits so far, and each
+ * holder's last check, which the holder-check alarm renews. What a refused
+ * or idempotent call must leave as it was.
+ */
+export function settled({ waits, ...view }) {
+  if (!Array.isArray(view.holders)) return view;
+  return { ...view, holders: view.holders.map(({ checked, ...holder }) => holder) };
+}
+
 /** The test Worker's Workflow that returns its params (for the Debouncer's starts). */
 export const ECHO_WORKFLOW = { name: "echo-workflow", className: "EchoWorkflow", scriptName: "test-workflows" };
 

@@ -7,7 +7,7 @@
 // that no check moves a key while a test compares its state.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startBaton } from "./harness.mjs";
+import { settled, startBaton } from "./harness.mjs";
 
 const TOKEN = "test-token-7f3a9c";
 const JSON_TYPE = "application/json";
@@ -80,6 +80,8 @@ const API_ROUTES = [
 
 /** A key's `counts` before anything happened at it (contract §10). */
 const NO_COUNTS = { grants: 0, handOffs: 0, deadHolders: 0, superseded: 0, coalesced: 0, cancelled: 0 };
+/** §10a: a key nobody ever waited on. */
+const NO_WAITS = { p50Ms: 0, p95Ms: 0, n: 0 };
 
 // A bucket route takes the group's name: both are identifiers of the same rules.
 const fill = (template, key, group) =>
@@ -88,12 +90,13 @@ const fill = (template, key, group) =>
     .replace("{group}", encodeURIComponent(group))
     .replace("{bucket}", encodeURIComponent(group));
 
+
 /** Both sides of the state a request could touch, read through RPC (not HTTP). */
 async function snapshot(h, key, group) {
   const coordinator = await h.rpc(key, "inspect", key);
   const serial = await h.serial("serialInspect", { group });
   assert.ok(!("error" in coordinator) && !("error" in serial), "inspect failed");
-  return { key: coordinator.value, group: serial.value };
+  return { key: settled(coordinator.value), group: settled(serial.value) };
 }
 
 describe("HTTP API with BATON_TOKEN set", () => {
@@ -106,7 +109,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
   test("the Coordinator routes: enqueue, acquire, release, inspect", async () => {
     const key = "deploy:acme/site main";
     const base = `/v1/keys/${encodeURIComponent(key)}`;
-    assert.deepEqual(await ok(h, "GET", base), { key, holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null, maxWaiting: null });
+    assert.deepEqual(await ok(h, "GET", base), { key, holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null, maxWaiting: null, state: "idle", waits: NO_WAITS });
 
     assert.deepEqual(await ok(h, "POST", `${base}/enqueue`, { instanceId: "a" }), { terminated: [] });
     assert.deepEqual(await ok(h, "POST", `${base}/acquire`, { instanceId: "a" }), { status: "granted" });
@@ -136,7 +139,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
   test("the serial-queue routes: enqueue, claim, heartbeat, release, inspect", async () => {
     const group = "acme/site:main:deploy";
     const base = `/v1/groups/${encodeURIComponent(group)}`;
-    assert.deepEqual(await ok(h, "GET", base), { holder: null, waiting: [], recent: [], paused: null });
+    assert.deepEqual(await ok(h, "GET", base), { holder: null, waiting: [], recent: [], paused: null, state: "idle", waits: NO_WAITS });
 
     // d1 holds, alive: a claim that finds a holder asks its Workflow whether
     // it is dead (contract §2a), and a made-up id would be.
@@ -168,7 +171,10 @@ describe("HTTP API with BATON_TOKEN set", () => {
     let view = await ok(h, "GET", base);
     assert.equal(view.holder.instanceId, "d1");
     assert.deepEqual(view.waiting.map((w) => w.instanceId), ["d3"]);
-    assert.deepEqual(view, (await h.serial("serialInspect", { group })).value, "HTTP and RPC see the same state");
+    const { waits, ...rpc } = (await h.serial("serialInspect", { group })).value;
+    assert.deepEqual({ ...view, waits: undefined }, { ...rpc, waits: undefined }, "HTTP and RPC see the same state");
+    assert.equal(view.state, "backlogged");
+    assert.equal(waits.n, 1, "d3 waits");
 
     // d3 is a made-up id: the release sends it the turn event and names it;
     // the status check after the reply finds it dead and abandons it.
@@ -196,7 +202,7 @@ describe("HTTP API with BATON_TOKEN set", () => {
     assert.equal(waiting.status, "waiting");
     assert.equal(waiting.holder, "d5");
     assert.match(waiting.turn, /^[A-Za-z0-9_][A-Za-z0-9_-]*$/);
-    const before = await ok(h, "GET", base);
+    const { waits: waited, ...before } = await ok(h, "GET", base);
     for (const [field, body] of [
       ["claim", { instanceId: "d7", revision: "r8", claim: "yes" }],
       ["grant", { instanceId: "d7", revision: "r8", grant: 1 }],
@@ -206,7 +212,9 @@ describe("HTTP API with BATON_TOKEN set", () => {
       assert.equal(reply.status, 400, JSON.stringify(reply.body));
       assert.match(JSON.stringify(reply.body), new RegExp(`BatonError: ${field}\\b`));
     }
-    assert.deepEqual(await ok(h, "GET", base), before);
+    const { waits: later, ...after } = await ok(h, "GET", base);
+    assert.deepEqual(after, before);
+    assert.equal(later.n, waited.n, "d6 still waits");
   });
 
   test("every API route refuses a missing, malformed or wrong token, changing nothing", async () => {
@@ -443,7 +451,7 @@ describe("HTTP API without BATON_TOKEN", () => {
         assert.deepEqual(reply.body, { error: "not configured: set the BATON_TOKEN secret to enable the API" });
       }
     }
-    assert.deepEqual((await h.rpc("k", "inspect", "k")).value, { key: "k", holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null, maxWaiting: null });
+    assert.deepEqual((await h.rpc("k", "inspect", "k")).value, { key: "k", holder: null, waiting: [], superseded: 0, limit: 1, holders: [], recent: [], counts: NO_COUNTS, paused: null, limitOverride: null, maxWaiting: null, state: "idle", waits: NO_WAITS });
     assert.equal((await call(h, "GET", "/", { token: null })).status, 200);
     assert.equal((await call(h, "GET", "/openapi.json", { token: null })).status, 200);
     // Routing still comes first: unknown routes and wrong methods say so.

@@ -258,6 +258,11 @@ describe("embedded mode: Baton inside the user's Worker", () => {
       await mf.dispose();
     }
   });
+
+  test("§9a: with docs/deploying.md's metrics block the dry run binds the dataset", () => {
+    const output = dryRun(dir, block("embedded/wrangler.toml") + block("embedded/wrangler.toml+metrics"));
+    assertBindings(output, ["env.BATON_METRICS", "env.COORDINATOR (Coordinator)"]);
+  });
 });
 
 describe("standalone mode: the first deploy binds nothing that does not exist yet", () => {
@@ -357,6 +362,12 @@ describe("standalone mode: the first deploy binds nothing that does not exist ye
       "env.MIGRATE (MigrateWorkflow (defined in my-worker))",
       'env.WORKFLOW_BINDINGS ("WORKFLOW,MIGRATE")',
     ]);
+  });
+
+  test("§9a: Baton with docs/deploying.md's metrics block binds the dataset", () => {
+    const config =
+      block("standalone/baton/wrangler.toml") + block("standalone/baton/wrangler.toml+workflow") + block("standalone/baton/wrangler.toml+metrics");
+    assertBindings(dryRun(baton, config), ["env.BATON_METRICS", "env.COORDINATOR (Coordinator)"]);
   });
 });
 

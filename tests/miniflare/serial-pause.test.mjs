@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { ROOT, applyMigrations, startBaton } from "./harness.mjs";
+import { ROOT, applyMigrations, settled, startBaton } from "./harness.mjs";
 
 const TOKEN = "pause-token-1c4e";
 /** Short enough that a waiter times out within a test, were pauses counted. */
@@ -21,7 +21,8 @@ async function ok(h, method, input) {
   return result.value;
 }
 
-const inspect = (h, group) => ok(h, "serialInspect", { group });
+/** A group as serialInspect answers it, without what time alone changes (`settled`). */
+const inspect = async (h, group) => settled(await ok(h, "serialInspect", { group }));
 const waitingIds = (view) => view.waiting.map((w) => w.instanceId);
 const serial = (group, revision, extra = {}) => ({ mode: "serial", group, revision, ...extra });
 const stepOutputs = async (h, id) => (await h.details(id)).__LOCAL_DEV_STEP_OUTPUTS ?? [];
@@ -88,7 +89,7 @@ describe("a paused serial group", () => {
     assert.deepEqual(waitingIds(view), ["p-C"]);
     assert.deepEqual(view.paused, again.paused);
     const entry = await listed(h, group);
-    assert.deepEqual({ ...entry, oldestWaitMs: 0 }, { group, holder: null, waiting: 1, oldestWaitMs: 0, paused: true });
+    assert.deepEqual({ ...entry, oldestWaitMs: 0 }, { group, holder: null, waiting: 1, oldestWaitMs: 0, paused: true, state: "paused" });
 
     // No claim succeeds: p-C's own claim, and a claim on enqueue, wait behind nobody.
     const claim = await ok(h, "serialClaim", { group, instanceId: "p-C" });

@@ -6,7 +6,7 @@
 // state, and the only time bounds are upper bounds on those waits.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startBaton } from "./harness.mjs";
+import { settled, startBaton } from "./harness.mjs";
 
 const RAN = { ran: true, value: "deployed" };
 
@@ -17,7 +17,8 @@ async function ok(h, method, input) {
   return result.value;
 }
 
-const inspect = (h, group) => ok(h, "serialInspect", { group });
+/** A group as serialInspect answers it, without what time alone changes (`settled`). */
+const inspect = async (h, group) => settled(await ok(h, "serialInspect", { group }));
 
 /** Polls serialInspect(group) until `predicate` holds; returns that view. */
 function untilView(h, group, what, predicate, timeoutMs) {
@@ -630,6 +631,8 @@ describe("serial queue input checks", () => {
       waiting: [],
       recent: [],
       paused: null,
+      state: "idle",
+      waits: { p50Ms: 0, p95Ms: 0, n: 0 },
     });
     assert.deepEqual(await ok(h, "serialHeartbeat", { group: G, instanceId: long(100) }), { holding: false });
     assert.deepEqual(await ok(h, "serialRelease", { group: G, instanceId: long(100) }), { next: null });

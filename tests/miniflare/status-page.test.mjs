@@ -540,3 +540,122 @@ async function inspectGroup(h, group) {
   if ("error" in result) throw new Error(result.error);
   return result.value;
 }
+
+// §10a on the page: each key coloured by its state, the state filter, a
+// key's wait figures and each holder's last check. Screenshots of a
+// stalled, a backlogged and a paused key go to BATON_SCREENS (if set).
+describe("status page: a key's health (§10a)", () => {
+  let h;
+  let context;
+  let page;
+  let userData;
+  const pageErrors = [];
+  const screens = process.env.BATON_SCREENS;
+
+  before(async () => {
+    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run \`bash scripts/chromium.sh\``);
+    // Checks every half second; a long grace keeps a slot handed to an
+    // instance not created yet.
+    h = await startBaton({ holderCheckMs: 500, listen: true, vars: { BATON_TOKEN: TOKEN, ENQUEUE_GRACE_MS: "600000" } });
+    userData = mkdtempSync(path.join(os.tmpdir(), "baton-chromium-"));
+    context = await chromium.launchPersistentContext(userData, {
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"],
+      viewport: { width: 1100, height: 800 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on("pageerror", (error) => pageErrors.push(String(error)));
+    await page.goto(await h.batonUrl());
+    mkdirSync(OUT, { recursive: true });
+    if (screens) mkdirSync(screens, { recursive: true });
+  });
+
+  after(async () => {
+    await context?.close();
+    await h?.dispose();
+    if (userData) rmSync(userData, { recursive: true, force: true });
+  });
+
+  async function shot(t, name) {
+    for (const dir of [OUT, screens].filter(Boolean)) {
+      const file = path.join(dir, `status-page-${name}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      t.diagnostic(`screenshot: ${file}`);
+    }
+  }
+
+  /** `holder` holding `key`, then each of `waiters` (real instances) waiting. */
+  async function held(key, holder, waiters) {
+    await h.create(holder, { key, waitForFinish: true });
+    await h.untilInspect(key, `${holder} holding`, (v) => v.holders.some((x) => x.id === holder));
+    for (const id of waiters) {
+      await h.create(id, { key, waitForFinish: true });
+      await h.untilInspect(key, `${id} waiting`, (v) => v.waiting.some((w) => w.id === id));
+    }
+  }
+
+  test("each key's state in the overview, the filter, and a key's waits and last checks", async (t) => {
+    const backlogged = "health/backlogged";
+    const paused = "health/paused";
+    const stalled = "health/stalled";
+    await held(backlogged, "hp-b-h", ["hp-b-w1", "hp-b-w2"]);
+    await held(paused, "hp-p-h", ["hp-p-w"]);
+    await h.ok(paused, "pause", paused, { reason: "incident 42" });
+    // A slot handed to an instance not created yet, a waiter behind it.
+    await held(stalled, "hp-s-h", []);
+    await h.ok(stalled, "enqueue", stalled, false, "hp-s-w1");
+    await h.create("hp-s-w2", { key: stalled, waitForFinish: true });
+    await h.untilInspect(stalled, "two waiting", (v) => v.waiting.length === 2);
+    await h.sendEvent("hp-s-h", "finish", {});
+    await h.untilInspect(stalled, "stalled", (v) => v.state === "stalled");
+
+    await page.fill("#token", TOKEN);
+    await page.click("#show-overview");
+    const stateOf = async (p, name) => (await rows(p, "#busy")).find((r) => r[1] === name)?.[5];
+    await untilPage(page, "the three states", async (p) =>
+      (await stateOf(p, backlogged)) === "backlogged" &&
+      (await stateOf(p, paused)) === "paused" &&
+      (await stateOf(p, stalled)) === "stalled",
+    );
+    const classes = await page.$$eval("#busy tbody tr", (trs) => trs.map((tr) => [tr.querySelector("th a")?.textContent, tr.className]));
+    assert.ok(classes.some(([n, c]) => n === stalled && c.includes("state-stalled")), JSON.stringify(classes));
+    await shot(t, "health-overview");
+    // The filter keeps one state.
+    await page.selectOption("#state-filter", "stalled");
+    await untilPage(page, "only the stalled key", async (p) => {
+      const names = (await rows(p, "#busy")).map((r) => r[1]);
+      return names.length === 1 && names[0] === stalled;
+    });
+    await page.selectOption("#state-filter", "");
+
+    // The stalled key's detail: its state, its waits, its holder not checked into its slot.
+    await page.click(`#busy tbody a:text-is("${stalled}")`);
+    await untilPage(page, "the stalled key's state", async (p) => (await text(p, "#health-state")) === "stalled");
+    assert.match(await text(page, "#health-waits"), /^Waits: p50 \d+ s, p95 \d+ s \(over \d+:/);
+    const holders = await rows(page, "#holders");
+    assert.equal(holders[0][0], "hp-s-w1");
+    await untilPage(page, "hp-s-w1's last check", async (p) => /^not found, checked \d+ s ago$/.test((await rows(p, "#holders"))[0]?.[2] ?? ""));
+    await shot(t, "stalled-key");
+
+    // The backlogged key: each holder's check says what the binding said.
+    await page.click("#show-overview");
+    await page.click(`#busy tbody a:text-is("${backlogged}")`);
+    await untilPage(page, "backlogged", async (p) => (await text(p, "#health-state")) === "backlogged");
+    await untilPage(page, "hp-b-h checked", async (p) => /^running, checked \d+ s ago$/.test((await rows(p, "#holders"))[0]?.[2] ?? ""));
+    await shot(t, "backlogged-key");
+
+    await page.click("#show-overview");
+    await page.click(`#busy tbody a:text-is("${paused}")`);
+    await untilPage(page, "paused", async (p) => (await text(p, "#health-state")) === "paused");
+    await shot(t, "paused-key");
+
+    await h.ok(paused, "resume", paused);
+    await h.create("hp-s-w1", { key: stalled, waitForFinish: true });
+    await untilPage(page, "the stalled key back", async () => (await h.inspect(stalled)).state === "backlogged");
+    for (const id of ["hp-b-h", "hp-p-h", "hp-s-w1"]) await h.sendEvent(id, "finish", {});
+  });
+
+  test("no script errors on the page", () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});

@@ -197,6 +197,8 @@ pub fn busy<E: SqlExec>(
         limit: limit.max(1),
         dead_until_ms: dead_at.map(Busy::dead_until),
         paused,
+        // The holders' part (§10a): `super::health::busy` fills it in.
+        stalled_from_ms: None,
     }
 }
 

@@ -18,6 +18,7 @@
 //! invariant: it panics, and the object restarts from what was committed
 //! (with no summary: it is memory, reloaded by the next decision).
 
+pub mod health;
 pub mod history;
 mod order;
 mod rows;

@@ -398,6 +398,12 @@ pub const MIGRATIONS: &[&[&str]] = &[
     // summary already reads. NULL in every older row: no cap but
     // `WAITERS_PER_KEY_MAX`.
     &["ALTER TABLE coordinator_keys ADD COLUMN max_waiting INTEGER"],
+    // v15 (contract §10a): each holder's last status answer, and since
+    // when its checks have failed in a row (null while the last answered).
+    &[
+        "ALTER TABLE coordinator_holders ADD COLUMN check_answer TEXT",
+        "ALTER TABLE coordinator_holders ADD COLUMN check_failed_ms INTEGER",
+    ],
 ];
 
 /// The version this release writes.

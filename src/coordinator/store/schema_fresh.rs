@@ -49,7 +49,7 @@ pub const FRESH: &[&str] = &[
             fence INTEGER NOT NULL DEFAULT 0,
             turn INTEGER,
             ended_ms INTEGER,
-            cancelling INTEGER NOT NULL DEFAULT 0,
+            cancelling INTEGER NOT NULL DEFAULT 0, check_answer TEXT, check_failed_ms INTEGER,
             PRIMARY KEY (key, id)
         ) WITHOUT ROWID"#,
     r#"CREATE TRIGGER coordinator_holders_ended AFTER UPDATE OF ended_ms ON coordinator_holders WHEN new.ended_ms IS NOT NULL BEGIN INSERT INTO coordinator_keys (key, fence, grants, hold_times_ms) VALUES (new.key, new.fence, 1, json_array(max(new.ended_ms - new.since_ms, 0))) ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), grants = grants + 1, hold_times_ms = ( SELECT CASE WHEN json_array_length(t) > 20 THEN json_remove(t, '$[0]') ELSE t END FROM (SELECT json_insert(COALESCE(hold_times_ms, '[]'), '$[#]', max(new.ended_ms - new.since_ms, 0)) AS t)); DELETE FROM coordinator_holders WHERE key = new.key AND id = new.id; END"#,

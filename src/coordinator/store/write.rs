@@ -7,6 +7,7 @@ use super::rows::{
 use crate::coordinator::types::Write;
 use crate::limits::IDLE_TENANT_KEPT_GRANTS;
 use crate::sql::{millis_value, optional_millis_value, Counted, SqlExec, SqlValue};
+use crate::workflow::Status;
 
 /// Carries out a transition's writes for `key`, in order, in one `match`.
 /// The caller commits them together (one turn of the Durable Object).
@@ -148,10 +149,20 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                     ],
                 );
             }
-            Write::MarkChecked(id, now_ms) => {
+            Write::MarkChecked(id, now_ms, answer) => {
+                // §10a: a failed check keeps the start of the failures, if
+                // the last one failed too; any other answer ends them.
                 sql.write(
-                    "UPDATE coordinator_holders SET checked_ms = ?3 WHERE key = ?1 AND id = ?2",
-                    &[key_value(key), id_value(id), millis_value(*now_ms)],
+                    "UPDATE coordinator_holders SET checked_ms = ?3, check_answer = ?4, \
+                     check_failed_ms = CASE WHEN ?5 THEN COALESCE(check_failed_ms, ?3) END \
+                     WHERE key = ?1 AND id = ?2",
+                    &[
+                        key_value(key),
+                        id_value(id),
+                        millis_value(*now_ms),
+                        SqlValue::Text(answer.name().to_owned()),
+                        SqlValue::Integer(i64::from(*answer == Status::Failed)),
+                    ],
                 );
             }
             Write::PushWaiter(waiter) => {

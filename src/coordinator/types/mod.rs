@@ -15,6 +15,7 @@ pub use state::*;
 use crate::busy::reporter::Due;
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use crate::transition::{Alarm, LogLine};
+use crate::workflow::Status;
 use history::HistoryWrite;
 
 /// The options of `enqueue` and `acquire` (contract §1a), validated at the
@@ -294,10 +295,10 @@ pub enum Input {
     },
     /// The holder-check alarm, for a key it found due.
     Tick,
-    /// A holder check of the alarm's, answered.
+    /// A holder check of the alarm's, answered (§10a: the answer is kept).
     TickChecked {
         holder: Holder,
-        liveness: Liveness,
+        answer: Status,
     },
     /// §11 `pause(key, { reason? })`.
     Pause {
@@ -312,7 +313,7 @@ pub enum Input {
     /// alarm), with the holder as it was when the termination was asked.
     Cancelled {
         holder: Holder,
-        liveness: Liveness,
+        answer: Status,
     },
     /// §1a, found through any binding: `id`, remembered with the binding
     /// `from`, was not found there but through `workflow`. From now on it
@@ -388,7 +389,10 @@ pub enum Write {
         tenant: Option<Ident>,
         fence: u64,
     },
-    MarkChecked(InstanceId, u64),
+    /// The holder was checked at this time and the binding answered this
+    /// (§10a); a failed answer after a failed one keeps when the failures
+    /// began, any other ends them.
+    MarkChecked(InstanceId, u64, Status),
     /// A waiter behind every other.
     PushWaiter(Waiter),
     SetWaiterWorkflow(InstanceId, Option<WorkflowName>),

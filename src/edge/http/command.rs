@@ -491,6 +491,7 @@ mod tests {
 mod list_tests {
     use super::*;
     use crate::edge::busy::ListRequest;
+    use crate::edge::health::State;
     use crate::edge::ListCall;
 
     fn list(operation: Operation, query: &str) -> Result<Command, HttpError> {
@@ -500,13 +501,21 @@ mod list_tests {
 
     #[test]
     fn a_list_reads_its_cursor_and_limit_from_the_query() {
-        let Command::List(ListCall::Keys(ListRequest { cursor, limit })) =
-            list(Operation::KeyList, "limit=20&cursor=AWth%2Bb").unwrap()
+        let Command::List(ListCall::Keys(ListRequest {
+            cursor,
+            limit,
+            state,
+        })) = list(
+            Operation::KeyList,
+            "limit=20&cursor=AWth%2Bb&state=at_capacity",
+        )
+        .unwrap()
         else {
             panic!("a key list");
         };
         assert_eq!(cursor.as_deref(), Some("AWth+b"));
         assert_eq!(limit.map(|l| l.get()), Some(20));
+        assert_eq!(state, Some(State::AtCapacity));
         let Command::List(ListCall::Groups(request)) = list(Operation::GroupList, "").unwrap()
         else {
             panic!("a group list");
@@ -515,7 +524,8 @@ mod list_tests {
             request,
             ListRequest {
                 cursor: None,
-                limit: None
+                limit: None,
+                state: None,
             }
         );
     }
@@ -530,6 +540,11 @@ mod list_tests {
             ("page=2", "page"),
             ("limit=1&limit=2", "query"),
             ("cursor=%zz", "query"),
+            (
+                "state=stuck",
+                "state must be one of paused, stalled, backlogged",
+            ),
+            ("state=", "state"),
         ] {
             match list(Operation::KeyList, query) {
                 Err(HttpError::BadInput(error)) => {

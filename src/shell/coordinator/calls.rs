@@ -7,7 +7,7 @@
 
 use super::memory::Object;
 use super::rules::Coordinator;
-use crate::coordinator::{self, history, Input, Reply};
+use crate::coordinator::{self, health_rows, history, Input, Reply};
 use crate::edge::coordinator::{
     Acquire, AcquireReply, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
     KeyOptions, RecentHold, Release, ReleaseReply, WaiterView,
@@ -114,11 +114,15 @@ impl Object {
         let key = request.key;
         let name = key.clone();
         let default_workflow = self.config()?.workflow_binding.clone();
+        let check_ms = self.config()?.holder_check_ms;
         let (inspection, needs_check) = self
             .read(move |sql| {
                 let counted = Counted::new(sql);
                 let (summary, waiters, superseded) = coordinator::inspect(&counted, key.as_str());
                 let (recent, counts) = history::inspect(&counted, key.as_str());
+                let (k, now) = (key.as_str(), js::now_ms());
+                let health =
+                    health_rows::inspect(&counted, k, &summary, &waiters, &recent, check_ms, now);
                 sql.count_work(counted.work());
                 let needs_check = coordinator::needs_check(&summary);
                 let waiting = (1..)
@@ -139,12 +143,16 @@ impl Object {
                     waiting,
                     superseded,
                     limit,
-                    holders: holders
-                        .into_iter()
-                        .map(|h| HolderEntry::new(h, &default_workflow))
+                    holders: (holders.into_iter().zip(health.checked))
+                        .map(|(h, checked)| HolderEntry {
+                            checked: checked.map(Into::into),
+                            ..HolderEntry::new(h, &default_workflow)
+                        })
                         .collect(),
                     recent: recent.into_iter().map(RecentHold::from).collect(),
                     counts: counts.into(),
+                    state: health.state.into(),
+                    waits: health.waits.into(),
                 };
                 (inspection, needs_check)
             })

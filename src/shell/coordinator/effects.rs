@@ -20,6 +20,7 @@ use crate::shell::found::Found;
 use crate::shell::js::to_js;
 use crate::shell::wake::{self, Sent, Turn};
 use crate::transition::{Check, Terminate, Wake};
+use crate::workflow::Status;
 use std::rc::Rc;
 
 /// The Coordinator's effects, and what their results feed back.
@@ -41,7 +42,7 @@ impl Perform<Coordinator> for coordinator::Effect {
             coordinator::Effect::Check(check) => {
                 let found = effects::liveness(with.env, bindings(with), check).await;
                 let rebound = rebound(&check.id, &check.workflow, &found);
-                let answer = checked(check, found.liveness, with.answer);
+                let answer = checked(check, found.answer, with.answer);
                 let inputs = answer.map(|i| (i, check.answers)).into_iter();
                 Performed {
                     inputs: inputs.chain(rebound.map(|i| (i, false))).collect(),
@@ -72,7 +73,7 @@ impl Perform<Coordinator> for coordinator::Effect {
                 let found = effects::liveness(with.env, bindings(with), &check).await;
                 let input = Input::Cancelled {
                     holder: holder.clone(),
-                    liveness: found.liveness,
+                    answer: found.answer,
                 };
                 let rebound = rebound(&holder.id, workflow, &found);
                 Performed {
@@ -107,7 +108,8 @@ fn rebound(id: &InstanceId, from: &str, found: &Found) -> Option<Input> {
 /// An enqueue's candidate, an acquire's holder or one of the alarm's
 /// holders, checked: the matching second phase of the decision that asked
 /// (the caller's answer so far).
-fn checked(check: &Check, liveness: Liveness, asked_by: Option<&Reply>) -> Option<Input> {
+fn checked(check: &Check, answer: Status, asked_by: Option<&Reply>) -> Option<Input> {
+    let liveness = answer.liveness();
     match asked_by? {
         Reply::EnqueueChecking { request, candidate } => Some(Input::EnqueueChecked {
             request: request.clone(),
@@ -124,7 +126,7 @@ fn checked(check: &Check, liveness: Liveness, asked_by: Option<&Reply>) -> Optio
                 .find(|h| h.id == check.id)
                 .map(|holder| Input::TickChecked {
                     holder: holder.clone(),
-                    liveness,
+                    answer,
                 })
         }
         // Only the decisions above ask for checks.
@@ -170,7 +172,7 @@ async fn hand_off(
     };
     let (id, from) = (wake.id.clone(), wake.workflow.clone());
     let then = move |found: Found| {
-        let woken = match found.liveness {
+        let woken = match found.liveness() {
             Liveness::Alive | Liveness::Unknown => None,
             liveness => holder.map(|holder| Input::Woken {
                 holder,

@@ -8,11 +8,12 @@
 use super::reporters::Reports;
 use super::rules::{Coordinator, Keyed};
 use crate::busy::reporter::Due;
-use crate::coordinator::{self, history, Input, Settings, Summary};
+use crate::coordinator::history::HistoryWrite;
+use crate::coordinator::{self, health_rows, Input, Settings, Summary, Write};
 use crate::ident::Ident;
 use crate::limits::KEY_SUMMARIES_KEPT_MAX;
 use crate::shell::config::WorkflowConfig;
-use crate::shell::decision_log::{self, Scope};
+use crate::shell::decision_log::{self, Figures, Scope};
 use crate::shell::driver::{Driver, Memory, TransitionOf};
 use crate::shell::js::now_ms;
 use crate::shell::object::ObjectBase;
@@ -89,14 +90,13 @@ impl Memory<Coordinator> for Summaries {
         coordinator::write(&counted, key, &transition.writes);
         sql.count_work(counted.work());
         if let Some(line) = &outputs.log {
-            print(key, line);
+            print(key, line, transition);
         }
         let now = outputs.now_ms;
         if self.reports.sends_now(key, outputs.report, now) {
             let s = &transition.state.view.summary;
             let counted = Counted::new(sql);
-            let (holders, paused) = (s.holders.len() as u32, s.paused.is_some());
-            let busy = history::busy(&counted, key, holders, s.waiters, s.limit(), paused);
+            let busy = health_rows::busy(&counted, key, s, self.holder_check_ms);
             sql.count_work(counted.work());
             // Keys were stored after validation.
             if let Ok(ident) = Ident::parse("key", key) {
@@ -140,7 +140,39 @@ impl Memory<Coordinator> for Summaries {
     }
 }
 
-/// Prints a decision's line as the core wrote it.
-fn print(key: &str, line: &LogLine) {
-    decision_log::line(Scope::Key(key), line);
+/// Prints a decision's line as the core wrote it, its §9a data point
+/// carrying the key's figures as the decision left them: the hold it
+/// ended (the history's record of it), the wait of a waiter it granted a
+/// slot (when the line names no wait), the instance's Workflow if it holds.
+fn print(key: &str, line: &LogLine, transition: &TransitionOf<Coordinator>) {
+    let summary = &transition.state.view.summary;
+    let id = line.instance.as_ref();
+    let held_ms = transition.writes.iter().find_map(|w| match w {
+        Write::History(HistoryWrite::Hold {
+            id: held,
+            from_ms,
+            to_ms,
+            ..
+        }) if Some(held) == id => Some(to_ms.saturating_sub(*from_ms)),
+        _ => None,
+    });
+    let granted_wait = transition.writes.iter().find_map(|w| match w {
+        Write::History(HistoryWrite::Wait(_, waited_ms)) => Some(*waited_ms),
+        _ => None,
+    });
+    let holder = summary.holders.iter().find(|h| Some(&h.id) == id);
+    let settings = &transition.state.settings;
+    let figures = Figures {
+        workflow: holder.map(|h| {
+            h.workflow
+                .as_ref()
+                .map_or(settings.workflow.as_str(), |w| w.as_str())
+        }),
+        waited_ms: line.waited_ms.or(granted_wait),
+        held_ms: held_ms.unwrap_or(0),
+        holders: summary.holders.len() as u32,
+        waiting: summary.waiters,
+        limit: summary.limit(),
+    };
+    decision_log::line_with(Scope::Key(key), line, &figures);
 }

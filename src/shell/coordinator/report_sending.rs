@@ -8,7 +8,7 @@ use super::memory::Object;
 use super::reporters::Reports;
 use crate::busy::Busy;
 use crate::busy::Report;
-use crate::coordinator::{self, history};
+use crate::coordinator::{self, health_rows, history};
 use crate::ident::Ident;
 use crate::limits::KEYS_CHECKED_PER_ALARM_MAX;
 use crate::shell::js::{self, now_ms};
@@ -67,18 +67,12 @@ impl Object {
     async fn busy_now(self: &Rc<Self>, key: &Ident) -> Result<(Busy, bool), JsValue> {
         let object = self.clone();
         let key = key.clone();
+        let check_ms = self.config()?.holder_check_ms;
         self.read(move |sql| {
             let counted = Counted::new(sql);
             let kept = object.memory(|m| m.kept(key.as_str()));
             let summary = kept.unwrap_or_else(|| coordinator::load_summary(&counted, key.as_str()));
-            let busy = history::busy(
-                &counted,
-                key.as_str(),
-                summary.holders.len() as u32,
-                summary.waiters,
-                summary.limit(),
-                summary.paused.is_some(),
-            );
+            let busy = health_rows::busy(&counted, key.as_str(), &summary, check_ms);
             let owed = history::is_owed(&counted, key.as_str());
             sql.count_work(counted.work());
             (busy, owed)
@@ -99,6 +93,7 @@ impl Object {
             oldest_since: busy.oldest_since_ms,
             limit: busy.limit,
             paused: busy.paused,
+            stalled_from: busy.stalled_from_ms,
         })
     }
 
@@ -144,4 +139,5 @@ pub(super) struct ListReported {
     oldest_since: Option<u64>,
     limit: u32,
     paused: bool,
+    stalled_from: Option<u64>,
 }

@@ -43,7 +43,7 @@ impl Object {
             };
             let bindings = &self.config()?.workflow_bindings;
             let found = effects::liveness(&self.base.env, bindings, &check).await;
-            let over = match coordinator::owed_termination(found.liveness) {
+            let over = match coordinator::owed_termination(found.liveness()) {
                 OwedTermination::Done => true,
                 OwedTermination::Terminate => {
                     // Through the binding that found it (§1a), if another.
