@@ -19,7 +19,7 @@
 //! ([`refuse_cancel_holders`]).
 
 use super::draft::Draft;
-use super::slots::free_slots;
+use super::slots::{free_slots, full};
 use super::types::{
     EnqueueReply, EnqueueRequest, Holder, Input, Liveness, Member, Options, Reply, View, Waiter,
     Write,
@@ -77,7 +77,7 @@ pub(super) fn enqueue_checked(
 /// `onBusy: "skip"`), or full (§1f `maxWaiting`, answered as busy).
 fn refused(key: &Draft<'_>, member: &Member, request: &EnqueueRequest) -> Option<Reply> {
     let skip = skips(key, member, &request.options);
-    let full = !skip && full(key, member, request.supersedes, &request.options);
+    let full = !skip && full(&key.s, member, request.supersedes, &request.options);
     (skip || full).then(|| {
         Reply::Enqueue(EnqueueReply {
             busy: true,
@@ -85,19 +85,6 @@ fn refused(key: &Draft<'_>, member: &Member, request: &EnqueueRequest) -> Option
             ..EnqueueReply::default()
         })
     })
-}
-
-/// §1f `maxWaiting`: a call that would register a new waiter (an id not
-/// known to the key) while the key already has as many waiters as its cap
-/// (the cap the call names, else the key's), counted after the call's own
-/// superseding: a superseding enqueue drops every other waiter first, so
-/// it is never full. Such a call registers nothing and changes nothing
-/// (the cap it names included), and is answered as `onBusy: "skip"` is.
-pub(super) fn full(key: &Draft<'_>, member: &Member, supersedes: bool, options: &Options) -> bool {
-    let Some(cap) = options.max_waiting.or(key.s.max_waiting) else {
-        return false;
-    };
-    *member == Member::Stranger && !supersedes && key.s.waiters >= cap
 }
 
 /// An id that holds the key or was superseded: an enqueue of it changes

@@ -5,8 +5,7 @@
 
 use super::check::due_for_check;
 use super::draft::Draft;
-use super::enqueue::full;
-use super::slots::{eta_ms, placement};
+use super::slots::{eta_ms, full, placement};
 use super::types::history::Outcome;
 use super::types::{
     AcquireReply, AcquireRequest, Holder, HolderState, Liveness, Member, Place, Reply, Turn,
@@ -72,7 +71,7 @@ pub(super) fn acquire(
     if request.options.skip && member == Member::Stranger {
         return Ok(acquire_skip(key, now_ms, request));
     }
-    if full(key, &member, false, &request.options) {
+    if full(&key.s, &member, false, &request.options) {
         // §1f: granted only if at once, else nothing is registered.
         let mut wake = Vec::new();
         let taken = take_slot_or_nothing(key, now_ms, &request, member, &mut wake);

@@ -41,12 +41,15 @@
 //! | coalesce into a live waiter with the same input | `enqueue::coalescing` |
 //! | supersede: the others are dropped and owed their termination | `enqueue::supersede`; the owed rows: [`terminations_owed`] (`store/terminations.rs`); what the alarm does with them: [`owed_termination`] (`check.rs`) |
 //! | `onBusy: "skip"` (§1c) | `enqueue::skips`, `grant::acquire_skip` |
+//! | §1f `maxWaiting`: a newcomer on a full key registers nothing and is answered busy | `slots::full`, asked by `enqueue::enqueue` and `grant::acquire` |
 //! | §1d `cancelHolders`: refused without `supersedes`; every holder cancelled and terminated, kept until found dead | `enqueue::refuse_cancel_holders`, `enqueue::cancel_holders`; the alarm's retry: `Draft::check_or_terminate` |
 //! | which holders are due a check | [`due_for_check`] (`check.rs`) |
 //! | what a check's answer does | `grant::apply_check` |
 //! | the key needs the holder-check alarm | [`needs_check`] (`check.rs`) |
 //! | §11: pause (its `since` and reason), resume, the limit override | `steer::pause`, `steer::resume`, `steer::set_limit` |
 //! | an instance is reached through its own binding, or the default | [`Settings::binding`] |
+//! | §1a an instance found through another binding is that Workflow's from then on (one `warn` line) | `decide` on [`Input::Rebound`]; the lookup itself: `shell::found` |
+//! | §10a a key's state (paused, stalled, backlogged, at capacity, active, idle) and its wait figures | [`health::state`], [`health::inspect`] (`health.rs`); since when a holder stalls: [`health::stalled_from`] |
 //! | which rows a decision reads | [`next_read`] (`read.rs`) |
 //! | what a decision adds to the history (§10) | [`history::record`] |
 //! | the decision-log line (§9) | [`log::of`] |
@@ -62,7 +65,8 @@
 //! 1. `types/`: the vocabulary (requests, replies, [`Summary`], [`View`],
 //!    [`Read`], [`Input`], [`Write`], [`Effect`]; the rows as values in
 //!    `state.rs`; what the history records in `history.rs`);
-//! 2. `slots.rs` (the limit and the free slots), `check.rs` (who is due a
+//! 2. `slots.rs` (the limit, the free slots, §1f's cap), `health.rs`
+//!    (§10a's state), `check.rs` (who is due a
 //!    check), `order.rs` (§1c), `turn.rs` (§1b's event types), `log.rs`
 //!    (§9's line), `invariants.rs`;
 //! 3. `draft.rs`: `Draft`, the key as one decision changes it, recording

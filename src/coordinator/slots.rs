@@ -2,14 +2,16 @@
 //! callers' limit and an operator's override, §11), how many slots a
 //! decision may grant ([`free_slots`]: none while the key is paused), where
 //! an acquire's caller stands among them ([`placement`]), and the wait
-//! estimate a grant reply carries ([`eta_ms`]).
+//! estimate a grant reply carries ([`eta_ms`]), and whether a newcomer
+//! finds the key full (§1f `maxWaiting`, [`full`]: asked by the enqueue
+//! rules and by an acquire alike).
 //!
 //! Both the decision (`super::grant::take_slot`) and the read plan
 //! (`super::read`: whether an acquire needs its place in the order, or a
 //! holder to check) ask [`placement`], so "would this acquire take a slot
 //! now?" has one answer.
 
-use super::types::{Summary, Waiter, Write};
+use super::types::{Member, Options, Summary, Waiter, Write};
 use crate::ident::InstanceId;
 
 impl Summary {
@@ -139,4 +141,22 @@ pub fn eta_ms(summary: &Summary, position: u32) -> Option<u64> {
     let mean = times.iter().sum::<u64>() / times.len() as u64;
     let rounds = u64::from(position.div_ceil(summary.limit().max(1)));
     Some(mean.saturating_mul(rounds))
+}
+
+/// §1f `maxWaiting`: a call that would register a new waiter (an id not
+/// known to the key) while the key already has as many waiters as its cap
+/// (the cap the call names, else the key's), counted after the call's own
+/// superseding: a superseding enqueue drops every other waiter first, so
+/// it is never full. Such a call registers nothing and changes nothing
+/// (the cap it names included), and is answered as `onBusy: "skip"` is.
+pub(super) fn full(
+    summary: &Summary,
+    member: &Member,
+    supersedes: bool,
+    options: &Options,
+) -> bool {
+    let Some(cap) = options.max_waiting.or(summary.max_waiting) else {
+        return false;
+    };
+    *member == Member::Stranger && !supersedes && summary.waiters >= cap
 }
