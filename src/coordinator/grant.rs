@@ -71,7 +71,7 @@ pub(super) fn acquire(
     if request.options.skip && member == Member::Stranger {
         return Ok(acquire_skip(key, now_ms, request));
     }
-    if false && full(&key.s, &member, false, &request.options) {
+    if full(&key.s, &member, false, &request.options) {
         // §1f: granted only if at once, else nothing is registered.
         let mut wake = Vec::new();
         let taken = take_slot_or_nothing(key, now_ms, &request, member, &mut wake);
