@@ -232,7 +232,7 @@ describe("the edge", () => {
       [{ grant: "yes" }, "BatonError: grant must be a boolean"],
       [{ grant: 1 }, "BatonError: grant must be a boolean"],
       // withKey's own options with one more: not the fast path's exact `{ grant: true }`.
-      [{ grant: true, fast: true }, 'BatonError: options has an unknown field "fast"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders'],
+      [{ grant: true, fast: true }, 'BatonError: options has an unknown field "fast"; accepted fields: workflow, limit, grant, priority, tenant, onBusy, cancelHolders, maxWaiting'],
     ];
     for (const [options, message] of refusals) {
       const what = JSON.stringify(options);
