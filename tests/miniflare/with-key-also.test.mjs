@@ -12,7 +12,7 @@ import { mostAtOnce, rng } from "./seeded.mjs";
 
 const SEED = Number(process.env.BATON_STRESS_SEED ?? 20261205);
 /** The opposite-order stress: instances, and terminations after each batch. */
-const CROSSED = Number(process.env.BATON_ALSO_INSTANCES ?? 120);
+const CROSSED = Number(process.env.BATON_ALSO_INSTANCES ?? 200);
 const TERMINATIONS_PER_BATCH = 3;
 
 /** The bodies of `ids` as intervals, from the Recorder's log; a terminated one ends no later than its termination. */
