@@ -104,9 +104,8 @@ impl CoordinatorCore {
                     options: grant.then(KeyOptions::granting),
                 }
             });
-        let sql = &self.object.base.sql;
         let _bound = (request.as_ref().ok())
-            .map(|r| sql.bind_as([r.key.as_str(), r.instance_id.as_str()], [key, instance_id]));
+            .map(|r| self.bind_call(&r.key, &r.instance_id, [key, instance_id]));
         answer_in_turn(
             self.object.clone(),
             request,
@@ -123,9 +122,8 @@ impl CoordinatorCore {
             key,
             instance_id: id,
         });
-        let sql = &self.object.base.sql;
         let _bound = (request.as_ref().ok())
-            .map(|r| sql.bind_as([r.key.as_str(), r.instance_id.as_str()], [key, instance_id]));
+            .map(|r| self.bind_call(&r.key, &r.instance_id, [key, instance_id]));
         answer_in_turn(
             self.object.clone(),
             request,
@@ -192,5 +190,18 @@ impl CoordinatorCore {
     #[wasm_bindgen(js_name = storageWork)]
     pub fn storage_work(&self) -> JsValue {
         self.object.base.storage_work()
+    }
+}
+
+impl CoordinatorCore {
+    /// Until the guard drops, the call's key and id are bound as the JS
+    /// strings it brought (`ObjectSql::bind_as`), for acquire and release.
+    fn bind_call(
+        &self,
+        key: &Ident,
+        id: &crate::ident::InstanceId,
+        strings: [JsValue; 2],
+    ) -> crate::shell::sqlite::BoundAs<'_> {
+        (self.object.base.sql).bind_as([key.as_str(), id.as_str()], strings)
     }
 }
