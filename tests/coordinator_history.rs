@@ -18,7 +18,7 @@ use baton::sql::{Counted, SqlExec, SqlValue};
 use common::sqlite;
 use rusqlite::Connection;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 struct Db {
     conn: Connection,
@@ -50,7 +50,7 @@ fn settings() -> Settings {
 /// A key's object: its database and the summaries it keeps in memory.
 struct Object {
     db: Db,
-    summaries: RefCell<HashMap<String, Summary>>,
+    summaries: RefCell<BTreeMap<String, Summary>>,
 }
 
 impl Object {
@@ -62,7 +62,7 @@ impl Object {
         coordinator::migrate(&db);
         Object {
             db,
-            summaries: RefCell::new(HashMap::new()),
+            summaries: RefCell::new(BTreeMap::new()),
         }
     }
 

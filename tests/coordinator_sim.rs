@@ -392,7 +392,7 @@ use baton::limits::{
     ENQUEUE_GRACE_MS_DEFAULT, HOLDER_CHECK_MS_DEFAULT, WAITERS_PER_KEY_MAX,
     WAKE_ATTEMPTS_PER_CALL_MAX,
 };
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Total scheduler steps per `cargo test` unless `BATON_SIM_STEPS` says otherwise.
@@ -887,7 +887,7 @@ struct Sim {
     now_ms: u64,
     stores: Vec<KeyTwin>,
     insts: Vec<Inst>,
-    by_id: HashMap<InstanceId, usize>,
+    by_id: BTreeMap<InstanceId, usize>,
     ops: Vec<Op>,
     /// Events in flight: target, type, and a grant's fence.
     events: Vec<(usize, Turn, Option<u64>)>,
@@ -895,15 +895,15 @@ struct Sim {
     /// is one more.
     grants: Vec<u64>,
     /// The fence the oracle saw each holder granted with, by key.
-    fence_of: HashMap<(usize, InstanceId), u64>,
+    fence_of: BTreeMap<(usize, InstanceId), u64>,
     /// Which instance a key's turn number belongs to, and the turns of
     /// registrations that ended (released), which must never be seen again.
-    turn_owner: HashMap<(usize, u64), usize>,
-    retired: HashSet<(usize, u64)>,
+    turn_owner: BTreeMap<(usize, u64), usize>,
+    retired: BTreeSet<(usize, u64)>,
     alarm_at: Option<u64>,
     /// Every instance the model says an enqueue superseded (its own
     /// account, never the core's reply).
-    superseded: HashSet<usize>,
+    superseded: BTreeSet<usize>,
     /// Each key's holders after the previous step, for the limit check.
     prev_holders: Vec<usize>,
     faults: Faults,
@@ -918,16 +918,16 @@ struct Sim {
     shares: Shares,
     /// Per key, per share: the shares of its priority that had a waiter
     /// at its last grant and have had one since, with no grant yet.
-    owed: Vec<HashMap<Share, HashSet<Share>>>,
+    owed: Vec<BTreeMap<Share, BTreeSet<Share>>>,
     /// §10, the oracle's own: each key's history.
     history: Vec<History>,
     /// When each waiter joined its key's queue, by the oracle's clock.
-    joined_at: HashMap<(usize, InstanceId), u64>,
+    joined_at: BTreeMap<(usize, InstanceId), u64>,
     /// When each holder got its slot, and how long it had waited for it.
-    granted_at: HashMap<(usize, InstanceId), (u64, u64)>,
+    granted_at: BTreeMap<(usize, InstanceId), (u64, u64)>,
     /// When an enqueue registered each id still registered (§1a: its
     /// grace counts from there), never read from the core's records.
-    enqueued_at: HashMap<(usize, InstanceId), u64>,
+    enqueued_at: BTreeMap<(usize, InstanceId), u64>,
     /// §11, the oracle's own: what the operator did to each key, and
     /// whether the key was paused before the operator's decision being
     /// judged (`None`: the decision is a caller's, which changes nothing).
@@ -935,7 +935,7 @@ struct Sim {
     paused_before: Option<bool>,
     /// §10a, the oracle's own: since when each holder's checks have failed
     /// in a row (the model's `Unknown` answers to the alarm's checks).
-    failing_since: HashMap<(usize, InstanceId), u64>,
+    failing_since: BTreeMap<(usize, InstanceId), u64>,
 }
 
 impl Sim {
@@ -977,14 +977,14 @@ impl Sim {
             grants: vec![0; p.keys],
             p,
             insts: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: BTreeMap::new(),
             ops: Vec::new(),
             events: Vec::new(),
-            fence_of: HashMap::new(),
-            turn_owner: HashMap::new(),
-            retired: HashSet::new(),
+            fence_of: BTreeMap::new(),
+            turn_owner: BTreeMap::new(),
+            retired: BTreeSet::new(),
             alarm_at: None,
-            superseded: HashSet::new(),
+            superseded: BTreeSet::new(),
             faults,
             arrivals: true,
             probing: false,
@@ -992,14 +992,14 @@ impl Sim {
             stats: Stats::default(),
             candidates: Vec::new(),
             shares: Shares::draw(seed),
-            owed: vec![HashMap::new(); keys],
+            owed: vec![BTreeMap::new(); keys],
             history: vec![History::default(); keys],
-            joined_at: HashMap::new(),
-            granted_at: HashMap::new(),
-            enqueued_at: HashMap::new(),
+            joined_at: BTreeMap::new(),
+            granted_at: BTreeMap::new(),
+            enqueued_at: BTreeMap::new(),
             steering: vec![Steering::default(); keys],
             paused_before: None,
-            failing_since: HashMap::new(),
+            failing_since: BTreeMap::new(),
         }
     }
 
@@ -3299,7 +3299,7 @@ impl Sim {
             );
         }
         // A tenant left with no waiter is owed nothing any more.
-        let still: HashSet<Share> = after.queue.iter().map(|w| self.share_of(&w.id)).collect();
+        let still: BTreeSet<Share> = after.queue.iter().map(|w| self.share_of(&w.id)).collect();
         for others in self.owed[k].values_mut() {
             others.retain(|s| still.contains(s));
         }
@@ -3323,7 +3323,7 @@ impl Sim {
             .filter(|w| !is_granted(&w.id) && after.waits(&w.id))
             .collect();
         let top = left.iter().map(|w| self.share_of(&w.id).0).max();
-        let mut count: HashMap<Share, u32> = HashMap::new();
+        let mut count: BTreeMap<Share, u32> = BTreeMap::new();
         for h in &granted {
             let share = self.share_of(&h.id);
             assert!(
@@ -3348,7 +3348,7 @@ impl Sim {
             }
             *count.entry(share).or_default() += 1;
         }
-        let waiting_after: HashSet<Share> = left.iter().map(|w| self.share_of(&w.id)).collect();
+        let waiting_after: BTreeSet<Share> = left.iter().map(|w| self.share_of(&w.id)).collect();
         for (share, n) in &count {
             let owed: Vec<&Share> = self.owed[k]
                 .get(share)
@@ -3379,7 +3379,7 @@ impl Sim {
             others.retain(|s| !count.contains_key(s));
         }
         for share in count.keys() {
-            let owed: HashSet<Share> = waiting_after
+            let owed: BTreeSet<Share> = waiting_after
                 .iter()
                 .filter(|s| s.0 == share.0 && *s != share && !count.contains_key(*s))
                 .cloned()

@@ -53,7 +53,7 @@ use baton::limits::{
 };
 use common::{assert_reached, report_failure, simulate, Fault, Faults, Injected, Rng, SimStats};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Total steps per `cargo test` unless `BATON_SIM_STEPS` says otherwise.
@@ -131,20 +131,20 @@ struct Model {
     /// A pending `startAt`: its id and time.
     at: Option<(Id, u64)>,
     /// The params each id will start with (the latest stored).
-    params_of: HashMap<Id, Option<String>>,
+    params_of: BTreeMap<Id, Option<String>>,
     /// Fired, create not yet confirmed, with the params it fired with.
-    unconfirmed: HashMap<Id, Option<String>>,
-    confirmed: HashSet<Id>,
+    unconfirmed: BTreeMap<Id, Option<String>>,
+    confirmed: BTreeSet<Id>,
     /// Cancelled, or replaced by a `startAt` with another id: never to start.
-    dropped: HashSet<Id>,
+    dropped: BTreeSet<Id>,
     /// Every id a reply named.
-    promised: HashSet<Id>,
+    promised: BTreeSet<Id>,
     /// Each batching start's bounds: (maxItems, maxBytes).
-    bounds_of: HashMap<Id, (usize, usize)>,
+    bounds_of: BTreeMap<Id, (usize, usize)>,
     /// Every call whose params went into a batch: its number, and the batch.
     batched: Vec<(u64, Id)>,
     /// Calls whose params went into a batch that was cancelled or replaced.
-    discarded: HashSet<u64>,
+    discarded: BTreeSet<u64>,
 }
 
 /// What the model expects of one decision.
@@ -750,7 +750,7 @@ struct Sim {
     stray_alarms: Vec<u64>,
     effects: Vec<Effect>,
     /// The Workflow engine: every instance created, with its params.
-    instances: HashMap<Id, Option<String>>,
+    instances: BTreeMap<Id, Option<String>>,
     next_suffix: u64,
     /// The number the latest call's params carry.
     next_n: u64,
@@ -788,7 +788,7 @@ impl Sim {
             alarm: None,
             stray_alarms: Vec::new(),
             effects: Vec::new(),
-            instances: HashMap::new(),
+            instances: BTreeMap::new(),
             next_suffix: 0,
             next_n: 0,
             open: true,
@@ -951,8 +951,8 @@ impl Sim {
                 );
             }
         }
-        let creating: HashSet<&Id> = state.creating.iter().map(|c| &c.id).collect();
-        let unconfirmed: HashSet<&Id> = model.unconfirmed.keys().collect();
+        let creating: BTreeSet<&Id> = state.creating.iter().map(|c| &c.id).collect();
+        let unconfirmed: BTreeSet<&Id> = model.unconfirmed.keys().collect();
         assert_eq!(
             creating, unconfirmed,
             "unconfirmed creates differ from the model"
@@ -1423,7 +1423,7 @@ impl Sim {
     /// the one it was put in, in the order the calls came; no run is past
     /// its batch's bounds. Read from the runs the engine holds.
     fn check_batches(&mut self) {
-        let mut run_of: HashMap<u64, Id> = HashMap::new();
+        let mut run_of: BTreeMap<u64, Id> = BTreeMap::new();
         for (id, params) in &self.instances {
             let Some(&(max_items, max_bytes)) = self.model.bounds_of.get(id) else {
                 continue;

@@ -47,7 +47,7 @@ use common::{
 };
 use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 // ---------------------------------------------------------------------------
@@ -171,7 +171,7 @@ struct Db {
     /// Statements that scanned a table instead of searching an index.
     scans: RefCell<Vec<String>>,
     /// Statements whose plan was checked already.
-    planned: RefCell<HashSet<String>>,
+    planned: RefCell<BTreeSet<String>>,
 }
 
 impl Db {
@@ -181,7 +181,7 @@ impl Db {
             fullscan_steps: Cell::new(0),
             vm_steps: Cell::new(0),
             scans: RefCell::new(Vec::new()),
-            planned: RefCell::new(HashSet::new()),
+            planned: RefCell::new(BTreeSet::new()),
         };
         migrate(&db);
         db

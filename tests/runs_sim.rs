@@ -59,7 +59,7 @@ use baton::workflow::Liveness;
 use common::{
     assert_reached, report_failure, simulate, End, Fault, Faults, Injected, Life, Rng, SimStats,
 };
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Total scheduler steps per `cargo test` unless `BATON_SIM_STEPS` says otherwise.
@@ -337,10 +337,10 @@ struct Sim {
     rows: Vec<MemoryRun>,
     model: Vec<Model>,
     insts: Vec<Inst>,
-    by_id: HashMap<InstanceId, usize>,
+    by_id: BTreeMap<InstanceId, usize>,
     calls: Vec<Call>,
     waits: Waits,
-    parked: HashMap<WaitId, Parked>,
+    parked: BTreeMap<WaitId, Parked>,
     /// Per reader (one per key): the cursor it follows the log with.
     readers: Vec<u64>,
     reader_busy: Vec<bool>,
@@ -395,10 +395,10 @@ impl Sim {
             keys,
             p,
             insts: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: BTreeMap::new(),
             calls: Vec::new(),
             waits: Waits::default(),
-            parked: HashMap::new(),
+            parked: BTreeMap::new(),
             alarm_at: None,
             alarm_fires_at: None,
             faults,

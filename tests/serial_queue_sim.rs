@@ -145,7 +145,7 @@ struct MRow {
 struct Model {
     rows: Vec<MRow>,
     /// Per group, the grants it has made: its own count, not the table's.
-    fences: std::collections::HashMap<String, u64>,
+    fences: std::collections::BTreeMap<String, u64>,
     /// Per group an operator ever paused (contract §11): its pause (since,
     /// reason) while paused, and its last resume.
     steering: std::collections::BTreeMap<String, MSteer>,
@@ -479,20 +479,20 @@ impl Model {
 #[derive(Default)]
 struct Oracle {
     /// Per group, the highest fence seen on a holder.
-    fence_max: std::collections::HashMap<String, u64>,
+    fence_max: std::collections::BTreeMap<String, u64>,
     /// Every (group, seq) seen holding, with its fence.
-    holders_seen: std::collections::HashMap<(String, u64), Option<u64>>,
+    holders_seen: std::collections::BTreeMap<(String, u64), Option<u64>>,
     /// Turn of each registration (group, id), and whose each turn is.
-    turns: std::collections::HashMap<(String, String), String>,
-    owners: std::collections::HashMap<String, (String, String)>,
+    turns: std::collections::BTreeMap<(String, String), String>,
+    owners: std::collections::BTreeMap<String, (String, String)>,
     /// §11, from the operator's own commands as they commit: the groups
     /// paused now, and each group's last resume.
-    paused: std::collections::HashSet<String>,
-    resumed_at: std::collections::HashMap<String, u64>,
+    paused: std::collections::BTreeSet<String>,
+    resumed_at: std::collections::BTreeMap<String, u64>,
     /// Per group, its newest arrival (the highest seq seen) and its revision.
-    newest: std::collections::HashMap<String, (u64, String)>,
+    newest: std::collections::BTreeMap<String, (u64, String)>,
     /// Every (group, seq) seen timed out.
-    timed_out_seen: std::collections::HashSet<(String, u64)>,
+    timed_out_seen: std::collections::BTreeSet<(String, u64)>,
     /// Holds that began after a wait longer than the waiter timeout, which
     /// only time paused explains.
     held_after_long_waits: u64,
@@ -504,7 +504,7 @@ impl Oracle {
     /// changes), and no execution that held a group (handed it by grant or
     /// by a claim) ever superseded.
     fn check(&mut self, rows: &[sq::Row]) {
-        let mut holders: std::collections::HashMap<&str, u32> = Default::default();
+        let mut holders: std::collections::BTreeMap<&str, u32> = Default::default();
         for row in rows {
             let newest = self
                 .newest

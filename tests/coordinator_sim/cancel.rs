@@ -45,7 +45,7 @@ use baton::coordinator::{
 use baton::error::BatonError;
 use baton::ident::{InputHash, InstanceId, WorkflowName};
 use baton::limits::ENQUEUE_GRACE_MS_DEFAULT;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Steps of the cancel simulation per `cargo test` (all seeds), unless
@@ -175,13 +175,13 @@ struct Sim {
     limit: u32,
     now_ms: u64,
     insts: Vec<Inst>,
-    index: HashMap<InstanceId, usize>,
+    index: BTreeMap<InstanceId, usize>,
     ops: Vec<Op>,
     /// The oracle's own records: the highest fence the key granted, the
     /// holders it judged cancelled, the highest fence written to the
     /// fenced store.
     fence_max: u64,
-    cancelled: HashSet<InstanceId>,
+    cancelled: BTreeSet<InstanceId>,
     /// How many holders it judged cancelled (the key's `counts.cancelled`).
     cancelled_count: u64,
     written_fence: u64,
@@ -232,10 +232,10 @@ impl Sim {
             limit,
             now_ms: 1_700_000_000_000,
             insts: Vec::new(),
-            index: HashMap::new(),
+            index: BTreeMap::new(),
             ops: Vec::new(),
             fence_max: 0,
-            cancelled: HashSet::new(),
+            cancelled: BTreeSet::new(),
             cancelled_count: 0,
             written_fence: 0,
             terminate_fail_pct,
