@@ -38,7 +38,6 @@ use crate::edge::{decode_body, decode_http};
 #[cfg(test)]
 use crate::edge::{CoordinatorCall, SerialCall};
 use crate::error::BatonError;
-use crate::ident::Ident;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -117,8 +116,9 @@ impl Command {
         };
         // The router only yields operations whose template has a parameter.
         let raw = param.ok_or(BatonError::Missing { field })?;
+        // Percent-decoded only: the one decode checks it, before the body
+        // (`edge::decode_http`).
         let value = decode_segment(field, raw)?;
-        Ident::parse(field, &value)?;
         let path = Some((field, value.as_str()));
         Ok(Command::decode(operation, Http { path, body })?)
     }
@@ -144,7 +144,7 @@ mod tests {
     use super::*;
     use crate::edge::coordinator::Enqueue;
     use crate::edge::serial::SerialEnqueue;
-    use crate::ident::InstanceId;
+    use crate::ident::{Ident, InstanceId};
     use crate::limits::IDENT_BYTES_MAX;
     use serde_json::json;
 
@@ -368,6 +368,33 @@ mod tests {
         assert!(message.len() < 300, "{message}");
     }
 
+    /// The path's field is checked before the body, by the one decode: a
+    /// bad key is refused as the key, whatever the body holds, for every
+    /// operation with a path field.
+    #[test]
+    fn the_path_is_checked_before_the_body() {
+        let long = "k".repeat(IDENT_BYTES_MAX + 1);
+        for operation in Operation::ALL {
+            let Some(field) = operation.path_field() else {
+                continue;
+            };
+            let expected = |reason: &str| format!("BatonError: {field} {reason}");
+            let bodies = [json!({ "extra": 1 }), json!({ field: "x" }), json!({})];
+            for body in bodies {
+                assert_eq!(
+                    refusal(operation, "", body.clone()),
+                    expected("must not be empty"),
+                    "{operation:?} {body}"
+                );
+                let message = refusal(operation, &long, body.clone());
+                assert!(
+                    message.starts_with(&expected("must be at most")),
+                    "{operation:?} {body}: {message}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn wrong_types_and_missing_fields_are_named() {
         let cases = [
@@ -476,7 +503,7 @@ mod tests {
     }
 
     #[test]
-    fn the_path_is_checked_before_the_body() {
+    fn a_bad_key_is_refused_before_a_bad_body() {
         let error = Command::parse(
             Operation::KeyAcquire,
             Some(""),
