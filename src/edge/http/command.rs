@@ -7,24 +7,27 @@
 //!
 //! | operation | body |
 //! |---|---|
-//! | key enqueue | `{ supersedes?: boolean (false), instanceId, inputHash?, options? }` |
+//! | key enqueue | `{ supersedes?: boolean (false), instanceId, inputHash?, options? }` (§1d's cancel is `options.cancelHolders`) |
 //! | key acquire | `{ instanceId, options? }` |
 //! | key release | `{ instanceId }` |
+//! | key pause (§11) | `{ reason? }` |
+//! | key resume (§11) | `{}` |
+//! | key limit (§11, PUT) | `{ limit }` (1 to `HOLDERS_PER_KEY_MAX`; `null` clears the override) |
 //! | group enqueue | `{ instanceId, revision, current?, workflow?, claim?, grant? }` |
 //! | group claim, heartbeat, release | `{ instanceId }` |
 //! | group pause | `{ reason? }` |
-//! | group resume | `{}` (or none) |
+//! | group resume | `{}` |
 //! | bucket acquire | `{ rules: [{ id, limit, windowMs }], permits? }` |
 //! | bucket penalize | `{ cooldownMs }` |
 //! | bucket refund | `{ permits }` |
 //! | key / group / bucket / debounce inspect | none (GET) |
-//! | key list, group list | none (GET); `?cursor=&limit=` in the query |
+//! | key list, group list | none (GET); `?cursor=&limit=&state=` in the query |
 //! | run claim | `{ instanceId, workflow? }` |
 //! | run complete | `{ instanceId, result?, error? }` |
 //! | run await | `{ timeoutMs }` |
 //! | run append | `{ instanceId, type, data? }` |
 //! | run events | `{ after?, timeoutMs?, limit? }` |
-//! | debounce | `{ delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? }` |
+//! | debounce | `{ delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix?, batch? }` |
 //! | debounce start-at | `{ at, params?, workflow?, instanceId? }` |
 //! | debounce flush, cancel | `{}` |
 //!
