@@ -37,32 +37,37 @@ impl<'a> Node<'a> {
     }
 
     /// A struct's fields present in the input, in declaration order, or the
-    /// refusal of an input that is no object or has a field it does not
-    /// know. Not generic, and never inlined: the one copy serves every
-    /// request type's `deserialize_struct` (each would otherwise carry its
-    /// own, in the deployed WASM).
+    /// refusal of an input that is no object. At an HTTP request's root the
+    /// path's field comes first, and a field the struct does not know is
+    /// refused after it ([`Fields::then`]): the path is checked before the
+    /// body, by the one decode (the router does not check it apart). Not
+    /// generic, and never inlined: the one copy serves every request type's
+    /// `deserialize_struct` (each would otherwise carry its own, in the
+    /// deployed WASM).
     #[inline(never)]
-    fn struct_fields(
-        &self,
-        fields: &'static [&'static str],
-    ) -> Result<Vec<(&'static str, &'a Value)>, Refusal> {
+    fn struct_fields(&self, fields: &'static [&'static str]) -> Result<Fields<'a>, Refusal> {
         let Value::Object(present) = self.value else {
             return Err(self.refuse("an object"));
         };
-        if let Some(refusal) = self.unknown_field(present, fields) {
-            return Err(refusal);
-        }
+        let path = self.path.filter(|(field, _)| fields.contains(field));
         let mut ordered = Vec::with_capacity(fields.len());
-        for field in fields {
-            let value = match self.path {
-                Some((path_field, value)) if path_field == *field => Some(value),
-                _ => present.get(*field),
-            };
-            if let Some(value) = value {
-                ordered.push((*field, value));
+        ordered.extend(path);
+        let then = self.unknown_field(present, fields);
+        if then.is_none() {
+            for field in fields {
+                if path.is_some_and(|(path_field, _)| path_field == *field) {
+                    continue;
+                }
+                if let Some(value) = present.get(*field) {
+                    ordered.push((*field, value));
+                }
             }
         }
-        Ok(ordered)
+        Ok(Fields {
+            fields: ordered.into_iter(),
+            value: None,
+            then,
+        })
     }
 
     fn unknown_field(
@@ -278,10 +283,7 @@ impl<'a> Deserializer<'a> for Node<'a> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Refusal> {
-        visitor.visit_map(Fields {
-            fields: self.struct_fields(fields)?.into_iter(),
-            value: None,
-        })
+        visitor.visit_map(self.struct_fields(fields)?)
     }
 
     /// Enums travel as their variant's name (`"trailing"`): unit variants only.
@@ -310,6 +312,9 @@ impl<'a> Deserializer<'a> for Node<'a> {
 struct Fields<'a> {
     fields: std::vec::IntoIter<(&'static str, &'a Value)>,
     value: Option<(&'static str, &'a Value)>,
+    /// The refusal of a field the struct does not know, once the path's
+    /// field (the only one read then) has been read.
+    then: Option<Refusal>,
 }
 
 impl<'a> de::MapAccess<'a> for Fields<'a> {
@@ -320,7 +325,7 @@ impl<'a> de::MapAccess<'a> for Fields<'a> {
         seed: K,
     ) -> Result<Option<K::Value>, Refusal> {
         let Some((field, value)) = self.fields.next() else {
-            return Ok(None);
+            return self.then.take().map_or(Ok(None), Err);
         };
         self.value = Some((field, value));
         seed.deserialize(field.into_deserializer()).map(Some)

@@ -7,24 +7,27 @@
 //!
 //! | operation | body |
 //! |---|---|
-//! | key enqueue | `{ supersedes?: boolean (false), instanceId, inputHash?, options? }` |
+//! | key enqueue | `{ supersedes?: boolean (false), instanceId, inputHash?, options? }` (§1d's cancel is `options.cancelHolders`) |
 //! | key acquire | `{ instanceId, options? }` |
 //! | key release | `{ instanceId }` |
+//! | key pause (§11) | `{ reason? }` |
+//! | key resume (§11) | `{}` |
+//! | key limit (§11, PUT) | `{ limit }` (1 to `HOLDERS_PER_KEY_MAX`; `null` clears the override) |
 //! | group enqueue | `{ instanceId, revision, current?, workflow?, claim?, grant? }` |
 //! | group claim, heartbeat, release | `{ instanceId }` |
 //! | group pause | `{ reason? }` |
-//! | group resume | `{}` (or none) |
+//! | group resume | `{}` |
 //! | bucket acquire | `{ rules: [{ id, limit, windowMs }], permits? }` |
 //! | bucket penalize | `{ cooldownMs }` |
 //! | bucket refund | `{ permits }` |
 //! | key / group / bucket / debounce inspect | none (GET) |
-//! | key list, group list | none (GET); `?cursor=&limit=` in the query |
+//! | key list, group list | none (GET); `?cursor=&limit=&state=` in the query |
 //! | run claim | `{ instanceId, workflow? }` |
 //! | run complete | `{ instanceId, result?, error? }` |
 //! | run await | `{ timeoutMs }` |
 //! | run append | `{ instanceId, type, data? }` |
 //! | run events | `{ after?, timeoutMs?, limit? }` |
-//! | debounce | `{ delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix? }` |
+//! | debounce | `{ delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix?, batch? }` |
 //! | debounce start-at | `{ at, params?, workflow?, instanceId? }` |
 //! | debounce flush, cancel | `{}` |
 //!
@@ -38,7 +41,6 @@ use crate::edge::{decode_body, decode_http};
 #[cfg(test)]
 use crate::edge::{CoordinatorCall, SerialCall};
 use crate::error::BatonError;
-use crate::ident::Ident;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -117,8 +119,9 @@ impl Command {
         };
         // The router only yields operations whose template has a parameter.
         let raw = param.ok_or(BatonError::Missing { field })?;
+        // Percent-decoded only: the one decode checks it, before the body
+        // (`edge::decode_http`).
         let value = decode_segment(field, raw)?;
-        Ident::parse(field, &value)?;
         let path = Some((field, value.as_str()));
         Ok(Command::decode(operation, Http { path, body })?)
     }
@@ -144,7 +147,7 @@ mod tests {
     use super::*;
     use crate::edge::coordinator::Enqueue;
     use crate::edge::serial::SerialEnqueue;
-    use crate::ident::InstanceId;
+    use crate::ident::{Ident, InstanceId};
     use crate::limits::IDENT_BYTES_MAX;
     use serde_json::json;
 
@@ -368,6 +371,33 @@ mod tests {
         assert!(message.len() < 300, "{message}");
     }
 
+    /// The path's field is checked before the body, by the one decode: a
+    /// bad key is refused as the key, whatever the body holds, for every
+    /// operation with a path field.
+    #[test]
+    fn the_path_is_checked_before_the_body() {
+        let long = "k".repeat(IDENT_BYTES_MAX + 1);
+        for operation in Operation::ALL {
+            let Some(field) = operation.path_field() else {
+                continue;
+            };
+            let expected = |reason: &str| format!("BatonError: {field} {reason}");
+            let bodies = [json!({ "extra": 1 }), json!({ field: "x" }), json!({})];
+            for body in bodies {
+                assert_eq!(
+                    refusal(operation, "", body.clone()),
+                    expected("must not be empty"),
+                    "{operation:?} {body}"
+                );
+                let message = refusal(operation, &long, body.clone());
+                assert!(
+                    message.starts_with(&expected("must be at most")),
+                    "{operation:?} {body}: {message}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn wrong_types_and_missing_fields_are_named() {
         let cases = [
@@ -476,7 +506,7 @@ mod tests {
     }
 
     #[test]
-    fn the_path_is_checked_before_the_body() {
+    fn a_bad_key_is_refused_before_a_bad_body() {
         let error = Command::parse(
             Operation::KeyAcquire,
             Some(""),
@@ -484,78 +514,5 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(error.message(), "BatonError: key must not be empty");
-    }
-}
-
-#[cfg(test)]
-mod list_tests {
-    use super::*;
-    use crate::edge::busy::ListRequest;
-    use crate::edge::health::State;
-    use crate::edge::ListCall;
-
-    fn list(operation: Operation, query: &str) -> Result<Command, HttpError> {
-        let fields = query_fields(query)?;
-        Command::parse(operation, None, Some(fields))
-    }
-
-    #[test]
-    fn a_list_reads_its_cursor_and_limit_from_the_query() {
-        let Command::List(ListCall::Keys(ListRequest {
-            cursor,
-            limit,
-            state,
-        })) = list(
-            Operation::KeyList,
-            "limit=20&cursor=AWth%2Bb&state=at_capacity",
-        )
-        .unwrap()
-        else {
-            panic!("a key list");
-        };
-        assert_eq!(cursor.as_deref(), Some("AWth+b"));
-        assert_eq!(limit.map(|l| l.get()), Some(20));
-        assert_eq!(state, Some(State::AtCapacity));
-        let Command::List(ListCall::Groups(request)) = list(Operation::GroupList, "").unwrap()
-        else {
-            panic!("a group list");
-        };
-        assert_eq!(
-            request,
-            ListRequest {
-                cursor: None,
-                limit: None,
-                state: None,
-            }
-        );
-    }
-
-    #[test]
-    fn a_bad_query_is_refused_naming_the_field() {
-        for (query, field) in [
-            ("limit=0", "limit"),
-            ("limit=501", "limit"),
-            ("limit=ten", "limit"),
-            ("limit=1.5", "limit"),
-            ("page=2", "page"),
-            ("limit=1&limit=2", "query"),
-            ("cursor=%zz", "query"),
-            (
-                "state=stuck",
-                "state must be one of paused, stalled, backlogged",
-            ),
-            ("state=", "state"),
-        ] {
-            match list(Operation::KeyList, query) {
-                Err(HttpError::BadInput(error)) => {
-                    assert!(
-                        error.message().contains(field),
-                        "{query}: {}",
-                        error.message()
-                    )
-                }
-                other => panic!("{query}: {other:?}"),
-            }
-        }
     }
 }

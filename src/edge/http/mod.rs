@@ -30,6 +30,8 @@
 mod auth;
 mod body;
 mod command;
+#[cfg(test)]
+mod command_tests;
 mod error;
 mod routes;
 
