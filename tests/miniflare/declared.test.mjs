@@ -14,7 +14,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Miniflare } from "miniflare";
-import { Harness, bind, collectLogs, manifest, sqliteClasses, worker } from "./harness.mjs";
+import { Harness, bind, collectLogs, embeddingWorker } from "./harness.mjs";
 
 let mf;
 let h;
@@ -24,28 +24,16 @@ before(async () => {
   mf = new Miniflare({
     handleStructuredLogs: collectLogs(runtimeLines, 2000),
     workers: [
-      worker({
+      embeddingWorker({
         name: "declared",
-        modules: manifest([
-          "tests/miniflare/declared-worker.mjs",
-          "js/coordinated.mjs",
-          "js/with-key.mjs",
-          "js/rate-limit.mjs",
-          "js/steps.mjs",
-          "js/options.mjs",
-          "js/worker.mjs",
-          "build/index.js",
-          "build/assets.js",
-          "build/index_bg.wasm",
-        ]),
+        entry: "tests/miniflare/declared-worker.mjs",
+        jsModules: ["coordinated.mjs", "with-key.mjs", "rate-limit.mjs", "steps.mjs", "options.mjs"],
         env: {
-          COORDINATOR: bind.durableObject("declared", "Coordinator"),
-          BUSY_LIST: bind.durableObject("declared", "BusyList"),
           RECORDER: bind.durableObject("declared", "Recorder"),
           ...bind.vars({ WORKFLOW_BINDING: "Deploy", WORKFLOW_BINDINGS: "Deploy,Report", HOLDER_CHECK_MS: "300" }),
         },
-        exports: {
-          ...sqliteClasses("Coordinator", "BusyList", "Recorder"),
+        classes: ["Recorder"],
+        workflows: {
           Deploy: { type: "workflow", name: "deploy" },
           Report: { type: "workflow", name: "report" },
         },

@@ -76,6 +76,33 @@ export function worker({ name, modules, env = {}, exports = {}, sockets }) {
 }
 
 /**
+ * A Worker that embeds Baton (contract §1a's embedded mode) and declares
+ * its Workflows in `exports` only: its own module `entry` first, the
+ * package's modules `js/<name>` it imports, then Baton's Worker and build.
+ * It binds the Coordinator and the busy list as Baton's own classes and
+ * declares them, with `classes` beside them, as SQLite-backed objects.
+ */
+export function embeddingWorker({ name, entry, jsModules = [], env = {}, classes = [], workflows = {} }) {
+  return worker({
+    name,
+    modules: manifest([
+      entry,
+      ...jsModules.map((module) => `js/${module}`),
+      "js/worker.mjs",
+      "build/index.js",
+      "build/assets.js",
+      "build/index_bg.wasm",
+    ]),
+    env: {
+      COORDINATOR: bind.durableObject(name, "Coordinator"),
+      BUSY_LIST: bind.durableObject(name, "BusyList"),
+      ...env,
+    },
+    exports: { ...sqliteClasses("Coordinator", "BusyList", ...classes), ...workflows },
+  });
+}
+
+/**
  * Collects everything the Workers runtime prints, one entry a line (its
  * structured logs: decision logs among them), into `lines`; keeps at most
  * `keep` of the newest when given.

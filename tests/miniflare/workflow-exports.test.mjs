@@ -11,7 +11,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { Miniflare } from "miniflare";
-import { Harness, bind, collectLogs, manifest, sqliteClasses, worker } from "./harness.mjs";
+import { Harness, bind, collectLogs, embeddingWorker } from "./harness.mjs";
 
 let mf;
 let harness;
@@ -21,28 +21,13 @@ before(async () => {
   mf = new Miniflare({
     handleStructuredLogs: collectLogs(runtimeLines, 200),
     workers: [
-      worker({
+      embeddingWorker({
         name: "embedded",
-        modules: manifest([
-          "tests/miniflare/exports-worker.mjs",
-          "js/with-key.mjs",
-          "js/steps.mjs",
-          "js/options.mjs",
-          "js/worker.mjs",
-          "build/index.js",
-          "build/assets.js",
-          "build/index_bg.wasm",
-        ]),
-        env: {
-          COORDINATOR: bind.durableObject("embedded", "Coordinator"),
-          BUSY_LIST: bind.durableObject("embedded", "BusyList"),
-          // The class name, as `ctx.exports` offers the Workflow.
-          ...bind.vars({ WORKFLOW_BINDING: "ExportedWorkflow", HOLDER_CHECK_MS: "200" }),
-        },
-        exports: {
-          ...sqliteClasses("Coordinator", "BusyList"),
-          ExportedWorkflow: { type: "workflow", name: "exported" },
-        },
+        entry: "tests/miniflare/exports-worker.mjs",
+        jsModules: ["with-key.mjs", "steps.mjs", "options.mjs"],
+        // The class name, as `ctx.exports` offers the Workflow.
+        env: bind.vars({ WORKFLOW_BINDING: "ExportedWorkflow", HOLDER_CHECK_MS: "200" }),
+        workflows: { ExportedWorkflow: { type: "workflow", name: "exported" } },
       }),
     ],
   });
