@@ -40,7 +40,7 @@ const EXPLAIN = {
     `hand-offs/s). Each hand-off is the holder's release step, the engine's delivery of the turn event and the next ` +
     `instance's step; Baton's woken waiter has its grant in the event, the plain one spends a step acquiring ` +
     `again. In P1's chains the release call took ${fmt(p1.releaseCall.p50)} ms against the plain one's ` +
-    `${fmt(p1.plain.releaseCall.p50)} ms: before its reply Baton's decision runs 11 statements against the plain one's 4, ` +
+    `${fmt(p1.plain.releaseCall.p50)} ms: before its reply Baton's decision runs 8 statements against the plain one's 4, ` +
     `and the call waits for the turn event's send. What would cut them is in the P1 ` +
     `section ("The release's statements").`,
   // Issue 29's rows against the floors (bench/floor-ratios.mjs); the split
@@ -102,7 +102,7 @@ const EXPLAIN = {
     `release waits for one commit and the event send (the acceptance is recorded after the reply) and sends no ` +
     `list report for a change of counts; sending the event after the reply too was measured and is worse here ` +
     `(the releasing instance's step then competes with the event's delivery on the engine's thread). What is ` +
-    `left: the release's 12 statements before its reply against the plain one's 4, and its two decision lines. Miniflare's ` +
+    `left: the release's 8 statements before its reply against the plain one's 4, and its two decision lines. Miniflare's ` +
     `engine is not production's, where a step costs more and the saved step weighs more.`,
   "P1 floor": ({ p1, floor }) =>
     `Baton ${fmt(p1.total.p50)} ms, the engine's floor for an event, one step making one Coordinator call, and the ` +
