@@ -189,7 +189,7 @@ impl Memory<RateLimiter> for BucketMemory {
             }
         }
     }
-    fn write(&mut self, _: &ObjectSql, _: &str, transition: &TransitionOf<RateLimiter>) {
+    fn write(&mut self, _: &ObjectSql, _: &str, transition: &mut TransitionOf<RateLimiter>) {
         transition.state.write(&transition.writes);
     }
 }

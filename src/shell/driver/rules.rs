@@ -92,7 +92,10 @@ pub trait Memory<R: Rules>: Default + 'static {
         let _ = config;
     }
     fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State;
-    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<R>);
+    /// Commits the transition's writes. It may keep what the transition's
+    /// state holds for the next load, taking it out of the state when no
+    /// effect will read it (the Coordinator's summary, moved, not cloned).
+    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &mut TransitionOf<R>);
     /// A step in the commit's turn, after [`Memory::write`], with the
     /// object itself (the Coordinator sets its alarm there when a decision
     /// leaves a list report owed, so the alarm's write goes with the
@@ -116,7 +119,7 @@ impl<R: Stored> Memory<R> for Uncached {
     fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State {
         R::load(sql, key, input)
     }
-    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<R>) {
+    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &mut TransitionOf<R>) {
         R::write(sql, key, transition);
     }
 }
