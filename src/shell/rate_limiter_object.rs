@@ -64,7 +64,7 @@ impl Rules for RateLimiter {
         migrate(sql);
     }
     fn decide(
-        state: &Bucket,
+        state: &mut Bucket,
         now_ms: u64,
         input: Input,
     ) -> Result<TransitionOf<RateLimiter>, BatonError> {

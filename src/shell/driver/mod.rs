@@ -149,8 +149,8 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         self.ensure_schema();
         let sql = &self.base.sql;
         let mut memory = self.memory.borrow_mut();
-        let state = memory.load(sql, key.as_str(), &input);
-        let mut transition = R::decide(&state, now_ms(), input)?;
+        let mut state = memory.load(sql, key.as_str(), &input);
+        let mut transition = R::decide(&mut state, now_ms(), input)?;
         // Before the write, which may move the state into the memory (a
         // broken one is then never committed either).
         R::assert_invariants(&transition.state);

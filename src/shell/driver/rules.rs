@@ -31,9 +31,10 @@ pub trait Rules: Sized + 'static {
     fn config(env: &Env) -> Result<Self::Config, String>;
     /// The schema ladder, run once per object life.
     fn migrate(sql: &ObjectSql);
-    /// The core's decision.
+    /// The core's decision. The state is the driver's to give away: it is
+    /// dropped after (the Coordinator's decision moves its summary out).
     fn decide(
-        state: &Self::State,
+        state: &mut Self::State,
         now_ms: u64,
         input: Self::Input,
     ) -> Result<TransitionOf<Self>, BatonError>;
