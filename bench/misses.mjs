@@ -17,13 +17,14 @@ const EXPLAIN = {
     `cost replayed from JS is the floor's (1.01–1.06×, the profile section). Since issue 38 withKey's acquire ` +
     `(\`{ grant: true }\`) takes the path the call without options took: its key and id are read once, each with ` +
     `one question into JS, with no request object built and read back field by field, and every statement binds ` +
-    `them as the JS strings the call brought. What is left is Baton's decision around the statement: the driver's ` +
-    `load (the kept summary taken out of its map), the core's decide (which starts by cloning the view into its ` +
-    `scratch key), the writes made \`SqlValue\`s (each text binding a Rust \`String\`), the summary cloned back into ` +
-    `the map, the invariants' check, and the reply built as a Rust value and converted (\`serde_wasm_bindgen\`); ` +
-    `and the release's trigger, which the floor's delete does not have. Closing it needs the decision to work on ` +
-    `the kept summary in place (the core's \`decide\` and the driver's \`Memory::write\` taking the transition's ` +
-    `state by value) and the reply written straight into a JS object.`,
+    `them as the JS strings the call brought; and the decision works on the kept summary without copying it: ` +
+    `the driver's load takes it out of its map, the core's decision moves it into its draft and out in the ` +
+    `transition, and the memory takes it back when no effect reads it (both copies were made on every call ` +
+    `before). What is left is Baton's decision around the statement: the draft's other parts (the caller's ` +
+    `place, the loaded front), the writes made \`SqlValue\`s (each text binding a Rust \`String\`), the ` +
+    `invariants' check, and the reply built as a Rust value and converted (\`serde_wasm_bindgen\`); and the ` +
+    `release's trigger, which the floor's delete does not have. Closing it needs the reply written straight ` +
+    `into a JS object and the writes bound without a Rust copy of each text.`,
   "L1 WASM": ({ atFloor: f }) =>
     `Median ${fmt(f.wasmRatio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the WASM floor ` +
     `${fmt(1000 / f.ms.rate.wasm.p50)}, the JS durable floor ${fmt(1000 / f.ms.rate.durable.p50)} calls/s; the WASM ` +
