@@ -1700,13 +1700,16 @@ fn recorded_holds_are_pruned_and_idle_tenants_forgotten_by_their_own_statements(
     let writes: Vec<Write> = (1..=60).map(hold).collect();
     let (_, cost) = measure(&db, |sql| write(sql, "k", &writes));
     assert_eq!(cost.work, (0, 60), "one statement per recorded hold");
-    let fences = |key: &str| -> Vec<String> {
-        db.rows(&format!(
-            "SELECT fence FROM coordinator_recent WHERE key = '{key}' ORDER BY seq"
-        ))
-        .iter()
-        .map(|row| text_of(&row[0]))
-        .collect()
+    // The first column of `select`'s rows on `key`, as text.
+    let column = |select: &str, key: &str| -> Vec<String> {
+        let rows = db.rows(&select.replace("?key", &format!("'{key}'")));
+        rows.iter().map(|row| text_of(&row[0])).collect()
+    };
+    let fences = |key| {
+        column(
+            "SELECT fence FROM coordinator_recent WHERE key = ?key ORDER BY seq",
+            key,
+        )
     };
     let newest: Vec<String> = (11..=60).map(|f| f.to_string()).collect();
     assert_eq!(fences("k"), newest, "the newest 50 of the key");
@@ -1731,13 +1734,11 @@ fn recorded_holds_are_pruned_and_idle_tenants_forgotten_by_their_own_statements(
     ];
     write(&Counted::new(&db), "k", &steps);
     write(&Counted::new(&db), "other", &[serve("a", 1)]);
-    let tenants = |key: &str| -> Vec<String> {
-        db.rows(&format!(
-            "SELECT tenant FROM coordinator_tenants WHERE key = '{key}' ORDER BY tenant"
-        ))
-        .iter()
-        .map(|row| text_of(&row[0]))
-        .collect()
+    let tenants = |key| {
+        column(
+            "SELECT tenant FROM coordinator_tenants WHERE key = ?key ORDER BY tenant",
+            key,
+        )
     };
     assert_eq!(tenants("k"), ["a", "b", "waits"]);
     // c's row is new: a (served at 1 < 20,002 - 20,000) is forgotten.
