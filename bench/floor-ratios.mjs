@@ -279,7 +279,12 @@ export function section(f) {
         `/ Baton { grant: true }'s pair: ${spread(f.declaredRatio.withKey, "×")}. Its calls: ` +
         Object.entries(f.declaredRatio.calls)
           .map(([call, s]) => `${call} ${spread(s)}`)
-          .join("; "),
+          .join("; ") +
+        ". Without `supersede` a declared class makes withKey's calls (the Baton { grant: true } column). With it, " +
+        "the instance registers before it acquires, so its key has a waiter for a moment: the registration and " +
+        "the acquire each change whether anyone waits, and each owes the list of busy keys a report (§10: the " +
+        "key's row read for it, the alarm set in case it is lost, the report sent to its shard after the " +
+        "reply), which a withKey pair on a key nobody waits on never owes.",
       `- WASM floor / durable floor, pairs/s: ${spread(f.wasmFloorRatio.pairs, "×")}; rate calls/s: ${spread(f.wasmFloorRatio.rate, "×")}`,
       `- Baton / WASM floor, rate calls/s: ${spread(f.wasmRatio.rate, "×")}`,
       `- Baton / durable floor, enqueue time: ${spread(f.ratio.enqueue, "×")}`,
