@@ -6,7 +6,9 @@
 // a workers-rs object), the RPC floor (no storage) and, where one exists, the
 // plain JavaScript Durable Object. The pairs are asked as withKey asks them
 // (`acquire(key, id, { grant: true })`, then `release(key, id)`); Baton's
-// pair without options, the call §1 documents first, is a target of its own.
+// pair without options, the call §1 documents first, is a target of its own,
+// and so is a section as a class declared with `coordinated()` (§3a) makes
+// its calls (bench/worker.mjs's sections: its registration, acquire, release).
 import { queueOf, WITH_KEY_OPTIONS } from "./calls.mjs";
 import { OPEN_RULES } from "./rate.mjs";
 import { fmt, spread, summary } from "./stats.mjs";
@@ -23,7 +25,9 @@ export const FLOOR_QUEUE = 10;
 /**
  * Who runs each kind, by name: the binding and the acquire's options
  * (pairs), the binding (enqueues) or the rate target (bench/worker.mjs's
- * RATE_TARGETS). `bare` is Baton's pair without options. The plain JS
+ * RATE_TARGETS). `bare` is Baton's pair without options; `declared` a
+ * section of a class declared with `coordinated()` and DECLARED (its
+ * registration's enqueue, its acquire and release). The plain JS
  * baselines are the ones in a Worker of their own, reached as Baton and
  * the floors are (the plain Coordinator ignores the options); it has no
  * enqueue, nor has the WASM floor.
@@ -31,11 +35,18 @@ export const FLOOR_QUEUE = 10;
 const PAIRS = {
   baton: ["COORDINATOR", WITH_KEY_OPTIONS],
   bare: ["COORDINATOR", undefined],
+  declared: ["COORDINATOR", undefined],
   wasm: ["WASM_FLOOR", WITH_KEY_OPTIONS],
   durable: ["DURABLE_FLOOR", WITH_KEY_OPTIONS],
   rpc: ["RPC_FLOOR", WITH_KEY_OPTIONS],
   plain: ["PLAIN_REMOTE", WITH_KEY_OPTIONS],
 };
+/**
+ * The declaration of the `declared` sections: the contract's example of
+ * §3a without `also` and `rateLimit` (each a key or limiter of its own).
+ * Without `supersede` the wrapper's calls are withKey's, the `baton` row.
+ */
+export const DECLARED = { supersede: "cancel" };
 const ENQUEUES = { baton: "COORDINATOR", durable: "DURABLE_FLOOR", rpc: "RPC_FLOOR" };
 const RATES = { baton: "baton", wasm: "wasmFloor", durable: "durableFloor", rpc: "rpcFloor", plain: "js" };
 
@@ -63,6 +74,9 @@ export async function floorRun(b) {
   }
   const pairs = (name, count) => {
     const [binding, options] = PAIRS[name];
+    if (name === "declared") {
+      return b.call("/bench/sections", { key: `floor-pairs-${name}`, sections: count, binding, declared: DECLARED });
+    }
     return b.call("/bench/pairs", { keys: [`floor-pairs-${name}`], pairs: count, binding, options });
   };
   const enqueues = (binding, prefix, count) =>
@@ -75,12 +89,15 @@ export async function floorRun(b) {
   for (const target of Object.values(RATES)) await rate(target, 20);
 
   const ms = { pairs: {}, enqueue: {}, rate: {} };
+  /** A declared section's calls, ms each, round by round. */
+  const sectionCalls = {};
   for (const kind of Object.keys(ms)) for (const name of Object.keys(PAIRS)) ms[kind][name] = [];
   const round = async (round) => {
     for (const name of rotated(Object.keys(PAIRS), round)) {
       const p = await pairs(name, FLOOR_PAIRS);
       if (p.notGranted) throw new Error(`floors: ${p.notGranted} uncontended acquires on ${name} not granted`);
       ms.pairs[name].push(p.elapsedMs / p.pairs);
+      if (p.callMs) for (const [call, t] of Object.entries(p.callMs)) (sectionCalls[call] ??= []).push(t / p.pairs);
     }
     for (const name of rotated(Object.keys(ENQUEUES), round)) {
       const e = await enqueues(ENQUEUES[name], `floor-${name}-r${round}-`, FLOOR_ENQUEUES);
@@ -104,6 +121,13 @@ export async function floorRun(b) {
     /** Issue 38: against the WASM floor, the old shape against the durable floor, and the WASM floor's own ratio to it. */
     wasmRatio: { pairs: summary(perRound("pairs", false, "wasm")), rate: summary(perRound("rate", false, "wasm")) },
     bareRatio: summary(perRound("pairs", false, "durable", "bare")),
+    /** A declared class's section (§3a) against the floors' pair, and against withKey's pair. */
+    declaredRatio: {
+      wasm: summary(perRound("pairs", false, "wasm", "declared")),
+      durable: summary(perRound("pairs", false, "durable", "declared")),
+      withKey: summary(perRound("pairs", false, "baton", "declared")),
+      calls: Object.fromEntries(Object.entries(sectionCalls).map(([call, t]) => [call, summary(t)])),
+    },
     wasmFloorRatio: {
       pairs: summary(perRound("pairs", false, "durable", "wasm")),
       rate: summary(perRound("rate", false, "durable", "wasm")),
@@ -154,6 +178,18 @@ export function figures(f, target) {
       used: target.p3FloorRatioMin / f.bareRatio.p50,
     },
     {
+      id: "P3",
+      name:
+        'uncontended sections/s of a class declared with coordinated() (§3a, supersede: "cancel"), ' +
+        "its calls as the wrapper makes them (enqueue to register, acquire, release; no Workflow steps), " +
+        "Baton / the WASM floor's pairs/s (same run)",
+      measured:
+        `${fmt(f.declaredRatio.wasm.p50)}× (Baton ${rate("pairs", "declared")} sections/s; ${spreadOf(f.declaredRatio.wasm)}); ` +
+        `/ the JS durable floor ${fmt(f.declaredRatio.durable.p50)}×; / withKey's pairs (the row above) ` +
+        `${fmt(f.declaredRatio.withKey.p50)}×`,
+      target: "",
+    },
+    {
       id: "ENQ",
       name: `enqueue behind ${FLOOR_QUEUE} waiters, Baton / the durable floor (per call, same run)`,
       measured:
@@ -195,6 +231,7 @@ export function section(f) {
   const names = {
     baton: "Baton { grant: true }",
     bare: "Baton, no options",
+    declared: "Baton, a declared class's section",
     wasm: "WASM floor",
     durable: "durable floor",
     rpc: "RPC floor",
@@ -236,6 +273,18 @@ export function section(f) {
       `- Baton { grant: true } / WASM floor, pairs/s: ${spread(f.wasmRatio.pairs, "×")}`,
       `- Baton { grant: true } / durable floor, pairs/s: ${spread(f.ratio.pairs, "×")}`,
       `- Baton without options / durable floor, pairs/s: ${spread(f.bareRatio, "×")}`,
+      `- A declared class's section (coordinated(), ${JSON.stringify(DECLARED)}: enqueue, acquire, release, each ` +
+        `made as js/coordinated.mjs makes them, one stub for the loop as for the pairs) / WASM floor's pair, per ` +
+        `second: ${spread(f.declaredRatio.wasm, "×")}; / durable floor's pair: ${spread(f.declaredRatio.durable, "×")}; ` +
+        `/ Baton { grant: true }'s pair: ${spread(f.declaredRatio.withKey, "×")}. Its calls: ` +
+        Object.entries(f.declaredRatio.calls)
+          .map(([call, s]) => `${call} ${spread(s)}`)
+          .join("; ") +
+        ". Without `supersede` a declared class makes withKey's calls (the Baton { grant: true } column). With it, " +
+        "the instance registers before it acquires, so its key has a waiter for a moment: the registration and " +
+        "the acquire each change whether anyone waits, and each owes the list of busy keys a report (§10: the " +
+        "key's row read for it, the alarm set in case it is lost, the report sent to its shard after the " +
+        "reply), which a withKey pair on a key nobody waits on never owes.",
       `- WASM floor / durable floor, pairs/s: ${spread(f.wasmFloorRatio.pairs, "×")}; rate calls/s: ${spread(f.wasmFloorRatio.rate, "×")}`,
       `- Baton / WASM floor, rate calls/s: ${spread(f.wasmRatio.rate, "×")}`,
       `- Baton / durable floor, enqueue time: ${spread(f.ratio.enqueue, "×")}`,
@@ -254,6 +303,13 @@ export function print(f) {
   }
   const x = (s) => `${fmt(s.p50, 2)}x (min ${fmt(s.min, 2)}, max ${fmt(s.max, 2)})`;
   console.log(`pairs { grant: true }: Baton/WASM floor ${x(f.wasmRatio.pairs)}; without options Baton/durable floor ${x(f.bareRatio)}`);
+  console.log(
+    `declared section (§3a): /WASM floor pair ${x(f.declaredRatio.wasm)}, /durable floor pair ${x(f.declaredRatio.durable)}, ` +
+      `/withKey pair ${x(f.declaredRatio.withKey)}; calls ` +
+      Object.entries(f.declaredRatio.calls)
+        .map(([call, s]) => `${call} ${fmt(s.p50 * 1000)} µs`)
+        .join(", "),
+  );
   console.log(`WASM floor/durable floor: pairs ${x(f.wasmFloorRatio.pairs)}, rate ${x(f.wasmFloorRatio.rate)}`);
   console.log(`rate: Baton/WASM floor ${x(f.wasmRatio.rate)}`);
 }

@@ -17,13 +17,14 @@ const EXPLAIN = {
     `cost replayed from JS is the floor's (1.01–1.06×, the profile section). Since issue 38 withKey's acquire ` +
     `(\`{ grant: true }\`) takes the path the call without options took: its key and id are read once, each with ` +
     `one question into JS, with no request object built and read back field by field, and every statement binds ` +
-    `them as the JS strings the call brought. What is left is Baton's decision around the statement: the driver's ` +
-    `load (the kept summary taken out of its map), the core's decide (which starts by cloning the view into its ` +
-    `scratch key), the writes made \`SqlValue\`s (each text binding a Rust \`String\`), the summary cloned back into ` +
-    `the map, the invariants' check, and the reply built as a Rust value and converted (\`serde_wasm_bindgen\`); ` +
-    `and the release's trigger, which the floor's delete does not have. Closing it needs the decision to work on ` +
-    `the kept summary in place (the core's \`decide\` and the driver's \`Memory::write\` taking the transition's ` +
-    `state by value) and the reply written straight into a JS object.`,
+    `them as the JS strings the call brought; and the decision works on the kept summary without copying it: ` +
+    `the driver's load takes it out of its map, the core's decision moves it into its draft and out in the ` +
+    `transition, and the memory takes it back when no effect reads it (both copies were made on every call ` +
+    `before). What is left is Baton's decision around the statement: the draft's other parts (the caller's ` +
+    `place, the loaded front), the writes made \`SqlValue\`s (each text binding a Rust \`String\`), the ` +
+    `invariants' check, and the reply built as a Rust value and converted (\`serde_wasm_bindgen\`); and the ` +
+    `release's trigger, which the floor's delete does not have. Closing it needs the reply written straight ` +
+    `into a JS object and the writes bound without a Rust copy of each text.`,
   "L1 WASM": ({ atFloor: f }) =>
     `Median ${fmt(f.wasmRatio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the WASM floor ` +
     `${fmt(1000 / f.ms.rate.wasm.p50)}, the JS durable floor ${fmt(1000 / f.ms.rate.durable.p50)} calls/s; the WASM ` +
@@ -40,7 +41,7 @@ const EXPLAIN = {
     `hand-offs/s). Each hand-off is the holder's release step, the engine's delivery of the turn event and the next ` +
     `instance's step; Baton's woken waiter has its grant in the event, the plain one spends a step acquiring ` +
     `again. In P1's chains the release call took ${fmt(p1.releaseCall.p50)} ms against the plain one's ` +
-    `${fmt(p1.plain.releaseCall.p50)} ms: before its reply Baton's decision runs 11 statements against the plain one's 4, ` +
+    `${fmt(p1.plain.releaseCall.p50)} ms: before its reply Baton's decision runs 8 statements against the plain one's 4, ` +
     `and the call waits for the turn event's send. What would cut them is in the P1 ` +
     `section ("The release's statements").`,
   // Issue 29's rows against the floors (bench/floor-ratios.mjs); the split
@@ -102,7 +103,7 @@ const EXPLAIN = {
     `release waits for one commit and the event send (the acceptance is recorded after the reply) and sends no ` +
     `list report for a change of counts; sending the event after the reply too was measured and is worse here ` +
     `(the releasing instance's step then competes with the event's delivery on the engine's thread). What is ` +
-    `left: the release's 12 statements before its reply against the plain one's 4, and its two decision lines. Miniflare's ` +
+    `left: the release's 8 statements before its reply against the plain one's 4, and its two decision lines. Miniflare's ` +
     `engine is not production's, where a step costs more and the saved step weighs more.`,
   "P1 floor": ({ p1, floor }) =>
     `Baton ${fmt(p1.total.p50)} ms, the engine's floor for an event, one step making one Coordinator call, and the ` +

@@ -6,7 +6,8 @@
 // so it reads the time the current step or call was started by the runtime:
 // the right clock for hand-offs between steps, all in one workerd process.
 import { WorkflowEntrypoint } from "cloudflare:workers";
-import { withKey } from "../js/with-key.mjs";
+import { sectionKeys, withKey } from "../js/with-key.mjs";
+import { registration, resolveOptions } from "../js/coordinated.mjs";
 import { serialize } from "../js/serialize.mjs";
 export { JsExactRateLimiter, FixedWindowRateLimiter } from "./rate-baselines.mjs";
 
@@ -209,6 +210,45 @@ async function pairs(env, { keys, pairs: count, binding, options }) {
     notGranted: outcomes.reduce((a, b) => a + b, 0),
     work: before.map((b, k) => workDelta(b, after[k])),
   };
+}
+
+/**
+ * `count` uncontended sections on `key`, each making the Coordinator calls
+ * a class declared with `coordinated()` (contract §3a) makes around its
+ * `run`, as js/coordinated.mjs makes them: the declaration (`declared`, plus
+ * the namespace `binding` and the key) resolved for the run's event, the
+ * instance's own registration when `supersede` asks for one (an enqueue),
+ * the acquire with the section's options, then the release. As in
+ * `pairs`, one stub for the loop (the wrapper's steps, as withKey's, take a
+ * fresh one each), and no Workflow steps: both cost what they cost withKey.
+ * Timed as a whole, with each call's share.
+ */
+async function sections(env, { key, sections: count, binding, declared }) {
+  let stub;
+  const options = { ...declared, coordinator: (e) => e[binding], key: (event) => event.payload.key };
+  const id = "bench-section";
+  const event = { instanceId: id, payload: { key } };
+  let notGranted = 0;
+  // Each call's share, summed (Date.now() advances across each call's I/O).
+  const callMs = { register: 0, acquire: 0, release: 0 };
+  const timed = async (call, f) => {
+    const at = Date.now();
+    const reply = await f();
+    callMs[call] += Date.now() - at;
+    return reply;
+  };
+  const start = Date.now();
+  for (let i = 0; i < count; i++) {
+    const settings = resolveOptions(options, event, env);
+    const namespace = settings.coordinator;
+    stub ??= namespace.get(namespace.idFromName(key));
+    const register = registration(settings);
+    if (register) await timed("register", () => stub.enqueue(key, true, id, undefined, register));
+    const reply = await timed("acquire", () => stub.acquire(key, id, sectionKeys(key, settings)[0].options));
+    if ((reply?.status ?? reply) !== "granted") notGranted++;
+    await timed("release", () => stub.release(key, id));
+  }
+  return { elapsedMs: Date.now() - start, pairs: count, notGranted, callMs };
 }
 
 /**
@@ -533,6 +573,7 @@ const ROUTES = {
   "/bench/runs-fill": runsFill,
   "/bench/runs-log": runsLog,
   "/bench/pairs": pairs,
+  "/bench/sections": sections,
   "/bench/enqueues": enqueues,
   "/bench/handoffs": handoffs,
   "/bench/replay": replay,

@@ -600,6 +600,24 @@ STORE_BUGS = [
      "",
      "a waiter joining an idle tenant (served, none waiting) does not give it an earliest waiter",
      "§1c a tenant with waiters takes turns (v13 keys turns on the earliest waiter)"),
+    # Issue 38 (schema v16): the prune and the forgetting run in triggers,
+    # judged by the rows against the statements they replaced.
+    ("coordinator store",
+     "coordinator_sql::recorded_holds_are_pruned_and_idle_tenants_forgotten_by_their_own_statements",
+     [("src/coordinator/store/schema.rs", "OFFSET 50); ", "OFFSET 51); "),
+      ("src/coordinator/store/schema_fresh.rs", "OFFSET 50); ", "OFFSET 51); ")],
+     None, None,
+     "the recent holds keep 51, one beyond the bound",
+     "§10 recent holds, the newest 50 (v16 prunes in the hold's insert)"),
+    ("coordinator store",
+     "coordinator_sql::recorded_holds_are_pruned_and_idle_tenants_forgotten_by_their_own_statements",
+     [("src/coordinator/store/schema.rs", "AFTER UPDATE OF served ON coordinator_tenants",
+       "AFTER UPDATE OF waiters ON coordinator_tenants"),
+      ("src/coordinator/store/schema_fresh.rs", "AFTER UPDATE OF served ON coordinator_tenants",
+       "AFTER UPDATE OF waiters ON coordinator_tenants")],
+     None, None,
+     "a tenant served again (its row updated) forgets no idle tenant",
+     "§1c idle tenants forgotten after IDLE_TENANT_KEPT_GRANTS (v16 forgets in the serve)"),
 ]
 
 # Issue 40 (contract §10a): the state rule, judged by the Coordinator

@@ -510,7 +510,7 @@ pub const LIST_VERIFIES_PER_PAGE_MAX: usize = 8;
 /// Holds a key's `inspect` keeps in `recent` (contract §10): the last 50
 /// that ended with a waiter behind them or a dead holder, enough to see a
 /// pattern on the status page's time line; older ones are deleted as new
-/// ones arrive, one statement per recorded hold.
+/// ones arrive, by the trigger on each recorded hold's insert (schema v16).
 pub const COORDINATOR_RECENT_KEPT: u64 = 50;
 
 /// Longest index of a §9a data point, in bytes: Workers Analytics Engine

@@ -1676,6 +1676,81 @@ fn the_fresh_schema_is_what_the_ladder_builds() {
     assert_eq!(definitions(&fresh), definitions(&climbed));
 }
 
+/// Schema v16: the recent holds' prune and the forgetting of idle tenants
+/// run inside the statements that record a hold and serve a tenant, and
+/// leave the rows the statements of their own left: the newest 50 holds of
+/// the key (no other key's touched), and every tenant with no waiter
+/// served more than 20,000 grants before the serve (by the insert of a
+/// tenant whose row was gone, or the update of one that is there), never
+/// a tenant that waits.
+#[test]
+fn recorded_holds_are_pruned_and_idle_tenants_forgotten_by_their_own_statements() {
+    let db = Db::migrated();
+    let hold = |fence: u64| {
+        Write::History(HistoryWrite::Hold {
+            id: id(&format!("h{fence}")),
+            fence,
+            from_ms: fence,
+            to_ms: fence + 1,
+            outcome: Outcome::Released,
+            cancelled: false,
+        })
+    };
+    write(&Counted::new(&db), "other", &[hold(1)]);
+    let writes: Vec<Write> = (1..=60).map(hold).collect();
+    let (_, cost) = measure(&db, |sql| write(sql, "k", &writes));
+    assert_eq!(cost.work, (0, 60), "one statement per recorded hold");
+    // The first column of `select`'s rows on `key`, as text.
+    let column = |select: &str, key: &str| -> Vec<String> {
+        let rows = db.rows(&select.replace("?key", &format!("'{key}'")));
+        rows.iter().map(|row| text_of(&row[0])).collect()
+    };
+    let fences = |key| {
+        column(
+            "SELECT fence FROM coordinator_recent WHERE key = ?key ORDER BY seq",
+            key,
+        )
+    };
+    let newest: Vec<String> = (11..=60).map(|f| f.to_string()).collect();
+    assert_eq!(fences("k"), newest, "the newest 50 of the key");
+    assert_eq!(fences("other"), ["1"], "another key's holds stay");
+
+    let tenant = |t: &str| Some(Ident::parse("tenant", t).expect("a tenant"));
+    let serve = |t: &str, fence: u64| Write::Serve {
+        priority: 0,
+        tenant: tenant(t),
+        fence,
+    };
+    let waits = Write::PushWaiter(Waiter {
+        tenant: tenant("waits"),
+        ..waiter("w", 1)
+    });
+    let steps = [
+        serve("a", 1),
+        serve("b", 5),
+        serve("b", 8),
+        waits,
+        serve("waits", 1),
+    ];
+    write(&Counted::new(&db), "k", &steps);
+    write(&Counted::new(&db), "other", &[serve("a", 1)]);
+    let tenants = |key| {
+        column(
+            "SELECT tenant FROM coordinator_tenants WHERE key = ?key ORDER BY tenant",
+            key,
+        )
+    };
+    assert_eq!(tenants("k"), ["a", "b", "waits"]);
+    // c's row is new: a (served at 1 < 20,002 - 20,000) is forgotten.
+    let (_, cost) = measure(&db, |sql| write(sql, "k", &[serve("c", 20_002)]));
+    assert_eq!(cost.work, (0, 1), "one statement per serve");
+    assert_eq!(tenants("k"), ["b", "c", "waits"]);
+    // c's row is updated: b (served at 8 < 9) is; the waiting tenant never.
+    write(&Counted::new(&db), "k", &[serve("c", 20_009)]);
+    assert_eq!(tenants("k"), ["c", "waits"]);
+    assert_eq!(tenants("other"), ["a"], "another key's tenants stay");
+}
+
 /// §10a: each holder's last check and since when its checks fail read
 /// back from the rows as the twin keeps them: failures in a row keep when
 /// they began, an answer ends them, a holder that leaves takes its record
@@ -1776,4 +1851,29 @@ fn holder_checks_read_back_from_the_rows_as_the_twin_keeps_them() {
         None,
         "the holder left with its record"
     );
+}
+
+/// Issue 38: a release that hands the key on to a waiter (registered with
+/// `grant`, as withKey registers) runs one read and seven writes before its
+/// reply, with its key's summary kept in memory: the front, and the recent
+/// hold, the ended row, the waiter's row, the new holder's row, the
+/// tenant's serve, the new holder's wait and the key's counters.
+#[test]
+fn a_release_that_hands_the_key_on_runs_one_read_and_seven_writes() {
+    let db = Db::migrated();
+    let granted = |who: &str| AcquireRequest {
+        options: Options {
+            grant: true,
+            ..Options::default()
+        },
+        ..acquiring(&id(who))
+    };
+    step(&db, "k", 1, Input::Acquire(granted("a"))).expect("granted");
+    step(&db, "k", 2, Input::Acquire(granted("b"))).expect("waits");
+    let kept = Some(read(&db, "k").0);
+    let (_, cost) = decided(&db, "k", kept, 10, Input::Release(id("a")));
+    let holders = read(&db, "k").0.holders;
+    assert_eq!(holders.len(), 1);
+    assert_eq!(holders[0].id, id("b"), "handed on");
+    assert_eq!(cost.work, (1, 7), "(reads, writes): {:#?}", cost.ran);
 }

@@ -68,17 +68,17 @@
 //! confirmed its slot; the last [`HOLD_TIMES_KEPT`](crate::limits::HOLD_TIMES_KEPT)
 //! lengths give `etaMs` (`super::slots::eta_ms`).
 
-use super::draft::Draft;
+use super::draft::{shown, Draft};
 use super::enqueue::{enqueue, enqueue_checked, refuse_cancel_holders};
 use super::grant::{acquire, acquire_checked, fill_slots, hand_on_checked};
 use super::log::{self, Cause};
 use super::steer;
 use super::types::history::{self, Outcome};
 use super::types::{
-    Holder, HolderState, Input, Liveness, Member, Options, Reply, Settings, Summary, Transition,
-    Turn, View, Write,
+    Holder, HolderState, Input, Liveness, Member, Options, Reply, Settings, Transition, Turn, View,
+    Write,
 };
-use crate::busy::reporter::{self, Due, Shown};
+use crate::busy::reporter::{self, Due};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::HOLDER_CHECKS_PER_TICK_MAX;
@@ -91,9 +91,21 @@ pub fn decide(
     now_ms: u64,
     input: Input,
 ) -> Result<Transition, BatonError> {
+    decide_in_place(&mut view.clone(), settings, now_ms, input)
+}
+
+/// [`decide`] on the view itself: its summary moves into the decision
+/// and out in the transition's state, not copied (the shell's path: the
+/// summary it keeps between calls). The view is left without it.
+pub fn decide_in_place(
+    view: &mut View,
+    settings: &Settings,
+    now_ms: u64,
+    input: Input,
+) -> Result<Transition, BatonError> {
     refuse_cancel_holders(&input)?;
-    let mut key = Draft::new(view, settings);
     let cause = Cause::of(&input);
+    let mut key = Draft::new(view, settings, cause.reads_holders_before());
     let reply = match input {
         Input::Enqueue(request) => enqueue(&mut key, now_ms, request)?,
         Input::EnqueueChecked {
@@ -200,22 +212,11 @@ fn tick(key: &mut Draft<'_>) -> Reply {
 /// and the log line (`log::of`).
 fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transition {
     let needs = key.needs_holder_check();
-    let shown = |s: &Summary| Shown {
-        holders: s.holders.len() as u32,
-        waiting: s.waiters,
-        limit: s.limit(),
-        paused: s.paused.is_some(),
-        handed_since_ms: (s.holders.iter())
-            .filter(|h| h.state == HolderState::Handed)
-            .map(|h| h.since_ms)
-            .min(),
-    };
-    let before = &key.view.summary;
-    let report = reporter::due(shown(before), shown(&key.s), key.did.found_dead());
+    let report = reporter::due(key.before.shown, shown(&key.s), key.did.found_dead());
     let coalesced = matches!(&reply, Reply::Enqueue(r) if r.coalesced_into.is_some());
     let (recorded_before, recorded_after) = history::record(
         &key.did,
-        before.waiters,
+        key.before.waiters,
         coalesced,
         report == Due::Owed,
         now_ms,
@@ -224,6 +225,7 @@ fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transitio
         cause,
         &log::Consequence {
             before: key.view,
+            was: &key.before,
             reply: &reply,
             quiet: key.effects.is_empty() && !needs,
             member: key.member.as_ref(),

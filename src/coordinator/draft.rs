@@ -2,6 +2,9 @@
 //! given, changed as each write it records would change the rows, with
 //! the effects it asks for and what its history records. Every rule file
 //! works on it; none of them writes a row or an effect any other way.
+//! The draft owns the key's summary, moved out of the view it was given
+//! (the summary the shell keeps is not copied); what the decision reads of
+//! the key as it was is [`Before`].
 
 use super::check::{due_for_check, needs_check};
 use super::slots::free_slots;
@@ -10,16 +13,45 @@ use super::types::{
     Effect, Handed, Holder, HolderState, Member, Options, Settings, Summary, Turn, View, Waiter,
     Write,
 };
+use crate::busy::reporter::Shown;
 use crate::error::BatonError;
 use crate::ident::{InstanceId, WorkflowName};
 use crate::limits::{HOLDERS_PER_KEY_MAX, HOLD_TIMES_KEPT, WAITERS_PER_KEY_MAX};
 use crate::transition::{Check, Terminate, Wake};
 
+/// What a decision reads of the key's summary as it was before it: the
+/// figures its list report and log line compare with, and its holders
+/// where the log line reads them (`log::Cause::reads_holders_before`).
+#[derive(Clone)]
+pub struct Before {
+    pub(super) shown: Shown,
+    pub(super) waiters: u32,
+    pub(super) paused: bool,
+    /// Empty unless the decision was asked to keep them.
+    pub(super) holders: Vec<Holder>,
+}
+
+/// The figures of `s` the list is told (`crate::busy::reporter::due`).
+pub(super) fn shown(s: &Summary) -> Shown {
+    Shown {
+        holders: s.holders.len() as u32,
+        waiting: s.waiters,
+        limit: s.limit(),
+        paused: s.paused.is_some(),
+        handed_since_ms: (s.holders.iter())
+            .filter(|h| h.state == HolderState::Handed)
+            .map(|h| h.since_ms)
+            .min(),
+    }
+}
+
 /// The key as one decision is changing it: the view, changed as the
 /// writes it records would change the rows.
 #[derive(Clone)]
 pub(super) struct Draft<'v> {
+    /// The view the decision was given, without its summary (moved to `s`).
     pub(super) view: &'v View,
+    pub(super) before: Before,
     pub(super) s: Summary,
     /// The input's id's place, as this decision left it.
     pub(super) member: Option<Member>,
@@ -33,10 +65,25 @@ pub(super) struct Draft<'v> {
 }
 
 impl<'v> Draft<'v> {
-    pub(super) fn new(view: &'v View, settings: &'v Settings) -> Self {
+    /// A draft of `view`, whose summary it takes; `holders_before`: the
+    /// holders as they were are kept in [`Before`].
+    pub(super) fn new(view: &'v mut View, settings: &'v Settings, holders_before: bool) -> Self {
+        let s = std::mem::take(&mut view.summary);
+        let before = Before {
+            shown: shown(&s),
+            waiters: s.waiters,
+            paused: s.paused.is_some(),
+            holders: if holders_before {
+                s.holders.clone()
+            } else {
+                Vec::new()
+            },
+        };
+        let view: &'v View = view;
         Draft {
             view,
-            s: view.summary.clone(),
+            before,
+            s,
             member: view.member.clone(),
             front: view.front.clone(),
             writes: Vec::new(),

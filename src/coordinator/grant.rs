@@ -239,7 +239,7 @@ fn grant_caller(
         }
         None => (
             caller_as_waiter(request, now_ms, Turn::Shared),
-            key.view.summary.waiters > 0,
+            key.before.waiters > 0,
         ),
     };
     let holder = grant_slot(key, now_ms, waiter, HolderState::Holding, serves);

@@ -3,6 +3,7 @@
 //! what kind; the shell prints it as it is (`shell::decision_log`), and
 //! the simulation judges it against its own rule.
 
+use super::draft::Before;
 use super::types::history::{Did, Outcome};
 use super::types::{AcquireReply, EnqueueReply, Holder, Input, Liveness, Member, Reply, View};
 use crate::ident::{InstanceId, WorkflowName};
@@ -50,6 +51,12 @@ pub enum Cause {
 }
 
 impl Cause {
+    /// The line reads the key's holders as they were before the decision
+    /// (`woken`, `rebound`): the decision keeps a copy of them for it.
+    pub fn reads_holders_before(&self) -> bool {
+        matches!(self, Cause::WokenChecked { .. } | Cause::Rebound { .. })
+    }
+
     pub fn of(input: &Input) -> Cause {
         match input {
             Input::Enqueue(request) | Input::EnqueueChecked { request, .. } => {
@@ -95,8 +102,10 @@ impl Cause {
 
 /// What the decision came to, as its line reads it.
 pub struct Consequence<'a> {
-    /// The view it was taken on.
+    /// The view it was taken on, without its summary (moved into the
+    /// decision): what the summary was is `was`.
     pub before: &'a View,
+    pub was: &'a Before,
     pub reply: &'a Reply,
     /// It asked for no effect and left the key without the alarm.
     pub quiet: bool,
@@ -180,7 +189,7 @@ pub fn of(cause: &Cause, d: &Consequence<'_>) -> Option<LogLine> {
         (Cause::Steer, reply) => steer(reply, d),
         (Cause::WokenChecked { holder, liveness }, _) => woken(holder, *liveness, d),
         (Cause::Cancelled { holder, liveness }, _) => cancelled(holder, *liveness, d),
-        (Cause::Rebound { id, from, to }, _) => rebound(id, from, to, d.before),
+        (Cause::Rebound { id, from, to }, _) => rebound(id, from, to, d),
         (Cause::TickChecked { holder, liveness }, _) => line(
             Contended,
             holder,
@@ -280,12 +289,12 @@ fn cancelled(holder: &InstanceId, liveness: Liveness, d: &Consequence<'_>) -> Op
 /// §1a: the one `warn` line of an instance found through another binding,
 /// printed by the decision that changes the binding it is remembered with
 /// (so once: the next check finds it through the new one).
-fn rebound(id: &InstanceId, from: &str, to: &WorkflowName, before: &View) -> Option<LogLine> {
-    let remembered = match &before.member {
+fn rebound(id: &InstanceId, from: &str, to: &WorkflowName, d: &Consequence<'_>) -> Option<LogLine> {
+    let remembered = match &d.before.member {
         Some(Member::Waiter(w)) if w.id == *id => Some(w.workflow.as_ref()),
         _ => None,
     };
-    let remembered = (before.summary.holders.iter())
+    let remembered = (d.was.holders.iter())
         .find(|h| h.id == *id)
         .map(|h| h.workflow.as_ref())
         .or(remembered)?;
@@ -300,14 +309,14 @@ fn rebound(id: &InstanceId, from: &str, to: &WorkflowName, before: &View) -> Opt
 
 /// Whether a release by `id` ended its hold on a paused key (§11).
 fn released_paused(id: &InstanceId, d: &Consequence<'_>) -> bool {
-    d.before.summary.paused.is_some() && d.did.ended.iter().any(|(h, _)| h.id == *id)
+    d.was.paused && d.did.ended.iter().any(|(h, _)| h.id == *id)
 }
 
 /// §11: an operator's decision on the whole key: printed at every level
 /// but `off` (as contended), with no instance; the reason never repeats
 /// the operator's words (lines carry identifiers only).
 fn steer(reply: &Reply, d: &Consequence<'_>) -> Option<LogLine> {
-    let was_paused = d.before.summary.paused.is_some();
+    let was_paused = d.was.paused;
     let handed = d.did.granted_waiters.len();
     let (decision, reason): (&'static str, String) = match reply {
         Reply::Paused(_) if was_paused => ("paused", "paused again: the reason replaced".into()),
@@ -348,7 +357,7 @@ fn steer(reply: &Reply, d: &Consequence<'_>) -> Option<LogLine> {
 /// this decision did.
 fn woken(handed: &Holder, liveness: Liveness, d: &Consequence<'_>) -> Option<LogLine> {
     let id = &handed.id;
-    let as_handed = d.before.summary.holders.iter().any(|h| h == handed);
+    let as_handed = d.was.holders.iter().any(|h| h == handed);
     let found_dead = d
         .did
         .ended

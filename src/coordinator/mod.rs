@@ -138,7 +138,7 @@ pub mod history {
 }
 
 pub use check::{due_for_check, needs_check, owed_termination, OwedTermination};
-pub use decide::decide;
+pub use decide::{decide, decide_in_place};
 #[cfg(not(target_arch = "wasm32"))]
 pub use history::KeyHistory;
 pub use invariants::assert_invariants as assert_view;

@@ -46,7 +46,7 @@ impl Rules for BusyList {
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
     }
-    fn decide(row: &Option<Row>, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+    fn decide(row: &mut Option<Row>, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
         busy::decide(row, now_ms, input)
     }
     fn assert_invariants(row: &Option<Row>) {

@@ -61,7 +61,7 @@ impl Rules for Debouncer {
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
     }
-    fn decide(state: &KeyState, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+    fn decide(state: &mut KeyState, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
         debounce::decide(state, now_ms, input)
     }
     fn assert_invariants(state: &KeyState) {

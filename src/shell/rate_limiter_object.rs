@@ -64,7 +64,7 @@ impl Rules for RateLimiter {
         migrate(sql);
     }
     fn decide(
-        state: &Bucket,
+        state: &mut Bucket,
         now_ms: u64,
         input: Input,
     ) -> Result<TransitionOf<RateLimiter>, BatonError> {
@@ -189,7 +189,7 @@ impl Memory<RateLimiter> for BucketMemory {
             }
         }
     }
-    fn write(&mut self, _: &ObjectSql, _: &str, transition: &TransitionOf<RateLimiter>) {
+    fn write(&mut self, _: &ObjectSql, _: &str, transition: &mut TransitionOf<RateLimiter>) {
         transition.state.write(&transition.writes);
     }
 }

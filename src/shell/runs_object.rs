@@ -64,7 +64,7 @@ impl Rules for Runs {
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
     }
-    fn decide(state: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+    fn decide(state: &mut View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
         runs::decide(state, now_ms, input)
     }
     fn assert_invariants(state: &View) {

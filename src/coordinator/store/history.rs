@@ -115,13 +115,8 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) 
                     SqlValue::Integer(i64::from(*cancelled)),
                 ],
             );
-            // Keep the newest: the oldest beyond the bound leave, one seek.
-            sql.write(
-                "DELETE FROM coordinator_recent WHERE key = ?1 AND seq <= \
-                 (SELECT seq FROM coordinator_recent WHERE key = ?1 ORDER BY seq DESC \
-                  LIMIT 1 OFFSET ?2)",
-                &[k(), millis_value(COORDINATOR_RECENT_KEPT)],
-            );
+            // The newest are kept: the trigger coordinator_recent_kept
+            // (schema v16) deletes the oldest beyond the bound, one seek.
         }
         HistoryWrite::Wait(id, waited_ms) => {
             sql.write(

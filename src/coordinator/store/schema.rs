@@ -6,7 +6,7 @@
 //! version reached is recorded in `baton_schema`. Steps only add: a column an
 //! older row lacks takes its default on read (see `sql`).
 
-use crate::limits::HOLD_TIMES_KEPT;
+use crate::limits::{COORDINATOR_RECENT_KEPT, HOLD_TIMES_KEPT, IDLE_TENANT_KEPT_GRANTS};
 use crate::sql::Ladder;
 pub use crate::sql::CREATE_VERSION_TABLE;
 
@@ -22,6 +22,14 @@ pub const WRITE_VERSION: &str =
 const _: () = assert!(
     HOLD_TIMES_KEPT == 20,
     "the hold-time triggers keep 20: a new bound needs a schema step"
+);
+
+/// The triggers of v16 keep the newest 50 recent holds and forget tenants
+/// idle for more than 20000 grants, bounds written into their SQL as the
+/// hold times' are.
+const _: () = assert!(
+    COORDINATOR_RECENT_KEPT == 50 && IDLE_TENANT_KEPT_GRANTS == 20_000,
+    "the v16 triggers keep 50 recent holds and 20000 grants: a new bound needs a schema step"
 );
 
 /// Schema version `n` is reached by running `MIGRATIONS[n - 1]`.
@@ -403,6 +411,29 @@ pub const MIGRATIONS: &[&[&str]] = &[
     &[
         "ALTER TABLE coordinator_holders ADD COLUMN check_answer TEXT",
         "ALTER TABLE coordinator_holders ADD COLUMN check_failed_ms INTEGER",
+    ],
+    // v16 (issue 38): a release that hands the key on runs two statements
+    // fewer before its reply. The recent holds' prune to the newest
+    // `COORDINATOR_RECENT_KEPT` runs in the recorded hold's own insert, and
+    // the forgetting of tenants idle for `IDLE_TENANT_KEPT_GRANTS` grants in
+    // the tenant's serve (an update, or the insert of a tenant whose row was
+    // gone): the same rows as the statements they replace, in the same turn.
+    &[
+        "CREATE TRIGGER coordinator_recent_kept AFTER INSERT ON coordinator_recent BEGIN \
+            DELETE FROM coordinator_recent WHERE key = new.key AND seq <= \
+            (SELECT seq FROM coordinator_recent WHERE key = new.key ORDER BY seq DESC \
+             LIMIT 1 OFFSET 50); \
+         END",
+        "CREATE TRIGGER coordinator_tenants_served AFTER UPDATE OF served ON coordinator_tenants \
+         WHEN new.served IS NOT NULL BEGIN \
+            DELETE FROM coordinator_tenants \
+            WHERE key = new.key AND first_seq IS NULL AND served < new.served - 20000; \
+         END",
+        "CREATE TRIGGER coordinator_tenants_first_served AFTER INSERT ON coordinator_tenants \
+         WHEN new.served IS NOT NULL BEGIN \
+            DELETE FROM coordinator_tenants \
+            WHERE key = new.key AND first_seq IS NULL AND served < new.served - 20000; \
+         END",
     ],
 ];
 

@@ -5,7 +5,6 @@ use super::rows::{
     id_value, key_value, priority_value, state_value, tenant_value, turn_value, workflow_value,
 };
 use crate::coordinator::types::Write;
-use crate::limits::IDLE_TENANT_KEPT_GRANTS;
 use crate::sql::{millis_value, optional_millis_value, Counted, SqlExec, SqlValue};
 use crate::workflow::Status;
 
@@ -125,6 +124,10 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
             } => {
                 // The tenant's row may be gone (its last waiter just left,
                 // never served before): served now, it is kept, idle.
+                // Tenants with no waiter served more than
+                // IDLE_TENANT_KEPT_GRANTS grants ago are forgotten by the
+                // triggers on `served` (schema v16): the start of the idle
+                // index, one row per grant at most.
                 sql.write(
                     "INSERT INTO coordinator_tenants (key, priority, tenant, waiters, served) \
                      VALUES (?1, ?2, ?3, 0, ?4) \
@@ -134,18 +137,6 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                         priority_value(*priority),
                         tenant_value(tenant.as_ref()),
                         millis_value(*fence),
-                    ],
-                );
-                // Tenants with no waiter served more than
-                // IDLE_TENANT_KEPT_GRANTS grants ago are forgotten: the
-                // start of the idle index, one row per grant at most.
-                sql.write(
-                    "DELETE FROM coordinator_tenants \
-                     WHERE key = ?1 AND first_seq IS NULL AND served < ?2 - ?3",
-                    &[
-                        key_value(key),
-                        millis_value(*fence),
-                        millis_value(IDLE_TENANT_KEPT_GRANTS),
                     ],
                 );
             }

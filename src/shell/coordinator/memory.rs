@@ -79,8 +79,10 @@ impl Memory<Coordinator> for Summaries {
         }
     }
     /// The commit, the decision's log line printed, its list report
-    /// queued, and the summary kept.
-    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<Coordinator>) {
+    /// queued, and the summary kept: moved out of the transition when no
+    /// effect will read it (the uncontended acquire and release), else a
+    /// copy (a wake reads the holder as it was handed).
+    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &mut TransitionOf<Coordinator>) {
         let outputs = transition
             .state
             .outputs
@@ -115,7 +117,12 @@ impl Memory<Coordinator> for Summaries {
         if self.summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
             self.summaries.clear();
         }
-        let summary = transition.state.view.summary.clone();
+        let state = &mut transition.state.view.summary;
+        let summary = if transition.effects.is_empty() {
+            std::mem::take(state)
+        } else {
+            state.clone()
+        };
         self.summaries.insert(key.to_owned(), summary);
     }
     /// Sets the alarm one holder-check period from now when the decision

@@ -74,9 +74,14 @@ impl Rules for Coordinator {
     fn migrate(sql: &ObjectSql) {
         coordinator::migrate(sql);
     }
-    /// The core's decision; its log line and report go with its state.
-    fn decide(state: &Keyed, now_ms: u64, input: Input) -> Result<TransitionOf<Self>, BatonError> {
-        let t = coordinator::decide(&state.view, &state.settings, now_ms, input)?;
+    /// The core's decision, on the loaded view itself (its summary moves
+    /// into the transition's state); its log line and report go with it.
+    fn decide(
+        state: &mut Keyed,
+        now_ms: u64,
+        input: Input,
+    ) -> Result<TransitionOf<Self>, BatonError> {
+        let t = coordinator::decide_in_place(&mut state.view, &state.settings, now_ms, input)?;
         Ok(Transition {
             reply: t.reply,
             writes: t.writes,

@@ -144,16 +144,18 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         .await
     }
 
-    /// Load, decide, write, check: synchronous, so nothing can interleave.
+    /// Load, decide, check, write: synchronous, so nothing can interleave.
     fn decide(&self, key: &Ident, input: R::Input) -> Result<TransitionOf<R>, BatonError> {
         self.ensure_schema();
         let sql = &self.base.sql;
         let mut memory = self.memory.borrow_mut();
-        let state = memory.load(sql, key.as_str(), &input);
-        let transition = R::decide(&state, now_ms(), input)?;
-        memory.write(sql, key.as_str(), &transition);
-        memory.committed(&self.base);
+        let mut state = memory.load(sql, key.as_str(), &input);
+        let mut transition = R::decide(&mut state, now_ms(), input)?;
+        // Before the write, which may move the state into the memory (a
+        // broken one is then never committed either).
         R::assert_invariants(&transition.state);
+        memory.write(sql, key.as_str(), &mut transition);
+        memory.committed(&self.base);
         Ok(transition)
     }
 

@@ -31,9 +31,10 @@ pub trait Rules: Sized + 'static {
     fn config(env: &Env) -> Result<Self::Config, String>;
     /// The schema ladder, run once per object life.
     fn migrate(sql: &ObjectSql);
-    /// The core's decision.
+    /// The core's decision. The state is the driver's to give away: it is
+    /// dropped after (the Coordinator's decision moves its summary out).
     fn decide(
-        state: &Self::State,
+        state: &mut Self::State,
         now_ms: u64,
         input: Self::Input,
     ) -> Result<TransitionOf<Self>, BatonError>;
@@ -92,7 +93,10 @@ pub trait Memory<R: Rules>: Default + 'static {
         let _ = config;
     }
     fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State;
-    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<R>);
+    /// Commits the transition's writes. It may keep what the transition's
+    /// state holds for the next load, taking it out of the state when no
+    /// effect will read it (the Coordinator's summary, moved, not cloned).
+    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &mut TransitionOf<R>);
     /// A step in the commit's turn, after [`Memory::write`], with the
     /// object itself (the Coordinator sets its alarm there when a decision
     /// leaves a list report owed, so the alarm's write goes with the
@@ -116,7 +120,7 @@ impl<R: Stored> Memory<R> for Uncached {
     fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State {
         R::load(sql, key, input)
     }
-    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<R>) {
+    fn write(&mut self, sql: &ObjectSql, key: &str, transition: &mut TransitionOf<R>) {
         R::write(sql, key, transition);
     }
 }
