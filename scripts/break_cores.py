@@ -645,6 +645,16 @@ HEALTH_BUGS = [
      "check_failed_ms = CASE WHEN ?5 THEN ?3 END",
      "each failed check restarts the run of failures (a holder failing every check never stalls)",
      "§10a failing checks counted from the first (schema v14)"),
+    # `checked` is the last answer whatever asked: judged by the
+    # simulation's own record of each answer its binding gave.
+    ("health", "coordinator_sim", "src/coordinator/decide.rs",
+     "            key.record_check(&holder.id, now_ms, answer);\n            acquire_checked(",
+     "            acquire_checked(",
+     "an acquire's check of a holder is not recorded in its checked", "§10a checked: the last answer"),
+    ("health", "coordinator_sim", "src/coordinator/decide.rs",
+     "            key.record_check(&holder.id, now_ms, answer);\n            woken(",
+     "            woken(",
+     "a wake's status check is not recorded in the holder's checked", "§10a checked: the last answer"),
 ]
 
 TEST_NAME = "simulation"

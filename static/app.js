@@ -130,6 +130,8 @@ function normalize(kind, body) {
     keyRecent: [],
     counts: null,
     paused: body.paused ?? null,
+    state: body.state ?? null,
+    waits: body.waits ?? null,
   };
 }
 
@@ -651,13 +653,18 @@ async function steer(path, body, method) {
   poll();
 }
 
-/** §10a on a key's detail: its state, its wait figures, and each holder's last check. */
-function renderHealth() {
+/**
+ * §10a on a key's or a group's detail: its state, its wait figures, and
+ * (a key's) each holder's last check. A group's waits are its waiters' so
+ * far: its finished runs do not keep how long they waited.
+ */
+function renderHealth(group) {
   $("health-state").replaceWith(Object.assign(stateBadge(data.state), { id: "health-state" }));
   const waits = data.waits;
+  const over = group ? `over ${waits?.n} waiting now` : `over ${waits?.n}: recent holds and those waiting now`;
   $("health-waits").textContent =
     waits && waits.n > 0
-      ? `Waits: p50 ${duration(waits.p50Ms)}, p95 ${duration(waits.p95Ms)} (over ${waits.n}: recent holds and those waiting now).`
+      ? `Waits: p50 ${duration(waits.p50Ms)}, p95 ${duration(waits.p95Ms)} (${over}).`
       : "Waits: none recorded yet.";
   fillRows($("holders").tBodies[0], data.checks ?? [], 3, (tr, h) => {
     cell(tr, h.id, { header: true, classes: "mono" });
@@ -753,7 +760,7 @@ function render() {
   if (group) renderGroupSteer();
   $("superseded-count").textContent = String(data.superseded ?? 0);
   if (!group) renderSteer();
-  if (!group) renderHealth();
+  renderHealth(group);
   renderKeyHistory();
   renderTimeline();
 

@@ -217,7 +217,7 @@ fn a_dead_holder_is_recorded_and_counted_and_makes_a_report_due() {
     let input = Input::AcquireChecked {
         request,
         holder,
-        liveness: Liveness::Dead,
+        answer: Liveness::Dead.into(),
     };
     let (t, _, _) = object.step("k", 3_000, input);
     assert_eq!(t.report, Due::Owed);
@@ -284,7 +284,7 @@ fn a_waiter_whose_own_acquire_finds_the_holder_dead_is_a_hand_off() {
         Input::AcquireChecked {
             request,
             holder,
-            liveness: Liveness::Dead,
+            answer: Liveness::Dead.into(),
         },
     );
     assert!(
@@ -319,7 +319,7 @@ fn a_woken_holder_is_logged_skipped_only_when_it_is_skipped() {
         let input = Input::AcquireChecked {
             request,
             holder,
-            liveness: Liveness::Alive,
+            answer: Liveness::Alive.into(),
         };
         object.step("k", now, input);
     };
@@ -330,8 +330,7 @@ fn a_woken_holder_is_logged_skipped_only_when_it_is_skipped() {
     assert_eq!(handed.id, id("w"));
     let woken = |holder| Input::Woken {
         holder,
-        accepted: false,
-        liveness: Liveness::Dead,
+        answer: Liveness::Dead.into(),
     };
     // w acquires (confirms), runs, and releases before its check.
     object.acquire("k", "w", 3_100);

@@ -12,10 +12,11 @@ use baton::coordinator::Effect;
 use baton::coordinator::{
     self, decide, inspect, load, migrate, write, AcquireReply, AcquireRequest, EnqueueReply,
     EnqueueRequest, Holder, HolderState, Input, Liveness, Options, Place, Reply, Settings,
-    Transition, Turn, Waiter,
+    Transition, Turn, Waiter, Write,
 };
 use baton::ident::{Ident, InstanceId};
 use baton::sql::{Counted, SqlExec, SqlValue};
+use baton::workflow::Status;
 use common::sqlite;
 use rusqlite::Connection;
 use std::cell::RefCell;
@@ -116,7 +117,7 @@ fn acquire_alive(db: &Db, now_ms: u64, who: &str, options: Options) -> Reply {
                 Input::AcquireChecked {
                     request,
                     holder,
-                    liveness: Liveness::Alive,
+                    answer: Liveness::Alive.into(),
                 },
             )
             .reply
@@ -312,8 +313,7 @@ fn the_last_twenty_holds_are_kept() {
         now + 7,
         Input::Woken {
             holder,
-            accepted: false,
-            liveness: Liveness::Dead,
+            answer: Liveness::Dead.into(),
         },
     );
     let summary = inspect(&Counted::new(&db), KEY).0;
@@ -351,11 +351,16 @@ fn skip_when_busy_registers_nothing() {
         Input::AcquireChecked {
             request: request.clone(),
             holder: holder.clone(),
-            liveness: Liveness::Alive,
+            answer: Liveness::Alive.into(),
         },
     );
     assert_eq!(alive.reply, Reply::Acquire(AcquireReply::Busy));
-    assert!(alive.writes.is_empty());
+    // Nothing registered or changed: the only write is the holder's
+    // check, which §10a keeps whatever asked it.
+    assert_eq!(
+        alive.writes,
+        [Write::MarkChecked(holder.id.clone(), 3, Status::Running)]
+    );
     assert_eq!(rows(&db), before);
     // The holder dead: its slot is the caller's.
     let dead = step(
@@ -364,7 +369,7 @@ fn skip_when_busy_registers_nothing() {
         Input::AcquireChecked {
             request,
             holder,
-            liveness: Liveness::Dead,
+            answer: Liveness::Dead.into(),
         },
     );
     assert_eq!(
@@ -591,7 +596,7 @@ fn p4_tenants_cost_at_most_one_and_a_half_times_behind_ten() {
                     fence: 1,
                     cancelling: false,
                 },
-                liveness: Liveness::Alive,
+                answer: Liveness::Alive.into(),
             }),
             true,
         ),

@@ -124,6 +124,7 @@ use baton::coordinator::{
 };
 use baton::coordinator::{health, Write};
 use baton::health::{KeyState, STATES};
+use baton::workflow::Status;
 use decisions::{
     acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, said,
     steer, tick, tick_after_check, woken_after_check,
@@ -169,6 +170,7 @@ mod decisions {
     };
     use baton::error::BatonError;
     use baton::ident::InstanceId;
+    use baton::workflow::Status;
     use std::cell::RefCell;
 
     /// What a decision said beside its reply and writes: its log line and
@@ -286,12 +288,12 @@ mod decisions {
         grace_ms: u64,
         request: &AcquireRequest,
         checked: &Holder,
-        liveness: Liveness,
+        answer: impl Into<Status>,
     ) -> Decided<AcquireReply> {
         let input = Input::AcquireChecked {
             request: request.clone(),
             holder: checked.clone(),
-            liveness,
+            answer: answer.into(),
         };
         match run(store, now_ms, grace_ms, input).expect("a second phase is never refused") {
             (Reply::Acquire(reply), wake) => Decided { reply, wake },
@@ -315,12 +317,11 @@ mod decisions {
         now_ms: u64,
         grace_ms: u64,
         checked: &Holder,
-        liveness: Liveness,
+        answer: impl Into<Status>,
     ) -> Vec<Holder> {
         let input = Input::Woken {
             holder: checked.clone(),
-            accepted: false,
-            liveness,
+            answer: answer.into(),
         };
         run(store, now_ms, grace_ms, input)
             .expect("never refused")
@@ -331,10 +332,8 @@ mod decisions {
     /// here: the model asks it apart).
     pub fn grant_accepted(store: &mut KeyTwin, sent: &Holder) {
         assert!(matches!(sent.turn, baton::coordinator::Turn::Own(_)));
-        let input = Input::Woken {
+        let input = Input::Accepted {
             holder: sent.clone(),
-            accepted: true,
-            liveness: Liveness::Alive,
         };
         let wake = run(store, 0, NO_GRACE, input).expect("never refused").1;
         assert!(wake.is_empty(), "an accepted grant hands nothing on");
@@ -370,13 +369,13 @@ mod decisions {
         store: &mut KeyTwin,
         now_ms: u64,
         grace_ms: u64,
-        answers: &[(Holder, Liveness)],
+        answers: &[(Holder, impl Into<Status> + Copy)],
     ) -> Vec<Holder> {
         let mut wake: Vec<Holder> = Vec::new();
-        for (holder, liveness) in answers {
+        for (holder, answer) in answers {
             let input = Input::TickChecked {
                 holder: holder.clone(),
-                answer: (*liveness).into(),
+                answer: (*answer).into(),
             };
             wake.extend(
                 run(store, now_ms, grace_ms, input)
@@ -413,6 +412,34 @@ const ALARM_RETRY_MS: u64 = 1_000;
 const W: u64 = 100;
 /// The Workflow bindings a seed may use; the first is the default binding.
 const WORKFLOWS: [&str; 3] = ["WORKFLOW", "DEPLOY", "ROLLBACK"];
+/// What the model's binding answers about a running instance, in turn:
+/// each a status the platform gives a live one.
+const ALIVE: [Status; 6] = [
+    Status::Running,
+    Status::Waiting,
+    Status::Queued,
+    Status::Paused,
+    Status::WaitingForPause,
+    Status::Other,
+];
+
+/// The contract's reading of a binding's answer (§1), the oracle's own:
+/// ended (complete, errored, terminated) is dead; not found is dead past
+/// the grace; a failed call is unknown (alive, for taking a key); any
+/// other status is alive.
+fn liveness_of(answer: Status) -> Liveness {
+    match answer {
+        Status::Complete | Status::Errored | Status::Terminated => Liveness::Dead,
+        Status::NotFound => Liveness::NotFound,
+        Status::Failed => Liveness::Unknown,
+        Status::Queued
+        | Status::Running
+        | Status::Paused
+        | Status::Waiting
+        | Status::WaitingForPause
+        | Status::Other => Liveness::Alive,
+    }
+}
 
 // ---------------------------------------------------------------------------
 // The model: instances, in-flight work, and how a seed behaves.
@@ -511,11 +538,11 @@ enum Phase {
     Start,
     /// Waiting for the status of this instance, asked through this binding.
     Check(usize, Option<WorkflowName>),
-    /// Status known; phase 2 not yet run.
-    Checked(usize, Liveness),
+    /// The binding's answer known; phase 2 not yet run.
+    Checked(usize, Status),
     /// The alarm waits for the statuses of these holders.
     CheckMany(Vec<Holder>),
-    CheckedMany(Vec<(Holder, Liveness)>),
+    CheckedMany(Vec<(Holder, Status)>),
 }
 
 #[derive(Debug, Clone)]
@@ -934,8 +961,11 @@ struct Sim {
     steering: Vec<Steering>,
     paused_before: Option<bool>,
     /// §10a, the oracle's own: since when each holder's checks have failed
-    /// in a row (the model's `Unknown` answers to the alarm's checks).
+    /// in a row (the model's `Failed` answers to any check of it).
     failing_since: BTreeMap<(usize, InstanceId), u64>,
+    /// §10a, the oracle's own: each holder's last check (when, and what
+    /// the model's binding answered), whoever asked it.
+    last_check: BTreeMap<(usize, InstanceId), (u64, Status)>,
 }
 
 impl Sim {
@@ -1000,6 +1030,7 @@ impl Sim {
             steering: vec![Steering::default(); keys],
             paused_before: None,
             failing_since: BTreeMap::new(),
+            last_check: BTreeMap::new(),
         }
     }
 
@@ -1569,17 +1600,17 @@ impl Sim {
             Phase::Check(target, via) => {
                 // The status call, outside the gate: it samples the engine now,
                 // and phase 2 runs at some later step.
-                let liveness = self.status(target, via.as_ref());
-                self.ops[i].phase = Phase::Checked(target, liveness);
-                self.note(|| format!("  status of i{target} = {liveness:?}"));
+                let answer = self.status(target, via.as_ref());
+                self.ops[i].phase = Phase::Checked(target, answer);
+                self.note(|| format!("  status of i{target} = {answer:?}"));
                 return;
             }
             Phase::CheckMany(holders) => {
                 let answers = holders
                     .into_iter()
                     .map(|h| {
-                        let liveness = self.status(self.idx(&h.id), h.workflow.as_ref());
-                        (h, liveness)
+                        let answer = self.status(self.idx(&h.id), h.workflow.as_ref());
+                        (h, answer)
                     })
                     .collect();
                 self.note(|| format!("  statuses {answers:?}"));
@@ -1602,21 +1633,47 @@ impl Sim {
 
     /// The Workflow binding `via` (the default one for `None`) asked about
     /// `target`: it finds only instances of its own Workflow.
-    fn status(&mut self, target: usize, via: Option<&WorkflowName>) -> Liveness {
+    /// It answers as the platform does: a live instance's status varies
+    /// (running, waiting for an event, queued...), an ended one's says how
+    /// it ended; a failed call answers `Failed`.
+    fn status(&mut self, target: usize, via: Option<&WorkflowName>) -> Status {
         if self.faults.strikes(&mut self.rng, Fault::StatusUnknown) {
-            return Liveness::Unknown;
+            return Status::Failed;
         }
         let inst = &self.insts[target];
         let binding = via.map_or(WORKFLOWS[0], |w| w.as_str());
         if binding != WORKFLOWS[inst.workflow] {
-            return Liveness::NotFound;
+            return Status::NotFound;
         }
         if inst.life.ended() && target.is_multiple_of(3) {
             // The engine has purged this ended instance's record: "not
             // found", dead only past the grace (or at once, never enqueued).
-            return Liveness::NotFound;
+            return Status::NotFound;
         }
-        inst.life.status()
+        match inst.life {
+            Life::NotCreated => Status::NotFound,
+            Life::Running => ALIVE[(self.now_ms as usize + target) % ALIVE.len()],
+            Life::Ended(End::Complete) => Status::Complete,
+            Life::Ended(End::Errored) => Status::Errored,
+            Life::Ended(End::Terminated) => Status::Terminated,
+        }
+    }
+
+    /// §10a by the oracle's own records: `answer`, about `id` at key `k`,
+    /// is that holder's last check if it holds as the check is decided
+    /// (`before`); a failed answer starts (or goes on with) its run of
+    /// failures, any other ends it.
+    fn saw_check(&mut self, k: usize, before: &Snap, id: &InstanceId, answer: Status) {
+        if before.holder(id).is_none() {
+            return;
+        }
+        let run = (k, id.clone());
+        if answer == Status::Failed {
+            self.failing_since.entry(run.clone()).or_insert(self.now_ms);
+        } else {
+            self.failing_since.remove(&run);
+        }
+        self.last_check.insert(run, (self.now_ms, answer));
     }
 
     /// The contract's dead (§1, §1a), by the simulation's own reading of
@@ -1737,7 +1794,8 @@ impl Sim {
                     self.ops.push(op);
                 }
             },
-            Phase::Checked(candidate, liveness) => {
+            Phase::Checked(candidate, answer) => {
+                let liveness = liveness_of(answer);
                 let waiter = op.candidate.clone().expect("the first phase named it");
                 let reply = enqueue_after_check(
                     &mut self.stores[k],
@@ -2043,17 +2101,19 @@ impl Sim {
                     }
                 }
             }
-            Phase::Checked(checked, liveness) => {
+            Phase::Checked(checked, answer) => {
+                let liveness = liveness_of(answer);
                 let checked_id = self.insts[checked].id.clone();
                 let snapshot = op.checked.clone().unwrap();
                 self.count_grace(k, &snapshot.id, liveness);
+                self.saw_check(k, &before, &snapshot.id, answer);
                 let Decided { reply, wake } = acquire_after_check(
                     &mut self.stores[k],
                     self.now_ms,
                     self.p.grace_ms,
                     &request,
                     &snapshot,
-                    liveness,
+                    answer,
                 );
                 let dead = self.dead(k, &snapshot.id, liveness);
                 let must = self.must_lose(k, &before, &snapshot, liveness);
@@ -2401,24 +2461,24 @@ impl Sim {
     }
 
     fn run_wake(&mut self, op: Op) {
-        let (OpKind::Wake { holder, attempts }, Phase::Checked(_, liveness)) =
-            (&op.kind, &op.phase)
+        let (OpKind::Wake { holder, attempts }, Phase::Checked(_, answer)) = (&op.kind, &op.phase)
         else {
             unreachable!("{op:?}")
         };
-        let (k, attempts, liveness) = (op.key, *attempts, *liveness);
-        if matches!(liveness, Liveness::Alive | Liveness::Unknown) {
-            // Alive, or unknown (treated as alive): it was sent its event.
-            return;
-        }
+        // Whatever it answered re-enters, as the shell feeds it: §10a
+        // keeps it. Alive, or unknown (treated as alive): it was sent its
+        // event, and nothing else changes.
+        let (k, attempts, answer) = (op.key, *attempts, *answer);
+        let liveness = liveness_of(answer);
         self.count_grace(k, &holder.id, liveness);
         let before = self.snap(k);
+        self.saw_check(k, &before, &holder.id, answer);
         let next = woken_after_check(
             &mut self.stores[k],
             self.now_ms,
             self.p.grace_ms,
             holder,
-            liveness,
+            answer,
         );
         let dead = self.dead(k, &holder.id, liveness);
         let must = self.must_lose(k, &before, holder, liveness);
@@ -2586,21 +2646,12 @@ impl Sim {
                 // Each answer re-enters as a decision of its own, as the
                 // driver feeds them; the wakes go out after the last.
                 let mut wake = Vec::new();
-                for (h, l) in &answers {
+                for (h, answer) in &answers {
+                    let l = &liveness_of(*answer);
                     let before = self.snap(k);
                     self.count_grace(k, &h.id, *l);
-                    // §10a by the oracle's rule: a holder's failed check
-                    // starts (or goes on with) its run of failures, an
-                    // answer ends it.
-                    if before.holder(&h.id).is_some() {
-                        let run = (k, h.id.clone());
-                        if *l == Liveness::Unknown {
-                            self.failing_since.entry(run).or_insert(self.now_ms);
-                        } else {
-                            self.failing_since.remove(&run);
-                        }
-                    }
-                    let answer = [(h.clone(), *l)];
+                    self.saw_check(k, &before, &h.id, *answer);
+                    let answer = [(h.clone(), *answer)];
                     wake.extend(tick_after_check(
                         &mut self.stores[k],
                         self.now_ms,
@@ -2942,8 +2993,10 @@ impl Sim {
         for h in &before.holders {
             if after.holder(&h.id).is_none() {
                 self.failing_since.remove(&(k, h.id.clone()));
+                self.last_check.remove(&(k, h.id.clone()));
             }
         }
+        self.check_checked(k);
         let now = self.now_ms;
         let handed = (after.holders.iter())
             .filter(|h| h.state == HolderState::Handed)
@@ -2981,6 +3034,24 @@ impl Sim {
         }
         assert_eq!(state, expected, "STATE: key {k}'s §10a state at {now}");
         self.stats.states[STATES.iter().position(|s| *s == state).unwrap()] += 1;
+    }
+
+    /// §10a: each holder's `checked` (when, and what the binding said) is
+    /// the last answer the model's binding gave about it while it held,
+    /// whichever check asked (the alarm's, an acquire's, a wake's), by
+    /// the oracle's own records; `None` for a holder never checked.
+    fn check_checked(&self, k: usize) {
+        let store = &self.stores[k];
+        for (h, kept) in store.holders().iter().zip(store.checks()) {
+            let expected = self.last_check.get(&(k, h.id.clone())).copied();
+            assert_eq!(
+                kept.map(|(at_ms, answer, _)| (at_ms, answer)),
+                expected,
+                "CHECKED: key {k}'s holder {} at {}: its last check",
+                h.id,
+                self.now_ms
+            );
+        }
     }
 
     /// §10 by the oracle's own records and rules: a holder that leaves on
@@ -4074,11 +4145,13 @@ fn a_limit_of_three_grants_three_and_hands_each_slot_on() {
     let decided = acquire_after_check(&mut s, 4, GRACE, &three("d"), &d, Liveness::Alive);
     assert!(matches!(decided.reply, AcquireReply::Granted { .. }));
     assert_eq!(s.handed_count(), 0);
-    // A dead holder loses only its own slot.
-    let a = checks(acquire(&mut s, 5, &acq("e")), "a");
-    let decided = acquire_after_check(&mut s, 6, GRACE, &acq("e"), &a, Liveness::Dead);
+    // The next acquire checks the holder checked least recently (`a` was
+    // just checked, and its answer kept: §10a). A dead holder loses only
+    // its own slot.
+    let c = checks(acquire(&mut s, 5, &acq("e")), "c");
+    let decided = acquire_after_check(&mut s, 6, GRACE, &acq("e"), &c, Liveness::Dead);
     assert!(matches!(decided.reply, AcquireReply::Granted { .. }));
-    assert_eq!(ids(&s.holders()), ["c", "d", "e"]);
+    assert_eq!(ids(&s.holders()), ["a", "d", "e"]);
 }
 
 #[test]

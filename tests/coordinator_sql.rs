@@ -526,7 +526,7 @@ fn decisions_work_on_an_upgraded_v1_database() {
         Input::AcquireChecked {
             request: acquiring(&id("rel_8")),
             holder: checked,
-            liveness: Liveness::Dead,
+            answer: Liveness::Dead.into(),
         },
     )
     .expect("a second phase");
@@ -792,7 +792,7 @@ fn flat_scenarios() -> Vec<Scenario> {
             Input::AcquireChecked {
                 request: acquiring(&id("w7")),
                 holder: first_holder(db, key),
-                liveness: Liveness::Alive,
+                answer: Liveness::Alive.into(),
             }
         }),
         ("release (a waiter leaves)", T, |_, _| {
@@ -810,8 +810,7 @@ fn flat_scenarios() -> Vec<Scenario> {
         }),
         ("woken (dead: hands on)", T + 2, |db, key| Input::Woken {
             holder: first_holder(db, key),
-            accepted: false,
-            liveness: Liveness::Dead,
+            answer: Liveness::Dead.into(),
         }),
         ("tick checked (handed, alive)", T + 3, |db, key| {
             Input::TickChecked {
@@ -823,7 +822,7 @@ fn flat_scenarios() -> Vec<Scenario> {
             Input::AcquireChecked {
                 request: acquiring(&id("newcomer")),
                 holder: first_holder(db, key),
-                liveness: Liveness::Dead,
+                answer: Liveness::Dead.into(),
             }
         }),
         (

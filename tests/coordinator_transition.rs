@@ -249,12 +249,12 @@ fn run(seed: u64, schema: Schema) {
                 Pending::Acquire(request, holder) => Input::AcquireChecked {
                     request,
                     holder,
-                    liveness,
+                    answer: liveness.into(),
                 },
+                Pending::Woken(holder) if rng.percent(50) => Input::Accepted { holder },
                 Pending::Woken(holder) => Input::Woken {
                     holder,
-                    accepted: rng.percent(50),
-                    liveness,
+                    answer: liveness.into(),
                 },
                 Pending::Tick(holder) => Input::TickChecked {
                     holder,
@@ -514,7 +514,7 @@ fn the_cost_of_each_input_does_not_grow_with_the_queue() {
             Box::new(move |k| Input::AcquireChecked {
                 request: acquiring("w7", None),
                 holder: held(k),
-                liveness: Liveness::Alive,
+                answer: Liveness::Alive.into(),
             }),
         ),
         (
@@ -530,8 +530,7 @@ fn the_cost_of_each_input_does_not_grow_with_the_queue() {
             "woken (dead: hands on)",
             Box::new(move |k| Input::Woken {
                 holder: held(k),
-                accepted: false,
-                liveness: Liveness::Dead,
+                answer: Liveness::Dead.into(),
             }),
         ),
         (

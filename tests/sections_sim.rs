@@ -337,7 +337,7 @@ impl World {
                         Reply::AcquireChecking { request, holder } => Some(Input::AcquireChecked {
                             request: request.clone(),
                             holder: holder.clone(),
-                            liveness,
+                            answer: liveness.into(),
                         }),
                         Reply::Ticked(due) => {
                             (due.iter().find(|h| h.id == check.id)).map(|h| Input::TickChecked {
@@ -478,8 +478,7 @@ impl World {
             if let (Some(holder), Liveness::Dead | Liveness::NotFound) = (e.holder, liveness) {
                 let woken = Input::Woken {
                     holder,
-                    accepted: false,
-                    liveness,
+                    answer: liveness.into(),
                 };
                 self.decide(e.key, woken);
             }
@@ -501,14 +500,19 @@ impl World {
         }
         if let Some(holder) = e.holder {
             let liveness = if live {
+                // The engine accepted the event (the grant is then told),
+                // and the status read after it answers alive.
+                let accepted = Input::Accepted {
+                    holder: holder.clone(),
+                };
+                self.decide(e.key, accepted);
                 Liveness::Alive
             } else {
                 Liveness::Dead
             };
             let woken = Input::Woken {
                 holder,
-                accepted: live,
-                liveness,
+                answer: liveness.into(),
             };
             self.decide(e.key, woken);
         }

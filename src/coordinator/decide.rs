@@ -38,7 +38,7 @@
 //! no path can grant without one. A registration made with `grant` gets a
 //! [`Turn::Own`]: when a slot is handed to it, the shell sends it the grant
 //! itself (key, id, fence) on that registration's own event type, and
-//! reports the engine's acceptance back (`Input::Woken` with `accepted`),
+//! reports the engine's acceptance back (`Input::Accepted`),
 //! after which the holder counts as told and the event is not sent again.
 //!
 //! # Who goes next (contract §1c)
@@ -117,20 +117,20 @@ pub fn decide_in_place(
         Input::AcquireChecked {
             request,
             holder,
-            liveness,
-        } => acquire_checked(&mut key, now_ms, request, &holder, liveness),
+            answer,
+        } => {
+            key.record_check(&holder.id, now_ms, answer);
+            acquire_checked(&mut key, now_ms, request, &holder, answer.liveness())
+        }
         Input::Release(id) => release(&mut key, now_ms, &id),
-        Input::Woken {
-            holder,
-            accepted,
-            liveness,
-        } => woken(&mut key, now_ms, &holder, accepted, liveness),
+        Input::Accepted { holder } => accepted(&mut key, &holder),
+        Input::Woken { holder, answer } => {
+            key.record_check(&holder.id, now_ms, answer);
+            woken(&mut key, now_ms, &holder, answer.liveness())
+        }
         Input::Tick => tick(&mut key),
         Input::TickChecked { holder, answer } | Input::Cancelled { holder, answer } => {
-            if key.holder(&holder.id).is_some() {
-                key.writes
-                    .push(Write::MarkChecked(holder.id.clone(), now_ms, answer));
-            }
+            key.record_check(&holder.id, now_ms, answer);
             hand_on_checked(&mut key, now_ms, &holder, answer.liveness());
             Reply::Settled
         }
@@ -170,23 +170,21 @@ fn release(key: &mut Draft<'_>, now_ms: u64, id: &InstanceId) -> Reply {
     Reply::Release(next)
 }
 
-/// What became of a turn event sent to `holder` (as it was handed): a
-/// grant the engine accepted is told (the alarm sends it no more); a
-/// holder found dead loses its slot, which goes on.
-fn woken(
-    key: &mut Draft<'_>,
-    now_ms: u64,
-    holder: &Holder,
-    accepted: bool,
-    liveness: Liveness,
-) -> Reply {
-    if accepted
-        && matches!(holder.turn, Turn::Own(_))
+/// The engine accepted the grant event sent to `holder` (as it was
+/// handed): the holder is told, and the alarm sends it no more.
+fn accepted(key: &mut Draft<'_>, holder: &Holder) -> Reply {
+    if matches!(holder.turn, Turn::Own(_))
         && holder.state == HolderState::Handed
         && key.holder(&holder.id) == Some(holder)
     {
         key.confirm_holder(&holder.id);
     }
+    Reply::Settled
+}
+
+/// A woken holder's status (`holder` as it was handed): one found dead
+/// loses its slot, which goes on; a live one is left to act on its event.
+fn woken(key: &mut Draft<'_>, now_ms: u64, holder: &Holder, liveness: Liveness) -> Reply {
     if liveness.is_dead(holder.enqueued_ms, now_ms, key.settings.grace_ms) {
         hand_on_checked(key, now_ms, holder, liveness);
     }

@@ -18,6 +18,7 @@ use crate::error::BatonError;
 use crate::ident::{InstanceId, WorkflowName};
 use crate::limits::{HOLDERS_PER_KEY_MAX, HOLD_TIMES_KEPT, WAITERS_PER_KEY_MAX};
 use crate::transition::{Check, Terminate, Wake};
+use crate::workflow::Status;
 
 /// What a decision reads of the key's summary as it was before it: the
 /// figures its list report and log line compare with, and its holders
@@ -147,6 +148,17 @@ impl<'v> Draft<'v> {
                 h.state = HolderState::Holding;
                 self.writes.push(Write::ConfirmHolder(id.clone()));
             }
+        }
+    }
+
+    /// §10a: records what the Workflow binding answered, at `now_ms`, about
+    /// the holder `id` (the last answer is its `checked`, whatever asked:
+    /// the alarm, an acquire, a wake or a cancellation); nothing if `id`
+    /// holds no more.
+    pub(super) fn record_check(&mut self, id: &InstanceId, now_ms: u64, answer: Status) {
+        if self.holder(id).is_some() {
+            self.writes
+                .push(Write::MarkChecked(id.clone(), now_ms, answer));
         }
     }
 

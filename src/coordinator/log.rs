@@ -23,7 +23,7 @@ pub enum Cause {
         liveness: Liveness,
     },
     Release(InstanceId),
-    /// A woken holder's status (`accepted: false`), the holder as handed.
+    /// A woken holder's status, the holder as handed.
     WokenChecked {
         holder: Holder,
         liveness: Liveness,
@@ -66,20 +66,16 @@ impl Cause {
             Input::AcquireChecked {
                 request,
                 holder,
-                liveness,
+                answer,
             } => Cause::AcquireChecked {
                 id: request.id.clone(),
                 holder: holder.id.clone(),
-                liveness: *liveness,
+                liveness: answer.liveness(),
             },
             Input::Release(id) => Cause::Release(id.clone()),
-            Input::Woken {
-                holder,
-                accepted: false,
-                liveness,
-            } => Cause::WokenChecked {
+            Input::Woken { holder, answer } => Cause::WokenChecked {
                 holder: holder.clone(),
-                liveness: *liveness,
+                liveness: answer.liveness(),
             },
             Input::TickChecked { holder, answer } => Cause::TickChecked {
                 holder: holder.id.clone(),
@@ -95,7 +91,7 @@ impl Cause {
                 from: from.clone(),
                 to: workflow.clone(),
             },
-            Input::Woken { .. } | Input::Tick => Cause::Nothing,
+            Input::Accepted { .. } | Input::Tick => Cause::Nothing,
         }
     }
 }

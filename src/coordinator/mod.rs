@@ -45,6 +45,7 @@
 //! | §1d `cancelHolders`: refused without `supersedes`; every holder cancelled and terminated, kept until found dead | `enqueue::refuse_cancel_holders`, `enqueue::cancel_holders`; the alarm's retry: `Draft::check_or_terminate` |
 //! | which holders are due a check | [`due_for_check`] (`check.rs`) |
 //! | what a check's answer does | `grant::apply_check` |
+//! | §10a a holder's `checked` is its binding's last answer, whichever check asked | `Draft::record_check` |
 //! | the key needs the holder-check alarm | [`needs_check`] (`check.rs`) |
 //! | §11: pause (its `since` and reason), resume, the limit override | `steer::pause`, `steer::resume`, `steer::set_limit` |
 //! | an instance is reached through its own binding, or the default | [`Settings::binding`] |
@@ -93,7 +94,9 @@
 //! Handing the key on and waking the new holder are also split: the core
 //! writes the new holders and names them (as handed) in wake effects; the
 //! shell sends each the turn event and checks its status, and reports back
-//! with [`Input::Woken`], which hands a dead one's slot on again.
+//! with [`Input::Accepted`] (a grant event the engine took) and
+//! [`Input::Woken`] (its status, kept as its `checked`), which hands a dead
+//! one's slot on again.
 //!
 //! # Grants (contract §1b)
 //! A registration made with `grant` is told its hand-off by the grant

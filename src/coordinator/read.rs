@@ -84,9 +84,11 @@ fn named(input: &Input) -> Option<&InstanceId> {
         Input::Enqueue(r) | Input::EnqueueChecked { request: r, .. } => Some(&r.id),
         Input::Acquire(r) | Input::AcquireChecked { request: r, .. } => Some(&r.id),
         Input::Release(id) | Input::Rebound { id, .. } => Some(id),
-        Input::Woken { .. } | Input::Tick | Input::TickChecked { .. } | Input::Cancelled { .. } => {
-            None
-        }
+        Input::Accepted { .. }
+        | Input::Woken { .. }
+        | Input::Tick
+        | Input::TickChecked { .. }
+        | Input::Cancelled { .. } => None,
         Input::Pause { .. } | Input::Resume | Input::SetLimit(_) => None,
     }
 }
@@ -140,6 +142,7 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
         }
         Input::Tick
         | Input::Release(_)
+        | Input::Accepted { .. }
         | Input::Woken { .. }
         | Input::TickChecked { .. }
         | Input::Cancelled { .. }
@@ -172,7 +175,8 @@ fn front_needed(summary: &Summary, input: &Input) -> u32 {
         Input::Resume => free_on_resume(summary),
         Input::SetLimit(limit) => free(limit_once_set(summary, *limit), 0),
         Input::Release(_) | Input::Enqueue(_) | Input::EnqueueChecked { .. } | Input::Tick => 0,
-        Input::Pause { .. } | Input::Rebound { .. } => 0,
+        // An accepted grant event hands nothing on.
+        Input::Pause { .. } | Input::Rebound { .. } | Input::Accepted { .. } => 0,
     };
     n.min(summary.waiters)
 }

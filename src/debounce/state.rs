@@ -202,42 +202,7 @@ impl KeyState {
 /// every decision in the shell. Panics on violation.
 pub fn assert_invariants(state: &KeyState) {
     if let Some(pending) = &state.pending {
-        match pending.fire {
-            Fire::BurstEnd => assert!(
-                state.burst.is_some(),
-                "pending start {} waits for a burst that does not exist",
-                pending.id
-            ),
-            Fire::At { .. } => assert!(
-                state.burst.is_none(),
-                "pending start {} is a startAt, but a burst is open",
-                pending.id
-            ),
-        }
-        assert!(
-            !state.creating.iter().any(|c| c.id == pending.id),
-            "pending start {} is also being created",
-            pending.id
-        );
-        if let StartParams::Batch(bounds) = pending.params {
-            // A full batch has started: one that is pending has room for
-            // another call, within both of its bounds.
-            assert!(
-                (state.batch.len() as u64) < u64::from(bounds.max_items),
-                "pending batch {} holds {} params, its maxItems is {}",
-                pending.id,
-                state.batch.len(),
-                bounds.max_items
-            );
-            assert!(
-                state.batch.is_empty() || batch_bytes(&state.batch) <= u64::from(bounds.max_bytes),
-                "pending batch {} is past its maxBytes {}",
-                pending.id,
-                bounds.max_bytes
-            );
-            assert!(bounds.max_items <= DEBOUNCE_BATCH_ITEMS_MAX);
-            assert!(bounds.max_bytes <= DEBOUNCE_BATCH_BYTES_MAX);
-        }
+        assert_pending(state, pending);
     }
     assert!(
         state.batch.is_empty()
@@ -277,6 +242,48 @@ pub fn assert_invariants(state: &KeyState) {
     }
     assert!(state.unfinished_starts() <= DEBOUNCE_UNFINISHED_STARTS_MAX);
     assert!(state.started.len() <= DEBOUNCE_STARTED_KEPT);
+}
+
+/// The invariants of the key's pending start: it waits for what exists
+/// (a burst's end, or a time with no burst open), is not also being
+/// created, and a pending batch has room for another call.
+fn assert_pending(state: &KeyState, pending: &Pending) {
+    match pending.fire {
+        Fire::BurstEnd => assert!(
+            state.burst.is_some(),
+            "pending start {} waits for a burst that does not exist",
+            pending.id
+        ),
+        Fire::At { .. } => assert!(
+            state.burst.is_none(),
+            "pending start {} is a startAt, but a burst is open",
+            pending.id
+        ),
+    }
+    assert!(
+        !state.creating.iter().any(|c| c.id == pending.id),
+        "pending start {} is also being created",
+        pending.id
+    );
+    if let StartParams::Batch(bounds) = pending.params {
+        // A full batch has started: one that is pending has room for
+        // another call, within both of its bounds.
+        assert!(
+            (state.batch.len() as u64) < u64::from(bounds.max_items),
+            "pending batch {} holds {} params, its maxItems is {}",
+            pending.id,
+            state.batch.len(),
+            bounds.max_items
+        );
+        assert!(
+            state.batch.is_empty() || batch_bytes(&state.batch) <= u64::from(bounds.max_bytes),
+            "pending batch {} is past its maxBytes {}",
+            pending.id,
+            bounds.max_bytes
+        );
+        assert!(bounds.max_items <= DEBOUNCE_BATCH_ITEMS_MAX);
+        assert!(bounds.max_bytes <= DEBOUNCE_BATCH_BYTES_MAX);
+    }
 }
 
 /// A batch a call started at once, for the decision's log line.

@@ -300,55 +300,72 @@ impl RateCache {
                 Write::Ungrant { seq } => {
                     storage.write(write);
                     self.spans.get_mut().clear();
-                    let was_complete = self.complete();
-                    if let Some(i) = self.position(*seq) {
-                        self.recent.remove(i);
-                    }
-                    if self.recent.is_empty() {
-                        // Refunds delete the newest rows: held ones may all be gone
-                        // while older rows remain.
-                        self.reload_rows(storage);
-                    } else if self.oldest.as_ref().is_some_and(|o| o.seq == *seq) {
-                        self.oldest = if was_complete {
-                            self.recent.front().cloned()
-                        } else {
-                            storage.oldest_grant()
-                        };
-                    }
+                    self.ungranted(storage, *seq);
                 }
                 Write::Prune {
                     before_ms,
                     keep_seq,
                     limit,
-                } => {
-                    // The rows pruned are the oldest ones: if the oldest row may
-                    // not be deleted, no row may.
-                    let Some(oldest) = self.oldest.as_ref() else {
-                        continue;
-                    };
-                    if oldest.at_ms >= *before_ms || oldest.seq >= *keep_seq || *limit == 0 {
-                        continue;
-                    }
-                    let Some(deleted) = storage.write(write) else {
-                        continue;
-                    };
-                    self.spans.get_mut().clear();
-                    let was_complete = self.complete();
-                    let mut reached_held = false;
-                    while self.recent.front().is_some_and(|r| r.seq <= deleted) {
-                        self.recent.pop_front();
-                        reached_held = true;
-                    }
-                    if self.recent.is_empty() {
-                        self.reload_rows(storage);
-                    } else if was_complete || reached_held {
-                        // Every row before the first held one is gone.
-                        self.oldest = self.recent.front().cloned();
-                    } else {
-                        self.oldest = storage.grant_at_or_after(deleted + 1);
-                    }
-                }
+                } => self.prune(storage, write, *before_ms, *keep_seq, *limit),
             }
+        }
+    }
+
+    /// The cache after the row `seq` was deleted by a refund (its spans
+    /// already cleared).
+    fn ungranted<E: SqlExec>(&mut self, storage: &SqlRows<'_, E>, seq: u64) {
+        let was_complete = self.complete();
+        if let Some(i) = self.position(seq) {
+            self.recent.remove(i);
+        }
+        if self.recent.is_empty() {
+            // Refunds delete the newest rows: held ones may all be gone
+            // while older rows remain.
+            self.reload_rows(storage);
+        } else if self.oldest.as_ref().is_some_and(|o| o.seq == seq) {
+            self.oldest = if was_complete {
+                self.recent.front().cloned()
+            } else {
+                storage.oldest_grant()
+            };
+        }
+    }
+
+    /// `Write::Prune` (`write`): run only if the cache knows it would
+    /// delete a row, then the cache after it.
+    fn prune<E: SqlExec>(
+        &mut self,
+        storage: &SqlRows<'_, E>,
+        write: &Write,
+        before_ms: u64,
+        keep_seq: u64,
+        limit: u32,
+    ) {
+        // The rows pruned are the oldest ones: if the oldest row may
+        // not be deleted, no row may.
+        let Some(oldest) = self.oldest.as_ref() else {
+            return;
+        };
+        if oldest.at_ms >= before_ms || oldest.seq >= keep_seq || limit == 0 {
+            return;
+        }
+        let Some(deleted) = storage.write(write) else {
+            return;
+        };
+        self.spans.get_mut().clear();
+        let was_complete = self.complete();
+        let mut reached_held = false;
+        while self.recent.front().is_some_and(|r| r.seq <= deleted) {
+            self.recent.pop_front();
+            reached_held = true;
+        }
+        if self.recent.is_empty() {
+            self.reload_rows(storage);
+        } else if was_complete || reached_held {
+            // Every row before the first held one is gone.
+            self.oldest = self.recent.front().cloned();
+        } else {
+            self.oldest = storage.grant_at_or_after(deleted + 1);
         }
     }
 }

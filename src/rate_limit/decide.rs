@@ -126,19 +126,7 @@ fn acquire(
     let newest = store.newest_grant();
     let now = clamp_now(now_ms, newest.as_ref());
     let (stored_meta, remembered) = store.meta_and_rules();
-    let meta = stored_meta;
-    let call_window_max = rules.rules().iter().map(|r| r.window_ms).max().unwrap_or(0);
-    let max_window_ms = meta.max_window_ms.max(call_window_max);
-    let mut horizon_ms = meta.horizon_ms;
-    if max_window_ms > meta.max_window_ms && meta.max_window_ms > 0 {
-        // Grants older than the old longest window may be deleted already.
-        horizon_ms = horizon_ms.max(window_from(now, meta.max_window_ms));
-    }
-    let meta = Meta {
-        max_window_ms,
-        horizon_ms,
-        ..meta
-    };
+    let meta = widened(stored_meta, rules, now);
     let kept_from = kept_from(&meta, now);
 
     // Every refusal comes before the first write.
@@ -164,29 +152,13 @@ fn acquire(
 
     let mut newest_seq = newest.as_ref().map(|n| n.seq);
     let wait_ms = if granted > 0 {
-        let mask = rows.iter().fold(0u16, |mask, row| mask | 1 << row.slot);
-        let mut totals = newest.as_ref().map_or([0; RATE_RULE_SLOTS], |n| n.totals);
-        for (slot, total) in totals.iter_mut().enumerate() {
-            if mask & (1 << slot) != 0 {
-                *total += u64::from(granted);
-            }
-        }
-        let seq = newest.as_ref().map_or(1, |n| n.seq + 1);
-        writes.push(Write::Grant(GrantRow {
-            seq,
-            at_ms: now,
-            permits: granted,
-            mask,
-            totals,
-        }));
-        newest_seq = Some(seq);
+        let grant = grant_row(newest.as_ref(), &rows, granted, now);
+        newest_seq = Some(grant.seq);
+        writes.push(Write::Grant(grant));
         0
     } else {
-        let mut free_at = if cooling { meta.cooldown_until_ms } else { now };
-        for (row, used) in rows.iter().zip(&uses) {
-            free_at = free_at.max(rule_free_at(store, newest.as_ref(), row, used, now));
-        }
-        free_at - now
+        let from = if cooling { meta.cooldown_until_ms } else { now };
+        next_free_at(store, newest.as_ref(), &rows, &uses, from, now) - now
     };
     // Only what changed is written: a refusal on a bucket whose rules and
     // windows are as before writes nothing, a grant one row.
@@ -200,6 +172,60 @@ fn acquire(
     }
     prune(writes, newest_seq, &meta, now);
     Ok(AcquireReply { granted, wait_ms })
+}
+
+/// The bucket's meta as a call with `rules` leaves it at `now`: its
+/// longest window widened to the call's longest.
+fn widened(meta: Meta, rules: &RuleSet, now: u64) -> Meta {
+    let call_window_max = rules.rules().iter().map(|r| r.window_ms).max().unwrap_or(0);
+    let max_window_ms = meta.max_window_ms.max(call_window_max);
+    let mut horizon_ms = meta.horizon_ms;
+    if max_window_ms > meta.max_window_ms && meta.max_window_ms > 0 {
+        // Grants older than the old longest window may be deleted already.
+        horizon_ms = horizon_ms.max(window_from(now, meta.max_window_ms));
+    }
+    Meta {
+        max_window_ms,
+        horizon_ms,
+        ..meta
+    }
+}
+
+/// The row of a grant of `granted` permits at `now` under `rows`: the
+/// next sequence number, and each of their slots' running totals raised
+/// by it.
+fn grant_row(newest: Option<&GrantRow>, rows: &[RuleRow], granted: u32, now: u64) -> GrantRow {
+    let mask = rows.iter().fold(0u16, |mask, row| mask | 1 << row.slot);
+    let mut totals = newest.map_or([0; RATE_RULE_SLOTS], |n| n.totals);
+    for (slot, total) in totals.iter_mut().enumerate() {
+        if mask & (1 << slot) != 0 {
+            *total += u64::from(granted);
+        }
+    }
+    GrantRow {
+        seq: newest.map_or(1, |n| n.seq + 1),
+        at_ms: now,
+        permits: granted,
+        mask,
+        totals,
+    }
+}
+
+/// When nothing is granted: the latest of `from` (the cooldown's end, or
+/// `now`) and each rule's next free time.
+fn next_free_at(
+    store: &impl Rows,
+    newest: Option<&GrantRow>,
+    rows: &[RuleRow],
+    uses: &[WindowUse],
+    from: u64,
+    now: u64,
+) -> u64 {
+    let mut free_at = from;
+    for (row, used) in rows.iter().zip(uses) {
+        free_at = free_at.max(rule_free_at(store, newest, row, used, now));
+    }
+    free_at
 }
 
 /// No grants until `now + cooldown_ms`, unless an earlier penalty already
@@ -231,8 +257,24 @@ fn refund(store: &impl Rows, writes: &mut Vec<Write>, now_ms: u64, permits: u32)
                     .is_some_and(|w| row.at_ms >= window_from(now, w).max(meta.horizon_ms))
         })
     };
+    let (taken, remaining) = walk_back(store, kept_from, live, permits);
+    let newest_left = newest_left(store, &taken, newest.as_ref());
+    rewrite_refunded(writes, taken);
+    prune(writes, newest_left, &meta, now);
+    permits - remaining
+}
 
-    // Walk back from the newest row, deciding what each row gives back.
+/// Walks back from the newest grant row, deciding what each row gives
+/// back of `permits` (only a row `live` says still counts gives any),
+/// until all are given, the rows kept end (`kept_from`) or the bound on
+/// rows visited is reached. Returns the rows walked, newest first, each
+/// with what it gives back, and how many permits are left to give.
+fn walk_back(
+    store: &impl Rows,
+    kept_from: u64,
+    live: impl Fn(&GrantRow) -> bool,
+    permits: u32,
+) -> (Vec<(GrantRow, u32)>, u32) {
     let mut taken: Vec<(GrantRow, u32)> = Vec::new();
     let mut remaining = permits;
     let mut before = u64::MAX;
@@ -259,21 +301,31 @@ fn refund(store: &impl Rows, writes: &mut Vec<Write>, now_ms: u64, permits: u32)
             }
         }
     }
+    (taken, remaining)
+}
 
-    // The newest row left once the wholly refunded ones are deleted: the
-    // first row walked that keeps a permit, or else the one before the
-    // last row walked (refunds delete the newest rows, never a gap).
-    let newest_left = match taken.iter().find(|(row, take)| *take < row.permits) {
+/// The newest row left once the wholly refunded ones are deleted: the
+/// first row walked that keeps a permit, or else the one before the last
+/// row walked (refunds delete the newest rows, never a gap).
+fn newest_left(
+    store: &impl Rows,
+    taken: &[(GrantRow, u32)],
+    newest: Option<&GrantRow>,
+) -> Option<u64> {
+    match taken.iter().find(|(row, take)| *take < row.permits) {
         Some((row, _)) => Some(row.seq),
         None => match taken.last() {
             Some((last, _)) => store.grants_before(last.seq, 1).first().map(|row| row.seq),
-            None => newest.as_ref().map(|n| n.seq),
+            None => newest.map(|n| n.seq),
         },
-    };
+    }
+}
 
-    // Rewrite oldest first: each row's totals drop by everything refunded
-    // at or before it, under the slots it counts for... and, carried
-    // forward, under every slot an earlier refunded row counted for.
+/// The rows walked (newest first) rewritten oldest first: each row's
+/// totals drop by everything refunded at or before it, under the slots it
+/// counts for... and, carried forward, under every slot an earlier
+/// refunded row counted for. A row wholly refunded is deleted.
+fn rewrite_refunded(writes: &mut Vec<Write>, taken: Vec<(GrantRow, u32)>) {
     let mut delta: Totals = [0; RATE_RULE_SLOTS];
     for (row, take) in taken.into_iter().rev() {
         for (slot, d) in delta.iter_mut().enumerate() {
@@ -295,8 +347,6 @@ fn refund(store: &impl Rows, writes: &mut Vec<Write>, now_ms: u64, permits: u32)
             }));
         }
     }
-    prune(writes, newest_left, &meta, now);
-    permits - remaining
 }
 
 /// Every remembered rule with its use and next free time, and the cooldown.
@@ -515,85 +565,4 @@ fn prune(writes: &mut Vec<Write>, newest_seq: Option<u64>, meta: &Meta, now: u64
             limit: RATE_PRUNE_ROWS_PER_CALL,
         });
     }
-}
-
-/// The bucket's invariants that a few lookups check (the rules, and the
-/// newest and oldest rows against them), after every committed decision,
-/// in release builds too: with the object's cache warm they read nothing
-/// from storage. A broken one panics, and the object restarts from what
-/// was committed.
-pub fn assert_invariants(view: &impl Rows) {
-    // Plain messages: formatting rows into them would cost the module's size.
-    let (meta, rules) = view.meta_and_rules();
-    assert!(rules.len() <= RATE_RULE_SLOTS, "more rules than slots");
-    let mut slots = 0u16;
-    for (i, rule) in rules.iter().enumerate() {
-        assert!(
-            usize::from(rule.slot) < RATE_RULE_SLOTS && slots & 1 << rule.slot == 0,
-            "a rule slot out of range or taken twice"
-        );
-        slots |= 1 << rule.slot;
-        assert!(
-            rule.window_ms <= meta.max_window_ms,
-            "a window past the longest"
-        );
-        assert!(
-            rules[..i].iter().all(|other| other.id != rule.id),
-            "one rule id in two slots"
-        );
-    }
-    let (newest, oldest) = (view.newest_grant(), view.oldest_grant());
-    assert!(
-        newest.is_some() == oldest.is_some(),
-        "newest without oldest"
-    );
-    if let (Some(newest), Some(oldest)) = (newest, oldest) {
-        assert!(
-            oldest.seq <= newest.seq && oldest.at_ms <= newest.at_ms,
-            "oldest row after the newest"
-        );
-        assert!(
-            [&newest, &oldest]
-                .iter()
-                .all(|row| row.permits >= 1 && row.mask != 0),
-            "an empty grant row"
-        );
-        assert!(
-            newest.mask & !slots == 0,
-            "the newest grant counts for a slot with no rule"
-        );
-        assert!(
-            (0..RATE_RULE_SLOTS).all(|slot| oldest.total_before(slot) <= newest.totals[slot]),
-            "running totals fell"
-        );
-    }
-}
-
-/// Every invariant of the whole table, row by row (it reads every row:
-/// tests only).
-pub fn assert_table_invariants(store: &impl Rows) {
-    assert_invariants(store);
-    let rules = store.rules();
-    assert_eq!(store.meta_and_rules(), (store.meta(), rules.clone()));
-    let mut rows = store.grants_before(u64::MAX, u32::MAX);
-    rows.reverse();
-    for pair in rows.windows(2) {
-        let (a, b) = (&pair[0], &pair[1]);
-        assert!(
-            a.seq < b.seq && a.at_ms <= b.at_ms,
-            "rows out of order: {a:?} {b:?}"
-        );
-        for slot in 0..RATE_RULE_SLOTS {
-            assert_eq!(
-                b.total_before(slot),
-                a.totals[slot],
-                "totals broken at {b:?}"
-            );
-        }
-    }
-    for row in &rows {
-        assert!(row.permits >= 1 && row.mask != 0, "empty row {row:?}");
-    }
-    assert_eq!(store.newest_grant().as_ref(), rows.last());
-    assert_eq!(store.oldest_grant().as_ref(), rows.first());
 }

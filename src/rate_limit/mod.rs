@@ -32,6 +32,7 @@
 
 mod cached;
 mod decide;
+mod invariants;
 mod memory;
 pub mod rules;
 pub mod schema;
@@ -40,6 +41,7 @@ pub mod state;
 
 pub use cached::{Cached, RateCache};
 pub use decide::*;
+pub use invariants::{assert_invariants, assert_table_invariants};
 pub use memory::Table;
 pub use rules::{Rule, RuleId, RuleSet};
 pub use sql::{migrate, SqlRows};

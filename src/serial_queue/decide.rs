@@ -155,28 +155,7 @@ pub fn enqueue_outcome(
 ) -> Result<Decided<EnqueueReply>, BatonError> {
     let at = read_back(outcomes, if request.claim { 5 } else { 4 });
     let last = &at(outcomes.len() - 1).rows;
-    let Some(me) = last
-        .iter()
-        .find(|r| r.instance_id == request.instance_id.as_str())
-        .map(entry)
-    else {
-        // Not inserted and not there before: the bound refused it.
-        return Err(BatonError::LimitExceeded {
-            field: "group",
-            reason: format!(
-                "already has {SERIAL_WAITERS_PER_GROUP_MAX} waiters, the most one group holds"
-            ),
-        });
-    };
-    if me.revision != request.revision && me.state == EntryState::Waiting {
-        return Err(BatonError::Invalid {
-            field: "revision",
-            reason: format!(
-                "differs from {}, the revision this instanceId was enqueued with",
-                me.revision
-            ),
-        });
-    }
+    let me = caller_entry(request, last)?;
     let tells: Vec<Wake<Event>> = at(1)
         .rows
         .iter()
@@ -224,6 +203,35 @@ pub fn enqueue_outcome(
         claim: claimed.reply,
     };
     Ok(decided(reply, tell_each(claimed.effects), claimed.state))
+}
+
+/// The caller's row as the enqueue's batch left it (`last`, the group's
+/// rows read back): refused if the bound kept it out, or if it waits with
+/// another revision than the request's.
+fn caller_entry(request: &SerialEnqueue, last: &[Row]) -> Result<Entry, BatonError> {
+    let Some(me) = last
+        .iter()
+        .find(|r| r.instance_id == request.instance_id.as_str())
+        .map(entry)
+    else {
+        // Not inserted and not there before: the bound refused it.
+        return Err(BatonError::LimitExceeded {
+            field: "group",
+            reason: format!(
+                "already has {SERIAL_WAITERS_PER_GROUP_MAX} waiters, the most one group holds"
+            ),
+        });
+    };
+    if me.revision != request.revision && me.state == EntryState::Waiting {
+        return Err(BatonError::Invalid {
+            field: "revision",
+            reason: format!(
+                "differs from {}, the revision this instanceId was enqueued with",
+                me.revision
+            ),
+        });
+    }
+    Ok(me)
 }
 
 fn already_left(state: &EntryState) -> BatonError {

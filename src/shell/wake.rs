@@ -19,12 +19,12 @@
 //! one is alive, re-entering its own decision for each one found dead.
 
 use super::js;
-use super::workflow::{liveness_of, Workflow, WorkflowInstance};
+use super::workflow::{answer_of, Workflow, WorkflowInstance};
 use crate::ident::InstanceId;
 use crate::limits::HAND_ON_CHECK_DELAY_MS;
 use crate::serial_queue::{Event, News};
 use crate::transition::Wake;
-use crate::workflow::Liveness;
+use crate::workflow::{Liveness, Status};
 use js_sys::Promise;
 use std::fmt::Display;
 use std::future::Future;
@@ -105,16 +105,22 @@ impl Sent {
         self.sent.is_ok()
     }
 
-    /// The status of the instance sent the event, through the same handle.
-    pub async fn liveness(self, id: &InstanceId) -> Liveness {
-        let liveness = match self.instance {
-            Ok(instance) => liveness_of(instance.current_status().await),
-            Err(error) => liveness_of(Err(error)),
+    /// What the binding answered about the instance sent the event (§10a's
+    /// `checked.status`), through the same handle.
+    pub async fn answer(self, id: &InstanceId) -> Status {
+        let answer = match self.instance {
+            Ok(instance) => answer_of(instance.current_status().await),
+            Err(error) => answer_of(Err(error)),
         };
-        if let (Err(error), Liveness::Alive | Liveness::Unknown) = (self.sent, liveness) {
+        if let (Err(error), Liveness::Alive | Liveness::Unknown) = (self.sent, answer.liveness()) {
             worker::console_warn!("baton: turn event to {id} failed: {error:?}");
         }
-        liveness
+        answer
+    }
+
+    /// How alive the instance sent the event is, through the same handle.
+    pub async fn liveness(self, id: &InstanceId) -> Liveness {
+        self.answer(id).await.liveness()
     }
 }
 
@@ -125,12 +131,13 @@ pub async fn send<E>(env: &Env, wake: &Wake<E>, turn: &Turn) -> Result<Sent, JsV
     Ok(Sent::send(&workflow, &wake.id, turn, &wake.workflow).await)
 }
 
-/// A woken instance's status, through the handle its event went through
-/// (`Unknown` if no event went).
-pub async fn status(sent: Option<Sent>, id: &InstanceId) -> Liveness {
+/// What the binding answered about a woken instance, through the handle
+/// its event went through (`Failed` if no event went: its binding is gone
+/// from the configuration, so it could not be asked).
+pub async fn status(sent: Option<Sent>, id: &InstanceId) -> Status {
     match sent {
-        Some(sent) => sent.liveness(id).await,
-        None => Liveness::Unknown,
+        Some(sent) => sent.answer(id).await,
+        None => Status::Failed,
     }
 }
 

@@ -169,12 +169,6 @@ fn is_present(value: &JsValue) -> bool {
     !value.is_undefined() && !value.is_null()
 }
 
-/// Alive or dead by a status query's result. Not found is dead (the
-/// contract's rule); any other failure is `Unknown`.
-pub fn liveness_of(status: Result<Status, JsValue>) -> Liveness {
-    answer_of(status).liveness()
-}
-
 /// A status query's result as Baton keeps it (§10a): the status, not
 /// found, or failed (threw, or did not answer in time).
 pub fn answer_of(status: Result<Status, JsValue>) -> Status {

@@ -452,7 +452,7 @@ impl Sim {
                     Second::Acquire(request, holder) => Input::AcquireChecked {
                         request,
                         holder,
-                        liveness,
+                        answer: liveness.into(),
                     },
                     Second::Tick(holder) => Input::TickChecked {
                         holder,

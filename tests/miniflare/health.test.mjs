@@ -269,3 +269,41 @@ describe("§10a and §9a behind the fault injector", () => {
     await h.faults({});
   });
 });
+
+describe("§10a checked: every status query about a holder is recorded", () => {
+  let h;
+  before(async () => {
+    // The alarm's period far beyond the test: no check seen here is the alarm's.
+    h = await startBaton({ strict: true, holderCheckMs: 3_600_000 });
+  });
+  after(() => h?.dispose());
+
+  test("an acquire's check of the holder, and a woken holder's check, show in checked", async () => {
+    const key = "health/every-check";
+    await h.create("ec-h", { key, waitForFinish: true });
+    const held = await h.untilInspect(key, "ec-h holding", (v) => v.holders[0]?.id === "ec-h");
+    assert.equal(held.holders[0].checked, null, "granted at once: nobody asked about it yet");
+    // A caller about to wait checks the holder first; the fault injector makes that one query throw.
+    await h.faults({ fails: [{ call: "status", id: "ec-h", times: 1 }] });
+    assert.equal(await h.ok(key, "acquire", key, "ec-w1"), "pending");
+    const failed = (await h.inspect(key)).holders[0].checked;
+    assert.equal(failed?.status, "failed", "the acquire's failed query is the holder's last answer");
+    const report = await h.faults({});
+    assert.equal(report.injected["throw status"], 1, "exactly the one query was failed");
+    // The next caller's check answers: checked is what the binding said.
+    assert.equal(await h.ok(key, "acquire", key, "ec-w2"), "pending");
+    const answered = (await h.inspect(key)).holders[0].checked;
+    assert.equal(answered.status, await h.status("ec-h"), "the binding's own status");
+    assert.ok(answered.at >= failed.at);
+    // The two callers leave; a real instance waits, and is handed the key.
+    await h.ok(key, "release", key, "ec-w1");
+    await h.ok(key, "release", key, "ec-w2");
+    await h.create("ec-w", { key, waitForFinish: true });
+    await h.untilInspect(key, "ec-w waiting", (v) => v.waiting.some((w) => w.id === "ec-w"));
+    await h.sendEvent("ec-h", "finish", {});
+    // The woken holder's status, asked after its turn event, is its checked.
+    const woken = await h.untilInspect(key, "ec-w's wake checked", (v) => v.holders[0]?.id === "ec-w" && v.holders[0].checked !== null);
+    assert.equal(woken.holders[0].checked.status, await h.status("ec-w"));
+    await h.sendEvent("ec-w", "finish", {});
+  });
+});

@@ -184,6 +184,11 @@ describe("status page in headless Chromium", () => {
       (await rows(page, "#waiting")).map((r) => r.slice(0, 3)),
       [["1", "page-C", "r3"]],
     );
+    // §10a: the group's state and its waiters' waits, as serialInspect answers them.
+    assert.equal(await text(page, "#health-state"), (await inspectGroup(h, group)).state);
+    assert.equal(await text(page, "#health-state"), "backlogged");
+    assert.match(await text(page, "#health-waits"), /^Waits: p50 .+, p95 .+ \(over 1 waiting now\)\.$/);
+    assert.equal(await page.isVisible("#holders"), false, "holder checks are a key's");
     const recent = await rows(page, "#recent");
     const b = recent.find((r) => r[0] === "page-B");
     assert.ok(b, `page-B in recent outcomes: ${JSON.stringify(recent)}`);
@@ -221,6 +226,7 @@ describe("status page in headless Chromium", () => {
     assert.match(await text(page, "#group-paused-state"), /Reason: “incident 12: bad deploys”\.$/);
     assert.equal(await text(page, "#group-steer-result"), `Paused “${group}”.`);
     assert.equal((await inspectGroup(h, group)).paused.reason, "incident 12: bad deploys");
+    await untilPage(page, "the group's state paused", async (p) => (await text(p, "#health-state")) === "paused");
 
     // A waiter arrives; the holder finishes: its release hands on nothing.
     await h.create("sp-B", serial(group, "r2"));

@@ -1,8 +1,8 @@
 //! What a Coordinator decision asks of the shell after its commit, as
-//! data: the status check of a holder or a candidate (its liveness
+//! data: the status check of a holder or a candidate (its answer
 //! re-enters as the matching `*Checked` input), a hand-off's turn event
-//! (its acceptance, and the woken holder's status after the reply,
-//! re-enter as `Input::Woken`), the termination of a superseded waiter
+//! (its acceptance re-enters as `Input::Accepted`, the woken holder's
+//! status after the reply as `Input::Woken`), the termination of a superseded waiter
 //! (best effort; nothing re-enters) and the termination of a cancelled
 //! holder (§1d: its status, asked right after, re-enters as
 //! `Input::Cancelled`).

@@ -279,19 +279,24 @@ pub enum Input {
         liveness: Liveness,
     },
     Acquire(AcquireRequest),
-    /// An acquire's second phase: the checked holder's liveness.
+    /// An acquire's second phase: what the binding answered about the
+    /// checked holder (§10a: the answer is kept).
     AcquireChecked {
         request: AcquireRequest,
         holder: Holder,
-        liveness: Liveness,
+        answer: Status,
     },
     Release(InstanceId),
-    /// What became of a turn event sent to `holder` (as it was handed):
-    /// whether the engine accepted it, and the instance's status after.
+    /// The engine accepted the grant event sent to `holder` (as it was
+    /// handed, §1b): the holder is told.
+    Accepted {
+        holder: Holder,
+    },
+    /// A woken holder's status, asked after its turn event (`holder` as
+    /// it was handed; §10a: the answer is kept).
     Woken {
         holder: Holder,
-        accepted: bool,
-        liveness: Liveness,
+        answer: Status,
     },
     /// The holder-check alarm, for a key it found due.
     Tick,

@@ -2,13 +2,14 @@
 //! (`shell::driver::Perform`), and what their results feed back: a status
 //! check's liveness re-enters as the second phase of the decision that
 //! asked; a hand-off's turn event is sent (its acceptance, and the woken
-//! holder's status after the reply, re-enter as `Input::Woken`); a
+//! holder's status after the reply, re-enter as `Input::Accepted` and
+//! `Input::Woken`); a
 //! waiter's termination is tried once here, and owed until done
 //! (`terminations.rs`); a cancelled holder's (§1d) is
 //! followed by its status, which re-enters as `Input::Cancelled`.
 
 use super::rules::Coordinator;
-use crate::coordinator::{self, Handed, Input, Liveness, Reply};
+use crate::coordinator::{self, Handed, Input, Reply};
 use crate::edge::coordinator::{AcquireOutcome, GrantEvent};
 use crate::edge::TurnEvent;
 use crate::ident::{InstanceId, WorkflowName};
@@ -109,17 +110,16 @@ fn rebound(id: &InstanceId, from: &str, found: &Found) -> Option<Input> {
 /// holders, checked: the matching second phase of the decision that asked
 /// (the caller's answer so far).
 fn checked(check: &Check, answer: Status, asked_by: Option<&Reply>) -> Option<Input> {
-    let liveness = answer.liveness();
     match asked_by? {
         Reply::EnqueueChecking { request, candidate } => Some(Input::EnqueueChecked {
             request: request.clone(),
             candidate: candidate.clone(),
-            liveness,
+            liveness: answer.liveness(),
         }),
         Reply::AcquireChecking { request, holder } => Some(Input::AcquireChecked {
             request: request.clone(),
             holder: holder.clone(),
-            liveness,
+            answer,
         }),
         Reply::Ticked(due) => {
             due.iter()
@@ -138,9 +138,9 @@ fn checked(check: &Check, answer: Status, asked_by: Option<&Reply>) -> Option<In
 /// grant the engine accepted is recorded (the holder is then told, and the
 /// alarm sends it no more); one that failed stays to send, and the alarm
 /// retries it. The woken holder's status, read after the reply, is
-/// reported back when it is not alive, with the snapshot it was handed as
-/// (its slot moves on to the next waiter; one not created yet keeps its
-/// slot within its grace, and the alarm re-checks it).
+/// reported back with the snapshot it was handed as (§10a keeps the
+/// answer; a dead one's slot moves on to the next waiter; one not created
+/// yet keeps its slot within its grace, and the alarm re-checks it).
 async fn hand_off(
     with: &Performing<'_, Coordinator>,
     wake: &Wake<Handed>,
@@ -163,23 +163,18 @@ async fn hand_off(
     let holder = with.asked_by.holder(&wake.id);
     let accepted = sent.as_ref().is_some_and(Sent::accepted);
     let input = match (&holder, accepted && wake.event.turn.is_some()) {
-        (Some(holder), true) => Some(Input::Woken {
+        (Some(holder), true) => Some(Input::Accepted {
             holder: holder.clone(),
-            accepted: true,
-            liveness: Liveness::Alive,
         }),
         _ => None,
     };
     let (id, from) = (wake.id.clone(), wake.workflow.clone());
     let then = move |found: Found| {
-        let woken = match found.liveness() {
-            Liveness::Alive | Liveness::Unknown => None,
-            liveness => holder.map(|holder| Input::Woken {
-                holder,
-                accepted: false,
-                liveness,
-            }),
-        };
+        // Whatever it answered: §10a keeps the holder's last answer.
+        let woken = holder.map(|holder| Input::Woken {
+            holder,
+            answer: found.answer,
+        });
         woken
             .into_iter()
             .chain(rebound(&id, &from, &found))

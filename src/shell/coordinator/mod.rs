@@ -23,9 +23,9 @@
 //! ensures the holder-check alarm if the key needs it, and performs what
 //! the decision asked for: the status checks (whose answers re-enter as
 //! the `*Checked` inputs), the turn events (whose acceptance re-enters as
-//! `Input::Woken` after the reply, and the woken holder's status, asked
-//! `HAND_ON_CHECK_DELAY_MS` after the reply, as `Input::Woken` again when
-//! it is not alive) and the terminations. The tables are the truth; the
+//! `Input::Accepted` after the reply, and the woken holder's status, asked
+//! `HAND_ON_CHECK_DELAY_MS` after the reply, as `Input::Woken`, whatever
+//! it answered: §10a keeps it) and the terminations. The tables are the truth; the
 //! only memory kept between decisions is each key's summary
 //! (`coordinator::Summary`, the transition's state), which equals its rows
 //! since this object is their only writer.
