@@ -37,7 +37,9 @@ mod perform;
 mod rules;
 
 pub use self::effect::{Bound, Perform, Performed, Performing, Woke};
-pub use self::rules::{InTurn, Memory, NextAlarm, Rules, Stored, Sweep, TransitionOf, Uncached};
+pub use self::rules::{
+    Call, InTurn, Memory, NextAlarm, Reentry, Replied, Rules, Stored, Sweep, TransitionOf, Uncached,
+};
 pub use crate::transition::NoEffect;
 
 use super::gate::under_gate;
@@ -100,8 +102,8 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     }
 
     /// One decision for `key`, committed; then the alarm and the effects;
-    /// then the caller's answer. A refusal writes nothing and performs
-    /// nothing.
+    /// then the reply the effects leave (an answering check's decision's).
+    /// A refusal writes nothing and performs nothing.
     // Not an `async fn` of its own: the same future as `run_in_turn`, so
     // the WASM holds one copy of the loop per class (P6).
     pub fn run<'a>(
@@ -119,71 +121,113 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         input: R::Input,
         in_turn: Option<InTurn<R>>,
     ) -> Result<Result<R::Reply, BatonError>, JsValue> {
-        match self.commit(key, input, in_turn).await? {
-            Ok(transition) => self.carry_on(key, transition).await,
+        match self.commit(key, Reentry(input), in_turn).await? {
+            Ok(((), transition)) => self.carry_on(key, transition).await,
             Err(refusal) => Ok(Err(refusal)),
         }
     }
 
-    /// Load, decide, write: one synchronous turn under the gate.
-    async fn commit(
+    /// One call for `key`, committed; then the alarm and the effects; then
+    /// the call's answer. A refusal writes nothing and performs nothing.
+    pub async fn call<C: Call<R>>(
         self: &Rc<Self>,
         key: &Ident,
-        input: R::Input,
+        call: C,
         in_turn: Option<InTurn<R>>,
-    ) -> Result<Result<TransitionOf<R>, BatonError>, JsValue> {
+    ) -> Result<Result<C::Answer, BatonError>, JsValue> {
+        match self.commit(key, call, in_turn).await? {
+            Ok((answer, transition)) => {
+                // What the effects leave is the reply's, read by them; the
+                // caller's answer is the call's (its effects answer nobody).
+                let _ = self.carry_on(key, transition).await?;
+                Ok(Ok(answer))
+            }
+            Err(refusal) => Ok(Err(refusal)),
+        }
+    }
+
+    /// [`Driver::call`]'s answer, or the caller's error for its refusal.
+    pub async fn answer<C: Call<R>>(
+        self: &Rc<Self>,
+        key: &Ident,
+        call: C,
+    ) -> Result<C::Answer, JsValue> {
+        let decided = self.call(key, call, None).await?;
+        decided.map_err(|refusal| super::js::to_js_error(&refusal))
+    }
+
+    /// Load, decide, write: one synchronous turn under the gate.
+    async fn commit<C: Call<R>>(
+        self: &Rc<Self>,
+        key: &Ident,
+        call: C,
+        in_turn: Option<InTurn<R>>,
+    ) -> Result<Result<(C::Answer, TransitionOf<R>), BatonError>, JsValue> {
         let driver = self.clone();
         let key = key.clone();
         under_gate(&self.base.raw_state, move || {
-            let transition = driver.decide(&key, input)?;
+            let decided = driver.decide(&key, call)?;
             if let Some(in_turn) = in_turn {
-                in_turn(&driver.base.sql, &transition);
+                in_turn(&driver.base.sql, &decided.1);
             }
-            Ok(transition)
+            Ok(decided)
         })
         .await
     }
 
     /// Load, decide, write, check: synchronous, so nothing can interleave.
-    fn decide(&self, key: &Ident, input: R::Input) -> Result<TransitionOf<R>, BatonError> {
+    fn decide<C: Call<R>>(
+        &self,
+        key: &Ident,
+        call: C,
+    ) -> Result<(C::Answer, TransitionOf<R>), BatonError> {
         self.ensure_schema();
-        let sql = &self.base.sql;
         let mut memory = self.memory.borrow_mut();
-        let state = memory.load(sql, key.as_str(), &input);
-        let transition = R::decide(&state, now_ms(), input)?;
-        memory.write(sql, key.as_str(), &transition);
-        memory.committed(&self.base);
-        R::assert_invariants(&transition.state);
-        Ok(transition)
+        let state = memory.load(&self.base.sql, key.as_str(), &call.plan());
+        let (answer, transition) = call.decide(&state, now_ms())?;
+        self.write(&mut memory, key, &transition);
+        Ok((answer, transition))
     }
 
-    /// One decision for `key`, committed in the caller's turn and outside
+    /// Writes a decision and checks the state it leaves (the part of
+    /// [`Driver::decide`] no call's type changes: one copy, P6).
+    fn write(&self, memory: &mut M, key: &Ident, transition: &TransitionOf<R>) {
+        memory.write(&self.base.sql, key.as_str(), transition);
+        memory.committed(&self.base);
+        R::assert_invariants(&transition.state);
+    }
+
+    /// One call for `key`, committed in the caller's turn and outside
     /// the gate: the decision is synchronous (so is the SQL API), so no
     /// other request can interleave with it, and the gate's Promise,
     /// closure and microtasks were a fixed cost on every call (measured:
     /// bench/subset.mjs l1, bench/profile.mjs). A broken invariant traps
     /// the module; the JS class then aborts the object, as the gate would.
-    /// Its answer, when the decision asked for no effect and left the alarm
-    /// alone (the RateLimiter's always, the Coordinator's uncontended
-    /// acquire and release); else the committed transition, for
-    /// [`Driver::carry_on`].
-    pub fn try_now(&self, key: &Ident, input: R::Input) -> Result<Now<R>, BatonError> {
-        let transition = self.decide(key, input)?;
+    /// Its answer, and whether the decision asked for no effect and left
+    /// the alarm alone (the RateLimiter's always, the Coordinator's
+    /// uncontended acquire and release); else also the committed
+    /// transition, for [`Driver::carry_on`].
+    pub fn try_now<C: Call<R>>(
+        &self,
+        key: &Ident,
+        call: C,
+    ) -> Result<Now<C::Answer, R>, BatonError> {
+        let (answer, transition) = self.decide(key, call)?;
         if transition.effects.is_empty() && self.alarm_in_place(&transition.alarm) {
-            return Ok(Now::Answered(transition.reply));
+            return Ok(Now::Answered(answer));
         }
-        Ok(Now::Pending(transition))
+        Ok(Now::Pending(answer, transition))
     }
 
     /// [`Driver::try_now`] for a class whose decisions never have effects
     /// nor need the alarm (the RateLimiter).
-    pub fn decide_now(&self, key: &Ident, input: R::Input) -> Result<R::Reply, BatonError> {
-        let transition = self.decide(key, input)?;
+    pub fn decide_now<C: Call<R>>(&self, key: &Ident, call: C) -> Result<C::Answer, BatonError> {
+        let (answer, transition) = self.decide(key, call)?;
         assert!(
             transition.effects.is_empty() && transition.alarm == Alarm::Keep,
             "a decision taken outside the gate asked for an effect or the alarm"
         );
-        Ok(transition.reply)
+        Ok(answer)
     }
 
     /// Reads under the gate without deciding (an inspect).
@@ -201,9 +245,9 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
 }
 
 /// What a gate-free decision came to ([`Driver::try_now`]).
-pub enum Now<R: Rules> {
+pub enum Now<A, R: Rules> {
     /// No effect, no alarm: the caller's answer.
-    Answered(R::Reply),
-    /// Committed; its alarm and effects are still to run.
-    Pending(TransitionOf<R>),
+    Answered(A),
+    /// Committed, with its answer; its alarm and effects are still to run.
+    Pending(A, TransitionOf<R>),
 }
