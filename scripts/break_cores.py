@@ -278,8 +278,8 @@ COORDINATOR_BUGS = [
      "a hand-off does not move its tenant to the back of the round", "§1c tenants take turns"),
     # The read plan (read.rs): what a decision is given to decide on.
     ("coordinator", "coordinator_sim", "src/coordinator/read.rs",
-     "                if let Some(read) = unread(Read::FirstWithHash(hash.clone())) {",
-     "                if let Some(read) = unread(Read::FirstWithHash(hash.clone())).filter(|_| false) {",
+     "                if let Some(read) = unread(Read::FirstWithHash(hash.clone(), ())) {",
+     "                if let Some(read) = unread(Read::FirstWithHash(hash.clone(), ())).filter(|_| false) {",
      "the read plan forgets the coalescing candidate: a superseding enqueue drops the live waiter it should join",
      "§1 coalesce into a live waiter with the same input"),
     ("coordinator", "coordinator_sim", "src/coordinator/read.rs",
@@ -443,13 +443,13 @@ COORDINATOR_BUGS = [
 # forgotten early, an id never enqueued at another revision than its row's).
 LIST_AND_REVISION_BUGS = [
     ("busy list", "busy_sim", "src/busy/decide.rs",
-     "                    same: shows(row, &report.busy, now_ms),",
-     "                    same: true,",
+     "                same: shows(row, &report.busy, now_ms),",
+     "                same: true,",
      "a shard answers an older report as shown (a stale answer confirms what the list does not show)",
      "§10 the newest report wins"),
     ("busy list", "busy_sim", "src/busy/decide.rs",
-     "                    stamp: row.stamp(),",
-     "                    stamp: report.stamp,",
+     "                stamp: row.stamp(),",
+     "                stamp: report.stamp,",
      "a shard answers an older report with that report's stamp, not the newer one it holds",
      "§10 the newest report wins"),
     ("busy list", "busy_sim", "src/busy/reporter.rs",

@@ -4,8 +4,13 @@
 //! result that answers the caller comes before the reply).
 //!
 //! A class says what its concept is by implementing [`Rules`] (its types,
-//! the core's `decide`, its invariants) and holds a [`Driver`] of it; the
-//! driver does the rest the same way for every class. What a class has
+//! the core's `decide` of what re-enters, its invariants) and its [`Call`]s
+//! (each caller's request, typed by its answer: [`Driver::call`] returns
+//! that answer, so no method matches a reply meant for another), and
+//! holds a [`Driver`] of it; the driver does the rest the same way for
+//! every class. A call's answer is split off right after its decision:
+//! the effects, the alarm and the writes are one copy of code per class,
+//! not per call (P6). What a class has
 //! only if it needs it is apart: [`Stored`] (loading and writing straight
 //! from storage, for a class with no [`Memory`] in front of it),
 //! [`Rules::Effect`] (its effects, each performed as its [`Perform`] says;
