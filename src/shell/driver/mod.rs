@@ -5,7 +5,7 @@
 //!
 //! A class says what its concept is by implementing [`Rules`] (its types,
 //! the core's `decide` of what re-enters, its invariants) and its [`Call`]s
-//! (each caller's request, typed by its answer: [`Driver::call`] returns
+//! (each caller's request, typed by its answer: [`Driver::answer`] returns
 //! that answer, so no method matches a reply meant for another), and
 //! holds a [`Driver`] of it; the driver does the rest the same way for
 //! every class. A call's answer is split off right after its decision:
@@ -133,32 +133,21 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     }
 
     /// One call for `key`, committed; then the alarm and the effects; then
-    /// the call's answer. A refusal writes nothing and performs nothing.
-    pub async fn call<C: Call<R>>(
-        self: &Rc<Self>,
-        key: &Ident,
-        call: C,
-        in_turn: Option<InTurn<R>>,
-    ) -> Result<Result<C::Answer, BatonError>, JsValue> {
-        match self.commit(key, call, in_turn).await? {
-            Ok((answer, transition)) => {
-                // What the effects leave is the reply's, read by them; the
-                // caller's answer is the call's (its effects answer nobody).
-                let _ = self.carry_on(key, transition).await?;
-                Ok(Ok(answer))
-            }
-            Err(refusal) => Ok(Err(refusal)),
-        }
-    }
-
-    /// [`Driver::call`]'s answer, or the caller's error for its refusal.
+    /// the call's answer, or the caller's error for its refusal (a refusal
+    /// writes nothing and performs nothing).
     pub async fn answer<C: Call<R>>(
         self: &Rc<Self>,
         key: &Ident,
         call: C,
     ) -> Result<C::Answer, JsValue> {
-        let decided = self.call(key, call, None).await?;
-        decided.map_err(|refusal| super::js::to_js_error(&refusal))
+        let (answer, transition) = self
+            .commit(key, call, None)
+            .await?
+            .map_err(|refusal| super::js::to_js_error(&refusal))?;
+        // What the effects leave is the reply's, read by them; the caller's
+        // answer is the call's (its effects answer nobody).
+        let _ = self.carry_on(key, transition).await?;
+        Ok(answer)
     }
 
     /// Load, decide, write: one synchronous turn under the gate.
