@@ -91,10 +91,9 @@ impl Call for Debounce {
         state: &KeyState,
         now_ms: u64,
     ) -> Result<(DebounceReply, Transition), BatonError> {
-        let mut draft = Draft::new(state);
-        draft.settle(now_ms);
-        let reply = draft.debounce(now_ms, &self.call, &self.suffix)?;
-        Ok((reply, draft.finish()))
+        settled(state, now_ms, |draft| {
+            draft.debounce(now_ms, &self.call, &self.suffix)
+        })
     }
 }
 
@@ -105,10 +104,9 @@ impl Call for StartAt {
         state: &KeyState,
         now_ms: u64,
     ) -> Result<(StartAtReply, Transition), BatonError> {
-        let mut draft = Draft::new(state);
-        draft.settle(now_ms);
-        let reply = draft.start_at(now_ms, self.call, &self.suffix)?;
-        Ok((reply, draft.finish()))
+        settled(state, now_ms, |draft| {
+            draft.start_at(now_ms, self.call, &self.suffix)
+        })
     }
 }
 
@@ -119,14 +117,14 @@ impl Call for Flush {
         state: &KeyState,
         now_ms: u64,
     ) -> Result<(Option<InstanceId>, Transition), BatonError> {
-        let mut draft = Draft::new(state);
-        draft.settle(now_ms);
-        let started = draft.s.pending.as_ref().map(|p| p.id.clone());
-        if started.is_some() {
-            draft.fire(now_ms);
-        }
-        draft.set_burst(None);
-        Ok((started, draft.finish()))
+        settled(state, now_ms, |draft| {
+            let started = draft.s.pending.as_ref().map(|p| p.id.clone());
+            if started.is_some() {
+                draft.fire(now_ms);
+            }
+            draft.set_burst(None);
+            Ok(started)
+        })
     }
 }
 
@@ -137,13 +135,26 @@ impl Call for Cancel {
         state: &KeyState,
         now_ms: u64,
     ) -> Result<(Option<InstanceId>, Transition), BatonError> {
-        let mut draft = Draft::new(state);
-        draft.settle(now_ms);
-        let cancelled = draft.s.pending.as_ref().map(|p| p.id.clone());
-        draft.set_pending(None);
-        draft.set_burst(None);
-        Ok((cancelled, draft.finish()))
+        settled(state, now_ms, |draft| {
+            let cancelled = draft.s.pending.as_ref().map(|p| p.id.clone());
+            draft.set_pending(None);
+            draft.set_burst(None);
+            Ok(cancelled)
+        })
     }
+}
+
+/// A call on the key in `state`, settled at `now_ms` first (as every
+/// decision is): its answer, and the transition.
+fn settled<A>(
+    state: &KeyState,
+    now_ms: u64,
+    call: impl FnOnce(&mut Draft) -> Result<A, BatonError>,
+) -> Result<(A, Transition), BatonError> {
+    let mut draft = Draft::new(state);
+    draft.settle(now_ms);
+    let answer = call(&mut draft)?;
+    Ok((answer, draft.finish()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
