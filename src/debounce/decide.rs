@@ -1,5 +1,5 @@
 //! A key's decisions, and the effects they return as data: each caller's
-//! request a [`Call`] typed by its answer (`debounce`, `startAt`, `flush`,
+//! request a [`Call`](super::Call) typed by its answer (`debounce`, `startAt`, `flush`,
 //! `cancel`), and what re-enters ([`Input`], decided by [`decide`]).
 //!
 //! Every decision (a call, the alarm's tick, a create's result) first *settles*
@@ -30,7 +30,7 @@ use crate::transition::Alarm;
 pub use crate::transition::{Create, CreateOutcome};
 
 /// What re-enters a key's decision ([`decide`]); a caller's request is a
-/// [`Call`] of its own, answered with its own type.
+/// [`Call`](super::Call) of its own, answered with its own type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
     /// The alarm.
@@ -42,119 +42,11 @@ pub enum Input {
     },
 }
 
-/// A caller's request of a key, typed by its answer.
-pub trait Call {
-    type Answer;
-    /// The answer, and the transition. A refusal (`Err`) comes with no
-    /// writes and no effects: nothing changes.
-    fn decide(
-        self,
-        state: &KeyState,
-        now_ms: u64,
-    ) -> Result<(Self::Answer, Transition), BatonError>;
-}
-
-/// `debounce`; `suffix` makes the id of a start this call makes pending.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Debounce {
-    pub call: DebounceCall,
-    pub suffix: IdSuffix,
-}
-
-/// `startAt`; `suffix` makes the id when there is neither a given one nor
-/// a pending start to take it from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StartAt {
-    pub call: StartAtCall,
-    pub suffix: IdSuffix,
-}
-
-/// `flush`: answers the start it made, if any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Flush;
-
-/// `cancel`: answers the pending start it dropped, if any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cancel;
-
 /// `startAt`'s answer: the id, and `at` as the caller gave it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StartAtReply {
     pub instance_id: InstanceId,
     pub at: f64,
-}
-
-impl Call for Debounce {
-    type Answer = DebounceReply;
-    fn decide(
-        self,
-        state: &KeyState,
-        now_ms: u64,
-    ) -> Result<(DebounceReply, Transition), BatonError> {
-        settled(state, now_ms, |draft| {
-            draft.debounce(now_ms, &self.call, &self.suffix)
-        })
-    }
-}
-
-impl Call for StartAt {
-    type Answer = StartAtReply;
-    fn decide(
-        self,
-        state: &KeyState,
-        now_ms: u64,
-    ) -> Result<(StartAtReply, Transition), BatonError> {
-        settled(state, now_ms, |draft| {
-            draft.start_at(now_ms, self.call, &self.suffix)
-        })
-    }
-}
-
-impl Call for Flush {
-    type Answer = Option<InstanceId>;
-    fn decide(
-        self,
-        state: &KeyState,
-        now_ms: u64,
-    ) -> Result<(Option<InstanceId>, Transition), BatonError> {
-        settled(state, now_ms, |draft| {
-            let started = draft.s.pending.as_ref().map(|p| p.id.clone());
-            if started.is_some() {
-                draft.fire(now_ms);
-            }
-            draft.set_burst(None);
-            Ok(started)
-        })
-    }
-}
-
-impl Call for Cancel {
-    type Answer = Option<InstanceId>;
-    fn decide(
-        self,
-        state: &KeyState,
-        now_ms: u64,
-    ) -> Result<(Option<InstanceId>, Transition), BatonError> {
-        settled(state, now_ms, |draft| {
-            let cancelled = draft.s.pending.as_ref().map(|p| p.id.clone());
-            draft.set_pending(None);
-            draft.set_burst(None);
-            Ok(cancelled)
-        })
-    }
-}
-
-/// A call on the key in `state`, settled at `now_ms` first (as every
-/// decision is): its answer, and the transition.
-fn settled<A>(
-    state: &KeyState,
-    now_ms: u64,
-    call: impl FnOnce(&mut Draft) -> Result<A, BatonError>,
-) -> Result<(A, Transition), BatonError> {
-    let mut draft = Draft::new(state);
-    draft.settle(now_ms);
-    let answer = call(&mut draft)?;
-    Ok((answer, draft.finish()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,7 +140,7 @@ pub(super) struct Draft {
 }
 
 impl Draft {
-    fn new(state: &KeyState) -> Draft {
+    pub(super) fn new(state: &KeyState) -> Draft {
         Draft {
             s: state.clone(),
             burst_dirty: false,
@@ -261,7 +153,7 @@ impl Draft {
         }
     }
 
-    fn finish(self) -> Transition {
+    pub(super) fn finish(self) -> Transition {
         let mut writes = Vec::new();
         if self.burst_dirty {
             writes.push(Write::Burst(self.s.burst.clone()));
@@ -324,7 +216,7 @@ impl Draft {
     }
 
     /// Fires, retries and ends whatever is due at `now_ms`.
-    fn settle(&mut self, now_ms: u64) {
+    pub(super) fn settle(&mut self, now_ms: u64) {
         if let Some(burst) = &self.s.burst {
             if now_ms >= burst.ends_at_ms() {
                 if matches!(
@@ -435,7 +327,7 @@ impl Draft {
         id
     }
 
-    fn debounce(
+    pub(super) fn debounce(
         &mut self,
         now_ms: u64,
         call: &DebounceCall,
@@ -577,7 +469,7 @@ impl Draft {
         }
     }
 
-    fn start_at(
+    pub(super) fn start_at(
         &mut self,
         now_ms: u64,
         call: StartAtCall,

@@ -31,6 +31,7 @@
 //! it after a restart.
 
 mod cached;
+mod call;
 mod decide;
 mod memory;
 pub mod rules;
@@ -39,6 +40,7 @@ mod sql;
 pub mod state;
 
 pub use cached::{Cached, RateCache};
+pub use call::*;
 pub use decide::*;
 pub use memory::Table;
 pub use rules::{Rule, RuleId, RuleSet};
