@@ -54,7 +54,7 @@ use baton::busy::page::{merge, per_shard, ListLimit, ShardPage};
 use baton::busy::reporter::{self, Due, Reporter, Shown};
 use baton::busy::sql::{self, Listed};
 use baton::busy::Row;
-use baton::busy::{self, shard_of, Answer, Busy, Input, Reply, Report, ShardCount};
+use baton::busy::{self, shard_of, Answer, Busy, Report, ShardCount, Tick, Transition};
 use baton::limits::{
     LIST_GONE_KEPT_MS, LIST_REPORT_SPACING_MS, LIST_VERIFIES_PER_PAGE_MAX, LIST_VERIFY_AFTER_MS,
 };
@@ -570,11 +570,17 @@ impl Sim {
 
     // --- the shards ---
 
-    /// One decision of a shard, checked against its rows.
-    fn shard_decide(&mut self, shard: usize, name: &str, input: Input) -> Reply {
+    /// One decision of a shard (a report's or a tick's), checked against
+    /// its rows; its answer.
+    fn shard_decide<T>(
+        &mut self,
+        shard: usize,
+        name: &str,
+        decide: impl FnOnce(&Option<busy::Row>, u64) -> (T, Transition),
+    ) -> T {
         let db = &self.dbs[shard];
         let row = sql::load(db, name);
-        let transition = busy::decide(&row, self.now, input).expect("a shard refuses nothing");
+        let (answer, transition) = decide(&row, self.now);
         sql::write(db, name, &transition);
         busy::assert_invariants(&transition.state);
         assert_eq!(
@@ -582,7 +588,7 @@ impl Sim {
             transition.state,
             "{name}: the rows are the state"
         );
-        transition.reply
+        answer
     }
 
     /// Delivers one report in flight (the oldest, or a later one), and
@@ -622,9 +628,7 @@ impl Sim {
         let now = self.now;
         let held_before = self.keys[k].held;
         let expected = self.keys[k].held.receive(report, version, now);
-        let Reply::Report(answer) = self.shard_decide(shard, &name, Input::Report(report)) else {
-            panic!("a report answered otherwise");
-        };
+        let answer = self.shard_decide(shard, &name, |row, now| busy::report(row, now, report));
         self.note(format!(
             "{name}: report {} (v{version}) -> {answer:?}",
             report.stamp
@@ -740,7 +744,7 @@ impl Sim {
         }
         let now = self.now;
         for name in due {
-            self.shard_decide(shard, &name, Input::Tick);
+            self.shard_decide(shard, &name, |row, now| ((), busy::tick(row, now, Tick)));
             // A spurious tick may name a key of another shard: this one
             // has no row for it.
             let k = self.keys.iter().position(|key| key.name == name).unwrap();

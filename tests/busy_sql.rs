@@ -9,7 +9,7 @@
 
 mod common;
 
-use baton::busy::{self, sql, Answer, Busy, Input, Report, Row};
+use baton::busy::{self, sql, Answer, Busy, Report, Row, Tick, Transition};
 use baton::sql::{SqlExec, SqlValue};
 use common::sqlite;
 use rusqlite::Connection;
@@ -67,10 +67,16 @@ fn waiting(n: u32, since: u64) -> Busy {
     }
 }
 
-/// Decides and writes one input for `key`, checking the state against a reload.
-fn step(db: &Db, key: &str, now: u64, input: Input) -> busy::Reply {
+/// Decides and writes one report or tick for `key`, checking the state
+/// against a reload; its answer.
+fn step<T>(
+    db: &Db,
+    key: &str,
+    now: u64,
+    decide: impl FnOnce(&Option<Row>, u64) -> (T, Transition),
+) -> T {
     let row = sql::load(db, key);
-    let transition = busy::decide(&row, now, input).unwrap();
+    let (answer, transition) = decide(&row, now);
     sql::write(db, key, &transition);
     busy::assert_invariants(&transition.state);
     assert_eq!(
@@ -78,14 +84,13 @@ fn step(db: &Db, key: &str, now: u64, input: Input) -> busy::Reply {
         transition.state,
         "{key}: the rows are the state"
     );
-    transition.reply
+    answer
 }
 
 fn report(db: &Db, key: &str, now: u64, stamp: u64, busy: Busy) -> Answer {
-    match step(db, key, now, Input::Report(Report { stamp, busy })) {
-        busy::Reply::Report(answer) => answer,
-        other => panic!("a report answered {other:?}"),
-    }
+    step(db, key, now, |row, now| {
+        busy::report(row, now, Report { stamp, busy })
+    })
 }
 
 fn applied(stamp: u64) -> Answer {
@@ -124,7 +129,9 @@ fn a_key_enters_leaves_and_is_forgotten_and_a_late_report_changes_nothing() {
     assert_eq!(sql::next_wake(&db), Some(forget_ms));
     assert!(sql::due_keys(&db, forget_ms - 1, 10).is_empty());
     assert_eq!(sql::due_keys(&db, forget_ms, 10), ["k"]);
-    step(&db, "k", forget_ms, Input::Tick);
+    step(&db, "k", forget_ms, |row, now| {
+        ((), busy::tick(row, now, Tick))
+    });
     assert_eq!(sql::load(&db, "k"), None);
     assert_eq!(sql::next_wake(&db), None);
 }
@@ -149,12 +156,14 @@ fn a_dead_holder_keeps_its_key_listed_until_its_hour_ends() {
         "not shown once the hour is over"
     );
     assert_eq!(sql::due_keys(&db, until, 10), ["d"]);
-    step(&db, "d", until - 1, Input::Tick);
+    step(&db, "d", until - 1, |row, now| {
+        ((), busy::tick(row, now, Tick))
+    });
     assert!(
         matches!(sql::load(&db, "d"), Some(Row::Listed { .. })),
         "an early tick changes nothing"
     );
-    step(&db, "d", until, Input::Tick);
+    step(&db, "d", until, |row, now| ((), busy::tick(row, now, Tick)));
     assert!(matches!(sql::load(&db, "d"), Some(Row::Gone { .. })));
 }
 

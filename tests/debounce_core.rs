@@ -4,8 +4,9 @@
 
 use baton::debounce::{
     apply, assert_invariants, decide, pending_view, retry_backoff_ms, BatchFields, BatchLimit,
-    BatchStarted, CreateOutcome, DebounceCall, DebounceFields, DebounceReply, Edge, IdSuffix,
-    Input, KeyState, Outcome, Reply, StartAtCall, Transition, Write,
+    BatchStarted, Call, Cancel, CreateOutcome, Debounce, DebounceCall, DebounceFields,
+    DebounceReply, Edge, Flush, IdSuffix, Input, KeyState, Outcome, StartAt, StartAtCall,
+    StartAtReply, Transition, Write,
 };
 use baton::error::BatonError;
 use baton::ident::InstanceId;
@@ -36,10 +37,21 @@ impl Key {
         IdSuffix::new(format!("{}", self.suffixes))
     }
 
+    /// What re-enters the key (a tick, a create's outcome), checked and
+    /// applied.
     fn run(&mut self, now: u64, input: Input) -> Result<Transition, BatonError> {
-        let before = self.state.clone();
-        let transition = decide(&before, now, input)?;
-        let mut applied = before;
+        let transition = decide(&self.state, now, input)?;
+        Ok(self.applied(now, transition))
+    }
+
+    /// A caller's call, checked and applied: its answer and transition.
+    fn call<C: Call>(&mut self, now: u64, call: C) -> Result<(C::Answer, Transition), BatonError> {
+        let (answer, transition) = call.decide(&self.state, now)?;
+        Ok((answer, self.applied(now, transition)))
+    }
+
+    fn applied(&mut self, now: u64, transition: Transition) -> Transition {
+        let mut applied = self.state.clone();
         apply(&mut applied, &transition.writes);
         assert_eq!(applied, transition.state);
         assert_invariants(&transition.state);
@@ -48,16 +60,16 @@ impl Key {
             self.creates
                 .push((now, create.id.to_string(), create.params.clone()));
         }
-        Ok(transition)
+        transition
     }
 
-    /// Runs `input` and confirms every create it asks for.
-    fn run_ok(&mut self, now: u64, input: Input) -> Reply {
-        let transition = self.run(now, input).unwrap();
+    /// Runs `call` and confirms every create it asks for; its answer.
+    fn run_ok<C: Call>(&mut self, now: u64, call: C) -> C::Answer {
+        let (answer, transition) = self.call(now, call).unwrap();
         for create in transition.effects.iter() {
             self.report(now, &create.id.to_string(), CreateOutcome::Created);
         }
-        transition.reply
+        answer
     }
 
     fn report(&mut self, now: u64, id: &str, outcome: CreateOutcome) {
@@ -75,14 +87,14 @@ impl Key {
     ) -> DebounceReply {
         let suffix = self.suffix();
         let call = call(edge, delay, Some(max_wait), Some(&format!("{{\"n\":{n}}}")));
-        match self.run_ok(now, Input::Debounce { call, suffix }) {
-            Reply::Debounce(reply) => reply,
-            other => panic!("{other:?}"),
-        }
+        self.run_ok(now, Debounce { call, suffix })
     }
 
     fn tick(&mut self, now: u64) {
-        self.run_ok(now, Input::Tick);
+        let transition = self.run(now, Input::Tick).unwrap();
+        for create in transition.effects.iter() {
+            self.report(now, &create.id.to_string(), CreateOutcome::Created);
+        }
     }
 
     fn started(&self) -> Vec<&str> {
@@ -242,12 +254,12 @@ fn start_at_fires_is_replaced_and_cancelled() {
             id.map(|id| InstanceId::parse("instanceId", id).unwrap()),
         )
         .unwrap();
-        key.run_ok(now, Input::StartAt { call, suffix })
+        key.run_ok(now, StartAt { call, suffix })
     };
     let first = start(&mut key, 0, 500.5, None, "1");
     assert_eq!(
         first,
-        Reply::StartAt {
+        StartAtReply {
             instance_id: InstanceId::parse("i", "start-1").unwrap(),
             at: 500.5
         }
@@ -269,17 +281,12 @@ fn start_at_fires_is_replaced_and_cancelled() {
     // Cancelled: its id is returned and never started.
     start(&mut key, 1000, 2000.0, None, "4");
     assert_eq!(
-        key.run_ok(1001, Input::Cancel),
-        Reply::Cancel {
-            cancelled: Some(InstanceId::parse("i", "start-4").unwrap())
-        }
+        key.run_ok(1001, Cancel),
+        Some(InstanceId::parse("i", "start-4").unwrap())
     );
     key.tick(2000);
     assert_eq!(key.created_ids(), ["start-1", "given"]);
-    assert_eq!(
-        key.run_ok(3000, Input::Cancel),
-        Reply::Cancel { cancelled: None }
-    );
+    assert_eq!(key.run_ok(3000, Cancel), None);
 }
 
 #[test]
@@ -289,7 +296,7 @@ fn start_at_ends_a_burst_and_a_burst_takes_over_a_start_at() {
     let suffix = key.suffix();
     let call =
         StartAtCall::new(10, 5000.0, Some("\"at\"".into()), "WORKFLOW".into(), None).unwrap();
-    key.run_ok(10, Input::StartAt { call, suffix });
+    key.run_ok(10, StartAt { call, suffix });
     // The burst is over: this call begins a new one, which takes over the
     // pending start, id and all.
     assert_eq!(
@@ -309,10 +316,8 @@ fn flush_starts_now_and_ends_the_burst() {
     key.debounce(0, Edge::Trailing, 100, 1000, 1);
     key.debounce(10, Edge::Trailing, 100, 1000, 2);
     assert_eq!(
-        key.run_ok(20, Input::Flush),
-        Reply::Flush {
-            started: Some(InstanceId::parse("i", "debounce-1").unwrap())
-        }
+        key.run_ok(20, Flush),
+        Some(InstanceId::parse("i", "debounce-1").unwrap())
     );
     assert_eq!(
         key.creates,
@@ -324,8 +329,8 @@ fn flush_starts_now_and_ends_the_burst() {
             .as_str(),
         "debounce-3"
     );
-    key.run_ok(40, Input::Cancel);
-    assert_eq!(key.run_ok(50, Input::Flush), Reply::Flush { started: None });
+    key.run_ok(40, Cancel);
+    assert_eq!(key.run_ok(50, Flush), None);
 }
 
 #[test]
@@ -333,14 +338,15 @@ fn a_failing_create_is_retried_with_backoff_and_never_dropped() {
     let mut key = Key::new();
     let suffix = key.suffix();
     let t = key
-        .run(
+        .call(
             0,
-            Input::Debounce {
+            Debounce {
                 call: call(Edge::Leading, 100, None, None),
                 suffix,
             },
         )
-        .unwrap();
+        .unwrap()
+        .1;
     assert_eq!(t.effects.len(), 1);
     // Unreported (the object died before the create): retried after the loss timeout.
     assert_eq!(t.alarm.at_ms(), Some(DEBOUNCE_CREATE_LOST_MS));
@@ -382,9 +388,9 @@ fn a_key_full_of_unconfirmed_starts_refuses_more_and_changes_nothing() {
     for i in 0..DEBOUNCE_UNFINISHED_STARTS_MAX as u64 {
         let suffix = key.suffix();
         // Leading calls 1 s apart: a start each, none confirmed.
-        key.run(
+        key.call(
             i * 1000,
-            Input::Debounce {
+            Debounce {
                 call: call(Edge::Leading, 1, None, None),
                 suffix,
             },
@@ -394,9 +400,9 @@ fn a_key_full_of_unconfirmed_starts_refuses_more_and_changes_nothing() {
     let before = key.state.clone();
     let suffix = key.suffix();
     let err = key
-        .run(
+        .call(
             100_000,
-            Input::Debounce {
+            Debounce {
                 call: call(Edge::Trailing, 1, None, None),
                 suffix,
             },
@@ -408,9 +414,9 @@ fn a_key_full_of_unconfirmed_starts_refuses_more_and_changes_nothing() {
     key.report(100_000, "debounce-1", CreateOutcome::Created);
     let suffix = key.suffix();
     assert!(key
-        .run(
+        .call(
             100_001,
-            Input::Debounce {
+            Debounce {
                 call: call(Edge::Trailing, 1, None, None),
                 suffix
             }
@@ -450,9 +456,9 @@ fn a_call_changing_the_values_applies_from_that_call_on() {
 fn start_at_refuses_an_id_whose_create_is_unconfirmed() {
     let mut key = Key::new();
     let suffix = key.suffix();
-    key.run(
+    key.call(
         0,
-        Input::Debounce {
+        Debounce {
             call: call(Edge::Leading, 100, None, None),
             suffix,
         },
@@ -462,7 +468,7 @@ fn start_at_refuses_an_id_whose_create_is_unconfirmed() {
     let given = InstanceId::parse("instanceId", "debounce-1").unwrap();
     let call = StartAtCall::new(10, 20.0, None, "WORKFLOW".into(), Some(given)).unwrap();
     let suffix = key.suffix();
-    let err = key.run(10, Input::StartAt { call, suffix }).unwrap_err();
+    let err = key.call(10, StartAt { call, suffix }).unwrap_err();
     assert_eq!(err.field(), "instanceId");
     assert_eq!(key.state, before);
 }
@@ -492,10 +498,7 @@ fn batch_call(
 impl Key {
     fn batch(&mut self, now: u64, call: DebounceCall) -> DebounceReply {
         let suffix = self.suffix();
-        match self.run_ok(now, Input::Debounce { call, suffix }) {
-            Reply::Debounce(reply) => reply,
-            other => panic!("{other:?}"),
-        }
+        self.run_ok(now, Debounce { call, suffix })
     }
 }
 
@@ -660,14 +663,11 @@ fn batch_refusals_change_nothing() {
     let before = key.state.clone();
     let suffix = key.suffix();
     let split = batch_call(None, Some(20), Some("\"bbbb\""));
-    let refused = decide(
-        &before,
-        10,
-        Input::Debounce {
-            call: split,
-            suffix,
-        },
-    )
+    let refused = Debounce {
+        call: split,
+        suffix,
+    }
+    .decide(&before, 10)
     .unwrap_err();
     assert_eq!(refused.field(), "key");
     assert_eq!(key.state, before);
@@ -681,7 +681,7 @@ fn start_at_and_cancel_drop_a_pending_batch() {
     // startAt replaces the pending start's time and params, id kept.
     let at = StartAtCall::new(20, 500.0, Some("\"at\"".into()), "WORKFLOW".into(), None).unwrap();
     let suffix = key.suffix();
-    let transition = key.run(20, Input::StartAt { call: at, suffix }).unwrap();
+    let (_, transition) = key.call(20, StartAt { call: at, suffix }).unwrap();
     assert!(transition.writes.contains(&Write::BatchCleared));
     assert!(key.state.batch.is_empty());
     key.tick(500);
@@ -689,7 +689,7 @@ fn start_at_and_cancel_drop_a_pending_batch() {
     // cancel drops a batch and its rows.
     let mut key = Key::new();
     key.batch(0, batch_call(None, None, Some("1")));
-    let transition = key.run(5, Input::Cancel).unwrap();
+    let (_, transition) = key.call(5, Cancel).unwrap();
     assert!(transition.writes.contains(&Write::BatchCleared));
     assert!(key.state.batch.is_empty() && key.state.pending.is_none());
 }

@@ -43,9 +43,9 @@
 mod common;
 
 use baton::debounce::{
-    apply, assert_invariants, decide, pending_view, BatchFields, BatchLimit, BatchStarted,
-    CreateOutcome, DebounceCall, DebounceFields, DebounceReply, Edge, IdSuffix, Input, KeyState,
-    Outcome, Reply, StartAtCall, StartParams, Transition,
+    self, apply, assert_invariants, pending_view, BatchFields, BatchLimit, BatchStarted, Call,
+    CreateOutcome, DebounceCall, DebounceFields, DebounceReply, Edge, IdSuffix, KeyState, Outcome,
+    StartAtCall, StartParams, Transition,
 };
 use baton::ident::InstanceId;
 use baton::limits::{
@@ -145,6 +145,77 @@ struct Model {
     batched: Vec<(u64, Id)>,
     /// Calls whose params went into a batch that was cancelled or replaced.
     discarded: BTreeSet<u64>,
+}
+
+/// A decision the simulation asks of the key: a caller's call (each
+/// answered with its own type) or what re-enters the key.
+#[derive(Debug, Clone)]
+enum Input {
+    Debounce {
+        call: DebounceCall,
+        suffix: IdSuffix,
+    },
+    StartAt {
+        call: StartAtCall,
+        suffix: IdSuffix,
+    },
+    Flush,
+    Cancel,
+    Tick,
+    Created {
+        id: Id,
+        outcome: CreateOutcome,
+    },
+}
+
+/// What a decision answers, as the model predicts it and as the core's
+/// typed answer reads.
+#[derive(Debug, Clone, PartialEq)]
+enum Reply {
+    Debounce(DebounceReply),
+    StartAt {
+        instance_id: Id,
+        at: f64,
+    },
+    Flush {
+        started: Option<Id>,
+    },
+    Cancel {
+        cancelled: Option<Id>,
+    },
+    /// A tick or a create's report: nobody waits for an answer.
+    Nothing,
+}
+
+/// The core's decision of `input`: its answer, and the transition.
+fn decide(
+    state: &KeyState,
+    now: u64,
+    input: Input,
+) -> Result<(Reply, Transition), baton::error::BatonError> {
+    let reentry = |input| debounce::decide(state, now, input).map(|t| (Reply::Nothing, t));
+    match input {
+        Input::Debounce { call, suffix } => debounce::Debounce { call, suffix }
+            .decide(state, now)
+            .map(|(reply, t)| (Reply::Debounce(reply), t)),
+        Input::StartAt { call, suffix } => debounce::StartAt { call, suffix }
+            .decide(state, now)
+            .map(|(r, t)| {
+                let reply = Reply::StartAt {
+                    instance_id: r.instance_id,
+                    at: r.at,
+                };
+                (reply, t)
+            }),
+        Input::Flush => debounce::Flush
+            .decide(state, now)
+            .map(|(started, t)| (Reply::Flush { started }, t)),
+        Input::Cancel => debounce::Cancel
+            .decide(state, now)
+            .map(|(cancelled, t)| (Reply::Cancel { cancelled }, t)),
+        Input::Tick => reentry(debounce::Input::Tick),
+        Input::Created { id, outcome } => reentry(debounce::Input::Created { id, outcome }),
+    }
 }
 
 /// What the model expects of one decision.
@@ -834,7 +905,7 @@ impl Sim {
             return Ran::CrashedBefore;
         }
         let before = self.stored.clone();
-        let transition = match decide(&before, self.now, input.clone()) {
+        let (reply, transition) = match decide(&before, self.now, input.clone()) {
             Err(error) => {
                 let expected = expect(&mut self.model.clone(), self.now);
                 assert_eq!(
@@ -849,11 +920,11 @@ impl Sim {
                 self.stats.refused += 1;
                 return Ran::Refused;
             }
-            Ok(transition) => transition,
+            Ok(decided) => decided,
         };
         let mut model = std::mem::take(&mut self.model);
         let expected = expect(&mut model, self.now);
-        self.check_transition(&before, &transition, &expected, &input, &model);
+        self.check_transition(&before, (&reply, &transition), &expected, &input, &model);
         self.model = model;
         self.stored = transition.state.clone();
         self.arm(transition.alarm.at_ms());
@@ -867,13 +938,13 @@ impl Sim {
         for create in transition.effects.iter() {
             self.effects.push(Effect::Create(create.clone()));
         }
-        Ran::Heard(transition.reply)
+        Ran::Heard(reply)
     }
 
     fn check_transition(
         &mut self,
         before: &KeyState,
-        transition: &Transition,
+        (reply, transition): (&Reply, &Transition),
         expect: &Expect,
         input: &Input,
         model: &Model,
@@ -886,7 +957,7 @@ impl Sim {
         );
         assert_invariants(&transition.state);
         assert_eq!(
-            Ok(transition.reply.clone()),
+            Ok(reply.clone()),
             expect.reply.clone(),
             "reply differs from the model for {input:?}"
         );

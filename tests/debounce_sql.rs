@@ -7,9 +7,11 @@
 mod common;
 
 use baton::debounce::{
-    decide, sql, BatchBounds, BatchFields, CreateOutcome, DebounceCall, DebounceFields, Edge, Fire,
-    IdSuffix, Input, KeyState, Pending, StartAtCall, StartParams,
+    decide, sql, BatchBounds, BatchFields, Call, Cancel, CreateOutcome, Debounce, DebounceCall,
+    DebounceFields, Edge, Fire, Flush, IdSuffix, Input, KeyState, Pending, StartAt, StartAtCall,
+    StartParams, Transition,
 };
+use baton::error::BatonError;
 use baton::ident::InstanceId;
 use baton::limits::DEBOUNCE_STARTED_KEPT;
 use baton::sql::{SqlExec, SqlValue};
@@ -24,16 +26,23 @@ impl SqlExec for Db {
     }
 }
 
-fn random_input(rng: &mut Rng, now: u64, state: &KeyState, n: u64) -> Input {
+/// A random decision on `state`: a call (its answer left aside) or what
+/// re-enters.
+fn random_decision(
+    rng: &mut Rng,
+    now: u64,
+    state: &KeyState,
+    n: u64,
+) -> Result<Transition, BatonError> {
     let suffix = IdSuffix::new(format!("s{n}"));
-    match rng.below(10) {
+    let input = match rng.below(10) {
         0..=4 => {
             let edge = *rng.pick(&[Edge::Trailing, Edge::Leading, Edge::Both]);
             let batch = (edge == Edge::Trailing && rng.percent(50)).then(|| BatchFields {
                 max_items: Some(rng.range(1, 6) as f64),
                 max_bytes: Some(rng.range(30, 120) as f64),
             });
-            Input::Debounce {
+            let call = Debounce {
                 call: DebounceCall::new(DebounceFields {
                     delay_ms: rng.range(1, 50),
                     max_wait_ms: Some(rng.range(50, 200)),
@@ -45,21 +54,25 @@ fn random_input(rng: &mut Rng, now: u64, state: &KeyState, n: u64) -> Input {
                 })
                 .unwrap(),
                 suffix,
-            }
+            };
+            return call.decide(state, now).map(|(_, t)| t);
         }
-        5 => Input::StartAt {
-            call: StartAtCall::new(
-                now,
-                (now + rng.below(100)) as f64,
-                Some("\"at\"".into()),
-                "WORKFLOW".into(),
-                None,
-            )
-            .unwrap(),
-            suffix,
-        },
-        6 => Input::Flush,
-        7 => Input::Cancel,
+        5 => {
+            let call = StartAt {
+                call: StartAtCall::new(
+                    now,
+                    (now + rng.below(100)) as f64,
+                    Some("\"at\"".into()),
+                    "WORKFLOW".into(),
+                    None,
+                )
+                .unwrap(),
+                suffix,
+            };
+            return call.decide(state, now).map(|(_, t)| t);
+        }
+        6 => return Flush.decide(state, now).map(|(_, t)| t),
+        7 => return Cancel.decide(state, now).map(|(_, t)| t),
         _ => match state.creating.first() {
             Some(c) => Input::Created {
                 id: c.id.clone(),
@@ -71,7 +84,8 @@ fn random_input(rng: &mut Rng, now: u64, state: &KeyState, n: u64) -> Input {
             },
             None => Input::Tick,
         },
-    }
+    };
+    decide(state, now, input)
 }
 
 #[test]
@@ -87,8 +101,7 @@ fn writes_read_back_as_the_decided_state() {
     for n in 0..5_000 {
         now += rng.below(30);
         let which = rng.below(2) as usize;
-        let input = random_input(&mut rng, now, &states[which], n);
-        let Ok(transition) = decide(&states[which], now, input) else {
+        let Ok(transition) = random_decision(&mut rng, now, &states[which], n) else {
             continue;
         };
         sql::write(
@@ -185,7 +198,7 @@ fn a_database_from_before_the_ladder_upgrades_and_loads() {
         ))
     );
     // The upgraded database takes a batch, a row per call, and fires it whole.
-    let batch = |n: u32| Input::Debounce {
+    let batch = |n: u32| Debounce {
         call: DebounceCall::new(DebounceFields {
             delay_ms: 100,
             params: Some(format!("{{\"n\":{n}}}")),
@@ -198,7 +211,7 @@ fn a_database_from_before_the_ladder_upgrades_and_loads() {
     };
     let mut state = KeyState::default();
     for (n, now) in [(1, 10_000), (2, 10_010)] {
-        let t = decide(&state, now, batch(n)).unwrap();
+        let (_, t) = batch(n).decide(&state, now).unwrap();
         sql::write(&db, "batch", &t.writes, t.alarm.at_ms());
         state = t.state;
     }

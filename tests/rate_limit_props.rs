@@ -38,8 +38,9 @@ mod common;
 use baton::error::BatonError;
 use baton::limits::RATE_RULE_SLOTS;
 use baton::rate_limit::{
-    assert_table_invariants as assert_invariants, decide, migrate, AcquireReply, Cached, Input,
-    Inspection, RateCache, Reply, Rule, RuleSet, SqlRows, Table, Transition,
+    assert_table_invariants as assert_invariants, decide, migrate, Acquire, AcquireReply, Cached,
+    Call, Inspect, Inspection, Penalize, RateCache, Refund, Rule, RuleSet, SqlRows, Table,
+    Transition,
 };
 use baton::sql::{SqlExec, SqlValue};
 use common::{
@@ -57,37 +58,37 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 /// A bucket a test decides on and then applies the writes to, as the
 /// shell does: the memory table, the SQL store, the cache over SQL.
 trait Decides {
-    fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError>;
+    fn run<C: Call>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError>;
     /// An inspect, which writes nothing.
     fn peek(&self, now: u64) -> Inspection;
 }
 
-fn inspected<V>(decided: Result<Transition<V>, BatonError>) -> Inspection {
-    match decided.map(|t| t.reply) {
-        Ok(Reply::Inspect(inspection)) => inspection,
-        other => panic!("inspect answered {other:?}"),
+fn inspected<V>(decided: Result<(Inspection, Transition<V>), BatonError>) -> Inspection {
+    match decided {
+        Ok((inspection, _)) => inspection,
+        Err(refused) => panic!("inspect refused: {refused:?}"),
     }
 }
 
 impl Decides for Table {
-    fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError> {
-        let Transition { reply, writes, .. } = decide(&&*self, now, input)?;
+    fn run<C: Call>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError> {
+        let (reply, Transition { writes, .. }) = decide(&&*self, now, call)?;
         self.apply(&writes);
         Ok(reply)
     }
     fn peek(&self, now: u64) -> Inspection {
-        inspected(decide(&self, now, Input::Inspect))
+        inspected(decide(&self, now, Inspect))
     }
 }
 
 impl Decides for SqlRows<'_, Db> {
-    fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError> {
-        let Transition { reply, writes, .. } = decide(&&*self, now, input)?;
+    fn run<C: Call>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError> {
+        let (reply, Transition { writes, .. }) = decide(&&*self, now, call)?;
         self.write_all(&writes);
         Ok(reply)
     }
     fn peek(&self, now: u64) -> Inspection {
-        inspected(decide(&self, now, Input::Inspect))
+        inspected(decide(&self, now, Inspect))
     }
 }
 
@@ -113,13 +114,13 @@ impl<'a> CachedStore<'a> {
 }
 
 impl Decides for CachedStore<'_> {
-    fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError> {
-        let Transition { reply, writes, .. } = decide(&self.view(), now, input)?;
+    fn run<C: Call>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError> {
+        let (reply, Transition { writes, .. }) = decide(&self.view(), now, call)?;
         self.cache.write(&self.inner, &writes);
         Ok(reply)
     }
     fn peek(&self, now: u64) -> Inspection {
-        inspected(decide(&self.view(), now, Input::Inspect))
+        inspected(decide(&self.view(), now, Inspect))
     }
 }
 
@@ -129,27 +130,24 @@ fn acquire(
     rules: &RuleSet,
     permits: u32,
 ) -> Result<AcquireReply, BatonError> {
-    let input = Input::Acquire {
+    let call = Acquire {
         rules: rules.clone(),
         permits,
     };
-    match s.run(now, input)? {
-        Reply::Acquire(reply) => Ok(reply),
-        other => panic!("acquire answered {other:?}"),
-    }
+    s.run(now, call)
 }
 
 fn penalize(s: &mut impl Decides, now: u64, cooldown_ms: u64) -> u64 {
-    match s.run(now, Input::Penalize { cooldown_ms }) {
-        Ok(Reply::Penalize { until_ms }) => until_ms,
-        other => panic!("penalize answered {other:?}"),
+    match s.run(now, Penalize { cooldown_ms }) {
+        Ok(until_ms) => until_ms,
+        Err(refused) => panic!("penalize refused: {refused:?}"),
     }
 }
 
 fn refund(s: &mut impl Decides, now: u64, permits: u32) -> u32 {
-    match s.run(now, Input::Refund { permits }) {
-        Ok(Reply::Refund { refunded }) => refunded,
-        other => panic!("refund answered {other:?}"),
+    match s.run(now, Refund { permits }) {
+        Ok(refunded) => refunded,
+        Err(refused) => panic!("refund refused: {refused:?}"),
     }
 }
 

@@ -10,26 +10,13 @@
 //! one that unlisted it, is known to be older.
 
 use super::state::{Busy, Report, Row};
-use crate::error::BatonError;
 use crate::limits::LIST_GONE_KEPT_MS;
 use crate::transition::Alarm;
 
-/// What a shard is asked to do for a key.
+/// The shard's alarm, for a key whose row had a time due: what re-enters
+/// a shard's decision (a report is a call of its own, [`report`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Input {
-    Report(Report),
-    /// The shard's alarm, for a key whose row had a time due.
-    Tick,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reply {
-    /// What became of a report: the reporter learns from it whether the
-    /// shard shows what it said ([`super::reporter::Reporter::answered`]).
-    Report(Answer),
-    /// A tick: nobody waits for an answer.
-    Ticked,
-}
+pub struct Tick;
 
 /// A shard's answer to a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,46 +37,54 @@ pub enum Write {
 }
 
 /// A shard's decision: the key's row as the writes leave it is the state.
-pub type Transition = crate::transition::Transition<Reply, Write, Option<Row>>;
+/// A report's answer goes beside it ([`report`]).
+pub type Transition = crate::transition::Transition<(), Write, Option<Row>>;
 
-/// Decides `input` for a key whose row is `row`, at `now_ms` (the shard's
-/// clock). Never refused: a report was checked where it was made.
-pub fn decide(row: &Option<Row>, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
-    let (reply, write) = match input {
-        Input::Report(report) => match row {
-            Some(row) if row.stamp() >= report.stamp => {
-                let answer = Answer {
-                    applied: false,
-                    stamp: row.stamp(),
-                    same: shows(row, &report.busy, now_ms),
-                };
-                (Reply::Report(answer), None)
-            }
-            _ => {
-                let answer = Answer {
-                    applied: true,
+/// Decides `report` for a key whose row is `row`, at `now_ms` (the
+/// shard's clock): its answer, and the transition. Never refused: a report
+/// was checked where it was made.
+pub fn report(row: &Option<Row>, now_ms: u64, report: Report) -> (Answer, Transition) {
+    match row {
+        Some(row) if row.stamp() >= report.stamp => {
+            let answer = Answer {
+                applied: false,
+                stamp: row.stamp(),
+                same: shows(row, &report.busy, now_ms),
+            };
+            (answer, decided(&Some(*row), None))
+        }
+        _ => {
+            let answer = Answer {
+                applied: true,
+                stamp: report.stamp,
+                same: true,
+            };
+            let put = if report.busy.listed_at(now_ms) {
+                Row::Listed {
                     stamp: report.stamp,
-                    same: true,
-                };
-                let row = if report.busy.listed_at(now_ms) {
-                    Row::Listed {
-                        stamp: report.stamp,
-                        busy: report.busy,
-                        reported_ms: now_ms,
-                    }
-                } else {
-                    gone(report.stamp, now_ms)
-                };
-                (Reply::Report(answer), Some(Write::Put(row)))
-            }
-        },
-        Input::Tick => (Reply::Ticked, tick(row, now_ms)),
-    };
+                    busy: report.busy,
+                    reported_ms: now_ms,
+                }
+            } else {
+                gone(report.stamp, now_ms)
+            };
+            (answer, decided(row, Some(Write::Put(put))))
+        }
+    }
+}
+
+/// Decides the alarm's [`Tick`] for a key whose row is `row`, at `now_ms`.
+pub fn tick(row: &Option<Row>, now_ms: u64, _: Tick) -> Transition {
+    decided(row, ran_out(row, now_ms))
+}
+
+/// The transition of `write` on `row`.
+fn decided(row: &Option<Row>, write: Option<Write>) -> Transition {
     let mut state = *row;
     let writes: Vec<Write> = write.into_iter().collect();
     apply(&mut state, &writes);
-    Ok(Transition {
-        reply,
+    Transition {
+        reply: (),
         writes,
         effects: Vec::new(),
         // A row that lost its time leaves the alarm early: that tick
@@ -99,12 +94,12 @@ pub fn decide(row: &Option<Row>, now_ms: u64, input: Input) -> Result<Transition
             .and_then(Row::wake_ms)
             .map_or(Alarm::Keep, Alarm::At),
         state,
-    })
+    }
 }
 
 /// What the alarm does to a row whose time came; nothing to an early or
 /// repeated tick.
-fn tick(row: &Option<Row>, now_ms: u64) -> Option<Write> {
+fn ran_out(row: &Option<Row>, now_ms: u64) -> Option<Write> {
     match row {
         Some(Row::Gone { forget_ms, .. }) if *forget_ms <= now_ms => Some(Write::Delete),
         Some(Row::Listed { stamp, busy, .. }) if !busy.listed_at(now_ms) => {

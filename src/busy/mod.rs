@@ -5,12 +5,12 @@
 //! - what a Coordinator reports of a key ([`Busy`], carried in a [`Report`]
 //!   with a stamp that orders a key's reports), and when a key is listed:
 //!   it has a waiter, or its holder was found dead less than an hour ago;
-//! - one list shard's decision ([`decide`]): a report newer than what the
+//! - one list shard's decisions ([`report`], [`tick`]): a report newer than what the
 //!   shard holds lists, updates or unlists its key; an older or repeated
 //!   one changes nothing; a key that left is remembered for
 //!   [`LIST_GONE_KEPT_MS`](crate::limits::LIST_GONE_KEPT_MS) so a late
 //!   report cannot list it again; the shard's alarm ends a dead holder's
-//!   hour and forgets what it remembered ([`Input::Tick`]);
+//!   hour and forgets what it remembered ([`Tick`]);
 //! - its rows ([`sql`]): one row per key, a page read by key order through
 //!   a partial index, so a page costs the same with a thousand keys or a
 //!   million;
@@ -31,6 +31,6 @@ mod shard;
 pub mod sql;
 mod state;
 
-pub use decide::{apply, assert_invariants, decide, Answer, Input, Reply, Transition, Write};
+pub use decide::{apply, assert_invariants, report, tick, Answer, Tick, Transition, Write};
 pub use shard::{shard_name, shard_of, ShardCount};
 pub use state::{Busy, Report, Row};

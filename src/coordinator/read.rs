@@ -30,33 +30,60 @@
 use super::check::needs_check;
 use super::enqueue::{coalescing, enqueue_of, is_settled};
 use super::slots::{free_on_resume, free_slots, limit_once_set, placement};
-use super::types::{AcquireRequest, Answer, Input, Member, Read, Summary, View};
+use super::types::{AcquireRequest, Fetched, Input, Member, Read, Summary, View};
 use crate::ident::InstanceId;
 use crate::limits::READS_PER_VIEW_MAX;
 
 impl View {
-    /// Records `read`'s `answer` in the view.
-    fn apply(&mut self, read: Read, answer: Answer) {
-        match (&read, answer) {
-            (Read::Member(_), Answer::Member(member)) => self.member = Some(member),
-            (Read::Front(_), Answer::Front(front)) => self.front = front,
-            (Read::Place { .. }, Answer::Place(place)) => self.position = Some(place),
-            (Read::CheckTimes, Answer::CheckTimes(times)) => self.checked_ms = times,
-            (Read::FirstWithHash(_), Answer::FirstWithHash(w)) => self.candidate = w,
-            (Read::Waiters, Answer::Waiters(waiters)) => self.arrived = waiters,
-            (_, answer) => panic!("{answer:?} answers another read than {read:?}"),
-        }
+    /// Records a read's rows in the view, and the read as planned.
+    fn apply(&mut self, fetched: Read<Fetched>) {
+        let read = match fetched {
+            Read::Member(id, member) => {
+                self.member = Some(member);
+                Read::Member(id, ())
+            }
+            Read::Front(n, front) => {
+                self.front = front;
+                Read::Front(n, ())
+            }
+            Read::Place {
+                id,
+                priority,
+                tenant,
+                place,
+            } => {
+                self.position = Some(place);
+                Read::Place {
+                    id,
+                    priority,
+                    tenant,
+                    place: (),
+                }
+            }
+            Read::CheckTimes(times) => {
+                self.checked_ms = times;
+                Read::CheckTimes(())
+            }
+            Read::FirstWithHash(hash, candidate) => {
+                self.candidate = candidate;
+                Read::FirstWithHash(hash, ())
+            }
+            Read::Waiters(waiters) => {
+                self.arrived = waiters;
+                Read::Waiters(())
+            }
+        };
         self.reads.push(read);
     }
 }
 
 /// The view `input` decides on: `summary`, then each read [`next_read`]
-/// names, answered by `execute` (the store's or the twin's), until the
+/// names, executed by `execute` (the store's or the twin's), until the
 /// decision needs nothing more.
 pub fn load_view(
     summary: Summary,
     input: &Input,
-    mut execute: impl FnMut(&Read) -> Answer,
+    mut execute: impl FnMut(Read) -> Read<Fetched>,
 ) -> View {
     let member = named(input).and_then(|id| member_from_summary(&summary, id));
     let mut view = View {
@@ -68,8 +95,7 @@ pub fn load_view(
         let Some(read) = next_read(&view, input) else {
             return view;
         };
-        let answer = execute(&read);
-        view.apply(read, answer);
+        view.apply(execute(read));
     }
     assert!(
         next_read(&view, input).is_none(),
@@ -108,13 +134,13 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
     let unread = |read: Read| (!view.reads.contains(&read)).then_some(read);
     if let Some(id) = named(input) {
         if view.member.is_none() {
-            return Some(Read::Member(id.clone()));
+            return Some(Read::Member(id.clone(), ()));
         }
     }
     let s = &view.summary;
     let n = front_needed(s, input);
     if n > 0 {
-        if let Some(read) = unread(Read::Front(n)) {
+        if let Some(read) = unread(Read::Front(n, ())) {
             return Some(read);
         }
     }
@@ -123,7 +149,7 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
             let checked = matches!(input, Input::AcquireChecked { .. });
             acquire_read(view, request, checked).and_then(unread)
         }
-        Input::Tick if needs_check(s) => unread(Read::CheckTimes),
+        Input::Tick if needs_check(s) => unread(Read::CheckTimes(())),
         Input::Enqueue(_) | Input::EnqueueChecked { .. } => {
             let (request, checked) = enqueue_of(input).expect("an enqueue");
             let member = view.member.as_ref().expect("read first");
@@ -131,14 +157,14 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
                 return None;
             }
             if let Some(hash) = &request.input_hash {
-                if let Some(read) = unread(Read::FirstWithHash(hash.clone())) {
+                if let Some(read) = unread(Read::FirstWithHash(hash.clone(), ())) {
                     return Some(read);
                 }
             }
             if coalescing(view, member, request, checked).is_some() {
                 return None;
             }
-            unread(Read::Waiters)
+            unread(Read::Waiters(()))
         }
         Input::Tick
         | Input::Release(_)
@@ -211,8 +237,9 @@ fn acquire_read(view: &View, request: &AcquireRequest, checked: bool) -> Option<
             id: request.id.clone(),
             priority,
             tenant,
+            place: (),
         });
     }
     let waits_after = !placed.is_some_and(|p| p.takes_slot);
-    (!checked && waits_after).then_some(Read::CheckTimes)
+    (!checked && waits_after).then_some(Read::CheckTimes(()))
 }

@@ -10,7 +10,7 @@ use super::read::load_view;
 use super::slots::limit_in_force;
 use super::types::history::KeyHistory;
 use super::types::{
-    Answer, Holder, HolderState, Input, Member, Paused, Read, Summary, View, Waiter, Write,
+    Fetched, Holder, HolderState, Input, Member, Paused, Read, Summary, View, Waiter, Write,
 };
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use crate::limits::{
@@ -417,31 +417,43 @@ impl KeyTwin {
 
     /// One read of the plan, answered from memory as `store::execute`
     /// answers it from the rows.
-    pub fn execute(&self, read: &Read) -> Answer {
+    pub fn execute(&self, read: Read) -> Read<Fetched> {
         match read {
-            Read::Member(id) => Answer::Member(self.member(id)),
-            Read::Front(n) => {
+            Read::Member(id, ()) => {
+                let member = self.member(&id);
+                Read::Member(id, member)
+            }
+            Read::Front(n, ()) => {
                 let mut order = self.hand_off_order();
-                order.truncate(*n as usize);
-                Answer::Front(order)
+                order.truncate(n as usize);
+                Read::Front(n, order)
             }
             Read::Place {
                 id,
                 priority,
                 tenant,
+                place: (),
             } => {
                 let arrived: Vec<Waiter> = self.waiters.values().cloned().collect();
                 let served = |p, t: Option<&Ident>| self.served(p, t);
-                let place = place_in_order(&arrived, served, id, *priority, tenant.as_ref());
-                Answer::Place(place)
+                let place = place_in_order(&arrived, served, &id, priority, tenant.as_ref());
+                Read::Place {
+                    id,
+                    priority,
+                    tenant,
+                    place,
+                }
             }
-            Read::CheckTimes => Answer::CheckTimes(
+            Read::CheckTimes(()) => Read::CheckTimes(
                 (self.holders.iter())
                     .map(|(h, checked)| (h.id.clone(), *checked))
                     .collect(),
             ),
-            Read::FirstWithHash(hash) => Answer::FirstWithHash(self.first_waiter_with_hash(hash)),
-            Read::Waiters => Answer::Waiters(self.waiters.values().cloned().collect()),
+            Read::FirstWithHash(hash, ()) => {
+                let first = self.first_waiter_with_hash(&hash);
+                Read::FirstWithHash(hash, first)
+            }
+            Read::Waiters(()) => Read::Waiters(self.waiters.values().cloned().collect()),
         }
     }
 }

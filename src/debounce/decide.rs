@@ -1,6 +1,8 @@
-//! The one decision function, [`decide`], and the effects it returns as data.
+//! A key's decisions, and the effects they return as data: each caller's
+//! request a [`Call`](super::Call) typed by its answer (`debounce`, `startAt`, `flush`,
+//! `cancel`), and what re-enters ([`Input`], decided by [`decide`]).
 //!
-//! Every input (a call, the alarm's tick, a create's result) first *settles*
+//! Every decision (a call, the alarm's tick, a create's result) first *settles*
 //! the key at `now_ms`: a burst whose end has passed ends and fires its
 //! trailing start, a `startAt` whose time has come fires, and a create due
 //! for a retry is tried again. So a late alarm and a call that arrives before
@@ -27,22 +29,10 @@ use crate::limits::{
 use crate::transition::Alarm;
 pub use crate::transition::{Create, CreateOutcome};
 
-/// What a key is asked to do.
+/// What re-enters a key's decision ([`decide`]); a caller's request is a
+/// [`Call`](super::Call) of its own, answered with its own type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    /// `debounce`; `suffix` makes the id of a start this call makes pending.
-    Debounce {
-        call: DebounceCall,
-        suffix: IdSuffix,
-    },
-    /// `startAt`; `suffix` makes the id when there is neither a given one
-    /// nor a pending start to take it from.
-    StartAt {
-        call: StartAtCall,
-        suffix: IdSuffix,
-    },
-    Flush,
-    Cancel,
     /// The alarm.
     Tick,
     /// The shell's report of a create it made.
@@ -50,6 +40,13 @@ pub enum Input {
         id: InstanceId,
         outcome: CreateOutcome,
     },
+}
+
+/// `startAt`'s answer: the id, and `at` as the caller gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartAtReply {
+    pub instance_id: InstanceId,
+    pub at: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,24 +78,6 @@ pub struct DebounceReply {
     pub batches_started: Vec<BatchStarted>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
-    Debounce(DebounceReply),
-    /// `at` as the caller gave it.
-    StartAt {
-        instance_id: InstanceId,
-        at: f64,
-    },
-    Flush {
-        started: Option<InstanceId>,
-    },
-    Cancel {
-        cancelled: Option<InstanceId>,
-    },
-    /// A tick or a create's report: nobody waits for an answer.
-    Nothing,
-}
-
 /// One row-level change to the key's storage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Write {
@@ -116,51 +95,23 @@ pub enum Write {
     BatchItem(String),
 }
 
-/// A decision: its reply, its writes, the creates to make after the
-/// commit (its only effect: a [`Create`]), when the key next needs the alarm, and the
-/// key's state once the writes are applied.
-pub type Transition = crate::transition::Transition<Reply, Write, KeyState, Create>;
+/// A decision: its writes, the creates to make after the commit (its only
+/// effect: a [`Create`]), when the key next needs the alarm, and the key's
+/// state once the writes are applied. A call's answer goes beside it.
+pub type Transition = crate::transition::Transition<(), Write, KeyState, Create>;
 
-/// Decides `input` for the key in `state` at `now_ms`. A refusal (`Err`)
-/// comes with no writes and no effects: nothing changes.
+/// Decides what re-enters the key in `state` at `now_ms`: the alarm's
+/// tick, a create's outcome. Never refused.
 pub fn decide(state: &KeyState, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
     let mut draft = Draft::new(state);
-    let reply = match input {
-        Input::Debounce { call, suffix } => {
-            draft.settle(now_ms);
-            Reply::Debounce(draft.debounce(now_ms, &call, &suffix)?)
-        }
-        Input::StartAt { call, suffix } => {
-            draft.settle(now_ms);
-            draft.start_at(now_ms, call, &suffix)?
-        }
-        Input::Flush => {
-            draft.settle(now_ms);
-            let started = draft.s.pending.as_ref().map(|p| p.id.clone());
-            if started.is_some() {
-                draft.fire(now_ms);
-            }
-            draft.set_burst(None);
-            Reply::Flush { started }
-        }
-        Input::Cancel => {
-            draft.settle(now_ms);
-            let cancelled = draft.s.pending.as_ref().map(|p| p.id.clone());
-            draft.set_pending(None);
-            draft.set_burst(None);
-            Reply::Cancel { cancelled }
-        }
-        Input::Tick => {
-            draft.settle(now_ms);
-            Reply::Nothing
-        }
+    match input {
+        Input::Tick => draft.settle(now_ms),
         Input::Created { id, outcome } => {
             draft.created(now_ms, &id, outcome);
             draft.settle(now_ms);
-            Reply::Nothing
         }
-    };
-    Ok(draft.finish(reply))
+    }
+    Ok(draft.finish())
 }
 
 /// Wait before retry `failures` (1 for the first failure): doubling from
@@ -189,7 +140,7 @@ pub(super) struct Draft {
 }
 
 impl Draft {
-    fn new(state: &KeyState) -> Draft {
+    pub(super) fn new(state: &KeyState) -> Draft {
         Draft {
             s: state.clone(),
             burst_dirty: false,
@@ -202,7 +153,7 @@ impl Draft {
         }
     }
 
-    fn finish(self, reply: Reply) -> Transition {
+    pub(super) fn finish(self) -> Transition {
         let mut writes = Vec::new();
         if self.burst_dirty {
             writes.push(Write::Burst(self.s.burst.clone()));
@@ -223,7 +174,7 @@ impl Draft {
         let appended = &self.s.batch[self.batch_kept..];
         writes.extend(appended.iter().cloned().map(Write::BatchItem));
         Transition {
-            reply,
+            reply: (),
             writes,
             effects: self.creates,
             alarm: Alarm::at_or_clear(self.s.next_alarm_ms()),
@@ -265,7 +216,7 @@ impl Draft {
     }
 
     /// Fires, retries and ends whatever is due at `now_ms`.
-    fn settle(&mut self, now_ms: u64) {
+    pub(super) fn settle(&mut self, now_ms: u64) {
         if let Some(burst) = &self.s.burst {
             if now_ms >= burst.ends_at_ms() {
                 if matches!(
@@ -376,7 +327,7 @@ impl Draft {
         id
     }
 
-    fn debounce(
+    pub(super) fn debounce(
         &mut self,
         now_ms: u64,
         call: &DebounceCall,
@@ -518,12 +469,12 @@ impl Draft {
         }
     }
 
-    fn start_at(
+    pub(super) fn start_at(
         &mut self,
         now_ms: u64,
         call: StartAtCall,
         suffix: &IdSuffix,
-    ) -> Result<Reply, BatonError> {
+    ) -> Result<StartAtReply, BatonError> {
         let id = match (&call.instance_id, &self.s.pending) {
             (Some(id), _) => id.clone(),
             (None, Some(pending)) => pending.id.clone(),
@@ -554,7 +505,7 @@ impl Draft {
         if at_ms <= now_ms {
             self.fire(now_ms);
         }
-        Ok(Reply::StartAt {
+        Ok(StartAtReply {
             instance_id: id,
             at: call.at,
         })

@@ -25,6 +25,7 @@
 //! dropped.
 
 mod batch;
+mod call;
 mod decide;
 mod inspect;
 mod memory;
@@ -32,6 +33,7 @@ mod request;
 pub mod sql;
 mod state;
 
+pub use call::*;
 pub use decide::*;
 pub use inspect::*;
 pub use memory::*;

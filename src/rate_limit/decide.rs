@@ -1,9 +1,9 @@
 //! The one decision, [`decide`]: `acquire`, `penalize`, `refund` and
-//! `inspect` as [`Input`]s.
+//! `inspect` as [`Call`](super::Call)s (`call.rs`), each typed by its answer.
 //!
 //! It takes the bucket as [`Rows`] (read-only lookups), the time and the
-//! input, and returns the shared [`Transition`](crate::transition::Transition):
-//! the reply and the row [`Write`]s, which the shell commits in the same
+//! call, and returns the call's answer beside the shared
+//! [`Transition`](crate::transition::Transition): the row [`Write`]s, which the shell commits in the same
 //! turn. It never blocks, awaits, writes or fails on I/O; a request that
 //! breaks a rule of the contract is refused with no writes. A rate decision
 //! has no effects and never needs the alarm (aged rows are pruned a few per
@@ -20,99 +20,84 @@
 //! window leaves it: that grant's time plus `W`. The bucket's `waitMs` is the
 //! latest of its rules' times and the cooldown's end.
 
-use super::rules::{RuleId, RuleSet};
+use super::call::{Acquire, AcquireReply, Call, Inspect, Inspection, Penalize, Refund, RuleView};
+use super::rules::RuleSet;
 use super::state::{GrantRow, Meta, Rows, RuleRow, Totals, Write};
 use crate::error::BatonError;
 use crate::limits::{
     RATE_PRUNE_ROWS_PER_CALL, RATE_REFUND_PAGE_ROWS, RATE_REFUND_ROWS_VISITED_MAX, RATE_RULE_SLOTS,
 };
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AcquireReply {
-    pub granted: u32,
-    /// 0 when anything was granted; otherwise the time until an acquire of
-    /// one permit would be granted.
-    pub wait_ms: u64,
+impl Call for Acquire {
+    type Answer = AcquireReply;
+    fn answer(
+        self,
+        view: &impl Rows,
+        writes: &mut Vec<Write>,
+        now_ms: u64,
+    ) -> Result<AcquireReply, BatonError> {
+        acquire(view, writes, now_ms, &self.rules, self.permits)
+    }
 }
 
-/// One remembered rule as `inspect` shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuleView {
-    pub id: RuleId,
-    pub limit: u32,
-    pub window_ms: u64,
-    /// Permits granted under the rule in the last `window_ms`.
-    pub used: u64,
-    /// When the rule alone next has a free permit (`now` if it has one).
-    pub next_free_at_ms: u64,
+impl Call for Penalize {
+    type Answer = u64;
+    fn answer(
+        self,
+        view: &impl Rows,
+        writes: &mut Vec<Write>,
+        now_ms: u64,
+    ) -> Result<u64, BatonError> {
+        Ok(penalize(view, writes, now_ms, self.cooldown_ms))
+    }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Inspection {
-    /// The cooldown's end while it lasts.
-    pub cooldown_until_ms: Option<u64>,
-    /// Every remembered rule, in slot order.
-    pub rules: Vec<RuleView>,
+impl Call for Refund {
+    type Answer = u32;
+    fn answer(
+        self,
+        view: &impl Rows,
+        writes: &mut Vec<Write>,
+        now_ms: u64,
+    ) -> Result<u32, BatonError> {
+        Ok(refund(view, writes, now_ms, self.permits))
+    }
 }
 
-/// What a caller asks of a bucket.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Input {
-    /// Up to `permits` that every rule in `rules` and the cooldown allow.
-    Acquire { rules: RuleSet, permits: u32 },
-    /// No grants until `now + cooldown_ms`, unless an earlier penalty
-    /// already reaches further.
-    Penalize { cooldown_ms: u64 },
-    /// Up to `permits` of the most recent live grants given back.
-    Refund { permits: u32 },
-    /// Every remembered rule with its use, and the cooldown.
-    Inspect,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reply {
-    Acquire(AcquireReply),
-    /// The cooldown's end as it now stands.
-    Penalize {
-        until_ms: u64,
-    },
-    /// How many permits were refunded.
-    Refund {
-        refunded: u32,
-    },
-    Inspect(Inspection),
+impl Call for Inspect {
+    type Answer = Inspection;
+    fn answer(
+        self,
+        view: &impl Rows,
+        _: &mut Vec<Write>,
+        now_ms: u64,
+    ) -> Result<Inspection, BatonError> {
+        Ok(inspect(view, now_ms))
+    }
 }
 
 /// A rate decision: its state is the view it read, through which the
-/// shell's invariants read the bucket once the writes are committed.
-pub type Transition<V> = crate::transition::Transition<Reply, Write, V>;
+/// shell's invariants read the bucket once the writes are committed. The
+/// call's answer goes beside it.
+pub type Transition<V> = crate::transition::Transition<(), Write, V>;
 
-/// The one decision: what `input` at `now_ms` makes of the bucket `view`.
-pub fn decide<V: Rows + Clone>(
+/// The one decision: what `call` at `now_ms` makes of the bucket `view`:
+/// the call's answer, and the transition.
+pub fn decide<V: Rows + Clone, C: Call>(
     view: &V,
     now_ms: u64,
-    input: Input,
-) -> Result<Transition<V>, BatonError> {
+    call: C,
+) -> Result<(C::Answer, Transition<V>), BatonError> {
     let mut writes = Vec::new();
-    let reply = match input {
-        Input::Acquire { rules, permits } => {
-            Reply::Acquire(acquire(view, &mut writes, now_ms, &rules, permits)?)
-        }
-        Input::Penalize { cooldown_ms } => Reply::Penalize {
-            until_ms: penalize(view, &mut writes, now_ms, cooldown_ms),
-        },
-        Input::Refund { permits } => Reply::Refund {
-            refunded: refund(view, &mut writes, now_ms, permits),
-        },
-        Input::Inspect => Reply::Inspect(inspect(view, now_ms)),
-    };
-    Ok(Transition {
-        reply,
+    let answer = call.answer(view, &mut writes, now_ms)?;
+    let transition = Transition {
+        reply: (),
         writes,
         effects: Vec::new(),
         alarm: crate::transition::Alarm::Keep,
         state: view.clone(),
-    })
+    };
+    Ok((answer, transition))
 }
 
 /// Grants up to `permits` that every rule in `rules` and the cooldown allow.

@@ -31,6 +31,7 @@
 //! it after a restart.
 
 mod cached;
+mod call;
 mod decide;
 mod invariants;
 mod memory;
@@ -40,6 +41,7 @@ mod sql;
 pub mod state;
 
 pub use cached::{Cached, RateCache};
+pub use call::*;
 pub use decide::*;
 pub use invariants::{assert_invariants, assert_table_invariants};
 pub use memory::Table;

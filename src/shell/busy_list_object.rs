@@ -10,14 +10,15 @@
 //! methods through the `BusyList` class in `js/worker.mjs`.
 
 use super::decision_log::Scope;
-use super::driver::{Driver, NextAlarm, NoEffect, Rules, Stored, Sweep};
+use super::driver::{Call, Driver, NextAlarm, NoEffect, Rules, Stored, Sweep};
 use super::js::{self, now_ms};
 use super::sqlite::ObjectSql;
-use crate::busy::{self, sql, Input, Reply, Row, Transition, Write};
+use crate::busy::{self, sql, Answer, Report, Row, Tick, Transition, Write};
 use crate::edge::busy::{ShardPageReply, ShardPageRequest, ShardReport, ShardReportReply};
 use crate::error::BatonError;
 use crate::limits::{LIST_KEYS_PER_ALARM_MAX, LIST_LIMIT_MAX};
 use js_sys::Promise;
+use std::borrow::Cow;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use worker::worker_sys::DurableObjectState;
@@ -28,15 +29,17 @@ pub struct BusyList;
 
 impl Rules for BusyList {
     type Config = ();
-    type Input = Input;
-    type Reply = Reply;
+    /// The alarm's tick; a report is a [`Call`].
+    type Input = Tick;
+    type Reply = ();
+    type Plan = ();
     type Write = Write;
     type State = Option<Row>;
     type Effect = NoEffect;
     const ALARM: Option<Sweep<Self>> = Some(Sweep {
         keys_per_alarm_max: LIST_KEYS_PER_ALARM_MAX,
         due_keys: sql::due_keys,
-        tick: || Input::Tick,
+        tick: || Tick,
         next: NextAlarm::Earliest(sql::next_wake),
     });
 
@@ -46,8 +49,11 @@ impl Rules for BusyList {
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
     }
-    fn decide(row: &mut Option<Row>, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
-        busy::decide(row, now_ms, input)
+    fn plan(_: &Tick) -> Cow<'_, ()> {
+        Cow::Owned(())
+    }
+    fn decide(row: &mut Option<Row>, now_ms: u64, tick: Tick) -> Result<Transition, BatonError> {
+        Ok(busy::tick(row, now_ms, tick))
     }
     fn assert_invariants(row: &Option<Row>) {
         busy::assert_invariants(row);
@@ -57,8 +63,23 @@ impl Rules for BusyList {
     }
 }
 
+/// A report, answered with what the shard made of it.
+impl Call<BusyList> for Report {
+    type Answer = Answer;
+    fn plan(&self) -> Cow<'_, ()> {
+        Cow::Owned(())
+    }
+    fn decide(
+        self,
+        row: &mut Option<Row>,
+        now_ms: u64,
+    ) -> Result<(Answer, Transition), BatonError> {
+        Ok(busy::report(row, now_ms, self))
+    }
+}
+
 impl Stored for BusyList {
-    fn load(sql: &ObjectSql, key: &str, _: &Input) -> Option<Row> {
+    fn load(sql: &ObjectSql, key: &str, _: &()) -> Option<Row> {
         sql::load(sql, key)
     }
     fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
@@ -152,12 +173,6 @@ impl BusyListCore {
 
 impl Driver<BusyList> {
     async fn report(self: &Rc<Self>, report: ShardReport) -> Result<ShardReportReply, JsValue> {
-        let decided = self
-            .run(&report.key, Input::Report(report.report()))
-            .await?;
-        match decided.map_err(|e| js::to_js_error(&e))? {
-            Reply::Report(answer) => Ok(answer.into()),
-            Reply::Ticked => Err(js::mismatch("BusyList")),
-        }
+        Ok(self.answer(&report.key, report.report()).await?.into())
     }
 }

@@ -16,13 +16,16 @@
 
 use super::config::WorkflowConfig;
 use super::decision_log::{self, Kind, Scope};
-use super::driver::{Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep};
+use super::driver::{
+    Call, Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep,
+};
 use super::effects;
 use super::js::{self, now_ms};
 use super::rpc;
 use super::sqlite::ObjectSql;
 use crate::debounce::{
-    self, assert_invariants, sql, Create, Input, KeyState, Outcome, Reply, Transition, Write,
+    self, assert_invariants, sql, Cancel, Create, Flush, Input, KeyState, Outcome, Transition,
+    Write,
 };
 use crate::edge::coordinator::KeyOptions;
 use crate::edge::debounce::{
@@ -33,6 +36,7 @@ use crate::error::BatonError;
 use crate::ident::WorkflowName;
 use crate::limits::DEBOUNCE_KEYS_PER_ALARM_MAX;
 use js_sys::Promise;
+use std::borrow::Cow;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use worker::worker_sys::DurableObjectState;
@@ -43,8 +47,11 @@ pub struct Debouncer;
 
 impl Rules for Debouncer {
     type Config = WorkflowConfig;
+    /// The alarm's tick and a create's outcome; a caller's request is a
+    /// [`Call`].
     type Input = Input;
-    type Reply = Reply;
+    type Reply = ();
+    type Plan = ();
     type Write = Write;
     type State = KeyState;
     type Effect = Create;
@@ -61,6 +68,9 @@ impl Rules for Debouncer {
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
     }
+    fn plan(_: &Input) -> Cow<'_, ()> {
+        Cow::Owned(())
+    }
     fn decide(state: &mut KeyState, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
         debounce::decide(state, now_ms, input)
     }
@@ -72,8 +82,26 @@ impl Rules for Debouncer {
     }
 }
 
+/// Each call of the core is the object's, answered with its own type.
+impl<C: debounce::Call + 'static> Call<Debouncer> for C
+where
+    C::Answer: 'static,
+{
+    type Answer = C::Answer;
+    fn plan(&self) -> Cow<'_, ()> {
+        Cow::Owned(())
+    }
+    fn decide(
+        self,
+        state: &mut KeyState,
+        now_ms: u64,
+    ) -> Result<(C::Answer, Transition), BatonError> {
+        debounce::Call::decide(self, state, now_ms)
+    }
+}
+
 impl Stored for Debouncer {
-    fn load(sql: &ObjectSql, key: &str, _: &Input) -> KeyState {
+    fn load(sql: &ObjectSql, key: &str, _: &()) -> KeyState {
         sql::load(sql, key)
     }
     fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
@@ -164,11 +192,6 @@ impl DebouncerCore {
     }
 }
 
-/// The reply a decision gave, or the caller's error for its refusal.
-fn replied(decided: Result<Reply, BatonError>) -> Result<Reply, JsValue> {
-    decided.map_err(|e| js::to_js_error(&e))
-}
-
 impl Driver<Debouncer> {
     /// The binding a call names (one of `WORKFLOW_BINDINGS`), or the default.
     fn workflow_name(&self, named: Option<&WorkflowName>) -> Result<String, JsValue> {
@@ -191,50 +214,46 @@ impl Driver<Debouncer> {
     async fn debounce(self: &Rc<Self>, request: Debounce) -> Result<DebounceReply, JsValue> {
         let workflow = self.workflow_name(request.workflow.as_ref())?;
         let call = request.core(&workflow).map_err(|e| js::to_js_error(&e))?;
-        let input = Input::Debounce {
+        let call = debounce::Debounce {
             call,
             suffix: effects::new_suffix()?,
         };
-        match replied(self.run(&request.key, input).await?)? {
-            Reply::Debounce(reply) => {
-                let own_batch = reply
-                    .batches_started
-                    .iter()
-                    .find(|b| b.id == reply.instance_id);
-                let reason = match (reply.fire_at_ms, own_batch) {
-                    (Some(at), _) => format!("fires at {at}"),
-                    (None, Some(batch)) => batch.reason(),
-                    (None, None) => "the burst's leading start".to_string(),
-                };
-                // A call that only moves the burst's fire time is routine;
-                // a start at once or a suppressed call is not.
-                let kind = match reply.outcome {
-                    Outcome::Scheduled => Kind::Routine,
-                    Outcome::Started | Outcome::Suppressed => Kind::Contended,
-                };
-                decision_log::decision(
-                    kind,
-                    Scope::Debounce(request.key.as_str()),
-                    reply.instance_id.as_str(),
-                    reply.outcome.as_str(),
-                    &reason,
-                    None,
-                );
-                // A batch started by this call under an id it was not told:
-                // the pending one its params would have taken past maxBytes.
-                for batch in reply
-                    .batches_started
-                    .iter()
-                    .filter(|b| b.id != reply.instance_id)
-                {
-                    let (scope, id) = (Scope::Debounce(request.key.as_str()), batch.id.as_str());
-                    let reason = batch.reason();
-                    decision_log::decision(Kind::Contended, scope, id, "started", &reason, None);
-                }
-                Ok(reply.into())
-            }
-            _ => Err(js::mismatch("Debouncer")),
+        let reply = self.answer(&request.key, call).await?;
+        let own_batch = reply
+            .batches_started
+            .iter()
+            .find(|b| b.id == reply.instance_id);
+        let reason = match (reply.fire_at_ms, own_batch) {
+            (Some(at), _) => format!("fires at {at}"),
+            (None, Some(batch)) => batch.reason(),
+            (None, None) => "the burst's leading start".to_string(),
+        };
+        // A call that only moves the burst's fire time is routine;
+        // a start at once or a suppressed call is not.
+        let kind = match reply.outcome {
+            Outcome::Scheduled => Kind::Routine,
+            Outcome::Started | Outcome::Suppressed => Kind::Contended,
+        };
+        decision_log::decision(
+            kind,
+            Scope::Debounce(request.key.as_str()),
+            reply.instance_id.as_str(),
+            reply.outcome.as_str(),
+            &reason,
+            None,
+        );
+        // A batch started by this call under an id it was not told:
+        // the pending one its params would have taken past maxBytes.
+        for batch in reply
+            .batches_started
+            .iter()
+            .filter(|b| b.id != reply.instance_id)
+        {
+            let (scope, id) = (Scope::Debounce(request.key.as_str()), batch.id.as_str());
+            let reason = batch.reason();
+            decision_log::decision(Kind::Contended, scope, id, "started", &reason, None);
         }
+        Ok(reply.into())
     }
 
     async fn start_at(self: &Rc<Self>, request: StartAt) -> Result<StartAtReply, JsValue> {
@@ -242,49 +261,39 @@ impl Driver<Debouncer> {
         let call = request
             .core(now_ms(), &workflow)
             .map_err(|e| js::to_js_error(&e))?;
-        let input = Input::StartAt {
+        let call = debounce::StartAt {
             call,
             suffix: effects::new_suffix()?,
         };
-        match replied(self.run(&request.key, input).await?)? {
-            Reply::StartAt { instance_id, at } => {
-                decision_log::decision(
-                    Kind::Routine,
-                    Scope::Debounce(request.key.as_str()),
-                    instance_id.as_str(),
-                    "scheduled",
-                    &format!("startAt {}", crate::error::Number(at)),
-                    None,
-                );
-                Ok(StartAtReply { instance_id, at })
-            }
-            _ => Err(js::mismatch("Debouncer")),
-        }
+        let debounce::StartAtReply { instance_id, at } = self.answer(&request.key, call).await?;
+        decision_log::decision(
+            Kind::Routine,
+            Scope::Debounce(request.key.as_str()),
+            instance_id.as_str(),
+            "scheduled",
+            &format!("startAt {}", crate::error::Number(at)),
+            None,
+        );
+        Ok(StartAtReply { instance_id, at })
     }
 
     async fn flush(self: &Rc<Self>, request: DebounceKey) -> Result<FlushReply, JsValue> {
-        match replied(self.run(&request.key, Input::Flush).await?)? {
-            Reply::Flush { started } => Ok(FlushReply { started }),
-            _ => Err(js::mismatch("Debouncer")),
-        }
+        let started = self.answer(&request.key, Flush).await?;
+        Ok(FlushReply { started })
     }
 
     async fn cancel(self: &Rc<Self>, request: DebounceKey) -> Result<CancelReply, JsValue> {
-        match replied(self.run(&request.key, Input::Cancel).await?)? {
-            Reply::Cancel { cancelled } => {
-                if let Some(id) = &cancelled {
-                    decision_log::decision(
-                        Kind::Contended,
-                        Scope::Debounce(request.key.as_str()),
-                        id.as_str(),
-                        "cancelled",
-                        "its pending start was dropped",
-                        None,
-                    );
-                }
-                Ok(CancelReply { cancelled })
-            }
-            _ => Err(js::mismatch("Debouncer")),
+        let cancelled = self.answer(&request.key, Cancel).await?;
+        if let Some(id) = &cancelled {
+            decision_log::decision(
+                Kind::Contended,
+                Scope::Debounce(request.key.as_str()),
+                id.as_str(),
+                "cancelled",
+                "its pending start was dropped",
+                None,
+            );
         }
+        Ok(CancelReply { cancelled })
     }
 }

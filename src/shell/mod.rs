@@ -59,6 +59,7 @@ pub mod js;
 pub mod js_json;
 pub mod metrics;
 pub mod object;
+mod rate_bucket;
 pub mod rate_limiter_object;
 pub mod rpc;
 pub mod runs_log;

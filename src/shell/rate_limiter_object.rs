@@ -1,6 +1,7 @@
 //! The `RateLimiter` Durable Object: `crate::rate_limit` run by the shell's
 //! driver (`shell::driver`), one object per bucket. This file is only the
-//! concept's [`Rules`], its [`Memory`] (the cache) and its method bodies.
+//! concept's [`Rules`], its [`Memory`] (the cache, `rate_bucket`) and its
+//! method bodies.
 //!
 //! Every method decodes its request (`crate::edge::rate`, through the one
 //! positional decoder: `rpc::serve_now` with `BUCKET_ARG`), then the driver
@@ -10,8 +11,9 @@
 //! effects and no alarm: a refused caller is told `waitMs` and sleeps on
 //! its own side, and aged grants are pruned a few per call. The object's
 //! SQLite tables are the truth, so an eviction or restart forgets no grant.
-//! In front of them the object keeps a write-through [`RateCache`] of its
-//! bucket (it is the tables' only writer): every write still reaches SQLite
+//! In front of them the object keeps a write-through
+//! [`RateCache`](crate::rate_limit::RateCache) of its bucket (it is the
+//! tables' only writer; `rate_bucket`): every write still reaches SQLite
 //! in the call that makes it, before the reply leaves, and a refusal whose
 //! answer the cache holds runs no statement at all. A restart drops the
 //! cache and the first call rebuilds it from SQLite.
@@ -24,8 +26,9 @@
 //! restarts from what was committed.
 
 use super::decision_log::{self, Kind, Scope};
-use super::driver::{Driver, Memory, NoEffect, Rules, TransitionOf};
+use super::driver::{Call, Driver, Memory, NoEffect, Rules, TransitionOf};
 use super::js::{self, to_js};
+use super::rate_bucket::Bucket;
 use super::rpc;
 use super::sqlite::ObjectSql;
 use crate::edge::rate::{
@@ -34,11 +37,9 @@ use crate::edge::rate::{
 };
 use crate::error::BatonError;
 use crate::ident::Ident;
-use crate::limits::{RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS};
-use crate::rate_limit::{
-    self, migrate, Cached, GrantRow, Input, Meta, RateCache, Reply, Rows, RuleRow, SqlRows,
-};
-use std::cell::{Cell, RefCell};
+use crate::rate_limit::{self, migrate, Acquire, Inspect, Penalize, Refund};
+use std::borrow::Cow;
+use std::convert::Infallible;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use worker::worker_sys::DurableObjectState;
@@ -49,8 +50,10 @@ pub struct RateLimiter;
 
 impl Rules for RateLimiter {
     type Config = ();
-    type Input = Input;
-    type Reply = Reply;
+    /// Nothing re-enters: a rate decision asks for nothing.
+    type Input = Infallible;
+    type Reply = ();
+    type Plan = ();
     type Write = rate_limit::Write;
     type State = Bucket;
     /// A rate decision asks for no effect and never needs the alarm (the
@@ -63,12 +66,11 @@ impl Rules for RateLimiter {
     fn migrate(sql: &ObjectSql) {
         migrate(sql);
     }
-    fn decide(
-        state: &mut Bucket,
-        now_ms: u64,
-        input: Input,
-    ) -> Result<TransitionOf<RateLimiter>, BatonError> {
-        rate_limit::decide(state, now_ms, input)
+    fn plan(_: &Infallible) -> Cow<'_, ()> {
+        Cow::Owned(())
+    }
+    fn decide(_: &mut Bucket, _: u64, input: Infallible) -> Result<TransitionOf<Self>, BatonError> {
+        match input {}
     }
     fn assert_invariants(state: &Bucket) {
         rate_limit::assert_invariants(state);
@@ -78,87 +80,21 @@ impl Rules for RateLimiter {
     }
 }
 
-/// The bucket an object serves as its decisions read it: the object's
-/// cache in front of its SQLite (`rate_limit::Cached`), shared with the
-/// object's [`BucketMemory`] (a clone is the same bucket).
-#[derive(Clone)]
-pub struct Bucket(Rc<Held>);
-
-struct Held {
-    bucket: String,
-    /// The object's database (a clone of its handle).
-    sql: ObjectSql,
-    cache: RefCell<RateCache>,
-    /// Statements run through this bucket (reads, writes), for `storageWork()`.
-    work: Cell<(u32, u32)>,
-}
-
-impl Bucket {
-    fn load(sql: &ObjectSql, bucket: &str) -> Bucket {
-        let storage = SqlRows::new(sql, bucket);
-        let cache = RateCache::load(&storage, RATE_CACHE_LOAD_ROWS, RATE_CACHE_ROWS);
-        let held = Held {
-            bucket: bucket.to_owned(),
-            sql: sql.clone(),
-            cache: RefCell::new(cache),
-            work: Cell::new((0, 0)),
-        };
-        held.count(&storage);
-        Bucket(Rc::new(held))
+/// Each call of the core is the object's, answered with its own type.
+impl<C: rate_limit::Call + 'static> Call<RateLimiter> for C
+where
+    C::Answer: 'static,
+{
+    type Answer = C::Answer;
+    fn plan(&self) -> Cow<'_, ()> {
+        Cow::Owned(())
     }
-
-    /// One lookup through the cache, storage answering what it does not hold.
-    fn read<T>(&self, lookup: impl FnOnce(&Cached<'_, SqlRows<'_, ObjectSql>>) -> T) -> T {
-        let held = &*self.0;
-        let storage = SqlRows::new(&held.sql, &held.bucket);
-        let value = lookup(&Cached {
-            cache: &held.cache.borrow(),
-            inner: &storage,
-        });
-        held.count(&storage);
-        value
-    }
-
-    /// A decision's writes, through the cache to storage.
-    fn write(&self, writes: &[rate_limit::Write]) {
-        let held = &*self.0;
-        let storage = SqlRows::new(&held.sql, &held.bucket);
-        held.cache.borrow_mut().write(&storage, writes);
-        held.count(&storage);
-    }
-}
-
-impl Held {
-    fn count(&self, storage: &SqlRows<'_, ObjectSql>) {
-        let ((reads, writes), (more_reads, more_writes)) = (self.work.get(), storage.work());
-        self.work.set((reads + more_reads, writes + more_writes));
-    }
-}
-
-impl Rows for Bucket {
-    fn meta(&self) -> Meta {
-        self.read(|rows| rows.meta())
-    }
-    fn rules(&self) -> Vec<RuleRow> {
-        self.read(|rows| rows.rules())
-    }
-    fn meta_and_rules(&self) -> (Meta, Vec<RuleRow>) {
-        self.read(|rows| rows.meta_and_rules())
-    }
-    fn newest_grant(&self) -> Option<GrantRow> {
-        self.read(|rows| rows.newest_grant())
-    }
-    fn oldest_grant(&self) -> Option<GrantRow> {
-        self.read(|rows| rows.oldest_grant())
-    }
-    fn last_grant_at_or_before(&self, t: u64) -> Option<GrantRow> {
-        self.read(|rows| rows.last_grant_at_or_before(t))
-    }
-    fn grant_at_or_after(&self, seq: u64) -> Option<GrantRow> {
-        self.read(|rows| rows.grant_at_or_after(seq))
-    }
-    fn grants_before(&self, before: u64, limit: u32) -> Vec<GrantRow> {
-        self.read(|rows| rows.grants_before(before, limit))
+    fn decide(
+        self,
+        state: &mut Bucket,
+        now_ms: u64,
+    ) -> Result<(C::Answer, TransitionOf<RateLimiter>), BatonError> {
+        rate_limit::decide(state, now_ms, self)
     }
 }
 
@@ -179,7 +115,7 @@ impl BucketMemory {
 }
 
 impl Memory<RateLimiter> for BucketMemory {
-    fn load(&mut self, sql: &ObjectSql, key: &str, _: &Input) -> Bucket {
+    fn load(&mut self, sql: &ObjectSql, key: &str, _: &()) -> Bucket {
         match &self.held {
             Some(bucket) if bucket.0.bucket == key => bucket.clone(),
             _ => {
@@ -213,14 +149,11 @@ impl RateLimiterCore {
     pub fn acquire(&self, bucket: JsValue, options: JsValue) -> JsValue {
         rpc::serve_now(&BUCKET_ARG, bucket, options, |request: RateAcquire| {
             let permits = request.permits.map_or(1, |p| p.0);
-            let input = Input::Acquire {
+            let call = Acquire {
                 rules: request.rules.0,
                 permits,
             };
-            let Reply::Acquire(reply) = self.decide(&request.bucket, input)? else {
-                return Err(js::mismatch("RateLimiter"));
-            };
-            let reply = RateAcquireReply::from(reply);
+            let reply = RateAcquireReply::from(self.decide(&request.bucket, call)?);
             // A grant is routine (P5's hot path prints nothing by default);
             // a denial of every permit asked is worth its line.
             let (kind, decision) = if reply.granted > 0 {
@@ -243,12 +176,10 @@ impl RateLimiterCore {
     /// `penalize(bucket, { cooldownMs }) -> { until }`.
     pub fn penalize(&self, bucket: JsValue, options: JsValue) -> JsValue {
         rpc::serve_now(&BUCKET_ARG, bucket, options, |request: RatePenalize| {
-            let input = Input::Penalize {
+            let call = Penalize {
                 cooldown_ms: request.cooldown_ms.0,
             };
-            let Reply::Penalize { until_ms } = self.decide(&request.bucket, input)? else {
-                return Err(js::mismatch("RateLimiter"));
-            };
+            let until_ms = self.decide(&request.bucket, call)?;
             Ok(to_js(&RatePenalizeReply { until: until_ms }))
         })
     }
@@ -256,12 +187,10 @@ impl RateLimiterCore {
     /// `refund(bucket, { permits }) -> { refunded }`.
     pub fn refund(&self, bucket: JsValue, options: JsValue) -> JsValue {
         rpc::serve_now(&BUCKET_ARG, bucket, options, |request: RateRefund| {
-            let input = Input::Refund {
+            let call = Refund {
                 permits: request.permits.0,
             };
-            let Reply::Refund { refunded } = self.decide(&request.bucket, input)? else {
-                return Err(js::mismatch("RateLimiter"));
-            };
+            let refunded = self.decide(&request.bucket, call)?;
             Ok(to_js(&RateRefundReply { refunded }))
         })
     }
@@ -270,9 +199,7 @@ impl RateLimiterCore {
     pub fn inspect(&self, bucket: JsValue) -> JsValue {
         let none = JsValue::UNDEFINED;
         rpc::serve_now(&BUCKET_ARG, bucket, none, |request: RateInspect| {
-            let Reply::Inspect(inspection) = self.decide(&request.bucket, Input::Inspect)? else {
-                return Err(js::mismatch("RateLimiter"));
-            };
+            let inspection = self.decide(&request.bucket, Inspect)?;
             Ok(to_js(&RateInspection::new(request.bucket, inspection)))
         })
     }
@@ -286,8 +213,8 @@ impl RateLimiterCore {
 
 impl RateLimiterCore {
     /// One decision in the caller's turn; a refusal is the caller's error.
-    fn decide(&self, bucket: &Ident, input: Input) -> Result<Reply, JsValue> {
-        let decided = self.driver.decide_now(bucket, input);
+    fn decide<C: Call<RateLimiter>>(&self, bucket: &Ident, call: C) -> Result<C::Answer, JsValue> {
+        let decided = self.driver.decide_now(bucket, call);
         let work = self.driver.memory(|memory| memory.take_statements());
         self.driver.base.count_work(work);
         decided.map_err(|e| js::to_js_error(&e))

@@ -23,6 +23,7 @@ use crate::runs::{self, sql, Input, Reply, Transition, View, WaitId, Waits, Writ
 use crate::sql::Counted;
 use crate::transition::Check;
 use js_sys::{Function, Promise};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -45,6 +46,8 @@ impl Rules for Runs {
     type Config = RunsShellConfig;
     type Input = Input;
     type Reply = Reply;
+    /// The core's load reads by the input (`runs::sql::load`).
+    type Plan = Input;
     type Write = Write;
     type State = View;
     /// A claim's check of the claimant it found.
@@ -63,6 +66,9 @@ impl Rules for Runs {
     }
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
+    }
+    fn plan(input: &Input) -> Cow<'_, Input> {
+        Cow::Borrowed(input)
     }
     fn decide(state: &mut View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
         runs::decide(state, now_ms, input)

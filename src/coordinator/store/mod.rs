@@ -32,7 +32,7 @@ pub use write::write;
 
 use super::order::hand_off_order;
 use super::read::load_view;
-use super::types::{Answer, Holder, Input, Member, Paused, Read, Summary, View, Waiter};
+use super::types::{Fetched, Holder, Input, Member, Paused, Read, Summary, View, Waiter};
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{HOLDERS_PER_KEY_MAX, WAITERS_PER_KEY_MAX};
 use crate::sql::{
@@ -180,18 +180,30 @@ pub fn load<E: SqlExec>(
     load_view(summary, input, |read| execute(sql, key, read))
 }
 
-/// One read of the plan, on `key`'s rows: it answers what the read names
-/// and decides nothing.
-pub fn execute<E: SqlExec>(sql: &Counted<'_, E>, key: &str, read: &Read) -> Answer {
+/// One read of the plan, on `key`'s rows: the read with the rows it
+/// names; it decides nothing.
+pub fn execute<E: SqlExec>(sql: &Counted<'_, E>, key: &str, read: Read) -> Read<Fetched> {
     match read {
-        Read::Member(id) => Answer::Member(load_member(sql, key, id)),
-        Read::Front(n) => Answer::Front(load_front(sql, key, *n)),
+        Read::Member(id, ()) => {
+            let member = load_member(sql, key, &id);
+            Read::Member(id, member)
+        }
+        Read::Front(n, ()) => Read::Front(n, load_front(sql, key, n)),
         Read::Place {
             id,
             priority,
             tenant,
-        } => Answer::Place(load_place(sql, key, id, *priority, tenant.as_ref())),
-        Read::CheckTimes => {
+            place: (),
+        } => {
+            let place = load_place(sql, key, &id, priority, tenant.as_ref());
+            Read::Place {
+                id,
+                priority,
+                tenant,
+                place,
+            }
+        }
+        Read::CheckTimes(()) => {
             // All of the key's holders (at most its limit), in grant order
             // as `load_summary` puts them.
             let mut rows = sql.read(
@@ -202,14 +214,14 @@ pub fn execute<E: SqlExec>(sql: &Counted<'_, E>, key: &str, read: &Read) -> Answ
                 ],
             );
             rows.sort_unstable_by_key(|row| grant_order(millis(&row[2]), integer(&row[3])));
-            Answer::CheckTimes(
+            Read::CheckTimes(
                 rows.iter()
                     .map(|row| (stored_id(&row[0]), optional_millis(&row[1])))
                     .collect(),
             )
         }
-        Read::FirstWithHash(hash) => Answer::FirstWithHash(
-            read_waiters(
+        Read::FirstWithHash(hash, ()) => {
+            let first = read_waiters(
                 sql,
                 &format!(
                     "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
@@ -217,9 +229,10 @@ pub fn execute<E: SqlExec>(sql: &Counted<'_, E>, key: &str, read: &Read) -> Answ
                 ),
                 &[key_value(key), SqlValue::Text(hash.to_string())],
             )
-            .pop(),
-        ),
-        Read::Waiters => Answer::Waiters(load_arrived(sql, key)),
+            .pop();
+            Read::FirstWithHash(hash, first)
+        }
+        Read::Waiters(()) => Read::Waiters(load_arrived(sql, key)),
     }
 }
 

@@ -214,15 +214,18 @@ pub struct View {
 }
 
 /// One read a decision still needs, beyond the key's summary (the plan is
-/// `read.rs`'s).
+/// `read.rs`'s), with its answer's slot: empty while it is planned
+/// ([`Planned`]), the rows once a store has executed it ([`Fetched`]). A
+/// store turns each read into the same read answered, so a read and its
+/// answer are one value and cannot be paired wrongly.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Read {
+pub enum Read<S: Stage = Planned> {
     /// Where `id` stands at the key: waiting (as which waiter), superseded,
     /// or not known ([`Member`]; never a holder: those are in the summary).
-    Member(InstanceId),
+    Member(InstanceId, S::Slot<Member>),
     /// The first `n` waiters in hand-off order (§1c,
     /// [`hand_off_order`](crate::coordinator::hand_off_order)).
-    Front(u32),
+    Front(u32, S::Slot<Vec<Waiter>>),
     /// Where `id` stands in hand-off order (1 is next) if it waits; else
     /// where a waiter of `priority` and `tenant` would stand if it joined
     /// now ([`place_in_order`](crate::coordinator::place_in_order)).
@@ -230,25 +233,36 @@ pub enum Read {
         id: InstanceId,
         priority: i8,
         tenant: Option<Ident>,
+        place: S::Slot<u32>,
     },
     /// When each holder was last checked (`None`: never), in the order
     /// they got the key.
-    CheckTimes,
+    CheckTimes(S::Slot<Vec<(InstanceId, Option<u64>)>>),
     /// The earliest waiter registered with this input hash, if any.
-    FirstWithHash(InputHash),
+    FirstWithHash(InputHash, S::Slot<Option<Waiter>>),
     /// Every waiter, in the order they joined.
-    Waiters,
+    Waiters(S::Slot<Vec<Waiter>>),
 }
 
-/// A [`Read`]'s answer, variant for variant.
+/// Whether a [`Read`] is planned or answered: what its answer's slot holds.
+pub trait Stage {
+    type Slot<T: std::fmt::Debug + Clone + PartialEq + Eq>: std::fmt::Debug + Clone + PartialEq + Eq;
+}
+
+/// A read the plan names: its slot is empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
-    Member(Member),
-    Front(Vec<Waiter>),
-    Place(u32),
-    CheckTimes(Vec<(InstanceId, Option<u64>)>),
-    FirstWithHash(Option<Waiter>),
-    Waiters(Vec<Waiter>),
+pub struct Planned;
+
+/// A read a store executed: its slot holds the rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched;
+
+impl Stage for Planned {
+    type Slot<T: std::fmt::Debug + Clone + PartialEq + Eq> = ();
+}
+
+impl Stage for Fetched {
+    type Slot<T: std::fmt::Debug + Clone + PartialEq + Eq> = T;
 }
 
 /// The settings the decisions read: the Worker's variables.

@@ -14,7 +14,7 @@ use crate::edge::coordinator::{
 };
 use crate::edge::steer::{Pause, PauseReply, Resume, ResumeReply, SetLimit, SetLimitReply};
 use crate::ident::Ident;
-use crate::shell::driver::Now;
+use crate::shell::driver::{Now, Replied};
 use crate::shell::js;
 use crate::sql::Counted;
 use js_sys::Promise;
@@ -31,16 +31,16 @@ impl Object {
     }
 
     /// `enqueue`'s decision, in the caller's turn.
-    pub(super) fn enqueue_now(&self, request: &Enqueue) -> Result<Now<Coordinator>, JsValue> {
+    pub(super) fn enqueue_now(&self, request: &Enqueue) -> Result<InTurn, JsValue> {
         self.check_options(request.options.as_ref())?;
-        self.try_now(&request.key, Input::Enqueue(request.core()))
+        self.try_now(&request.key, Replied(Input::Enqueue(request.core())))
             .map_err(|e| js::to_js_error(&e))
     }
 
     /// `acquire`'s decision, in the caller's turn.
-    pub(super) fn acquire_now(&self, request: &Acquire) -> Result<Now<Coordinator>, JsValue> {
+    pub(super) fn acquire_now(&self, request: &Acquire) -> Result<InTurn, JsValue> {
         self.check_options(request.options.as_ref())?;
-        self.try_now(&request.key, Input::Acquire(request.core()))
+        self.try_now(&request.key, Replied(Input::Acquire(request.core())))
             .map_err(|e| js::to_js_error(&e))
     }
 
@@ -62,10 +62,10 @@ impl Object {
     }
 
     /// `release`'s decision, in the caller's turn (never refused).
-    pub(super) fn release_now(&self, request: &Release) -> Result<Now<Coordinator>, JsValue> {
+    pub(super) fn release_now(&self, request: &Release) -> Result<InTurn, JsValue> {
         self.config()?;
         let input = Input::Release(request.instance_id.clone());
-        self.try_now(&request.key, input)
+        self.try_now(&request.key, Replied(input))
             .map_err(|e| js::to_js_error(&e))
     }
 
@@ -165,6 +165,9 @@ impl Object {
     }
 }
 
+/// A call decided in the caller's turn, answered with the reply.
+pub(super) type InTurn = Now<Reply, Coordinator>;
+
 /// `enqueue`'s reply: whom it terminated, or that the key was busy.
 pub(super) fn enqueue_reply(request: &Enqueue, reply: Reply) -> Result<EnqueueReply, JsValue> {
     // §1d: `cancelled` is in the reply of a call that asked to cancel.
@@ -190,7 +193,7 @@ pub(super) fn release_reply(reply: Reply) -> Result<ReleaseReply, JsValue> {
 pub(super) fn answer_in_turn<R: 'static, T: Serialize + 'static>(
     object: Rc<Object>,
     request: Result<R, JsValue>,
-    decide: fn(&Object, &R) -> Result<Now<Coordinator>, JsValue>,
+    decide: fn(&Object, &R) -> Result<InTurn, JsValue>,
     key: fn(&R) -> &Ident,
     answer: fn(&Object, &R, Reply) -> Result<T, JsValue>,
 ) -> JsValue {
@@ -198,7 +201,7 @@ pub(super) fn answer_in_turn<R: 'static, T: Serialize + 'static>(
         let now = decide(&object, &r)?;
         Ok((r, now))
     });
-    if !matches!(now, Ok((_, Now::Pending(_)))) {
+    if !matches!(now, Ok((_, Now::Pending(..)))) {
         object.send_reports();
     }
     match now {
@@ -207,7 +210,8 @@ pub(super) fn answer_in_turn<R: 'static, T: Serialize + 'static>(
             Ok(reply) => js::to_js(&reply),
             Err(error) => Promise::reject(&error).into(),
         },
-        Ok((request, Now::Pending(t))) => js::promise(async move {
+        // The answer is the reply the effects leave (an answering check's).
+        Ok((request, Now::Pending(_, t))) => js::promise(async move {
             let reply = object.carry_on(key(&request), t).await?;
             let reply = reply.map_err(|e| js::to_js_error(&e))?;
             Ok(js::to_js(&answer(&object, &request, reply)?))

@@ -13,6 +13,7 @@ use crate::shell::driver::{NextAlarm, Rules, Sweep, TransitionOf};
 use crate::shell::sqlite::ObjectSql;
 use crate::sql::Counted;
 use crate::transition::{LogLine, Transition};
+use std::borrow::Cow;
 use std::rc::Rc;
 use worker::Env;
 
@@ -50,6 +51,8 @@ impl Rules for Coordinator {
     type Config = WorkflowConfig;
     type Input = Input;
     type Reply = Reply;
+    /// The core plans its reads by the input (`coordinator::next_read`).
+    type Plan = Input;
     type Write = Write;
     type State = Keyed;
     type Effect = coordinator::Effect;
@@ -73,6 +76,9 @@ impl Rules for Coordinator {
     }
     fn migrate(sql: &ObjectSql) {
         coordinator::migrate(sql);
+    }
+    fn plan(input: &Input) -> Cow<'_, Input> {
+        Cow::Borrowed(input)
     }
     /// The core's decision, on the loaded view itself (its summary moves
     /// into the transition's state); its log line and report go with it.

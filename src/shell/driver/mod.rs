@@ -4,8 +4,13 @@
 //! result that answers the caller comes before the reply).
 //!
 //! A class says what its concept is by implementing [`Rules`] (its types,
-//! the core's `decide`, its invariants) and holds a [`Driver`] of it; the
-//! driver does the rest the same way for every class. What a class has
+//! the core's `decide` of what re-enters, its invariants) and its [`Call`]s
+//! (each caller's request, typed by its answer: [`Driver::answer`] returns
+//! that answer, so no method matches a reply meant for another), and
+//! holds a [`Driver`] of it; the driver does the rest the same way for
+//! every class. A call's answer is split off right after its decision:
+//! the effects, the alarm and the writes are one copy of code per class,
+//! not per call (P6). What a class has
 //! only if it needs it is apart: [`Stored`] (loading and writing straight
 //! from storage, for a class with no [`Memory`] in front of it),
 //! [`Rules::Effect`] (its effects, each performed as its [`Perform`] says;
@@ -37,7 +42,9 @@ mod perform;
 mod rules;
 
 pub use self::effect::{Bound, Perform, Performed, Performing, Woke};
-pub use self::rules::{InTurn, Memory, NextAlarm, Rules, Stored, Sweep, TransitionOf, Uncached};
+pub use self::rules::{
+    Call, InTurn, Memory, NextAlarm, Reentry, Replied, Rules, Stored, Sweep, TransitionOf, Uncached,
+};
 pub use crate::transition::NoEffect;
 
 use super::gate::under_gate;
@@ -100,8 +107,8 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     }
 
     /// One decision for `key`, committed; then the alarm and the effects;
-    /// then the caller's answer. A refusal writes nothing and performs
-    /// nothing.
+    /// then the reply the effects leave (an answering check's decision's).
+    /// A refusal writes nothing and performs nothing.
     // Not an `async fn` of its own: the same future as `run_in_turn`, so
     // the WASM holds one copy of the loop per class (P6).
     pub fn run<'a>(
@@ -119,73 +126,104 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         input: R::Input,
         in_turn: Option<InTurn<R>>,
     ) -> Result<Result<R::Reply, BatonError>, JsValue> {
-        match self.commit(key, input, in_turn).await? {
-            Ok(transition) => self.carry_on(key, transition).await,
+        match self.commit(key, Reentry(input), in_turn).await? {
+            Ok(((), transition)) => self.carry_on(key, transition).await,
             Err(refusal) => Ok(Err(refusal)),
         }
     }
 
-    /// Load, decide, write: one synchronous turn under the gate.
-    async fn commit(
+    /// One call for `key`, committed; then the alarm and the effects; then
+    /// the call's answer, or the caller's error for its refusal (a refusal
+    /// writes nothing and performs nothing).
+    pub async fn answer<C: Call<R>>(
         self: &Rc<Self>,
         key: &Ident,
-        input: R::Input,
+        call: C,
+    ) -> Result<C::Answer, JsValue> {
+        let (answer, transition) = self
+            .commit(key, call, None)
+            .await?
+            .map_err(|refusal| super::js::to_js_error(&refusal))?;
+        // What the effects leave is the reply's, read by them; the caller's
+        // answer is the call's (its effects answer nobody).
+        let _ = self.carry_on(key, transition).await?;
+        Ok(answer)
+    }
+
+    /// Load, decide, write: one synchronous turn under the gate.
+    async fn commit<C: Call<R>>(
+        self: &Rc<Self>,
+        key: &Ident,
+        call: C,
         in_turn: Option<InTurn<R>>,
-    ) -> Result<Result<TransitionOf<R>, BatonError>, JsValue> {
+    ) -> Result<Result<(C::Answer, TransitionOf<R>), BatonError>, JsValue> {
         let driver = self.clone();
         let key = key.clone();
         under_gate(&self.base.raw_state, move || {
-            let transition = driver.decide(&key, input)?;
+            let decided = driver.decide(&key, call)?;
             if let Some(in_turn) = in_turn {
-                in_turn(&driver.base.sql, &transition);
+                in_turn(&driver.base.sql, &decided.1);
             }
-            Ok(transition)
+            Ok(decided)
         })
         .await
     }
 
     /// Load, decide, check, write: synchronous, so nothing can interleave.
-    fn decide(&self, key: &Ident, input: R::Input) -> Result<TransitionOf<R>, BatonError> {
+    fn decide<C: Call<R>>(
+        &self,
+        key: &Ident,
+        call: C,
+    ) -> Result<(C::Answer, TransitionOf<R>), BatonError> {
         self.ensure_schema();
-        let sql = &self.base.sql;
         let mut memory = self.memory.borrow_mut();
-        let mut state = memory.load(sql, key.as_str(), &input);
-        let mut transition = R::decide(&mut state, now_ms(), input)?;
+        let mut state = memory.load(&self.base.sql, key.as_str(), &call.plan());
+        let (answer, mut transition) = call.decide(&mut state, now_ms())?;
+        self.write(&mut memory, key, &mut transition);
+        Ok((answer, transition))
+    }
+
+    /// Writes a decision and checks the state it leaves (the part of
+    /// [`Driver::decide`] no call's type changes: one copy, P6).
+    fn write(&self, memory: &mut M, key: &Ident, transition: &mut TransitionOf<R>) {
         // Before the write, which may move the state into the memory (a
         // broken one is then never committed either).
         R::assert_invariants(&transition.state);
-        memory.write(sql, key.as_str(), &mut transition);
+        memory.write(&self.base.sql, key.as_str(), transition);
         memory.committed(&self.base);
-        Ok(transition)
     }
 
-    /// One decision for `key`, committed in the caller's turn and outside
+    /// One call for `key`, committed in the caller's turn and outside
     /// the gate: the decision is synchronous (so is the SQL API), so no
     /// other request can interleave with it, and the gate's Promise,
     /// closure and microtasks were a fixed cost on every call (measured:
     /// bench/subset.mjs l1, bench/profile.mjs). A broken invariant traps
     /// the module; the JS class then aborts the object, as the gate would.
-    /// Its answer, when the decision asked for no effect and left the alarm
-    /// alone (the RateLimiter's always, the Coordinator's uncontended
-    /// acquire and release); else the committed transition, for
-    /// [`Driver::carry_on`].
-    pub fn try_now(&self, key: &Ident, input: R::Input) -> Result<Now<R>, BatonError> {
-        let transition = self.decide(key, input)?;
+    /// Its answer, and whether the decision asked for no effect and left
+    /// the alarm alone (the RateLimiter's always, the Coordinator's
+    /// uncontended acquire and release); else also the committed
+    /// transition, for [`Driver::carry_on`].
+    pub fn try_now<C: Call<R>>(
+        &self,
+        key: &Ident,
+        call: C,
+    ) -> Result<Now<C::Answer, R>, BatonError> {
+        let (answer, transition) = self.decide(key, call)?;
         if transition.effects.is_empty() && self.alarm_in_place(&transition.alarm) {
-            return Ok(Now::Answered(transition.reply));
+            return Ok(Now::Answered(answer));
         }
-        Ok(Now::Pending(transition))
+        Ok(Now::Pending(answer, transition))
     }
 
     /// [`Driver::try_now`] for a class whose decisions never have effects
     /// nor need the alarm (the RateLimiter).
-    pub fn decide_now(&self, key: &Ident, input: R::Input) -> Result<R::Reply, BatonError> {
-        let transition = self.decide(key, input)?;
+    pub fn decide_now<C: Call<R>>(&self, key: &Ident, call: C) -> Result<C::Answer, BatonError> {
+        let (answer, transition) = self.decide(key, call)?;
         assert!(
             transition.effects.is_empty() && transition.alarm == Alarm::Keep,
             "a decision taken outside the gate asked for an effect or the alarm"
         );
-        Ok(transition.reply)
+        Ok(answer)
     }
 
     /// Reads under the gate without deciding (an inspect).
@@ -203,9 +241,9 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
 }
 
 /// What a gate-free decision came to ([`Driver::try_now`]).
-pub enum Now<R: Rules> {
+pub enum Now<A, R: Rules> {
     /// No effect, no alarm: the caller's answer.
-    Answered(R::Reply),
-    /// Committed; its alarm and effects are still to run.
-    Pending(TransitionOf<R>),
+    Answered(A),
+    /// Committed, with its answer; its alarm and effects are still to run.
+    Pending(A, TransitionOf<R>),
 }

@@ -36,7 +36,7 @@
 //! any bound, the alarm finishes the work (a woken instance stays to
 //! confirm, a create stays due).
 
-use super::{Bound, Driver, Memory, Perform, Performing, Rules, TransitionOf, Woke};
+use super::{Bound, Driver, Memory, Perform, Performing, Reentry, Rules, TransitionOf, Woke};
 use crate::error::BatonError;
 use crate::ident::Ident;
 use crate::limits::{EFFECT_ROUNDS_MAX, TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX};
@@ -209,8 +209,8 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     ) -> Result<Vec<Asked<R>>, JsValue> {
         let mut next = Vec::new();
         for (input, answers) in inputs {
-            match self.commit(key, input, None).await? {
-                Ok(transition) => {
+            match self.commit(key, Reentry(input), None).await? {
+                Ok(((), transition)) => {
                     M::decided(self);
                     if transition.alarm != Alarm::Keep {
                         self.arm_alarm().await?;

@@ -9,6 +9,7 @@ use crate::shell::decision_log::Scope;
 use crate::shell::object::ObjectBase;
 use crate::shell::sqlite::ObjectSql;
 use crate::transition::Transition;
+use std::borrow::Cow;
 use std::rc::Rc;
 use worker::Env;
 
@@ -16,8 +17,15 @@ use worker::Env;
 pub trait Rules: Sized + 'static {
     /// The Worker's variables this class reads, parsed once per object.
     type Config: 'static;
+    /// What re-enters a key's decision: an effect's result, the alarm's
+    /// tick ([`Rules::decide`]); a caller's request is a [`Call`] instead.
     type Input: 'static;
+    /// What a decision of an [`Input`](Rules::Input) replies: read by the
+    /// effects it asks for, answered to nobody.
     type Reply: 'static;
+    /// What a load reads by: the input, for a concept whose core plans its
+    /// reads by it; `()` for one that loads a key whole.
+    type Plan: Clone + 'static;
     type Write: 'static;
     /// What a decision reads: the key's state, or the part of it an input
     /// names.
@@ -31,8 +39,11 @@ pub trait Rules: Sized + 'static {
     fn config(env: &Env) -> Result<Self::Config, String>;
     /// The schema ladder, run once per object life.
     fn migrate(sql: &ObjectSql);
-    /// The core's decision. The state is the driver's to give away: it is
-    /// dropped after (the Coordinator's decision moves its summary out).
+    /// What the state an input decides on is loaded by.
+    fn plan(input: &Self::Input) -> Cow<'_, Self::Plan>;
+    /// The core's decision of an input. The state is the driver's to give
+    /// away: it is dropped after (the Coordinator's decision moves its
+    /// summary out).
     fn decide(
         state: &mut Self::State,
         now_ms: u64,
@@ -45,10 +56,68 @@ pub trait Rules: Sized + 'static {
     fn scope(key: &str) -> Scope<'_>;
 }
 
+/// One of a concept's calls, typed by its answer: what its state is
+/// loaded by, and the core's decision of it. Each method of an object
+/// gets the answer of its own call, so no shell matches a reply another
+/// method could have been given.
+pub trait Call<R: Rules>: Sized + 'static {
+    type Answer: 'static;
+    fn plan(&self) -> Cow<'_, R::Plan>;
+    /// The answer, and the transition the driver carries out (its reply
+    /// what the call's effects read).
+    fn decide(
+        self,
+        state: &mut R::State,
+        now_ms: u64,
+    ) -> Result<(Self::Answer, TransitionOf<R>), BatonError>;
+}
+
+/// An [`Input`](Rules::Input) of `R`, as a call whose answer is nobody's
+/// (an alarm's tick, an effect's result): its reply goes to its effects.
+pub struct Reentry<R: Rules>(pub R::Input);
+
+impl<R: Rules> Call<R> for Reentry<R> {
+    type Answer = ();
+    fn plan(&self) -> Cow<'_, R::Plan> {
+        R::plan(&self.0)
+    }
+    fn decide(
+        self,
+        state: &mut R::State,
+        now_ms: u64,
+    ) -> Result<((), TransitionOf<R>), BatonError> {
+        Ok(((), R::decide(state, now_ms, self.0)?))
+    }
+}
+
+/// An [`Input`](Rules::Input) of `R` decided for a caller who gets its
+/// reply: a call whose answer an answering check may decide instead (the
+/// Coordinator's enqueue and acquire, Runs' claim), for which the reply
+/// still mixes the answer with what the check re-enters with.
+pub struct Replied<R: Rules>(pub R::Input);
+
+impl<R: Rules> Call<R> for Replied<R>
+where
+    R::Reply: Clone,
+{
+    type Answer = R::Reply;
+    fn plan(&self) -> Cow<'_, R::Plan> {
+        R::plan(&self.0)
+    }
+    fn decide(
+        self,
+        state: &mut R::State,
+        now_ms: u64,
+    ) -> Result<(R::Reply, TransitionOf<R>), BatonError> {
+        let transition = R::decide(state, now_ms, self.0)?;
+        Ok((transition.reply.clone(), transition))
+    }
+}
+
 /// A concept whose state the driver reads and writes straight from
 /// storage, with no [`Memory`] in front ([`Uncached`]).
 pub trait Stored: Rules {
-    fn load(sql: &ObjectSql, key: &str, input: &Self::Input) -> Self::State;
+    fn load(sql: &ObjectSql, key: &str, plan: &Self::Plan) -> Self::State;
     /// Commits a transition's writes (and its key's next alarm time).
     fn write(sql: &ObjectSql, key: &str, transition: &TransitionOf<Self>);
 }
@@ -92,7 +161,7 @@ pub trait Memory<R: Rules>: Default + 'static {
     fn configure(&mut self, config: &R::Config) {
         let _ = config;
     }
-    fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State;
+    fn load(&mut self, sql: &ObjectSql, key: &str, plan: &R::Plan) -> R::State;
     /// Commits the transition's writes. It may keep what the transition's
     /// state holds for the next load, taking it out of the state when no
     /// effect will read it (the Coordinator's summary, moved, not cloned).
@@ -117,8 +186,8 @@ pub trait Memory<R: Rules>: Default + 'static {
 pub struct Uncached;
 
 impl<R: Stored> Memory<R> for Uncached {
-    fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State {
-        R::load(sql, key, input)
+    fn load(&mut self, sql: &ObjectSql, key: &str, plan: &R::Plan) -> R::State {
+        R::load(sql, key, plan)
     }
     fn write(&mut self, sql: &ObjectSql, key: &str, transition: &mut TransitionOf<R>) {
         R::write(sql, key, transition);

@@ -1,0 +1,117 @@
+//! A caller's requests of a debounce key (`debounce`, `startAt`, `flush`,
+//! `cancel`) as [`Call`]s, each typed by its answer, and decided on the
+//! key settled first (`decide.rs`'s [`Draft`]).
+
+use super::decide::{DebounceReply, Draft, StartAtReply, Transition};
+use super::request::{DebounceCall, IdSuffix, StartAtCall};
+use super::state::KeyState;
+use crate::error::BatonError;
+use crate::ident::InstanceId;
+
+/// A caller's request of a key, typed by its answer.
+pub trait Call {
+    type Answer;
+    /// The answer, and the transition. A refusal (`Err`) comes with no
+    /// writes and no effects: nothing changes.
+    fn decide(
+        self,
+        state: &KeyState,
+        now_ms: u64,
+    ) -> Result<(Self::Answer, Transition), BatonError>;
+}
+
+/// `debounce`; `suffix` makes the id of a start this call makes pending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Debounce {
+    pub call: DebounceCall,
+    pub suffix: IdSuffix,
+}
+
+/// `startAt`; `suffix` makes the id when there is neither a given one nor
+/// a pending start to take it from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartAt {
+    pub call: StartAtCall,
+    pub suffix: IdSuffix,
+}
+
+/// `flush`: answers the start it made, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flush;
+
+/// `cancel`: answers the pending start it dropped, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cancel;
+
+impl Call for Debounce {
+    type Answer = DebounceReply;
+    fn decide(
+        self,
+        state: &KeyState,
+        now_ms: u64,
+    ) -> Result<(DebounceReply, Transition), BatonError> {
+        settled(state, now_ms, |draft| {
+            draft.debounce(now_ms, &self.call, &self.suffix)
+        })
+    }
+}
+
+impl Call for StartAt {
+    type Answer = StartAtReply;
+    fn decide(
+        self,
+        state: &KeyState,
+        now_ms: u64,
+    ) -> Result<(StartAtReply, Transition), BatonError> {
+        settled(state, now_ms, |draft| {
+            draft.start_at(now_ms, self.call, &self.suffix)
+        })
+    }
+}
+
+impl Call for Flush {
+    type Answer = Option<InstanceId>;
+    fn decide(
+        self,
+        state: &KeyState,
+        now_ms: u64,
+    ) -> Result<(Option<InstanceId>, Transition), BatonError> {
+        settled(state, now_ms, |draft| {
+            let started = draft.s.pending.as_ref().map(|p| p.id.clone());
+            if started.is_some() {
+                draft.fire(now_ms);
+            }
+            draft.set_burst(None);
+            Ok(started)
+        })
+    }
+}
+
+impl Call for Cancel {
+    type Answer = Option<InstanceId>;
+    fn decide(
+        self,
+        state: &KeyState,
+        now_ms: u64,
+    ) -> Result<(Option<InstanceId>, Transition), BatonError> {
+        settled(state, now_ms, |draft| {
+            let cancelled = draft.s.pending.as_ref().map(|p| p.id.clone());
+            draft.set_pending(None);
+            draft.set_burst(None);
+            Ok(cancelled)
+        })
+    }
+}
+
+/// A call on the key in `state`, settled at `now_ms` first (as every
+/// decision is): its answer, and the transition.
+fn settled<A>(
+    state: &KeyState,
+    now_ms: u64,
+    call: impl FnOnce(&mut Draft) -> Result<A, BatonError>,
+) -> Result<(A, Transition), BatonError> {
+    let mut draft = Draft::new(state);
+    draft.settle(now_ms);
+    let answer = call(&mut draft)?;
+    Ok((answer, draft.finish()))
+}
