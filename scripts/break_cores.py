@@ -629,6 +629,22 @@ HEALTH_BUGS = [
      "§10a failing checks counted from the first (schema v14)"),
 ]
 
+# Issue 37: what a decision needs of the holder-check alarm is the core's
+# (`coordinator::decide`'s `alarm`), judged by the Coordinator simulation's
+# oracle from its own records after every decision.
+ALARM_BUGS = [
+    ("coordinator", "coordinator_sim", "src/coordinator/decide.rs",
+     "    if needs_check || report == Due::Owed || terminates {",
+     "    if needs_check || terminates {",
+     "a decision that owes its list a report does not ask for the alarm (a lost report is never sent again)",
+     "§10 the alarm sends an owed report"),
+    ("coordinator", "coordinator_sim", "src/coordinator/decide.rs",
+     "    if needs_check || report == Due::Owed || terminates {",
+     "    if needs_check || report == Due::Owed {",
+     "a supersede does not ask for the alarm (a failed termination is never retried)",
+     "§1 the alarm finishes a supersede's terminations"),
+]
+
 TEST_NAME = "simulation"
 
 
@@ -681,7 +697,7 @@ def run_bug(core, sim, path, old, new):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     bugs = (BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + SECTIONS_BUGS
-            + MAX_WAITING_BUGS + STORE_BUGS + HEALTH_BUGS)
+            + MAX_WAITING_BUGS + STORE_BUGS + HEALTH_BUGS + ALARM_BUGS)
     if args:
         bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
     if "--list" in sys.argv:

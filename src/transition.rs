@@ -43,10 +43,12 @@ pub struct Transition<Reply, Write, State, Effect = NoEffect> {
     pub state: State,
 }
 
-/// What a decision needs of its object's alarm. One alarm serves every key
-/// of an object; the driver arms it the object's way (the earliest time
-/// any key needs, or a periodic sweep) after any decision that does not
-/// [`Alarm::Keep`] it.
+/// What a decision needs of its object's alarm, decided by the core: the
+/// shell decides nothing about it. One alarm serves every key of an
+/// object; the driver, its one writer, arms it the object's way after any
+/// decision that does not [`Alarm::Keep`] it: at the earliest time any key
+/// needs, after the commit; or a periodic sweep, in the decision's own
+/// turn with its writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Alarm {
     /// Nothing changes for the alarm: the key needs it no sooner than
@@ -56,8 +58,9 @@ pub enum Alarm {
     At(u64),
     /// The key needs the alarm no more.
     Clear,
-    /// The key needs the object's periodic sweep (the Coordinator's holder
-    /// checks), armed one period from now if it is not already.
+    /// The key needs the object's periodic sweep (the Coordinator's: its
+    /// holder checks, a list report it owes, terminations owed), armed one
+    /// period from now unless one is known to be set.
     Periodic,
 }
 

@@ -7,7 +7,6 @@
 
 use super::reporters::Reports;
 use super::rules::{Coordinator, Keyed};
-use crate::busy::reporter::Due;
 use crate::coordinator::history::HistoryWrite;
 use crate::coordinator::{self, health_rows, Input, Settings, Summary, Write};
 use crate::ident::Ident;
@@ -15,14 +14,11 @@ use crate::limits::KEY_SUMMARIES_KEPT_MAX;
 use crate::shell::config::WorkflowConfig;
 use crate::shell::decision_log::{self, Figures, Scope};
 use crate::shell::driver::{Driver, Memory, TransitionOf};
-use crate::shell::js::now_ms;
-use crate::shell::object::ObjectBase;
 use crate::shell::sqlite::ObjectSql;
 use crate::sql::Counted;
-use crate::transition::{Alarm, LogLine};
+use crate::transition::LogLine;
 use std::collections::HashMap;
 use std::rc::Rc;
-use wasm_bindgen::JsValue;
 
 /// The Coordinator object: its concept run by the driver, with this memory.
 pub(super) type Object = Driver<Coordinator, Summaries>;
@@ -38,11 +34,8 @@ pub struct Summaries {
     /// What the list of busy keys was told of each key (contract §10),
     /// and the reports decisions made due, to send after the reply.
     pub(super) reports: Rc<Reports>,
-    /// The holder-check period, for [`Summaries::committed`].
+    /// The holder-check period, for the key's list report.
     holder_check_ms: u64,
-    /// The last decision left a report owed and no alarm armed, or
-    /// terminations owed.
-    alarm_soon: bool,
 }
 
 impl Summaries {
@@ -102,36 +95,12 @@ impl Memory<Coordinator> for Summaries {
             if let Ok(ident) = Ident::parse("key", key) {
                 self.reports.due(&ident, busy, now);
             }
-            // The report is owed until the shard confirms it: the alarm,
-            // set in this turn, sends it again if it is lost.
-            self.alarm_soon = outputs.report == Due::Owed && transition.alarm == Alarm::Keep;
         }
-        // A supersede owes terminations until done: the alarm, set in this
-        // turn, works through them should the enqueue's own attempt fail or
-        // never run.
-        let terminates = (transition.effects.iter())
-            .any(|effect| matches!(effect, coordinator::Effect::Terminate(_)));
-        self.alarm_soon |= terminates;
         if self.summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
             self.summaries.clear();
         }
         let summary = transition.state.view.summary.clone();
         self.summaries.insert(key.to_owned(), summary);
-    }
-    /// Sets the alarm one holder-check period from now when the decision
-    /// left a report owed and no alarm of its own, or terminations owed, in
-    /// this turn (its write goes with the decision's), without waiting for it.
-    fn committed(&mut self, base: &ObjectBase) {
-        if !std::mem::take(&mut self.alarm_soon) {
-            return;
-        }
-        let at = now_ms() + self.holder_check_ms;
-        if let Ok(storage) = base.raw_state.storage() {
-            let _ = storage.set_alarm(
-                js_sys::Date::new(&JsValue::from_f64(at as f64)),
-                js_sys::Object::new(),
-            );
-        }
     }
     /// Sends the list reports the decisions made due, after the reply
     /// (`report_sending.rs`).

@@ -19,8 +19,8 @@
 //! `enqueue`, `acquire` and `release`, in the caller's turn
 //! (`Driver::try_now`: a synchronous decision cannot interleave with
 //! another request, and the gate's Promise is a fixed cost on every call).
-//! The driver then
-//! ensures the holder-check alarm if the key needs it, and performs what
+//! The driver sets the holder-check alarm in that turn if the decision
+//! asks for it and none is known to be set, then performs what
 //! the decision asked for: the status checks (whose answers re-enter as
 //! the `*Checked` inputs), the turn events (whose acceptance re-enters as
 //! `Input::Woken` after the reply, and the woken holder's status, asked

@@ -21,10 +21,12 @@
 //! # The alarm
 //! After every decision whose [`Alarm`] is not `Keep`, the driver arms the
 //! alarm the object's way ([`Sweep::next`]): at the earliest time any key
-//! needs it ([`NextAlarm::Earliest`]), or for a periodic sweep (the
-//! Coordinator's holder checks, [`NextAlarm::Every`]) one period from now
-//! if none is set; a periodic alarm leaves re-arming to the decisions it
-//! runs.
+//! needs it ([`NextAlarm::Earliest`]), after the commit; or for a periodic
+//! sweep (the Coordinator's, [`NextAlarm::Every`]) one period from now,
+//! in the decision's own turn with its writes, unless one is known to be
+//! set; a periodic alarm leaves re-arming to the decisions it runs. The
+//! driver is the alarm's one writer (`alarm.rs`): what a decision needs of
+//! it is the core's to say.
 //!
 //! # In the commit's turn
 //! [`Driver::run_in_turn`] also runs a class's own step inside the caller's
@@ -152,7 +154,7 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         let state = memory.load(sql, key.as_str(), &input);
         let transition = R::decide(&state, now_ms(), input)?;
         memory.write(sql, key.as_str(), &transition);
-        memory.committed(&self.base);
+        self.arm_in_turn(&transition.alarm);
         R::assert_invariants(&transition.state);
         Ok(transition)
     }

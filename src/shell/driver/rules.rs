@@ -6,7 +6,6 @@
 use super::{Driver, Perform};
 use crate::error::BatonError;
 use crate::shell::decision_log::Scope;
-use crate::shell::object::ObjectBase;
 use crate::shell::sqlite::ObjectSql;
 use crate::transition::Transition;
 use std::rc::Rc;
@@ -93,13 +92,6 @@ pub trait Memory<R: Rules>: Default + 'static {
     }
     fn load(&mut self, sql: &ObjectSql, key: &str, input: &R::Input) -> R::State;
     fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<R>);
-    /// A step in the commit's turn, after [`Memory::write`], with the
-    /// object itself (the Coordinator sets its alarm there when a decision
-    /// leaves a list report owed, so the alarm's write goes with the
-    /// decision's).
-    fn committed(&mut self, base: &ObjectBase) {
-        let _ = base;
-    }
     /// After each committed decision of a call, out of its turn: work the
     /// decisions left to send after the reply, in `waitUntil` (the
     /// Coordinator's list reports). The default sends nothing.
