@@ -38,6 +38,9 @@ pub struct Transition<Reply, Write, State, Effect = NoEffect> {
     pub effects: Vec<Effect>,
     /// What the decision needs of the object's alarm.
     pub alarm: Alarm,
+    /// Its decision-log lines (contract §9), in order: the shell prints
+    /// them as they are once the writes are committed, and picks none.
+    pub log: Vec<LogLine>,
     /// The state once the writes are applied: the invariants are checked
     /// on it, and the simulations check that applying the writes gives it.
     pub state: State,

@@ -42,6 +42,7 @@ use baton::rate_limit::{
     Inspection, RateCache, Reply, Rule, RuleSet, SqlRows, Table, Transition,
 };
 use baton::sql::{SqlExec, SqlValue};
+use baton::transition::{LogKind, LogLine};
 use common::{
     assert_reached, report_failure, simulate, sqlite, Fault, Faults, Injected, Rng, SimStats,
 };
@@ -69,11 +70,50 @@ fn inspected<V>(decided: Result<Transition<V>, BatonError>) -> Inspection {
     }
 }
 
+/// The permits an acquire asks for.
+fn asked(input: &Input) -> Option<u32> {
+    match input {
+        Input::Acquire { permits, .. } => Some(*permits),
+        _ => None,
+    }
+}
+
+/// `reply`, once its decision-log lines are the rule's (contract §9): an
+/// acquire prints one line, routine when it grants any permit, contended
+/// when it denies every one, naming no instance; nothing else prints.
+fn judged(permits: Option<u32>, reply: Reply, log: &[LogLine]) -> Reply {
+    let expected: Vec<LogLine> = match (&reply, permits) {
+        (Reply::Acquire(r), Some(permits)) => {
+            let (kind, decision) = match r.granted {
+                0 => (LogKind::Contended, "denied"),
+                _ => (LogKind::Routine, "granted"),
+            };
+            let reason = format!(
+                "{} of {permits} permit(s); retry in {} ms",
+                r.granted, r.wait_ms
+            );
+            vec![LogLine {
+                kind,
+                instance: None,
+                decision,
+                reason: reason.into(),
+                waited_ms: None,
+            }]
+        }
+        _ => Vec::new(),
+    };
+    assert_eq!(log, expected, "LOG: the decision's lines");
+    reply
+}
+
 impl Decides for Table {
     fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError> {
-        let Transition { reply, writes, .. } = decide(&&*self, now, input)?;
+        let permits = asked(&input);
+        let Transition {
+            reply, writes, log, ..
+        } = decide(&&*self, now, input)?;
         self.apply(&writes);
-        Ok(reply)
+        Ok(judged(permits, reply, &log))
     }
     fn peek(&self, now: u64) -> Inspection {
         inspected(decide(&self, now, Input::Inspect))
@@ -82,9 +122,12 @@ impl Decides for Table {
 
 impl Decides for SqlRows<'_, Db> {
     fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError> {
-        let Transition { reply, writes, .. } = decide(&&*self, now, input)?;
+        let permits = asked(&input);
+        let Transition {
+            reply, writes, log, ..
+        } = decide(&&*self, now, input)?;
         self.write_all(&writes);
-        Ok(reply)
+        Ok(judged(permits, reply, &log))
     }
     fn peek(&self, now: u64) -> Inspection {
         inspected(decide(&self, now, Input::Inspect))
@@ -114,9 +157,12 @@ impl<'a> CachedStore<'a> {
 
 impl Decides for CachedStore<'_> {
     fn run(&mut self, now: u64, input: Input) -> Result<Reply, BatonError> {
-        let Transition { reply, writes, .. } = decide(&self.view(), now, input)?;
+        let permits = asked(&input);
+        let Transition {
+            reply, writes, log, ..
+        } = decide(&self.view(), now, input)?;
         self.cache.write(&self.inner, &writes);
-        Ok(reply)
+        Ok(judged(permits, reply, &log))
     }
     fn peek(&self, now: u64) -> Inspection {
         inspected(decide(&self.view(), now, Input::Inspect))

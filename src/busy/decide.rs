@@ -92,6 +92,8 @@ pub fn decide(row: &Option<Row>, now_ms: u64, input: Input) -> Result<Transition
         reply,
         writes,
         effects: Vec::new(),
+        // The list's decisions are no one's turn: they print no line.
+        log: Vec::new(),
         // A row that lost its time leaves the alarm early: that tick
         // finds nothing due.
         alarm: state

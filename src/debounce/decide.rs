@@ -24,7 +24,7 @@ use crate::limits::{
     DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_CREATE_RETRY_MS_MIN,
     DEBOUNCE_ERROR_CHARS_MAX, DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX,
 };
-use crate::transition::Alarm;
+use crate::transition::{Alarm, LogLine};
 pub use crate::transition::{Create, CreateOutcome};
 
 /// What a key is asked to do.
@@ -160,7 +160,8 @@ pub fn decide(state: &KeyState, now_ms: u64, input: Input) -> Result<Transition,
             Reply::Nothing
         }
     };
-    Ok(draft.finish(reply))
+    let log = super::log::of(&reply);
+    Ok(draft.finish(reply, log))
 }
 
 /// Wait before retry `failures` (1 for the first failure): doubling from
@@ -202,7 +203,7 @@ impl Draft {
         }
     }
 
-    fn finish(self, reply: Reply) -> Transition {
+    fn finish(self, reply: Reply, log: Vec<LogLine>) -> Transition {
         let mut writes = Vec::new();
         if self.burst_dirty {
             writes.push(Write::Burst(self.s.burst.clone()));
@@ -227,6 +228,7 @@ impl Draft {
             writes,
             effects: self.creates,
             alarm: Alarm::at_or_clear(self.s.next_alarm_ms()),
+            log,
             state: self.s,
         }
     }

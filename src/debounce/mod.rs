@@ -27,6 +27,7 @@
 mod batch;
 mod decide;
 mod inspect;
+mod log;
 mod memory;
 mod request;
 pub mod sql;

@@ -20,6 +20,7 @@
 //! window leaves it: that grant's time plus `W`. The bucket's `waitMs` is the
 //! latest of its rules' times and the cooldown's end.
 
+use super::log::acquire_line;
 use super::rules::{RuleId, RuleSet};
 use super::state::{GrantRow, Meta, Rows, RuleRow, Totals, Write};
 use crate::error::BatonError;
@@ -94,9 +95,12 @@ pub fn decide<V: Rows + Clone>(
     input: Input,
 ) -> Result<Transition<V>, BatonError> {
     let mut writes = Vec::new();
+    let mut log = Vec::new();
     let reply = match input {
         Input::Acquire { rules, permits } => {
-            Reply::Acquire(acquire(view, &mut writes, now_ms, &rules, permits)?)
+            let reply = acquire(view, &mut writes, now_ms, &rules, permits)?;
+            log.push(acquire_line(&reply, permits));
+            Reply::Acquire(reply)
         }
         Input::Penalize { cooldown_ms } => Reply::Penalize {
             until_ms: penalize(view, &mut writes, now_ms, cooldown_ms),
@@ -111,6 +115,7 @@ pub fn decide<V: Rows + Clone>(
         writes,
         effects: Vec::new(),
         alarm: crate::transition::Alarm::Keep,
+        log,
         state: view.clone(),
     })
 }

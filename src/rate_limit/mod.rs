@@ -32,6 +32,7 @@
 
 mod cached;
 mod decide;
+mod log;
 mod memory;
 pub mod rules;
 pub mod schema;

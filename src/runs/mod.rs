@@ -38,6 +38,7 @@
 
 mod decide;
 mod input;
+mod log;
 pub mod memory;
 pub mod schema;
 pub mod sql;

@@ -15,14 +15,14 @@
 //! `js/worker.mjs`, which extends `DurableObject` and only delegates here.
 
 use super::config::WorkflowConfig;
-use super::decision_log::{self, Kind, Scope};
+use super::decision_log::Scope;
 use super::driver::{Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep};
 use super::effects;
 use super::js::{self, now_ms};
 use super::rpc;
 use super::sqlite::ObjectSql;
 use crate::debounce::{
-    self, assert_invariants, sql, Create, Input, KeyState, Outcome, Reply, Transition, Write,
+    self, assert_invariants, sql, Create, Input, KeyState, Reply, Transition, Write,
 };
 use crate::edge::coordinator::KeyOptions;
 use crate::edge::debounce::{
@@ -196,43 +196,7 @@ impl Driver<Debouncer> {
             suffix: effects::new_suffix()?,
         };
         match replied(self.run(&request.key, input).await?)? {
-            Reply::Debounce(reply) => {
-                let own_batch = reply
-                    .batches_started
-                    .iter()
-                    .find(|b| b.id == reply.instance_id);
-                let reason = match (reply.fire_at_ms, own_batch) {
-                    (Some(at), _) => format!("fires at {at}"),
-                    (None, Some(batch)) => batch.reason(),
-                    (None, None) => "the burst's leading start".to_string(),
-                };
-                // A call that only moves the burst's fire time is routine;
-                // a start at once or a suppressed call is not.
-                let kind = match reply.outcome {
-                    Outcome::Scheduled => Kind::Routine,
-                    Outcome::Started | Outcome::Suppressed => Kind::Contended,
-                };
-                decision_log::decision(
-                    kind,
-                    Scope::Debounce(request.key.as_str()),
-                    reply.instance_id.as_str(),
-                    reply.outcome.as_str(),
-                    &reason,
-                    None,
-                );
-                // A batch started by this call under an id it was not told:
-                // the pending one its params would have taken past maxBytes.
-                for batch in reply
-                    .batches_started
-                    .iter()
-                    .filter(|b| b.id != reply.instance_id)
-                {
-                    let (scope, id) = (Scope::Debounce(request.key.as_str()), batch.id.as_str());
-                    let reason = batch.reason();
-                    decision_log::decision(Kind::Contended, scope, id, "started", &reason, None);
-                }
-                Ok(reply.into())
-            }
+            Reply::Debounce(reply) => Ok(reply.into()),
             _ => Err(js::mismatch("Debouncer")),
         }
     }
@@ -247,17 +211,7 @@ impl Driver<Debouncer> {
             suffix: effects::new_suffix()?,
         };
         match replied(self.run(&request.key, input).await?)? {
-            Reply::StartAt { instance_id, at } => {
-                decision_log::decision(
-                    Kind::Routine,
-                    Scope::Debounce(request.key.as_str()),
-                    instance_id.as_str(),
-                    "scheduled",
-                    &format!("startAt {}", crate::error::Number(at)),
-                    None,
-                );
-                Ok(StartAtReply { instance_id, at })
-            }
+            Reply::StartAt { instance_id, at } => Ok(StartAtReply { instance_id, at }),
             _ => Err(js::mismatch("Debouncer")),
         }
     }
@@ -271,19 +225,7 @@ impl Driver<Debouncer> {
 
     async fn cancel(self: &Rc<Self>, request: DebounceKey) -> Result<CancelReply, JsValue> {
         match replied(self.run(&request.key, Input::Cancel).await?)? {
-            Reply::Cancel { cancelled } => {
-                if let Some(id) = &cancelled {
-                    decision_log::decision(
-                        Kind::Contended,
-                        Scope::Debounce(request.key.as_str()),
-                        id.as_str(),
-                        "cancelled",
-                        "its pending start was dropped",
-                        None,
-                    );
-                }
-                Ok(CancelReply { cancelled })
-            }
+            Reply::Cancel { cancelled } => Ok(CancelReply { cancelled }),
             _ => Err(js::mismatch("Debouncer")),
         }
     }

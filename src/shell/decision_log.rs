@@ -210,9 +210,16 @@ pub fn line(scope: Scope<'_>, line: &LogLine) {
 
 /// Prints a line a core decided, in `scope`, its data point carrying
 /// `figures`.
+/// A rate bucket's or a run's line about no instance names `-` (a
+/// bucket's callers are not instances it knows; a run's deletion is the
+/// retention's), as those lines always have.
 pub fn line_with(scope: Scope<'_>, line: &LogLine, figures: &Figures<'_>) {
+    let nobody = match scope {
+        Scope::Bucket(_) | Scope::Run(_) => Some("-"),
+        Scope::Key(_) | Scope::Debounce(_) | Scope::Group(_) => None,
+    };
     let said = Said {
-        instance: line.instance.as_ref().map(|i| i.as_str()),
+        instance: line.instance.as_ref().map(|i| i.as_str()).or(nobody),
         decision: line.decision,
         reason: &line.reason,
         waited_ms: line.waited_ms,

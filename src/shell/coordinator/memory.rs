@@ -2,21 +2,19 @@
 //! summary as the last decision left it, the settings decisions read, and
 //! the list reports decisions made due. Apart from the object's file
 //! because it is where every committed decision passes: [`Summaries::write`]
-//! commits the writes, prints the decision's log line as it is and queues
-//! its report; it decides none of them (the transition carries all three).
+//! commits the writes and queues the report; it decides neither (the
+//! transition carries both, and its log lines, which the driver prints).
 
 use super::reporters::Reports;
 use super::rules::{Coordinator, Keyed};
-use crate::coordinator::history::HistoryWrite;
-use crate::coordinator::{self, health_rows, Input, Settings, Summary, Write};
+use crate::busy::reporter::Due;
+use crate::coordinator::{self, health_rows, Input, Settings, Summary};
 use crate::ident::Ident;
 use crate::limits::KEY_SUMMARIES_KEPT_MAX;
 use crate::shell::config::WorkflowConfig;
-use crate::shell::decision_log::{self, Figures, Scope};
 use crate::shell::driver::{Driver, Memory, TransitionOf};
 use crate::shell::sqlite::ObjectSql;
 use crate::sql::Counted;
-use crate::transition::LogLine;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -68,25 +66,17 @@ impl Memory<Coordinator> for Summaries {
             key: key.to_owned(),
             view,
             settings,
-            outputs: None,
+            report: Due::Nothing,
+            decided_ms: 0,
         }
     }
-    /// The commit, the decision's log line printed, its list report
-    /// queued, and the summary kept.
+    /// The commit, the decision's list report queued, and the summary kept.
     fn write(&mut self, sql: &ObjectSql, key: &str, transition: &TransitionOf<Coordinator>) {
-        let outputs = transition
-            .state
-            .outputs
-            .as_ref()
-            .expect("a transition's state carries what the decision caused");
         let counted = Counted::new(sql);
         coordinator::write(&counted, key, &transition.writes);
         sql.count_work(counted.work());
-        if let Some(line) = &outputs.log {
-            print(key, line, transition);
-        }
-        let now = outputs.now_ms;
-        if self.reports.sends_now(key, outputs.report, now) {
+        let (report, now) = (transition.state.report, transition.state.decided_ms);
+        if self.reports.sends_now(key, report, now) {
             let s = &transition.state.view.summary;
             let counted = Counted::new(sql);
             let busy = health_rows::busy(&counted, key, s, self.holder_check_ms);
@@ -107,41 +97,4 @@ impl Memory<Coordinator> for Summaries {
     fn decided(driver: &Rc<Object>) {
         driver.send_reports();
     }
-}
-
-/// Prints a decision's line as the core wrote it, its §9a data point
-/// carrying the key's figures as the decision left them: the hold it
-/// ended (the history's record of it), the wait of a waiter it granted a
-/// slot (when the line names no wait), the instance's Workflow if it holds.
-fn print(key: &str, line: &LogLine, transition: &TransitionOf<Coordinator>) {
-    let summary = &transition.state.view.summary;
-    let id = line.instance.as_ref();
-    let held_ms = transition.writes.iter().find_map(|w| match w {
-        Write::History(HistoryWrite::Hold {
-            id: held,
-            from_ms,
-            to_ms,
-            ..
-        }) if Some(held) == id => Some(to_ms.saturating_sub(*from_ms)),
-        _ => None,
-    });
-    let granted_wait = transition.writes.iter().find_map(|w| match w {
-        Write::History(HistoryWrite::Wait(_, waited_ms)) => Some(*waited_ms),
-        _ => None,
-    });
-    let holder = summary.holders.iter().find(|h| Some(&h.id) == id);
-    let settings = &transition.state.settings;
-    let figures = Figures {
-        workflow: holder.map(|h| {
-            h.workflow
-                .as_ref()
-                .map_or(settings.workflow.as_str(), |w| w.as_str())
-        }),
-        waited_ms: line.waited_ms.or(granted_wait),
-        held_ms: held_ms.unwrap_or(0),
-        holders: summary.holders.len() as u32,
-        waiting: summary.waiters,
-        limit: summary.limit(),
-    };
-    decision_log::line_with(Scope::Key(key), line, &figures);
 }

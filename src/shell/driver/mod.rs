@@ -146,7 +146,8 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         .await
     }
 
-    /// Load, decide, write, check: synchronous, so nothing can interleave.
+    /// Load, decide, write, print the lines, arm a periodic alarm, check:
+    /// synchronous, so nothing can interleave.
     fn decide(&self, key: &Ident, input: R::Input) -> Result<TransitionOf<R>, BatonError> {
         self.ensure_schema();
         let sql = &self.base.sql;
@@ -154,6 +155,7 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         let state = memory.load(sql, key.as_str(), &input);
         let transition = R::decide(&state, now_ms(), input)?;
         memory.write(sql, key.as_str(), &transition);
+        R::print(key.as_str(), &transition);
         self.arm_in_turn(&transition.alarm);
         R::assert_invariants(&transition.state);
         Ok(transition)

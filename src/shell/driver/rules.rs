@@ -5,7 +5,7 @@
 
 use super::{Driver, Perform};
 use crate::error::BatonError;
-use crate::shell::decision_log::Scope;
+use crate::shell::decision_log::{self, Scope};
 use crate::shell::sqlite::ObjectSql;
 use crate::transition::Transition;
 use std::rc::Rc;
@@ -41,6 +41,14 @@ pub trait Rules: Sized + 'static {
     fn assert_invariants(state: &Self::State);
     /// What the decision log names a key as.
     fn scope(key: &str) -> Scope<'_>;
+    /// Prints a committed decision's log lines as they are, in the key's
+    /// [`Rules::scope`] (a class may add its §9a figures to each line's
+    /// data point; it picks no line).
+    fn print(key: &str, transition: &TransitionOf<Self>) {
+        for line in &transition.log {
+            decision_log::line(Self::scope(key), line);
+        }
+    }
 }
 
 /// A concept whose state the driver reads and writes straight from
