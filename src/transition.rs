@@ -1,14 +1,18 @@
 //! The one shape of every decision: a [`Transition`] (the reply, the row
 //! writes, the effects it asks of the shell, what it needs of the alarm,
-//! and the key's state once the writes are applied), and the effects every
-//! concept's own effect type is made of, as data.
+//! its decision-log lines, and the key's state once the writes are
+//! applied), and the effects every concept's own effect type is made of,
+//! as data. Everything a decision causes is in it: the shell decides
+//! nothing after the decision, so the simulations judge all of it.
 //!
 //! Each concept's `decide(state, now_ms, input) -> Result<Transition, _>`
 //! is pure. The shell's driver (`shell::driver`) loads the state, calls it,
-//! commits the writes in one turn, arms the alarm as [`Alarm`] says,
+//! commits the writes in one turn, prints the lines as they are
+//! ([`LogLine`]: each concept picks its lines in one pure function of its
+//! core), arms the alarm as [`Alarm`] says (the driver is its one writer),
 //! replies, then performs the effects; what an effect came to re-enters
 //! through the concept's `decide` as an input of its own. A refusal
-//! carries no writes and no effects: nothing changes.
+//! carries no writes, no effects and no lines: nothing changes.
 //!
 //! Effects are typed per concept: each concept names the effects it asks
 //! for in its own type (the Debouncer's is a [`Create`], Runs' a
