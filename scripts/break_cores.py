@@ -645,6 +645,26 @@ ALARM_BUGS = [
      "§1 the alarm finishes a supersede's terminations"),
 ]
 
+# Issue 37: each concept's decision-log lines are its core's (one pure
+# function each), judged by its simulation's own rule for the line.
+LOG_BUGS = [
+    ("rate limit", "rate_limit_props", "src/rate_limit/log.rs",
+     "    let (kind, decision) = if reply.granted > 0 {",
+     "    let (kind, decision) = if reply.granted >= permits {",
+     "a grant of fewer permits than asked is logged as denied",
+     "§9 a rate decision's line"),
+    ("debounce", "debounce_sim", "src/debounce/log.rs",
+     "                Outcome::Scheduled => LogKind::Routine,",
+     "                Outcome::Scheduled => LogKind::Contended,",
+     "a debounce call that only moves the fire time prints at the default level",
+     "§9 a debounce decision's line"),
+    ("runs", "runs_sim", "src/runs/log.rs",
+     "        Some(c) if c.replaced => format!(",
+     "        Some(c) if false && c.replaced => format!(",
+     "a claim that replaced a dead claimant does not say so",
+     "§9 a run decision's line"),
+]
+
 TEST_NAME = "simulation"
 
 
@@ -697,7 +717,7 @@ def run_bug(core, sim, path, old, new):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     bugs = (BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + SECTIONS_BUGS
-            + MAX_WAITING_BUGS + STORE_BUGS + HEALTH_BUGS + ALARM_BUGS)
+            + MAX_WAITING_BUGS + STORE_BUGS + HEALTH_BUGS + ALARM_BUGS + LOG_BUGS)
     if args:
         bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
     if "--list" in sys.argv:
