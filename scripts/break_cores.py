@@ -649,8 +649,8 @@ ALARM_BUGS = [
 # function each), judged by its simulation's own rule for the line.
 LOG_BUGS = [
     ("rate limit", "rate_limit_props", "src/rate_limit/log.rs",
-     "    let (kind, decision) = if reply.granted > 0 {",
-     "    let (kind, decision) = if reply.granted >= permits {",
+     "    let (kind, decision) = if granted > 0 {",
+     "    let (kind, decision) = if granted >= permits {",
      "a grant of fewer permits than asked is logged as denied",
      "§9 a rate decision's line"),
     ("debounce", "debounce_sim", "src/debounce/log.rs",

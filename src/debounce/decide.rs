@@ -24,7 +24,7 @@ use crate::limits::{
     DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_CREATE_RETRY_MS_MIN,
     DEBOUNCE_ERROR_CHARS_MAX, DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX,
 };
-use crate::transition::{Alarm, LogLine};
+use crate::transition::Alarm;
 pub use crate::transition::{Create, CreateOutcome};
 
 /// What a key is asked to do.
@@ -121,9 +121,14 @@ pub enum Write {
 /// key's state once the writes are applied.
 pub type Transition = crate::transition::Transition<Reply, Write, KeyState, Create>;
 
-/// Decides `input` for the key in `state` at `now_ms`. A refusal (`Err`)
-/// comes with no writes and no effects: nothing changes.
-pub fn decide(state: &KeyState, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+/// Decides `input` for the key in `state` at `now_ms`, its lines left to
+/// [`super::decide`]. A refusal (`Err`) comes with no writes and no
+/// effects: nothing changes.
+pub(super) fn transition(
+    state: &KeyState,
+    now_ms: u64,
+    input: Input,
+) -> Result<Transition, BatonError> {
     let mut draft = Draft::new(state);
     let reply = match input {
         Input::Debounce { call, suffix } => {
@@ -160,8 +165,7 @@ pub fn decide(state: &KeyState, now_ms: u64, input: Input) -> Result<Transition,
             Reply::Nothing
         }
     };
-    let log = super::log::of(&reply);
-    Ok(draft.finish(reply, log))
+    Ok(draft.finish(reply))
 }
 
 /// Wait before retry `failures` (1 for the first failure): doubling from
@@ -203,7 +207,7 @@ impl Draft {
         }
     }
 
-    fn finish(self, reply: Reply, log: Vec<LogLine>) -> Transition {
+    fn finish(self, reply: Reply) -> Transition {
         let mut writes = Vec::new();
         if self.burst_dirty {
             writes.push(Write::Burst(self.s.burst.clone()));
@@ -228,7 +232,7 @@ impl Draft {
             writes,
             effects: self.creates,
             alarm: Alarm::at_or_clear(self.s.next_alarm_ms()),
-            log,
+            log: Vec::new(),
             state: self.s,
         }
     }

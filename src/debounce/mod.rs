@@ -38,3 +38,16 @@ pub use inspect::*;
 pub use memory::*;
 pub use request::*;
 pub use state::*;
+
+/// Decides `input` for the key in `state` at `now_ms`: the transition
+/// (`decide.rs`) with its decision-log lines (`log.rs`). A refusal (`Err`)
+/// comes with no writes, no effects and no lines: nothing changes.
+pub fn decide(
+    state: &KeyState,
+    now_ms: u64,
+    input: Input,
+) -> Result<Transition, crate::error::BatonError> {
+    let mut transition = decide::transition(state, now_ms, input)?;
+    transition.log = log::of(&transition.reply);
+    Ok(transition)
+}

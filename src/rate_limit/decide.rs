@@ -8,17 +8,8 @@
 //! breaks a rule of the contract is refused with no writes. A rate decision
 //! has no effects and never needs the alarm (aged rows are pruned a few per
 //! call), so `effects` is empty and `alarm` is [`Alarm::Keep`](crate::transition::Alarm::Keep).
-//!
-//! # Exactness
-//! A permit granted at `t` under a rule with window `W` counts for that rule
-//! at every time `T` with `t > T - W`, and frees at `t + W`. At `now` a rule
-//! grants at most `limit - used(now)`, where `used(now)` counts its grants in
-//! `(now - W, now]`; since every interval `[x, x + W)` that ends after `now`
-//! and holds `now` starts after `now - W`, no such interval can exceed the
-//! limit. When nothing is granted, the next free time of a rule whose `used`
-//! is `u >= limit` is when its `(u - limit + 1)`-th oldest permit in the
-//! window leaves it: that grant's time plus `W`. The bucket's `waitMs` is the
-//! latest of its rules' times and the cooldown's end.
+//! Its one line, an acquire's, is `super::log`'s. Why a window is exact:
+//! the rate-limit module's doc, "Exactness".
 
 use super::log::acquire_line;
 use super::rules::{RuleId, RuleSet};
@@ -99,7 +90,7 @@ pub fn decide<V: Rows + Clone>(
     let reply = match input {
         Input::Acquire { rules, permits } => {
             let reply = acquire(view, &mut writes, now_ms, &rules, permits)?;
-            log.push(acquire_line(&reply, permits));
+            log.push(acquire_line(reply.granted, reply.wait_ms, permits));
             Reply::Acquire(reply)
         }
         Input::Penalize { cooldown_ms } => Reply::Penalize {

@@ -2,14 +2,14 @@
 //! which line an acquire prints, returned in its transition for the shell
 //! to print as it is.
 
-use super::decide::AcquireReply;
 use crate::transition::{LogKind, LogLine};
 
-/// An acquire's line: a grant is routine (P5's hot path prints nothing by
-/// default); a denial of every permit asked is worth its line. It names no
-/// instance: a bucket's callers are not Workflow instances it knows.
-pub(super) fn acquire_line(reply: &AcquireReply, permits: u32) -> LogLine {
-    let (kind, decision) = if reply.granted > 0 {
+/// The line of an acquire of `permits` that granted `granted` and asks
+/// the caller to wait `wait_ms`: a grant is routine (P5's hot path prints
+/// nothing by default); a denial of every permit asked is worth its line.
+/// It names no instance: a bucket's callers are not instances it knows.
+pub(super) fn acquire_line(granted: u32, wait_ms: u64, permits: u32) -> LogLine {
+    let (kind, decision) = if granted > 0 {
         (LogKind::Routine, "granted")
     } else {
         (LogKind::Contended, "denied")
@@ -18,11 +18,7 @@ pub(super) fn acquire_line(reply: &AcquireReply, permits: u32) -> LogLine {
         kind,
         instance: None,
         decision,
-        reason: format!(
-            "{} of {permits} permit(s); retry in {} ms",
-            reply.granted, reply.wait_ms
-        )
-        .into(),
+        reason: format!("{granted} of {permits} permit(s); retry in {wait_ms} ms").into(),
         waited_ms: None,
     }
 }

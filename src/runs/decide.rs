@@ -159,8 +159,9 @@ pub enum Write {
     Delete,
 }
 
-/// The one decision: `input` on `view` (loaded for that input) at `now_ms`.
-pub fn decide(view: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+/// The one decision: `input` on `view` (loaded for that input) at `now_ms`,
+/// its lines left to [`super::decide`].
+pub(super) fn transition(view: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
     let run = match view {
         View::Record(run) => run,
         View::Appender {
@@ -183,8 +184,7 @@ pub fn decide(view: &View, now_ms: u64, input: Input) -> Result<Transition, Bato
             return Ok(events(slice, now_ms, &request, open_waits));
         }
     };
-    let caller = super::log::caller(&input);
-    let mut transition = match input {
+    Ok(match input {
         Input::Claim {
             request,
             grace_ms,
@@ -207,9 +207,7 @@ pub fn decide(view: &View, now_ms: u64, input: Input) -> Result<Transition, Bato
         Input::Append(_) | Input::Events { .. } => {
             panic!("a Runs input decided on a record's view")
         }
-    };
-    transition.log = super::log::of(caller.as_ref(), &transition);
-    Ok(transition)
+    })
 }
 
 /// A decision that writes nothing and leaves the view as it was.
