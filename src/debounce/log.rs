@@ -1,10 +1,11 @@
 //! The decision-log lines of a Debouncer decision (contract §9): the one
 //! rule of which lines a decision prints, from its reply, returned in its
-//! transition for the shell to print as it is. (A create's outcome is
-//! logged where the create is made, with the platform's answer.)
+//! transition for the shell to print as it is; and the line of what a
+//! create came to ([`created`]), which the shell prints when the
+//! platform answers.
 
 use super::decide::{Outcome, Reply};
-use crate::transition::{LogKind, LogLine};
+use crate::transition::{Create, CreateOutcome, LogKind, LogLine};
 use std::borrow::Cow;
 
 /// The lines of a decision that replied `reply`: a debounce call's own
@@ -62,5 +63,63 @@ fn line(
         decision,
         reason,
         waited_ms: None,
+    }
+}
+
+/// The line of what `create` came to: created (or the id was taken, a
+/// done start), or failed, to be retried with backoff.
+pub fn created(create: &Create, outcome: &CreateOutcome) -> LogLine {
+    let (decision, reason): (_, Cow<'static, str>) = match outcome {
+        CreateOutcome::Created => ("created", format!("attempt {}", create.attempt).into()),
+        CreateOutcome::AlreadyExists => ("created", "the id exists: counted as done".into()),
+        CreateOutcome::Failed(message) => (
+            "create_failed",
+            format!(
+                "attempt {}: {message}; retried with backoff",
+                create.attempt
+            )
+            .into(),
+        ),
+    };
+    line(LogKind::Contended, &create.id, decision, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ident::InstanceId;
+
+    #[test]
+    fn a_creates_line_says_what_it_came_to() {
+        let create = Create {
+            id: InstanceId::new("d-1".to_string()).unwrap(),
+            workflow: "W".to_string(),
+            params: None,
+            attempt: 2,
+        };
+        let said = |outcome| {
+            let l = created(&create, &outcome);
+            (l.kind, l.decision, l.reason.into_owned())
+        };
+        assert_eq!(
+            said(CreateOutcome::Created),
+            (LogKind::Contended, "created", "attempt 2".to_string())
+        );
+        assert_eq!(
+            said(CreateOutcome::AlreadyExists),
+            (
+                LogKind::Contended,
+                "created",
+                "the id exists: counted as done".to_string()
+            )
+        );
+        assert_eq!(
+            said(CreateOutcome::Failed("boom".to_string())),
+            (
+                LogKind::Contended,
+                "create_failed",
+                "attempt 2: boom; retried with backoff".to_string()
+            )
+        );
     }
 }

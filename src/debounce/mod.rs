@@ -35,6 +35,7 @@ mod state;
 
 pub use decide::*;
 pub use inspect::*;
+pub use log::created as created_line;
 pub use memory::*;
 pub use request::*;
 pub use state::*;

@@ -15,7 +15,7 @@
 //! `js/worker.mjs`, which extends `DurableObject` and only delegates here.
 
 use super::config::WorkflowConfig;
-use super::decision_log::Scope;
+use super::decision_log::{self, Scope};
 use super::driver::{Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep};
 use super::effects;
 use super::js::{self, now_ms};
@@ -81,11 +81,13 @@ impl Stored for Debouncer {
     }
 }
 
-/// A create: made through its Workflow binding (and logged); its outcome
+/// A create: made through its Workflow binding (and its line, the core's,
+/// printed); its outcome
 /// re-enters as `Input::Created`.
 impl Perform<Debouncer> for Create {
     async fn perform<'a>(&'a self, with: &'a Performing<'a, Debouncer>) -> Performed<Debouncer> {
-        let outcome = effects::create(with.env, with.scope, self).await;
+        let outcome = effects::create(with.env, self).await;
+        decision_log::line(with.scope, &debounce::created_line(self, &outcome));
         let created = Input::Created {
             id: self.id.clone(),
             outcome,

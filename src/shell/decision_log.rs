@@ -1,6 +1,8 @@
 //! One structured log line per decision, so `wrangler tail` answers "why is
 //! this instance waiting?". Lines carry identifiers and reasons only: never
-//! a token, an input hash's source or a payload.
+//! a token, an input hash's source or a payload. Every line is a core's
+//! [`LogLine`] (a transition's `log`, or what an effect came to), printed
+//! here as it is: the shell words none.
 //!
 //! `BATON_LOG` (contract §9) chooses which lines print: `contended` (the
 //! default) prints the decisions that involve more than one instance or an
@@ -137,25 +139,6 @@ struct Line<'a> {
     /// many this isolate has dropped.
     #[serde(skip_serializing_if = "Option::is_none")]
     metrics_dropped: Option<u64>,
-}
-
-/// Logs one decision of `kind`, if the level prints it. `waited_ms` is how
-/// long the instance has waited so far, if it waits.
-pub fn decision(
-    kind: Kind,
-    scope: Scope<'_>,
-    instance: &str,
-    decision: &str,
-    reason: &str,
-    waited_ms: Option<u64>,
-) {
-    let said = Said {
-        instance: Some(instance),
-        decision,
-        reason,
-        waited_ms,
-    };
-    print(kind, scope, &said, &Figures::default());
 }
 
 /// A line's words.
