@@ -32,9 +32,11 @@
 //!
 //! Everything a decision causes is in its transition
 //! (`coordinator::Transition`): the history among its writes, the list
-//! report it is due and its decision-log line. `Summaries::write`, which
-//! every committed decision passes through, commits the writes, prints the
-//! line as it is and queues the report; it decides none of them.
+//! report it is due, its decision-log line and what it needs of the alarm.
+//! `Summaries::write`, which every committed decision passes through,
+//! commits the writes and queues the report; the driver prints the line as
+//! it is (`Rules::print`, with the key's §9a figures) and arms the alarm.
+//! None of them is decided here.
 //!
 //! JS callers reach these methods through the `Coordinator` class in
 //! `js/worker.mjs`, which extends `DurableObject` (workerd refuses RPC to a
