@@ -657,6 +657,42 @@ HEALTH_BUGS = [
      "a wake's status check is not recorded in the holder's checked", "§10a checked: the last answer"),
 ]
 
+# Issue 37: what a decision needs of the holder-check alarm is the core's
+# (`coordinator::decide`'s `alarm`), judged by the Coordinator simulation's
+# oracle from its own records after every decision.
+ALARM_BUGS = [
+    ("coordinator", "coordinator_sim", "src/coordinator/decide.rs",
+     "    if needs_check || report == Due::Owed || terminates {",
+     "    if needs_check || terminates {",
+     "a decision that owes its list a report does not ask for the alarm (a lost report is never sent again)",
+     "§10 the alarm sends an owed report"),
+    ("coordinator", "coordinator_sim", "src/coordinator/decide.rs",
+     "    if needs_check || report == Due::Owed || terminates {",
+     "    if needs_check || report == Due::Owed {",
+     "a supersede does not ask for the alarm (a failed termination is never retried)",
+     "§1 the alarm finishes a supersede's terminations"),
+]
+
+# Issue 37: each concept's decision-log lines are its core's (one pure
+# function each), judged by its simulation's own rule for the line.
+LOG_BUGS = [
+    ("rate limit", "rate_limit_props", "src/rate_limit/log.rs",
+     "    let (kind, decision) = if granted > 0 {",
+     "    let (kind, decision) = if granted >= permits {",
+     "a grant of fewer permits than asked is logged as denied",
+     "§9 a rate decision's line"),
+    ("debounce", "debounce_sim", "src/debounce/log.rs",
+     "                Outcome::Scheduled => LogKind::Routine,",
+     "                Outcome::Scheduled => LogKind::Contended,",
+     "a debounce call that only moves the fire time prints at the default level",
+     "§9 a debounce decision's line"),
+    ("runs", "runs_sim", "src/runs/log.rs",
+     "        Some(c) if c.replaced => format!(",
+     "        Some(c) if false && c.replaced => format!(",
+     "a claim that replaced a dead claimant does not say so",
+     "§9 a run decision's line"),
+]
+
 TEST_NAME = "simulation"
 
 
@@ -709,7 +745,7 @@ def run_bug(core, sim, path, old, new):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     bugs = (BUGS + COORDINATOR_BUGS + LIST_AND_REVISION_BUGS + SERIAL_PAUSE_BUGS + SECTIONS_BUGS
-            + MAX_WAITING_BUGS + STORE_BUGS + HEALTH_BUGS)
+            + MAX_WAITING_BUGS + STORE_BUGS + HEALTH_BUGS + ALARM_BUGS + LOG_BUGS)
     if args:
         bugs = [b for b in bugs if b[0] in args or any(a in b[5] for a in args)]
     if "--list" in sys.argv:

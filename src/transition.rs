@@ -1,14 +1,18 @@
 //! The one shape of every decision: a [`Transition`] (the reply, the row
 //! writes, the effects it asks of the shell, what it needs of the alarm,
-//! and the key's state once the writes are applied), and the effects every
-//! concept's own effect type is made of, as data.
+//! its decision-log lines, and the key's state once the writes are
+//! applied), and the effects every concept's own effect type is made of,
+//! as data. Everything a decision causes is in it: the shell decides
+//! nothing after the decision, so the simulations judge all of it.
 //!
 //! Each concept's `decide(state, now_ms, input) -> Result<Transition, _>`
 //! is pure. The shell's driver (`shell::driver`) loads the state, calls it,
-//! commits the writes in one turn, arms the alarm as [`Alarm`] says,
+//! commits the writes in one turn, prints the lines as they are
+//! ([`LogLine`]: each concept picks its lines in one pure function of its
+//! core), arms the alarm as [`Alarm`] says (the driver is its one writer),
 //! replies, then performs the effects; what an effect came to re-enters
 //! through the concept's `decide` as an input of its own. A refusal
-//! carries no writes and no effects: nothing changes.
+//! carries no writes, no effects and no lines: nothing changes.
 //!
 //! Effects are typed per concept: each concept names the effects it asks
 //! for in its own type (the Debouncer's is a [`Create`], Runs' a
@@ -38,15 +42,20 @@ pub struct Transition<Reply, Write, State, Effect = NoEffect> {
     pub effects: Vec<Effect>,
     /// What the decision needs of the object's alarm.
     pub alarm: Alarm,
+    /// Its decision-log lines (contract §9), in order: the shell prints
+    /// them as they are once the writes are committed, and picks none.
+    pub log: Vec<LogLine>,
     /// The state once the writes are applied: the invariants are checked
     /// on it, and the simulations check that applying the writes gives it.
     pub state: State,
 }
 
-/// What a decision needs of its object's alarm. One alarm serves every key
-/// of an object; the driver arms it the object's way (the earliest time
-/// any key needs, or a periodic sweep) after any decision that does not
-/// [`Alarm::Keep`] it.
+/// What a decision needs of its object's alarm, decided by the core: the
+/// shell decides nothing about it. One alarm serves every key of an
+/// object; the driver, its one writer, arms it the object's way after any
+/// decision that does not [`Alarm::Keep`] it: at the earliest time any key
+/// needs, after the commit; or a periodic sweep, in the decision's own
+/// turn with its writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Alarm {
     /// Nothing changes for the alarm: the key needs it no sooner than
@@ -56,8 +65,9 @@ pub enum Alarm {
     At(u64),
     /// The key needs the alarm no more.
     Clear,
-    /// The key needs the object's periodic sweep (the Coordinator's holder
-    /// checks), armed one period from now if it is not already.
+    /// The key needs the object's periodic sweep (the Coordinator's: its
+    /// holder checks, a list report it owes, terminations owed), armed one
+    /// period from now unless one is known to be set.
     Periodic,
 }
 

@@ -124,6 +124,7 @@ use baton::coordinator::{
 };
 use baton::coordinator::{health, Write};
 use baton::health::{KeyState, STATES};
+use baton::transition::Alarm;
 use baton::workflow::Status;
 use decisions::{
     acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, said,
@@ -170,15 +171,18 @@ mod decisions {
     };
     use baton::error::BatonError;
     use baton::ident::InstanceId;
+    use baton::transition::Alarm;
     use baton::workflow::Status;
     use std::cell::RefCell;
 
-    /// What a decision said beside its reply and writes: its log line and
-    /// the report it says the key's list entry is due.
+    /// What a decision said beside its reply and writes: its log line,
+    /// the report it says the key's list entry is due, and what it asks
+    /// of the holder-check alarm.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct Said {
         pub log: Option<LogLine>,
         pub report: Due,
+        pub alarm: Alarm,
     }
 
     thread_local! {
@@ -210,9 +214,9 @@ mod decisions {
             state,
             log,
             report,
-            ..
+            alarm,
         } = coordinator::decide(&view, &settings, now_ms, input)?;
-        SAID.with(|s| s.borrow_mut().push(Said { log, report }));
+        SAID.with(|s| s.borrow_mut().push(Said { log, report, alarm }));
         coordinator::apply(store, &writes);
         assert_eq!(
             state.summary,
@@ -353,13 +357,9 @@ mod decisions {
         };
         // A tick only names holders to check: no line, nothing for the list.
         let said = SAID.with(|s| s.borrow_mut().pop());
-        assert_eq!(
-            said,
-            Some(Said {
-                log: None,
-                report: Due::Nothing
-            }),
-            "a tick said something"
+        assert!(
+            matches!(&said, Some(s) if s.log.is_none() && s.report == Due::Nothing),
+            "a tick said something: {said:?}"
         );
         due
     }
@@ -2977,7 +2977,20 @@ impl Sim {
             said.log, line,
             "LOG: the decision's line (expected by the oracle's rule)"
         );
-        self.check_history(k, before, &after, &allowed, said.report);
+        let due = self.check_history(k, before, &after, &allowed, said.report);
+        // The alarm by the oracle's rule: the sweep while someone waits
+        // behind the holders, a hand-over is unconfirmed or a holder is
+        // being cancelled; while a report is owed (by the oracle's `due`);
+        // and after a supersede, which owes its terminations.
+        let superseded = allowed.by == By::Enqueue && !allowed.dropped.is_empty();
+        let expected = match needs_alarm(&after) || due == Due::Owed || superseded {
+            true => Alarm::Periodic,
+            false => Alarm::Keep,
+        };
+        assert_eq!(
+            said.alarm, expected,
+            "ALARM: what the decision asks of the holder-check alarm"
+        );
         self.check_state(k, before, &after);
         self.arm_alarm();
     }
@@ -3069,7 +3082,7 @@ impl Sim {
         after: &Snap,
         allowed: &Allowed<'_>,
         report: Due,
-    ) {
+    ) -> Due {
         let now = self.now_ms;
         let left: Vec<&Holder> = before
             .holders
@@ -3208,6 +3221,7 @@ impl Sim {
             let paid = Write::History(HistoryWrite::Paid);
             baton::coordinator::apply(&mut self.stores[k], &[paid]);
         }
+        due
     }
 
     /// The oracle's fence rule: every holder that appeared in a decision is
@@ -3530,11 +3544,13 @@ fn word(reply: &AcquireReply) -> &'static str {
 /// §1f's reason, in the oracle's words for the line.
 const FULL_REASON: &str = "maxWaiting: the key has as many waiters as its cap; nothing registered";
 
-/// The oracle's rule for the holder-check alarm: someone waits behind the
-/// holders, or a holder has not confirmed its hand-over.
+/// The oracle's rule for the holder checks: someone waits behind the
+/// holders, a holder has not confirmed its hand-over, or one is being
+/// cancelled (§1d).
 fn needs_alarm(snap: &Snap) -> bool {
     !snap.holders.is_empty()
-        && (!snap.queue.is_empty() || snap.holders.iter().any(|h| h.state == HolderState::Handed))
+        && (!snap.queue.is_empty()
+            || (snap.holders.iter()).any(|h| h.state == HolderState::Handed || h.cancelling))
 }
 
 fn check_transition(

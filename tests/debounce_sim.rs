@@ -51,6 +51,7 @@ use baton::ident::InstanceId;
 use baton::limits::{
     DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_UNFINISHED_STARTS_MAX,
 };
+use baton::transition::{LogKind, LogLine};
 use common::{assert_reached, report_failure, simulate, Fault, Faults, Injected, Rng, SimStats};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -961,6 +962,13 @@ impl Sim {
             expect.reply.clone(),
             "reply differs from the model for {input:?}"
         );
+        if let Ok(reply) = &expect.reply {
+            assert_eq!(
+                transition.log,
+                expected_lines(reply),
+                "LOG: the decision's lines (the oracle's rule) for {input:?}"
+            );
+        }
         let fired: Vec<Id> = transition
             .effects
             .iter()
@@ -1597,5 +1605,72 @@ fn simulation() {
             Fault::EventLate,
             Fault::EventDuplicate,
         ]);
+    }
+}
+
+/// The oracle's rule for a decision's log lines (contract §9), from the
+/// reply the model predicts: a debounce call's own line (routine when it
+/// only schedules; a start at once or a suppressed call is contended),
+/// with why (its fire time, the batch bound that started it, or a leading
+/// start), then a line per batch it started under another id; a
+/// `startAt`'s, routine; a cancel's that dropped a pending start.
+fn expected_lines(reply: &Reply) -> Vec<LogLine> {
+    let line = |kind, id: &Id, decision, reason: String| LogLine {
+        kind,
+        instance: Some(id.clone()),
+        decision,
+        reason: reason.into(),
+        waited_ms: None,
+    };
+    let why = |b: &BatchStarted| match b.by {
+        BatchLimit::MaxItems(max) => format!("batch of {} params reached maxItems {max}", b.items),
+        BatchLimit::MaxBytes(max) => format!(
+            "batch of {} params ({} bytes) started: the next call's would pass maxBytes {max}",
+            b.items, b.bytes
+        ),
+    };
+    match reply {
+        Reply::Debounce(r) => {
+            let own = r.batches_started.iter().find(|b| b.id == r.instance_id);
+            let reason = match (r.fire_at_ms, own) {
+                (Some(at), _) => format!("fires at {at}"),
+                (None, Some(b)) => why(b),
+                (None, None) => "the burst's leading start".to_string(),
+            };
+            let (kind, decision) = match r.outcome {
+                Outcome::Scheduled => (LogKind::Routine, "scheduled"),
+                Outcome::Started => (LogKind::Contended, "started"),
+                Outcome::Suppressed => (LogKind::Contended, "suppressed"),
+            };
+            let others = (r.batches_started.iter())
+                .filter(|b| b.id != r.instance_id)
+                .map(|b| line(LogKind::Contended, &b.id, "started", why(b)));
+            std::iter::once(line(kind, &r.instance_id, decision, reason))
+                .chain(others)
+                .collect()
+        }
+        Reply::StartAt { instance_id, at } => {
+            // As JSON writes it, an integer without its `.0`.
+            let at = match serde_json::Number::from_f64(*at) {
+                _ if at.fract() == 0.0 && at.abs() < 9.2e18 => format!("{}", *at as i64),
+                Some(number) => number.to_string(),
+                None => format!("{at}"),
+            };
+            vec![line(
+                LogKind::Routine,
+                instance_id,
+                "scheduled",
+                format!("startAt {at}"),
+            )]
+        }
+        Reply::Cancel {
+            cancelled: Some(id),
+        } => vec![line(
+            LogKind::Contended,
+            id,
+            "cancelled",
+            "its pending start was dropped".to_string(),
+        )],
+        Reply::Cancel { cancelled: None } | Reply::Flush { .. } | Reply::Nothing => Vec::new(),
     }
 }

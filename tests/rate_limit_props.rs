@@ -43,6 +43,7 @@ use baton::rate_limit::{
     Transition,
 };
 use baton::sql::{SqlExec, SqlValue};
+use baton::transition::{LogKind, LogLine};
 use common::{
     assert_reached, report_failure, simulate, sqlite, Fault, Faults, Injected, Rng, SimStats,
 };
@@ -58,7 +59,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 /// A bucket a test decides on and then applies the writes to, as the
 /// shell does: the memory table, the SQL store, the cache over SQL.
 trait Decides {
-    fn run<C: Call>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError>;
+    fn run<C: Judged>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError>;
     /// An inspect, which writes nothing.
     fn peek(&self, now: u64) -> Inspection;
 }
@@ -70,11 +71,57 @@ fn inspected<V>(decided: Result<(Inspection, Transition<V>), BatonError>) -> Ins
     }
 }
 
+/// A call whose decision-log lines the test knows by its own rule
+/// (contract §9): an acquire prints one line, routine when it grants any
+/// permit, contended when it denies every one, naming no instance; nothing
+/// else prints.
+trait Judged: Call + Clone {
+    fn expected(&self, answer: &Self::Answer) -> Vec<LogLine>;
+    /// `answer`, once the decision's `log` is what the rule expects.
+    fn judged(&self, answer: Self::Answer, log: &[LogLine]) -> Self::Answer {
+        assert_eq!(log, self.expected(&answer), "LOG: the decision's lines");
+        answer
+    }
+}
+
+impl Judged for Acquire {
+    fn expected(&self, r: &AcquireReply) -> Vec<LogLine> {
+        let (kind, decision) = match r.granted {
+            0 => (LogKind::Contended, "denied"),
+            _ => (LogKind::Routine, "granted"),
+        };
+        let reason = format!(
+            "{} of {} permit(s); retry in {} ms",
+            r.granted, self.permits, r.wait_ms
+        );
+        vec![LogLine {
+            kind,
+            instance: None,
+            decision,
+            reason: reason.into(),
+            waited_ms: None,
+        }]
+    }
+}
+
+impl Judged for Penalize {
+    fn expected(&self, _: &u64) -> Vec<LogLine> {
+        Vec::new()
+    }
+}
+
+impl Judged for Refund {
+    fn expected(&self, _: &u32) -> Vec<LogLine> {
+        Vec::new()
+    }
+}
+
 impl Decides for Table {
-    fn run<C: Call>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError> {
-        let (reply, Transition { writes, .. }) = decide(&&*self, now, call)?;
+    fn run<C: Judged>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError> {
+        let lines = call.clone();
+        let (reply, Transition { writes, log, .. }) = decide(&&*self, now, call)?;
         self.apply(&writes);
-        Ok(reply)
+        Ok(lines.judged(reply, &log))
     }
     fn peek(&self, now: u64) -> Inspection {
         inspected(decide(&self, now, Inspect))
@@ -82,10 +129,11 @@ impl Decides for Table {
 }
 
 impl Decides for SqlRows<'_, Db> {
-    fn run<C: Call>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError> {
-        let (reply, Transition { writes, .. }) = decide(&&*self, now, call)?;
+    fn run<C: Judged>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError> {
+        let lines = call.clone();
+        let (reply, Transition { writes, log, .. }) = decide(&&*self, now, call)?;
         self.write_all(&writes);
-        Ok(reply)
+        Ok(lines.judged(reply, &log))
     }
     fn peek(&self, now: u64) -> Inspection {
         inspected(decide(&self, now, Inspect))
@@ -114,10 +162,11 @@ impl<'a> CachedStore<'a> {
 }
 
 impl Decides for CachedStore<'_> {
-    fn run<C: Call>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError> {
-        let (reply, Transition { writes, .. }) = decide(&self.view(), now, call)?;
+    fn run<C: Judged>(&mut self, now: u64, call: C) -> Result<C::Answer, BatonError> {
+        let lines = call.clone();
+        let (reply, Transition { writes, log, .. }) = decide(&self.view(), now, call)?;
         self.cache.write(&self.inner, &writes);
-        Ok(reply)
+        Ok(lines.judged(reply, &log))
     }
     fn peek(&self, now: u64) -> Inspection {
         inspected(decide(&self.view(), now, Inspect))

@@ -54,7 +54,7 @@ use baton::runs::{
     Outcome, PendingClaim, Poll, Reply, Run, RunView, Transition, Wait, WaitFor, WaitId, WaitMs,
     Waits,
 };
-use baton::transition::{Alarm, Check};
+use baton::transition::{Alarm, Check, LogKind, LogLine};
 use baton::workflow::Liveness;
 use common::{
     assert_reached, report_failure, simulate, End, Fault, Faults, Injected, Life, Rng, SimStats,
@@ -982,6 +982,30 @@ impl Sim {
             }),
         };
         assert_eq!(answer, expected, "the claim's answer");
+        // §9 by the oracle's rule: the caller claimed (routine) or joined
+        // another's run (contended), and what a check of the claimant found.
+        let (decision, kind) = match &expected {
+            ClaimReply::Claimed => ("claimed", LogKind::Routine),
+            ClaimReply::Taken(_) => ("taken", LogKind::Contended),
+        };
+        let reason = match (&checked_claim, liveness) {
+            (Some(checked), Some(liveness)) => {
+                let found = match liveness {
+                    Liveness::Alive => "Alive",
+                    Liveness::Dead => "Ended",
+                    Liveness::NotFound => "NotFound",
+                    Liveness::Unknown => "Unknown",
+                };
+                let replaced = if replaced { "; replaced" } else { "" };
+                format!("claimant {} checked: {found}{replaced}", checked.id)
+            }
+            _ => "decided without a check".to_string(),
+        };
+        assert_eq!(
+            transition.log,
+            vec![line(kind, Some(&me), decision, reason)],
+            "LOG: the claim's line"
+        );
         if replaced {
             match liveness {
                 Some(Liveness::Dead) => self.stats.replaced_ended += 1,
@@ -1156,10 +1180,24 @@ impl Sim {
             request,
             retention_ms: self.p.retention_ms,
         };
-        let reply = self
-            .decide(key, input)
-            .expect("complete is never refused")
-            .reply;
+        let transition = self.decide(key, input).expect("complete is never refused");
+        // §9 by the oracle's rule: recorded (routine) or refused (contended).
+        let said = match records {
+            true => line(
+                LogKind::Routine,
+                Some(&me_id),
+                "completed",
+                "outcome recorded",
+            ),
+            false => line(
+                LogKind::Contended,
+                Some(&me_id),
+                "ignored",
+                "not the claimant of an unfinished run",
+            ),
+        };
+        assert_eq!(transition.log, vec![said], "LOG: the completion's line");
+        let reply = transition.reply;
         let Reply::Complete(view) = reply else {
             panic!("complete answered {reply:?}");
         };
@@ -1234,11 +1272,16 @@ impl Sim {
                 continue;
             }
             let expected = self.model[k].delete_at.is_some_and(|at| at <= self.now_ms);
-            let reply = self
+            let transition = self
                 .decide(k, Input::Tick)
-                .expect("a tick is never refused")
-                .reply;
-            match reply {
+                .expect("a tick is never refused");
+            let deleted = line(LogKind::Routine, None, "deleted", "retention over");
+            assert_eq!(
+                transition.log,
+                if expected { vec![deleted] } else { Vec::new() },
+                "LOG: a deletion's line, and only a deletion's"
+            );
+            match transition.reply {
                 Reply::Expired(deleted) => {
                     assert_eq!(
                         deleted, expected,
@@ -1514,5 +1557,21 @@ fn simulation() {
             Fault::AlarmDuplicate,
             Fault::StatusUnknown,
         ]);
+    }
+}
+
+/// A decision-log line as the oracle expects it.
+fn line(
+    kind: LogKind,
+    instance: Option<&InstanceId>,
+    decision: &'static str,
+    reason: impl Into<String>,
+) -> LogLine {
+    LogLine {
+        kind,
+        instance: instance.cloned(),
+        decision,
+        reason: reason.into().into(),
+        waited_ms: None,
     }
 }

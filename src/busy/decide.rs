@@ -87,6 +87,8 @@ fn decided(row: &Option<Row>, write: Option<Write>) -> Transition {
         reply: (),
         writes,
         effects: Vec::new(),
+        // The list's decisions are no one's turn: they print no line.
+        log: Vec::new(),
         // A row that lost its time leaves the alarm early: that tick
         // finds nothing due.
         alarm: state

@@ -75,8 +75,8 @@ use super::log::{self, Cause};
 use super::steer;
 use super::types::history::{self, Outcome};
 use super::types::{
-    Holder, HolderState, Input, Liveness, Member, Options, Reply, Settings, Transition, Turn, View,
-    Write,
+    Effect, Holder, HolderState, Input, Liveness, Member, Options, Reply, Settings, Transition,
+    Turn, View, Write,
 };
 use crate::busy::reporter::{self, Due};
 use crate::error::BatonError;
@@ -205,6 +205,25 @@ fn tick(key: &mut Draft<'_>) -> Reply {
     Reply::Ticked(due)
 }
 
+/// What a decision needs of the holder-check alarm, the one rule: the
+/// periodic sweep while the key needs holder checks (someone waits behind
+/// its holders, a hand-over is unconfirmed, a holder is being cancelled),
+/// while it owes its list a report (`Due::Owed`: the alarm sends it again
+/// until the shard confirms it, should the one sent after the reply be
+/// lost), and after a supersede, which owes its terminations until done
+/// (the alarm finishes them should the enqueue's own attempt fail or never
+/// run). The alarm is then at most one holder-check period away: the shell
+/// arms one from now unless one is known to be set, and every one it sets
+/// is at most a period away.
+fn alarm(needs_check: bool, report: Due, effects: &[Effect]) -> Alarm {
+    let terminates = (effects.iter()).any(|e| matches!(e, Effect::Terminate(_)));
+    if needs_check || report == Due::Owed || terminates {
+        Alarm::Periodic
+    } else {
+        Alarm::Keep
+    }
+}
+
 /// The transition: the writes with the history's around them
 /// (`history::record`), the report the list is due (`reporter::due`),
 /// and the log line (`log::of`).
@@ -247,10 +266,10 @@ fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transitio
     // changes; the rest of the view (the superseded, the holders to
     // check) is not carried on.
     Transition {
+        alarm: alarm(needs, report, &effects),
         reply,
         writes,
         effects,
-        alarm: if needs { Alarm::Periodic } else { Alarm::Keep },
         state: View {
             summary: s,
             member,

@@ -384,3 +384,16 @@ fn woken(handed: &Holder, liveness: Liveness, d: &Consequence<'_>) -> Option<Log
         _ => None,
     }
 }
+
+/// The line of a turn event sent to `id`, a holder handed the key: what
+/// the hand-off's effect came to, which the shell prints once the send
+/// went through (one that threw prints nothing; the alarm sends again).
+pub fn sent_turn(id: &InstanceId) -> LogLine {
+    LogLine {
+        kind: LogKind::Contended,
+        instance: Some(id.clone()),
+        decision: "woken",
+        reason: Cow::Borrowed("handed the key"),
+        waited_ms: None,
+    }
+}

@@ -21,8 +21,9 @@
 //! 2. **Decide.** [`decide`] takes the view, the settings, the time and the
 //!    [`Input`], and returns a [`Transition`]: the [`Reply`], the row
 //!    [`Write`]s, the effects (checks, turn events, terminations), whether
-//!    the key needs the holder-check alarm, and the summary as the writes
-//!    leave it.
+//!    the key needs the holder-check alarm (for its checks, a list report
+//!    it owes, or terminations a supersede owes), and the summary as the
+//!    writes leave it.
 //! 3. **Write.** The shell carries out the writes in one synchronous turn
 //!    ([`write()`]; the twin's `apply`), then the effects.
 //!
@@ -46,7 +47,8 @@
 //! | which holders are due a check | [`due_for_check`] (`check.rs`) |
 //! | what a check's answer does | `grant::apply_check` |
 //! | §10a a holder's `checked` is its binding's last answer, whichever check asked | `Draft::record_check` |
-//! | the key needs the holder-check alarm | [`needs_check`] (`check.rs`) |
+//! | the key needs holder checks | [`needs_check`] (`check.rs`) |
+//! | the decision needs the holder-check alarm (holder checks, a list report owed, terminations owed) | `decide::alarm` |
 //! | §11: pause (its `since` and reason), resume, the limit override | `steer::pause`, `steer::resume`, `steer::set_limit` |
 //! | an instance is reached through its own binding, or the default | [`Settings::binding`] |
 //! | §1a an instance found through another binding is that Workflow's from then on (one `warn` line) | `decide` on [`Input::Rebound`]; the lookup itself: `shell::found` |

@@ -3,10 +3,12 @@
 //! key settled first (`decide.rs`'s [`Draft`]).
 
 use super::decide::{DebounceReply, Draft, StartAtReply, Transition};
+use super::log;
 use super::request::{DebounceCall, IdSuffix, StartAtCall};
 use super::state::KeyState;
 use crate::error::BatonError;
 use crate::ident::InstanceId;
+use crate::transition::LogLine;
 
 /// A caller's request of a key, typed by its answer.
 pub trait Call {
@@ -50,7 +52,7 @@ impl Call for Debounce {
         state: &KeyState,
         now_ms: u64,
     ) -> Result<(DebounceReply, Transition), BatonError> {
-        settled(state, now_ms, |draft| {
+        settled(state, now_ms, log::debounced, |draft| {
             draft.debounce(now_ms, &self.call, &self.suffix)
         })
     }
@@ -63,7 +65,7 @@ impl Call for StartAt {
         state: &KeyState,
         now_ms: u64,
     ) -> Result<(StartAtReply, Transition), BatonError> {
-        settled(state, now_ms, |draft| {
+        settled(state, now_ms, log::started_at, |draft| {
             draft.start_at(now_ms, self.call, &self.suffix)
         })
     }
@@ -76,14 +78,19 @@ impl Call for Flush {
         state: &KeyState,
         now_ms: u64,
     ) -> Result<(Option<InstanceId>, Transition), BatonError> {
-        settled(state, now_ms, |draft| {
-            let started = draft.s.pending.as_ref().map(|p| p.id.clone());
-            if started.is_some() {
-                draft.fire(now_ms);
-            }
-            draft.set_burst(None);
-            Ok(started)
-        })
+        settled(
+            state,
+            now_ms,
+            |_| Vec::new(),
+            |draft| {
+                let started = draft.s.pending.as_ref().map(|p| p.id.clone());
+                if started.is_some() {
+                    draft.fire(now_ms);
+                }
+                draft.set_burst(None);
+                Ok(started)
+            },
+        )
     }
 }
 
@@ -94,7 +101,7 @@ impl Call for Cancel {
         state: &KeyState,
         now_ms: u64,
     ) -> Result<(Option<InstanceId>, Transition), BatonError> {
-        settled(state, now_ms, |draft| {
+        settled(state, now_ms, log::cancelled, |draft| {
             let cancelled = draft.s.pending.as_ref().map(|p| p.id.clone());
             draft.set_pending(None);
             draft.set_burst(None);
@@ -104,14 +111,18 @@ impl Call for Cancel {
 }
 
 /// A call on the key in `state`, settled at `now_ms` first (as every
-/// decision is): its answer, and the transition.
+/// decision is): its answer, and the transition with the answer's
+/// decision-log lines (`log.rs`).
 fn settled<A>(
     state: &KeyState,
     now_ms: u64,
+    lines: fn(&A) -> Vec<LogLine>,
     call: impl FnOnce(&mut Draft) -> Result<A, BatonError>,
 ) -> Result<(A, Transition), BatonError> {
     let mut draft = Draft::new(state);
     draft.settle(now_ms);
     let answer = call(&mut draft)?;
-    Ok((answer, draft.finish()))
+    let mut transition = draft.finish();
+    transition.log = lines(&answer);
+    Ok((answer, transition))
 }

@@ -178,6 +178,7 @@ impl Draft {
             writes,
             effects: self.creates,
             alarm: Alarm::at_or_clear(self.s.next_alarm_ms()),
+            log: Vec::new(),
             state: self.s,
         }
     }

@@ -5,6 +5,7 @@
 use super::rules::{RuleId, RuleSet};
 use super::state::{Rows, Write};
 use crate::error::BatonError;
+use crate::transition::LogLine;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AcquireReply {
@@ -38,11 +39,13 @@ pub struct Inspection {
 /// ([`decide`] answers a [`Call`] with its `Answer`).
 pub trait Call {
     type Answer;
-    /// The answer, with the writes it takes pushed to `writes`.
+    /// The answer, with the writes it takes pushed to `writes` and the
+    /// decision-log lines it prints to `log` (`log.rs`).
     fn answer(
         self,
         view: &impl Rows,
         writes: &mut Vec<Write>,
+        log: &mut Vec<LogLine>,
         now_ms: u64,
     ) -> Result<Self::Answer, BatonError>;
 }

@@ -8,25 +8,18 @@
 //! breaks a rule of the contract is refused with no writes. A rate decision
 //! has no effects and never needs the alarm (aged rows are pruned a few per
 //! call), so `effects` is empty and `alarm` is [`Alarm::Keep`](crate::transition::Alarm::Keep).
-//!
-//! # Exactness
-//! A permit granted at `t` under a rule with window `W` counts for that rule
-//! at every time `T` with `t > T - W`, and frees at `t + W`. At `now` a rule
-//! grants at most `limit - used(now)`, where `used(now)` counts its grants in
-//! `(now - W, now]`; since every interval `[x, x + W)` that ends after `now`
-//! and holds `now` starts after `now - W`, no such interval can exceed the
-//! limit. When nothing is granted, the next free time of a rule whose `used`
-//! is `u >= limit` is when its `(u - limit + 1)`-th oldest permit in the
-//! window leaves it: that grant's time plus `W`. The bucket's `waitMs` is the
-//! latest of its rules' times and the cooldown's end.
+//! Its one line, an acquire's, is `super::log`'s. Why a window is exact:
+//! the rate-limit module's doc, "Exactness".
 
 use super::call::{Acquire, AcquireReply, Call, Inspect, Inspection, Penalize, Refund, RuleView};
+use super::log::acquire_line;
 use super::rules::RuleSet;
 use super::state::{GrantRow, Meta, Rows, RuleRow, Totals, Write};
 use crate::error::BatonError;
 use crate::limits::{
     RATE_PRUNE_ROWS_PER_CALL, RATE_REFUND_PAGE_ROWS, RATE_REFUND_ROWS_VISITED_MAX, RATE_RULE_SLOTS,
 };
+use crate::transition::LogLine;
 
 impl Call for Acquire {
     type Answer = AcquireReply;
@@ -34,9 +27,12 @@ impl Call for Acquire {
         self,
         view: &impl Rows,
         writes: &mut Vec<Write>,
+        log: &mut Vec<LogLine>,
         now_ms: u64,
     ) -> Result<AcquireReply, BatonError> {
-        acquire(view, writes, now_ms, &self.rules, self.permits)
+        let reply = acquire(view, writes, now_ms, &self.rules, self.permits)?;
+        log.push(acquire_line(reply.granted, reply.wait_ms, self.permits));
+        Ok(reply)
     }
 }
 
@@ -46,6 +42,7 @@ impl Call for Penalize {
         self,
         view: &impl Rows,
         writes: &mut Vec<Write>,
+        _: &mut Vec<LogLine>,
         now_ms: u64,
     ) -> Result<u64, BatonError> {
         Ok(penalize(view, writes, now_ms, self.cooldown_ms))
@@ -58,6 +55,7 @@ impl Call for Refund {
         self,
         view: &impl Rows,
         writes: &mut Vec<Write>,
+        _: &mut Vec<LogLine>,
         now_ms: u64,
     ) -> Result<u32, BatonError> {
         Ok(refund(view, writes, now_ms, self.permits))
@@ -70,6 +68,7 @@ impl Call for Inspect {
         self,
         view: &impl Rows,
         _: &mut Vec<Write>,
+        _: &mut Vec<LogLine>,
         now_ms: u64,
     ) -> Result<Inspection, BatonError> {
         Ok(inspect(view, now_ms))
@@ -89,12 +88,14 @@ pub fn decide<V: Rows + Clone, C: Call>(
     call: C,
 ) -> Result<(C::Answer, Transition<V>), BatonError> {
     let mut writes = Vec::new();
-    let answer = call.answer(view, &mut writes, now_ms)?;
+    let mut log = Vec::new();
+    let answer = call.answer(view, &mut writes, &mut log, now_ms)?;
     let transition = Transition {
         reply: (),
         writes,
         effects: Vec::new(),
         alarm: crate::transition::Alarm::Keep,
+        log,
         state: view.clone(),
     };
     Ok((answer, transition))

@@ -29,11 +29,23 @@
 //! through it): the scalars, the rules, the oldest row and the newest rows. A refusal then runs no statement and a grant
 //! only its insert; storage stays the truth, and the cache is rebuilt from
 //! it after a restart.
+//!
+//! # Exactness
+//! A permit granted at `t` under a rule with window `W` counts for that rule
+//! at every time `T` with `t > T - W`, and frees at `t + W`. At `now` a rule
+//! grants at most `limit - used(now)`, where `used(now)` counts its grants in
+//! `(now - W, now]`; since every interval `[x, x + W)` that ends after `now`
+//! and holds `now` starts after `now - W`, no such interval can exceed the
+//! limit. When nothing is granted, the next free time of a rule whose `used`
+//! is `u >= limit` is when its `(u - limit + 1)`-th oldest permit in the
+//! window leaves it: that grant's time plus `W`. The bucket's `waitMs` is the
+//! latest of its rules' times and the cooldown's end.
 
 mod cached;
 mod call;
 mod decide;
 mod invariants;
+mod log;
 mod memory;
 pub mod rules;
 pub mod schema;

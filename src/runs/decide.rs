@@ -75,6 +75,9 @@ pub struct PendingClaim {
     /// same claim still holds it.
     pub checked: Claim,
     pub grace_ms: u64,
+    /// The binding the claimant is checked through: its own, or the
+    /// default (§1a's line names it when another finds the claimant).
+    pub binding: String,
 }
 
 /// A run as callers see it: its claimant and, once finished, its outcome
@@ -101,11 +104,10 @@ pub struct Checked {
     pub liveness: Liveness,
     /// Whether the claimant was dead and lost the key to the caller.
     pub replaced: bool,
-    /// §1a: the binding the claim was remembered with (`None`: the
-    /// default) and the one it is remembered with from now on, when the
-    /// check found the claimant through another; the shell prints the
-    /// `warn` line.
-    pub rebound: Option<(Option<String>, String)>,
+    /// §1a: the binding the claimant was checked through (its own, or
+    /// the default) and the one it is remembered with from now on, when
+    /// the check found it through another (its line is `warn`).
+    pub rebound: Option<(String, String)>,
 }
 
 /// A long-poll's first answer: now, or park until woken or `deadline_ms`.
@@ -157,8 +159,9 @@ pub enum Write {
     Delete,
 }
 
-/// The one decision: `input` on `view` (loaded for that input) at `now_ms`.
-pub fn decide(view: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+/// The one decision: `input` on `view` (loaded for that input) at `now_ms`,
+/// its lines left to [`super::decide`].
+pub(super) fn transition(view: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
     let run = match view {
         View::Record(run) => run,
         View::Appender {
@@ -214,6 +217,7 @@ fn unchanged(view: View, reply: Reply) -> Transition {
         writes: Vec::new(),
         effects: Vec::new(),
         alarm: Alarm::Keep,
+        log: Vec::new(),
         state: view,
     }
 }
@@ -239,6 +243,7 @@ fn claim(
                 request,
                 checked: claim.clone(),
                 grace_ms,
+                binding: check.workflow.clone(),
             };
             let mut transition = unchanged(View::Record(run.clone()), Reply::Checking(pending));
             transition.effects.push(check);
@@ -263,6 +268,7 @@ fn claim_after_check(
         request,
         checked,
         grace_ms,
+        binding,
     } = pending;
     let holds = matches!(run, Run::Running { claim } if *claim == checked);
     let replaced = holds && liveness.is_dead(Some(checked.since_ms), now_ms, grace_ms);
@@ -270,7 +276,7 @@ fn claim_after_check(
     // Workflow's instance from now on.
     let rebound = through
         .filter(|to| holds && !replaced && checked.workflow.as_ref() != Some(to))
-        .map(|to| (checked.workflow.clone(), to));
+        .map(|to| (binding, to));
     let note = Checked {
         claimant: checked.id.clone(),
         liveness,
@@ -334,6 +340,7 @@ fn take(now_ms: u64, request: ClaimRequest, checked: Option<Checked>) -> Transit
         writes: vec![Write::Claim(claim.clone())],
         effects: Vec::new(),
         alarm: Alarm::Keep,
+        log: Vec::new(),
         state: View::Record(Run::Running { claim }),
     }
 }
@@ -360,6 +367,7 @@ fn complete(run: &Run, now_ms: u64, request: &CompleteRequest, retention_ms: u64
         writes: vec![Write::Finish(finished.clone())],
         effects: Vec::new(),
         alarm: Alarm::At(delete_at_ms),
+        log: Vec::new(),
         state: View::Record(Run::Finished {
             claim: claim.clone(),
             finished,
@@ -436,6 +444,7 @@ fn append(
         writes,
         effects: Vec::new(),
         alarm: Alarm::Keep,
+        log: Vec::new(),
         state: View::Appender {
             claimant: claimant.clone(),
             latest_seq: Some(seq),
@@ -479,6 +488,7 @@ fn expire(run: &Run, now_ms: u64) -> Transition {
             writes: vec![Write::Delete],
             effects: Vec::new(),
             alarm: Alarm::Keep,
+            log: Vec::new(),
             state: View::Record(Run::Unclaimed),
         },
         _ => unchanged(View::Record(run.clone()), Reply::Expired(false)),

@@ -38,6 +38,7 @@
 
 mod decide;
 mod input;
+mod log;
 pub mod memory;
 pub mod schema;
 pub mod sql;
@@ -49,3 +50,17 @@ pub use input::*;
 pub use memory::{apply, MemoryRun};
 pub use state::*;
 pub use waits::*;
+
+/// The one decision: `input` on `view` (loaded for that input) at
+/// `now_ms`, the transition (`decide.rs`) with its decision-log lines
+/// (`log.rs`).
+pub fn decide(
+    view: &View,
+    now_ms: u64,
+    input: Input,
+) -> Result<Transition, crate::error::BatonError> {
+    let caller = log::caller(&input);
+    let mut transition = decide::transition(view, now_ms, input)?;
+    transition.log = log::of(caller.as_ref(), &transition);
+    Ok(transition)
+}

@@ -15,7 +15,7 @@
 //! `js/worker.mjs`, which extends `DurableObject` and only delegates here.
 
 use super::config::WorkflowConfig;
-use super::decision_log::{self, Kind, Scope};
+use super::decision_log::{self, Scope};
 use super::driver::{
     Call, Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep,
 };
@@ -24,8 +24,7 @@ use super::js::{self, now_ms};
 use super::rpc;
 use super::sqlite::ObjectSql;
 use crate::debounce::{
-    self, assert_invariants, sql, Cancel, Create, Flush, Input, KeyState, Outcome, Transition,
-    Write,
+    self, assert_invariants, sql, Cancel, Create, Flush, Input, KeyState, Transition, Write,
 };
 use crate::edge::coordinator::KeyOptions;
 use crate::edge::debounce::{
@@ -109,11 +108,13 @@ impl Stored for Debouncer {
     }
 }
 
-/// A create: made through its Workflow binding (and logged); its outcome
+/// A create: made through its Workflow binding (and its line, the core's,
+/// printed); its outcome
 /// re-enters as `Input::Created`.
 impl Perform<Debouncer> for Create {
     async fn perform<'a>(&'a self, with: &'a Performing<'a, Debouncer>) -> Performed<Debouncer> {
-        let outcome = effects::create(with.env, with.scope, self).await;
+        let outcome = effects::create(with.env, self).await;
+        decision_log::line(with.scope, &debounce::created_line(self, &outcome));
         let created = Input::Created {
             id: self.id.clone(),
             outcome,
@@ -219,40 +220,6 @@ impl Driver<Debouncer> {
             suffix: effects::new_suffix()?,
         };
         let reply = self.answer(&request.key, call).await?;
-        let own_batch = reply
-            .batches_started
-            .iter()
-            .find(|b| b.id == reply.instance_id);
-        let reason = match (reply.fire_at_ms, own_batch) {
-            (Some(at), _) => format!("fires at {at}"),
-            (None, Some(batch)) => batch.reason(),
-            (None, None) => "the burst's leading start".to_string(),
-        };
-        // A call that only moves the burst's fire time is routine;
-        // a start at once or a suppressed call is not.
-        let kind = match reply.outcome {
-            Outcome::Scheduled => Kind::Routine,
-            Outcome::Started | Outcome::Suppressed => Kind::Contended,
-        };
-        decision_log::decision(
-            kind,
-            Scope::Debounce(request.key.as_str()),
-            reply.instance_id.as_str(),
-            reply.outcome.as_str(),
-            &reason,
-            None,
-        );
-        // A batch started by this call under an id it was not told:
-        // the pending one its params would have taken past maxBytes.
-        for batch in reply
-            .batches_started
-            .iter()
-            .filter(|b| b.id != reply.instance_id)
-        {
-            let (scope, id) = (Scope::Debounce(request.key.as_str()), batch.id.as_str());
-            let reason = batch.reason();
-            decision_log::decision(Kind::Contended, scope, id, "started", &reason, None);
-        }
         Ok(reply.into())
     }
 
@@ -266,14 +233,6 @@ impl Driver<Debouncer> {
             suffix: effects::new_suffix()?,
         };
         let debounce::StartAtReply { instance_id, at } = self.answer(&request.key, call).await?;
-        decision_log::decision(
-            Kind::Routine,
-            Scope::Debounce(request.key.as_str()),
-            instance_id.as_str(),
-            "scheduled",
-            &format!("startAt {}", crate::error::Number(at)),
-            None,
-        );
         Ok(StartAtReply { instance_id, at })
     }
 
@@ -284,16 +243,6 @@ impl Driver<Debouncer> {
 
     async fn cancel(self: &Rc<Self>, request: DebounceKey) -> Result<CancelReply, JsValue> {
         let cancelled = self.answer(&request.key, Cancel).await?;
-        if let Some(id) = &cancelled {
-            decision_log::decision(
-                Kind::Contended,
-                Scope::Debounce(request.key.as_str()),
-                id.as_str(),
-                "cancelled",
-                "its pending start was dropped",
-                None,
-            );
-        }
         Ok(CancelReply { cancelled })
     }
 }

@@ -1,6 +1,8 @@
 //! One structured log line per decision, so `wrangler tail` answers "why is
 //! this instance waiting?". Lines carry identifiers and reasons only: never
-//! a token, an input hash's source or a payload.
+//! a token, an input hash's source or a payload. Every line is a core's
+//! [`LogLine`] (a transition's `log`, or what an effect came to), printed
+//! here as it is: the shell words none.
 //!
 //! `BATON_LOG` (contract §9) chooses which lines print: `contended` (the
 //! default) prints the decisions that involve more than one instance or an
@@ -139,25 +141,6 @@ struct Line<'a> {
     metrics_dropped: Option<u64>,
 }
 
-/// Logs one decision of `kind`, if the level prints it. `waited_ms` is how
-/// long the instance has waited so far, if it waits.
-pub fn decision(
-    kind: Kind,
-    scope: Scope<'_>,
-    instance: &str,
-    decision: &str,
-    reason: &str,
-    waited_ms: Option<u64>,
-) {
-    let said = Said {
-        instance: Some(instance),
-        decision,
-        reason,
-        waited_ms,
-    };
-    print(kind, scope, &said, &Figures::default());
-}
-
 /// A line's words.
 struct Said<'a> {
     instance: Option<&'a str>,
@@ -210,9 +193,16 @@ pub fn line(scope: Scope<'_>, line: &LogLine) {
 
 /// Prints a line a core decided, in `scope`, its data point carrying
 /// `figures`.
+/// A rate bucket's or a run's line about no instance names `-` (a
+/// bucket's callers are not instances it knows; a run's deletion is the
+/// retention's), as those lines always have.
 pub fn line_with(scope: Scope<'_>, line: &LogLine, figures: &Figures<'_>) {
+    let nobody = match scope {
+        Scope::Bucket(_) | Scope::Run(_) => Some("-"),
+        Scope::Key(_) | Scope::Debounce(_) | Scope::Group(_) => None,
+    };
     let said = Said {
-        instance: line.instance.as_ref().map(|i| i.as_str()),
+        instance: line.instance.as_ref().map(|i| i.as_str()).or(nobody),
         decision: line.decision,
         reason: &line.reason,
         waited_ms: line.waited_ms,

@@ -4,7 +4,6 @@
 //! turn events through `shell::wake`. Kept out of the generic driver so
 //! the WASM holds one copy of each (P6).
 
-use super::decision_log::{self, Kind, Scope};
 use super::found::{found, Found};
 use super::js;
 use super::workflow::Workflow;
@@ -29,8 +28,8 @@ pub fn new_suffix() -> Result<IdSuffix, JsValue> {
     Ok(IdSuffix::new(uuid))
 }
 
-/// Creates an instance, and logs what that came to.
-pub async fn create(env: &Env, scope: Scope<'_>, create: &Create) -> CreateOutcome {
+/// Creates an instance: what that came to (a failure also warns).
+pub async fn create(env: &Env, create: &Create) -> CreateOutcome {
     let attempt = async {
         let workflow = Workflow::from_env(env, &create.workflow)?;
         let params = match &create.params {
@@ -43,7 +42,7 @@ pub async fn create(env: &Env, scope: Scope<'_>, create: &Create) -> CreateOutco
             .map(|_| ())
     };
     let outcome = create_outcome(attempt.await);
-    log_created(scope, create, &outcome);
+    warn_failed(create, &outcome);
     outcome
 }
 
@@ -78,36 +77,17 @@ pub async fn terminate(env: &Env, terminate: &Terminate) -> bool {
     stop.await.is_ok()
 }
 
-/// A create's decision line; a failure is also a warning (an error of
-/// Baton's own I/O prints at every log level).
-fn log_created(scope: Scope<'_>, create: &Create, outcome: &CreateOutcome) {
-    let (decision, reason) = match outcome {
-        CreateOutcome::Created => ("created", format!("attempt {}", create.attempt)),
-        CreateOutcome::AlreadyExists => ("created", "the id exists: counted as done".to_string()),
-        CreateOutcome::Failed(message) => {
-            worker::console_warn!(
-                "baton: create of {} through {} failed (attempt {}): {message}",
-                create.id,
-                create.workflow,
-                create.attempt
-            );
-            (
-                "create_failed",
-                format!(
-                    "attempt {}: {message}; retried with backoff",
-                    create.attempt
-                ),
-            )
-        }
-    };
-    decision_log::decision(
-        Kind::Contended,
-        scope,
-        create.id.as_str(),
-        decision,
-        &reason,
-        None,
-    );
+/// A failed create is a warning (an error of Baton's own I/O prints at
+/// every log level); its decision line is the caller's to print.
+fn warn_failed(create: &Create, outcome: &CreateOutcome) {
+    if let CreateOutcome::Failed(message) = outcome {
+        worker::console_warn!(
+            "baton: create of {} through {} failed (attempt {}): {message}",
+            create.id,
+            create.workflow,
+            create.attempt
+        );
+    }
 }
 
 /// What a create's failure means: "the id exists" is a done start.

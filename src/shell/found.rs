@@ -15,9 +15,8 @@
 //! It costs nothing on the uncontended path: the other bindings are asked
 //! only where the remembered one answered "not found".
 
-use super::decision_log::{self, Kind, Scope};
 use super::workflow::Workflow;
-use crate::workflow::{found_elsewhere_reason, Liveness, Status, FOUND_ELSEWHERE};
+use crate::workflow::{Liveness, Status};
 use worker::Env;
 
 /// What the lookup came to.
@@ -73,11 +72,4 @@ pub async fn found(
         }
     }
     found
-}
-
-/// Prints §1a's `warn` line for a concept whose core hands the shell the
-/// rebinding as data (the serial queue's, Runs'), in `scope`.
-pub fn warn(scope: Scope<'_>, id: &str, from: &str, to: &str) {
-    let reason = found_elsewhere_reason(from, to);
-    decision_log::decision(Kind::Warn, scope, id, FOUND_ELSEWHERE, &reason, None);
 }

@@ -22,8 +22,7 @@
 //! - [`rate_limiter_object`], [`debouncer_object`],
 //!   [`runs_object`], [`busy_list_object`]: the Durable Object classes (the
 //!   last is one shard of the list of busy keys, contract §10);
-//!   [`runs_polls`]: the `Runs` object's long-polls; [`runs_log`]: its
-//!   claim's decision lines.
+//!   [`runs_polls`]: the `Runs` object's long-polls.
 //! - [`busy_service`]: `coordinatorList`, a page merged from every shard;
 //!   [`serial_list`]: `serialList`, D1's groups.
 //! - [`service`]: the default entrypoint's methods for those objects
@@ -62,7 +61,6 @@ pub mod object;
 mod rate_bucket;
 pub mod rate_limiter_object;
 pub mod rpc;
-pub mod runs_log;
 pub mod runs_object;
 pub mod runs_polls;
 pub mod serial_found;

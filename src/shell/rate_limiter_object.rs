@@ -25,7 +25,7 @@
 //! traps the module (panic = "abort"), and it aborts the object so it
 //! restarts from what was committed.
 
-use super::decision_log::{self, Kind, Scope};
+use super::decision_log::Scope;
 use super::driver::{Call, Driver, Memory, NoEffect, Rules, TransitionOf};
 use super::js::{self, to_js};
 use super::rate_bucket::Bucket;
@@ -154,21 +154,6 @@ impl RateLimiterCore {
                 permits,
             };
             let reply = RateAcquireReply::from(self.decide(&request.bucket, call)?);
-            // A grant is routine (P5's hot path prints nothing by default);
-            // a denial of every permit asked is worth its line.
-            let (kind, decision) = if reply.granted > 0 {
-                (Kind::Routine, "granted")
-            } else {
-                (Kind::Contended, "denied")
-            };
-            if decision_log::prints(kind) {
-                let reason = format!(
-                    "{} of {permits} permit(s); retry in {} ms",
-                    reply.granted, reply.wait_ms
-                );
-                let scope = Scope::Bucket(request.bucket.as_str());
-                decision_log::decision(kind, scope, "-", decision, &reason, None);
-            }
             Ok(to_js(&reply))
         })
     }

@@ -9,12 +9,11 @@
 //! `DurableObject` and only delegates here.
 
 use super::config::RunsShellConfig;
-use super::decision_log::{self, Kind, Scope};
+use super::decision_log::Scope;
 use super::driver::{Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep};
 use super::effects;
 use super::js;
 use super::rpc;
-use super::runs_log;
 use super::sqlite::ObjectSql;
 use crate::edge::runs::{wire, RunAppend, RunClaim, RunComplete};
 use crate::error::BatonError;
@@ -87,10 +86,6 @@ impl Stored for Runs {
     }
     fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
         counted(sql, |c| sql::write(c, key, &transition.writes));
-        if transition.writes.iter().any(|w| matches!(w, Write::Delete)) {
-            let scope = Scope::Run(key);
-            decision_log::decision(Kind::Routine, scope, "-", "deleted", "retention over", None);
-        }
     }
 }
 
@@ -222,20 +217,10 @@ impl Object {
             grace_ms: config.decide.claim_grace_ms,
             workflow: config.workflows.workflow_binding.clone(),
         };
-        let Reply::Claim { answer, checked } =
-            replied(self.driver.run(&request.key, input).await?)?
+        let Reply::Claim { answer, .. } = replied(self.driver.run(&request.key, input).await?)?
         else {
             return Err(js::mismatch("Runs"));
         };
-        let default_workflow = &config.workflows.workflow_binding;
-        let scope = Scope::Run(request.key.as_str());
-        runs_log::claimed(
-            scope,
-            &request.instance_id,
-            &answer,
-            checked,
-            default_workflow,
-        );
         reply(&wire::claim_reply(&answer))
     }
 
@@ -251,21 +236,6 @@ impl Object {
             return Err(js::mismatch("Runs"));
         };
         let recorded = view.is_some();
-        let (kind, decision, reason) = if recorded {
-            (Kind::Routine, "completed", "outcome recorded")
-        } else {
-            // An outcome from anyone but the claimant is refused.
-            let reason = "not the claimant of an unfinished run";
-            (Kind::Contended, "ignored", reason)
-        };
-        decision_log::decision(
-            kind,
-            Scope::Run(request.key.as_str()),
-            request.instance_id.as_str(),
-            decision,
-            reason,
-            None,
-        );
         reply(&wire::complete_reply(recorded))
     }
 

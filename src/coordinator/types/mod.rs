@@ -118,7 +118,8 @@ pub struct Transition {
     pub writes: Vec<Write>,
     /// What to do with Workflow instances once the writes are committed.
     pub effects: Vec<Effect>,
-    /// `Periodic` when the key needs the holder-check alarm, else `Keep`.
+    /// `Periodic` when the key needs the holder-check alarm (holder checks,
+    /// a report owed, terminations owed: `decide::alarm`), else `Keep`.
     pub alarm: Alarm,
     /// The view once the writes are applied.
     pub state: View,

@@ -14,7 +14,7 @@ use crate::edge::coordinator::{AcquireOutcome, GrantEvent};
 use crate::edge::TurnEvent;
 use crate::ident::{InstanceId, WorkflowName};
 use crate::shell::config::WorkflowConfig;
-use crate::shell::decision_log::{self, Kind};
+use crate::shell::decision_log;
 use crate::shell::driver::{Bound, Perform, Performed, Performing, Woke};
 use crate::shell::effects;
 use crate::shell::found::Found;
@@ -152,9 +152,7 @@ async fn hand_off(
             let turn = turn(config, with.key.as_str(), wake);
             let sent = wake::send(with.env, wake, &turn).await.ok();
             if sent.is_some() {
-                let id = wake.id.as_str();
-                let reason = "handed the key";
-                decision_log::decision(Kind::Contended, with.scope, id, "woken", reason, None);
+                decision_log::line(with.scope, &coordinator::log::sent_turn(&wake.id));
             }
             sent
         }

@@ -2,27 +2,21 @@
 //! summary as the last decision left it, the settings decisions read, and
 //! the list reports decisions made due. Apart from the object's file
 //! because it is where every committed decision passes: [`Summaries::write`]
-//! commits the writes, prints the decision's log line as it is and queues
-//! its report; it decides none of them (the transition carries all three).
+//! commits the writes and queues the report; it decides neither (the
+//! transition carries both, and its log lines, which the driver prints).
 
 use super::reporters::Reports;
 use super::rules::{Coordinator, Keyed};
 use crate::busy::reporter::Due;
-use crate::coordinator::history::HistoryWrite;
-use crate::coordinator::{self, health_rows, Input, Settings, Summary, Write};
+use crate::coordinator::{self, health_rows, Input, Settings, Summary};
 use crate::ident::Ident;
 use crate::limits::KEY_SUMMARIES_KEPT_MAX;
 use crate::shell::config::WorkflowConfig;
-use crate::shell::decision_log::{self, Figures, Scope};
 use crate::shell::driver::{Driver, Memory, TransitionOf};
-use crate::shell::js::now_ms;
-use crate::shell::object::ObjectBase;
 use crate::shell::sqlite::ObjectSql;
 use crate::sql::Counted;
-use crate::transition::{Alarm, LogLine};
 use std::collections::HashMap;
 use std::rc::Rc;
-use wasm_bindgen::JsValue;
 
 /// The Coordinator object: its concept run by the driver, with this memory.
 pub(super) type Object = Driver<Coordinator, Summaries>;
@@ -38,11 +32,8 @@ pub struct Summaries {
     /// What the list of busy keys was told of each key (contract §10),
     /// and the reports decisions made due, to send after the reply.
     pub(super) reports: Rc<Reports>,
-    /// The holder-check period, for [`Summaries::committed`].
+    /// The holder-check period, for the key's list report.
     holder_check_ms: u64,
-    /// The last decision left a report owed and no alarm armed, or
-    /// terminations owed.
-    alarm_soon: bool,
 }
 
 impl Summaries {
@@ -75,27 +66,21 @@ impl Memory<Coordinator> for Summaries {
             key: key.to_owned(),
             view,
             settings,
-            outputs: None,
+            report: Due::Nothing,
+            decided_ms: 0,
         }
     }
-    /// The commit, the decision's log line printed, its list report
-    /// queued, and the summary kept: moved out of the transition when no
-    /// effect will read it (the uncontended acquire and release), else a
-    /// copy (a wake reads the holder as it was handed).
+    /// The commit, the decision's list report queued, and the summary
+    /// kept: moved out of the transition when no effect will read it (the
+    /// uncontended acquire and release), else a copy (a wake reads the
+    /// holder as it was handed). The driver has printed the decision's
+    /// lines, which read the summary, before.
     fn write(&mut self, sql: &ObjectSql, key: &str, transition: &mut TransitionOf<Coordinator>) {
-        let outputs = transition
-            .state
-            .outputs
-            .as_ref()
-            .expect("a transition's state carries what the decision caused");
         let counted = Counted::new(sql);
         coordinator::write(&counted, key, &transition.writes);
         sql.count_work(counted.work());
-        if let Some(line) = &outputs.log {
-            print(key, line, transition);
-        }
-        let now = outputs.now_ms;
-        if self.reports.sends_now(key, outputs.report, now) {
+        let (report, now) = (transition.state.report, transition.state.decided_ms);
+        if self.reports.sends_now(key, report, now) {
             let s = &transition.state.view.summary;
             let counted = Counted::new(sql);
             let busy = health_rows::busy(&counted, key, s, self.holder_check_ms);
@@ -104,16 +89,7 @@ impl Memory<Coordinator> for Summaries {
             if let Ok(ident) = Ident::parse("key", key) {
                 self.reports.due(&ident, busy, now);
             }
-            // The report is owed until the shard confirms it: the alarm,
-            // set in this turn, sends it again if it is lost.
-            self.alarm_soon = outputs.report == Due::Owed && transition.alarm == Alarm::Keep;
         }
-        // A supersede owes terminations until done: the alarm, set in this
-        // turn, works through them should the enqueue's own attempt fail or
-        // never run.
-        let terminates = (transition.effects.iter())
-            .any(|effect| matches!(effect, coordinator::Effect::Terminate(_)));
-        self.alarm_soon |= terminates;
         if self.summaries.len() >= KEY_SUMMARIES_KEPT_MAX {
             self.summaries.clear();
         }
@@ -125,61 +101,9 @@ impl Memory<Coordinator> for Summaries {
         };
         self.summaries.insert(key.to_owned(), summary);
     }
-    /// Sets the alarm one holder-check period from now when the decision
-    /// left a report owed and no alarm of its own, or terminations owed, in
-    /// this turn (its write goes with the decision's), without waiting for it.
-    fn committed(&mut self, base: &ObjectBase) {
-        if !std::mem::take(&mut self.alarm_soon) {
-            return;
-        }
-        let at = now_ms() + self.holder_check_ms;
-        if let Ok(storage) = base.raw_state.storage() {
-            let _ = storage.set_alarm(
-                js_sys::Date::new(&JsValue::from_f64(at as f64)),
-                js_sys::Object::new(),
-            );
-        }
-    }
     /// Sends the list reports the decisions made due, after the reply
     /// (`report_sending.rs`).
     fn decided(driver: &Rc<Object>) {
         driver.send_reports();
     }
-}
-
-/// Prints a decision's line as the core wrote it, its §9a data point
-/// carrying the key's figures as the decision left them: the hold it
-/// ended (the history's record of it), the wait of a waiter it granted a
-/// slot (when the line names no wait), the instance's Workflow if it holds.
-fn print(key: &str, line: &LogLine, transition: &TransitionOf<Coordinator>) {
-    let summary = &transition.state.view.summary;
-    let id = line.instance.as_ref();
-    let held_ms = transition.writes.iter().find_map(|w| match w {
-        Write::History(HistoryWrite::Hold {
-            id: held,
-            from_ms,
-            to_ms,
-            ..
-        }) if Some(held) == id => Some(to_ms.saturating_sub(*from_ms)),
-        _ => None,
-    });
-    let granted_wait = transition.writes.iter().find_map(|w| match w {
-        Write::History(HistoryWrite::Wait(_, waited_ms)) => Some(*waited_ms),
-        _ => None,
-    });
-    let holder = summary.holders.iter().find(|h| Some(&h.id) == id);
-    let settings = &transition.state.settings;
-    let figures = Figures {
-        workflow: holder.map(|h| {
-            h.workflow
-                .as_ref()
-                .map_or(settings.workflow.as_str(), |w| w.as_str())
-        }),
-        waited_ms: line.waited_ms.or(granted_wait),
-        held_ms: held_ms.unwrap_or(0),
-        holders: summary.holders.len() as u32,
-        waiting: summary.waiters,
-        limit: summary.limit(),
-    };
-    decision_log::line_with(Scope::Key(key), line, &figures);
 }

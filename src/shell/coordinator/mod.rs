@@ -19,8 +19,8 @@
 //! `enqueue`, `acquire` and `release`, in the caller's turn
 //! (`Driver::try_now`: a synchronous decision cannot interleave with
 //! another request, and the gate's Promise is a fixed cost on every call).
-//! The driver then
-//! ensures the holder-check alarm if the key needs it, and performs what
+//! The driver sets the holder-check alarm in that turn if the decision
+//! asks for it and none is known to be set, then performs what
 //! the decision asked for: the status checks (whose answers re-enter as
 //! the `*Checked` inputs), the turn events (whose acceptance re-enters as
 //! `Input::Accepted` after the reply, and the woken holder's status, asked
@@ -32,9 +32,11 @@
 //!
 //! Everything a decision causes is in its transition
 //! (`coordinator::Transition`): the history among its writes, the list
-//! report it is due and its decision-log line. `Summaries::write`, which
-//! every committed decision passes through, commits the writes, prints the
-//! line as it is and queues the report; it decides none of them.
+//! report it is due, its decision-log line and what it needs of the alarm.
+//! `Summaries::write`, which every committed decision passes through,
+//! commits the writes and queues the report; the driver prints the line as
+//! it is (`Rules::print`, with the key's §9a figures) and arms the alarm.
+//! None of them is decided here.
 //!
 //! JS callers reach these methods through the `Coordinator` class in
 //! `js/worker.mjs`, which extends `DurableObject` (workerd refuses RPC to a

@@ -3,12 +3,13 @@
 //! its invariants, and the holder-check sweep of its alarm.
 
 use crate::busy::reporter::Due;
+use crate::coordinator::history::HistoryWrite;
 use crate::coordinator::{self, Holder, Input, Reply, Settings, View, Write};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::KEYS_CHECKED_PER_ALARM_MAX;
 use crate::shell::config::WorkflowConfig;
-use crate::shell::decision_log::Scope;
+use crate::shell::decision_log::{self, Figures, Scope};
 use crate::shell::driver::{NextAlarm, Rules, Sweep, TransitionOf};
 use crate::shell::sqlite::ObjectSql;
 use crate::sql::Counted;
@@ -26,17 +27,11 @@ pub struct Keyed {
     pub(super) key: String,
     pub(super) view: View,
     pub(super) settings: Rc<Settings>,
-    /// In a transition's state: what the decision caused beside its writes
-    /// and effects, for `Summaries::write`.
-    pub(super) outputs: Option<Outputs>,
-}
-
-/// What a decision caused beside its writes and effects: its log line and
-/// the report its key's list entry is due, at the time it was taken.
-pub struct Outputs {
-    pub(super) log: Option<LogLine>,
+    /// In a transition's state, the report its key's list entry is due
+    /// (`Due::Nothing` as loaded), for `Summaries::write` to queue.
     pub(super) report: Due,
-    pub(super) now_ms: u64,
+    /// When the decision was taken (0 as loaded).
+    pub(super) decided_ms: u64,
 }
 
 impl Keyed {
@@ -81,7 +76,7 @@ impl Rules for Coordinator {
         Cow::Borrowed(input)
     }
     /// The core's decision, on the loaded view itself (its summary moves
-    /// into the transition's state); its log line and report go with it.
+    /// into the transition's state); its report goes with its state.
     fn decide(
         state: &mut Keyed,
         now_ms: u64,
@@ -93,15 +88,13 @@ impl Rules for Coordinator {
             writes: t.writes,
             effects: t.effects,
             alarm: t.alarm,
+            log: t.log.into_iter().collect(),
             state: Keyed {
                 key: state.key.clone(),
                 view: t.state,
                 settings: state.settings.clone(),
-                outputs: Some(Outputs {
-                    log: t.log,
-                    report: t.report,
-                    now_ms,
-                }),
+                report: t.report,
+                decided_ms: now_ms,
             },
         })
     }
@@ -111,5 +104,47 @@ impl Rules for Coordinator {
     }
     fn scope(key: &str) -> Scope<'_> {
         Scope::Key(key)
+    }
+    /// Each line as the core wrote it, its §9a data point carrying the
+    /// key's figures as the decision left them.
+    fn print(key: &str, transition: &TransitionOf<Self>) {
+        for line in &transition.log {
+            decision_log::line_with(Scope::Key(key), line, &figures(line, transition));
+        }
+    }
+}
+
+/// A line's §9a figures: the hold it ended (the history's record of it),
+/// the wait of a waiter it granted a slot (when the line names no wait),
+/// the instance's Workflow if it holds, and the key's counts.
+fn figures<'a>(line: &LogLine, transition: &'a TransitionOf<Coordinator>) -> Figures<'a> {
+    let summary = &transition.state.view.summary;
+    let id = line.instance.as_ref();
+    let held_ms = transition.writes.iter().find_map(|w| match w {
+        Write::History(HistoryWrite::Hold {
+            id: held,
+            from_ms,
+            to_ms,
+            ..
+        }) if Some(held) == id => Some(to_ms.saturating_sub(*from_ms)),
+        _ => None,
+    });
+    let granted_wait = transition.writes.iter().find_map(|w| match w {
+        Write::History(HistoryWrite::Wait(_, waited_ms)) => Some(*waited_ms),
+        _ => None,
+    });
+    let holder = summary.holders.iter().find(|h| Some(&h.id) == id);
+    let settings = &transition.state.settings;
+    Figures {
+        workflow: holder.map(|h| {
+            h.workflow
+                .as_ref()
+                .map_or(settings.workflow.as_str(), |w| w.as_str())
+        }),
+        waited_ms: line.waited_ms.or(granted_wait),
+        held_ms: held_ms.unwrap_or(0),
+        holders: summary.holders.len() as u32,
+        waiting: summary.waiters,
+        limit: summary.limit(),
     }
 }

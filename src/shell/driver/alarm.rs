@@ -22,6 +22,38 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         }
     }
 
+    /// In the decision's own turn, with its writes: a periodic alarm
+    /// ([`NextAlarm::Every`]) that the decision asks for and that is not
+    /// known to be set is set one period from now, its write going with
+    /// the decision's (a reset before the reply then loses no alarm: an
+    /// owed list report or termination is still sent or done). Not awaited:
+    /// the output gate holds the reply until the write is stored. Any
+    /// alarm it replaces was set one period from an earlier time, so the
+    /// sweep is at most one period late, once per object life or alarm.
+    /// The other alarms are armed after the commit ([`Driver::arm_alarm`]).
+    pub(super) fn arm_in_turn(&self, alarm: &Alarm) {
+        let (
+            Some(Sweep {
+                next: NextAlarm::Every(period_ms),
+                ..
+            }),
+            Ok(config),
+        ) = (&R::ALARM, &self.config)
+        else {
+            return;
+        };
+        if *alarm != Alarm::Periodic || self.alarm_set.get() {
+            return;
+        }
+        let at_ms = now_ms() + period_ms(config);
+        if let Ok(storage) = self.base.raw_state.storage() {
+            let date = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
+            if storage.set_alarm(date, js_sys::Object::new()).is_ok() {
+                self.alarm_set.set(true);
+            }
+        }
+    }
+
     /// Arms the object's alarm its way ([`NextAlarm`]); nothing for an
     /// object with none, or whose variables are bad (it decides nothing).
     pub async fn arm_alarm(&self) -> Result<(), JsValue> {

@@ -26,10 +26,12 @@
 //! # The alarm
 //! After every decision whose [`Alarm`] is not `Keep`, the driver arms the
 //! alarm the object's way ([`Sweep::next`]): at the earliest time any key
-//! needs it ([`NextAlarm::Earliest`]), or for a periodic sweep (the
-//! Coordinator's holder checks, [`NextAlarm::Every`]) one period from now
-//! if none is set; a periodic alarm leaves re-arming to the decisions it
-//! runs.
+//! needs it ([`NextAlarm::Earliest`]), after the commit; or for a periodic
+//! sweep (the Coordinator's, [`NextAlarm::Every`]) one period from now,
+//! in the decision's own turn with its writes, unless one is known to be
+//! set; a periodic alarm leaves re-arming to the decisions it runs. The
+//! driver is the alarm's one writer (`alarm.rs`): what a decision needs of
+//! it is the core's to say.
 //!
 //! # In the commit's turn
 //! [`Driver::run_in_turn`] also runs a class's own step inside the caller's
@@ -169,7 +171,8 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         .await
     }
 
-    /// Load, decide, check, write: synchronous, so nothing can interleave.
+    /// Load, decide, check, print the lines, write, arm a periodic alarm:
+    /// synchronous, so nothing can interleave.
     fn decide<C: Call<R>>(
         &self,
         key: &Ident,
@@ -186,11 +189,13 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     /// Writes a decision and checks the state it leaves (the part of
     /// [`Driver::decide`] no call's type changes: one copy, P6).
     fn write(&self, memory: &mut M, key: &Ident, transition: &mut TransitionOf<R>) {
-        // Before the write, which may move the state into the memory (a
-        // broken one is then never committed either).
+        // Before the write, which may move the state into the memory: a
+        // broken state is then never committed, and the lines (the
+        // Coordinator's carry the key's figures) read the state as decided.
         R::assert_invariants(&transition.state);
+        R::print(key.as_str(), transition);
         memory.write(&self.base.sql, key.as_str(), transition);
-        memory.committed(&self.base);
+        self.arm_in_turn(&transition.alarm);
     }
 
     /// One call for `key`, committed in the caller's turn and outside

@@ -5,8 +5,7 @@
 
 use super::{Driver, Perform};
 use crate::error::BatonError;
-use crate::shell::decision_log::Scope;
-use crate::shell::object::ObjectBase;
+use crate::shell::decision_log::{self, Scope};
 use crate::shell::sqlite::ObjectSql;
 use crate::transition::Transition;
 use std::borrow::Cow;
@@ -54,6 +53,14 @@ pub trait Rules: Sized + 'static {
     fn assert_invariants(state: &Self::State);
     /// What the decision log names a key as.
     fn scope(key: &str) -> Scope<'_>;
+    /// Prints a committed decision's log lines as they are, in the key's
+    /// [`Rules::scope`] (a class may add its §9a figures to each line's
+    /// data point; it picks no line).
+    fn print(key: &str, transition: &TransitionOf<Self>) {
+        for line in &transition.log {
+            decision_log::line(Self::scope(key), line);
+        }
+    }
 }
 
 /// One of a concept's calls, typed by its answer: what its state is
@@ -166,13 +173,6 @@ pub trait Memory<R: Rules>: Default + 'static {
     /// state holds for the next load, taking it out of the state when no
     /// effect will read it (the Coordinator's summary, moved, not cloned).
     fn write(&mut self, sql: &ObjectSql, key: &str, transition: &mut TransitionOf<R>);
-    /// A step in the commit's turn, after [`Memory::write`], with the
-    /// object itself (the Coordinator sets its alarm there when a decision
-    /// leaves a list report owed, so the alarm's write goes with the
-    /// decision's).
-    fn committed(&mut self, base: &ObjectBase) {
-        let _ = base;
-    }
     /// After each committed decision of a call, out of its turn: work the
     /// decisions left to send after the reply, in `waitUntil` (the
     /// Coordinator's list reports). The default sends nothing.
