@@ -78,19 +78,14 @@ impl Call for Flush {
         state: &KeyState,
         now_ms: u64,
     ) -> Result<(Option<InstanceId>, Transition), BatonError> {
-        settled(
-            state,
-            now_ms,
-            |_| Vec::new(),
-            |draft| {
-                let started = draft.s.pending.as_ref().map(|p| p.id.clone());
-                if started.is_some() {
-                    draft.fire(now_ms);
-                }
-                draft.set_burst(None);
-                Ok(started)
-            },
-        )
+        settled(state, now_ms, log::flushed, |draft| {
+            let started = draft.s.pending.as_ref().map(|p| p.id.clone());
+            if started.is_some() {
+                draft.fire(now_ms);
+            }
+            draft.set_burst(None);
+            Ok(started)
+        })
     }
 }
 

@@ -445,28 +445,39 @@ impl Draft {
                 Ok(self.pend_trailing(now_ms, id, call, fire_at_ms))
             }
             (Edge::Leading, trailing) => {
-                // Suppressed: its params are not kept. It still extends the
-                // burst, so a trailing start made pending by an earlier call
-                // moves with it and goes through the latest workflow.
-                if let Some(pending) = &trailing {
-                    self.set_pending(Some(Pending {
-                        workflow: call.workflow.clone(),
-                        ..pending.clone()
-                    }));
-                }
-                self.set_burst(Some(burst));
-                let (instance_id, fire_at_ms) = match (leading, trailing) {
-                    (Some(id), _) => (id, None),
-                    (None, Some(pending)) => (pending.id, Some(fire_at_ms)),
-                    (None, None) => unreachable!("an open burst has a leading or a pending start"),
-                };
-                Ok(DebounceReply {
-                    outcome: Outcome::Suppressed,
-                    instance_id,
-                    fire_at_ms,
-                    batches_started: Vec::new(),
-                })
+                Ok(self.suppress(burst, leading, trailing, call, fire_at_ms))
             }
+        }
+    }
+
+    /// A leading call within a burst, suppressed: its params are not kept.
+    /// It still extends the burst, so a trailing start made pending by an
+    /// earlier call moves with it and goes through the latest workflow.
+    fn suppress(
+        &mut self,
+        burst: Burst,
+        leading: Option<InstanceId>,
+        trailing: Option<Pending>,
+        call: &DebounceCall,
+        fire_at_ms: u64,
+    ) -> DebounceReply {
+        if let Some(pending) = &trailing {
+            self.set_pending(Some(Pending {
+                workflow: call.workflow.clone(),
+                ..pending.clone()
+            }));
+        }
+        self.set_burst(Some(burst));
+        let (instance_id, fire_at_ms) = match (leading, trailing) {
+            (Some(id), _) => (id, None),
+            (None, Some(pending)) => (pending.id, Some(fire_at_ms)),
+            (None, None) => unreachable!("an open burst has a leading or a pending start"),
+        };
+        DebounceReply {
+            outcome: Outcome::Suppressed,
+            instance_id,
+            fire_at_ms,
+            batches_started: Vec::new(),
         }
     }
 

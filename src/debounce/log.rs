@@ -42,8 +42,13 @@ pub(super) fn started_at(reply: &StartAtReply) -> Vec<LogLine> {
     )]
 }
 
+/// A flush prints no line: the start it makes says so in its create's.
+pub(super) fn flushed(_: &Option<InstanceId>) -> Vec<LogLine> {
+    Vec::new()
+}
+
 /// The line of a cancel that dropped the pending start `cancelled`, if
-/// it dropped one; a flush prints none (its create's line says it).
+/// it dropped one.
 pub(super) fn cancelled(cancelled: &Option<InstanceId>) -> Vec<LogLine> {
     cancelled
         .iter()

@@ -115,45 +115,8 @@ pub fn migrate(exec: &impl SqlExec) {
 /// Everything one key holds.
 pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
     let k = text_value(key);
-    let burst = exec
-        .run(
-            "SELECT edge, delay_ms, max_wait_ms, workflow, first_at, last_at, calls, leading \
-             FROM debounce_bursts WHERE key = ?1",
-            std::slice::from_ref(&k),
-        )
-        .first()
-        .map(|row| Burst {
-            edge: Edge::parse(&text(&row[0])).expect("a stored edge is known"),
-            delay_ms: millis(&row[1]),
-            max_wait_ms: millis(&row[2]),
-            workflow: text(&row[3]),
-            first_at_ms: millis(&row[4]),
-            last_at_ms: millis(&row[5]),
-            calls: millis(&row[6]),
-            leading: optional_text(&row[7]).map(|_| stored_id(&row[7])),
-        });
-    let pending = exec
-        .run(
-            "SELECT id, workflow, params, at_ms, set_at_ms, batch_max_items, batch_max_bytes \
-             FROM debounce_pending WHERE key = ?1",
-            std::slice::from_ref(&k),
-        )
-        .first()
-        .map(|row| Pending {
-            id: stored_id(&row[0]),
-            workflow: text(&row[1]),
-            params: match (optional_millis(&row[5]), optional_millis(&row[6])) {
-                (Some(max_items), Some(max_bytes)) => StartParams::Batch(BatchBounds {
-                    max_items: u32::try_from(max_items).expect("a stored maxItems fits"),
-                    max_bytes: u32::try_from(max_bytes).expect("a stored maxBytes fits"),
-                }),
-                _ => StartParams::Latest(optional_text(&row[2])),
-            },
-            fire: match (optional_millis(&row[3]), optional_millis(&row[4])) {
-                (Some(at_ms), Some(set_at_ms)) => Fire::At { at_ms, set_at_ms },
-                _ => Fire::BurstEnd,
-            },
-        });
+    let burst = load_burst(exec, &k);
+    let pending = load_pending(exec, &k);
     // Only a batching start has a batch (the core's invariant), so a key
     // that does not batch pays no read for it.
     let batch = match &pending {
@@ -170,26 +133,7 @@ pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
             .collect(),
         _ => Vec::new(),
     };
-    let creating = exec
-        .run(
-            "SELECT id, workflow, params, fired_at, failures, next_try_at, last_error \
-             FROM debounce_creating WHERE key = ?1 ORDER BY seq LIMIT ?2",
-            &[
-                k.clone(),
-                millis_value(DEBOUNCE_UNFINISHED_STARTS_MAX as u64),
-            ],
-        )
-        .iter()
-        .map(|row| Creating {
-            id: stored_id(&row[0]),
-            workflow: text(&row[1]),
-            params: optional_text(&row[2]),
-            fired_at_ms: millis(&row[3]),
-            failures: u32::try_from(millis(&row[4])).unwrap_or(u32::MAX),
-            next_try_at_ms: millis(&row[5]),
-            last_error: optional_text(&row[6]),
-        })
-        .collect();
+    let creating = load_creating(exec, &k);
     let started = exec
         .run(
             "SELECT id, at_ms FROM debounce_started WHERE key = ?1 ORDER BY seq DESC LIMIT ?2",
@@ -210,6 +154,74 @@ pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
     }
 }
 
+/// The key's burst, if one is running.
+fn load_burst(exec: &impl SqlExec, k: &SqlValue) -> Option<Burst> {
+    exec.run(
+        "SELECT edge, delay_ms, max_wait_ms, workflow, first_at, last_at, calls, leading \
+             FROM debounce_bursts WHERE key = ?1",
+        std::slice::from_ref(k),
+    )
+    .first()
+    .map(|row| Burst {
+        edge: Edge::parse(&text(&row[0])).expect("a stored edge is known"),
+        delay_ms: millis(&row[1]),
+        max_wait_ms: millis(&row[2]),
+        workflow: text(&row[3]),
+        first_at_ms: millis(&row[4]),
+        last_at_ms: millis(&row[5]),
+        calls: millis(&row[6]),
+        leading: optional_text(&row[7]).map(|_| stored_id(&row[7])),
+    })
+}
+
+/// The key's pending start, if it has one.
+fn load_pending(exec: &impl SqlExec, k: &SqlValue) -> Option<Pending> {
+    exec.run(
+        "SELECT id, workflow, params, at_ms, set_at_ms, batch_max_items, batch_max_bytes \
+             FROM debounce_pending WHERE key = ?1",
+        std::slice::from_ref(k),
+    )
+    .first()
+    .map(|row| Pending {
+        id: stored_id(&row[0]),
+        workflow: text(&row[1]),
+        params: match (optional_millis(&row[5]), optional_millis(&row[6])) {
+            (Some(max_items), Some(max_bytes)) => StartParams::Batch(BatchBounds {
+                max_items: u32::try_from(max_items).expect("a stored maxItems fits"),
+                max_bytes: u32::try_from(max_bytes).expect("a stored maxBytes fits"),
+            }),
+            _ => StartParams::Latest(optional_text(&row[2])),
+        },
+        fire: match (optional_millis(&row[3]), optional_millis(&row[4])) {
+            (Some(at_ms), Some(set_at_ms)) => Fire::At { at_ms, set_at_ms },
+            _ => Fire::BurstEnd,
+        },
+    })
+}
+
+/// The key's fired starts whose creates are not confirmed, oldest first.
+fn load_creating(exec: &impl SqlExec, k: &SqlValue) -> Vec<Creating> {
+    exec.run(
+        "SELECT id, workflow, params, fired_at, failures, next_try_at, last_error \
+             FROM debounce_creating WHERE key = ?1 ORDER BY seq LIMIT ?2",
+        &[
+            k.clone(),
+            millis_value(DEBOUNCE_UNFINISHED_STARTS_MAX as u64),
+        ],
+    )
+    .iter()
+    .map(|row| Creating {
+        id: stored_id(&row[0]),
+        workflow: text(&row[1]),
+        params: optional_text(&row[2]),
+        fired_at_ms: millis(&row[3]),
+        failures: u32::try_from(millis(&row[4])).unwrap_or(u32::MAX),
+        next_try_at_ms: millis(&row[5]),
+        last_error: optional_text(&row[6]),
+    })
+    .collect()
+}
+
 /// Commits one decision's writes for `key`, and when the key next needs the alarm.
 pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Option<u64>) {
     let k = text_value(key);
@@ -221,110 +233,22 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
                     std::slice::from_ref(&k),
                 );
             }
-            Write::Burst(Some(b)) => {
-                exec.run(
-                    "INSERT OR REPLACE INTO debounce_bursts \
-                     (key, edge, delay_ms, max_wait_ms, workflow, first_at, last_at, calls, leading) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                    &[
-                        k.clone(),
-                        text_value(b.edge.as_str()),
-                        millis_value(b.delay_ms),
-                        millis_value(b.max_wait_ms),
-                        text_value(&b.workflow),
-                        millis_value(b.first_at_ms),
-                        millis_value(b.last_at_ms),
-                        millis_value(b.calls),
-                        optional_text_value(b.leading.as_ref().map(InstanceId::as_str)),
-                    ],
-                );
-            }
+            Write::Burst(Some(b)) => put_burst(exec, &k, b),
             Write::Pending(None) => {
                 exec.run(
                     "DELETE FROM debounce_pending WHERE key = ?1",
                     std::slice::from_ref(&k),
                 );
             }
-            Write::Pending(Some(p)) => {
-                let (at_ms, set_at_ms) = match p.fire {
-                    Fire::BurstEnd => (SqlValue::Null, SqlValue::Null),
-                    Fire::At { at_ms, set_at_ms } => (millis_value(at_ms), millis_value(set_at_ms)),
-                };
-                let (params, max_items, max_bytes) = match &p.params {
-                    StartParams::Latest(params) => (
-                        optional_text_value(params.as_deref()),
-                        SqlValue::Null,
-                        SqlValue::Null,
-                    ),
-                    StartParams::Batch(bounds) => (
-                        SqlValue::Null,
-                        millis_value(u64::from(bounds.max_items)),
-                        millis_value(u64::from(bounds.max_bytes)),
-                    ),
-                };
-                exec.run(
-                    "INSERT OR REPLACE INTO debounce_pending \
-                     (key, id, workflow, params, at_ms, set_at_ms, batch_max_items, batch_max_bytes) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    &[
-                        k.clone(),
-                        text_value(p.id.as_str()),
-                        text_value(&p.workflow),
-                        params,
-                        at_ms,
-                        set_at_ms,
-                        max_items,
-                        max_bytes,
-                    ],
-                );
-            }
-            Write::Creating(c) => {
-                // An update keeps the row's place (its seq); a new row goes last.
-                let params = [
-                    k.clone(),
-                    text_value(c.id.as_str()),
-                    text_value(&c.workflow),
-                    optional_text_value(c.params.as_deref()),
-                    millis_value(c.fired_at_ms),
-                    millis_value(u64::from(c.failures)),
-                    millis_value(c.next_try_at_ms),
-                    optional_text_value(c.last_error.as_deref()),
-                ];
-                let updated = exec.run(
-                    "UPDATE debounce_creating SET workflow = ?3, params = ?4, fired_at = ?5, \
-                     failures = ?6, next_try_at = ?7, last_error = ?8 \
-                     WHERE key = ?1 AND id = ?2 RETURNING id",
-                    &params,
-                );
-                if updated.is_empty() {
-                    exec.run(
-                        "INSERT INTO debounce_creating \
-                         (key, id, seq, workflow, params, fired_at, failures, next_try_at, last_error) \
-                         VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM debounce_creating \
-                         WHERE key = ?1), ?3, ?4, ?5, ?6, ?7, ?8)",
-                        &params,
-                    );
-                }
-            }
+            Write::Pending(Some(p)) => put_pending(exec, &k, p),
+            Write::Creating(c) => put_creating(exec, &k, c),
             Write::CreatingDone(id) => {
                 exec.run(
                     "DELETE FROM debounce_creating WHERE key = ?1 AND id = ?2",
                     &[k.clone(), text_value(id.as_str())],
                 );
             }
-            Write::Started(s) => {
-                exec.run(
-                    "INSERT INTO debounce_started (key, id, at_ms) VALUES (?1, ?2, ?3)",
-                    &[k.clone(), text_value(s.id.as_str()), millis_value(s.at_ms)],
-                );
-                // Keep the newest few: the oldest beyond them goes, one per
-                // insert, so the key's rows stay bounded.
-                exec.run(
-                    "DELETE FROM debounce_started WHERE seq IN (SELECT seq FROM debounce_started \
-                     WHERE key = ?1 ORDER BY seq DESC LIMIT -1 OFFSET ?2)",
-                    &[k.clone(), millis_value(DEBOUNCE_STARTED_KEPT as u64)],
-                );
-            }
+            Write::Started(s) => record_started(exec, &k, s),
             Write::BatchCleared => {
                 exec.run(
                     "DELETE FROM debounce_batch_items WHERE key = ?1",
@@ -344,6 +268,106 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
         "INSERT INTO debounce_keys (key, wake_at) VALUES (?1, ?2) \
          ON CONFLICT (key) DO UPDATE SET wake_at = excluded.wake_at",
         &[k, optional_millis_value(wake_at_ms)],
+    );
+}
+
+/// The key's burst, as it now stands.
+fn put_burst(exec: &impl SqlExec, k: &SqlValue, b: &Burst) {
+    exec.run(
+        "INSERT OR REPLACE INTO debounce_bursts \
+             (key, edge, delay_ms, max_wait_ms, workflow, first_at, last_at, calls, leading) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        &[
+            k.clone(),
+            text_value(b.edge.as_str()),
+            millis_value(b.delay_ms),
+            millis_value(b.max_wait_ms),
+            text_value(&b.workflow),
+            millis_value(b.first_at_ms),
+            millis_value(b.last_at_ms),
+            millis_value(b.calls),
+            optional_text_value(b.leading.as_ref().map(InstanceId::as_str)),
+        ],
+    );
+}
+
+/// The key's pending start, as it now stands.
+fn put_pending(exec: &impl SqlExec, k: &SqlValue, p: &Pending) {
+    let (at_ms, set_at_ms) = match p.fire {
+        Fire::BurstEnd => (SqlValue::Null, SqlValue::Null),
+        Fire::At { at_ms, set_at_ms } => (millis_value(at_ms), millis_value(set_at_ms)),
+    };
+    let (params, max_items, max_bytes) = match &p.params {
+        StartParams::Latest(params) => (
+            optional_text_value(params.as_deref()),
+            SqlValue::Null,
+            SqlValue::Null,
+        ),
+        StartParams::Batch(bounds) => (
+            SqlValue::Null,
+            millis_value(u64::from(bounds.max_items)),
+            millis_value(u64::from(bounds.max_bytes)),
+        ),
+    };
+    exec.run(
+        "INSERT OR REPLACE INTO debounce_pending \
+             (key, id, workflow, params, at_ms, set_at_ms, batch_max_items, batch_max_bytes) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        &[
+            k.clone(),
+            text_value(p.id.as_str()),
+            text_value(&p.workflow),
+            params,
+            at_ms,
+            set_at_ms,
+            max_items,
+            max_bytes,
+        ],
+    );
+}
+
+/// A fired start whose create is not confirmed yet, new or updated.
+fn put_creating(exec: &impl SqlExec, k: &SqlValue, c: &Creating) {
+    // An update keeps the row's place (its seq); a new row goes last.
+    let params = [
+        k.clone(),
+        text_value(c.id.as_str()),
+        text_value(&c.workflow),
+        optional_text_value(c.params.as_deref()),
+        millis_value(c.fired_at_ms),
+        millis_value(u64::from(c.failures)),
+        millis_value(c.next_try_at_ms),
+        optional_text_value(c.last_error.as_deref()),
+    ];
+    let updated = exec.run(
+        "UPDATE debounce_creating SET workflow = ?3, params = ?4, fired_at = ?5, \
+             failures = ?6, next_try_at = ?7, last_error = ?8 \
+             WHERE key = ?1 AND id = ?2 RETURNING id",
+        &params,
+    );
+    if updated.is_empty() {
+        exec.run(
+            "INSERT INTO debounce_creating \
+                 (key, id, seq, workflow, params, fired_at, failures, next_try_at, last_error) \
+                 VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM debounce_creating \
+                 WHERE key = ?1), ?3, ?4, ?5, ?6, ?7, ?8)",
+            &params,
+        );
+    }
+}
+
+/// A confirmed start, the newest of the few kept.
+fn record_started(exec: &impl SqlExec, k: &SqlValue, s: &Started) {
+    exec.run(
+        "INSERT INTO debounce_started (key, id, at_ms) VALUES (?1, ?2, ?3)",
+        &[k.clone(), text_value(s.id.as_str()), millis_value(s.at_ms)],
+    );
+    // Keep the newest few: the oldest beyond them goes, one per
+    // insert, so the key's rows stay bounded.
+    exec.run(
+        "DELETE FROM debounce_started WHERE seq IN (SELECT seq FROM debounce_started \
+             WHERE key = ?1 ORDER BY seq DESC LIMIT -1 OFFSET ?2)",
+        &[k.clone(), millis_value(DEBOUNCE_STARTED_KEPT as u64)],
     );
 }
 

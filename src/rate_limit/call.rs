@@ -36,7 +36,7 @@ pub struct Inspection {
 }
 
 /// What a caller asks of a bucket, each call typed by its answer
-/// ([`decide`] answers a [`Call`] with its `Answer`).
+/// ([`decide`](fn@super::decide) answers a [`Call`] with its `Answer`).
 pub trait Call {
     type Answer;
     /// The answer, with the writes it takes pushed to `writes` and the

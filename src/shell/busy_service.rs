@@ -77,44 +77,7 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
     for answer in futures_util::future::join_all(calls).await {
         let page: ShardPageReply = serde_wasm_bindgen::from_value(answer?)
             .map_err(|e| CallError::configuration(format!("Baton: a list shard answered {e}")))?;
-        let ShardPageReply {
-            keys,
-            holders,
-            waiting,
-            oldest_since,
-            limit,
-            reported_at,
-            paused,
-            stalled_from,
-            full,
-        } = page;
-        let mut paused = paused.into_iter();
-        let mut stalled_from = stalled_from.into_iter();
-        let entries = keys
-            .into_iter()
-            .zip(holders)
-            .zip(waiting)
-            .zip(oldest_since)
-            .zip(limit)
-            .zip(reported_at)
-            .map(
-                |(((((key, holders), waiting), oldest_since), limit), reported_at)| {
-                    let busy = Busy {
-                        holders,
-                        waiting,
-                        oldest_since_ms: oldest_since,
-                        limit,
-                        // A page does not carry it; the list has it applied.
-                        dead_until_ms: None,
-                        paused: paused.next().unwrap_or(false),
-                        stalled_from_ms: stalled_from.next().flatten(),
-                    };
-                    let entry = Entry { busy, reported_at };
-                    (key, entry)
-                },
-            )
-            .collect();
-        pages.push(ShardPage { entries, full });
+        pages.push(shard_page(page));
     }
     let (mut entries, more) = merge(pages, limit);
     let now = now_ms();
@@ -147,6 +110,48 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
             .encode()
         }),
     })
+}
+
+/// A shard's page, its columns made entries again.
+fn shard_page(page: ShardPageReply) -> ShardPage<Entry> {
+    let ShardPageReply {
+        keys,
+        holders,
+        waiting,
+        oldest_since,
+        limit,
+        reported_at,
+        paused,
+        stalled_from,
+        full,
+    } = page;
+    let mut paused = paused.into_iter();
+    let mut stalled_from = stalled_from.into_iter();
+    let entries = keys
+        .into_iter()
+        .zip(holders)
+        .zip(waiting)
+        .zip(oldest_since)
+        .zip(limit)
+        .zip(reported_at)
+        .map(
+            |(((((key, holders), waiting), oldest_since), limit), reported_at)| {
+                let busy = Busy {
+                    holders,
+                    waiting,
+                    oldest_since_ms: oldest_since,
+                    limit,
+                    // A page does not carry it; the list has it applied.
+                    dead_until_ms: None,
+                    paused: paused.next().unwrap_or(false),
+                    stalled_from_ms: stalled_from.next().flatten(),
+                };
+                let entry = Entry { busy, reported_at };
+                (key, entry)
+            },
+        )
+        .collect();
+    ShardPage { entries, full }
 }
 
 /// A listed key as a shard showed it, and when the shard took its report.
