@@ -115,13 +115,7 @@ impl Draft {
             fire_at_ms: Some(trailing.burst.ends_at_ms().max(now_ms)),
             batches_started: Vec::new(),
         };
-        self.set_phase(Phase::Trailing(TrailingBurst {
-            start: Pending {
-                workflow: call.workflow.clone(),
-                ..trailing.start
-            },
-            ..trailing
-        }));
+        self.keep_trailing(trailing, call);
         reply
     }
 

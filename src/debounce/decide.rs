@@ -463,6 +463,13 @@ impl Draft {
             Some(id) => suppressed(id.clone(), None),
             None => suppressed(trailing.start.id.clone(), Some(fire_at_ms)),
         };
+        self.keep_trailing(trailing, call);
+        reply
+    }
+
+    /// Keeps the burst (extended by `call`) and its trailing start, which
+    /// goes through the call's workflow ("applies from that call on").
+    pub(super) fn keep_trailing(&mut self, trailing: TrailingBurst, call: &DebounceCall) {
         self.set_phase(Phase::Trailing(TrailingBurst {
             start: Pending {
                 workflow: call.workflow.clone(),
@@ -470,7 +477,6 @@ impl Draft {
             },
             ..trailing
         }));
-        reply
     }
 
     pub(super) fn start_at(
