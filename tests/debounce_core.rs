@@ -525,7 +525,7 @@ fn a_batch_starts_with_every_calls_params_in_order() {
             Some("{\"batch\":[{\"n\":1},\"three\"]}".to_string())
         )]
     );
-    assert!(key.state.batch.is_empty() && key.state.pending.is_none());
+    assert!(key.state.batch.is_empty() && key.state.phase.pending().is_none());
     // Without `batch`, a start takes the latest params as before.
     assert_eq!(pending_view(&KeyState::default()), None);
 }
@@ -691,5 +691,5 @@ fn start_at_and_cancel_drop_a_pending_batch() {
     key.batch(0, batch_call(None, None, Some("1")));
     let (_, transition) = key.call(5, Cancel).unwrap();
     assert!(transition.writes.contains(&Write::BatchCleared));
-    assert!(key.state.batch.is_empty() && key.state.pending.is_none());
+    assert!(key.state.batch.is_empty() && key.state.phase.pending().is_none());
 }

@@ -995,11 +995,11 @@ impl Sim {
         // creates are exactly the model's.
         let state = &transition.state;
         assert_eq!(
-            state.pending.as_ref().map(|p| &p.id),
+            state.phase.pending().map(|p| &p.id),
             model.pending(),
             "pending start differs from the model"
         );
-        if let Some(pending) = &state.pending {
+        if let Some(pending) = state.phase.pending() {
             let model_batch = model.burst.as_ref().and_then(|b| b.batch.as_ref());
             match (&pending.params, model_batch) {
                 (StartParams::Latest(params), None) => assert_eq!(
@@ -1465,12 +1465,15 @@ impl Sim {
             assert!(
                 self.stats.steps - drain_started < DRAIN_STEPS_MAX,
                 "the drain did not finish: {:?} pending, {} unconfirmed",
-                self.stored.pending,
+                self.stored.phase,
                 self.stored.creating.len()
             );
             self.step();
         }
-        assert!(self.stored.pending.is_none(), "a pending start was left");
+        assert!(
+            self.stored.phase.pending().is_none(),
+            "a pending start was left"
+        );
         assert!(
             self.stored.creating.is_empty(),
             "a create was left unconfirmed"

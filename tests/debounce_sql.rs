@@ -8,8 +8,8 @@ mod common;
 
 use baton::debounce::{
     decide, sql, BatchBounds, BatchFields, Call, Cancel, CreateOutcome, Debounce, DebounceCall,
-    DebounceFields, Edge, Fire, Flush, IdSuffix, Input, KeyState, Pending, StartAt, StartAtCall,
-    StartParams, Transition,
+    DebounceFields, Edge, Fire, Flush, IdSuffix, Input, KeyState, Pending, PendingRow, StartAt,
+    StartAtCall, StartParams, Transition,
 };
 use baton::error::BatonError;
 use baton::ident::InstanceId;
@@ -176,19 +176,21 @@ fn a_database_from_before_the_ladder_upgrades_and_loads() {
     let id = |text: &str| InstanceId::parse("instanceId", text).unwrap();
     let push = sql::load(&db, "push");
     assert_eq!(
-        push.pending,
-        Some(Pending {
-            id: id("debounce-1"),
-            workflow: "WORKFLOW".into(),
-            params: StartParams::Latest(Some("{\"n\":2}".into())),
+        push.phase.rows().1,
+        Some(PendingRow {
+            start: Pending {
+                id: id("debounce-1"),
+                workflow: "WORKFLOW".into(),
+                params: StartParams::Latest(Some("{\"n\":2}".into())),
+            },
             fire: Fire::BurstEnd,
         })
     );
-    assert_eq!(push.burst.as_ref().map(|b| b.calls), Some(2));
+    assert_eq!(push.phase.burst().map(|b| b.calls), Some(2));
     assert!(push.batch.is_empty());
     let later = sql::load(&db, "later");
     assert_eq!(
-        later.pending.map(|p| (p.params, p.fire)),
+        later.phase.rows().1.map(|p| (p.start.params, p.fire)),
         Some((
             StartParams::Latest(None),
             Fire::At {
@@ -219,7 +221,7 @@ fn a_database_from_before_the_ladder_upgrades_and_loads() {
     assert_eq!(loaded, state);
     assert_eq!(loaded.batch, ["{\"n\":1}", "{\"n\":2}"]);
     assert!(matches!(
-        loaded.pending.map(|p| p.params),
+        loaded.phase.pending().map(|p| p.params.clone()),
         Some(StartParams::Batch(BatchBounds {
             max_items: 100,
             max_bytes: 1_048_576

@@ -14,7 +14,8 @@
 use super::decide::{DebounceReply, Draft, Outcome};
 use super::request::{DebounceCall, IdSuffix};
 use super::state::{
-    batch_bytes, BatchBounds, BatchLimit, BatchStarted, Burst, Fire, Pending, StartParams,
+    batch_bytes, BatchBounds, BatchLimit, BatchStarted, Burst, Pending, Phase, StartParams,
+    TrailingBurst,
 };
 use crate::error::BatonError;
 use crate::ident::InstanceId;
@@ -30,25 +31,30 @@ impl Draft {
         self.s.batch.clear();
     }
 
-    /// Makes `id` the pending trailing start of the burst just set, with
-    /// the call's params, or (the call has `batch`) a batch of them, which
-    /// starts at once if that fills it.
+    /// Makes `id` the pending trailing start of `burst` (beside the start
+    /// its first call made, if `leading`), with the call's params, or (the
+    /// call has `batch`) a batch of them, which starts at once if that fills it.
     pub(super) fn pend_trailing(
         &mut self,
         now_ms: u64,
+        burst: Burst,
+        leading: Option<InstanceId>,
         id: InstanceId,
         call: &DebounceCall,
-        fire_at_ms: u64,
     ) -> DebounceReply {
         let params = match call.batch {
             Some(bounds) => StartParams::Batch(bounds),
             None => StartParams::Latest(call.params.clone()),
         };
-        self.set_pending(Some(Pending {
-            id: id.clone(),
-            workflow: call.workflow.clone(),
-            params,
-            fire: Fire::BurstEnd,
+        let fire_at_ms = burst.ends_at_ms().max(now_ms);
+        self.set_phase(Phase::Trailing(TrailingBurst {
+            burst,
+            leading,
+            start: Pending {
+                id: id.clone(),
+                workflow: call.workflow.clone(),
+                params,
+            },
         }));
         let scheduled = DebounceReply {
             outcome: Outcome::Scheduled,
@@ -64,19 +70,19 @@ impl Draft {
         }
     }
 
-    /// A call joining the open `burst`, whose pending start batches.
+    /// A call joining the open burst (already extended by it), whose
+    /// pending start batches.
     pub(super) fn join_batch(
         &mut self,
         now_ms: u64,
-        burst: Burst,
-        pending: Pending,
+        trailing: TrailingBurst,
         bounds: BatchBounds,
         call: &DebounceCall,
         suffix: &IdSuffix,
     ) -> Result<DebounceReply, BatonError> {
         let Some(params) = &call.params else {
             // Adds nothing; extends the burst as any call does.
-            return Ok(self.extend(now_ms, burst, pending, call));
+            return Ok(self.extend(now_ms, trailing, call));
         };
         // The batch's bytes with these params as its last item: one comma
         // more unless they are the first.
@@ -85,13 +91,13 @@ impl Draft {
         if after > u64::from(bounds.max_bytes) {
             // Starts the pending batch without them (through the workflow
             // it was gathered for), and they begin the next burst.
-            let started = self.started(&pending.id, BatchLimit::MaxBytes(bounds.max_bytes));
+            let started = self.started(&trailing.start.id, BatchLimit::MaxBytes(bounds.max_bytes));
             self.fire(now_ms);
             let mut reply = self.begin_burst(now_ms, call, suffix)?;
             reply.batches_started.insert(0, started);
             return Ok(reply);
         }
-        let scheduled = self.extend(now_ms, burst, pending, call);
+        let scheduled = self.extend(now_ms, trailing, call);
         Ok(self.add_to_batch(now_ms, bounds, params, scheduled))
     }
 
@@ -100,21 +106,16 @@ impl Draft {
     fn extend(
         &mut self,
         now_ms: u64,
-        burst: Burst,
-        pending: Pending,
+        trailing: TrailingBurst,
         call: &DebounceCall,
     ) -> DebounceReply {
         let reply = DebounceReply {
             outcome: Outcome::Scheduled,
-            instance_id: pending.id.clone(),
-            fire_at_ms: Some(burst.ends_at_ms().max(now_ms)),
+            instance_id: trailing.start.id.clone(),
+            fire_at_ms: Some(trailing.burst.ends_at_ms().max(now_ms)),
             batches_started: Vec::new(),
         };
-        self.set_burst(Some(burst));
-        self.set_pending(Some(Pending {
-            workflow: call.workflow.clone(),
-            ..pending
-        }));
+        self.keep_trailing(trailing, call);
         reply
     }
 

@@ -5,7 +5,7 @@
 use super::decide::{DebounceReply, Draft, StartAtReply, Transition};
 use super::log;
 use super::request::{DebounceCall, IdSuffix, StartAtCall};
-use super::state::KeyState;
+use super::state::{KeyState, Phase};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::transition::LogLine;
@@ -79,11 +79,11 @@ impl Call for Flush {
         now_ms: u64,
     ) -> Result<(Option<InstanceId>, Transition), BatonError> {
         settled(state, now_ms, log::flushed, |draft| {
-            let started = draft.s.pending.as_ref().map(|p| p.id.clone());
+            let started = draft.s.phase.pending().map(|p| p.id.clone());
             if started.is_some() {
                 draft.fire(now_ms);
             }
-            draft.set_burst(None);
+            draft.set_phase(Phase::Idle);
             Ok(started)
         })
     }
@@ -97,9 +97,8 @@ impl Call for Cancel {
         now_ms: u64,
     ) -> Result<(Option<InstanceId>, Transition), BatonError> {
         settled(state, now_ms, log::cancelled, |draft| {
-            let cancelled = draft.s.pending.as_ref().map(|p| p.id.clone());
-            draft.set_pending(None);
-            draft.set_burst(None);
+            let cancelled = draft.s.phase.pending().map(|p| p.id.clone());
+            draft.set_phase(Phase::Idle);
             Ok(cancelled)
         })
     }

@@ -17,8 +17,8 @@
 
 use super::request::{DebounceCall, IdSuffix, StartAtCall, START_AT_PREFIX};
 use super::state::{
-    batch_params, BatchStarted, Burst, Creating, Edge, Fire, KeyState, Pending, StartParams,
-    Started,
+    batch_params, BatchStarted, Burst, BurstRow, Creating, Edge, KeyState, Pending, PendingRow,
+    Phase, StartParams, Started, TrailingBurst,
 };
 use crate::error::BatonError;
 use crate::ident::InstanceId;
@@ -81,8 +81,10 @@ pub struct DebounceReply {
 /// One row-level change to the key's storage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Write {
-    Burst(Option<Burst>),
-    Pending(Option<Pending>),
+    /// The key's burst row as it now stands; `None` deletes it.
+    Burst(Option<BurstRow>),
+    /// The key's pending row as it now stands; `None` deletes it.
+    Pending(Option<PendingRow>),
     /// Insert or replace the creating row with this id.
     Creating(Creating),
     /// Delete the creating row with this id.
@@ -126,8 +128,8 @@ pub fn retry_backoff_ms(failures: u32) -> u64 {
 /// The state being decided, and which of its rows changed.
 pub(super) struct Draft {
     pub(super) s: KeyState,
-    burst_dirty: bool,
-    pending_dirty: bool,
+    /// The phase's rows as they were loaded: finish writes those that changed.
+    rows_before: (Option<BurstRow>, Option<PendingRow>),
     /// Ids of creating rows written or deleted, in first-touch order.
     creating_touched: Vec<InstanceId>,
     started_new: Vec<Started>,
@@ -143,8 +145,7 @@ impl Draft {
     pub(super) fn new(state: &KeyState) -> Draft {
         Draft {
             s: state.clone(),
-            burst_dirty: false,
-            pending_dirty: false,
+            rows_before: state.phase.rows(),
             creating_touched: Vec::new(),
             started_new: Vec::new(),
             creates: Vec::new(),
@@ -155,11 +156,12 @@ impl Draft {
 
     pub(super) fn finish(self) -> Transition {
         let mut writes = Vec::new();
-        if self.burst_dirty {
-            writes.push(Write::Burst(self.s.burst.clone()));
+        let (burst, pending) = self.s.phase.rows();
+        if burst != self.rows_before.0 {
+            writes.push(Write::Burst(burst));
         }
-        if self.pending_dirty {
-            writes.push(Write::Pending(self.s.pending.clone()));
+        if pending != self.rows_before.1 {
+            writes.push(Write::Pending(pending));
         }
         for id in &self.creating_touched {
             writes.push(match self.s.creating.iter().find(|c| c.id == *id) {
@@ -183,17 +185,10 @@ impl Draft {
         }
     }
 
-    pub(super) fn set_burst(&mut self, burst: Option<Burst>) {
-        if self.s.burst != burst {
-            self.s.burst = burst;
-            self.burst_dirty = true;
-        }
-    }
-
-    /// Sets the pending start. Its batch belongs to it: the batch goes
-    /// unless the new pending start is the same batching one.
-    pub(super) fn set_pending(&mut self, pending: Option<Pending>) {
-        let same_batch = match (&self.s.pending, &pending) {
+    /// Sets the key's phase. The pending start's batch belongs to it: the
+    /// batch goes unless the new phase's pending start is the same batching one.
+    pub(super) fn set_phase(&mut self, phase: Phase) {
+        let same_batch = match (self.s.phase.pending(), phase.pending()) {
             (Some(old), Some(new)) => {
                 old.id == new.id
                     && matches!(old.params, StartParams::Batch(_))
@@ -204,10 +199,7 @@ impl Draft {
         if !same_batch {
             self.clear_batch();
         }
-        if self.s.pending != pending {
-            self.s.pending = pending;
-            self.pending_dirty = true;
-        }
+        self.s.phase = phase;
     }
 
     fn touch_creating(&mut self, id: &InstanceId) {
@@ -218,25 +210,16 @@ impl Draft {
 
     /// Fires, retries and ends whatever is due at `now_ms`.
     pub(super) fn settle(&mut self, now_ms: u64) {
-        if let Some(burst) = &self.s.burst {
+        if let Some(burst) = self.s.phase.burst() {
             if now_ms >= burst.ends_at_ms() {
-                if matches!(
-                    self.s.pending,
-                    Some(Pending {
-                        fire: Fire::BurstEnd,
-                        ..
-                    })
-                ) {
-                    self.fire(now_ms);
+                // A trailing start fires as its burst ends; a led burst just ends.
+                match self.s.phase.pending() {
+                    Some(_) => self.fire(now_ms),
+                    None => self.set_phase(Phase::Idle),
                 }
-                self.set_burst(None);
             }
         }
-        if let Some(Pending {
-            fire: Fire::At { at_ms, .. },
-            ..
-        }) = self.s.pending
-        {
+        if let Phase::At { at_ms, .. } = self.s.phase {
             if now_ms >= at_ms {
                 self.fire(now_ms);
             }
@@ -259,17 +242,20 @@ impl Draft {
     }
 
     /// Makes the pending start: it becomes a create, with its latest
-    /// params or its whole batch. A trailing start ends its burst.
+    /// params or its whole batch. A trailing start ends its burst: the key
+    /// is idle after.
     pub(super) fn fire(&mut self, now_ms: u64) {
-        let pending = self.s.pending.clone().expect("fire needs a pending start");
-        if pending.fire == Fire::BurstEnd {
-            self.set_burst(None);
-        }
+        let pending = self
+            .s
+            .phase
+            .pending()
+            .cloned()
+            .expect("fire needs a pending start");
         let params = match pending.params {
             StartParams::Latest(params) => params,
             StartParams::Batch(_) => Some(batch_params(&self.s.batch)),
         };
-        self.set_pending(None);
+        self.set_phase(Phase::Idle);
         self.begin_create(now_ms, pending.id, pending.workflow, params);
     }
 
@@ -320,7 +306,7 @@ impl Draft {
         let id = InstanceId::parse("instanceId", &format!("{prefix}{}", suffix.as_str()))
             .expect("a checked prefix and suffix make a valid id");
         assert!(
-            self.s.pending.as_ref().is_none_or(|p| p.id != id)
+            self.s.phase.pending().is_none_or(|p| p.id != id)
                 && !self.s.creating.iter().any(|c| c.id == id),
             "the shell drew suffix {} twice",
             suffix.as_str()
@@ -334,9 +320,14 @@ impl Draft {
         call: &DebounceCall,
         suffix: &IdSuffix,
     ) -> Result<DebounceReply, BatonError> {
-        let reply = match self.s.open_burst(now_ms).cloned() {
-            Some(burst) => self.join(now_ms, burst, call, suffix)?,
-            None => self.begin_burst(now_ms, call, suffix)?,
+        let reply = match self.s.phase.clone() {
+            Phase::Led { burst, leading } if now_ms < burst.ends_at_ms() => {
+                self.join_led(now_ms, burst, leading, call, suffix)?
+            }
+            Phase::Trailing(trailing) if now_ms < trailing.burst.ends_at_ms() => {
+                self.join_trailing(now_ms, trailing, call, suffix)?
+            }
+            _ => self.begin_burst(now_ms, call, suffix)?,
         };
         // The call's own values may have moved the burst's end to now or
         // before: then it ends here, as it would at the next tick.
@@ -353,14 +344,14 @@ impl Draft {
         call: &DebounceCall,
         suffix: &IdSuffix,
     ) -> Result<DebounceReply, BatonError> {
-        let id = match &self.s.pending {
+        let id = match self.s.phase.pending() {
             Some(pending) => pending.id.clone(),
             None => {
                 self.check_room()?;
                 self.new_id(&call.id_prefix, suffix)
             }
         };
-        let mut burst = Burst {
+        let burst = Burst {
             edge: call.edge,
             delay_ms: call.delay_ms,
             max_wait_ms: call.max_wait_ms,
@@ -368,18 +359,14 @@ impl Draft {
             first_at_ms: now_ms,
             last_at_ms: now_ms,
             calls: 1,
-            leading: None,
         };
         match call.edge {
-            Edge::Trailing => {
-                let fire_at_ms = burst.ends_at_ms();
-                self.set_burst(Some(burst));
-                Ok(self.pend_trailing(now_ms, id, call, fire_at_ms))
-            }
+            Edge::Trailing => Ok(self.pend_trailing(now_ms, burst, None, id, call)),
             Edge::Leading | Edge::Both => {
-                burst.leading = Some(id.clone());
-                self.set_pending(None);
-                self.set_burst(Some(burst));
+                self.set_phase(Phase::Led {
+                    burst,
+                    leading: id.clone(),
+                });
                 self.begin_create(
                     now_ms,
                     id.clone(),
@@ -396,89 +383,100 @@ impl Draft {
         }
     }
 
-    /// A call within the open `burst`: it extends the burst, and its values
-    /// apply from here on.
-    fn join(
+    /// A call within the open burst, which made its start at its first call
+    /// (`leading`) and has none pending: a leading call is suppressed; a
+    /// trailing one makes a trailing start pending.
+    fn join_led(
         &mut self,
         now_ms: u64,
         burst: Burst,
+        leading: InstanceId,
         call: &DebounceCall,
         suffix: &IdSuffix,
     ) -> Result<DebounceReply, BatonError> {
-        let burst = Burst {
-            edge: call.edge,
-            delay_ms: call.delay_ms,
-            max_wait_ms: call.max_wait_ms,
-            workflow: call.workflow.clone(),
-            last_at_ms: now_ms,
-            calls: burst.calls.saturating_add(1),
-            ..burst
-        };
-        let fire_at_ms = burst.ends_at_ms().max(now_ms);
-        let leading = burst.leading.clone();
-        let trailing = self.s.pending.clone().filter(|p| p.fire == Fire::BurstEnd);
-        match (call.edge, trailing) {
-            (Edge::Trailing | Edge::Both, Some(pending)) => match pending.params {
-                StartParams::Batch(bounds) => {
-                    self.join_batch(now_ms, burst, pending, bounds, call, suffix)
-                }
-                StartParams::Latest(_) => {
-                    let id = pending.id.clone();
-                    self.set_pending(Some(Pending {
-                        workflow: call.workflow.clone(),
-                        params: StartParams::Latest(call.params.clone()),
-                        ..pending
-                    }));
-                    self.set_burst(Some(burst));
-                    Ok(DebounceReply {
-                        outcome: Outcome::Scheduled,
-                        instance_id: id,
-                        fire_at_ms: Some(fire_at_ms),
-                        batches_started: Vec::new(),
-                    })
-                }
-            },
-            (Edge::Trailing | Edge::Both, None) => {
+        let burst = extended(burst, now_ms, call);
+        match call.edge {
+            Edge::Trailing | Edge::Both => {
                 self.check_room()?;
                 let id = self.new_id(&call.id_prefix, suffix);
-                self.set_burst(Some(burst));
-                Ok(self.pend_trailing(now_ms, id, call, fire_at_ms))
+                Ok(self.pend_trailing(now_ms, burst, Some(leading), id, call))
             }
-            (Edge::Leading, trailing) => {
-                Ok(self.suppress(burst, leading, trailing, call, fire_at_ms))
+            Edge::Leading => {
+                self.set_phase(Phase::Led {
+                    burst,
+                    leading: leading.clone(),
+                });
+                Ok(suppressed(leading, None))
             }
         }
     }
 
-    /// A leading call within a burst, suppressed: its params are not kept.
-    /// It still extends the burst, so a trailing start made pending by an
-    /// earlier call moves with it and goes through the latest workflow.
+    /// A call within the open burst whose trailing start is pending: it
+    /// extends the burst, and its values apply from here on.
+    fn join_trailing(
+        &mut self,
+        now_ms: u64,
+        trailing: TrailingBurst,
+        call: &DebounceCall,
+        suffix: &IdSuffix,
+    ) -> Result<DebounceReply, BatonError> {
+        let trailing = TrailingBurst {
+            burst: extended(trailing.burst, now_ms, call),
+            ..trailing
+        };
+        let fire_at_ms = trailing.burst.ends_at_ms().max(now_ms);
+        match (call.edge, trailing.start.params.clone()) {
+            (Edge::Trailing | Edge::Both, StartParams::Batch(bounds)) => {
+                self.join_batch(now_ms, trailing, bounds, call, suffix)
+            }
+            (Edge::Trailing | Edge::Both, StartParams::Latest(_)) => {
+                let id = trailing.start.id.clone();
+                self.set_phase(Phase::Trailing(TrailingBurst {
+                    start: Pending {
+                        workflow: call.workflow.clone(),
+                        params: StartParams::Latest(call.params.clone()),
+                        ..trailing.start
+                    },
+                    ..trailing
+                }));
+                Ok(DebounceReply {
+                    outcome: Outcome::Scheduled,
+                    instance_id: id,
+                    fire_at_ms: Some(fire_at_ms),
+                    batches_started: Vec::new(),
+                })
+            }
+            (Edge::Leading, _) => Ok(self.suppress(trailing, call, fire_at_ms)),
+        }
+    }
+
+    /// A leading call within a burst whose trailing start is pending,
+    /// suppressed: its params are not kept. It still extends the burst, so
+    /// the trailing start moves with it and goes through the latest workflow.
     fn suppress(
         &mut self,
-        burst: Burst,
-        leading: Option<InstanceId>,
-        trailing: Option<Pending>,
+        trailing: TrailingBurst,
         call: &DebounceCall,
         fire_at_ms: u64,
     ) -> DebounceReply {
-        if let Some(pending) = &trailing {
-            self.set_pending(Some(Pending {
-                workflow: call.workflow.clone(),
-                ..pending.clone()
-            }));
-        }
-        self.set_burst(Some(burst));
-        let (instance_id, fire_at_ms) = match (leading, trailing) {
-            (Some(id), _) => (id, None),
-            (None, Some(pending)) => (pending.id, Some(fire_at_ms)),
-            (None, None) => unreachable!("an open burst has a leading or a pending start"),
+        let reply = match &trailing.leading {
+            Some(id) => suppressed(id.clone(), None),
+            None => suppressed(trailing.start.id.clone(), Some(fire_at_ms)),
         };
-        DebounceReply {
-            outcome: Outcome::Suppressed,
-            instance_id,
-            fire_at_ms,
-            batches_started: Vec::new(),
-        }
+        self.keep_trailing(trailing, call);
+        reply
+    }
+
+    /// Keeps the burst (extended by `call`) and its trailing start, which
+    /// goes through the call's workflow ("applies from that call on").
+    pub(super) fn keep_trailing(&mut self, trailing: TrailingBurst, call: &DebounceCall) {
+        self.set_phase(Phase::Trailing(TrailingBurst {
+            start: Pending {
+                workflow: call.workflow.clone(),
+                ..trailing.start
+            },
+            ..trailing
+        }));
     }
 
     pub(super) fn start_at(
@@ -487,12 +485,12 @@ impl Draft {
         call: StartAtCall,
         suffix: &IdSuffix,
     ) -> Result<StartAtReply, BatonError> {
-        let id = match (&call.instance_id, &self.s.pending) {
+        let id = match (&call.instance_id, self.s.phase.pending()) {
             (Some(id), _) => id.clone(),
             (None, Some(pending)) => pending.id.clone(),
             (None, None) => self.new_id(START_AT_PREFIX, suffix),
         };
-        if self.s.pending.is_none() {
+        if self.s.phase.pending().is_none() {
             self.check_room()?;
         }
         if self.s.creating.iter().any(|c| c.id == id) {
@@ -504,16 +502,15 @@ impl Draft {
             });
         }
         let at_ms = call.at_ms();
-        self.set_burst(None);
-        self.set_pending(Some(Pending {
-            id: id.clone(),
-            workflow: call.workflow,
-            params: StartParams::Latest(call.params),
-            fire: Fire::At {
-                at_ms,
-                set_at_ms: now_ms,
+        self.set_phase(Phase::At {
+            start: Pending {
+                id: id.clone(),
+                workflow: call.workflow,
+                params: StartParams::Latest(call.params),
             },
-        }));
+            at_ms,
+            set_at_ms: now_ms,
+        });
         if at_ms <= now_ms {
             self.fire(now_ms);
         }
@@ -547,5 +544,30 @@ impl Draft {
                 row.last_error = Some(message.chars().take(DEBOUNCE_ERROR_CHARS_MAX).collect());
             }
         }
+    }
+}
+
+/// The open `burst` extended by `call` at `now_ms`: the call's values
+/// apply from here on.
+fn extended(burst: Burst, now_ms: u64, call: &DebounceCall) -> Burst {
+    Burst {
+        edge: call.edge,
+        delay_ms: call.delay_ms,
+        max_wait_ms: call.max_wait_ms,
+        workflow: call.workflow.clone(),
+        last_at_ms: now_ms,
+        calls: burst.calls.saturating_add(1),
+        ..burst
+    }
+}
+
+/// A suppressed call's answer: the id its burst's start goes by, and when
+/// that start fires while it is pending.
+fn suppressed(instance_id: InstanceId, fire_at_ms: Option<u64>) -> DebounceReply {
+    DebounceReply {
+        outcome: Outcome::Suppressed,
+        instance_id,
+        fire_at_ms,
+        batches_started: Vec::new(),
     }
 }

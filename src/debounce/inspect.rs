@@ -2,7 +2,7 @@
 //! it, and its recent starts. A read, not a decision: a start whose time has
 //! passed but whose alarm has not yet run shows as pending with its `fireAt`.
 
-use super::state::{Fire, KeyState, StartParams};
+use super::state::{KeyState, Phase, StartParams, TrailingBurst};
 use crate::ident::InstanceId;
 
 /// The pending start as `inspect` shows it (contract §4).
@@ -24,32 +24,34 @@ pub struct PendingView {
 /// The key's pending start, if it has one. A leading burst with no trailing
 /// start pending has none: its start is made, and listed once confirmed.
 pub fn pending_view(state: &KeyState) -> Option<PendingView> {
-    let pending = state.pending.as_ref()?;
-    let items = match pending.params {
+    let (start, edge, first_at_ms, last_at_ms, fire_at_ms, calls) = match &state.phase {
+        Phase::At {
+            start,
+            at_ms,
+            set_at_ms,
+        } => (start, "at", *set_at_ms, *set_at_ms, *at_ms, 1),
+        Phase::Trailing(TrailingBurst { burst, start, .. }) => (
+            start,
+            burst.edge.as_str(),
+            burst.first_at_ms,
+            burst.last_at_ms,
+            burst.ends_at_ms(),
+            burst.calls,
+        ),
+        Phase::Idle | Phase::Led { .. } => return None,
+    };
+    let items = match start.params {
         StartParams::Batch(_) => Some(u32::try_from(state.batch.len()).unwrap_or(u32::MAX)),
         StartParams::Latest(_) => None,
     };
-    Some(match (pending.fire, &state.burst) {
-        (Fire::At { at_ms, set_at_ms }, _) => PendingView {
-            instance_id: pending.id.clone(),
-            edge: "at",
-            workflow: pending.workflow.clone(),
-            first_at_ms: set_at_ms,
-            last_at_ms: set_at_ms,
-            fire_at_ms: at_ms,
-            calls: 1,
-            items,
-        },
-        (Fire::BurstEnd, Some(burst)) => PendingView {
-            instance_id: pending.id.clone(),
-            edge: burst.edge.as_str(),
-            workflow: pending.workflow.clone(),
-            first_at_ms: burst.first_at_ms,
-            last_at_ms: burst.last_at_ms,
-            fire_at_ms: burst.ends_at_ms(),
-            calls: burst.calls,
-            items,
-        },
-        (Fire::BurstEnd, None) => unreachable!("a trailing start without its burst"),
+    Some(PendingView {
+        instance_id: start.id.clone(),
+        edge,
+        workflow: start.workflow.clone(),
+        first_at_ms,
+        last_at_ms,
+        fire_at_ms,
+        calls,
+        items,
     })
 }

@@ -5,16 +5,19 @@
 //! the SQL store reads back the same.
 
 use super::decide::Write;
-use super::state::KeyState;
+use super::state::{KeyState, Phase, CORRUPT_PHASE};
 use crate::limits::DEBOUNCE_STARTED_KEPT;
 
 /// Applies `writes` to `state`, as the shell's storage does: the simulation
 /// checks that this gives [`crate::transition::Transition::state`].
 pub fn apply(state: &mut KeyState, writes: &[Write]) {
+    // The phase is two rows, written one at a time: the pair is read back
+    // as a phase once all are applied, as the next load would.
+    let (mut burst, mut pending) = state.phase.rows();
     for write in writes {
         match write {
-            Write::Burst(burst) => state.burst = burst.clone(),
-            Write::Pending(pending) => state.pending = pending.clone(),
+            Write::Burst(row) => burst = row.clone(),
+            Write::Pending(row) => pending = row.clone(),
             Write::Creating(row) => match state.creating.iter_mut().find(|c| c.id == row.id) {
                 Some(existing) => *existing = row.clone(),
                 None => state.creating.push(row.clone()),
@@ -28,4 +31,5 @@ pub fn apply(state: &mut KeyState, writes: &[Write]) {
             Write::BatchItem(params) => state.batch.push(params.clone()),
         }
     }
+    state.phase = Phase::from_rows(burst, pending).expect(CORRUPT_PHASE);
 }

@@ -14,7 +14,8 @@
 
 use super::decide::Write;
 use super::state::{
-    BatchBounds, Burst, Creating, Edge, Fire, KeyState, Pending, StartParams, Started,
+    BatchBounds, Burst, BurstRow, Creating, Edge, Fire, KeyState, Pending, PendingRow, Phase,
+    StartParams, Started, CORRUPT_PHASE,
 };
 use crate::ident::InstanceId;
 use crate::limits::{
@@ -115,11 +116,11 @@ pub fn migrate(exec: &impl SqlExec) {
 /// Everything one key holds.
 pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
     let k = text_value(key);
-    let burst = load_burst(exec, &k);
-    let pending = load_pending(exec, &k);
+    let phase =
+        Phase::from_rows(load_burst(exec, &k), load_pending(exec, &k)).expect(CORRUPT_PHASE);
     // Only a batching start has a batch (the core's invariant), so a key
     // that does not batch pays no read for it.
-    let batch = match &pending {
+    let batch = match phase.pending() {
         Some(Pending {
             params: StartParams::Batch(_),
             ..
@@ -146,51 +147,54 @@ pub fn load(exec: &impl SqlExec, key: &str) -> KeyState {
         })
         .collect();
     KeyState {
-        burst,
-        pending,
+        phase,
         creating,
         started,
         batch,
     }
 }
 
-/// The key's burst, if one is running.
-fn load_burst(exec: &impl SqlExec, k: &SqlValue) -> Option<Burst> {
+/// The key's burst row, if one is running.
+fn load_burst(exec: &impl SqlExec, k: &SqlValue) -> Option<BurstRow> {
     exec.run(
         "SELECT edge, delay_ms, max_wait_ms, workflow, first_at, last_at, calls, leading \
              FROM debounce_bursts WHERE key = ?1",
         std::slice::from_ref(k),
     )
     .first()
-    .map(|row| Burst {
-        edge: Edge::parse(&text(&row[0])).expect("a stored edge is known"),
-        delay_ms: millis(&row[1]),
-        max_wait_ms: millis(&row[2]),
-        workflow: text(&row[3]),
-        first_at_ms: millis(&row[4]),
-        last_at_ms: millis(&row[5]),
-        calls: millis(&row[6]),
+    .map(|row| BurstRow {
+        burst: Burst {
+            edge: Edge::parse(&text(&row[0])).expect("a stored edge is known"),
+            delay_ms: millis(&row[1]),
+            max_wait_ms: millis(&row[2]),
+            workflow: text(&row[3]),
+            first_at_ms: millis(&row[4]),
+            last_at_ms: millis(&row[5]),
+            calls: millis(&row[6]),
+        },
         leading: optional_text(&row[7]).map(|_| stored_id(&row[7])),
     })
 }
 
-/// The key's pending start, if it has one.
-fn load_pending(exec: &impl SqlExec, k: &SqlValue) -> Option<Pending> {
+/// The key's pending start row, if it has one.
+fn load_pending(exec: &impl SqlExec, k: &SqlValue) -> Option<PendingRow> {
     exec.run(
         "SELECT id, workflow, params, at_ms, set_at_ms, batch_max_items, batch_max_bytes \
              FROM debounce_pending WHERE key = ?1",
         std::slice::from_ref(k),
     )
     .first()
-    .map(|row| Pending {
-        id: stored_id(&row[0]),
-        workflow: text(&row[1]),
-        params: match (optional_millis(&row[5]), optional_millis(&row[6])) {
-            (Some(max_items), Some(max_bytes)) => StartParams::Batch(BatchBounds {
-                max_items: u32::try_from(max_items).expect("a stored maxItems fits"),
-                max_bytes: u32::try_from(max_bytes).expect("a stored maxBytes fits"),
-            }),
-            _ => StartParams::Latest(optional_text(&row[2])),
+    .map(|row| PendingRow {
+        start: Pending {
+            id: stored_id(&row[0]),
+            workflow: text(&row[1]),
+            params: match (optional_millis(&row[5]), optional_millis(&row[6])) {
+                (Some(max_items), Some(max_bytes)) => StartParams::Batch(BatchBounds {
+                    max_items: u32::try_from(max_items).expect("a stored maxItems fits"),
+                    max_bytes: u32::try_from(max_bytes).expect("a stored maxBytes fits"),
+                }),
+                _ => StartParams::Latest(optional_text(&row[2])),
+            },
         },
         fire: match (optional_millis(&row[3]), optional_millis(&row[4])) {
             (Some(at_ms), Some(set_at_ms)) => Fire::At { at_ms, set_at_ms },
@@ -271,8 +275,9 @@ pub fn write(exec: &impl SqlExec, key: &str, writes: &[Write], wake_at_ms: Optio
     );
 }
 
-/// The key's burst, as it now stands.
-fn put_burst(exec: &impl SqlExec, k: &SqlValue, b: &Burst) {
+/// The key's burst row, as it now stands.
+fn put_burst(exec: &impl SqlExec, k: &SqlValue, row: &BurstRow) {
+    let b = &row.burst;
     exec.run(
         "INSERT OR REPLACE INTO debounce_bursts \
              (key, edge, delay_ms, max_wait_ms, workflow, first_at, last_at, calls, leading) \
@@ -286,14 +291,15 @@ fn put_burst(exec: &impl SqlExec, k: &SqlValue, b: &Burst) {
             millis_value(b.first_at_ms),
             millis_value(b.last_at_ms),
             millis_value(b.calls),
-            optional_text_value(b.leading.as_ref().map(InstanceId::as_str)),
+            optional_text_value(row.leading.as_ref().map(InstanceId::as_str)),
         ],
     );
 }
 
-/// The key's pending start, as it now stands.
-fn put_pending(exec: &impl SqlExec, k: &SqlValue, p: &Pending) {
-    let (at_ms, set_at_ms) = match p.fire {
+/// The key's pending start row, as it now stands.
+fn put_pending(exec: &impl SqlExec, k: &SqlValue, row: &PendingRow) {
+    let p = &row.start;
+    let (at_ms, set_at_ms) = match row.fire {
         Fire::BurstEnd => (SqlValue::Null, SqlValue::Null),
         Fire::At { at_ms, set_at_ms } => (millis_value(at_ms), millis_value(set_at_ms)),
     };

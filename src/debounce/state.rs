@@ -1,10 +1,12 @@
 //! The shapes one debounce key's state takes.
 //!
-//! A key has at most one open burst, at most one pending start (a start not
-//! yet fired), starts that fired but whose create is not yet confirmed, and
-//! its most recent confirmed starts; a pending start that batches (§4a)
-//! also holds its batch, a row per call. Each part is its own row in the
-//! object's storage, so a call rewrites only the parts it changed.
+//! A key is in one [`Phase`]: idle, in a burst whose start was made at its
+//! first call, in a burst whose trailing start is pending, or holding a
+//! `startAt`'s start pending at a time. Beside it, starts that fired but
+//! whose create is not yet confirmed, and its most recent confirmed starts;
+//! a pending start that batches (§4a) also holds its batch, a row per call.
+//! Each part is its own row in the object's storage (the phase is two: the
+//! burst row and the pending row), so a call rewrites only the parts it changed.
 
 use crate::ident::InstanceId;
 use crate::limits::{
@@ -55,8 +57,6 @@ pub struct Burst {
     pub first_at_ms: u64,
     pub last_at_ms: u64,
     pub calls: u64,
-    /// The instance the burst's first call started, for `leading` and `both`.
-    pub leading: Option<InstanceId>,
 }
 
 impl Burst {
@@ -69,7 +69,62 @@ impl Burst {
     }
 }
 
-/// When a pending start fires.
+/// A start not yet fired. Its id was decided when it became pending and is
+/// the one every caller was told. When it fires is its [`Phase`]'s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub id: InstanceId,
+    /// The Workflow binding it will be created through.
+    pub workflow: String,
+    pub params: StartParams,
+}
+
+/// Where a key is between its calls. The rules make no other shape: a
+/// burst always has a start (made at its first call, or pending until its
+/// end), and a start pending at a time has no burst.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// No burst, no pending start.
+    #[default]
+    Idle,
+    /// A burst whose first call made its start (`leading`, `both`), with
+    /// no trailing start pending.
+    Led { burst: Burst, leading: InstanceId },
+    /// A burst whose trailing start is pending, to fire when it ends.
+    Trailing(TrailingBurst),
+    /// A `startAt`'s start, pending until `at_ms` (set at `set_at_ms`), with no burst.
+    At {
+        start: Pending,
+        at_ms: u64,
+        set_at_ms: u64,
+    },
+}
+
+/// A burst and its pending trailing start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrailingBurst {
+    pub burst: Burst,
+    /// The start the burst's first call made, when it made one (`both`, or
+    /// a burst begun `leading` that a later call made trailing too).
+    pub leading: Option<InstanceId>,
+    pub start: Pending,
+}
+
+/// The burst row: the burst, and the start its first call made, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BurstRow {
+    pub burst: Burst,
+    pub leading: Option<InstanceId>,
+}
+
+/// The pending row: the start, and when it fires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingRow {
+    pub start: Pending,
+    pub fire: Fire,
+}
+
+/// When a pending row's start fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fire {
     /// When the key's burst ends ([`Burst::ends_at_ms`]): a trailing start.
@@ -78,15 +133,101 @@ pub enum Fire {
     At { at_ms: u64, set_at_ms: u64 },
 }
 
-/// A start not yet fired. Its id was decided when it became pending and is
-/// the one every caller was told.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pending {
-    pub id: InstanceId,
-    /// The Workflow binding it will be created through.
-    pub workflow: String,
-    pub params: StartParams,
-    pub fire: Fire,
+/// Why a key's burst and pending rows are refused as a pair.
+pub const CORRUPT_PHASE: &str =
+    "the key's burst and pending rows are a pair no decision makes: a corrupt store";
+
+impl Phase {
+    /// The phase two stored rows hold, or `None` for a pair no decision
+    /// makes (a corrupt store): a trailing start without its burst, a
+    /// `startAt` beside a burst, a burst with no start at all.
+    pub fn from_rows(burst: Option<BurstRow>, pending: Option<PendingRow>) -> Option<Phase> {
+        match (burst, pending) {
+            (None, None) => Some(Phase::Idle),
+            (
+                Some(BurstRow {
+                    burst,
+                    leading: Some(leading),
+                }),
+                None,
+            ) => Some(Phase::Led { burst, leading }),
+            (
+                Some(BurstRow { burst, leading }),
+                Some(PendingRow {
+                    start,
+                    fire: Fire::BurstEnd,
+                }),
+            ) => Some(Phase::Trailing(TrailingBurst {
+                burst,
+                leading,
+                start,
+            })),
+            (
+                None,
+                Some(PendingRow {
+                    start,
+                    fire: Fire::At { at_ms, set_at_ms },
+                }),
+            ) => Some(Phase::At {
+                start,
+                at_ms,
+                set_at_ms,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The phase as its two stored rows.
+    pub fn rows(&self) -> (Option<BurstRow>, Option<PendingRow>) {
+        match self.clone() {
+            Phase::Idle => (None, None),
+            Phase::Led { burst, leading } => (
+                Some(BurstRow {
+                    burst,
+                    leading: Some(leading),
+                }),
+                None,
+            ),
+            Phase::Trailing(TrailingBurst {
+                burst,
+                leading,
+                start,
+            }) => (
+                Some(BurstRow { burst, leading }),
+                Some(PendingRow {
+                    start,
+                    fire: Fire::BurstEnd,
+                }),
+            ),
+            Phase::At {
+                start,
+                at_ms,
+                set_at_ms,
+            } => (
+                None,
+                Some(PendingRow {
+                    start,
+                    fire: Fire::At { at_ms, set_at_ms },
+                }),
+            ),
+        }
+    }
+
+    /// The key's burst, if one is running (open, or ended and not yet settled).
+    pub fn burst(&self) -> Option<&Burst> {
+        match self {
+            Phase::Led { burst, .. } | Phase::Trailing(TrailingBurst { burst, .. }) => Some(burst),
+            Phase::Idle | Phase::At { .. } => None,
+        }
+    }
+
+    /// The key's pending start, if it has one.
+    pub fn pending(&self) -> Option<&Pending> {
+        match self {
+            Phase::Trailing(TrailingBurst { start, .. }) | Phase::At { start, .. } => Some(start),
+            Phase::Idle | Phase::Led { .. } => None,
+        }
+    }
 }
 
 /// What a pending start will be created with.
@@ -155,8 +296,7 @@ pub struct Started {
 /// Everything the object keeps for one key.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeyState {
-    pub burst: Option<Burst>,
-    pub pending: Option<Pending>,
+    pub phase: Phase,
     /// In the order they fired.
     pub creating: Vec<Creating>,
     /// Newest first, at most [`DEBOUNCE_STARTED_KEPT`].
@@ -169,22 +309,23 @@ pub struct KeyState {
 impl KeyState {
     /// Starts promised but not yet confirmed: the pending one and those being created.
     pub fn unfinished_starts(&self) -> usize {
-        self.creating.len() + usize::from(self.pending.is_some())
+        self.creating.len() + usize::from(self.phase.pending().is_some())
     }
 
     /// An open burst at `now_ms`: one that a call at `now_ms` would join.
     pub fn open_burst(&self, now_ms: u64) -> Option<&Burst> {
-        self.burst.as_ref().filter(|b| now_ms < b.ends_at_ms())
+        self.phase.burst().filter(|b| now_ms < b.ends_at_ms())
     }
 
     /// When the key next needs the object's attention, if ever: its pending
     /// start's fire time, or the earliest create to (re)try. A burst without
     /// a pending start needs no alarm: the next call finds it ended.
     pub fn next_alarm_ms(&self) -> Option<u64> {
-        let pending = self.pending.as_ref().and_then(|p| match p.fire {
-            Fire::At { at_ms, .. } => Some(at_ms),
-            Fire::BurstEnd => self.burst.as_ref().map(Burst::ends_at_ms),
-        });
+        let pending = match &self.phase {
+            Phase::Trailing(trailing) => Some(trailing.burst.ends_at_ms()),
+            Phase::At { at_ms, .. } => Some(*at_ms),
+            Phase::Idle | Phase::Led { .. } => None,
+        };
         let retry = self.creating.iter().map(|c| c.next_try_at_ms).min();
         match (pending, retry) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -201,13 +342,13 @@ impl KeyState {
 /// Broken-invariant checks, run after every step of the simulation and after
 /// every decision in the shell. Panics on violation.
 pub fn assert_invariants(state: &KeyState) {
-    if let Some(pending) = &state.pending {
+    if let Some(pending) = state.phase.pending() {
         assert_pending(state, pending);
     }
     assert!(
         state.batch.is_empty()
             || matches!(
-                state.pending,
+                state.phase.pending(),
                 Some(Pending {
                     params: StartParams::Batch(_),
                     ..
@@ -215,22 +356,11 @@ pub fn assert_invariants(state: &KeyState) {
             ),
         "batched params without a pending batch"
     );
-    if let Some(burst) = &state.burst {
+    if let Some(burst) = state.phase.burst() {
         assert!(burst.calls >= 1, "a burst without calls");
         assert!(
             burst.first_at_ms <= burst.last_at_ms,
             "burst ends before it began"
-        );
-        let has_trailing = matches!(
-            state.pending,
-            Some(Pending {
-                fire: Fire::BurstEnd,
-                ..
-            })
-        );
-        assert!(
-            burst.leading.is_some() || has_trailing,
-            "a burst with neither a leading start nor a pending one"
         );
     }
     for (i, creating) in state.creating.iter().enumerate() {
@@ -244,22 +374,10 @@ pub fn assert_invariants(state: &KeyState) {
     assert!(state.started.len() <= DEBOUNCE_STARTED_KEPT);
 }
 
-/// The invariants of the key's pending start: it waits for what exists
-/// (a burst's end, or a time with no burst open), is not also being
-/// created, and a pending batch has room for another call.
+/// The invariants of the key's pending start (what it waits for is its
+/// [`Phase`]'s): it is not also being created, and a pending batch has
+/// room for another call.
 fn assert_pending(state: &KeyState, pending: &Pending) {
-    match pending.fire {
-        Fire::BurstEnd => assert!(
-            state.burst.is_some(),
-            "pending start {} waits for a burst that does not exist",
-            pending.id
-        ),
-        Fire::At { .. } => assert!(
-            state.burst.is_none(),
-            "pending start {} is a startAt, but a burst is open",
-            pending.id
-        ),
-    }
     assert!(
         !state.creating.iter().any(|c| c.id == pending.id),
         "pending start {} is also being created",
