@@ -691,6 +691,11 @@ LOG_BUGS = [
      "        Some(c) if false && c.replaced => format!(",
      "a claim that replaced a dead claimant does not say so",
      "§9 a run decision's line"),
+    ("serial", "serial_queue_sim", "src/serial_queue/log.rs",
+     "        ClaimReply::Holding { .. } => LogKind::Routine,",
+     "        ClaimReply::Holding { .. } | ClaimReply::Waiting { .. } => LogKind::Routine,",
+     "a claim that waits is logged as routine (hidden at the default level)",
+     "§9 a serial decision's line"),
 ]
 
 TEST_NAME = "simulation"

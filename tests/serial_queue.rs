@@ -210,6 +210,12 @@ fn stale_arrival_skips_and_changes_nothing() {
     assert_eq!(all(&conn), before);
 }
 
+/// An answer's one line: a command's answer says the caller's own.
+fn only(log: Vec<LogLine>) -> LogLine {
+    assert_eq!(log.len(), 1, "an answer's lines: {log:?}");
+    log.into_iter().next().expect("one line")
+}
+
 /// A log line as the test compares it.
 fn said(line: LogLine) -> (LogKind, &'static str, String, Option<u64>) {
     (
@@ -227,7 +233,7 @@ fn each_decision_says_its_log_line_and_its_kind() {
     // A plain join involves no one else: routine.
     let a = request("g", "a", "r1", None);
     let joined = run_enqueue(&mut conn, &a, 1).unwrap();
-    let line = sq::enqueue_line(&a, &joined.reply);
+    let line = only(sq::enqueue_answer(&a, joined, None).log);
     assert_eq!(
         said(line),
         (Routine, "waiting", "superseded 0 waiter(s)".into(), None)
@@ -235,7 +241,7 @@ fn each_decision_says_its_log_line_and_its_kind() {
     // Taking a free group: routine, with how long it waited.
     let batch = sq::claim(&ident("g"), &id("a"), 5, TIMEOUTS);
     let took = sq::claim_outcome(&id("a"), &d1::batch(&mut conn, &batch), NAMES).unwrap();
-    let line = sq::claim_line(&id("a"), &took.reply, &took.state, 5);
+    let line = only(sq::claim_answer(&id("a"), took, None, 5).log);
     assert_eq!(
         said(line),
         (Routine, "holding", "no live holder".into(), Some(4))
@@ -244,7 +250,7 @@ fn each_decision_says_its_log_line_and_its_kind() {
     run_enqueue(&mut conn, &request("g", "b", "r2", None), 6).unwrap();
     let batch = sq::claim(&ident("g"), &id("b"), 7, TIMEOUTS);
     let behind = sq::claim_outcome(&id("b"), &d1::batch(&mut conn, &batch), NAMES).unwrap();
-    let line = sq::claim_line(&id("b"), &behind.reply, &behind.state, 7);
+    let line = only(sq::claim_answer(&id("b"), behind, None, 7).log);
     assert_eq!(
         said(line),
         (Contended, "waiting", "behind a".into(), Some(1))
@@ -252,24 +258,27 @@ fn each_decision_says_its_log_line_and_its_kind() {
     // Superseding a waiter, and a stale revision: contended.
     let c = request("g", "c", "r3", None);
     let superseding = run_enqueue(&mut conn, &c, 8).unwrap();
-    let line = sq::enqueue_line(&c, &superseding.reply);
+    let line = only(sq::enqueue_answer(&c, superseding, None).log);
     assert_eq!(
         said(line),
         (Contended, "waiting", "superseded 1 waiter(s)".into(), None)
     );
     let d = request("g", "d", "r1", Some("r3"));
     let stale = run_enqueue(&mut conn, &d, 9).unwrap();
-    let line = sq::enqueue_line(&d, &stale.reply);
+    let line = only(sq::enqueue_answer(&d, stale, None).log);
     let reason = "revision r1 is not current (r3)".to_string();
     assert_eq!(said(line), (Contended, "skipped", reason, None));
     // A release that hands the group on is contended; one that does not, routine.
     let freed = release(&mut conn, "g", "a", 10);
-    let line = sq::release_line(&id("a"), freed.reply, true);
+    let line = only(sq::release_answer(&id("a"), freed.reply, true).log);
     assert_eq!(
         said(line),
         (Contended, "released", "freed the group".into(), None)
     );
-    assert_eq!(sq::release_line(&id("a"), freed.reply, false).kind, Routine);
+    assert_eq!(
+        only(sq::release_answer(&id("a"), freed.reply, false).log).kind,
+        Routine
+    );
     // The instance it went on to: woken, or abandoned when found dead.
     let (_, next) = went_on(&freed).expect("a freed group goes on");
     let check = |liveness| sq::checked(&ident("g"), &freed.state, &next.to, liveness, 11, TIMEOUTS);
@@ -1043,7 +1052,21 @@ fn a_paused_group_lets_no_claim_in_and_hands_a_release_on_to_nobody() {
     else {
         panic!("a claim on enqueue in a paused group: {:?}", late.reply)
     };
-    let line = sq::claim_line(&id("w1"), &paused_wait, &sq::Read::default(), far);
+    let line = only(
+        sq::claim_answer(
+            &id("w1"),
+            sq::Decided {
+                reply: paused_wait.clone(),
+                effects: Vec::new(),
+                follow_up: None,
+                state: sq::Read::default(),
+                log: Vec::new(),
+            },
+            None,
+            far,
+        )
+        .log,
+    );
     assert_eq!(
         said(line),
         (

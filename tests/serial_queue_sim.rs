@@ -79,6 +79,7 @@ use baton::serial_queue::{
 
 /// A turn event the serial queue asks to send.
 type Tell = sq::Wake<sq::Event>;
+use baton::transition::{LogKind, LogLine};
 use baton::workflow::Liveness;
 use common::{
     assert_reached, d1, report_failure, simulate, Fault, Faults, Injected, Rng, SimStats,
@@ -1240,7 +1241,9 @@ impl Sim {
                         Plan::Done(decided) => {
                             assert!(request.current.is_some());
                             assert!(decided.effects.is_empty() && decided.follow_up.is_none());
-                            self.finish_call(c, Reply::Enqueue(decided.reply));
+                            let answer = sq::enqueue_answer(&request, *decided, None);
+                            judge_log(&answer.log, enqueue_said(&request, &answer.reply));
+                            self.finish_call(c, Reply::Enqueue(answer.reply));
                         }
                         Plan::Run(batch) => {
                             let outcomes = self.run(&batch);
@@ -1285,6 +1288,11 @@ impl Sim {
                                 return;
                             };
                             self.check_enqueue(&request, &decided.reply, expected, could);
+                            // Its answer unless a claim past a dead holder
+                            // re-enters (then judged there).
+                            let answer = sq::enqueue_answer(&request, decided.clone(), None);
+                            assert_eq!(answer.reply, decided.reply, "{me}'s enqueue answer");
+                            judge_log(&answer.log, enqueue_said(&request, &answer.reply));
                             self.log(|| format!("{me} enqueue -> {:?}", decided.reply));
                             let tells = self.check_seen(&g, &decided);
                             if let EnqueueReply::Claimed {
@@ -1324,6 +1332,11 @@ impl Sim {
                     let fence_shown = self.actors[a].request.grant.is_some();
                     self.check_claim(&g, me.as_str(), &claimed.reply, fence_shown);
                     self.log(|| format!("{me} claim -> {:?}", claimed.reply));
+                    // Its answer unless its holder's check re-enters.
+                    let answer = sq::claim_answer(&me, claimed.clone(), None, now);
+                    assert_eq!(answer.reply, claimed.reply, "{me}'s claim answer");
+                    let waited = self.waited(&g, me.as_str(), now);
+                    judge_log(&answer.log, claim_said(&me, &answer.reply, waited));
                     let tells = self.check_seen(&g, &claimed);
                     assert!(tells.is_empty(), "a claim tells no one");
                     if let ClaimReply::Waiting { holder: None, .. } = claimed.reply {
@@ -1365,6 +1378,9 @@ impl Sim {
                         format!("{me} release -> {:?}, {:?}", decided.reply, decided.effects)
                     });
                     self.calls[c].reply = Some(Reply::Release);
+                    // The simulation's shell always sends the event.
+                    let answer = sq::release_answer(&me, decided.reply, went.is_some());
+                    judge_log(&answer.log, release_said(&me, expected, went.is_some()));
                     match self.expect_hand_on(&decided, went) {
                         Some(tell) => self.calls[c].stage = Stage::HandOn(tell, decided.state),
                         None => self.finish_reply(c),
@@ -1414,9 +1430,23 @@ impl Sim {
                 let actor = &self.actors[a];
                 let fence_shown = enqueue.is_some() || actor.request.grant.is_some();
                 self.log(|| format!("{me} claim past dead {} -> {:?}", seen.id, claimed.reply));
+                // The decision that waited behind the holder found dead, as
+                // the stage keeps it: the claim past it answers instead.
+                let waited_behind = ClaimReply::Waiting {
+                    holder: Some(seen.id.clone()),
+                    turn: None,
+                };
                 match enqueue {
                     Some((superseded, tells)) => {
-                        let reply = sq::enqueue_claimed(superseded, claimed).reply;
+                        let request = self.actors[a].request.clone();
+                        let waited = EnqueueReply::Claimed {
+                            superseded,
+                            claim: waited_behind,
+                        };
+                        let answer =
+                            sq::enqueue_answer(&request, kept(waited, &read), Some(claimed));
+                        judge_log(&answer.log, enqueue_said(&request, &answer.reply));
+                        let reply = answer.reply;
                         let EnqueueReply::Claimed { claim, .. } = &reply else {
                             unreachable!()
                         };
@@ -1426,7 +1456,11 @@ impl Sim {
                     }
                     None => {
                         self.check_claim(&g, me.as_str(), &claimed.reply, fence_shown);
-                        self.finish_call(c, Reply::Claim(claimed.reply))
+                        let waited = self.waited(&g, me.as_str(), now);
+                        let answer =
+                            sq::claim_answer(&me, kept(waited_behind, &read), Some(claimed), now);
+                        judge_log(&answer.log, claim_said(&me, &answer.reply, waited));
+                        self.finish_call(c, Reply::Claim(answer.reply))
                     }
                 }
             }
@@ -1605,6 +1639,12 @@ impl Sim {
     /// Where the core says the group went against the model's (`went`):
     /// the one tell, to the instance the group went on to, or none.
     /// Returns the tell.
+    /// How long `id` has waited in group `g` at `now`, by the model's record.
+    fn waited(&self, g: &str, id: &str, now: u64) -> u64 {
+        let i = self.model.find(g, id).expect("a claimant has a row");
+        now.saturating_sub(self.model.rows[i].enqueued_at)
+    }
+
     fn expect_hand_on<R>(
         &mut self,
         decided: &sq::Decided<R>,
@@ -2238,4 +2278,120 @@ fn simulation() {
             Fault::InstanceDies,
         ]);
     }
+}
+
+// --- The decision-log lines, by the oracle's own rule (contract §9) -------
+
+/// A line as the oracle words it: a decision that waits, skips, times out,
+/// supersedes or hands the group on is contended; the rest routine.
+fn said(kind: LogKind, id: &InstanceId, decision: &'static str, reason: String) -> LogLine {
+    LogLine {
+        kind,
+        instance: Some(id.clone()),
+        decision,
+        reason: reason.into(),
+        waited_ms: None,
+    }
+}
+
+/// The word a claim's reply is logged as.
+fn claim_word(reply: &ClaimReply) -> &'static str {
+    match reply {
+        ClaimReply::Holding { .. } => "holding",
+        ClaimReply::Waiting { .. } => "waiting",
+        ClaimReply::Skipped { .. } => "skipped",
+        ClaimReply::TimedOut => "timed_out",
+    }
+}
+
+/// An enqueue's line: routine only when it superseded nobody and either
+/// waits or took the group.
+fn enqueue_said(request: &SerialEnqueue, reply: &EnqueueReply) -> LogLine {
+    let id = &request.instance_id;
+    let dropped = |n: usize| format!("superseded {n} waiter(s)");
+    match reply {
+        EnqueueReply::Skipped { current } => {
+            let why = format!("revision {} is not current ({current})", request.revision);
+            said(LogKind::Contended, id, "skipped", why)
+        }
+        EnqueueReply::Waiting { superseded, .. } => {
+            let kind = if superseded.is_empty() {
+                LogKind::Routine
+            } else {
+                LogKind::Contended
+            };
+            said(kind, id, "waiting", dropped(superseded.len()))
+        }
+        EnqueueReply::Claimed { superseded, claim } => {
+            let took = matches!(claim, ClaimReply::Holding { .. });
+            let kind = if took && superseded.is_empty() {
+                LogKind::Routine
+            } else {
+                LogKind::Contended
+            };
+            said(kind, id, claim_word(claim), dropped(superseded.len()))
+        }
+    }
+}
+
+/// A claim's line, with how long the caller has waited (the model's
+/// record): routine only when it took the group.
+fn claim_said(id: &InstanceId, reply: &ClaimReply, waited: u64) -> LogLine {
+    let (kind, reason) = match reply {
+        ClaimReply::Holding { .. } => (LogKind::Routine, "no live holder".to_string()),
+        ClaimReply::Waiting {
+            holder: Some(holder),
+            ..
+        } => (LogKind::Contended, format!("behind {holder}")),
+        ClaimReply::Waiting { holder: None, .. } => {
+            (LogKind::Contended, "the group is paused".to_string())
+        }
+        ClaimReply::Skipped { by, by_revision } => (
+            LogKind::Contended,
+            format!("superseded by {by} at {by_revision}"),
+        ),
+        ClaimReply::TimedOut => (
+            LogKind::Contended,
+            "waited past the waiter timeout".to_string(),
+        ),
+    };
+    LogLine {
+        waited_ms: Some(waited),
+        ..said(kind, id, claim_word(reply), reason)
+    }
+}
+
+/// A release's line: contended exactly when the group went on to someone.
+fn release_said(id: &InstanceId, released: Released, went_on: bool) -> LogLine {
+    let left = match released {
+        Released::HeldNothing => "held nothing",
+        Released::LeftQueue => "left the queue",
+        Released::FreedGroup => "freed the group",
+    };
+    let kind = if went_on {
+        LogKind::Contended
+    } else {
+        LogKind::Routine
+    };
+    said(kind, id, "released", left.to_string())
+}
+
+/// A decision as a stage keeps it: its reply and what it read.
+fn kept<R>(reply: R, read: &sq::Read) -> sq::Decided<R> {
+    sq::Decided {
+        reply,
+        effects: Vec::new(),
+        follow_up: None,
+        state: read.clone(),
+        log: Vec::new(),
+    }
+}
+
+/// A command's answer says exactly the caller's one line.
+fn judge_log(log: &[LogLine], expected: LogLine) {
+    assert_eq!(
+        log,
+        [expected],
+        "LOG: the answer's line (the oracle's rule)"
+    );
 }

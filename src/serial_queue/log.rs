@@ -1,6 +1,8 @@
 //! The serial queue's decision-log lines, as data: which decisions print
-//! at the default level (`BATON_LOG`, contract §9) and what each says. The
-//! shell prints them as they are.
+//! at the default level (`BATON_LOG`, contract §9) and what each says: a
+//! decision's lines about others ([`super::Decided`]'s `log`), and the
+//! caller's own line, in its command's [`super::Answer`]. The shell prints
+//! them as they are.
 //!
 //! An enqueue that only joins, or claims a free group, involves no other
 //! instance (a wait is logged by the claim that finds the group held), nor
@@ -25,7 +27,7 @@ fn line(kind: LogKind, instance: &InstanceId, decision: &'static str, reason: St
 
 /// An enqueue's line, for its final reply (after a claim on enqueue's
 /// check, if one re-entered).
-pub fn enqueue_line(request: &SerialEnqueue, reply: &EnqueueReply) -> LogLine {
+pub(super) fn enqueue_line(request: &SerialEnqueue, reply: &EnqueueReply) -> LogLine {
     let (decision, superseded) = match reply {
         EnqueueReply::Waiting { superseded, .. } => ("waiting", superseded.len()),
         EnqueueReply::Claimed { superseded, claim } => (claim_name(claim), superseded.len()),
@@ -50,7 +52,7 @@ pub fn enqueue_line(request: &SerialEnqueue, reply: &EnqueueReply) -> LogLine {
 
 /// A claim's line, for its final reply and what it read (`read.me`: how
 /// long the caller has waited at `now_ms`).
-pub fn claim_line(id: &InstanceId, reply: &ClaimReply, read: &Read, now_ms: u64) -> LogLine {
+pub(super) fn claim_line(id: &InstanceId, reply: &ClaimReply, read: &Read, now_ms: u64) -> LogLine {
     let reason = match reply {
         ClaimReply::Holding { .. } => "no live holder".to_string(),
         ClaimReply::Waiting {
@@ -79,7 +81,7 @@ pub fn claim_line(id: &InstanceId, reply: &ClaimReply, read: &Read, now_ms: u64)
 
 /// A release's line; `handed_on` when the group went on to an instance
 /// that was sent its event.
-pub fn release_line(id: &InstanceId, reply: Released, handed_on: bool) -> LogLine {
+pub(super) fn release_line(id: &InstanceId, reply: Released, handed_on: bool) -> LogLine {
     let left = match reply {
         Released::HeldNothing => "held nothing",
         Released::LeftQueue => "left the queue",

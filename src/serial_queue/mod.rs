@@ -13,7 +13,8 @@
 //! the batch gave back: the reply, the effects as data ([`Effect`]: the
 //! check of a holder, the turn events to send), whose results re-enter
 //! through [`checked`] (which may ask for a follow-up batch), and the
-//! decision-log lines (`log`). It
+//! decision-log lines (`log`); once the effects are done, the command's
+//! [`Answer`] (`answer`): its final reply and the caller's own line. It
 //! reads no clock and does no I/O; the D1 shell (`shell::serial_queue_d1`)
 //! runs the batches and performs the effects, and the native tests and
 //! the simulation (`tests/serial_queue*.rs`) run the same batches on
@@ -32,6 +33,7 @@
 //! second batch ([`claim_past_dead`]) whose statements apply only to the
 //! holder as it was read.
 
+mod answer;
 mod decide;
 mod effect;
 mod hand_on;
@@ -45,6 +47,7 @@ mod state;
 mod steer;
 mod types;
 
+pub use answer::{claim_answer, enqueue_answer, release_answer, Answer};
 pub use decide::{
     checked, claim, claim_outcome, claim_past_dead, enqueue, enqueue_claimed, enqueue_outcome,
     heartbeat, heartbeat_outcome,
@@ -53,7 +56,6 @@ pub use effect::*;
 pub use hand_on::{hand_on_past, hand_on_past_outcome, release, release_outcome};
 pub use inspect::{inspect, inspect_outcome, Inspection};
 pub use invariants::{assert_invariants, check_row, entry, steering};
-pub use log::{claim_line, enqueue_line, release_line};
 pub use rebind::{rebind, rebind_outcome};
 pub use state::*;
 pub use steer::{pause, pause_outcome, resume, resume_outcome, SerialPause};

@@ -91,9 +91,9 @@ pub struct Decided<R> {
     pub state: Read,
     /// The lines of what the batch did to other instances (holders
     /// abandoned, where a hand-on went). The caller's own line is its
-    /// answer's, once the effects that may change it are done
-    /// ([`super::enqueue_line`], [`super::claim_line`],
-    /// [`super::release_line`]).
+    /// [`super::Answer`]'s, once the effects that may change it are done
+    /// ([`super::enqueue_answer`], [`super::claim_answer`],
+    /// [`super::release_answer`]).
     pub log: Vec<LogLine>,
 }
 

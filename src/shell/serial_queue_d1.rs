@@ -5,11 +5,13 @@
 //! short loop: ask the core for the batch, run it, let the core decide
 //! from what came back ([`core::Decided`]), perform its effects
 //! ([`Shell::perform`]; a result re-enters through [`core::checked`],
-//! whose follow-up batch runs and is decided in turn), print the log lines
-//! the core gives, reply. A release checks the status of the instance the
-//! group went on to after the reply ([`Shell::hand_on`]), in the deferred
-//! round of `shell::wake`, as the driver's wakes. The core decides
-//! everything, the log lines included; this file only carries it out.
+//! whose follow-up batch runs and is decided in turn), take the command's
+//! [`core::Answer`] (its reply and the caller's line, once the effects are
+//! done), print the log lines the core gives, reply. A release checks the
+//! status of the instance the group went on to after the reply
+//! ([`Shell::hand_on`]), in the deferred round of `shell::wake`, as the
+//! driver's wakes. The core decides everything, the log lines included;
+//! this file only carries it out.
 
 use super::config::SerialConfig;
 use super::d1_results::run;
@@ -24,7 +26,7 @@ use crate::edge::serial::{
 use crate::error::BatonError;
 use crate::ident::{Ident, InstanceId};
 use crate::limits::WAKE_ATTEMPTS_PER_CALL_MAX;
-use crate::serial_queue::{self as core, ClaimReply, Decided, Effect, EnqueueReply, Outcome, Plan};
+use crate::serial_queue::{self as core, ClaimReply, Decided, Effect, Outcome, Plan};
 use crate::transition::LogLine;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
@@ -145,14 +147,9 @@ impl Shell {
         };
         let group = &request.group;
         let performed = self.perform(&config, group, &decided).await?;
-        let reply = match (performed.claimed, decided.reply) {
-            (Some(claimed), EnqueueReply::Claimed { superseded, .. }) => {
-                core::enqueue_claimed(superseded, claimed).reply
-            }
-            (_, reply) => reply,
-        };
-        print(group, &[core::enqueue_line(&request, &reply)]);
-        Ok(reply.into())
+        let answer = core::enqueue_answer(&request, decided, performed.claimed);
+        print(group, &answer.log);
+        Ok(answer.reply.into())
     }
 
     pub(crate) async fn claim(&self, request: GroupMember) -> Result<SerialClaimReply, JsValue> {
@@ -168,12 +165,9 @@ impl Shell {
         let decided = core::claim_outcome(&id, &outcomes, config.names()).map_err(refuse)?;
         print(&group, &decided.log);
         let performed = self.perform(&config, &group, &decided).await?;
-        let (reply, read) = match performed.claimed {
-            Some(claimed) => (claimed.reply, claimed.state),
-            None => (decided.reply, decided.state),
-        };
-        print(&group, &[core::claim_line(&id, &reply, &read, now)]);
-        Ok(reply.into())
+        let answer = core::claim_answer(&id, decided, performed.claimed, now);
+        print(&group, &answer.log);
+        Ok(answer.reply.into())
     }
 
     pub(crate) async fn heartbeat(&self, request: GroupMember) -> Result<HeartbeatReply, JsValue> {
@@ -205,7 +199,10 @@ impl Shell {
         let next = performed
             .handed
             .map(|sent| self.hand_on(&config, &group, decided.state, sent));
-        print(&group, &[core::release_line(&id, reply, next.is_some())]);
+        print(
+            &group,
+            &core::release_answer(&id, reply, next.is_some()).log,
+        );
         Ok(ReleaseReply { next })
     }
 
