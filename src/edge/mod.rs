@@ -58,6 +58,7 @@ mod decode;
 pub mod busy;
 pub mod coordinator;
 pub mod debounce;
+pub mod encode;
 pub mod health;
 pub mod http;
 pub mod inspection;

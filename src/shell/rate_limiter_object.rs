@@ -27,6 +27,7 @@
 
 use super::decision_log::Scope;
 use super::driver::{Call, Driver, Memory, NoEffect, Rules, TransitionOf};
+use super::encode::ToJs;
 use super::js::{self, to_js};
 use super::rate_bucket::Bucket;
 use super::rpc;
@@ -154,7 +155,7 @@ impl RateLimiterCore {
                 permits,
             };
             let reply = RateAcquireReply::from(self.decide(&request.bucket, call)?);
-            Ok(to_js(&reply))
+            Ok(reply.to_js())
         })
     }
 
