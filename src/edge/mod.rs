@@ -55,6 +55,7 @@
 
 mod decode;
 
+pub mod body_table;
 pub mod busy;
 pub mod coordinator;
 pub mod debounce;
