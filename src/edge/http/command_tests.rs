@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::edge::busy::ListRequest;
-use crate::edge::health::State;
 use crate::edge::ListCall;
+use crate::health::KeyState;
 
 fn list(operation: Operation, query: &str) -> Result<Command, HttpError> {
     let fields = query_fields(query)?;
@@ -27,7 +27,7 @@ fn a_list_reads_its_cursor_and_limit_from_the_query() {
     };
     assert_eq!(cursor.as_deref(), Some("AWth+b"));
     assert_eq!(limit.map(|l| l.get()), Some(20));
-    assert_eq!(state, Some(State::AtCapacity));
+    assert_eq!(state, Some(KeyState::AtCapacity));
     let Command::List(ListCall::Groups(request)) = list(Operation::GroupList, "").unwrap() else {
         panic!("a group list");
     };

@@ -151,7 +151,7 @@ impl Object {
                         .collect(),
                     recent: recent.into_iter().map(RecentHold::from).collect(),
                     counts: counts.into(),
-                    state: health.state.into(),
+                    state: health.state,
                     waits: health.waits.into(),
                 };
                 (inspection, needs_check)
