@@ -1923,8 +1923,9 @@ fn a_release_that_hands_the_key_on_runs_one_read_and_five_writes() {
 #[test]
 fn a_carried_tally_and_a_kept_wait_leave_the_rows_their_statements_left() {
     // A key with two holders, `b` kept as having waited 700 ms: climbed
-    // from v16's rows, or written so on a fresh database.
-    let start = |climb: bool| {
+    // from v16's rows, or written so on a fresh database; with a key row
+    // (the ended row's trigger updates it) or none yet (it inserts one).
+    let start = |climb: bool, key_row: bool| {
         if !climb {
             let db = Db::migrated();
             let holder = |who: &str, since_ms, fence, waited_ms| {
@@ -1936,6 +1937,9 @@ fn a_carried_tally_and_a_kept_wait_leave_the_rows_their_statements_left() {
             };
             let rows = [holder("a", 100, 1, 0), holder("b", 150, 2, 700)];
             write(&Counted::new(&db), "k", &rows);
+            if key_row {
+                write(&Counted::new(&db), "k", &[Write::SetLimit(2)]);
+            }
             return db;
         }
         let db = db_at_version(16);
@@ -1948,10 +1952,16 @@ fn a_carried_tally_and_a_kept_wait_leave_the_rows_their_statements_left() {
             "INSERT INTO coordinator_waited (key, id, waited_ms) VALUES ('k', 'b', 700)",
             &[],
         );
+        if key_row {
+            db.run(
+                "INSERT INTO coordinator_keys (key, holder_limit) VALUES ('k', 2)",
+                &[],
+            );
+        }
         migrate(&db);
         db
     };
-    let climbed = start(true);
+    let climbed = start(true, true);
     let waits: Vec<(InstanceId, u64)> = (read(&climbed, "k").0.holders.iter())
         .map(|h| (h.id.clone(), h.waited_ms))
         .collect();
@@ -1959,7 +1969,7 @@ fn a_carried_tally_and_a_kept_wait_leave_the_rows_their_statements_left() {
     assert!(climbed
         .rows("SELECT name FROM sqlite_master WHERE name LIKE 'coordinator_waited%'")
         .is_empty());
-    assert_eq!(contents(&climbed), contents(&start(false)));
+    assert_eq!(contents(&climbed), contents(&start(false, true)));
 
     let tallies = [
         Tally {
@@ -1979,8 +1989,9 @@ fn a_carried_tally_and_a_kept_wait_leave_the_rows_their_statements_left() {
         },
     ];
     let end = |tally| Some(HoldEnd { at_ms: 500, tally });
-    for (tally, climb) in tallies.iter().flat_map(|t| [(*t, true), (*t, false)]) {
-        let (carried, apart) = (start(climb), start(climb));
+    let starts = [(true, true), (true, false), (false, true), (false, false)];
+    for (tally, (climb, key_row)) in tallies.iter().flat_map(|t| starts.map(|s| (*t, s))) {
+        let (carried, apart) = (start(climb, key_row), start(climb, key_row));
         let (_, cost) = measure(&carried, |sql| {
             write(sql, "k", &[Write::RemoveHolder(id("b"), end(tally))])
         });
@@ -1990,7 +2001,8 @@ fn a_carried_tally_and_a_kept_wait_leave_the_rows_their_statements_left() {
             Write::History(HistoryWrite::Tally(tally)),
         ];
         write(&Counted::new(&apart), "k", &separate);
-        assert_eq!(contents(&carried), contents(&apart), "{tally:?}");
+        let case = format!("{tally:?}, climbed {climb}, key row {key_row}");
+        assert_eq!(contents(&carried), contents(&apart), "{case}");
         let counts = history_counts(&carried, "k");
         assert_eq!(counts.hand_offs, u64::from(tally.hand_offs));
         assert_eq!(counts.cancelled, u64::from(tally.cancelled));
