@@ -225,8 +225,8 @@ fn alarm(needs_check: bool, report: Due, effects: &[Effect]) -> Alarm {
 }
 
 /// The transition: the writes with the history's before them and its
-/// tally carried (`history::record`, [`carry`]), the report the list is due (`reporter::due`),
-/// and the log line (`log::of`).
+/// tally carried (`history::record`, [`carry`]), the report the list is
+/// due (`reporter::due`), and the log line (`log::of`).
 fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transition {
     let needs = key.needs_holder_check();
     let report = reporter::due(key.before.shown, shown(&key.s), key.did.found_dead());
