@@ -161,6 +161,8 @@ export async function coordinatorHandoff(b) {
 export async function chainThroughput(b) {
   const perSecond = { baton: [], plain: [] };
   const ratios = [];
+  // Baton's storage work over its chains' hand-offs (as P5 counts it).
+  const work = { handoffs: 0, reads: 0, writes: 0 };
   const handoffsPerChain = P1_CHAIN_INSTANCES - 1;
   for (let round = 0; round < P1_CHAIN_ROUNDS; round++) {
     const order = round % 2 ? ["plain", "baton"] : ["baton", "plain"];
@@ -172,10 +174,21 @@ export async function chainThroughput(b) {
       }
       rate[side] = (handoffsPerChain / Math.max(1, ran.chainMs)) * 1000;
       perSecond[side].push(rate[side]);
+      if (side === "baton") {
+        work.handoffs += ran.records.length;
+        work.reads += ran.work.handoffReads;
+        work.writes += ran.work.handoffWrites;
+      }
     }
     ratios.push(rate.baton / rate.plain);
   }
-  return { baton: summary(perSecond.baton), plain: summary(perSecond.plain), ratio: summary(ratios), handoffsPerChain };
+  return {
+    baton: summary(perSecond.baton),
+    plain: summary(perSecond.plain),
+    ratio: summary(ratios),
+    handoffsPerChain,
+    perHandoff: { reads: work.reads / work.handoffs, writes: work.writes / work.handoffs },
+  };
 }
 
 /** The engine's floor: ping a parked instance, time to its call step and to the step after. */

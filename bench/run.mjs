@@ -448,19 +448,19 @@ function profileSplit() {
  */
 const RELEASE_STATEMENTS =
   "**The release's statements.** A holder's release that hands its slot on runs, before its reply, one read " +
-  "and seven writes of its decision (tests/coordinator_sql.rs counts them): the front (the first tenant's " +
+  "and five writes of its decision (tests/coordinator_sql.rs counts them): the front (the first tenant's " +
   "earliest waiter); its hold into the recent holds (whose trigger prunes them to the last 50, schema v16); " +
-  "its row stamped ended (the trigger folds fence, grant and hold time into the key row and deletes the " +
-  "row); the waiter's row deleted (its trigger counts it out of its tenant and the key); the new holder's " +
-  "row; the tenant's `served` (whose trigger forgets tenants served long ago, v16); the new holder's wait " +
-  "into `coordinator_waited`; and the key's counters (`hand_offs`). Then it sends the turn event and " +
-  "answers. Issue 38 took two statements out (one read and nine writes before): the prune and the " +
-  "forgetting run inside the statements they follow, on the same rows, in the same turn. The plain object " +
-  "runs four (the holder, the first waiter, the waiter's delete, the holder's update). Candidates left, none " +
-  "changing what is kept, each a Coordinator schema step: the key's counters moved into the ended holder " +
-  "row's trigger, which already writes the key row, and the new holder's wait kept on its own holder row " +
-  "(one insert already written). That would leave five (the front, the recent hold, the ended row, the " +
-  "waiter's delete, the new holder) and the tenant's `served`.";
+  "its row stamped ended, carrying the decision's counts (the trigger folds fence, grant, hold time and the " +
+  "counts, `hand_offs` among them, into the key row and deletes the row, v17); the waiter's row deleted (its " +
+  "trigger counts it out of its tenant and the key); the new holder's row, which keeps how long it waited " +
+  "(v17); and the tenant's `served` (whose trigger forgets tenants served long ago, v16). Then it sends the " +
+  "turn event and answers. Issue 38 took four statements out (one read and nine writes before): the prune " +
+  "and the forgetting run inside the statements they follow (v16), the key's counters ride on the ended " +
+  "row's stamp into the key row its trigger already writes, and the new holder's wait is a column of its " +
+  "own row instead of a row of `coordinator_waited` (v17, which also spares every holder that leaves the " +
+  "trigger that deleted that row): the same rows kept, in the same turn. The plain object runs four (the " +
+  "holder, the first waiter, the waiter's delete, the holder's update). Left beyond them: the recent hold " +
+  "(which could ride on the ended row's stamp too, as the counts do) and the tenant's `served`.";
 
 /** Method and spread of each figure, for docs/benchmarks.md. */
 function describe(r) {

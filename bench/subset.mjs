@@ -80,7 +80,8 @@ try {
     const c = await handoff.chainThroughput(b);
     console.log(
       `P1 chain of ${handoff.P1_CHAIN_INSTANCES}: Baton/plain ${fmt(c.ratio.p50, 2)}x (min ${fmt(c.ratio.min, 2)}, max ${fmt(c.ratio.max, 2)}); ` +
-        `Baton ${fmt(c.baton.p50, 0)} hand-offs/s, plain ${fmt(c.plain.p50, 0)} hand-offs/s`,
+        `Baton ${fmt(c.baton.p50, 0)} hand-offs/s, plain ${fmt(c.plain.p50, 0)} hand-offs/s; ` +
+        `${c.ratio.n} rounds; Baton's storage per hand-off ${fmt(c.perHandoff.writes, 2)} writes, ${fmt(c.perHandoff.reads, 2)} reads`,
     );
   }
   if (parts.has("p2")) {

@@ -618,6 +618,49 @@ STORE_BUGS = [
      None, None,
      "a tenant served again (its row updated) forgets no idle tenant",
      "§1c idle tenants forgotten after IDLE_TENANT_KEPT_GRANTS (v16 forgets in the serve)"),
+    # Issue 38 (schema v17): a decision's tally rides on its finished
+    # hold's stamp, a holder's wait on its own row; the triggers and the
+    # climb judged by the rows against the statements they replaced, the
+    # core's rule by the simulation's own counts and recorded waits.
+    ("coordinator store",
+     "coordinator_sql::a_carried_tally_and_a_kept_wait_leave_the_rows_their_statements_left",
+     [("src/coordinator/store/history.rs", "hand_offs = hand_offs + excluded.hand_offs, ", ""),
+      ("src/coordinator/store/schema_fresh.rs", "hand_offs = hand_offs + excluded.hand_offs, ", "")],
+     None, None,
+     "the ended row's trigger does not add the hand-offs its stamp carries to the key's counts",
+     "§10 counts.handOffs (v17 counts in the ended row's trigger)"),
+    ("coordinator store",
+     "coordinator_sql::a_carried_tally_and_a_kept_wait_leave_the_rows_their_statements_left",
+     [("src/coordinator/store/history.rs",
+       "list_owed = CASE WHEN excluded.list_owed = 1 THEN 1 ELSE list_owed END",
+       "list_owed = list_owed"),
+      ("src/coordinator/store/schema_fresh.rs",
+       "list_owed = CASE WHEN excluded.list_owed = 1 THEN 1 ELSE list_owed END",
+       "list_owed = list_owed")],
+     None, None,
+     "a report owed by a hand-off is not marked by the ended row's trigger (the list is never told)",
+     "§10 the list's report owed (v17 marks it in the ended row's trigger)"),
+    ("coordinator store",
+     "coordinator_sql::a_carried_tally_and_a_kept_wait_leave_the_rows_their_statements_left",
+     [("src/coordinator/store/history.rs",
+       "WHERE w.key = coordinator_holders.key AND w.id = coordinator_holders.id) \\\n     WHERE EXISTS",
+       "WHERE w.key = coordinator_holders.key) \\\n     WHERE EXISTS"),
+      ("src/coordinator/store/history.rs",
+       "WHERE w.key = coordinator_holders.key AND w.id = coordinator_holders.id)\",",
+       "WHERE w.key = coordinator_holders.key)\",")],
+     None, None,
+     "the climb to v17 gives a kept wait to every holder of its key, not to its own holder",
+     "§10 recent holds' waitedMs (v17 keeps a wait on its holder's row)"),
+    ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/store/write.rs",
+     "    if *t == Tally::default() {",
+     "    if t.dead_holders == 0 {",
+     "a stamp that carries a hand-off's tally writes only its time",
+     "§10 counts.handOffs (v17 counts in the ended row's trigger)"),
+    ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/store/rows.rs",
+     "        waited_ms: millis(&row[8]),",
+     "        waited_ms: millis(&row[6]),",
+     "a holder's wait is read back as its fence",
+     "§10 recent holds' waitedMs (v17 keeps a wait on its holder's row)"),
 ]
 
 # Issue 40 (contract §10a): the state rule, judged by the Coordinator
@@ -661,6 +704,23 @@ HEALTH_BUGS = [
 # (`coordinator::decide`'s `alarm`), judged by the Coordinator simulation's
 # oracle from its own records after every decision.
 ALARM_BUGS = [
+    # Issue 38 (schema v17): the history's tally and waits, carried on the
+    # rows a hand-off already writes; the rule is the core's.
+    ("coordinator", "coordinator_sim", "src/coordinator/grant.rs",
+     "        waited_ms: now_ms.saturating_sub(waiter.since_ms),",
+     "        waited_ms: now_ms.saturating_sub(key.s.holders.first().map_or(now_ms, |h| h.since_ms)),",
+     "a new holder's wait is measured from the first holder's grant, not from its own arrival",
+     "§10 recent holds' waitedMs"),
+    ("coordinator", "coordinator_sim", "src/coordinator/decide.rs",
+     "        Some(end) => end.tally = tally,",
+     "        Some(end) => {\n            end.tally = tally;\n            writes.push(Write::History(HistoryWrite::Tally(tally)));\n        }",
+     "a hand-off's tally is counted twice, on its ended row and by its own statement",
+     "§10 counts.handOffs"),
+    ("coordinator", "coordinator_sim", "src/coordinator/decide.rs",
+     "        None => writes.push(Write::History(HistoryWrite::Tally(tally))),",
+     "        None => {}",
+     "a decision that finishes no hold drops its tally (a coalesced enqueue is not counted)",
+     "§10 counts.coalesced"),
     ("coordinator", "coordinator_sim", "src/coordinator/decide.rs",
      "    if needs_check || report == Due::Owed || terminates {",
      "    if needs_check || terminates {",

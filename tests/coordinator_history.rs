@@ -166,7 +166,22 @@ fn a_hand_off_is_recorded_with_how_long_the_next_holder_waited() {
         matches!(recorded(&handed)[0], HistoryWrite::Hold { id: h, outcome: Outcome::Released, .. } if h.as_str() == "h"),
         "{handed:?}"
     );
-    assert!(recorded(&handed).contains(&&HistoryWrite::Wait(id("w"), 2_500)));
+    // The new holder's row keeps its wait (schema v17), and the ended
+    // row's stamp carries the hand-off's count to the key row.
+    assert!(handed
+        .writes
+        .iter()
+        .any(|w| matches!(w, Write::AddHolder(h) if h.id == id("w") && h.waited_ms == 2_500)));
+    assert!(handed.writes.iter().any(|w| matches!(
+        w,
+        Write::RemoveHolder(h, Some(end)) if h.as_str() == "h" && end.tally.hand_offs == 1
+    )));
+    assert!(
+        !recorded(&handed)
+            .iter()
+            .any(|w| matches!(w, HistoryWrite::Tally(_))),
+        "the tally rides on the ended hold"
+    );
     assert_eq!(handed.report, Due::Counts, "w2 still waits");
     // w confirms (acquires) and releases with w2 behind: its wait is kept.
     object.acquire("k", "w", 4_100);
@@ -195,13 +210,14 @@ fn a_hand_off_is_recorded_with_how_long_the_next_holder_waited() {
     );
     assert_eq!(counts.grants, 3);
     assert_eq!(counts.hand_offs, 2);
-    // w2 releases with nobody behind: not recorded, its wait forgotten.
+    // w2 releases with nobody behind: not recorded, its wait gone with
+    // its row.
     object.release("k", "w2", 10_000);
     assert_eq!(object.inspect("k").0.len(), 2);
     let left: i64 = object
         .db
         .conn
-        .query_row("SELECT COUNT(*) FROM coordinator_waited", [], |r| r.get(0))
+        .query_row("SELECT COUNT(*) FROM coordinator_holders", [], |r| r.get(0))
         .unwrap();
     assert_eq!(left, 0);
 }

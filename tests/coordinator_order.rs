@@ -486,6 +486,7 @@ fn fill(db: &Db, key: &str, n: usize, spread: bool) {
         turn: Turn::Shared,
         fence: 1,
         cancelling: false,
+        waited_ms: 0,
     })];
     for i in 0..n {
         writes.push(coordinator::Write::PushWaiter(Waiter {
@@ -595,6 +596,7 @@ fn p4_tenants_cost_at_most_one_and_a_half_times_behind_ten() {
                     turn: Turn::Shared,
                     fence: 1,
                     cancelling: false,
+                    waited_ms: 0,
                 },
                 answer: Liveness::Alive.into(),
             }),

@@ -4198,6 +4198,7 @@ fn a_raised_limit_hands_the_free_slots_ahead_of_the_caller() {
             turn: Turn::Shared,
             fence: 4,
             cancelling: false,
+            waited_ms: 2,
         }]
     );
     assert_eq!(ids(&s.holders()), ["h", "a", "b", "c", "n"]);

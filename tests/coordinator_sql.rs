@@ -12,7 +12,7 @@
 
 mod common;
 
-use baton::coordinator::history::{HistoryWrite, Outcome};
+use baton::coordinator::history::{HistoryWrite, HoldEnd, Outcome, Tally};
 use baton::coordinator::Effect;
 use baton::coordinator::{
     self, decide, inspect, keys_due, load, load_summary, migrate, schema, terminated,
@@ -302,6 +302,7 @@ fn v1_holder(who: &str, since_ms: u64) -> Holder {
         turn: Turn::Shared,
         fence: 0,
         cancelling: false,
+        waited_ms: 0,
     }
 }
 
@@ -407,6 +408,8 @@ fn decisions_work_on_an_upgraded_v1_database() {
         // The first grant with a fence: v1 holders carry none (0).
         fence: 1,
         cancelling: false,
+        // Since it joined, in the v1 rows.
+        waited_ms: now - 1_700_000_001_000,
     };
     assert_eq!(released.reply, Reply::Release(Some(id("deploy-101"))));
     assert_eq!(woken(&released), std::slice::from_ref(&handed));
@@ -699,6 +702,7 @@ fn fill(db: &Db, key: &str, n: usize) {
         turn: Turn::Shared,
         fence: 1,
         cancelling: false,
+        waited_ms: 0,
     })];
     for i in 0..n {
         writes.push(Write::PushWaiter(Waiter {
@@ -905,6 +909,7 @@ fn operation_cost_does_not_grow_with_the_queue() {
         fence: 1,
         from_ms: 1,
         to_ms: 2,
+        waited_ms: 0,
         outcome: Outcome::Released,
         cancelled: false,
     };
@@ -1064,6 +1069,7 @@ const CALLS: &[Call] = &[
                 turn: Turn::Shared,
                 fence: 2,
                 cancelling: false,
+                waited_ms: 1,
             })],
         )
     }),
@@ -1096,7 +1102,26 @@ const CALLS: &[Call] = &[
         writes(sql, &[Write::RemoveHolder(id("second"), None)])
     }),
     ("end a hold", false, |sql| {
-        writes(sql, &[Write::RemoveHolder(id("holder"), Some(9))])
+        writes(
+            sql,
+            &[Write::RemoveHolder(
+                id("holder"),
+                Some(HoldEnd {
+                    at_ms: 9,
+                    ..HoldEnd::default()
+                }),
+            )],
+        )
+    }),
+    ("end a hold carrying a tally", false, |sql| {
+        let end = HoldEnd {
+            at_ms: 9,
+            tally: Tally {
+                hand_offs: 1,
+                ..Tally::default()
+            },
+        };
+        writes(sql, &[Write::RemoveHolder(id("second"), Some(end))])
     }),
     ("serve a tenant", false, |sql| {
         writes(
@@ -1179,6 +1204,7 @@ fn every_statement(db: &Db) -> Vec<Labelled> {
             turn: Turn::Shared,
             fence: 1,
             cancelling: false,
+            waited_ms: 0,
         })],
     );
     let mut statements: Vec<Labelled> = Vec::new();
@@ -1559,15 +1585,24 @@ fn a_v12_queue_of_tenants_upgrades_in_the_same_order() {
         assert!(positions.iter().all(Option::is_some), "{positions:?}");
         (summary.waiters, order, positions)
     };
-    // This release's summary reads a later step's column too (v14's
-    // `max_waiting`): lent to the v12 rows for the read, then taken back,
-    // so the upgrade below starts from v12 as it was.
-    db.run(
-        "ALTER TABLE coordinator_keys ADD COLUMN max_waiting INTEGER",
-        &[],
-    );
+    // This release's summary reads later steps' columns too (v14's
+    // `max_waiting`, v17's `waited_ms`): lent to the v12 rows for the
+    // read, then taken back, so the upgrade below starts from v12 as it was.
+    let lent = [
+        ("coordinator_keys", "max_waiting INTEGER"),
+        (
+            "coordinator_holders",
+            "waited_ms INTEGER NOT NULL DEFAULT 0",
+        ),
+    ];
+    for (table, column) in lent {
+        db.run(&format!("ALTER TABLE {table} ADD COLUMN {column}"), &[]);
+    }
     let before = queue(&db);
-    db.run("ALTER TABLE coordinator_keys DROP COLUMN max_waiting", &[]);
+    for (table, column) in lent {
+        let name = column.split(' ').next().expect("a column name");
+        db.run(&format!("ALTER TABLE {table} DROP COLUMN {name}"), &[]);
+    }
     assert_eq!(before.1, ["c1", "b1", "a1", "a2"]);
 
     migrate(&db);
@@ -1691,6 +1726,7 @@ fn recorded_holds_are_pruned_and_idle_tenants_forgotten_by_their_own_statements(
             fence,
             from_ms: fence,
             to_ms: fence + 1,
+            waited_ms: 0,
             outcome: Outcome::Released,
             cancelled: false,
         })
@@ -1853,12 +1889,13 @@ fn holder_checks_read_back_from_the_rows_as_the_twin_keeps_them() {
 }
 
 /// Issue 38: a release that hands the key on to a waiter (registered with
-/// `grant`, as withKey registers) runs one read and seven writes before its
+/// `grant`, as withKey registers) runs one read and five writes before its
 /// reply, with its key's summary kept in memory: the front, and the recent
-/// hold, the ended row, the waiter's row, the new holder's row, the
-/// tenant's serve, the new holder's wait and the key's counters.
+/// hold, the ended row (whose trigger adds the key's counters, schema
+/// v17), the waiter's row, the new holder's row (with its wait, v17) and
+/// the tenant's serve.
 #[test]
-fn a_release_that_hands_the_key_on_runs_one_read_and_seven_writes() {
+fn a_release_that_hands_the_key_on_runs_one_read_and_five_writes() {
     let db = Db::migrated();
     let granted = |who: &str| AcquireRequest {
         options: Options {
@@ -1874,5 +1911,100 @@ fn a_release_that_hands_the_key_on_runs_one_read_and_seven_writes() {
     let holders = read(&db, "k").0.holders;
     assert_eq!(holders.len(), 1);
     assert_eq!(holders[0].id, id("b"), "handed on");
-    assert_eq!(cost.work, (1, 7), "(reads, writes): {:#?}", cost.ran);
+    assert_eq!(cost.work, (1, 5), "(reads, writes): {:#?}", cost.ran);
+}
+
+/// Schema v17: a holder's wait is its own row's, and a decision's tally
+/// rides on its finished hold's stamp. A v16 key climbs with each kept
+/// wait on its holder (and `coordinator_waited` gone); then on the
+/// climbed and on a fresh database alike, each tally carried by a stamp
+/// leaves the key row as the stamp and the tally's own statement (the one
+/// it replaced, still run by a decision that finishes no hold) leave it.
+#[test]
+fn a_carried_tally_and_a_kept_wait_leave_the_rows_their_statements_left() {
+    // A key with two holders, `b` kept as having waited 700 ms: climbed
+    // from v16's rows, or written so on a fresh database; with a key row
+    // (the ended row's trigger updates it) or none yet (it inserts one).
+    let start = |climb: bool, key_row: bool| {
+        if !climb {
+            let db = Db::migrated();
+            let holder = |who: &str, since_ms, fence, waited_ms| {
+                Write::AddHolder(Holder {
+                    fence,
+                    waited_ms,
+                    ..v1_holder(who, since_ms)
+                })
+            };
+            let rows = [holder("a", 100, 1, 0), holder("b", 150, 2, 700)];
+            write(&Counted::new(&db), "k", &rows);
+            if key_row {
+                write(&Counted::new(&db), "k", &[Write::SetLimit(2)]);
+            }
+            return db;
+        }
+        let db = db_at_version(16);
+        db.run(
+            "INSERT INTO coordinator_holders (key, seq, id, since_ms, state, fence) \
+             VALUES ('k', 1, 'a', 100, 'holding', 1), ('k', 2, 'b', 150, 'holding', 2)",
+            &[],
+        );
+        db.run(
+            "INSERT INTO coordinator_waited (key, id, waited_ms) VALUES ('k', 'b', 700)",
+            &[],
+        );
+        if key_row {
+            db.run(
+                "INSERT INTO coordinator_keys (key, holder_limit) VALUES ('k', 2)",
+                &[],
+            );
+        }
+        migrate(&db);
+        db
+    };
+    let climbed = start(true, true);
+    let waits: Vec<(InstanceId, u64)> = (read(&climbed, "k").0.holders.iter())
+        .map(|h| (h.id.clone(), h.waited_ms))
+        .collect();
+    assert_eq!(waits, [(id("a"), 0), (id("b"), 700)], "each wait kept");
+    assert!(climbed
+        .rows("SELECT name FROM sqlite_master WHERE name LIKE 'coordinator_waited%'")
+        .is_empty());
+    assert_eq!(contents(&climbed), contents(&start(false, true)));
+
+    let tallies = [
+        Tally {
+            hand_offs: 1,
+            report_owed: true,
+            ..Tally::default()
+        },
+        Tally {
+            dead_holders: 1,
+            dead_at_ms: Some(400),
+            ..Tally::default()
+        },
+        Tally {
+            coalesced: 1,
+            cancelled: 2,
+            ..Tally::default()
+        },
+    ];
+    let end = |tally| Some(HoldEnd { at_ms: 500, tally });
+    let starts = [(true, true), (true, false), (false, true), (false, false)];
+    for (tally, (climb, key_row)) in tallies.iter().flat_map(|t| starts.map(|s| (*t, s))) {
+        let (carried, apart) = (start(climb, key_row), start(climb, key_row));
+        let (_, cost) = measure(&carried, |sql| {
+            write(sql, "k", &[Write::RemoveHolder(id("b"), end(tally))])
+        });
+        assert_eq!(cost.work, (0, 1), "one statement");
+        let separate = [
+            Write::RemoveHolder(id("b"), end(Tally::default())),
+            Write::History(HistoryWrite::Tally(tally)),
+        ];
+        write(&Counted::new(&apart), "k", &separate);
+        let case = format!("{tally:?}, climbed {climb}, key row {key_row}");
+        assert_eq!(contents(&carried), contents(&apart), "{case}");
+        let counts = history_counts(&carried, "k");
+        assert_eq!(counts.hand_offs, u64::from(tally.hand_offs));
+        assert_eq!(counts.cancelled, u64::from(tally.cancelled));
+    }
 }

@@ -416,6 +416,7 @@ fn fill(db: &Db, key: &str, n: usize) {
         turn: Turn::Shared,
         fence: 1,
         cancelling: false,
+        waited_ms: 0,
     };
     let mut writes = vec![coordinator::Write::AddHolder(holder)];
     for i in 0..n {

@@ -73,7 +73,7 @@ use super::enqueue::{enqueue, enqueue_checked, refuse_cancel_holders};
 use super::grant::{acquire, acquire_checked, fill_slots, hand_on_checked};
 use super::log::{self, Cause};
 use super::steer;
-use super::types::history::{self, Outcome};
+use super::types::history::{self, HistoryWrite, Outcome};
 use super::types::{
     Effect, Holder, HolderState, Input, Liveness, Member, Options, Reply, Settings, Transition,
     Turn, View, Write,
@@ -224,14 +224,14 @@ fn alarm(needs_check: bool, report: Due, effects: &[Effect]) -> Alarm {
     }
 }
 
-/// The transition: the writes with the history's around them
-/// (`history::record`), the report the list is due (`reporter::due`),
-/// and the log line (`log::of`).
+/// The transition: the writes with the history's before them and its
+/// tally carried (`history::record`, [`carry`]), the report the list is
+/// due (`reporter::due`), and the log line (`log::of`).
 fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transition {
     let needs = key.needs_holder_check();
     let report = reporter::due(key.before.shown, shown(&key.s), key.did.found_dead());
     let coalesced = matches!(&reply, Reply::Enqueue(r) if r.coalesced_into.is_some());
-    let (recorded_before, recorded_after) = history::record(
+    let (recorded, tally) = history::record(
         &key.did,
         key.before.waiters,
         coalesced,
@@ -258,10 +258,10 @@ fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transitio
         member,
         ..
     } = key;
-    let writes = (recorded_before.into_iter().map(Write::History))
+    let mut writes: Vec<Write> = (recorded.into_iter().map(Write::History))
         .chain(decided)
-        .chain(recorded_after.into_iter().map(Write::History))
         .collect();
+    carry(&mut writes, tally);
     // The state is what the writes leave of the parts a decision
     // changes; the rest of the view (the superseded, the holders to
     // check) is not carried on.
@@ -278,5 +278,22 @@ fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transitio
         },
         report,
         log,
+    }
+}
+
+/// The decision's tally onto its first finished hold's end, whose row's
+/// trigger adds it to the key row (`history::record` states the rule);
+/// without one, a tally that is not nothing is its own write, last.
+fn carry(writes: &mut Vec<Write>, tally: history::Tally) {
+    if tally == history::Tally::default() {
+        return;
+    }
+    let end = writes.iter_mut().find_map(|w| match w {
+        Write::RemoveHolder(_, Some(end)) => Some(end),
+        _ => None,
+    });
+    match end {
+        Some(end) => end.tally = tally,
+        None => writes.push(Write::History(HistoryWrite::Tally(tally))),
     }
 }

@@ -8,7 +8,7 @@
 
 use super::check::{due_for_check, needs_check};
 use super::slots::free_slots;
-use super::types::history::{Did, Outcome};
+use super::types::history::{Did, HoldEnd, Outcome};
 use super::types::{
     Effect, Handed, Holder, HolderState, Member, Options, Settings, Summary, Turn, View, Waiter,
     Write,
@@ -192,7 +192,13 @@ impl<'v> Draft<'v> {
             let over = times.len().saturating_sub(HOLD_TIMES_KEPT);
             times.drain(..over);
         }
-        self.writes.push(Write::RemoveHolder(id.clone(), ended_ms));
+        // The decision's tally, if this end carries it, is put on by
+        // `decide::carry` once the decision is done.
+        let end = ended_ms.map(|at_ms| HoldEnd {
+            at_ms,
+            ..HoldEnd::default()
+        });
+        self.writes.push(Write::RemoveHolder(id.clone(), end));
     }
 
     pub(super) fn push_waiter(&mut self, waiter: Waiter) {

@@ -282,6 +282,8 @@ fn grant_slot(
         turn: waiter.turn,
         fence: key.s.fence + 1,
         cancelling: false,
+        // 0 for a caller granted at its own call: it joined just now.
+        waited_ms: now_ms.saturating_sub(waiter.since_ms),
     };
     key.add_holder(holder.clone());
     if serves {

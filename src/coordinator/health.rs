@@ -127,6 +127,7 @@ mod tests {
             turn: Turn::Shared,
             fence: 1,
             cancelling: false,
+            waited_ms: 0,
         }
     }
 

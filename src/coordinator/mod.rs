@@ -139,7 +139,9 @@ pub mod history {
     pub use super::store::history::{busy, inspect, is_owed, owed, paid, write};
     #[cfg(not(target_arch = "wasm32"))]
     pub use super::types::history::KeyHistory;
-    pub use super::types::history::{record, Counts, Did, HistoryWrite, Hold, Outcome, Tally};
+    pub use super::types::history::{
+        record, Counts, Did, HistoryWrite, Hold, HoldEnd, Outcome, Tally,
+    };
 }
 
 pub use check::{due_for_check, needs_check, owed_termination, OwedTermination};

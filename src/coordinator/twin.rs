@@ -254,7 +254,6 @@ impl KeyTwin {
     }
 
     pub fn remove_holder(&mut self, id: &InstanceId) {
-        self.history.holder_left(id);
         self.checks.remove(id);
         if let Some(i) = self.holder_index(id) {
             self.holders.remove(i);
@@ -477,12 +476,14 @@ pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
             Write::SetHolderWorkflow(id, workflow) => {
                 key.set_holder_workflow(id, workflow.as_ref())
             }
-            Write::RemoveHolder(id, ended_ms) => {
-                if let (Some(end), Some(i)) = (ended_ms, key.holder_index(id)) {
+            Write::RemoveHolder(id, end) => {
+                if let (Some(end), Some(i)) = (end, key.holder_index(id)) {
                     let since = key.holders[i].0.since_ms;
-                    key.hold_times_ms.push(end.saturating_sub(since));
+                    key.hold_times_ms.push(end.at_ms.saturating_sub(since));
                     let over = key.hold_times_ms.len().saturating_sub(HOLD_TIMES_KEPT);
                     key.hold_times_ms.drain(..over);
+                    // As the ended row's trigger (schema v17) adds it.
+                    key.history.tally(&end.tally);
                 }
                 key.remove_holder(id)
             }

@@ -85,6 +85,61 @@ pub const MIGRATION_CANCEL: &[&str] = &[
     "ALTER TABLE coordinator_recent ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0",
 ];
 
+/// A schema step (issue 38): a release that hands the key on runs two
+/// statements fewer before its reply, and keeps what it kept.
+///
+/// - A holder's wait (`Holder::waited_ms`) is a column of its own row,
+///   written by the insert that grants it (0: it never waited), instead
+///   of a row of `coordinator_waited` written after it; the recorded hold
+///   takes it from the decision. The rows kept move onto their holders,
+///   and the table goes with the trigger that forgot them: a holder that
+///   leaves takes its wait with it.
+/// - The decision's tally (`history::Tally`, `history::record`) rides on
+///   its first finished hold's stamp, in columns of the holder row
+///   (`tally_*`, 0 and NULL: nothing) that the row's trigger
+///   `coordinator_holders_ended` adds to the key row it already writes,
+///   as the statement of its own did (`HistoryWrite::Tally`): counts
+///   grow, `dead_at_ms` is the tally's if it has one, `list_owed` is
+///   marked if owed. The row is deleted in the same trigger.
+pub const MIGRATION_HAND_OFF: &[&str] = &[
+    "ALTER TABLE coordinator_holders ADD COLUMN waited_ms INTEGER NOT NULL DEFAULT 0",
+    "UPDATE coordinator_holders SET waited_ms = (SELECT w.waited_ms FROM coordinator_waited w \
+     WHERE w.key = coordinator_holders.key AND w.id = coordinator_holders.id) \
+     WHERE EXISTS (SELECT 1 FROM coordinator_waited w \
+     WHERE w.key = coordinator_holders.key AND w.id = coordinator_holders.id)",
+    "DROP TRIGGER coordinator_holders_waited",
+    "DROP TABLE coordinator_waited",
+    "ALTER TABLE coordinator_holders ADD COLUMN tally_hand_offs INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE coordinator_holders ADD COLUMN tally_dead_holders INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE coordinator_holders ADD COLUMN tally_coalesced INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE coordinator_holders ADD COLUMN tally_dead_at_ms INTEGER",
+    "ALTER TABLE coordinator_holders ADD COLUMN tally_report_owed INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE coordinator_holders ADD COLUMN tally_cancelled INTEGER NOT NULL DEFAULT 0",
+    "DROP TRIGGER coordinator_holders_ended",
+    // v12's trigger (the fence, the grant, the hold time kept to the last
+    // 20, `super::schema`'s HOLD_TIMES_KEPT check), with the tally added.
+    "CREATE TRIGGER coordinator_holders_ended AFTER UPDATE OF ended_ms ON coordinator_holders \
+     WHEN new.ended_ms IS NOT NULL BEGIN \
+        INSERT INTO coordinator_keys (key, fence, grants, hold_times_ms, hand_offs, \
+            dead_holders, coalesced, dead_at_ms, list_owed, cancelled) \
+        VALUES (new.key, new.fence, 1, json_array(max(new.ended_ms - new.since_ms, 0)), \
+            new.tally_hand_offs, new.tally_dead_holders, new.tally_coalesced, \
+            new.tally_dead_at_ms, new.tally_report_owed, new.tally_cancelled) \
+        ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), \
+        grants = grants + 1, hold_times_ms = ( \
+            SELECT CASE WHEN json_array_length(t) > 20 THEN json_remove(t, '$[0]') ELSE t END \
+            FROM (SELECT json_insert(COALESCE(hold_times_ms, '[]'), '$[#]', \
+                  max(new.ended_ms - new.since_ms, 0)) AS t)), \
+        hand_offs = hand_offs + excluded.hand_offs, \
+        dead_holders = dead_holders + excluded.dead_holders, \
+        coalesced = coalesced + excluded.coalesced, \
+        dead_at_ms = COALESCE(excluded.dead_at_ms, dead_at_ms), \
+        list_owed = CASE WHEN excluded.list_owed = 1 THEN 1 ELSE list_owed END, \
+        cancelled = cancelled + excluded.cancelled; \
+        DELETE FROM coordinator_holders WHERE key = new.key AND id = new.id; \
+     END",
+];
+
 /// One history write carried out on the tables (`super::write` hands
 /// them here).
 pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) {
@@ -95,22 +150,21 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) 
             fence,
             from_ms,
             to_ms,
+            waited_ms,
             outcome,
             cancelled,
         } => {
-            // How long it waited, as recorded at its grant: its row is
-            // still there (the hold is recorded before its holder leaves).
             sql.write(
                 "INSERT INTO coordinator_recent \
                  (key, id, fence, from_ms, to_ms, waited_ms, outcome, cancelled) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, COALESCE((SELECT waited_ms FROM coordinator_waited \
-                 WHERE key = ?1 AND id = ?2), 0), ?6, ?7)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 &[
                     k(),
                     text_value(id.as_str()),
                     millis_value(*fence),
                     millis_value(*from_ms),
                     millis_value(*to_ms),
+                    millis_value(*waited_ms),
                     text_value(outcome.as_str()),
                     SqlValue::Integer(i64::from(*cancelled)),
                 ],
@@ -118,13 +172,8 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, write: &HistoryWrite) 
             // The newest are kept: the trigger coordinator_recent_kept
             // (schema v16) deletes the oldest beyond the bound, one seek.
         }
-        HistoryWrite::Wait(id, waited_ms) => {
-            sql.write(
-                "INSERT INTO coordinator_waited (key, id, waited_ms) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT(key, id) DO UPDATE SET waited_ms = excluded.waited_ms",
-                &[k(), text_value(id.as_str()), millis_value(*waited_ms)],
-            );
-        }
+        // A decision that finishes no hold (`history::record`); one that
+        // does, `coordinator_holders_ended` adds it (MIGRATION_HAND_OFF).
         HistoryWrite::Tally(t) => {
             sql.write(
                 "UPDATE coordinator_keys SET hand_offs = hand_offs + ?2, \

@@ -18,9 +18,10 @@ pub(super) const WAITER_WIDTH: usize = 8;
 /// The columns a holder is read with (of the table aliased `h`), in
 /// [`holder_from_row`]'s order.
 pub(super) const HOLDER_COLUMNS_OF_H: &str =
-    "h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms, h.turn, h.fence, h.cancelling";
+    "h.id, h.since_ms, h.state, h.workflow, h.enqueued_ms, h.turn, h.fence, h.cancelling, \
+     h.waited_ms";
 /// How many columns [`holder_from_row`] reads.
-pub(super) const HOLDER_WIDTH: usize = 8;
+pub(super) const HOLDER_WIDTH: usize = 9;
 
 pub(super) fn state_from(value: &SqlValue) -> HolderState {
     match text(value).as_str() {
@@ -70,6 +71,7 @@ pub(super) fn holder_from_row(row: &[SqlValue]) -> Holder {
         turn: turn_from(&row[5]),
         fence: millis(&row[6]),
         cancelling: integer(&row[7]) != 0,
+        waited_ms: millis(&row[8]),
     }
 }
 

@@ -16,7 +16,7 @@ pub const WRITE_VERSION: &str =
     "INSERT INTO baton_schema (name, version) VALUES ('coordinator', ?1) \
      ON CONFLICT(name) DO UPDATE SET version = excluded.version";
 
-/// The triggers that keep `coordinator_keys.hold_times_ms` (v6, v12) cut
+/// The triggers that keep `coordinator_keys.hold_times_ms` (v6, v12, v17) cut
 /// it at 20 entries, written into their SQL; a stored step cannot name a
 /// constant, so the build holds the two together.
 const _: () = assert!(
@@ -435,6 +435,10 @@ pub const MIGRATIONS: &[&[&str]] = &[
             WHERE key = new.key AND first_seq IS NULL AND served < new.served - 20000; \
          END",
     ],
+    // v17 (issue 38): a hand-off's wait on the new holder's row, its
+    // counts in the ended row's trigger
+    // (`super::history::MIGRATION_HAND_OFF`).
+    super::history::MIGRATION_HAND_OFF,
 ];
 
 /// The version this release writes.

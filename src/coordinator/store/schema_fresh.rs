@@ -29,12 +29,6 @@ pub const FRESH: &[&str] = &[
         outcome TEXT NOT NULL
     , cancelled INTEGER NOT NULL DEFAULT 0)"#,
     r#"CREATE INDEX coordinator_recent_key ON coordinator_recent (key, seq)"#,
-    r#"CREATE TABLE coordinator_waited (
-        key TEXT NOT NULL,
-        id TEXT NOT NULL,
-        waited_ms INTEGER NOT NULL,
-        PRIMARY KEY (key, id)
-    )"#,
     r#"CREATE TRIGGER coordinator_superseded_count AFTER INSERT ON coordinator_superseded BEGIN UPDATE coordinator_keys SET superseded_total = superseded_total + 1 WHERE key = new.key; END"#,
     r#"CREATE INDEX coordinator_superseded_owed ON coordinator_superseded (key, id) WHERE terminate_owed = 1"#,
     r#"CREATE TABLE "coordinator_holders" (
@@ -49,12 +43,10 @@ pub const FRESH: &[&str] = &[
             fence INTEGER NOT NULL DEFAULT 0,
             turn INTEGER,
             ended_ms INTEGER,
-            cancelling INTEGER NOT NULL DEFAULT 0, check_answer TEXT, check_failed_ms INTEGER,
+            cancelling INTEGER NOT NULL DEFAULT 0, check_answer TEXT, check_failed_ms INTEGER, waited_ms INTEGER NOT NULL DEFAULT 0, tally_hand_offs INTEGER NOT NULL DEFAULT 0, tally_dead_holders INTEGER NOT NULL DEFAULT 0, tally_coalesced INTEGER NOT NULL DEFAULT 0, tally_dead_at_ms INTEGER, tally_report_owed INTEGER NOT NULL DEFAULT 0, tally_cancelled INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (key, id)
         ) WITHOUT ROWID"#,
-    r#"CREATE TRIGGER coordinator_holders_ended AFTER UPDATE OF ended_ms ON coordinator_holders WHEN new.ended_ms IS NOT NULL BEGIN INSERT INTO coordinator_keys (key, fence, grants, hold_times_ms) VALUES (new.key, new.fence, 1, json_array(max(new.ended_ms - new.since_ms, 0))) ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), grants = grants + 1, hold_times_ms = ( SELECT CASE WHEN json_array_length(t) > 20 THEN json_remove(t, '$[0]') ELSE t END FROM (SELECT json_insert(COALESCE(hold_times_ms, '[]'), '$[#]', max(new.ended_ms - new.since_ms, 0)) AS t)); DELETE FROM coordinator_holders WHERE key = new.key AND id = new.id; END"#,
     r#"CREATE TRIGGER coordinator_holders_gone AFTER DELETE ON coordinator_holders WHEN old.ended_ms IS NULL BEGIN INSERT INTO coordinator_keys (key, fence, grants) VALUES (old.key, old.fence, 1) ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), grants = grants + 1; END"#,
-    r#"CREATE TRIGGER coordinator_holders_waited AFTER DELETE ON coordinator_holders BEGIN DELETE FROM coordinator_waited WHERE key = old.key AND id = old.id; END"#,
     r#"CREATE TABLE "coordinator_waiters" (
             key TEXT NOT NULL,
             seq INTEGER NOT NULL,
@@ -87,4 +79,5 @@ pub const FRESH: &[&str] = &[
     r#"CREATE TRIGGER coordinator_recent_kept AFTER INSERT ON coordinator_recent BEGIN DELETE FROM coordinator_recent WHERE key = new.key AND seq <= (SELECT seq FROM coordinator_recent WHERE key = new.key ORDER BY seq DESC LIMIT 1 OFFSET 50); END"#,
     r#"CREATE TRIGGER coordinator_tenants_served AFTER UPDATE OF served ON coordinator_tenants WHEN new.served IS NOT NULL BEGIN DELETE FROM coordinator_tenants WHERE key = new.key AND first_seq IS NULL AND served < new.served - 20000; END"#,
     r#"CREATE TRIGGER coordinator_tenants_first_served AFTER INSERT ON coordinator_tenants WHEN new.served IS NOT NULL BEGIN DELETE FROM coordinator_tenants WHERE key = new.key AND first_seq IS NULL AND served < new.served - 20000; END"#,
+    r#"CREATE TRIGGER coordinator_holders_ended AFTER UPDATE OF ended_ms ON coordinator_holders WHEN new.ended_ms IS NOT NULL BEGIN INSERT INTO coordinator_keys (key, fence, grants, hold_times_ms, hand_offs, dead_holders, coalesced, dead_at_ms, list_owed, cancelled) VALUES (new.key, new.fence, 1, json_array(max(new.ended_ms - new.since_ms, 0)), new.tally_hand_offs, new.tally_dead_holders, new.tally_coalesced, new.tally_dead_at_ms, new.tally_report_owed, new.tally_cancelled) ON CONFLICT(key) DO UPDATE SET fence = max(COALESCE(fence, 0), excluded.fence), grants = grants + 1, hold_times_ms = ( SELECT CASE WHEN json_array_length(t) > 20 THEN json_remove(t, '$[0]') ELSE t END FROM (SELECT json_insert(COALESCE(hold_times_ms, '[]'), '$[#]', max(new.ended_ms - new.since_ms, 0)) AS t)), hand_offs = hand_offs + excluded.hand_offs, dead_holders = dead_holders + excluded.dead_holders, coalesced = coalesced + excluded.coalesced, dead_at_ms = COALESCE(excluded.dead_at_ms, dead_at_ms), list_owed = CASE WHEN excluded.list_owed = 1 THEN 1 ELSE list_owed END, cancelled = cancelled + excluded.cancelled; DELETE FROM coordinator_holders WHERE key = new.key AND id = new.id; END"#,
 ];

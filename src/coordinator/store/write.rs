@@ -7,6 +7,7 @@ use super::history;
 use super::rows::{
     id_value, key_value, priority_value, state_value, tenant_value, turn_value, workflow_value,
 };
+use crate::coordinator::types::history::{HoldEnd, Tally};
 use crate::coordinator::types::{Holder, Paused, Waiter, Write};
 use crate::ident::{Ident, InstanceId};
 use crate::sql::{millis_value, optional_millis_value, Counted, SqlExec, SqlValue};
@@ -34,11 +35,9 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                 on_member(sql, key, id, holders::SET_WORKFLOW, Some(value));
             }
             // A finished hold is stamped: the trigger coordinator_holders_ended
-            // keeps its length and deletes the row, in this one statement.
-            Write::RemoveHolder(id, Some(ended_ms)) => {
-                let value = millis_value(*ended_ms);
-                on_member(sql, key, id, holders::END, Some(value));
-            }
+            // keeps its length, adds the tally it carries to the key row
+            // (schema v17) and deletes the row, in this one statement.
+            Write::RemoveHolder(id, Some(end)) => end_hold(sql, key, id, end),
             Write::RemoveHolder(id, None) => on_member(sql, key, id, holders::DELETE, None),
             Write::Serve {
                 priority,
@@ -95,6 +94,12 @@ mod holders {
     pub const SET_WORKFLOW: &str =
         "UPDATE coordinator_holders SET workflow = ?3 WHERE key = ?1 AND id = ?2";
     pub const END: &str = "UPDATE coordinator_holders SET ended_ms = ?3 WHERE key = ?1 AND id = ?2";
+    /// [`END`] with the decision's tally (`Tally`'s fields, `?4`..`?9`),
+    /// which the trigger adds to the key row.
+    pub const END_TALLIED: &str = "UPDATE coordinator_holders SET ended_ms = ?3, \
+         tally_hand_offs = ?4, tally_dead_holders = ?5, tally_coalesced = ?6, \
+         tally_dead_at_ms = ?7, tally_report_owed = ?8, tally_cancelled = ?9 \
+         WHERE key = ?1 AND id = ?2";
     pub const DELETE: &str = "DELETE FROM coordinator_holders WHERE key = ?1 AND id = ?2";
 }
 
@@ -143,15 +148,39 @@ fn on_member<E: SqlExec>(
     }
 }
 
+/// A finished hold stamped, with the decision's tally if it carries one
+/// (a hold that carries none binds no more than its time).
+fn end_hold<E: SqlExec>(sql: &Counted<'_, E>, key: &str, id: &InstanceId, end: &HoldEnd) {
+    let t = &end.tally;
+    if *t == Tally::default() {
+        return on_member(sql, key, id, holders::END, Some(millis_value(end.at_ms)));
+    }
+    let int = |n: u32| SqlValue::Integer(i64::from(n));
+    sql.write(
+        holders::END_TALLIED,
+        &[
+            key_value(key),
+            id_value(id),
+            millis_value(end.at_ms),
+            int(t.hand_offs),
+            int(t.dead_holders),
+            int(t.coalesced),
+            optional_millis_value(t.dead_at_ms),
+            SqlValue::Integer(i64::from(t.report_owed)),
+            int(t.cancelled),
+        ],
+    );
+}
+
 /// A holder behind the others.
 fn add_holder<E: SqlExec>(sql: &Counted<'_, E>, key: &str, holder: &Holder) {
     // One row and nothing else: the key's fence and grants take it in
-    // when its hold ends (schema v12), and its fence is its place in grant
-    // order (`seq`).
+    // when its hold ends (schema v12), its fence is its place in grant
+    // order (`seq`), and it keeps how long it waited (schema v17).
     sql.write(
         "INSERT INTO coordinator_holders \
-         (key, seq, id, since_ms, state, workflow, enqueued_ms, turn, fence) \
-         VALUES (?1, ?8, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+         (key, seq, id, since_ms, state, workflow, enqueued_ms, turn, fence, waited_ms) \
+         VALUES (?1, ?8, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         &[
             key_value(key),
             id_value(&holder.id),
@@ -161,6 +190,7 @@ fn add_holder<E: SqlExec>(sql: &Counted<'_, E>, key: &str, holder: &Holder) {
             optional_millis_value(holder.enqueued_ms),
             turn_value(holder.turn),
             millis_value(holder.fence),
+            millis_value(holder.waited_ms),
         ],
     );
 }

@@ -4,8 +4,8 @@
 //!
 //! The decision records what it does as it does it ([`Did`]: the holds it
 //! ends and how, the waiters it grants a slot); [`record`] is the one rule
-//! of what that adds to the history, as [`HistoryWrite`]s in the
-//! decision's own transition: nothing for an uncontended acquire or
+//! of what that adds to the history, as [`HistoryWrite`]s and a [`Tally`]
+//! in the decision's own transition: nothing for an uncontended acquire or
 //! release, whose only trace is the key's `grants` count: the holder row
 //! itself while it holds, folded into the key row by the trigger that ends
 //! its hold (schema v12). `store/history.rs` carries those writes out on
@@ -17,7 +17,7 @@ use crate::ident::InstanceId;
 #[cfg(not(target_arch = "wasm32"))]
 use crate::limits::COORDINATOR_RECENT_KEPT;
 #[cfg(not(target_arch = "wasm32"))]
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// How a recorded hold ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,9 +62,11 @@ pub struct Counts {
     pub cancelled: u64,
 }
 
-/// What one decision adds to the key row's counts and marks, in one
-/// statement. `grants` and `superseded` are counted by the rows' own
-/// triggers, one per holder row and superseded row written.
+/// What one decision adds to the key row's counts and marks: carried by
+/// its first finished hold's end ([`HoldEnd`]), else written on its own
+/// ([`HistoryWrite::Tally`]); [`record`] says which. `grants` and
+/// `superseded` are counted by the rows' own triggers, one per holder row
+/// and superseded row written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Tally {
     pub hand_offs: u32,
@@ -79,25 +81,33 @@ pub struct Tally {
     pub report_owed: bool,
 }
 
+/// How a finished hold ends (`Write::RemoveHolder`): when, and the
+/// decision's [`Tally`] when the hold carries it (else nothing: the
+/// default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HoldEnd {
+    pub at_ms: u64,
+    pub tally: Tally,
+}
+
 /// A change to the key's history (`Write::History`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HistoryWrite {
     /// A hold that ended goes into `recent`, with how long its holder
-    /// waited as [`HistoryWrite::Wait`] recorded it at its grant; the
-    /// oldest beyond [`COORDINATOR_RECENT_KEPT`](crate::limits::COORDINATOR_RECENT_KEPT) leave.
+    /// waited ([`Holder::waited_ms`]); the oldest beyond
+    /// [`COORDINATOR_RECENT_KEPT`](crate::limits::COORDINATOR_RECENT_KEPT) leave.
     Hold {
         id: InstanceId,
         fence: u64,
         from_ms: u64,
         to_ms: u64,
+        waited_ms: u64,
         outcome: Outcome,
         /// Its holder was cancelled (§1d).
         cancelled: bool,
     },
-    /// A holder granted its slot after waiting this long: kept until its
-    /// hold ends.
-    Wait(InstanceId, u64),
-    /// The key row's counts and marks grow by this much.
+    /// The key row's counts and marks grow by this much, in a decision
+    /// that finishes no hold to carry them ([`HoldEnd`]).
     Tally(Tally),
     /// The shard confirmed the key's report (not a decision's: the shell
     /// writes it when the answer comes): nothing is owed.
@@ -122,17 +132,17 @@ impl Did {
     }
 }
 
-/// The one rule of what a decision adds to the key's history, as writes:
-/// those that go before its own writes (a hold it ends is recorded while
-/// its holder's row, and the wait recorded at its grant, are still there)
-/// and those that go after them.
+/// The one rule of what a decision adds to the key's history: the holds
+/// it records, which go before its own writes (a hold it ends is recorded
+/// while its holder's row is still there), and its [`Tally`].
 ///
 /// - `recent` keeps a hold that ended with the holder found dead, or with
 ///   a waiter behind it (`waiters_before`: the key had one before the
 ///   decision), or whose holder was cancelled (§1d), so the key's time
-///   line shows every cancellation.
-/// - A waiter granted a slot after waiting has its wait kept until its
-///   hold ends (so its hold, if recorded, says how long it waited).
+///   line shows every cancellation; with how long its holder waited.
+/// - A holder's wait is how long it waited for its slot (the grant sets
+///   [`Holder::waited_ms`]): kept with it until its hold ends, on its own
+///   row, written by the insert that grants it (schema v17).
 /// - `handOffs` counts the grants to waiters of slots that a holder or a
 ///   dead holder gave up in the same decision: as many as both (a slot a
 ///   raised limit adds was given up by no one; a slot a lowered limit
@@ -140,13 +150,19 @@ impl Did {
 /// - `deadHolders` counts the holders found dead, `coalesced` an enqueue
 ///   that coalesced, `cancelled` the holders it cancelled (§1d);
 ///   `report_owed` marks the report the decision owes.
+/// - The tally rides on the decision's first finished hold's end
+///   ([`HoldEnd`], `carry` in `decide`): that row's trigger
+///   (`coordinator_holders_ended`, schema v17) adds it to the key row it
+///   already writes, in the stamp's own statement. A decision that
+///   finishes no hold writes a tally that is not nothing on its own
+///   ([`HistoryWrite::Tally`]), after its other writes.
 pub fn record(
     did: &Did,
     waiters_before: u32,
     coalesced: bool,
     report_owed: bool,
     now_ms: u64,
-) -> (Vec<HistoryWrite>, Vec<HistoryWrite>) {
+) -> (Vec<HistoryWrite>, Tally) {
     let ended = did
         .ended
         .iter()
@@ -158,15 +174,10 @@ pub fn record(
             fence: holder.fence,
             from_ms: holder.since_ms,
             to_ms: now_ms.max(holder.since_ms),
+            waited_ms: holder.waited_ms,
             outcome: *outcome,
             cancelled: holder.cancelling,
         })
-        .collect();
-    let mut after: Vec<HistoryWrite> = did
-        .granted_waiters
-        .iter()
-        .filter(|(_, waited_ms)| *waited_ms > 0)
-        .map(|(id, waited_ms)| HistoryWrite::Wait(id.clone(), *waited_ms))
         .collect();
     let dead_holders = did
         .ended
@@ -181,23 +192,18 @@ pub fn record(
         dead_at_ms: (dead_holders > 0).then_some(now_ms),
         report_owed,
     };
-    if tally != Tally::default() {
-        after.push(HistoryWrite::Tally(tally));
-    }
-    (ended, after)
+    (ended, tally)
 }
 
-/// What the in-memory key (`crate::coordinator`'s twin) keeps of its history, as its
-/// key row, `coordinator_recent` and `coordinator_waited` rows do (tests
-/// and the simulation only, as the twin).
+/// What the in-memory key (`crate::coordinator`'s twin) keeps of its
+/// history, as its key row and `coordinator_recent` rows do (tests and the
+/// simulation only, as the twin; a holder's wait is the holder's own).
 #[cfg(not(target_arch = "wasm32"))]
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeyHistory {
     pub counts: Counts,
     /// Newest last, at most [`COORDINATOR_RECENT_KEPT`].
     recent: VecDeque<Hold>,
-    /// How long each holder that waited had waited, until its hold ends.
-    waited: HashMap<InstanceId, u64>,
     /// When a holder was last found dead.
     pub dead_at_ms: Option<u64>,
     /// A list report is owed, until the shard confirms one.
@@ -221,11 +227,6 @@ impl KeyHistory {
         self.counts.superseded += 1;
     }
 
-    /// A holder row gone: its trigger forgets how long it waited.
-    pub fn holder_left(&mut self, id: &InstanceId) {
-        self.waited.remove(id);
-    }
-
     /// One history write, as `store/history.rs` carries it out on the rows.
     pub fn apply(&mut self, write: &HistoryWrite) {
         match write {
@@ -234,6 +235,7 @@ impl KeyHistory {
                 fence,
                 from_ms,
                 to_ms,
+                waited_ms,
                 outcome,
                 cancelled,
             } => {
@@ -242,7 +244,7 @@ impl KeyHistory {
                     fence: *fence,
                     from_ms: *from_ms,
                     to_ms: *to_ms,
-                    waited_ms: self.waited.get(id).copied().unwrap_or(0),
+                    waited_ms: *waited_ms,
                     outcome: *outcome,
                     cancelled: *cancelled,
                 });
@@ -250,18 +252,19 @@ impl KeyHistory {
                 let over = self.recent.len().saturating_sub(kept);
                 self.recent.drain(..over);
             }
-            HistoryWrite::Wait(id, waited_ms) => {
-                self.waited.insert(id.clone(), *waited_ms);
-            }
-            HistoryWrite::Tally(t) => {
-                self.counts.hand_offs += u64::from(t.hand_offs);
-                self.counts.dead_holders += u64::from(t.dead_holders);
-                self.counts.coalesced += u64::from(t.coalesced);
-                self.counts.cancelled += u64::from(t.cancelled);
-                self.dead_at_ms = t.dead_at_ms.or(self.dead_at_ms);
-                self.report_owed |= t.report_owed;
-            }
+            HistoryWrite::Tally(t) => self.tally(t),
             HistoryWrite::Paid => self.report_owed = false,
         }
+    }
+
+    /// A tally added to the key row, by its own statement or by the
+    /// trigger of the hold end that carries it.
+    pub fn tally(&mut self, t: &Tally) {
+        self.counts.hand_offs += u64::from(t.hand_offs);
+        self.counts.dead_holders += u64::from(t.dead_holders);
+        self.counts.coalesced += u64::from(t.coalesced);
+        self.counts.cancelled += u64::from(t.cancelled);
+        self.dead_at_ms = t.dead_at_ms.or(self.dead_at_ms);
+        self.report_owed |= t.report_owed;
     }
 }

@@ -16,7 +16,7 @@ use crate::busy::reporter::Due;
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
 use crate::transition::{Alarm, LogLine};
 use crate::workflow::Status;
-use history::HistoryWrite;
+use history::{HistoryWrite, HoldEnd};
 
 /// The options of `enqueue` and `acquire` (contract §1a), validated at the
 /// edge: `workflow` names a configured binding, `limit` is 1 to 1000.
@@ -399,9 +399,10 @@ pub enum Write {
     /// §1d: the holder is cancelled (it keeps its slot until found dead).
     CancelHolder(InstanceId),
     SetHolderWorkflow(InstanceId, Option<WorkflowName>),
-    /// The holder leaves; with the time its hold finished, when it counts
-    /// as a finished hold (§1c's `etaMs`, [`Summary::hold_times_ms`]).
-    RemoveHolder(InstanceId, Option<u64>),
+    /// The holder leaves; with its hold's end, when it counts as a
+    /// finished hold (§1c's `etaMs`, [`Summary::hold_times_ms`]), which
+    /// carries the decision's tally to the key row (`history::record`).
+    RemoveHolder(InstanceId, Option<HoldEnd>),
     /// A grant (of this fence) served a waiter of this priority and tenant:
     /// the tenant goes to the back of its priority's round (§1c).
     Serve {

@@ -52,6 +52,10 @@ pub struct Holder {
     /// Cancelled by a superseding enqueue with `cancelHolders` (§1d): the
     /// object terminates it, and it keeps its slot until it is found dead.
     pub cancelling: bool,
+    /// How long it waited for its slot (0: granted at its own call, with
+    /// no wait): kept with it until its hold ends, for the history's
+    /// record of that hold (`history::record`).
+    pub waited_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

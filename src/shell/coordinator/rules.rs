@@ -130,7 +130,7 @@ fn figures<'a>(line: &LogLine, transition: &'a TransitionOf<Coordinator>) -> Fig
         _ => None,
     });
     let granted_wait = transition.writes.iter().find_map(|w| match w {
-        Write::History(HistoryWrite::Wait(_, waited_ms)) => Some(*waited_ms),
+        Write::AddHolder(holder) if holder.waited_ms > 0 => Some(holder.waited_ms),
         _ => None,
     });
     let holder = summary.holders.iter().find(|h| Some(&h.id) == id);
