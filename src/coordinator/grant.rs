@@ -135,7 +135,7 @@ pub(super) fn acquire_checked(
 /// A caller left waiting: where, with `grant` (§1b, §1c).
 pub(super) fn pending(key: &Draft<'_>, request: &AcquireRequest) -> AcquireReply {
     if !request.options.grant {
-        return AcquireReply::Pending(None);
+        return AcquireReply::Pending;
     }
     let (turn, position) = match key.member(&request.id) {
         Member::Waiter(waiter) => (
@@ -156,11 +156,11 @@ pub(super) fn pending(key: &Draft<'_>, request: &AcquireRequest) -> AcquireReply
         ),
         _ => (Turn::Shared, key.s.waiters + 1),
     };
-    AcquireReply::Pending(Some(Place {
+    AcquireReply::Placed(Place {
         turn,
         position,
         eta_ms: eta_ms(&key.s, position),
-    }))
+    })
 }
 
 /// The caller's slot, if one is its own now: a holder's, or one of the

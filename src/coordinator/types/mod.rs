@@ -86,8 +86,11 @@ pub enum AcquireReply {
     Granted {
         fence: u64,
     },
-    /// The caller waits; with `grant`, where and for which event.
-    Pending(Option<Place>),
+    /// The caller waits (a call without `grant`: for the shared turn).
+    Pending,
+    /// With `grant` (§1b, §1c): the caller waits, and where and for which
+    /// event.
+    Placed(Place),
     Superseded,
     /// §1c `onBusy: "skip"`: not granted at once; nothing registered.
     Busy,
