@@ -85,3 +85,23 @@ pub struct Woke<R: Rules> {
     pub bindings: (String, Rc<[String]>),
     pub then: Box<dyn FnOnce(Found) -> Vec<R::Input>>,
 }
+
+/// An effect, with the state of the decision that asked for it.
+pub(super) struct Asked<R: Rules> {
+    pub(super) effect: R::Effect,
+    pub(super) by: Rc<R::State>,
+}
+
+pub(super) fn asked<R: Rules>(effects: Vec<R::Effect>, state: R::State) -> Vec<Asked<R>> {
+    if effects.is_empty() {
+        return Vec::new();
+    }
+    let by = Rc::new(state);
+    effects
+        .into_iter()
+        .map(|effect| Asked {
+            effect,
+            by: by.clone(),
+        })
+        .collect()
+}

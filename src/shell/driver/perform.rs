@@ -29,6 +29,7 @@
 //! any bound, the alarm finishes the work (a woken instance stays to
 //! confirm, a create stays due).
 
+use super::effect::{asked, Asked};
 use super::step::{Caller, Waiting};
 use super::{Bound, Driver, Memory, Perform, Performing, Reentry, Rules, TransitionOf, Woke};
 use crate::error::BatonError;
@@ -39,26 +40,6 @@ use crate::shell::wake;
 use crate::transition::{Alarm, Transition};
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
-
-/// An effect, with the state of the decision that asked for it.
-pub(super) struct Asked<R: Rules> {
-    effect: R::Effect,
-    by: Rc<R::State>,
-}
-
-fn asked<R: Rules>(effects: Vec<R::Effect>, state: R::State) -> Vec<Asked<R>> {
-    if effects.is_empty() {
-        return Vec::new();
-    }
-    let by = Rc::new(state);
-    effects
-        .into_iter()
-        .map(|effect| Asked {
-            effect,
-            by: by.clone(),
-        })
-        .collect()
-}
 
 impl<R: Rules, M: Memory<R>> Driver<R, M> {
     /// A committed transition's alarm and effects, for a caller answered

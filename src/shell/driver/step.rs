@@ -6,7 +6,7 @@
 //! answer is the caller's. No reply carries the continuation, and no
 //! input is built from a reply.
 
-use super::perform::Asked;
+use super::effect::Asked;
 use super::{Call, Decision, Driver, Memory, Rules, TransitionOf};
 use crate::error::BatonError;
 use crate::ident::Ident;
