@@ -28,7 +28,26 @@
 //! re-enters is the caller's (a claim that finds another claimant, an
 //! acquire that finds a holder to check).
 
+use crate::error::BatonError;
 use crate::ident::InstanceId;
+
+/// A caller's request of a concept's key, typed by its answer: the core's
+/// decision of it on the key's `State`. Every concept's calls are this one
+/// trait (the rate limit's through its own `answer` form), so the shell's
+/// driver runs them all one way, and each object's method gets the answer
+/// of its own call (no reply meant for another method to match).
+pub trait Call<State> {
+    type Answer;
+    /// The concept's decision: what the driver commits and carries out.
+    type Transition;
+    /// The answer, and the transition. A refusal (`Err`) comes with no
+    /// writes and no effects: nothing changes.
+    fn decide(
+        self,
+        state: &State,
+        now_ms: u64,
+    ) -> Result<(Self::Answer, Self::Transition), BatonError>;
+}
 
 /// A decision of a concept whose replies are `Reply`, whose storage changes
 /// are `Write`s, whose state (or the part a decision reads) is `State` and
@@ -49,6 +68,23 @@ pub struct Transition<Reply, Write, State, Effect = NoEffect> {
     /// on it, and the simulations check that applying the writes gives it.
     pub state: State,
 }
+
+/// What a call that may need a status check decided: its answer, or what
+/// waits on the answering check (a [`Check`] with `answers` set) its
+/// transition asks for: the shell hands that check's status to it, and
+/// the decision it then makes answers the caller (`shell::driver`'s
+/// `Then`). The answer and the continuation are apart: no reply carries
+/// a continuation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step<A, K> {
+    Answer(A),
+    Check(K),
+}
+
+/// The continuation of a call that never waits on a check: a [`Step`] of
+/// it is always its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoCheck {}
 
 /// What a decision needs of its object's alarm, decided by the core: the
 /// shell decides nothing about it. One alarm serves every key of an

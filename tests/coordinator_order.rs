@@ -228,9 +228,9 @@ fn positions_and_estimates() {
         ..options(priority, of)
     };
     let place = |reply: Reply| match reply {
-        Reply::Acquire(AcquireReply::Pending(Some(Place {
+        Reply::Acquire(AcquireReply::Placed(Place {
             position, eta_ms, ..
-        }))) => (position, eta_ms),
+        })) => (position, eta_ms),
         other => panic!("not pending with a place: {other:?}"),
     };
     acquire(&db, 1_000, "h0", Options::default());

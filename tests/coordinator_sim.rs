@@ -2182,7 +2182,11 @@ impl Sim {
                     "FENCE: {id} granted with fence {fence}, not the one its grant took"
                 );
             }
-            AcquireReply::Pending(place) => {
+            AcquireReply::Pending | AcquireReply::Placed(_) => {
+                let place = match reply {
+                    AcquireReply::Placed(place) => Some(place),
+                    _ => None,
+                };
                 assert!(
                     matches!(member, Member::Waiter(_) | Member::Stranger),
                     "pending, but {id} holds or was superseded"
@@ -2256,12 +2260,10 @@ impl Sim {
                 }
                 self.enter_body(who, fence, false);
             }
-            AcquireReply::Pending(place) => {
-                // A grant registration waits for its own turn; withKey
-                // without grant (or a reply without a place) for the shared one.
-                let turn = place.map_or(Turn::Shared, |p| p.turn);
-                self.wait_for_turn(who, turn)
-            }
+            // A grant registration waits for its own turn; withKey
+            // without grant (a reply without a place) for the shared one.
+            AcquireReply::Placed(place) => self.wait_for_turn(who, place.turn),
+            AcquireReply::Pending => self.wait_for_turn(who, Turn::Shared),
             AcquireReply::Superseded => {
                 // Ends without running its body.
                 let inst = &mut self.insts[who];
@@ -3534,7 +3536,7 @@ fn contended(id: &InstanceId, decision: &'static str, reason: &str) -> Option<Lo
 fn word(reply: &AcquireReply) -> &'static str {
     match reply {
         AcquireReply::Granted { .. } => "granted",
-        AcquireReply::Pending(_) => "pending",
+        AcquireReply::Pending | AcquireReply::Placed(_) => "pending",
         AcquireReply::Superseded => "superseded",
         AcquireReply::Busy => "busy",
         AcquireReply::Full => "full",
@@ -3997,7 +3999,7 @@ fn dead_holder_loses_the_key_only_if_it_still_holds_it() {
     let x = checks(acquire(&mut s, 7, &acq("y")), "x");
     for liveness in [Liveness::Alive, Liveness::Unknown] {
         let decided = acquire_after_check(&mut s, 8, GRACE, &acq("y"), &x, liveness);
-        assert_eq!(decided.reply, AcquireReply::Pending(None));
+        assert_eq!(decided.reply, AcquireReply::Pending);
         assert_eq!(ids(&s.holders()), ["x"]);
     }
     let decided = acquire_after_check(&mut s, 9, GRACE, &acq("y"), &x, Liveness::NotFound);
@@ -4058,11 +4060,7 @@ fn a_dead_answer_from_before_creation_does_not_take_the_key_from_its_holder() {
     granted(&mut s, 2, "e");
     // `x` re-enters with the stale answer.
     let decided = acquire_after_check(&mut s, 3, 0, &acq("x"), &e, Liveness::NotFound);
-    assert_eq!(
-        decided.reply,
-        AcquireReply::Pending(None),
-        "two holders: e and x"
-    );
+    assert_eq!(decided.reply, AcquireReply::Pending, "two holders: e and x");
     assert_eq!(ids(&s.holders()), ["e"]);
 
     // Wake path: `h` releases to `e` (registered, not created yet); the

@@ -45,7 +45,11 @@ impl Key {
     }
 
     /// A caller's call, checked and applied: its answer and transition.
-    fn call<C: Call>(&mut self, now: u64, call: C) -> Result<(C::Answer, Transition), BatonError> {
+    fn call<C: Call<KeyState, Transition = Transition>>(
+        &mut self,
+        now: u64,
+        call: C,
+    ) -> Result<(C::Answer, Transition), BatonError> {
         let (answer, transition) = call.decide(&self.state, now)?;
         Ok((answer, self.applied(now, transition)))
     }
@@ -64,7 +68,11 @@ impl Key {
     }
 
     /// Runs `call` and confirms every create it asks for; its answer.
-    fn run_ok<C: Call>(&mut self, now: u64, call: C) -> C::Answer {
+    fn run_ok<C: Call<KeyState, Transition = Transition>>(
+        &mut self,
+        now: u64,
+        call: C,
+    ) -> C::Answer {
         let (answer, transition) = self.call(now, call).unwrap();
         for create in transition.effects.iter() {
             self.report(now, &create.id.to_string(), CreateOutcome::Created);

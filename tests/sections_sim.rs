@@ -402,7 +402,7 @@ impl World {
         }
         match self.decide(k, Input::Acquire(request)) {
             Reply::Acquire(AcquireReply::Granted { fence }) => self.granted(s, i, fence),
-            Reply::Acquire(AcquireReply::Pending(Some(place))) => {
+            Reply::Acquire(AcquireReply::Placed(place)) => {
                 let Turn::Own(n) = place.turn else {
                     panic!("a grant registration's turn is its own")
                 };

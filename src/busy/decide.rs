@@ -10,8 +10,9 @@
 //! one that unlisted it, is known to be older.
 
 use super::state::{Busy, Report, Row};
+use crate::error::BatonError;
 use crate::limits::LIST_GONE_KEPT_MS;
-use crate::transition::Alarm;
+use crate::transition::{Alarm, Call};
 
 /// The shard's alarm, for a key whose row had a time due: what re-enters
 /// a shard's decision (a report is a call of its own, [`report`]).
@@ -43,6 +44,16 @@ pub type Transition = crate::transition::Transition<(), Write, Option<Row>>;
 /// Decides `report` for a key whose row is `row`, at `now_ms` (the
 /// shard's clock): its answer, and the transition. Never refused: a report
 /// was checked where it was made.
+/// A report is the list's one call, answered with what the shard made of
+/// it ([`report`]).
+impl Call<Option<Row>> for Report {
+    type Answer = Answer;
+    type Transition = Transition;
+    fn decide(self, row: &Option<Row>, now_ms: u64) -> Result<(Answer, Transition), BatonError> {
+        Ok(report(row, now_ms, self))
+    }
+}
+
 pub fn report(row: &Option<Row>, now_ms: u64, report: Report) -> (Answer, Transition) {
     match row {
         Some(row) if row.stamp() >= report.stamp => {

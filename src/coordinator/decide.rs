@@ -68,21 +68,25 @@
 //! confirmed its slot; the last [`HOLD_TIMES_KEPT`](crate::limits::HOLD_TIMES_KEPT)
 //! lengths give `etaMs` (`super::slots::eta_ms`).
 
+use super::call::{
+    Accepted, Acquire, AcquireChecked, Call, Enqueue, EnqueueChecked, HolderChecked, Pause,
+    Rebound, Release, Resume, SetLimit, Tick, Woken,
+};
 use super::draft::{shown, Draft};
 use super::enqueue::{enqueue, enqueue_checked, refuse_cancel_holders};
-use super::grant::{acquire, acquire_checked, fill_slots, hand_on_checked};
+use super::grant::{acquire, acquire_checked, fill_slots, hand_on_checked, Acquired};
 use super::log::{self, Cause};
 use super::steer;
 use super::types::history::{self, HistoryWrite, Outcome};
 use super::types::{
-    Effect, Holder, HolderState, Input, Liveness, Member, Options, Reply, Settings, Transition,
-    Turn, View, Write,
+    AcquireReply, Effect, EnqueueCheck, EnqueueReply, Holder, HolderState, Input, LimitSet, Member,
+    Options, Paused, Reply, Settings, Transition, Turn, View, Write,
 };
 use crate::busy::reporter::{self, Due};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::HOLDER_CHECKS_PER_TICK_MAX;
-use crate::transition::Alarm;
+use crate::transition::{Alarm, NoCheck, Step};
 
 /// The one decision: `input` on `view` (loaded for that input) at `now_ms`.
 pub fn decide(
@@ -103,106 +107,360 @@ pub fn decide_in_place(
     now_ms: u64,
     input: Input,
 ) -> Result<Transition, BatonError> {
-    refuse_cancel_holders(&input)?;
-    let cause = Cause::of(&input);
-    let mut key = Draft::new(view, settings, cause.reads_holders_before());
-    let reply = match input {
-        Input::Enqueue(request) => enqueue(&mut key, now_ms, request)?,
+    let (v, s, now) = (view, settings, now_ms);
+    match input {
+        Input::Enqueue(request) => decided(v, s, now, Enqueue(request)),
         Input::EnqueueChecked {
             request,
             candidate,
             liveness,
-        } => enqueue_checked(&mut key, now_ms, request, &candidate, liveness)?,
-        Input::Acquire(request) => acquire(&mut key, now_ms, request)?,
+        } => decided(
+            v,
+            s,
+            now,
+            EnqueueChecked {
+                request,
+                candidate,
+                liveness,
+            },
+        ),
+        Input::Acquire(request) => decided(v, s, now, Acquire(request)),
         Input::AcquireChecked {
             request,
             holder,
             answer,
-        } => {
-            key.record_check(&holder.id, now_ms, answer);
-            acquire_checked(&mut key, now_ms, request, &holder, answer.liveness())
+        } => decided(
+            v,
+            s,
+            now,
+            AcquireChecked {
+                request,
+                holder,
+                answer,
+            },
+        ),
+        Input::Release(id) => decided(v, s, now, Release(id)),
+        Input::Accepted { holder } => decided(v, s, now, Accepted { holder }),
+        Input::Woken { holder, answer } => decided(v, s, now, Woken { holder, answer }),
+        Input::Tick => decided(v, s, now, Tick),
+        Input::TickChecked { holder, answer } => {
+            decided(v, s, now, HolderChecked::of(holder, answer, false))
         }
-        Input::Release(id) => release(&mut key, now_ms, &id),
-        Input::Accepted { holder } => accepted(&mut key, &holder),
-        Input::Woken { holder, answer } => {
-            key.record_check(&holder.id, now_ms, answer);
-            woken(&mut key, now_ms, &holder, answer.liveness())
+        Input::Cancelled { holder, answer } => {
+            decided(v, s, now, HolderChecked::of(holder, answer, true))
         }
-        Input::Tick => tick(&mut key),
-        Input::TickChecked { holder, answer } | Input::Cancelled { holder, answer } => {
-            key.record_check(&holder.id, now_ms, answer);
-            hand_on_checked(&mut key, now_ms, &holder, answer.liveness());
-            Reply::Settled
+        Input::Pause { reason } => decided(v, s, now, Pause { reason }),
+        Input::Resume => decided(v, s, now, Resume),
+        Input::SetLimit(limit) => decided(v, s, now, SetLimit(limit)),
+        Input::Rebound { id, from, workflow } => decided(v, s, now, Rebound { id, from, workflow }),
+    }
+}
+
+fn decided<C: Call>(
+    view: &mut View,
+    settings: &Settings,
+    now_ms: u64,
+    call: C,
+) -> Result<Transition, BatonError> {
+    decide_call(view, settings, now_ms, call).map(|(_, transition)| transition)
+}
+
+/// One call on `view` (loaded for its [`Call::input`]) at `now_ms`: its
+/// answer, and the transition (as [`decide_in_place`], the view left
+/// without its summary).
+pub fn decide_call<C: Call>(
+    view: &mut View,
+    settings: &Settings,
+    now_ms: u64,
+    call: C,
+) -> Result<(C::Answer, Transition), BatonError> {
+    let input = call.input();
+    refuse_cancel_holders(&input)?;
+    let cause = Cause::of(&input);
+    let mut key = Draft::new(view, settings, cause.reads_holders_before());
+    let answer = call.answer(&mut key, now_ms)?;
+    let reply = C::reply(&answer);
+    Ok((answer, finish(key, reply, &cause, now_ms)))
+}
+
+impl Call for Enqueue {
+    type Answer = Step<EnqueueReply, EnqueueCheck>;
+    fn input(&self) -> Input {
+        Input::Enqueue(self.0.clone())
+    }
+    fn answer(self, key: &mut Draft<'_>, now_ms: u64) -> Result<Self::Answer, BatonError> {
+        enqueue(key, now_ms, self.0)
+    }
+    fn reply(answer: &Self::Answer) -> Reply {
+        match answer {
+            Step::Answer(reply) => Reply::Enqueue(reply.clone()),
+            Step::Check(EnqueueCheck { request, candidate }) => Reply::EnqueueChecking {
+                request: request.clone(),
+                candidate: candidate.clone(),
+            },
         }
-        Input::Pause { reason } => steer::pause(&mut key, now_ms, reason),
-        Input::Resume => steer::resume(&mut key, now_ms),
-        Input::SetLimit(limit) => steer::set_limit(&mut key, now_ms, limit),
-        Input::Rebound { id, workflow, .. } => {
-            let member = key.member(&id);
-            let options = Options {
-                workflow: Some(workflow),
-                ..Options::default()
-            };
-            key.name_workflow(&member, &options);
-            Reply::Settled
+    }
+}
+
+impl Call for EnqueueChecked {
+    type Answer = EnqueueReply;
+    fn input(&self) -> Input {
+        Input::EnqueueChecked {
+            request: self.request.clone(),
+            candidate: self.candidate.clone(),
+            liveness: self.liveness,
         }
-    };
-    Ok(finish(key, reply, &cause, now_ms))
+    }
+    fn answer(self, key: &mut Draft<'_>, now_ms: u64) -> Result<EnqueueReply, BatonError> {
+        let (request, candidate) = (self.request, &self.candidate);
+        enqueue_checked(key, now_ms, request, candidate, self.liveness)
+    }
+    fn reply(answer: &EnqueueReply) -> Reply {
+        Reply::Enqueue(answer.clone())
+    }
+}
+
+impl Call for Acquire {
+    type Answer = Acquired;
+    fn input(&self) -> Input {
+        Input::Acquire(self.0.clone())
+    }
+    fn answer(self, key: &mut Draft<'_>, now_ms: u64) -> Result<Acquired, BatonError> {
+        acquire(key, now_ms, self.0)
+    }
+    fn reply(answer: &Acquired) -> Reply {
+        match answer {
+            Step::Answer(reply) => Reply::Acquire(*reply),
+            Step::Check(check) => Reply::AcquireChecking {
+                request: check.request.clone(),
+                holder: check.holder.clone(),
+            },
+        }
+    }
+}
+
+impl Call for AcquireChecked {
+    type Answer = AcquireReply;
+    fn input(&self) -> Input {
+        Input::AcquireChecked {
+            request: self.request.clone(),
+            holder: self.holder.clone(),
+            answer: self.answer,
+        }
+    }
+    fn answer(self, key: &mut Draft<'_>, now_ms: u64) -> Result<AcquireReply, BatonError> {
+        let AcquireChecked {
+            request,
+            holder,
+            answer,
+        } = self;
+        key.record_check(&holder.id, now_ms, answer);
+        Ok(acquire_checked(
+            key,
+            now_ms,
+            request,
+            &holder,
+            answer.liveness(),
+        ))
+    }
+    fn reply(answer: &AcquireReply) -> Reply {
+        Reply::Acquire(*answer)
+    }
 }
 
 /// `release`: a holder's slot goes to the front of the order; a waiter
 /// leaves the queue; anyone else changes nothing. Answers the first
-/// instance handed the slot.
-fn release(key: &mut Draft<'_>, now_ms: u64, id: &InstanceId) -> Reply {
-    let mut wake = Vec::new();
-    match key.member(id) {
-        Member::Holder(_) => {
-            key.remove_holder(id, Some(now_ms), Outcome::Released);
-            fill_slots(key, now_ms, &mut wake);
+/// instance handed the slot (never after a check).
+impl Call for Release {
+    type Answer = Step<Option<InstanceId>, NoCheck>;
+    fn input(&self) -> Input {
+        Input::Release(self.0.clone())
+    }
+    fn answer(self, key: &mut Draft<'_>, now_ms: u64) -> Result<Self::Answer, BatonError> {
+        let id = &self.0;
+        let mut wake = Vec::new();
+        match key.member(id) {
+            Member::Holder(_) => {
+                key.remove_holder(id, Some(now_ms), Outcome::Released);
+                fill_slots(key, now_ms, &mut wake);
+            }
+            Member::Waiter(_) => key.remove_waiter(id),
+            Member::Superseded | Member::Stranger => {}
         }
-        Member::Waiter(_) => key.remove_waiter(id),
-        Member::Superseded | Member::Stranger => {}
+        let next = wake.first().map(|h| h.id.clone());
+        for holder in wake {
+            key.wake(holder);
+        }
+        Ok(Step::Answer(next))
     }
-    let next = wake.first().map(|h| h.id.clone());
-    for holder in wake {
-        key.wake(holder);
+    fn reply(answer: &Self::Answer) -> Reply {
+        match answer {
+            Step::Answer(next) => Reply::Release(next.clone()),
+            Step::Check(never) => match *never {},
+        }
     }
-    Reply::Release(next)
+}
+
+impl Call for Pause {
+    type Answer = Paused;
+    fn input(&self) -> Input {
+        Input::Pause {
+            reason: self.reason.clone(),
+        }
+    }
+    fn answer(self, key: &mut Draft<'_>, now_ms: u64) -> Result<Paused, BatonError> {
+        Ok(steer::pause(key, now_ms, self.reason))
+    }
+    fn reply(answer: &Paused) -> Reply {
+        Reply::Paused(answer.clone())
+    }
+}
+
+impl Call for Resume {
+    type Answer = Vec<InstanceId>;
+    fn input(&self) -> Input {
+        Input::Resume
+    }
+    fn answer(self, key: &mut Draft<'_>, now_ms: u64) -> Result<Vec<InstanceId>, BatonError> {
+        Ok(steer::resume(key, now_ms))
+    }
+    fn reply(answer: &Vec<InstanceId>) -> Reply {
+        Reply::Resumed(answer.clone())
+    }
+}
+
+impl Call for SetLimit {
+    type Answer = LimitSet;
+    fn input(&self) -> Input {
+        Input::SetLimit(self.0)
+    }
+    fn answer(self, key: &mut Draft<'_>, now_ms: u64) -> Result<LimitSet, BatonError> {
+        Ok(steer::set_limit(key, now_ms, self.0))
+    }
+    fn reply(answer: &LimitSet) -> Reply {
+        Reply::LimitSet {
+            limit: answer.limit,
+            limit_override: answer.limit_override,
+        }
+    }
 }
 
 /// The engine accepted the grant event sent to `holder` (as it was
 /// handed): the holder is told, and the alarm sends it no more.
-fn accepted(key: &mut Draft<'_>, holder: &Holder) -> Reply {
-    if matches!(holder.turn, Turn::Own(_))
-        && holder.state == HolderState::Handed
-        && key.holder(&holder.id) == Some(holder)
-    {
-        key.confirm_holder(&holder.id);
+impl Call for Accepted {
+    type Answer = ();
+    fn input(&self) -> Input {
+        Input::Accepted {
+            holder: self.holder.clone(),
+        }
     }
-    Reply::Settled
+    fn answer(self, key: &mut Draft<'_>, _: u64) -> Result<(), BatonError> {
+        let holder = &self.holder;
+        if matches!(holder.turn, Turn::Own(_))
+            && holder.state == HolderState::Handed
+            && key.holder(&holder.id) == Some(holder)
+        {
+            key.confirm_holder(&holder.id);
+        }
+        Ok(())
+    }
+    fn reply(_: &()) -> Reply {
+        Reply::Settled
+    }
 }
 
 /// A woken holder's status (`holder` as it was handed): one found dead
 /// loses its slot, which goes on; a live one is left to act on its event.
-fn woken(key: &mut Draft<'_>, now_ms: u64, holder: &Holder, liveness: Liveness) -> Reply {
+impl Call for Woken {
+    type Answer = ();
+    fn input(&self) -> Input {
+        Input::Woken {
+            holder: self.holder.clone(),
+            answer: self.answer,
+        }
+    }
+    fn answer(self, key: &mut Draft<'_>, now_ms: u64) -> Result<(), BatonError> {
+        let Woken { holder, answer } = self;
+        key.record_check(&holder.id, now_ms, answer);
+        woken(key, now_ms, &holder, answer.liveness());
+        Ok(())
+    }
+    fn reply(_: &()) -> Reply {
+        Reply::Settled
+    }
+}
+
+fn woken(key: &mut Draft<'_>, now_ms: u64, holder: &Holder, liveness: super::types::Liveness) {
     if liveness.is_dead(holder.enqueued_ms, now_ms, key.settings.grace_ms) {
         hand_on_checked(key, now_ms, holder, liveness);
     }
-    Reply::Settled
 }
 
 /// The holder-check alarm on a key it found due: the holders due a check
 /// are checked (a cancelled one terminated again first, §1d).
-fn tick(key: &mut Draft<'_>) -> Reply {
-    let due = if key.needs_holder_check() {
-        key.holders_to_check(HOLDER_CHECKS_PER_TICK_MAX)
-    } else {
-        Vec::new()
-    };
-    for holder in &due {
-        key.check_or_terminate(holder);
+impl Call for Tick {
+    type Answer = Vec<Holder>;
+    fn input(&self) -> Input {
+        Input::Tick
     }
-    Reply::Ticked(due)
+    fn answer(self, key: &mut Draft<'_>, _: u64) -> Result<Vec<Holder>, BatonError> {
+        let due = if key.needs_holder_check() {
+            key.holders_to_check(HOLDER_CHECKS_PER_TICK_MAX)
+        } else {
+            Vec::new()
+        };
+        for holder in &due {
+            key.check_or_terminate(holder);
+        }
+        Ok(due)
+    }
+    fn reply(due: &Vec<Holder>) -> Reply {
+        Reply::Ticked(due.clone())
+    }
+}
+
+impl Call for HolderChecked {
+    type Answer = ();
+    fn input(&self) -> Input {
+        let (holder, answer) = (self.holder.clone(), self.answer);
+        if self.cancelled {
+            Input::Cancelled { holder, answer }
+        } else {
+            Input::TickChecked { holder, answer }
+        }
+    }
+    fn answer(self, key: &mut Draft<'_>, now_ms: u64) -> Result<(), BatonError> {
+        let HolderChecked { holder, answer, .. } = self;
+        key.record_check(&holder.id, now_ms, answer);
+        hand_on_checked(key, now_ms, &holder, answer.liveness());
+        Ok(())
+    }
+    fn reply(_: &()) -> Reply {
+        Reply::Settled
+    }
+}
+
+impl Call for Rebound {
+    type Answer = ();
+    fn input(&self) -> Input {
+        Input::Rebound {
+            id: self.id.clone(),
+            from: self.from.clone(),
+            workflow: self.workflow.clone(),
+        }
+    }
+    fn answer(self, key: &mut Draft<'_>, _: u64) -> Result<(), BatonError> {
+        let member = key.member(&self.id);
+        let options = Options {
+            workflow: Some(self.workflow),
+            ..Options::default()
+        };
+        key.name_workflow(&member, &options);
+        Ok(())
+    }
+    fn reply(_: &()) -> Reply {
+        Reply::Settled
+    }
 }
 
 /// What a decision needs of the holder-check alarm, the one rule: the

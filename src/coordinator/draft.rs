@@ -49,7 +49,7 @@ pub(super) fn shown(s: &Summary) -> Shown {
 /// The key as one decision is changing it: the view, changed as the
 /// writes it records would change the rows.
 #[derive(Clone)]
-pub(super) struct Draft<'v> {
+pub struct Draft<'v> {
     /// The view the decision was given, without its summary (moved to `s`).
     pub(super) view: &'v View,
     pub(super) before: Before,
@@ -249,13 +249,20 @@ impl<'v> Draft<'v> {
         self.effects.push(Effect::Wake(wake));
     }
 
-    /// Asks for `id`'s status (through `workflow`, or the default), to be
-    /// answered back into the decision.
+    /// Asks for `id`'s status (through `workflow`, or the default), which
+    /// the call's answer waits on (its second phase).
     pub(super) fn check(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
+        self.ask_check(id, workflow, true);
+    }
+
+    /// A status check; `answers`: the call's answer waits on it (else its
+    /// status re-enters for the holder as this decision left it: the
+    /// alarm's).
+    fn ask_check(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>, answers: bool) {
         self.effects.push(Effect::Check(Check {
             id: id.clone(),
             workflow: self.settings.binding(workflow),
-            answers: true,
+            answers,
         }));
     }
 
@@ -284,7 +291,7 @@ impl<'v> Draft<'v> {
         if holder.cancelling {
             self.terminate_holder(holder);
         } else {
-            self.check(&holder.id, holder.workflow.as_ref());
+            self.ask_check(&holder.id, holder.workflow.as_ref(), false);
         }
     }
 

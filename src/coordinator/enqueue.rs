@@ -21,31 +21,30 @@
 use super::draft::Draft;
 use super::slots::{free_slots, full};
 use super::types::{
-    EnqueueReply, EnqueueRequest, Holder, Input, Liveness, Member, Options, Reply, View, Waiter,
-    Write,
+    EnqueueCheck, EnqueueReply, EnqueueRequest, Holder, Input, Liveness, Member, Options, View,
+    Waiter, Write,
 };
 use crate::error::BatonError;
 use crate::limits::SUPERSEDED_REMEMBERED_MAX;
+use crate::transition::Step;
 
 /// An enqueue's first phase: busy (`onBusy: "skip"`), a coalescing
-/// candidate to check (`Reply::EnqueueChecking`, answered by
+/// candidate to check (what waits on it, [`EnqueueCheck`], answered by
 /// [`enqueue_checked`]), or committed.
 pub(super) fn enqueue(
     key: &mut Draft<'_>,
     now_ms: u64,
     request: EnqueueRequest,
-) -> Result<Reply, BatonError> {
+) -> Result<Step<EnqueueReply, EnqueueCheck>, BatonError> {
     let member = key.member(&request.id);
     if let Some(refused) = refused(key, &member, &request) {
-        return Ok(refused);
+        return Ok(Step::Answer(refused));
     }
     if let Some(candidate) = coalescing(key.view, &member, &request, None) {
         key.check(&candidate.id, candidate.workflow.as_ref());
-        return Ok(Reply::EnqueueChecking { request, candidate });
+        return Ok(Step::Check(EnqueueCheck { request, candidate }));
     }
-    Ok(Reply::Enqueue(commit_enqueue(
-        key, now_ms, member, &request,
-    )?))
+    Ok(Step::Answer(commit_enqueue(key, now_ms, member, &request)?))
 }
 
 /// An enqueue's second phase: the candidate's liveness decides whether it
@@ -56,34 +55,30 @@ pub(super) fn enqueue_checked(
     request: EnqueueRequest,
     candidate: &Waiter,
     liveness: Liveness,
-) -> Result<Reply, BatonError> {
+) -> Result<EnqueueReply, BatonError> {
     let member = key.member(&request.id);
     if let Some(refused) = refused(key, &member, &request) {
         return Ok(refused);
     }
     let checked = Some((candidate, liveness));
     if let Some(candidate) = coalescing(key.view, &member, &request, checked) {
-        return Ok(Reply::Enqueue(EnqueueReply {
+        return Ok(EnqueueReply {
             coalesced_into: Some(candidate.id),
             ..EnqueueReply::default()
-        }));
+        });
     }
-    Ok(Reply::Enqueue(commit_enqueue(
-        key, now_ms, member, &request,
-    )?))
+    commit_enqueue(key, now_ms, member, &request)
 }
 
 /// An enqueue that registers nothing and changes nothing: busy (§1c
 /// `onBusy: "skip"`), or full (§1f `maxWaiting`, answered as busy).
-fn refused(key: &Draft<'_>, member: &Member, request: &EnqueueRequest) -> Option<Reply> {
+fn refused(key: &Draft<'_>, member: &Member, request: &EnqueueRequest) -> Option<EnqueueReply> {
     let skip = skips(key, member, &request.options);
     let full = !skip && full(&key.s, member, request.supersedes, &request.options);
-    (skip || full).then(|| {
-        Reply::Enqueue(EnqueueReply {
-            busy: true,
-            full,
-            ..EnqueueReply::default()
-        })
+    (skip || full).then(|| EnqueueReply {
+        busy: true,
+        full,
+        ..EnqueueReply::default()
     })
 }
 

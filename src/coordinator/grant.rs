@@ -8,10 +8,11 @@ use super::draft::Draft;
 use super::slots::{eta_ms, full, placement};
 use super::types::history::Outcome;
 use super::types::{
-    AcquireReply, AcquireRequest, Holder, HolderState, Liveness, Member, Place, Reply, Turn,
+    AcquireCheck, AcquireReply, AcquireRequest, Holder, HolderState, Liveness, Member, Place, Turn,
     Waiter, Write,
 };
 use crate::error::BatonError;
+use crate::transition::Step;
 
 /// §1c `onBusy: "skip"` on an acquire of an id not registered: granted if
 /// it would be at once (with the limit the call names), else nothing is
@@ -19,24 +20,27 @@ use crate::error::BatonError;
 /// the holders, so a dead one would keep the key from every caller that
 /// skips: the least recently checked holder is checked first, and the
 /// second phase decides.
-fn acquire_skip(key: &mut Draft<'_>, now_ms: u64, request: AcquireRequest) -> Reply {
+fn acquire_skip(key: &mut Draft<'_>, now_ms: u64, request: AcquireRequest) -> Acquired {
     let mut wake = Vec::new();
     if let Some(reply) = take_slot_or_nothing(key, now_ms, &request, Member::Stranger, &mut wake) {
         for holder in wake {
             key.wake(holder);
         }
-        return Reply::Acquire(reply);
+        return Step::Answer(reply);
     }
     let limit = key.s.limit_for(request.options.limit);
     if key.s.waiters == 0 && key.s.holders.len() as u32 >= limit {
         let due = due_for_check(&key.s.holders, &key.view.checked_ms, true, 1);
         if let Some(holder) = due.into_iter().next() {
             key.check(&holder.id, holder.workflow.as_ref());
-            return Reply::AcquireChecking { request, holder };
+            return Step::Check(AcquireCheck { request, holder });
         }
     }
-    Reply::Acquire(AcquireReply::Busy)
+    Step::Answer(AcquireReply::Busy)
 }
+
+/// An acquire's first phase: its answer, or the holder check it waits on.
+pub(super) type Acquired = Step<AcquireReply, AcquireCheck>;
 
 /// §1c `onBusy: "skip"`: the caller takes a slot only if one is its own
 /// now (judged with the limit it names), and then the decision goes on
@@ -58,15 +62,15 @@ fn take_slot_or_nothing(
 }
 
 /// An acquire's first phase: granted, waiting, or waiting for a holder's
-/// check (`Reply::AcquireChecking`, answered by [`acquire_checked`]).
+/// check ([`AcquireCheck`], answered by [`acquire_checked`]).
 pub(super) fn acquire(
     key: &mut Draft<'_>,
     now_ms: u64,
     request: AcquireRequest,
-) -> Result<Reply, BatonError> {
+) -> Result<Acquired, BatonError> {
     let member = key.member(&request.id);
     if member == Member::Superseded {
-        return Ok(Reply::Acquire(AcquireReply::Superseded));
+        return Ok(Step::Answer(AcquireReply::Superseded));
     }
     if request.options.skip && member == Member::Stranger {
         return Ok(acquire_skip(key, now_ms, request));
@@ -78,7 +82,7 @@ pub(super) fn acquire(
         for holder in wake {
             key.wake(holder);
         }
-        return Ok(Reply::Acquire(taken.unwrap_or(AcquireReply::Full)));
+        return Ok(Step::Answer(taken.unwrap_or(AcquireReply::Full)));
     }
     if member == Member::Stranger {
         key.check_room()?;
@@ -92,16 +96,16 @@ pub(super) fn acquire(
         key.wake(holder);
     }
     if let Some(reply) = taken {
-        return Ok(Reply::Acquire(reply));
+        return Ok(Step::Answer(reply));
     }
     // A caller left waiting finds every slot taken, or the key paused
     // (§11), perhaps with no holder to check.
     let Some(holder) = key.holders_to_check(1).pop() else {
         assert!(key.s.paused.is_some(), "a caller waits beside a free slot");
-        return Ok(Reply::Acquire(pending(key, &request)));
+        return Ok(Step::Answer(pending(key, &request)));
     };
     key.check(&holder.id, holder.workflow.as_ref());
-    Ok(Reply::AcquireChecking { request, holder })
+    Ok(Step::Check(AcquireCheck { request, holder }))
 }
 
 /// An acquire's second phase: the checked holder's liveness applied, then
@@ -114,7 +118,7 @@ pub(super) fn acquire_checked(
     request: AcquireRequest,
     holder: &Holder,
     liveness: Liveness,
-) -> Reply {
+) -> AcquireReply {
     let mut wake = Vec::new();
     apply_check(key, now_ms, holder, liveness, &mut wake);
     let member = key.member(&request.id);
@@ -129,13 +133,13 @@ pub(super) fn acquire_checked(
     for holder in wake {
         key.wake(holder);
     }
-    Reply::Acquire(reply)
+    reply
 }
 
 /// A caller left waiting: where, with `grant` (§1b, §1c).
 pub(super) fn pending(key: &Draft<'_>, request: &AcquireRequest) -> AcquireReply {
     if !request.options.grant {
-        return AcquireReply::Pending(None);
+        return AcquireReply::Pending;
     }
     let (turn, position) = match key.member(&request.id) {
         Member::Waiter(waiter) => (
@@ -156,11 +160,11 @@ pub(super) fn pending(key: &Draft<'_>, request: &AcquireRequest) -> AcquireReply
         ),
         _ => (Turn::Shared, key.s.waiters + 1),
     };
-    AcquireReply::Pending(Some(Place {
+    AcquireReply::Placed(Place {
         turn,
         position,
         eta_ms: eta_ms(&key.s, position),
-    }))
+    })
 }
 
 /// The caller's slot, if one is its own now: a holder's, or one of the

@@ -131,7 +131,7 @@ fn line(
 fn outcome(reply: &AcquireReply) -> &'static str {
     match reply {
         AcquireReply::Granted { .. } => "granted",
-        AcquireReply::Pending(_) => "pending",
+        AcquireReply::Pending | AcquireReply::Placed(_) => "pending",
         AcquireReply::Superseded => "superseded",
         AcquireReply::Busy => "busy",
         AcquireReply::Full => "full",

@@ -114,6 +114,7 @@
 //! termination of a superseded waiter by the same alarm, which works
 //! through the terminations a supersede left owed.
 
+mod call;
 mod check;
 mod decide;
 mod draft;
@@ -144,8 +145,12 @@ pub mod history {
     };
 }
 
+pub use call::{
+    Accepted, Acquire, AcquireChecked, Call, Enqueue, EnqueueChecked, HolderChecked, Pause,
+    Rebound, Release, Resume, SetLimit, Tick, Woken,
+};
 pub use check::{due_for_check, needs_check, owed_termination, OwedTermination};
-pub use decide::{decide, decide_in_place};
+pub use decide::{decide, decide_call, decide_in_place};
 #[cfg(not(target_arch = "wasm32"))]
 pub use history::KeyHistory;
 pub use invariants::assert_invariants as assert_view;

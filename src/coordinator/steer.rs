@@ -25,13 +25,13 @@
 
 use super::draft::Draft;
 use super::grant::fill_slots;
-use super::types::{Paused, Reply, Write};
+use super::types::{LimitSet, Paused, Write};
 use crate::ident::InstanceId;
 use crate::limits::HOLDERS_PER_KEY_MAX;
 
 /// `pause(key, { reason })`: the key paused since its first pause, with
 /// the latest reason.
-pub(super) fn pause(key: &mut Draft<'_>, now_ms: u64, reason: Option<String>) -> Reply {
+pub(super) fn pause(key: &mut Draft<'_>, now_ms: u64, reason: Option<String>) -> Paused {
     let paused = Paused {
         since_ms: key.s.paused.as_ref().map_or(now_ms, |p| p.since_ms),
         reason,
@@ -40,22 +40,22 @@ pub(super) fn pause(key: &mut Draft<'_>, now_ms: u64, reason: Option<String>) ->
         key.s.paused = Some(paused.clone());
         key.writes.push(Write::SetPaused(Some(paused.clone())));
     }
-    Reply::Paused(paused)
+    paused
 }
 
 /// `resume(key)`: unpaused, every free slot handed on; who got one.
-pub(super) fn resume(key: &mut Draft<'_>, now_ms: u64) -> Reply {
+pub(super) fn resume(key: &mut Draft<'_>, now_ms: u64) -> Vec<InstanceId> {
     if key.s.paused.is_none() {
-        return Reply::Resumed(Vec::new());
+        return Vec::new();
     }
     key.s.paused = None;
     key.writes.push(Write::SetPaused(None));
-    Reply::Resumed(hand_on(key, now_ms))
+    hand_on(key, now_ms)
 }
 
 /// `setLimit(key, limit)`: the override set (or cleared), the new free
 /// slots handed on.
-pub(super) fn set_limit(key: &mut Draft<'_>, now_ms: u64, limit: Option<u32>) -> Reply {
+pub(super) fn set_limit(key: &mut Draft<'_>, now_ms: u64, limit: Option<u32>) -> LimitSet {
     if let Some(limit) = limit {
         assert!(
             (1..=HOLDERS_PER_KEY_MAX).contains(&limit),
@@ -64,7 +64,7 @@ pub(super) fn set_limit(key: &mut Draft<'_>, now_ms: u64, limit: Option<u32>) ->
     }
     key.writes.extend(key.s.set_limit_override(limit));
     hand_on(key, now_ms);
-    Reply::LimitSet {
+    LimitSet {
         limit: key.s.limit(),
         limit_override: key.s.limit_override,
     }

@@ -1,6 +1,7 @@
 //! A caller's requests of a debounce key (`debounce`, `startAt`, `flush`,
-//! `cancel`) as [`Call`]s, each typed by its answer, and decided on the
-//! key settled first (`decide.rs`'s [`Draft`]).
+//! `cancel`) as [`Call`]s (the one core-call trait every concept's calls
+//! are), each typed by its answer, and decided on the key settled first
+//! (`decide.rs`'s [`Draft`]).
 
 use super::decide::{DebounceReply, Draft, StartAtReply, Transition};
 use super::log;
@@ -10,17 +11,7 @@ use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::transition::LogLine;
 
-/// A caller's request of a key, typed by its answer.
-pub trait Call {
-    type Answer;
-    /// The answer, and the transition. A refusal (`Err`) comes with no
-    /// writes and no effects: nothing changes.
-    fn decide(
-        self,
-        state: &KeyState,
-        now_ms: u64,
-    ) -> Result<(Self::Answer, Transition), BatonError>;
-}
+pub use crate::transition::Call;
 
 /// `debounce`; `suffix` makes the id of a start this call makes pending.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,8 +36,9 @@ pub struct Flush;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cancel;
 
-impl Call for Debounce {
+impl Call<KeyState> for Debounce {
     type Answer = DebounceReply;
+    type Transition = Transition;
     fn decide(
         self,
         state: &KeyState,
@@ -58,8 +50,9 @@ impl Call for Debounce {
     }
 }
 
-impl Call for StartAt {
+impl Call<KeyState> for StartAt {
     type Answer = StartAtReply;
+    type Transition = Transition;
     fn decide(
         self,
         state: &KeyState,
@@ -71,8 +64,9 @@ impl Call for StartAt {
     }
 }
 
-impl Call for Flush {
+impl Call<KeyState> for Flush {
     type Answer = Option<InstanceId>;
+    type Transition = Transition;
     fn decide(
         self,
         state: &KeyState,
@@ -89,8 +83,9 @@ impl Call for Flush {
     }
 }
 
-impl Call for Cancel {
+impl Call<KeyState> for Cancel {
     type Answer = Option<InstanceId>;
+    type Transition = Transition;
     fn decide(
         self,
         state: &KeyState,

@@ -343,7 +343,7 @@ impl From<core::AcquireReply> for AcquireOutcome {
     fn from(reply: core::AcquireReply) -> AcquireOutcome {
         match reply {
             core::AcquireReply::Granted { .. } => AcquireOutcome::Granted,
-            core::AcquireReply::Pending(_) => AcquireOutcome::Pending,
+            core::AcquireReply::Pending | core::AcquireReply::Placed(_) => AcquireOutcome::Pending,
             core::AcquireReply::Superseded => AcquireOutcome::Superseded,
             // §1f: a full key is answered as a busy one.
             core::AcquireReply::Busy | core::AcquireReply::Full => AcquireOutcome::Busy,
@@ -388,28 +388,37 @@ pub enum AcquireReply {
 
 impl AcquireReply {
     /// The reply to a call with (`grant`) or without the option; `turn`
-    /// names a waiter's event type.
+    /// names a waiter's event type. A waiter's reply says its form
+    /// itself (the core places only a `grant` call's waiter).
     pub fn new(
         reply: core::AcquireReply,
         grant: bool,
         turn: impl FnOnce(core::Turn) -> String,
     ) -> Self {
-        if !grant {
-            return AcquireReply::Outcome(reply.into());
-        }
-        AcquireReply::Grant(match reply {
-            core::AcquireReply::Granted { fence } => GrantReply::Granted { fence },
-            core::AcquireReply::Pending(place) => {
-                let place = place.expect("a grant call's pending reply has its place");
-                GrantReply::Pending {
-                    turn: turn(place.turn),
-                    position: place.position,
-                    eta_ms: place.eta_ms,
-                }
+        let form = |object: GrantReply, outcome: AcquireOutcome| {
+            if grant {
+                AcquireReply::Grant(object)
+            } else {
+                AcquireReply::Outcome(outcome)
             }
-            core::AcquireReply::Superseded => GrantReply::Superseded,
-            core::AcquireReply::Busy | core::AcquireReply::Full => GrantReply::Busy,
-        })
+        };
+        match reply {
+            core::AcquireReply::Granted { fence } => {
+                form(GrantReply::Granted { fence }, AcquireOutcome::Granted)
+            }
+            core::AcquireReply::Pending => AcquireReply::Outcome(AcquireOutcome::Pending),
+            core::AcquireReply::Placed(place) => AcquireReply::Grant(GrantReply::Pending {
+                turn: turn(place.turn),
+                position: place.position,
+                eta_ms: place.eta_ms,
+            }),
+            core::AcquireReply::Superseded => {
+                form(GrantReply::Superseded, AcquireOutcome::Superseded)
+            }
+            core::AcquireReply::Busy | core::AcquireReply::Full => {
+                form(GrantReply::Busy, AcquireOutcome::Busy)
+            }
+        }
     }
 
     /// The outcome, for the decision log.

@@ -72,8 +72,8 @@ pub struct SetLimitReply {
 
 impl Pause {
     /// The request as the core decides it.
-    pub fn core(&self) -> core::Input {
-        core::Input::Pause {
+    pub fn core(&self) -> core::Pause {
+        core::Pause {
             reason: self.reason.clone().map(|r| r.as_str().to_owned()),
         }
     }
@@ -81,8 +81,8 @@ impl Pause {
 
 impl SetLimit {
     /// The request as the core decides it.
-    pub fn core(&self) -> core::Input {
-        core::Input::SetLimit(self.limit.map(HolderLimit::get))
+    pub fn core(&self) -> core::SetLimit {
+        core::SetLimit(self.limit.map(HolderLimit::get))
     }
 }
 

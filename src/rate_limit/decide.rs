@@ -75,6 +75,17 @@ impl Call for Inspect {
     }
 }
 
+/// Each rate call is a core call ([`crate::transition::Call`], the one
+/// trait every concept's calls are) on any bucket view: its `answer` form
+/// decided by [`decide`].
+impl<V: Rows + Clone, C: Call> crate::transition::Call<V> for C {
+    type Answer = C::Answer;
+    type Transition = Transition<V>;
+    fn decide(self, view: &V, now_ms: u64) -> Result<(C::Answer, Transition<V>), BatonError> {
+        decide(view, now_ms, self)
+    }
+}
+
 /// A rate decision: its state is the view it read, through which the
 /// shell's invariants read the bucket once the writes are committed. The
 /// call's answer goes beside it.

@@ -13,7 +13,7 @@ use super::state::{Claim, Event, EventsReply, Finished, Run, View};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::{RUN_EVENTS_KEPT, RUN_OPEN_WAITS_MAX};
-use crate::transition::{Alarm, Check};
+use crate::transition::{Alarm, Check, Step};
 use crate::workflow::Liveness;
 
 /// A decision of the Runs concept.
@@ -159,56 +159,9 @@ pub enum Write {
     Delete,
 }
 
-/// The one decision: `input` on `view` (loaded for that input) at `now_ms`,
-/// its lines left to [`super::decide`].
-pub(super) fn transition(view: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
-    let run = match view {
-        View::Record(run) => run,
-        View::Appender {
-            claimant,
-            latest_seq,
-        } => {
-            let Input::Append(request) = input else {
-                panic!("a Runs input decided on an append's view");
-            };
-            return append(claimant, *latest_seq, now_ms, request);
-        }
-        View::Log(slice) => {
-            let Input::Events {
-                request,
-                open_waits,
-            } = input
-            else {
-                panic!("a Runs input decided on an events view");
-            };
-            return Ok(events(slice, now_ms, &request, open_waits));
-        }
-    };
-    Ok(match input {
-        Input::Claim {
-            request,
-            grace_ms,
-            workflow,
-        } => claim(run, now_ms, request, grace_ms, workflow),
-        Input::Checked {
-            pending,
-            liveness,
-            through,
-        } => claim_after_check(run, now_ms, pending, liveness, through),
-        Input::Complete {
-            request,
-            retention_ms,
-        } => complete(run, now_ms, &request, retention_ms),
-        Input::Await {
-            timeout,
-            open_waits,
-        } => await_run(run, now_ms, timeout, open_waits),
-        Input::Tick => expire(run, now_ms),
-        Input::Append(_) | Input::Events { .. } => {
-            panic!("a Runs input decided on a record's view")
-        }
-    })
-}
+/// A decision's answer to its caller, and its transition (whose reply is
+/// what the line reads).
+pub type Decided<A> = (A, Transition);
 
 /// A decision that writes nothing and leaves the view as it was.
 fn unchanged(view: View, reply: Reply) -> Transition {
@@ -225,13 +178,13 @@ fn unchanged(view: View, reply: Reply) -> Transition {
 /// First phase of `claim`. Decides at once unless another instance holds
 /// the claim of an unfinished run, whose status must be checked outside
 /// the gate: then the reply waits for the check.
-fn claim(
+pub(super) fn claim(
     run: &Run,
     now_ms: u64,
     request: ClaimRequest,
     grace_ms: u64,
     workflow: String,
-) -> Transition {
+) -> Decided<Step<ClaimReply, PendingClaim>> {
     match run {
         Run::Running { claim } if claim.id != request.id => {
             let check = Check {
@@ -245,11 +198,15 @@ fn claim(
                 grace_ms,
                 binding: check.workflow.clone(),
             };
-            let mut transition = unchanged(View::Record(run.clone()), Reply::Checking(pending));
+            let reply = Reply::Checking(pending.clone());
+            let mut transition = unchanged(View::Record(run.clone()), reply);
             transition.effects.push(check);
-            transition
+            (Step::Check(pending), transition)
         }
-        _ => settle_claim(run, now_ms, request, None),
+        _ => {
+            let (answer, transition) = settle_claim(run, now_ms, request, None);
+            (Step::Answer(answer), transition)
+        }
     }
 }
 
@@ -257,13 +214,13 @@ fn claim(
 /// phase saw is known. Decides on the record as it is now: the key is freed
 /// only if that claim still holds it without an outcome and is dead,
 /// counting §1a's grace from the claim.
-fn claim_after_check(
+pub(super) fn claim_after_check(
     run: &Run,
     now_ms: u64,
     pending: PendingClaim,
     liveness: Liveness,
     through: Option<String>,
-) -> Transition {
+) -> Decided<ClaimReply> {
     let PendingClaim {
         request,
         checked,
@@ -286,7 +243,7 @@ fn claim_after_check(
     if replaced {
         return take(now_ms, request, Some(note));
     }
-    let mut transition = settle_claim(run, now_ms, request, Some(note));
+    let (answer, mut transition) = settle_claim(run, now_ms, request, Some(note));
     if let Some((_, to)) = rebound {
         let claim = Claim {
             workflow: Some(to),
@@ -297,7 +254,7 @@ fn claim_after_check(
         });
         transition.writes.push(Write::Claim(claim));
     }
-    transition
+    (answer, transition)
 }
 
 /// A claim that needs no (further) check: a free key is taken, the
@@ -307,7 +264,7 @@ fn settle_claim(
     now_ms: u64,
     request: ClaimRequest,
     checked: Option<Checked>,
-) -> Transition {
+) -> Decided<ClaimReply> {
     let answer = match run {
         Run::Unclaimed => return take(now_ms, request, checked),
         Run::Running { claim } | Run::Finished { claim, .. } if claim.id == request.id => {
@@ -322,17 +279,21 @@ fn settle_claim(
             outcome: Some(finished.outcome.clone()),
         }),
     };
-    unchanged(View::Record(run.clone()), Reply::Claim { answer, checked })
+    let reply = Reply::Claim {
+        answer: answer.clone(),
+        checked,
+    };
+    (answer, unchanged(View::Record(run.clone()), reply))
 }
 
 /// The caller becomes the claimant; the event log carries on.
-fn take(now_ms: u64, request: ClaimRequest, checked: Option<Checked>) -> Transition {
+fn take(now_ms: u64, request: ClaimRequest, checked: Option<Checked>) -> Decided<ClaimReply> {
     let claim = Claim {
         id: request.id,
         since_ms: now_ms,
         workflow: request.workflow,
     };
-    Transition {
+    let transition = Transition {
         reply: Reply::Claim {
             answer: ClaimReply::Claimed,
             checked,
@@ -342,16 +303,22 @@ fn take(now_ms: u64, request: ClaimRequest, checked: Option<Checked>) -> Transit
         alarm: Alarm::Keep,
         log: Vec::new(),
         state: View::Record(Run::Running { claim }),
-    }
+    };
+    (ClaimReply::Claimed, transition)
 }
 
 /// `complete`: from the claimant of an unfinished run, records the outcome
 /// and wakes every awaiter; anything else (a second call, another
 /// instance, no claim) records nothing and says so.
-fn complete(run: &Run, now_ms: u64, request: &CompleteRequest, retention_ms: u64) -> Transition {
+pub(super) fn complete(
+    run: &Run,
+    now_ms: u64,
+    request: &CompleteRequest,
+    retention_ms: u64,
+) -> Decided<Option<RunView>> {
     let claim = match run {
         Run::Running { claim } if claim.id == request.id => claim,
-        _ => return unchanged(View::Record(run.clone()), Reply::Complete(None)),
+        _ => return not_recorded(run),
     };
     let delete_at_ms = now_ms.saturating_add(retention_ms);
     let finished = Finished {
@@ -359,11 +326,12 @@ fn complete(run: &Run, now_ms: u64, request: &CompleteRequest, retention_ms: u64
         at_ms: now_ms,
         delete_at_ms,
     };
-    Transition {
-        reply: Reply::Complete(Some(RunView {
-            id: claim.id.clone(),
-            outcome: Some(request.outcome.clone()),
-        })),
+    let view = Some(RunView {
+        id: claim.id.clone(),
+        outcome: Some(request.outcome.clone()),
+    });
+    let transition = Transition {
+        reply: Reply::Complete(view.clone()),
         writes: vec![Write::Finish(finished.clone())],
         effects: Vec::new(),
         alarm: Alarm::At(delete_at_ms),
@@ -372,7 +340,14 @@ fn complete(run: &Run, now_ms: u64, request: &CompleteRequest, retention_ms: u64
             claim: claim.clone(),
             finished,
         }),
-    }
+    };
+    (view, transition)
+}
+
+/// `complete` that records nothing: the run as it was.
+fn not_recorded(run: &Run) -> Decided<Option<RunView>> {
+    let reply = Reply::Complete(None);
+    (None, unchanged(View::Record(run.clone()), reply))
 }
 
 /// The run as `await` answers it; `None` is `state: "none"`.
@@ -393,7 +368,12 @@ pub fn run_view(run: &Run) -> Option<RunView> {
 /// `await`: answers at once when the run has an outcome, when the caller
 /// will not wait, or when `open_waits` (the object's open long-polls) is at
 /// its bound; otherwise the caller parks until `complete` or its deadline.
-fn await_run(run: &Run, now_ms: u64, timeout: WaitMs, open_waits: u32) -> Transition {
+pub fn await_run(
+    run: &Run,
+    now_ms: u64,
+    timeout: WaitMs,
+    open_waits: u32,
+) -> Decided<Poll<Option<RunView>>> {
     let finished = matches!(run, Run::Finished { .. });
     let poll = if finished || !may_park(timeout, open_waits) {
         Poll::Answer(run_view(run))
@@ -402,7 +382,8 @@ fn await_run(run: &Run, now_ms: u64, timeout: WaitMs, open_waits: u32) -> Transi
             deadline_ms: now_ms.saturating_add(timeout.ms()),
         }
     };
-    unchanged(View::Record(run.clone()), Reply::Await(poll))
+    let transition = unchanged(View::Record(run.clone()), Reply::Await(poll.clone()));
+    (poll, transition)
 }
 
 fn may_park(timeout: WaitMs, open_waits: u32) -> bool {
@@ -412,12 +393,12 @@ fn may_park(timeout: WaitMs, open_waits: u32) -> bool {
 /// `append`: from the claimant (finished or not), adds the next event and
 /// forgets the one that falls out of the kept window; from anyone else it
 /// is refused, naming `instanceId`, and records nothing.
-fn append(
+pub(super) fn append(
     claimant: &Option<InstanceId>,
     latest_seq: Option<u64>,
     now_ms: u64,
     request: AppendRequest,
-) -> Result<Transition, BatonError> {
+) -> Result<Decided<u64>, BatonError> {
     let latest_seq = match latest_seq {
         Some(latest) if claimant.as_ref() == Some(&request.id) => latest,
         _ => {
@@ -439,28 +420,31 @@ fn append(
         // one row and the log's cost stays flat.
         writes.push(Write::ForgetThrough(seq - RUN_EVENTS_KEPT));
     }
-    Ok(Transition {
-        reply: Reply::Append(seq),
-        writes,
-        effects: Vec::new(),
-        alarm: Alarm::Keep,
-        log: Vec::new(),
-        state: View::Appender {
-            claimant: claimant.clone(),
-            latest_seq: Some(seq),
+    Ok((
+        seq,
+        Transition {
+            reply: Reply::Append(seq),
+            writes,
+            effects: Vec::new(),
+            alarm: Alarm::Keep,
+            log: Vec::new(),
+            state: View::Appender {
+                claimant: claimant.clone(),
+                latest_seq: Some(seq),
+            },
         },
-    })
+    ))
 }
 
 /// `events`: answers at once when there are events after `after`, when the
 /// caller will not wait, or when the object's long-polls are at their
 /// bound; otherwise the caller parks until an append or its deadline.
-fn events(
+pub fn events(
     slice: &EventsReply,
     now_ms: u64,
     request: &EventsRequest,
     open_waits: u32,
-) -> Transition {
+) -> Decided<Poll<EventsReply>> {
     let poll = if !slice.events.is_empty() || !may_park(request.timeout, open_waits) {
         Poll::Answer(slice.clone())
     } else {
@@ -468,7 +452,8 @@ fn events(
             deadline_ms: now_ms.saturating_add(request.timeout.ms()),
         }
     };
-    unchanged(View::Log(slice.clone()), Reply::Events(poll))
+    let transition = unchanged(View::Log(slice.clone()), Reply::Events(poll.clone()));
+    (poll, transition)
 }
 
 /// When the key next needs the retention alarm: its deletion time, once finished.
@@ -481,7 +466,7 @@ pub fn alarm_at(run: &Run) -> Option<u64> {
 
 /// The retention alarm for one key: deletes the record once its time has
 /// come. A late, early or repeated alarm is a no-op by construction.
-fn expire(run: &Run, now_ms: u64) -> Transition {
+pub(super) fn expire(run: &Run, now_ms: u64) -> Transition {
     match alarm_at(run) {
         Some(at) if at <= now_ms => Transition {
             reply: Reply::Expired(true),

@@ -14,11 +14,12 @@
 //! # The two-phase claim
 //! A claim that finds another instance holding an unfinished run cannot ask
 //! the Workflow binding under the object's gate (the call opens the gate).
-//! So its decision replies [`Reply::Checking`] and asks for a
-//! [`Check`](crate::transition::Check) of the claimant, answering
-//! the caller; the shell asks for the claimant's status outside the gate
-//! and re-enters with [`Input::Checked`], which decides on the record as it
-//! is then: the key is freed only if that same claim still holds it
+//! So its call ([`ClaimRun`]) answers a [`Step`](crate::transition::Step)
+//! that waits on a [`Check`](crate::transition::Check) of the claimant
+//! ([`PendingClaim`]); the shell asks for the claimant's status outside
+//! the gate and hands it to the waiting [`ClaimChecked`] (as an input,
+//! [`Input::Checked`], for the simulation), which decides on the record as
+//! it is then: the key is freed only if that same claim still holds it
 //! without an outcome and the claimant is dead (contract §1's rule, with
 //! §1a's grace counted from the claim: `crate::workflow`). The new claimant
 //! continues the event log.
@@ -36,6 +37,7 @@
 //! window; a read is one range query with a `LIMIT`. Neither depends on how
 //! many events the log holds.
 
+mod call;
 mod decide;
 mod input;
 mod log;
@@ -45,6 +47,7 @@ pub mod sql;
 mod state;
 mod waits;
 
+pub use call::*;
 pub use decide::*;
 pub use input::*;
 pub use memory::{apply, MemoryRun};
@@ -60,7 +63,20 @@ pub fn decide(
     input: Input,
 ) -> Result<Transition, crate::error::BatonError> {
     let caller = log::caller(&input);
-    let mut transition = decide::transition(view, now_ms, input)?;
+    let mut transition = call::transition(view, now_ms, input)?;
     transition.log = log::of(caller.as_ref(), &transition);
     Ok(transition)
+}
+
+/// One call on `view` (loaded for its [`Call::input`]) at `now_ms`: its
+/// answer, and the transition with its decision-log lines.
+pub fn decide_call<C: Call>(
+    view: &View,
+    now_ms: u64,
+    call: C,
+) -> Result<(C::Answer, Transition), crate::error::BatonError> {
+    let caller = log::caller(&call.input());
+    let (answer, mut transition) = call.decide(view, now_ms)?;
+    transition.log = log::of(caller.as_ref(), &transition);
+    Ok((answer, transition))
 }

@@ -10,10 +10,10 @@
 //! methods through the `BusyList` class in `js/worker.mjs`.
 
 use super::decision_log::Scope;
-use super::driver::{Call, Driver, NextAlarm, NoEffect, Rules, Stored, Sweep};
+use super::driver::{Driver, NextAlarm, NoEffect, Rules, Stored, Sweep};
 use super::js::{self, now_ms};
 use super::sqlite::ObjectSql;
-use crate::busy::{self, sql, Answer, Report, Row, Tick, Transition, Write};
+use crate::busy::{self, sql, Row, Tick, Transition, Write};
 use crate::edge::busy::{ShardPageReply, ShardPageRequest, ShardReport, ShardReportReply};
 use crate::error::BatonError;
 use crate::limits::{LIST_KEYS_PER_ALARM_MAX, LIST_LIMIT_MAX};
@@ -60,21 +60,6 @@ impl Rules for BusyList {
     }
     fn scope(key: &str) -> Scope<'_> {
         Scope::Key(key)
-    }
-}
-
-/// A report, answered with what the shard made of it.
-impl Call<BusyList> for Report {
-    type Answer = Answer;
-    fn plan(&self) -> Cow<'_, ()> {
-        Cow::Owned(())
-    }
-    fn decide(
-        self,
-        row: &mut Option<Row>,
-        now_ms: u64,
-    ) -> Result<(Answer, Transition), BatonError> {
-        Ok(busy::report(row, now_ms, self))
     }
 }
 

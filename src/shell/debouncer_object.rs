@@ -16,9 +16,7 @@
 
 use super::config::WorkflowConfig;
 use super::decision_log::{self, Scope};
-use super::driver::{
-    Call, Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep,
-};
+use super::driver::{Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep};
 use super::effects;
 use super::js::{self, now_ms};
 use super::rpc;
@@ -81,24 +79,6 @@ impl Rules for Debouncer {
     }
 }
 
-/// Each call of the core is the object's, answered with its own type.
-impl<C: debounce::Call + 'static> Call<Debouncer> for C
-where
-    C::Answer: 'static,
-{
-    type Answer = C::Answer;
-    fn plan(&self) -> Cow<'_, ()> {
-        Cow::Owned(())
-    }
-    fn decide(
-        self,
-        state: &mut KeyState,
-        now_ms: u64,
-    ) -> Result<(C::Answer, Transition), BatonError> {
-        debounce::Call::decide(self, state, now_ms)
-    }
-}
-
 impl Stored for Debouncer {
     fn load(sql: &ObjectSql, key: &str, _: &()) -> KeyState {
         sql::load(sql, key)
@@ -120,7 +100,8 @@ impl Perform<Debouncer> for Create {
             outcome,
         };
         Performed {
-            inputs: vec![(created, false)],
+            inputs: vec![created],
+            status: None,
             woke: None,
         }
     }

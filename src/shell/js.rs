@@ -140,16 +140,6 @@ pub fn to_js_error(error: &BatonError) -> JsValue {
     js_error.into()
 }
 
-/// The failure a method throws when its `object`'s decision answered
-/// another method's reply (each object has one `Reply` enum): a fault of
-/// the shell, unmarked so every caller tells it from a refusal, and thrown
-/// rather than a panic that aborts the object.
-pub fn mismatch(object: &str) -> JsValue {
-    let message =
-        format!("Baton: internal error: a {object} decision answered another method's reply");
-    js_sys::Error::new(&message).into()
-}
-
 /// What a method threw: a refusal (its message) or a failure (its text).
 pub enum Thrown {
     Refused(String),

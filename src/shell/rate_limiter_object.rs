@@ -81,24 +81,6 @@ impl Rules for RateLimiter {
     }
 }
 
-/// Each call of the core is the object's, answered with its own type.
-impl<C: rate_limit::Call + 'static> Call<RateLimiter> for C
-where
-    C::Answer: 'static,
-{
-    type Answer = C::Answer;
-    fn plan(&self) -> Cow<'_, ()> {
-        Cow::Owned(())
-    }
-    fn decide(
-        self,
-        state: &mut Bucket,
-        now_ms: u64,
-    ) -> Result<(C::Answer, TransitionOf<RateLimiter>), BatonError> {
-        rate_limit::decide(state, now_ms, self)
-    }
-}
-
 /// What the object remembers of its bucket between calls. One object
 /// serves one bucket (the service addresses it by name); a call naming
 /// another bucket reloads.

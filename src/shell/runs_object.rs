@@ -10,20 +10,26 @@
 
 use super::config::RunsShellConfig;
 use super::decision_log::Scope;
-use super::driver::{Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep};
+use super::driver::{
+    Call, Driver, NextAlarm, Perform, Performed, Performing, Rules, Stored, Sweep, Then, Waiting,
+};
 use super::effects;
+use super::found::Found;
 use super::js;
 use super::rpc;
 use super::sqlite::ObjectSql;
 use crate::edge::runs::{wire, RunAppend, RunClaim, RunComplete};
 use crate::error::BatonError;
 use crate::limits::RUN_DELETIONS_PER_ALARM_MAX;
-use crate::runs::{self, sql, Input, Reply, Transition, View, WaitId, Waits, Write};
+use crate::runs::{
+    self, sql, AppendEvent, ClaimChecked, ClaimReply, ClaimRun, CompleteRun, Input, PendingClaim,
+    Reply, Transition, View, WaitId, Waits, Write,
+};
 use crate::sql::Counted;
 use crate::transition::Check;
 use js_sys::{Function, Promise};
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -89,29 +95,45 @@ impl Stored for Runs {
     }
 }
 
-/// The claimant a claim found, checked: its liveness re-enters with the
-/// pending claim, whose decision answers the caller.
+/// Each of the core's calls is the object's, answered with its own type.
+impl<C: runs::Call + 'static> Call<Runs> for C
+where
+    C::Answer: 'static,
+{
+    type Answer = C::Answer;
+    /// The core's load reads by the call's input.
+    fn plan(&self) -> Cow<'_, Input> {
+        Cow::Owned(self.input())
+    }
+    fn decide(self, view: &mut View, now_ms: u64) -> Result<(C::Answer, Transition), BatonError> {
+        runs::decide_call(view, now_ms, self)
+    }
+}
+
+/// A claim waiting on its claimant's check: what the check found decides
+/// its second phase, whose answer is the caller's.
+impl Then<Runs, ClaimReply> for PendingClaim {
+    fn then(self, answer: Rc<Cell<Option<ClaimReply>>>) -> Waiting<Runs> {
+        let then = |found: Found| ClaimChecked {
+            liveness: found.liveness(),
+            through: found.through,
+            pending: self,
+        };
+        Waiting::new(then, answer)
+    }
+}
+
+/// The claimant a claim found, checked: its status goes to the claim
+/// waiting on it (only a claim asks for a check).
 impl Perform<Runs> for Check {
     async fn perform<'a>(&'a self, with: &'a Performing<'a, Runs>) -> Performed<Runs> {
         let bindings = with
             .config
             .map_or(&[][..], |c| &c.workflows.workflow_bindings);
         let found = effects::liveness(with.env, bindings, self).await;
-        // Only a claim asks for a check, and it answers with its
-        // pending claim (unless refused: then nothing re-enters).
-        let input = match with.answer {
-            Some(Reply::Checking(pending)) => Some((
-                Input::Checked {
-                    pending: pending.clone(),
-                    liveness: found.liveness(),
-                    through: found.through,
-                },
-                self.answers,
-            )),
-            _ => None,
-        };
         Performed {
-            inputs: input.into_iter().collect(),
+            inputs: Vec::new(),
+            status: Some(found),
             woke: None,
         }
     }
@@ -201,52 +223,36 @@ pub(super) fn reply(text: &str) -> Result<JsValue, JsValue> {
     js_sys::JSON::parse(text)
 }
 
-/// The reply a decision gave, or the caller's error for its refusal.
-fn replied(decided: Result<Reply, BatonError>) -> Result<Reply, JsValue> {
-    decided.map_err(|e| js::to_js_error(&e))
-}
-
 impl Object {
     async fn claim(self: &Rc<Self>, request: RunClaim) -> Result<JsValue, JsValue> {
         let config = self.driver.config()?;
         config
             .check_workflow(request.workflow.as_ref())
             .map_err(|e| js::to_js_error(&e))?;
-        let input = Input::Claim {
+        let call = ClaimRun {
             request: request.core(),
             grace_ms: config.decide.claim_grace_ms,
             workflow: config.workflows.workflow_binding.clone(),
         };
-        let Reply::Claim { answer, .. } = replied(self.driver.run(&request.key, input).await?)?
-        else {
-            return Err(js::mismatch("Runs"));
-        };
+        let answer = self.driver.answer_step(&request.key, call).await?;
         reply(&wire::claim_reply(&answer))
     }
 
     async fn complete(self: &Rc<Self>, request: RunComplete) -> Result<JsValue, JsValue> {
-        let input = Input::Complete {
+        let call = CompleteRun {
             request: request.core().map_err(|e| js::to_js_error(&e))?,
             retention_ms: self.driver.config()?.decide.retention_ms,
         };
-        let run = self
-            .driver
-            .run_in_turn(&request.key, input, Some(self.waker(&request.key)));
-        let Reply::Complete(view) = replied(run.await?)? else {
-            return Err(js::mismatch("Runs"));
-        };
+        let waker = Some(self.waker(&request.key));
+        let view = (self.driver.answer_in_turn(&request.key, call, waker)).await?;
         let recorded = view.is_some();
         reply(&wire::complete_reply(recorded))
     }
 
     async fn append(self: &Rc<Self>, request: RunAppend) -> Result<JsValue, JsValue> {
-        let input = Input::Append(request.core().map_err(|e| js::to_js_error(&e))?);
-        let run = self
-            .driver
-            .run_in_turn(&request.key, input, Some(self.waker(&request.key)));
-        let Reply::Append(seq) = replied(run.await?)? else {
-            return Err(js::mismatch("Runs"));
-        };
+        let call = AppendEvent(request.core().map_err(|e| js::to_js_error(&e))?);
+        let waker = Some(self.waker(&request.key));
+        let seq = (self.driver.answer_in_turn(&request.key, call, waker)).await?;
         reply(&wire::append_reply(seq))
     }
 }

@@ -2,18 +2,18 @@
 //! gate without writing (`Driver::read`); a parked one is a resolver in
 //! the object's `resolvers`, registered in the core's `Waits` in that same
 //! turn with a timer at its deadline. The commit of an outcome or an event
-//! answers the waits it wakes in its own turn (`Driver::run_in_turn`, with
+//! answers the waits it wakes in its own turn (`Driver::answer_in_turn`, with
 //! `Object::waker`), and the timer answers the rest with the state as it
 //! then is. Nothing polls storage. Waits live in memory only: a restart
 //! drops their RPCs, and callers retry.
 
-use super::driver::{InTurn, Rules, Stored, TransitionOf};
-use super::js::{self, now_ms};
+use super::driver::{InTurn, Rules, TransitionOf};
+use super::js::now_ms;
 use super::runs_object::{counted, reply, Object, Runs};
 use super::sqlite::ObjectSql;
 use crate::edge::runs::{wire, RunAwait, RunEvents};
 use crate::ident::Ident;
-use crate::runs::{self, sql, Input, Poll, Reply, RunView, Wait, WaitFor, WaitId};
+use crate::runs::{self, sql, Poll, Reply, RunView, Wait, WaitFor, WaitId};
 use js_sys::Promise;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -28,66 +28,55 @@ extern "C" {
 impl Object {
     /// `await`: the run's outcome, now or once recorded.
     pub(super) async fn await_run(self: &Rc<Self>, r: RunAwait) -> Result<JsValue, JsValue> {
-        let input = Input::Await {
-            timeout: r.timeout_ms,
-            open_waits: 0,
-        };
-        self.poll(r.key, input, WaitFor::Outcome).await
+        let timeout = r.timeout_ms;
+        self.poll(r.key, WaitFor::Outcome, move |sql, key, now, open_waits| {
+            let run = counted(sql, |c| sql::record(c, key));
+            match runs::await_run(&run, now, timeout, open_waits).0 {
+                Poll::Answer(view) => Poll::Answer(wire::await_reply(view.as_ref())),
+                Poll::Park { deadline_ms } => Poll::Park { deadline_ms },
+            }
+        })
+        .await
     }
 
     /// `events`: the events after `after`, now or once appended.
     pub(super) async fn events(self: &Rc<Self>, r: RunEvents) -> Result<JsValue, JsValue> {
         let request = r.core();
-        let on = WaitFor::Events {
-            after: request.after.get(),
-            limit: request.limit,
-        };
-        let input = Input::Events {
-            request,
-            open_waits: 0,
-        };
-        self.poll(r.key, input, on).await
+        let (after, limit) = (request.after.get(), request.limit);
+        let on = WaitFor::Events { after, limit };
+        self.poll(r.key, on, move |sql, key, now, open_waits| {
+            let slice = counted(sql, |c| sql::read_events(c, key, after, limit.get()));
+            match runs::events(&slice, now, &request, open_waits).0 {
+                Poll::Answer(slice) => Poll::Answer(wire::events_reply(&slice)),
+                Poll::Park { deadline_ms } => Poll::Park { deadline_ms },
+            }
+        })
+        .await
     }
 
-    /// `await` or `events`: decided under the gate, where it writes
-    /// nothing; answered now, or parked in the same turn (so no commit can
-    /// come between its read and its registration).
+    /// `await` or `events`: decided under the gate (`decide`, on what it
+    /// reads, with how many long-polls are open), where it writes nothing;
+    /// answered now, or parked in the same turn (so no commit can come
+    /// between its read and its registration).
     async fn poll(
         self: &Rc<Self>,
         key: Ident,
-        input: Input,
         on: WaitFor,
+        decide: impl FnOnce(&ObjectSql, &str, u64, u32) -> Poll<String> + 'static,
     ) -> Result<JsValue, JsValue> {
         let object = self.clone();
         let answer = self
             .driver
             .read(move |sql| {
                 let now = now_ms();
-                let input = match input {
-                    Input::Await { timeout, .. } => Input::Await {
-                        timeout,
-                        open_waits: object.waits.borrow().open(),
-                    },
-                    Input::Events { request, .. } => Input::Events {
-                        request,
-                        open_waits: object.waits.borrow().open(),
-                    },
-                    other => other,
-                };
-                let view = Runs::load(sql, key.as_str(), &input);
-                let decided = runs::decide(&view, now, input).map(|t| t.reply);
-                match decided.map_err(|e| js::to_js_error(&e))? {
-                    Reply::Await(Poll::Answer(view)) => Ok(Ok(wire::await_reply(view.as_ref()))),
-                    Reply::Events(Poll::Answer(slice)) => Ok(Ok(wire::events_reply(&slice))),
-                    Reply::Await(Poll::Park { deadline_ms })
-                    | Reply::Events(Poll::Park { deadline_ms }) => {
-                        Ok(Err(object.park(key, on, now, deadline_ms)))
-                    }
-                    _ => Err(js::mismatch("Runs")),
+                let open_waits = object.waits.borrow().open();
+                match decide(sql, key.as_str(), now, open_waits) {
+                    Poll::Answer(text) => Ok(text),
+                    Poll::Park { deadline_ms } => Err(object.park(key, on, now, deadline_ms)),
                 }
             })
             .await?;
-        match answer? {
+        match answer {
             Ok(text) => reply(&text),
             Err(parked) => wasm_bindgen_futures::JsFuture::from(parked).await,
         }

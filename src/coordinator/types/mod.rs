@@ -86,14 +86,40 @@ pub enum AcquireReply {
     Granted {
         fence: u64,
     },
-    /// The caller waits; with `grant`, where and for which event.
-    Pending(Option<Place>),
+    /// The caller waits (a call without `grant`: for the shared turn).
+    Pending,
+    /// With `grant` (§1b, §1c): the caller waits, and where and for which
+    /// event.
+    Placed(Place),
     Superseded,
     /// §1c `onBusy: "skip"`: not granted at once; nothing registered.
     Busy,
     /// §1f: the key already has `maxWaiting` waiters: not granted at once;
     /// nothing registered. Answered as [`AcquireReply::Busy`].
     Full,
+}
+
+/// An enqueue waiting on its coalesce candidate's check: what its second
+/// phase ([`Input::EnqueueChecked`]) needs besides the check's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnqueueCheck {
+    pub request: EnqueueRequest,
+    pub candidate: Waiter,
+}
+
+/// An acquire waiting on its holder's check: what its second phase
+/// ([`Input::AcquireChecked`]) needs besides the check's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcquireCheck {
+    pub request: AcquireRequest,
+    pub holder: Holder,
+}
+
+/// §11 `setLimit`'s answer: the limit in force and the override now set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitSet {
+    pub limit: u32,
+    pub limit_override: Option<u32>,
 }
 
 /// A waiting caller's place, for a `grant` reply.
@@ -346,8 +372,11 @@ pub enum Input {
     },
 }
 
-/// The Coordinator's replies, and the placeholders of calls whose answer
-/// an answering check decides.
+/// What any decision answered, as one value: what its log line and history
+/// read, and what the simulations follow (their second phases made from
+/// the `*Checking` variants). The object's methods never read it: each
+/// call answers its own type ([`crate::coordinator::Call`], where a check's
+/// continuation is apart from the answer: [`Step`](crate::transition::Step)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
     Enqueue(EnqueueReply),

@@ -7,17 +7,18 @@
 
 use super::memory::Object;
 use super::rules::Coordinator;
-use crate::coordinator::{self, health_rows, history, Input, Reply};
+use crate::coordinator::{self, health_rows, history, LimitSet};
 use crate::edge::coordinator::{
     Acquire, AcquireReply, Enqueue, EnqueueReply, HolderEntry, HolderView, Inspect, Inspection,
-    KeyOptions, RecentHold, Release, ReleaseReply, WaiterView,
+    KeyOptions, RecentHold, Release, WaiterView,
 };
 use crate::edge::steer::{Pause, PauseReply, Resume, ResumeReply, SetLimit, SetLimitReply};
-use crate::ident::Ident;
-use crate::shell::driver::{Now, Replied};
+use crate::ident::{Ident, InstanceId};
+use crate::shell::driver::{Call, Now, Then};
 use crate::shell::encode::ToJs;
 use crate::shell::js;
 use crate::sql::Counted;
+use crate::transition::NoCheck;
 use js_sys::Promise;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
@@ -31,16 +32,22 @@ impl Object {
     }
 
     /// `enqueue`'s decision, in the caller's turn.
-    pub(super) fn enqueue_now(&self, request: &Enqueue) -> Result<InTurn, JsValue> {
+    pub(super) fn enqueue_now(
+        &self,
+        request: &Enqueue,
+    ) -> Result<InTurn<coordinator::EnqueueReply, coordinator::EnqueueCheck>, JsValue> {
         self.check_options(request.options.as_ref())?;
-        self.try_now(&request.key, Replied(Input::Enqueue(request.core())))
+        self.try_now(&request.key, coordinator::Enqueue(request.core()))
             .map_err(|e| js::to_js_error(&e))
     }
 
     /// `acquire`'s decision, in the caller's turn.
-    pub(super) fn acquire_now(&self, request: &Acquire) -> Result<InTurn, JsValue> {
+    pub(super) fn acquire_now(
+        &self,
+        request: &Acquire,
+    ) -> Result<InTurn<coordinator::AcquireReply, coordinator::AcquireCheck>, JsValue> {
         self.check_options(request.options.as_ref())?;
-        self.try_now(&request.key, Replied(Input::Acquire(request.core())))
+        self.try_now(&request.key, coordinator::Acquire(request.core()))
             .map_err(|e| js::to_js_error(&e))
     }
 
@@ -49,11 +56,8 @@ impl Object {
     pub(super) fn acquire_reply(
         &self,
         request: &Acquire,
-        reply: Reply,
+        reply: coordinator::AcquireReply,
     ) -> Result<AcquireReply, JsValue> {
-        let Reply::Acquire(reply) = reply else {
-            return Err(js::mismatch("Coordinator"));
-        };
         let base = &self.config()?.turn_event_type;
         let grant = request.options.as_ref().and_then(|o| o.grant) == Some(true);
         Ok(AcquireReply::new(reply, grant, |turn| {
@@ -62,52 +66,51 @@ impl Object {
     }
 
     /// `release`'s decision, in the caller's turn (never refused).
-    pub(super) fn release_now(&self, request: &Release) -> Result<InTurn, JsValue> {
+    pub(super) fn release_now(
+        &self,
+        request: &Release,
+    ) -> Result<InTurn<Option<InstanceId>, NoCheck>, JsValue> {
         self.config()?;
-        let input = Input::Release(request.instance_id.clone());
-        self.try_now(&request.key, Replied(input))
+        let call = coordinator::Release(request.instance_id.clone());
+        self.try_now(&request.key, call)
             .map_err(|e| js::to_js_error(&e))
     }
 
-    /// §11's steering decisions, under the gate, each answered from its
-    /// reply.
+    /// §11's steering decisions, under the gate, each answered with its
+    /// own answer.
     pub(super) async fn pause(self: &Rc<Self>, request: Pause) -> Result<PauseReply, JsValue> {
-        match self.steer(&request.key, request.core()).await? {
-            Reply::Paused(paused) => Ok(PauseReply {
-                paused: paused.into(),
-            }),
-            _ => Err(js::mismatch("Coordinator")),
-        }
+        let paused = self.steer(&request.key, request.core()).await?;
+        Ok(PauseReply {
+            paused: paused.into(),
+        })
     }
 
     pub(super) async fn resume(self: &Rc<Self>, request: Resume) -> Result<ResumeReply, JsValue> {
-        match self.steer(&request.key, Input::Resume).await? {
-            Reply::Resumed(granted) => Ok(ResumeReply { granted }),
-            _ => Err(js::mismatch("Coordinator")),
-        }
+        let granted = self.steer(&request.key, coordinator::Resume).await?;
+        Ok(ResumeReply { granted })
     }
 
     pub(super) async fn set_limit(
         self: &Rc<Self>,
         request: SetLimit,
     ) -> Result<SetLimitReply, JsValue> {
-        match self.steer(&request.key, request.core()).await? {
-            Reply::LimitSet {
-                limit,
-                limit_override,
-            } => Ok(SetLimitReply {
-                limit,
-                limit_override,
-            }),
-            _ => Err(js::mismatch("Coordinator")),
-        }
+        let LimitSet {
+            limit,
+            limit_override,
+        } = self.steer(&request.key, request.core()).await?;
+        Ok(SetLimitReply {
+            limit,
+            limit_override,
+        })
     }
 
-    async fn steer(self: &Rc<Self>, key: &Ident, input: Input) -> Result<Reply, JsValue> {
+    async fn steer<C: Call<Coordinator>>(
+        self: &Rc<Self>,
+        key: &Ident,
+        call: C,
+    ) -> Result<C::Answer, JsValue> {
         self.config()?;
-        self.run(key, input)
-            .await?
-            .map_err(|refusal| js::to_js_error(&refusal))
+        self.answer(key, call).await
     }
 
     pub(super) async fn inspect(self: &Rc<Self>, request: Inspect) -> Result<Inspection, JsValue> {
@@ -165,38 +168,36 @@ impl Object {
     }
 }
 
-/// A call decided in the caller's turn, answered with the reply.
-pub(super) type InTurn = Now<Reply, Coordinator>;
+/// A call decided in the caller's turn: its answer, or what is left to
+/// carry on (and perhaps a check its answer waits on).
+pub(super) type InTurn<A, K> = Now<A, K, Coordinator>;
+
+/// A call's decision in the caller's turn, from its request.
+pub(super) type Decide<R, A, K> = fn(&Object, &R) -> Result<InTurn<A, K>, JsValue>;
 
 /// `enqueue`'s reply: whom it terminated, or that the key was busy.
-pub(super) fn enqueue_reply(request: &Enqueue, reply: Reply) -> Result<EnqueueReply, JsValue> {
+pub(super) fn enqueue_reply(request: &Enqueue, reply: coordinator::EnqueueReply) -> EnqueueReply {
     // §1d: `cancelled` is in the reply of a call that asked to cancel.
     let cancel_holders = request.options.as_ref().and_then(|o| o.cancel_holders) == Some(true);
-    match reply {
-        Reply::Enqueue(reply) => Ok(EnqueueReply::new(reply, cancel_holders)),
-        _ => Err(js::mismatch("Coordinator")),
-    }
-}
-
-/// `release`'s reply: the first instance handed the caller's slot.
-pub(super) fn release_reply(reply: Reply) -> Result<ReleaseReply, JsValue> {
-    let Reply::Release(next) = reply else {
-        return Err(js::mismatch("Coordinator"));
-    };
-    Ok(ReleaseReply { next })
+    EnqueueReply::new(reply, cancel_holders)
 }
 
 /// How a call decided in the caller's turn (`Driver::try_now`) answers:
 /// at once, with a value, when its decision has nothing to perform (its
 /// list reports are sent at once); else with a Promise that settles once
-/// its effects are under way (`carry_on` sends the reports after them).
-pub(super) fn answer_in_turn<R: 'static, T: ToJs + 'static>(
+/// its effects are under way (`carry_on` sends the reports after them)
+/// and, for a call that waits on a check, once the check's status has
+/// decided its answer.
+pub(super) fn answer_in_turn<R: 'static, A: 'static, K, T: ToJs + 'static>(
     object: Rc<Object>,
     request: Result<R, JsValue>,
-    decide: fn(&Object, &R) -> Result<InTurn, JsValue>,
+    decide: Decide<R, A, K>,
     key: fn(&R) -> &Ident,
-    answer: fn(&Object, &R, Reply) -> Result<T, JsValue>,
-) -> JsValue {
+    answer: fn(&Object, &R, A) -> Result<T, JsValue>,
+) -> JsValue
+where
+    K: Then<Coordinator, A>,
+{
     let now = request.and_then(|r| {
         let now = decide(&object, &r)?;
         Ok((r, now))
@@ -210,10 +211,8 @@ pub(super) fn answer_in_turn<R: 'static, T: ToJs + 'static>(
             Ok(reply) => reply.to_js(),
             Err(error) => Promise::reject(&error).into(),
         },
-        // The answer is the reply the effects leave (an answering check's).
-        Ok((request, Now::Pending(_, t))) => js::promise(async move {
-            let reply = object.carry_on(key(&request), t).await?;
-            let reply = reply.map_err(|e| js::to_js_error(&e))?;
+        Ok((request, Now::Pending(step, t))) => js::promise(async move {
+            let reply = object.settle(key(&request), step, t).await?;
             Ok(answer(&object, &request, reply)?.to_js())
         })
         .into(),

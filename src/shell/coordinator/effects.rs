@@ -1,7 +1,8 @@
 //! The Coordinator's effects as the driver performs them
 //! (`shell::driver::Perform`), and what their results feed back: a status
-//! check's liveness re-enters as the second phase of the decision that
-//! asked; a hand-off's turn event is sent (its acceptance, and the woken
+//! check's status goes to the call waiting on it (an enqueue's candidate,
+//! an acquire's holder), or re-enters as `Input::TickChecked` (the
+//! alarm's); a hand-off's turn event is sent (its acceptance, and the woken
 //! holder's status after the reply, re-enter as `Input::Accepted` and
 //! `Input::Woken`); a
 //! waiter's termination is tried once here, and owed until done
@@ -9,7 +10,7 @@
 //! followed by its status, which re-enters as `Input::Cancelled`.
 
 use super::rules::Coordinator;
-use crate::coordinator::{self, Handed, Input, Reply};
+use crate::coordinator::{self, Handed, Input};
 use crate::edge::coordinator::{AcquireOutcome, GrantEvent};
 use crate::edge::TurnEvent;
 use crate::ident::{InstanceId, WorkflowName};
@@ -21,7 +22,6 @@ use crate::shell::found::Found;
 use crate::shell::js::to_js;
 use crate::shell::wake::{self, Sent, Turn};
 use crate::transition::{Check, Terminate, Wake};
-use crate::workflow::Status;
 use std::rc::Rc;
 
 /// The Coordinator's effects, and what their results feed back.
@@ -43,10 +43,23 @@ impl Perform<Coordinator> for coordinator::Effect {
             coordinator::Effect::Check(check) => {
                 let found = effects::liveness(with.env, bindings(with), check).await;
                 let rebound = rebound(&check.id, &check.workflow, &found);
-                let answer = checked(check, found.answer, with.answer);
-                let inputs = answer.map(|i| (i, check.answers)).into_iter();
+                if check.answers {
+                    // An enqueue's candidate or an acquire's holder: its
+                    // status goes to the call waiting on it.
+                    return Performed {
+                        inputs: rebound.into_iter().collect(),
+                        status: Some(found),
+                        woke: None,
+                    };
+                }
+                // One of the alarm's holders, as the tick left it.
+                let checked = (with.asked_by.holder(&check.id)).map(|holder| Input::TickChecked {
+                    holder,
+                    answer: found.answer,
+                });
                 Performed {
-                    inputs: inputs.chain(rebound.map(|i| (i, false))).collect(),
+                    inputs: checked.into_iter().chain(rebound).collect(),
+                    status: None,
                     woke: None,
                 }
             }
@@ -78,10 +91,8 @@ impl Perform<Coordinator> for coordinator::Effect {
                 };
                 let rebound = rebound(&holder.id, workflow, &found);
                 Performed {
-                    inputs: std::iter::once(input)
-                        .chain(rebound)
-                        .map(|i| (i, false))
-                        .collect(),
+                    inputs: std::iter::once(input).chain(rebound).collect(),
+                    status: None,
                     woke: None,
                 }
             }
@@ -104,34 +115,6 @@ fn rebound(id: &InstanceId, from: &str, found: &Found) -> Option<Input> {
         from: from.to_owned(),
         workflow,
     })
-}
-
-/// An enqueue's candidate, an acquire's holder or one of the alarm's
-/// holders, checked: the matching second phase of the decision that asked
-/// (the caller's answer so far).
-fn checked(check: &Check, answer: Status, asked_by: Option<&Reply>) -> Option<Input> {
-    match asked_by? {
-        Reply::EnqueueChecking { request, candidate } => Some(Input::EnqueueChecked {
-            request: request.clone(),
-            candidate: candidate.clone(),
-            liveness: answer.liveness(),
-        }),
-        Reply::AcquireChecking { request, holder } => Some(Input::AcquireChecked {
-            request: request.clone(),
-            holder: holder.clone(),
-            answer,
-        }),
-        Reply::Ticked(due) => {
-            due.iter()
-                .find(|h| h.id == check.id)
-                .map(|holder| Input::TickChecked {
-                    holder: holder.clone(),
-                    answer,
-                })
-        }
-        // Only the decisions above ask for checks.
-        _ => None,
-    }
 }
 
 /// A hand-off: the holder is sent its turn event (and the line logged). A
@@ -179,7 +162,8 @@ async fn hand_off(
             .collect()
     };
     Performed {
-        inputs: input.map(|i| (i, false)).into_iter().collect(),
+        inputs: input.into_iter().collect(),
+        status: None,
         woke: Some(Woke {
             id: wake.id.clone(),
             sent,

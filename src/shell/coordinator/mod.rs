@@ -54,9 +54,9 @@ mod terminations;
 
 use super::driver::Driver;
 use super::js::{self, to_js};
-use crate::edge::coordinator::{Acquire, Enqueue, KeyOptions, Release};
+use crate::edge::coordinator::{Acquire, Enqueue, KeyOptions, Release, ReleaseReply};
 use crate::ident::Ident;
-use calls::{answer_in_turn, enqueue_reply, release_reply};
+use calls::{answer_in_turn, enqueue_reply};
 use js_sys::Promise;
 use memory::Object;
 use std::rc::Rc;
@@ -89,7 +89,7 @@ impl CoordinatorCore {
             js::request::<Enqueue>(request),
             Object::enqueue_now,
             |r| &r.key,
-            |_, r, reply| enqueue_reply(r, reply),
+            |_, r, reply| Ok(enqueue_reply(r, reply)),
         )
     }
 
@@ -131,7 +131,7 @@ impl CoordinatorCore {
             request,
             Object::release_now,
             |r| &r.key,
-            |_, _, reply| release_reply(reply),
+            |_, _, next| Ok(ReleaseReply { next }),
         )
     }
 

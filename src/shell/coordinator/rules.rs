@@ -4,17 +4,22 @@
 
 use crate::busy::reporter::Due;
 use crate::coordinator::history::HistoryWrite;
-use crate::coordinator::{self, Holder, Input, Reply, Settings, View, Write};
+use crate::coordinator::{
+    self, AcquireCheck, AcquireReply, EnqueueCheck, EnqueueReply, Holder, Input, Reply, Settings,
+    View, Write,
+};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::KEYS_CHECKED_PER_ALARM_MAX;
 use crate::shell::config::WorkflowConfig;
 use crate::shell::decision_log::{self, Figures, Scope};
-use crate::shell::driver::{NextAlarm, Rules, Sweep, TransitionOf};
+use crate::shell::driver::{Call, NextAlarm, Rules, Sweep, Then, TransitionOf, Waiting};
+use crate::shell::found::Found;
 use crate::shell::sqlite::ObjectSql;
 use crate::sql::Counted;
 use crate::transition::{LogLine, Transition};
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::rc::Rc;
 use worker::Env;
 
@@ -83,20 +88,7 @@ impl Rules for Coordinator {
         input: Input,
     ) -> Result<TransitionOf<Self>, BatonError> {
         let t = coordinator::decide_in_place(&mut state.view, &state.settings, now_ms, input)?;
-        Ok(Transition {
-            reply: t.reply,
-            writes: t.writes,
-            effects: t.effects,
-            alarm: t.alarm,
-            log: t.log.into_iter().collect(),
-            state: Keyed {
-                key: state.key.clone(),
-                view: t.state,
-                settings: state.settings.clone(),
-                report: t.report,
-                decided_ms: now_ms,
-            },
-        })
+        Ok(keyed(state, t, now_ms))
     }
     /// On in release builds too; it reads only what the decision loaded.
     fn assert_invariants(state: &Keyed) {
@@ -111,6 +103,72 @@ impl Rules for Coordinator {
         for line in &transition.log {
             decision_log::line_with(Scope::Key(key), line, &figures(line, transition));
         }
+    }
+}
+
+/// Each of the core's calls is the object's, answered with its own type,
+/// decided as [`Rules::decide`] decides an input.
+impl<C: coordinator::Call + 'static> Call<Coordinator> for C
+where
+    C::Answer: 'static,
+{
+    type Answer = C::Answer;
+    /// The core plans its reads by the call's input.
+    fn plan(&self) -> Cow<'_, Input> {
+        Cow::Owned(self.input())
+    }
+    fn decide(
+        self,
+        state: &mut Keyed,
+        now_ms: u64,
+    ) -> Result<(C::Answer, TransitionOf<Coordinator>), BatonError> {
+        let (answer, t) = coordinator::decide_call(&mut state.view, &state.settings, now_ms, self)?;
+        Ok((answer, keyed(state, t, now_ms)))
+    }
+}
+
+/// An enqueue waiting on its candidate's check: the check's liveness
+/// decides its second phase.
+impl Then<Coordinator, EnqueueReply> for EnqueueCheck {
+    fn then(self, answer: Rc<Cell<Option<EnqueueReply>>>) -> Waiting<Coordinator> {
+        let then = |found: Found| coordinator::EnqueueChecked {
+            request: self.request,
+            candidate: self.candidate,
+            liveness: found.liveness(),
+        };
+        Waiting::new(then, answer)
+    }
+}
+
+/// An acquire waiting on its holder's check: what the binding answered
+/// decides its second phase (§10a: the answer is kept).
+impl Then<Coordinator, AcquireReply> for AcquireCheck {
+    fn then(self, answer: Rc<Cell<Option<AcquireReply>>>) -> Waiting<Coordinator> {
+        let then = |found: Found| coordinator::AcquireChecked {
+            request: self.request,
+            holder: self.holder,
+            answer: found.answer,
+        };
+        Waiting::new(then, answer)
+    }
+}
+
+/// The core's transition as the driver carries it out: its state the
+/// view it leaves, with the key, the settings and the report it is due.
+fn keyed(state: &Keyed, t: coordinator::Transition, now_ms: u64) -> TransitionOf<Coordinator> {
+    Transition {
+        reply: t.reply,
+        writes: t.writes,
+        effects: t.effects,
+        alarm: t.alarm,
+        log: t.log.into_iter().collect(),
+        state: Keyed {
+            key: state.key.clone(),
+            view: t.state,
+            settings: state.settings.clone(),
+            report: t.report,
+            decided_ms: now_ms,
+        },
     }
 }
 

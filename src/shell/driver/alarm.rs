@@ -103,7 +103,7 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
                 continue;
             };
             // A tick is never refused.
-            let _ = self.run_in_turn(&key, (sweep.tick)(), None).await?;
+            self.tick(&key, (sweep.tick)()).await?;
         }
         // A periodic alarm is re-armed by the decisions that still need it.
         if let NextAlarm::Earliest(_) = sweep.next {

@@ -50,17 +50,16 @@ pub struct Performing<'a, R: Rules> {
     pub config: Option<&'a R::Config>,
     /// The state of the decision that asked for it.
     pub asked_by: &'a Rc<R::State>,
-    /// The caller's answer so far (`None` if it is a refusal, or if there
-    /// is no caller: a deferred round).
-    pub answer: Option<&'a R::Reply>,
 }
 
 /// What an effect's result feeds back.
 pub struct Performed<R: Rules> {
-    /// Inputs for its key, each with whether its decision answers the
-    /// caller (a check found through another binding adds §1a's
-    /// `Rebound`-like input of its concept).
-    pub inputs: Vec<(R::Input, bool)>,
+    /// Inputs for its key (a check found through another binding adds
+    /// §1a's `Rebound`-like input of its concept).
+    pub inputs: Vec<R::Input>,
+    /// An answering check's status, for the call waiting on it
+    /// (`step.rs`).
+    pub status: Option<Found>,
     /// A turn event sent, whose status is read after the reply.
     pub woke: Option<Woke<R>>,
 }
@@ -70,6 +69,7 @@ impl<R: Rules> Performed<R> {
     pub fn nothing() -> Performed<R> {
         Performed {
             inputs: Vec::new(),
+            status: None,
             woke: None,
         }
     }
@@ -84,4 +84,24 @@ pub struct Woke<R: Rules> {
     /// looked up through where that one cannot find it (§1a).
     pub bindings: (String, Rc<[String]>),
     pub then: Box<dyn FnOnce(Found) -> Vec<R::Input>>,
+}
+
+/// An effect, with the state of the decision that asked for it.
+pub(super) struct Asked<R: Rules> {
+    pub(super) effect: R::Effect,
+    pub(super) by: Rc<R::State>,
+}
+
+pub(super) fn asked<R: Rules>(effects: Vec<R::Effect>, state: R::State) -> Vec<Asked<R>> {
+    if effects.is_empty() {
+        return Vec::new();
+    }
+    let by = Rc::new(state);
+    effects
+        .into_iter()
+        .map(|effect| Asked {
+            effect,
+            by: by.clone(),
+        })
+        .collect()
 }

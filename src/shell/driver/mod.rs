@@ -1,12 +1,14 @@
 //! The one loop every Durable Object class runs, in the fixed order every
 //! shell entry point keeps: decode → load → decide → write → arm the alarm → reply, then
-//! the effects, whose results re-enter through the next decision (a
-//! result that answers the caller comes before the reply).
+//! the effects, whose results re-enter through the next decision (the
+//! status of a check a call's answer waits on comes before the reply).
 //!
 //! A class says what its concept is by implementing [`Rules`] (its types,
 //! the core's `decide` of what re-enters, its invariants) and its [`Call`]s
 //! (each caller's request, typed by its answer: [`Driver::answer`] returns
-//! that answer, so no method matches a reply meant for another), and
+//! that answer, so no method matches a reply meant for another; a call
+//! that may wait on a status check answers a [`Step`], settled by
+//! [`Driver::answer_step`] or [`Driver::settle`], `step.rs`), and
 //! holds a [`Driver`] of it; the driver does the rest the same way for
 //! every class. A call's answer is split off right after its decision:
 //! the effects, the alarm and the writes are one copy of code per class,
@@ -34,7 +36,7 @@
 //! it is the core's to say.
 //!
 //! # In the commit's turn
-//! [`Driver::run_in_turn`] also runs a class's own step inside the caller's
+//! [`Driver::answer_in_turn`] also runs a class's own step inside the caller's
 //! commit turn, after the writes (the Runs object answers its parked
 //! long-polls there, so that no wait registered before a commit misses it).
 
@@ -42,11 +44,14 @@ mod alarm;
 mod effect;
 mod perform;
 mod rules;
+mod step;
 
 pub use self::effect::{Bound, Perform, Performed, Performing, Woke};
+use self::rules::{ByCall, Decision, Reentry};
 pub use self::rules::{
-    Call, InTurn, Memory, NextAlarm, Reentry, Replied, Rules, Stored, Sweep, TransitionOf, Uncached,
+    Call, InTurn, Memory, NextAlarm, Rules, Stored, Sweep, TransitionOf, Uncached,
 };
+pub use self::step::{Step, Then, Waiting};
 pub use crate::transition::NoEffect;
 
 use super::gate::under_gate;
@@ -108,57 +113,93 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         look(&self.memory.borrow())
     }
 
-    /// One decision for `key`, committed; then the alarm and the effects;
-    /// then the reply the effects leave (an answering check's decision's).
-    /// A refusal writes nothing and performs nothing.
-    // Not an `async fn` of its own: the same future as `run_in_turn`, so
-    // the WASM holds one copy of the loop per class (P6).
-    pub fn run<'a>(
-        self: &'a Rc<Self>,
-        key: &'a Ident,
-        input: R::Input,
-    ) -> impl Future<Output = Result<Result<R::Reply, BatonError>, JsValue>> + 'a {
-        self.run_in_turn(key, input, None)
-    }
-
-    /// [`Driver::run`], with `in_turn` run in the commit's turn.
-    pub async fn run_in_turn(
-        self: &Rc<Self>,
-        key: &Ident,
-        input: R::Input,
-        in_turn: Option<InTurn<R>>,
-    ) -> Result<Result<R::Reply, BatonError>, JsValue> {
-        match self.commit(key, Reentry(input), in_turn).await? {
-            Ok(((), transition)) => self.carry_on(key, transition).await,
-            Err(refusal) => Ok(Err(refusal)),
+    /// An input for `key` that answers nobody (the alarm's tick),
+    /// committed; then its alarm and its effects, every result re-entering
+    /// before it ends. A refusal writes nothing and performs nothing.
+    pub async fn tick(self: &Rc<Self>, key: &Ident, input: R::Input) -> Result<(), JsValue> {
+        if let Ok(((), transition)) = self.commit(key, Reentry(input), None).await? {
+            self.carry_on_for_nobody(key, transition).await?;
         }
+        Ok(())
     }
 
     /// One call for `key`, committed; then the alarm and the effects; then
     /// the call's answer, or the caller's error for its refusal (a refusal
     /// writes nothing and performs nothing).
-    pub async fn answer<C: Call<R>>(
-        self: &Rc<Self>,
-        key: &Ident,
+    // Not an `async fn` of its own: the same future as `answer_in_turn`,
+    // so the WASM holds one copy of the loop per call type (P6).
+    pub fn answer<'a, C: Call<R>>(
+        self: &'a Rc<Self>,
+        key: &'a Ident,
         call: C,
-    ) -> Result<C::Answer, JsValue> {
-        let (answer, transition) = self
-            .commit(key, call, None)
-            .await?
-            .map_err(|refusal| super::js::to_js_error(&refusal))?;
-        // What the effects leave is the reply's, read by them; the caller's
-        // answer is the call's (its effects answer nobody).
-        let _ = self.carry_on(key, transition).await?;
-        Ok(answer)
+    ) -> impl Future<Output = Result<C::Answer, JsValue>> + 'a {
+        self.answer_in_turn(key, call, None)
     }
 
-    /// Load, decide, write: one synchronous turn under the gate.
-    async fn commit<C: Call<R>>(
+    /// [`Driver::answer`], with `in_turn` run in the commit's turn.
+    pub async fn answer_in_turn<C: Call<R>>(
         self: &Rc<Self>,
         key: &Ident,
         call: C,
         in_turn: Option<InTurn<R>>,
-    ) -> Result<Result<(C::Answer, TransitionOf<R>), BatonError>, JsValue> {
+    ) -> Result<C::Answer, JsValue> {
+        let (answer, transition) = self
+            .commit(key, ByCall(call), in_turn)
+            .await?
+            .map_err(|refusal| super::js::to_js_error(&refusal))?;
+        // No call waits on a check: its effects answer nobody.
+        let _ = self.carry_on(key, transition, None).await?;
+        Ok(answer)
+    }
+
+    /// A call that may wait on a status check ([`Step`]) for `key`,
+    /// committed; then its answer, once its effects are under way and, if
+    /// it waits on a check, once the check's status has decided it.
+    pub async fn answer_step<A: 'static, K: Then<R, A>, C: Call<R, Answer = Step<A, K>>>(
+        self: &Rc<Self>,
+        key: &Ident,
+        call: C,
+    ) -> Result<A, JsValue> {
+        let (step, transition) = self
+            .commit(key, ByCall(call), None)
+            .await?
+            .map_err(|refusal| super::js::to_js_error(&refusal))?;
+        self.settle(key, step, transition).await
+    }
+
+    /// A committed step's alarm and effects; then its answer: the one it
+    /// gave, or the one its answering check's status decided (or that
+    /// decision's refusal, as the caller's error).
+    pub async fn settle<A: 'static, K: Then<R, A>>(
+        self: &Rc<Self>,
+        key: &Ident,
+        step: Step<A, K>,
+        transition: TransitionOf<R>,
+    ) -> Result<A, JsValue> {
+        let to_js = |refusal: BatonError| super::js::to_js_error(&refusal);
+        match step {
+            Step::Answer(answer) => {
+                self.carry_on(key, transition, None).await?.map_err(to_js)?;
+                Ok(answer)
+            }
+            Step::Check(then) => {
+                let answer = Rc::new(Cell::new(None));
+                let waiting = then.then(answer.clone());
+                (self.carry_on(key, transition, Some(waiting)).await?).map_err(to_js)?;
+                answer
+                    .take()
+                    .ok_or_else(|| js_sys::Error::new("a checked call left no answer").into())
+            }
+        }
+    }
+
+    /// Load, decide, write: one synchronous turn under the gate.
+    async fn commit<D: Decision<R>>(
+        self: &Rc<Self>,
+        key: &Ident,
+        call: D,
+        in_turn: Option<InTurn<R>>,
+    ) -> Result<Result<(D::Answer, TransitionOf<R>), BatonError>, JsValue> {
         let driver = self.clone();
         let key = key.clone();
         under_gate(&self.base.raw_state, move || {
@@ -173,11 +214,11 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
 
     /// Load, decide, check, print the lines, write, arm a periodic alarm:
     /// synchronous, so nothing can interleave.
-    fn decide<C: Call<R>>(
+    fn decide<D: Decision<R>>(
         &self,
         key: &Ident,
-        call: C,
-    ) -> Result<(C::Answer, TransitionOf<R>), BatonError> {
+        call: D,
+    ) -> Result<(D::Answer, TransitionOf<R>), BatonError> {
         self.ensure_schema();
         let mut memory = self.memory.borrow_mut();
         let mut state = memory.load(&self.base.sql, key.as_str(), &call.plan());
@@ -208,22 +249,23 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     /// the alarm alone (the RateLimiter's always, the Coordinator's
     /// uncontended acquire and release); else also the committed
     /// transition, for [`Driver::carry_on`].
-    pub fn try_now<C: Call<R>>(
+    pub fn try_now<A, K, C: Call<R, Answer = Step<A, K>>>(
         &self,
         key: &Ident,
         call: C,
-    ) -> Result<Now<C::Answer, R>, BatonError> {
-        let (answer, transition) = self.decide(key, call)?;
-        if transition.effects.is_empty() && self.alarm_in_place(&transition.alarm) {
-            return Ok(Now::Answered(answer));
-        }
-        Ok(Now::Pending(answer, transition))
+    ) -> Result<Now<A, K, R>, BatonError> {
+        let (step, transition) = self.decide(key, ByCall(call))?;
+        let quiet = transition.effects.is_empty() && self.alarm_in_place(&transition.alarm);
+        Ok(match step {
+            Step::Answer(answer) if quiet => Now::Answered(answer),
+            step => Now::Pending(step, transition),
+        })
     }
 
     /// [`Driver::try_now`] for a class whose decisions never have effects
     /// nor need the alarm (the RateLimiter).
     pub fn decide_now<C: Call<R>>(&self, key: &Ident, call: C) -> Result<C::Answer, BatonError> {
-        let (answer, transition) = self.decide(key, call)?;
+        let (answer, transition) = self.decide(key, ByCall(call))?;
         assert!(
             transition.effects.is_empty() && transition.alarm == Alarm::Keep,
             "a decision taken outside the gate asked for an effect or the alarm"
@@ -246,9 +288,10 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
 }
 
 /// What a gate-free decision came to ([`Driver::try_now`]).
-pub enum Now<A, R: Rules> {
+pub enum Now<A, K, R: Rules> {
     /// No effect, no alarm: the caller's answer.
     Answered(A),
-    /// Committed, with its answer; its alarm and effects are still to run.
-    Pending(A, TransitionOf<R>),
+    /// Committed, with its step; its alarm and effects are still to run
+    /// ([`Driver::settle`]), and perhaps the check its answer waits on.
+    Pending(Step<A, K>, TransitionOf<R>),
 }

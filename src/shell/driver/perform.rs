@@ -4,31 +4,24 @@
 //! is performed and what its result feeds back ([`Perform`]), through the
 //! shared steps of `shell::effects` and `shell::wake`:
 //! - a create's outcome re-enters (the Debouncer's starts);
-//! - a check's liveness re-enters with the reply of the decision that
-//!   asked (the caller's answer so far: it carries what the next decision
-//!   needs, such as who is claiming). A check with `answers` set hands the
-//!   caller's answer on: the caller gets the reply (or the refusal) of the
-//!   decision its result re-entered. So a decision that must know whether
-//!   an instance is alive before it can answer asks for an answering check
-//!   and replies a placeholder;
+//! - a check's status re-enters as an input of its concept, or, for an
+//!   answering check (`answers` set), goes to the call waiting on it
+//!   (`step.rs`: the caller's [`Waiting`] call), whose decision answers
+//!   the caller;
 //! - a wake's turn event is sent, and whether the engine accepted it may
 //!   re-enter at once; the instance's status is asked
-//!   `HAND_ON_CHECK_DELAY_MS` later, after the reply, in `waitUntil` (the
-//!   deferred round of `shell::wake::deferred`: the woken instance has had
-//!   time to act), and what it feeds back ([`Woke`]) re-enters. Wakes that
-//!   round's decisions ask for are checked at once, round after round,
-//!   within [`WAKE_ATTEMPTS_PER_CALL_MAX`] wakes;
+//!   `HAND_ON_CHECK_DELAY_MS` later, after the reply, in `waitUntil`, and
+//!   what it feeds back ([`Woke`]) re-enters (wakes that round's decisions
+//!   ask for are checked at once, within [`WAKE_ATTEMPTS_PER_CALL_MAX`]);
 //! - a termination is best effort, at most [`TERMINATIONS_PER_CALL_MAX`]
 //!   a call; nothing re-enters.
 //!
 //! The reply waits for the effects, but not for what their results feed
-//! back unless it answers the caller: a turn event's acceptance is
-//! recorded after the reply, in `waitUntil` (§1b: the holder is told by
-//! the event, not by the reply; until the acceptance is recorded the
+//! back unless it answers the caller (the alarm, answering nobody, waits
+//! for all): a turn event's acceptance is recorded after the reply, in
+//! `waitUntil` (§1b: the holder is told by the event; until recorded the
 //! hand-over stays unconfirmed, and the holder-check alarm, armed before
-//! the reply, sends an event again should the object stop first). The
-//! decision that records it is then off the caller's path, with its
-//! second commit.
+//! the reply, sends an event again should the object stop first).
 //!
 //! Each round of effects runs concurrently; their results re-enter one
 //! after the other, each in a turn of its own, and what those decisions ask
@@ -36,73 +29,85 @@
 //! any bound, the alarm finishes the work (a woken instance stays to
 //! confirm, a create stays due).
 
+use super::effect::{asked, Asked};
+use super::step::{Caller, Waiting};
 use super::{Bound, Driver, Memory, Perform, Performing, Reentry, Rules, TransitionOf, Woke};
 use crate::error::BatonError;
 use crate::ident::Ident;
 use crate::limits::{EFFECT_ROUNDS_MAX, TERMINATIONS_PER_CALL_MAX, WAKE_ATTEMPTS_PER_CALL_MAX};
-use crate::shell::found::found;
+use crate::shell::found::{found, Found};
 use crate::shell::wake;
 use crate::transition::{Alarm, Transition};
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
 
-/// An effect, with the state of the decision that asked for it.
-struct Asked<R: Rules> {
-    effect: R::Effect,
-    by: Rc<R::State>,
-}
-
-fn asked<R: Rules>(effects: Vec<R::Effect>, state: R::State) -> Vec<Asked<R>> {
-    if effects.is_empty() {
-        return Vec::new();
-    }
-    let by = Rc::new(state);
-    effects
-        .into_iter()
-        .map(|effect| Asked {
-            effect,
-            by: by.clone(),
-        })
-        .collect()
-}
-
 impl<R: Rules, M: Memory<R>> Driver<R, M> {
-    /// A committed transition's alarm and effects; then the caller's answer.
-    pub async fn carry_on(
+    /// A committed transition's alarm and effects, for a caller answered
+    /// already, or (`waiting`) waiting on the answering check the
+    /// transition asked for. The refusal of the waiting call's decision is
+    /// the caller's.
+    pub(super) async fn carry_on(
         self: &Rc<Self>,
         key: &Ident,
         transition: TransitionOf<R>,
-    ) -> Result<Result<R::Reply, BatonError>, JsValue> {
-        if transition.alarm != Alarm::Keep {
-            self.arm_alarm().await?;
-        }
-        let Transition {
-            reply,
-            effects,
-            state,
-            ..
-        } = transition;
-        let round = asked::<R>(effects, state);
-        let answer = self.perform(key, Some(Ok(reply)), round, false).await;
+        waiting: Option<Waiting<R>>,
+    ) -> Result<Result<(), BatonError>, JsValue> {
+        let caller = waiting.map_or(Caller::Answered, Caller::Waiting);
+        let caller = self.carry(key, transition, caller).await?;
         // What the decisions made due goes once the effects are under way
         // (a turn event before a list report: on a shared thread the first
         // queued goes first).
         M::decided(self);
-        Ok(answer?.expect("a call's answer is kept through its effects"))
+        match caller {
+            Caller::Answered | Caller::Nobody => Ok(Ok(())),
+            Caller::Refused(refusal) => Ok(Err(refusal)),
+            // Every check is performed in the first round (no bound counts
+            // them), so its status always comes.
+            Caller::Waiting(_) => {
+                Err(js_sys::Error::new("a call's status check never reported").into())
+            }
+        }
+    }
+
+    /// A committed transition's alarm and effects, answering nobody (the
+    /// alarm's ticks): every result re-enters before it ends.
+    pub(super) async fn carry_on_for_nobody(
+        self: &Rc<Self>,
+        key: &Ident,
+        transition: TransitionOf<R>,
+    ) -> Result<(), JsValue> {
+        self.carry(key, transition, Caller::Nobody).await?;
+        M::decided(self);
+        Ok(())
+    }
+
+    async fn carry(
+        self: &Rc<Self>,
+        key: &Ident,
+        transition: TransitionOf<R>,
+        caller: Caller<R>,
+    ) -> Result<Caller<R>, JsValue> {
+        if transition.alarm != Alarm::Keep {
+            self.arm_alarm().await?;
+        }
+        let Transition { effects, state, .. } = transition;
+        let round = asked::<R>(effects, state);
+        self.perform(key, caller, round, false).await
     }
 
     /// Performs the effects, feeds each result back to its key, and
     /// performs what those decisions asked for in turn, for at most
     /// [`EFFECT_ROUNDS_MAX`] rounds (in a deferred round, as many as its
-    /// wakes allow); the alarm finishes anything left. Returns the caller's
-    /// answer: `answer`, or what an answering check's decision gave.
+    /// wakes allow); the alarm finishes anything left. With a caller, its
+    /// answering check's status goes to the call waiting on it, decided
+    /// before the reply; the other results re-enter after the reply.
     async fn perform(
         self: &Rc<Self>,
         key: &Ident,
-        mut answer: Option<Result<R::Reply, BatonError>>,
+        mut caller: Caller<R>,
         mut round: Vec<Asked<R>>,
         deferred: bool,
-    ) -> Result<Option<Result<R::Reply, BatonError>>, JsValue> {
+    ) -> Result<Caller<R>, JsValue> {
         let (mut wakes, mut terminations) =
             (WAKE_ATTEMPTS_PER_CALL_MAX, TERMINATIONS_PER_CALL_MAX as u32);
         let mut sent_all = Vec::new();
@@ -126,19 +131,25 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
             if round.is_empty() {
                 break;
             }
-            let asked_by = answer.as_ref().and_then(|a| a.as_ref().ok());
-            let (mut inputs, sent) = self.perform_round(key, &round, asked_by).await;
+            let (mut inputs, status, sent) = self.perform_round(key, &round).await;
             if deferred {
                 inputs.extend(statuses::<R>(&self.base.env, sent).await);
             } else {
                 sent_all.extend(sent);
             }
-            if answer.is_some() {
-                let (now, later) = inputs.into_iter().partition(|(_, answers)| *answers);
-                recorded_after.extend(later);
-                inputs = now;
+            let mut next = Vec::new();
+            caller = match (caller, status) {
+                (Caller::Waiting(waiting), Some(found)) => {
+                    self.decide_waiting(key, waiting, found, &mut next).await?
+                }
+                (caller, _) => caller,
+            };
+            if matches!(caller, Caller::Nobody) {
+                next.extend(self.commit_all(key, inputs).await?);
+            } else {
+                recorded_after.extend(inputs);
             }
-            round = self.commit_all(key, inputs, &mut answer).await?;
+            round = next;
         }
         if !recorded_after.is_empty() {
             self.after_reply(key, recorded_after);
@@ -146,31 +157,33 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         if !sent_all.is_empty() {
             self.defer(key, sent_all);
         }
-        Ok(answer)
+        Ok(caller)
     }
 
     /// The results that do not answer the caller, fed back after the
     /// reply in `waitUntil`, and what their decisions ask for performed in
     /// turn, as a round with no caller. Should the object stop first, the
     /// alarm carries on (a woken holder stays unconfirmed until recorded).
-    fn after_reply(self: &Rc<Self>, key: &Ident, inputs: Vec<(R::Input, bool)>) {
+    fn after_reply(self: &Rc<Self>, key: &Ident, inputs: Vec<R::Input>) {
         let (driver, key) = (self.clone(), key.clone());
         let failed = format!("results after the reply on key {key}");
         let effects = wake::after_reply(failed, async move {
-            let round = driver.commit_all(&key, inputs, &mut None).await?;
-            driver.perform(&key, None, round, false).await.map(drop)
+            let round = driver.commit_all(&key, inputs).await?;
+            driver
+                .perform(&key, Caller::Nobody, round, false)
+                .await
+                .map(drop)
         });
         let _ = self.base.raw_state.wait_until(&effects);
     }
 
     /// One round of effects, concurrently: the inputs their results feed
-    /// back (each with whether it answers the caller), and the wakes sent.
+    /// back, the status of an answering check, and the wakes sent.
     async fn perform_round(
         &self,
         key: &Ident,
         round: &[Asked<R>],
-        answer: Option<&R::Reply>,
-    ) -> (Vec<(R::Input, bool)>, Vec<Woke<R>>) {
+    ) -> (Vec<R::Input>, Option<Found>, Vec<Woke<R>>) {
         let config = self.config.as_ref().ok();
         let withs: Vec<Performing<'_, R>> = round
             .iter()
@@ -180,7 +193,6 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
                 scope: R::scope(key.as_str()),
                 config,
                 asked_by: &asked.by,
-                answer,
             })
             .collect();
         let results = futures_util::future::join_all(
@@ -191,12 +203,14 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         )
         .await;
         let mut inputs = Vec::new();
+        let mut status = None;
         let mut sent = Vec::new();
         for performed in results {
             inputs.extend(performed.inputs);
+            status = status.or(performed.status);
             sent.extend(performed.woke);
         }
-        (inputs, sent)
+        (inputs, status, sent)
     }
 
     /// Feeds each input to its key, one decision after the other; returns
@@ -204,27 +218,28 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     async fn commit_all(
         self: &Rc<Self>,
         key: &Ident,
-        inputs: Vec<(R::Input, bool)>,
-        answer: &mut Option<Result<R::Reply, BatonError>>,
+        inputs: Vec<R::Input>,
     ) -> Result<Vec<Asked<R>>, JsValue> {
         let mut next = Vec::new();
-        for (input, answers) in inputs {
-            match self.commit(key, Reentry(input), None).await? {
-                Ok(((), transition)) => {
-                    M::decided(self);
-                    if transition.alarm != Alarm::Keep {
-                        self.arm_alarm().await?;
-                    }
-                    if answers {
-                        *answer = Some(Ok(transition.reply));
-                    }
-                    next.extend(asked::<R>(transition.effects, transition.state));
-                }
-                Err(refusal) if answers => *answer = Some(Err(refusal)),
-                Err(_) => {}
+        for input in inputs {
+            if let Ok(((), transition)) = self.commit(key, Reentry(input), None).await? {
+                next.extend(self.committed(transition).await?);
             }
         }
         Ok(next)
+    }
+
+    /// After a re-entering decision's commit: the list reports it made
+    /// due, its alarm; what it asks for.
+    pub(super) async fn committed(
+        self: &Rc<Self>,
+        transition: TransitionOf<R>,
+    ) -> Result<Vec<Asked<R>>, JsValue> {
+        M::decided(self);
+        if transition.alarm != Alarm::Keep {
+            self.arm_alarm().await?;
+        }
+        Ok(asked::<R>(transition.effects, transition.state))
     }
 
     /// The deferred round of the wakes `sent`: their status
@@ -236,8 +251,8 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         let failed = format!("hand-on of key {key}");
         let follow_up = wake::deferred(failed, async move {
             let inputs = statuses::<R>(&driver.base.env, sent).await;
-            let round = driver.commit_all(&key, inputs, &mut None).await?;
-            driver.perform(&key, None, round, true).await?;
+            let round = driver.commit_all(&key, inputs).await?;
+            driver.perform(&key, Caller::Nobody, round, true).await?;
             Ok(())
         });
         // The raw binding, not `State::wait_until`: that one is generic
@@ -250,13 +265,13 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
 /// feeds back.
 /// An instance its binding cannot find is looked up through the others
 /// (§1a, `shell::found`).
-async fn statuses<R: Rules>(env: &worker::Env, sent: Vec<Woke<R>>) -> Vec<(R::Input, bool)> {
+async fn statuses<R: Rules>(env: &worker::Env, sent: Vec<Woke<R>>) -> Vec<R::Input> {
     let mut inputs = Vec::new();
     for woke in sent {
         let first = wake::status(woke.sent, &woke.id).await;
         let (remembered, others) = &woke.bindings;
         let found = found(env, others, remembered, woke.id.as_str(), first).await;
-        inputs.extend((woke.then)(found).into_iter().map(|input| (input, false)));
+        inputs.extend((woke.then)(found));
     }
     inputs
 }

@@ -7,7 +7,7 @@ use super::{Driver, Perform};
 use crate::error::BatonError;
 use crate::shell::decision_log::{self, Scope};
 use crate::shell::sqlite::ObjectSql;
-use crate::transition::Transition;
+use crate::transition::{self, Transition};
 use std::borrow::Cow;
 use std::rc::Rc;
 use worker::Env;
@@ -79,11 +79,62 @@ pub trait Call<R: Rules>: Sized + 'static {
     ) -> Result<(Self::Answer, TransitionOf<R>), BatonError>;
 }
 
+/// Every core call ([`transition::Call`], the one trait each concept's
+/// calls are) of a concept that loads a key whole (no plan: the
+/// Debouncer, the RateLimiter, the BusyList) is a call of its object.
+impl<R, C> Call<R> for C
+where
+    R: Rules<Plan = ()>,
+    C: transition::Call<R::State, Transition = TransitionOf<R>> + 'static,
+    C::Answer: 'static,
+{
+    type Answer = C::Answer;
+    fn plan(&self) -> Cow<'_, ()> {
+        Cow::Owned(())
+    }
+    fn decide(
+        self,
+        state: &mut R::State,
+        now_ms: u64,
+    ) -> Result<(C::Answer, TransitionOf<R>), BatonError> {
+        transition::Call::decide(self, state, now_ms)
+    }
+}
+
+/// What the driver decides in one turn: a caller's [`Call`], or an
+/// [`Input`](Rules::Input) re-entering ([`Reentry`]).
+pub(super) trait Decision<R: Rules>: Sized + 'static {
+    type Answer: 'static;
+    fn plan(&self) -> Cow<'_, R::Plan>;
+    fn decide(
+        self,
+        state: &mut R::State,
+        now_ms: u64,
+    ) -> Result<(Self::Answer, TransitionOf<R>), BatonError>;
+}
+
+/// A caller's call, as the driver decides it.
+pub(super) struct ByCall<C>(pub(super) C);
+
+impl<R: Rules, C: Call<R>> Decision<R> for ByCall<C> {
+    type Answer = C::Answer;
+    fn plan(&self) -> Cow<'_, R::Plan> {
+        self.0.plan()
+    }
+    fn decide(
+        self,
+        state: &mut R::State,
+        now_ms: u64,
+    ) -> Result<(C::Answer, TransitionOf<R>), BatonError> {
+        self.0.decide(state, now_ms)
+    }
+}
+
 /// An [`Input`](Rules::Input) of `R`, as a call whose answer is nobody's
 /// (an alarm's tick, an effect's result): its reply goes to its effects.
-pub struct Reentry<R: Rules>(pub R::Input);
+pub(super) struct Reentry<R: Rules>(pub(super) R::Input);
 
-impl<R: Rules> Call<R> for Reentry<R> {
+impl<R: Rules> Decision<R> for Reentry<R> {
     type Answer = ();
     fn plan(&self) -> Cow<'_, R::Plan> {
         R::plan(&self.0)
@@ -94,30 +145,6 @@ impl<R: Rules> Call<R> for Reentry<R> {
         now_ms: u64,
     ) -> Result<((), TransitionOf<R>), BatonError> {
         Ok(((), R::decide(state, now_ms, self.0)?))
-    }
-}
-
-/// An [`Input`](Rules::Input) of `R` decided for a caller who gets its
-/// reply: a call whose answer an answering check may decide instead (the
-/// Coordinator's enqueue and acquire, Runs' claim), for which the reply
-/// still mixes the answer with what the check re-enters with.
-pub struct Replied<R: Rules>(pub R::Input);
-
-impl<R: Rules> Call<R> for Replied<R>
-where
-    R::Reply: Clone,
-{
-    type Answer = R::Reply;
-    fn plan(&self) -> Cow<'_, R::Plan> {
-        R::plan(&self.0)
-    }
-    fn decide(
-        self,
-        state: &mut R::State,
-        now_ms: u64,
-    ) -> Result<(R::Reply, TransitionOf<R>), BatonError> {
-        let transition = R::decide(state, now_ms, self.0)?;
-        Ok((transition.reply.clone(), transition))
     }
 }
 
