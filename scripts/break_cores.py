@@ -307,8 +307,8 @@ COORDINATOR_BUGS = [
      "            let routine = matches!(reply, AcquireReply::Granted { .. });",
      "a grant that hands slots on or arms the alarm is logged routine", "§9 contended lines"),
     ("coordinator", "coordinator_sim", "src/coordinator/log.rs",
-     "    match (as_handed, found_dead) {",
-     "    match (true, found_dead || !as_handed) {",
+     "    let (decision, reason) = match (as_handed, found_dead) {",
+     "    let (decision, reason) = match (true, found_dead || !as_handed) {",
      "a woken holder that released before its status check is logged skipped", "§9 the line says what the decision did"),
     # The inputs the simulation drives now: onBusy skip, the grace counted
     # from the simulation's own record of the enqueue, and a grant's
@@ -374,8 +374,8 @@ COORDINATOR_BUGS = [
      "        && (key.s.waiters > 0 || key.s.holders.len() as u32 >= limit)",
      "a skipping enqueue registers on a paused key with a free slot", "§11 onBusy skip counts paused as busy"),
     ("coordinator", "coordinator_sim", "src/coordinator/log.rs",
-     "        None if released_paused(id, d) => line(",
-     "        None if false && released_paused(id, d) => line(",
+     "        None if released_paused(&id, d) => (",
+     "        None if false && released_paused(&id, d) => (",
      "a release on a paused key is logged as routine", "§11 the line says the slot was not handed on"),
     # §1d cancelHolders, judged by the cancel simulation's own oracle
     # (tests/coordinator_sim/cancel.rs, run by the same filter).
@@ -552,8 +552,8 @@ SECTIONS_BUGS = [
      "an instance found through another binding is not remembered with it",
      "§1a found through any binding: that Workflow's from then on"),
     ("coordinator", "sections_sim", "src/coordinator/log.rs",
-     "    (remembered != Some(to)).then(|| LogLine {",
-     "    (remembered == Some(to)).then(|| LogLine {",
+     "    if remembered == Some(&to) {",
+     "    if remembered != Some(&to) {",
      "no warn line when an instance is found through another binding",
      "§1a one warn line per instance"),
     ("coordinator", "sections_sim", "src/coordinator/grant.rs",
@@ -687,8 +687,8 @@ LOG_BUGS = [
      "a debounce call that only moves the fire time prints at the default level",
      "§9 a debounce decision's line"),
     ("runs", "runs_sim", "src/runs/log.rs",
-     "        Some(c) if c.replaced => format!(",
-     "        Some(c) if false && c.replaced => format!(",
+     "            replaced: c.replaced,",
+     "            replaced: false && c.replaced,",
      "a claim that replaced a dead claimant does not say so",
      "§9 a run decision's line"),
     ("serial", "serial_queue_sim", "src/serial_queue/log.rs",

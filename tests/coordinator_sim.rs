@@ -116,7 +116,7 @@ use common::{
 
 use baton::busy::reporter::Due;
 use baton::coordinator::history::{HistoryWrite, Hold, Outcome};
-use baton::coordinator::log::{LogKind, LogLine};
+use baton::coordinator::log::LogKind;
 use baton::coordinator::{
     assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, EnqueueReply,
     EnqueueRequest, Holder, HolderState, Input, KeyTwin, Liveness, Member, Options, Place, Reply,
@@ -126,6 +126,7 @@ use baton::coordinator::{health, Write};
 use baton::health::{KeyState, STATES};
 use baton::transition::Alarm;
 use baton::workflow::Status;
+use common::Said as Line;
 use decisions::{
     acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, said,
     steer, tick, tick_after_check, woken_after_check,
@@ -162,8 +163,8 @@ enum AcquireStep {
 /// its `Effect::Wake`s name, as the writes left them).
 mod decisions {
     use super::{AcquireStep, Decided, EnqueueStep};
+    use crate::common::{said_one, Said as Line};
     use baton::busy::reporter::Due;
-    use baton::coordinator::log::LogLine;
     use baton::coordinator::Effect;
     use baton::coordinator::{
         self, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder, Input, KeyTwin,
@@ -180,7 +181,8 @@ mod decisions {
     /// of the holder-check alarm.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct Said {
-        pub log: Option<LogLine>,
+        /// The line as it prints (its reason worded by the core).
+        pub log: Option<Line>,
         pub report: Due,
         pub alarm: Alarm,
     }
@@ -216,6 +218,7 @@ mod decisions {
             report,
             alarm,
         } = coordinator::decide(&view, &settings, now_ms, input)?;
+        let log = log.as_ref().map(said_one);
         SAID.with(|s| s.borrow_mut().push(Said { log, report, alarm }));
         coordinator::apply(store, &writes);
         assert_eq!(
@@ -2859,11 +2862,11 @@ impl Sim {
             }
             other => panic!("not an operator's input: {other:?}"),
         };
-        let line = Some(LogLine {
+        let line = Some(Line {
             kind: LogKind::Contended,
             instance: None,
             decision,
-            reason: reason.into(),
+            reason,
             waited_ms: None,
         });
         let options = Options {
@@ -2910,7 +2913,7 @@ impl Sim {
         before: &Snap,
         options: &Options,
         allowed: Allowed<'_>,
-        line: Option<LogLine>,
+        line: Option<Line>,
     ) {
         assert_invariants_deep(&self.stores[k]);
         let after = self.snap(k);
@@ -3516,17 +3519,17 @@ fn log_line(
     decision: &'static str,
     reason: &str,
     waited_ms: Option<u64>,
-) -> Option<LogLine> {
-    Some(LogLine {
+) -> Option<Line> {
+    Some(Line {
         kind,
         instance: Some(id.clone()),
         decision,
-        reason: reason.to_owned().into(),
+        reason: reason.to_owned(),
         waited_ms,
     })
 }
 
-fn contended(id: &InstanceId, decision: &'static str, reason: &str) -> Option<LogLine> {
+fn contended(id: &InstanceId, decision: &'static str, reason: &str) -> Option<Line> {
     log_line(LogKind::Contended, id, decision, reason, None)
 }
 

@@ -37,6 +37,7 @@ mod common;
 
 use baton::error::BatonError;
 use baton::limits::RATE_RULE_SLOTS;
+use baton::rate_limit::log::Reason;
 use baton::rate_limit::{
     assert_table_invariants as assert_invariants, decide, migrate, Acquire, AcquireReply, Cached,
     Call, Inspect, Inspection, Penalize, RateCache, Refund, Rule, RuleSet, SqlRows, Table,
@@ -45,7 +46,8 @@ use baton::rate_limit::{
 use baton::sql::{SqlExec, SqlValue};
 use baton::transition::{LogKind, LogLine};
 use common::{
-    assert_reached, report_failure, simulate, sqlite, Fault, Faults, Injected, Rng, SimStats,
+    assert_reached, report_failure, said, simulate, sqlite, Fault, Faults, Injected, Rng, Said,
+    SimStats,
 };
 use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
@@ -76,16 +78,21 @@ fn inspected<V>(decided: Result<(Inspection, Transition<V>), BatonError>) -> Ins
 /// permit, contended when it denies every one, naming no instance; nothing
 /// else prints.
 trait Judged: Call + Clone {
-    fn expected(&self, answer: &Self::Answer) -> Vec<LogLine>;
-    /// `answer`, once the decision's `log` is what the rule expects.
-    fn judged(&self, answer: Self::Answer, log: &[LogLine]) -> Self::Answer {
-        assert_eq!(log, self.expected(&answer), "LOG: the decision's lines");
+    fn expected(&self, answer: &Self::Answer) -> Vec<Said>;
+    /// `answer`, once the decision's `log` is what the rule expects, in
+    /// the test's own words.
+    fn judged(&self, answer: Self::Answer, log: &[LogLine<Reason>]) -> Self::Answer {
+        assert_eq!(
+            said(log),
+            self.expected(&answer),
+            "LOG: the decision's lines"
+        );
         answer
     }
 }
 
 impl Judged for Acquire {
-    fn expected(&self, r: &AcquireReply) -> Vec<LogLine> {
+    fn expected(&self, r: &AcquireReply) -> Vec<Said> {
         let (kind, decision) = match r.granted {
             0 => (LogKind::Contended, "denied"),
             _ => (LogKind::Routine, "granted"),
@@ -94,24 +101,24 @@ impl Judged for Acquire {
             "{} of {} permit(s); retry in {} ms",
             r.granted, self.permits, r.wait_ms
         );
-        vec![LogLine {
+        vec![Said {
             kind,
             instance: None,
             decision,
-            reason: reason.into(),
+            reason,
             waited_ms: None,
         }]
     }
 }
 
 impl Judged for Penalize {
-    fn expected(&self, _: &u64) -> Vec<LogLine> {
+    fn expected(&self, _: &u64) -> Vec<Said> {
         Vec::new()
     }
 }
 
 impl Judged for Refund {
-    fn expected(&self, _: &u32) -> Vec<LogLine> {
+    fn expected(&self, _: &u32) -> Vec<Said> {
         Vec::new()
     }
 }

@@ -71,7 +71,7 @@
 use super::draft::{shown, Draft};
 use super::enqueue::{enqueue, enqueue_checked, refuse_cancel_holders};
 use super::grant::{acquire, acquire_checked, fill_slots, hand_on_checked};
-use super::log::{self, Cause};
+use super::log::{self, Cause, LogLine};
 use super::steer;
 use super::types::history::{self, Outcome};
 use super::types::{
@@ -147,7 +147,7 @@ pub fn decide_in_place(
             Reply::Settled
         }
     };
-    Ok(finish(key, reply, &cause, now_ms))
+    Ok(finish(key, reply, cause, now_ms))
 }
 
 /// `release`: a holder's slot goes to the front of the order; a waiter
@@ -226,8 +226,8 @@ fn alarm(needs_check: bool, report: Due, effects: &[Effect]) -> Alarm {
 
 /// The transition: the writes with the history's around them
 /// (`history::record`), the report the list is due (`reporter::due`),
-/// and the log line (`log::of`).
-fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transition {
+/// and the log line (`log::of`) with its §9a figures (`log::figures`).
+fn finish(key: Draft<'_>, reply: Reply, cause: Cause, now_ms: u64) -> Transition {
     let needs = key.needs_holder_check();
     let report = reporter::due(key.before.shown, shown(&key.s), key.did.found_dead());
     let coalesced = matches!(&reply, Reply::Enqueue(r) if r.coalesced_into.is_some());
@@ -238,7 +238,7 @@ fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transitio
         report == Due::Owed,
         now_ms,
     );
-    let log = log::of(
+    let line = log::of(
         cause,
         &log::Consequence {
             before: key.view,
@@ -256,12 +256,17 @@ fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transitio
         effects,
         front,
         member,
+        settings,
         ..
     } = key;
-    let writes = (recorded_before.into_iter().map(Write::History))
+    let writes: Vec<Write> = (recorded_before.into_iter().map(Write::History))
         .chain(decided)
         .chain(recorded_after.into_iter().map(Write::History))
         .collect();
+    let log = line.map(|line| LogLine {
+        figures: log::figures(&line, &writes, &s, settings),
+        ..line
+    });
     // The state is what the writes leave of the parts a decision
     // changes; the rest of the view (the superseded, the holders to
     // check) is not carried on.

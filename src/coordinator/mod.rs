@@ -124,6 +124,7 @@ mod invariants;
 pub mod log;
 mod order;
 mod read;
+mod reason;
 mod slots;
 mod steer;
 mod store;

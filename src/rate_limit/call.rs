@@ -2,10 +2,11 @@
 //! `inspect` as [`Call`]s, each typed by its answer, and the answers'
 //! types. `decide.rs` decides them.
 
+use super::log::Reason;
 use super::rules::{RuleId, RuleSet};
 use super::state::{Rows, Write};
 use crate::error::BatonError;
-use crate::transition::LogLine;
+use crate::transition::Lines;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AcquireReply {
@@ -45,7 +46,7 @@ pub trait Call {
         self,
         view: &impl Rows,
         writes: &mut Vec<Write>,
-        log: &mut Vec<LogLine>,
+        log: &mut Lines<Reason>,
         now_ms: u64,
     ) -> Result<Self::Answer, BatonError>;
 }

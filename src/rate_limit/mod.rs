@@ -45,7 +45,7 @@ mod cached;
 mod call;
 mod decide;
 mod invariants;
-mod log;
+pub mod log;
 mod memory;
 pub mod rules;
 pub mod schema;

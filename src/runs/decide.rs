@@ -13,11 +13,12 @@ use super::state::{Claim, Event, EventsReply, Finished, Run, View};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::{RUN_EVENTS_KEPT, RUN_OPEN_WAITS_MAX};
-use crate::transition::{Alarm, Check};
+use crate::transition::{Alarm, Check, Lines};
 use crate::workflow::Liveness;
 
 /// A decision of the Runs concept.
-pub type Transition = crate::transition::Transition<Reply, Write, View, Check>;
+pub type Transition =
+    crate::transition::Transition<Reply, Write, View, Check, super::reason::Reason>;
 
 /// The Worker's settings the decisions depend on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,7 +218,7 @@ fn unchanged(view: View, reply: Reply) -> Transition {
         writes: Vec::new(),
         effects: Vec::new(),
         alarm: Alarm::Keep,
-        log: Vec::new(),
+        log: Lines::None,
         state: view,
     }
 }
@@ -340,7 +341,7 @@ fn take(now_ms: u64, request: ClaimRequest, checked: Option<Checked>) -> Transit
         writes: vec![Write::Claim(claim.clone())],
         effects: Vec::new(),
         alarm: Alarm::Keep,
-        log: Vec::new(),
+        log: Lines::None,
         state: View::Record(Run::Running { claim }),
     }
 }
@@ -367,7 +368,7 @@ fn complete(run: &Run, now_ms: u64, request: &CompleteRequest, retention_ms: u64
         writes: vec![Write::Finish(finished.clone())],
         effects: Vec::new(),
         alarm: Alarm::At(delete_at_ms),
-        log: Vec::new(),
+        log: Lines::None,
         state: View::Record(Run::Finished {
             claim: claim.clone(),
             finished,
@@ -444,7 +445,7 @@ fn append(
         writes,
         effects: Vec::new(),
         alarm: Alarm::Keep,
-        log: Vec::new(),
+        log: Lines::None,
         state: View::Appender {
             claimant: claimant.clone(),
             latest_seq: Some(seq),
@@ -488,7 +489,7 @@ fn expire(run: &Run, now_ms: u64) -> Transition {
             writes: vec![Write::Delete],
             effects: Vec::new(),
             alarm: Alarm::Keep,
-            log: Vec::new(),
+            log: Lines::None,
             state: View::Record(Run::Unclaimed),
         },
         _ => unchanged(View::Record(run.clone()), Reply::Expired(false)),

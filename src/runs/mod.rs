@@ -38,8 +38,9 @@
 
 mod decide;
 mod input;
-mod log;
+pub mod log;
 pub mod memory;
+mod reason;
 pub mod schema;
 pub mod sql;
 mod state;
@@ -61,6 +62,6 @@ pub fn decide(
 ) -> Result<Transition, crate::error::BatonError> {
     let caller = log::caller(&input);
     let mut transition = decide::transition(view, now_ms, input)?;
-    transition.log = log::of(caller.as_ref(), &transition);
+    transition.log = log::of(caller, &transition);
     Ok(transition)
 }

@@ -59,6 +59,7 @@ impl Rules for RateLimiter {
     /// A rate decision asks for no effect and never needs the alarm (the
     /// default: none).
     type Effect = NoEffect;
+    type Why = rate_limit::log::Reason;
 
     fn config(_: &Env) -> Result<(), String> {
         Ok(())
