@@ -187,7 +187,7 @@ fn acquire(
     permits: u32,
 ) -> Result<AcquireReply, BatonError> {
     let call = Acquire {
-        rules: rules.clone(),
+        rules: std::rc::Rc::new(rules.clone()),
         permits,
     };
     s.run(now, call)
@@ -1168,4 +1168,62 @@ fn with_the_cache_a_refusal_runs_no_statement_and_a_grant_one() {
             "statements of a grant, call {i}"
         );
     }
+}
+
+/// An acquire as the object decodes its positional arguments from scratch:
+/// the bucket and the options' JSON text, each read whole (`BUCKET_ARG`).
+fn fresh_acquire(bucket: &str, text: &str) -> Result<Acquire, BatonError> {
+    use baton::edge::rate::{RateAcquire, BUCKET_ARG};
+    let options = serde_json::from_str(text).expect("a JSON text");
+    let tree = baton::edge::with_key(&BUCKET_ARG, bucket.into(), Some(options))?;
+    let request: RateAcquire = baton::edge::decode_value(&tree)?;
+    Ok(Acquire {
+        rules: std::rc::Rc::new(request.rules.0),
+        permits: request.permits.map_or(1, |p| p.0),
+    })
+}
+
+/// The rules an object keeps beside its bucket (`SeenCall`) give every
+/// call what a fresh decode of its options gives: the same text skips the
+/// decode, a different one is decoded anew, and bad rules are refused by
+/// the decode every time, with the same typed error naming the field.
+/// (That a refusal leaves the bucket as it was, through the object itself:
+/// tests/miniflare/rate-limit.test.mjs.)
+#[test]
+fn rules_kept_by_their_text_decide_as_a_fresh_decode() {
+    use baton::rate_limit::SeenCall;
+    let texts = [
+        r#"{"rules":[{"id":"s","limit":5,"windowMs":1000}]}"#,
+        r#"{"rules":[{"id":"s","limit":5,"windowMs":1000}]}"#,
+        r#"{"rules":[{"id":"s","limit":6,"windowMs":1000}],"permits":2}"#,
+        r#"{"rules":[{"id":"s","limit":0,"windowMs":1000}]}"#,
+        r#"{"rules":[{"id":"s","limit":0,"windowMs":1000}]}"#,
+        r#"{"rules":[{"id":"s","limit":6,"windowMs":1000}],"permits":2}"#,
+        r#"{"rules":[{"id":"a","limit":1,"windowMs":1},{"id":"a","limit":1,"windowMs":1}]}"#,
+        r#"{"rules":[{"id":"s","limit":5,"windowMs":1000}],"bucket":"b"}"#,
+        r#"{"rules":[{"id":"s","limit":5,"windowMs":1000}]}"#,
+    ];
+    let mut seen = SeenCall::default();
+    let mut bucket = Table::default();
+    let (mut skipped, mut refused) = (0, Vec::new());
+    for (now, text) in (1_000..).zip(texts) {
+        // As the object does: the kept call for this text, or a decode,
+        // kept if it decoded.
+        let call = match seen.get(text) {
+            Some(call) => {
+                skipped += 1;
+                Ok(call)
+            }
+            None => fresh_acquire("b", text).inspect(|call| seen.keep(text.to_owned(), call)),
+        };
+        assert_eq!(call, fresh_acquire("b", text), "{text}: as a fresh decode");
+        match call {
+            Ok(call) => {
+                acquire(&mut bucket, now, &call.rules, call.permits).expect("good rules");
+            }
+            Err(error) => refused.push(error.field()),
+        }
+    }
+    assert_eq!(skipped, 2, "each text repeated at once skipped the decode");
+    assert_eq!(refused, ["limit", "limit", "rules", "options"]);
 }

@@ -7,6 +7,7 @@ use super::rules::{RuleId, RuleSet};
 use super::state::{Rows, Write};
 use crate::error::BatonError;
 use crate::transition::Lines;
+use std::rc::Rc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AcquireReply {
@@ -52,9 +53,12 @@ pub trait Call {
 }
 
 /// Up to `permits` that every rule in `rules` and the cooldown allow.
+/// The rules are shared: the object keeps the last call's decoded rules
+/// beside its bucket and hands them to the next call with the same text
+/// ([`SeenCall`](super::SeenCall)), so a clone copies no rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Acquire {
-    pub rules: RuleSet,
+    pub rules: Rc<RuleSet>,
     pub permits: u32,
 }
 

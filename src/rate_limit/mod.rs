@@ -52,7 +52,7 @@ pub mod schema;
 mod sql;
 pub mod state;
 
-pub use cached::{Cached, RateCache};
+pub use cached::{Cached, RateCache, SeenCall};
 pub use call::*;
 pub use decide::*;
 pub use invariants::{assert_invariants, assert_table_invariants};
