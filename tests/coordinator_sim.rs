@@ -172,7 +172,7 @@ mod decisions {
     };
     use baton::error::BatonError;
     use baton::ident::InstanceId;
-    use baton::transition::Alarm;
+    use baton::transition::{Alarm, Figures};
     use baton::workflow::Status;
     use std::cell::RefCell;
 
@@ -183,6 +183,8 @@ mod decisions {
     pub struct Said {
         /// The line as it prints (its reason worded by the core).
         pub log: Option<Line>,
+        /// The §9a figures the line's data point carries.
+        pub figures: Option<Figures>,
         pub report: Due,
         pub alarm: Alarm,
     }
@@ -218,8 +220,17 @@ mod decisions {
             report,
             alarm,
         } = coordinator::decide(&view, &settings, now_ms, input)?;
+        let figures = log.as_ref().map(|l| l.figures.clone());
         let log = log.as_ref().map(said_one);
-        SAID.with(|s| s.borrow_mut().push(Said { log, report, alarm }));
+        SAID.with(|s| {
+            let said = Said {
+                log,
+                figures,
+                report,
+                alarm,
+            };
+            s.borrow_mut().push(said)
+        });
         coordinator::apply(store, &writes);
         assert_eq!(
             state.summary,
@@ -2980,6 +2991,23 @@ impl Sim {
             said.log, line,
             "LOG: the decision's line (expected by the oracle's rule)"
         );
+        // §9a: a contended line's data point carries the key's holders,
+        // waiters and limit in force as the decision left them (the
+        // oracle's own limit); a line that writes no point carries none.
+        let figures = said.figures.clone().unwrap_or_default();
+        let counts = (figures.holders, figures.waiting, figures.limit);
+        match said.log.as_ref().map(|l| l.kind) {
+            Some(LogKind::Contended) => assert_eq!(
+                counts,
+                (
+                    after.holders.len() as u32,
+                    after.queue.len() as u32,
+                    in_force
+                ),
+                "FIGURES: a contended line's holders, waiters and limit"
+            ),
+            _ => assert_eq!(figures, Default::default(), "FIGURES: none without a point"),
+        }
         let due = self.check_history(k, before, &after, &allowed, said.report);
         // The alarm by the oracle's rule: the sweep while someone waits
         // behind the holders, a hand-over is unconfirmed or a holder is
