@@ -427,7 +427,8 @@ function faultySql(ctx, object) {
   if (!sql) return;
   const exec = sql.exec.bind(sql);
   sql.exec = (query, ...bindings) => {
-    const failing = SQL_WRITE.test(query) && plan.sqlFails.find((f) => f.object === object && f.times > 0);
+    const failing =
+      plan.sqlFails.length > 0 && SQL_WRITE.test(query) && plan.sqlFails.find((f) => f.object === object && f.times > 0);
     if (failing) {
       failing.times -= 1;
       count(`sqlWrite ${object}`);
