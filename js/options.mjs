@@ -12,7 +12,22 @@ import { NonRetryableError } from "cloudflare:workflows";
  * as "<name>: <message>"; under any other name it hides the message).
  */
 export function batonError(field, reason) {
-  const error = new NonRetryableError(`${field} ${reason}`, "BatonError");
+  return refusal(`${field} ${reason}`, field);
+}
+
+/**
+ * A refusal Baton's RPC threw (its message `BatonError: <field> <reason>`,
+ * its field as the own property `batonField`), as the helpers throw it:
+ * the same NonRetryableError named `BatonError` as `batonError`'s, so the
+ * instance's error reads `BatonError: <field> <reason>` (under
+ * NonRetryableError's own name the engine shows only that a step threw one).
+ */
+export function rpcRefusal(error) {
+  return refusal(error.message.slice("BatonError:".length).trimStart(), error.batonField);
+}
+
+function refusal(message, field) {
+  const error = new NonRetryableError(message, "BatonError");
   error.name = "BatonError";
   error.field = field;
   return error;

@@ -7,7 +7,7 @@
 // superseded), and the poll is only the fallback for a lost event. Heartbeats are their own durable steps, interleaved with the body,
 // so a long body keeps the group without any single step running long.
 import { NonRetryableError } from "cloudflare:workflows";
-import { batonSteps } from "./steps.mjs";
+import { batonSteps, stepTag } from "./steps.mjs";
 import { TURN_EVENT_TYPE } from "./with-key.mjs";
 
 /** A newer revision won: this execution must not run. Never retried. */
@@ -69,14 +69,16 @@ export async function serialize(step, baton, spec, instanceId, body, options = {
   const settings = { ...DEFAULTS, ...options };
   const { group, revision, current } = spec;
   const call = batonSteps(step, settings.stepRetries);
+  // Every step name carries the group, as withKey's carry the key.
+  const tag = stepTag(String(group));
   const who = { group, instanceId };
   const request = { group, instanceId, revision, claim: true, grant: true };
   if (current !== undefined) request.current = current;
   if (settings.workflow !== undefined) request.workflow = settings.workflow;
 
-  let state = await call("baton serial enqueue", () => baton.serialEnqueue(request));
+  let state = await call(`baton serial enqueue ${tag}`, () => baton.serialEnqueue(request));
   if (state.status === "waiting" && !("holder" in state)) {
-    state = await call("baton serial claim #0", () => baton.serialClaim(who));
+    state = await call(`baton serial claim ${tag} #0`, () => baton.serialClaim(who));
   }
   const turn = state.turn ?? settings.turnEventType;
   for (let wait = 1; state.status === "waiting"; wait++) {
@@ -85,14 +87,14 @@ export async function serialize(step, baton, spec, instanceId, body, options = {
     }
     let told;
     try {
-      told = payloadOf(await step.waitForEvent(`baton serial turn #${wait}`, { type: turn, timeout: settings.pollInterval }));
+      told = payloadOf(await step.waitForEvent(`baton serial turn ${tag} #${wait}`, { type: turn, timeout: settings.pollInterval }));
     } catch {
       // The poll interval passed without a push: claim again, below.
     }
     if (told?.status === "holding" || told?.status === "skipped") {
       state = told;
     } else {
-      state = await call(`baton serial claim #${wait}`, () => baton.serialClaim(who));
+      state = await call(`baton serial claim ${tag} #${wait}`, () => baton.serialClaim(who));
     }
   }
   if (state.status === "skipped") {
@@ -115,13 +117,13 @@ export async function serialize(step, baton, spec, instanceId, body, options = {
     for (let beat = 1; ; beat++) {
       const next = await Promise.race([
         outcome,
-        step.sleep(`baton serial heartbeat wait #${beat}`, settings.heartbeatInterval).then(() => ({ done: false })),
+        step.sleep(`baton serial heartbeat wait ${tag} #${beat}`, settings.heartbeatInterval).then(() => ({ done: false })),
       ]);
       if (next.done) {
         if ("error" in next) throw next.error;
         return next.value;
       }
-      const { holding } = await call(`baton serial heartbeat #${beat}`, () => baton.serialHeartbeat(who));
+      const { holding } = await call(`baton serial heartbeat ${tag} #${beat}`, () => baton.serialHeartbeat(who));
       if (!holding) {
         // The heartbeat went stale and another execution took the group:
         // stop here, so the body runs no further step beside the new holder.
@@ -129,6 +131,6 @@ export async function serialize(step, baton, spec, instanceId, body, options = {
       }
     }
   } finally {
-    await call("baton serial release", () => baton.serialRelease(who));
+    await call(`baton serial release ${tag}`, () => baton.serialRelease(who));
   }
 }

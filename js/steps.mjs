@@ -1,7 +1,8 @@
 // The one way the helpers call Baton from Workflow code: each call is a
 // durable step with bounded retries, and a `BatonError` (bad input, which is
-// bad on every retry) ends the step at once as a NonRetryableError.
-import { NonRetryableError } from "cloudflare:workflows";
+// bad on every retry) ends the step at once as a NonRetryableError named
+// `BatonError` (options.mjs's `rpcRefusal`), as the helpers' own refusals are.
+import { rpcRefusal } from "./options.mjs";
 
 /** Returns `call(name, method)`, which runs `method` as the step `name`. */
 export function batonSteps(step, retries) {
@@ -12,7 +13,7 @@ export function batonSteps(step, retries) {
         return await method();
       } catch (error) {
         if (String(error?.message).startsWith("BatonError:")) {
-          throw new NonRetryableError(error.message);
+          throw rpcRefusal(error);
         }
         throw error;
       }

@@ -71,15 +71,30 @@ pub struct Listed {
 }
 
 fn row(columns: &[SqlValue]) -> Row {
-    let stamp = millis(&columns[0]);
     if integer(&columns[1]) == 0 {
         return Row::Gone {
-            stamp,
+            stamp: millis(&columns[0]),
             forget_ms: optional_millis(&columns[8]).expect("a gone key has a time to be forgotten"),
         };
     }
+    let Listed {
+        stamp,
+        busy,
+        reported_ms,
+    } = listed(columns);
     Row::Listed {
         stamp,
+        busy,
+        reported_ms,
+    }
+}
+
+/// A row's [`COLUMNS`] read as a listed key's, whatever its `listed`
+/// column says: for a row known to be listed (by [`row`], or by a
+/// statement that selects only those), so no gone row reaches a page.
+fn listed(columns: &[SqlValue]) -> Listed {
+    Listed {
+        stamp: millis(&columns[0]),
         busy: Busy {
             holders: millis(&columns[2]) as u32,
             waiting: millis(&columns[3]) as u32,
@@ -186,24 +201,7 @@ pub fn page(
         ],
     )
     .iter()
-    .map(|columns| {
-        let key = text(&columns[0]);
-        match row(&columns[1..]) {
-            Row::Listed {
-                stamp,
-                busy,
-                reported_ms,
-            } => (
-                key,
-                Listed {
-                    stamp,
-                    busy,
-                    reported_ms,
-                },
-            ),
-            Row::Gone { .. } => unreachable!("the page reads listed rows"),
-        }
-    })
+    .map(|columns| (text(&columns[0]), listed(&columns[1..])))
     .collect()
 }
 

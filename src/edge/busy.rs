@@ -2,9 +2,9 @@
 //! pages, and the report a Coordinator sends its list shard (internal:
 //! between Baton's own objects, not part of the contract).
 
-use super::health::State;
 use crate::busy::page::ListLimit;
 use crate::busy::{Busy, Report};
+use crate::health::KeyState;
 use crate::ident::Ident;
 use crate::limits::LIST_LIMIT_MAX;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -25,7 +25,7 @@ pub struct ListRequest {
     /// §10a: only the entries in this state (a page may then answer fewer
     /// than `limit`, and still a `cursor` while more may follow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<State>,
+    pub state: Option<KeyState>,
 }
 
 impl Serialize for ListLimit {
@@ -78,7 +78,7 @@ pub struct ListedKey {
     /// §11: an operator paused the key.
     pub paused: bool,
     /// §10a: its health at a glance, from what the key last reported.
-    pub state: State,
+    pub state: KeyState,
 }
 
 /// A page of `serialList`.
@@ -103,7 +103,7 @@ pub struct ListedGroup {
     pub paused: bool,
     /// §10a, as a key of limit 1 with no stall: `paused`, `backlogged`,
     /// `at_capacity` or `idle`.
-    pub state: State,
+    pub state: KeyState,
 }
 
 // --- between Baton's objects ---

@@ -1,65 +1,50 @@
 //! A key's health as callers see it (contract §10a): its `state`, the
 //! list's `state` filter, `inspect`'s `waits` and each holder's `checked`.
-//! The rules are `crate::health`'s; this module only names them on the wire.
+//! The rules are `crate::health`'s; this module only names them on the wire
+//! (the state is the core's `KeyState`, written by its name).
 
-use crate::health::KeyState;
+use crate::health::{KeyState, STATES};
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// §10a: the first that applies, in this order: `paused` (an operator
-/// paused it); `stalled` (waiters wait, and for longer than
-/// `HOLDER_CHECK_MS` a holder has not taken up a slot handed to it, or its
-/// status checks fail); `backlogged` (waiters wait behind the holders);
-/// `at_capacity` (every slot held, nobody waits); `active` (some slots
-/// held, nobody waits); `idle`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[schemars(rename = "KeyState")]
-pub enum State {
-    Paused,
-    Stalled,
-    Backlogged,
-    AtCapacity,
-    Active,
-    Idle,
-}
-
-impl From<KeyState> for State {
-    fn from(state: KeyState) -> State {
-        match state {
-            KeyState::Paused => State::Paused,
-            KeyState::Stalled => State::Stalled,
-            KeyState::Backlogged => State::Backlogged,
-            KeyState::AtCapacity => State::AtCapacity,
-            KeyState::Active => State::Active,
-            KeyState::Idle => State::Idle,
-        }
-    }
-}
-
-impl From<State> for KeyState {
-    fn from(state: State) -> KeyState {
-        match state {
-            State::Paused => KeyState::Paused,
-            State::Stalled => KeyState::Stalled,
-            State::Backlogged => KeyState::Backlogged,
-            State::AtCapacity => KeyState::AtCapacity,
-            State::Active => KeyState::Active,
-            State::Idle => KeyState::Idle,
-        }
+/// §10a's state on the wire is the core's [`KeyState`] itself, by its
+/// name (`"at_capacity"`...): one type, the names stated once
+/// (`KeyState::name`).
+impl Serialize for KeyState {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 
 /// A state as a caller names it (the list's `state` filter): one of the
 /// names, or refused with all of them.
-impl<'de> Deserialize<'de> for State {
+impl<'de> Deserialize<'de> for KeyState {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        KeyState::parse("state", &text)
-            .map(State::from)
-            .map_err(|error| serde::de::Error::custom(error.reason()))
+        KeyState::parse("state", &text).map_err(|error| serde::de::Error::custom(error.reason()))
     }
 }
+
+impl JsonSchema for KeyState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "KeyState".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "enum": STATES.map(KeyState::name),
+            "description": STATE_DESCRIPTION,
+        })
+    }
+}
+
+/// The schema's description of a state: the rule, in the order it is tried.
+const STATE_DESCRIPTION: &str = "§10a: the first that applies, in this order: `paused` \
+    (an operator paused it); `stalled` (waiters wait, and for longer than `HOLDER_CHECK_MS` \
+    a holder has not taken up a slot handed to it, or its status checks fail); `backlogged` \
+    (waiters wait behind the holders); `at_capacity` (every slot held, nobody waits); \
+    `active` (some slots held, nobody waits); `idle`.";
 
 /// `inspect`'s `waits` (§10a): how long the key's recent holders waited
 /// for it and how long its waiters have waited so far, as percentiles.

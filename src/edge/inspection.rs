@@ -2,8 +2,9 @@
 //! §11): its holders, its waiters in hand-on order with their place and
 //! estimate, its recent holds and counts, and how an operator steers it.
 
-use super::health::{Checked, State, Waits};
+use super::health::{Checked, Waits};
 use crate::coordinator::{self as core, Holder, Waiter};
+use crate::health::KeyState;
 use crate::ident::{Ident, InputHash, InstanceId};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -37,7 +38,7 @@ pub struct Inspection {
     /// named, or null.
     pub max_waiting: Option<u32>,
     /// §10a: the key's health at a glance.
-    pub state: State,
+    pub state: KeyState,
     /// §10a: the waits of `recent`'s holds and of the waiters now.
     pub waits: Waits,
 }

@@ -47,7 +47,8 @@
 //!    around its generated region).
 //! 5. `BATON_BLESS=1 cargo test --lib edge::schema` regenerates the OpenAPI
 //!    schemas (with a skeleton for a new route, whose prose is written by
-//!    hand) and `js/index.d.ts`'s wire types; review the diff.
+//!    hand) and `js/index.d.ts`'s wire types, and `BATON_BLESS=1 cargo test
+//!    --lib edge::body_table` the HTTP body table; review the diff.
 //!
 //! A new concept adds its group of rows (its `*Call` enum, the request
 //! field naming its object, how it is served) and its variant in the HTTP
@@ -55,9 +56,11 @@
 
 mod decode;
 
+pub mod body_table;
 pub mod busy;
 pub mod coordinator;
 pub mod debounce;
+pub mod encode;
 pub mod health;
 pub mod http;
 pub mod inspection;

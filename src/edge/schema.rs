@@ -130,7 +130,7 @@ fn drop_null(property: &mut Value) {
     }
 }
 
-fn ref_name(reference: &Value) -> Option<&str> {
+pub(super) fn ref_name(reference: &Value) -> Option<&str> {
     reference["$ref"]
         .as_str()?
         .strip_prefix("#/components/schemas/")

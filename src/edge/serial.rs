@@ -4,7 +4,8 @@
 //! the path).
 
 use super::coordinator::ReleaseReply;
-use super::health::{State, Waits};
+use super::health::Waits;
+use crate::health::KeyState;
 use crate::health::{self, waits, Facts};
 use crate::ident::{newtype, Ident, InstanceId, WorkflowName};
 use crate::limits::PAUSE_REASON_BYTES_MAX;
@@ -282,7 +283,7 @@ pub struct SerialInspection {
     pub paused: Option<Paused>,
     /// §10a, as a key of limit 1 whose stall the queue does not track:
     /// `paused`, `backlogged`, `at_capacity` or `idle`.
-    pub state: State,
+    pub state: KeyState,
     /// §10a: the waits of the waiters now, so far (a group's finished runs
     /// do not keep how long they waited).
     pub waits: Waits,
@@ -301,7 +302,7 @@ impl SerialInspection {
             .collect();
         let (p50_ms, p95_ms, n) = waits(waited);
         SerialInspection {
-            state: health::state(&facts, now_ms).into(),
+            state: health::state(&facts, now_ms),
             waits: Waits { p50_ms, p95_ms, n },
             holder: view.holder.and_then(|h| match h.state {
                 EntryState::Holding { heartbeat_at_ms } => Some(SerialHolder {

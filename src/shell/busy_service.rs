@@ -89,7 +89,7 @@ pub async fn list_keys(env: &Env, request: ListRequest) -> Result<KeyList, CallE
     let keys = entries
         .into_iter()
         .map(|(key, Entry { busy, .. })| ListedKey {
-            state: busy.state_at(now).into(),
+            state: busy.state_at(now),
             key,
             holders: busy.holders,
             waiting: busy.waiting,

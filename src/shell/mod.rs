@@ -2,7 +2,8 @@
 //!
 //! - [`js`]: the JS boundary: RPC arguments → request types (`crate::edge`),
 //!   replies → JS values, refusals → JS `Error`s; [`js_json`]: a JS value
-//!   read as JSON data.
+//!   read as JSON data; `encode`: the hot replies' JS values, written
+//!   straight from their encoders (`crate::edge::encode`).
 //! - [`config`]: the Worker's variables, with defaults.
 //! - [`driver`]: the one loop every Durable Object class runs (load,
 //!   decide, write, alarm, reply, effects); [`rpc`]: a call decoded, run
@@ -49,6 +50,7 @@ pub mod debouncer_object;
 pub mod decision_log;
 pub mod driver;
 pub mod effects;
+mod encode;
 pub mod entry;
 pub mod found;
 pub mod gate;

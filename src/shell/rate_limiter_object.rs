@@ -27,6 +27,7 @@
 
 use super::decision_log::Scope;
 use super::driver::{Call, Driver, Memory, NoEffect, Rules, TransitionOf};
+use super::encode::ToJs;
 use super::js::{self, to_js};
 use super::js_json;
 use super::rate_bucket::Bucket;
@@ -223,7 +224,7 @@ impl RateLimiterCore {
     /// An acquire's decision, as the caller receives it.
     fn acquired(&self, bucket: &Ident, call: Acquire) -> Result<JsValue, JsValue> {
         let reply = RateAcquireReply::from(self.decide(bucket, call)?);
-        Ok(to_js(&reply))
+        Ok(reply.to_js())
     }
 
     /// One decision in the caller's turn; a refusal is the caller's error.

@@ -6,7 +6,7 @@ use super::js::now_ms;
 use super::stub::CallError;
 use crate::busy::page::{Cursor, ListKind};
 use crate::edge::busy::{GroupList, ListRequest, ListedGroup};
-use crate::edge::health::State;
+use crate::health::KeyState;
 use crate::health::{self, Facts};
 use crate::serial_queue::sql::LIST_GROUPS;
 use wasm_bindgen::JsValue;
@@ -85,6 +85,6 @@ pub async fn list_groups(env: &Env, request: ListRequest) -> Result<GroupList, C
 }
 
 /// §10a for a group (`Facts::group`).
-fn group_state(paused: bool, held: bool, waiting: u32) -> State {
-    health::state(&Facts::group(paused, held, waiting), 0).into()
+fn group_state(paused: bool, held: bool, waiting: u32) -> KeyState {
+    health::state(&Facts::group(paused, held, waiting), 0)
 }

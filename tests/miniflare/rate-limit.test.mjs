@@ -321,6 +321,21 @@ describe("RateLimiter", () => {
     assert.deepEqual((await h.rateOk(bucket, "inspect", bucket)).rules, []);
   });
 
+  test("a refusal from Baton itself (a rule's limit) ends the instance with its message, named BatonError", async () => {
+    // The rules are checked by the RateLimiter, not the helper: the refusal
+    // crosses RPC as a plain Error, and js/steps.mjs rethrows it as a
+    // NonRetryableError named BatonError. Under NonRetryableError's own name
+    // the engine showed only "a step threw an NonRetryableError", not the
+    // refusal.
+    const bucket = "bad-rule";
+    await h.create("bad-rule-1", { mode: "rate", bucket, rules: [rule("r", 0)] });
+    await h.untilStatus("bad-rule-1", ["complete", "errored"]);
+    const { status, error } = await h.details("bad-rule-1");
+    assert.equal(status, "errored");
+    assert.equal(error.message, "BatonError: limit must be an integer from 1 to 100000 (got 0)");
+    assert.deepEqual((await h.rateOk(bucket, "inspect", bucket)).rules, []);
+  });
+
   test("a Workflow that waits in step.sleep gets its permit when the window frees", async () => {
     const bucket = "sleeper";
     // Short window: the point is the sleep and the re-acquire, not timing.

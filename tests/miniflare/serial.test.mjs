@@ -796,4 +796,19 @@ describe("serial queue: hand-off by grant, claim on enqueue, dead holders by sta
     assert.equal(contended[0].status, "waiting");
     assert.deepEqual(contended[2], { next: null });
   });
+
+  test("serialize's step names carry the group, as withKey's carry the key", async () => {
+    const group = "named:steps";
+    await h.create("sn-H", serial(group, "r1", { waitForFinish: true }));
+    await untilHolder(h, group, "sn-H");
+    await h.create("sn-W", serial(group, "r2", { countSteps: true }));
+    await untilParked(h, "sn-W");
+    await h.sendEvent("sn-H", "finish", {});
+    const { ran, batonSteps: names } = await h.output("sn-W", 20_000);
+    assert.equal(ran, true);
+    assert.equal(names[0], `baton serial enqueue ${group}`);
+    assert.ok(names.includes(`baton serial turn ${group} #1`), JSON.stringify(names));
+    assert.equal(names.at(-1), `baton serial release ${group}`);
+    for (const name of names) assert.match(name, /^baton serial [a-z ]+ named:steps( #\d+)?$/);
+  });
 });

@@ -152,12 +152,14 @@ export class TestWorkflow extends WorkflowEntrypoint {
 
   /** A deploy-like run through `serialize`: payload { group, revision, current?, holdMs?, waitForFinish?, options? }; its body records `{ lease }` (the fence) as a step output. */
   async runSerial(event, step) {
-    const { group, revision, current, holdMs = 0, waitForFinish = false, options = {} } = event.payload;
+    const { group, revision, current, holdMs = 0, waitForFinish = false, options = {}, countSteps = false } = event.payload;
     const id = event.instanceId;
     const recorder = this.env.RECORDER.get(this.env.RECORDER.idFromName("log"));
+    // With `countSteps`, the output also names the Baton steps serialize took.
+    const baton = new Set();
     try {
       const value = await serialize(
-        step,
+        countSteps ? countingSteps(step, baton) : step,
         this.env.BATON,
         current === undefined ? { group, revision } : { group, revision, current },
         id,
@@ -168,7 +170,7 @@ export class TestWorkflow extends WorkflowEntrypoint {
         },
         { stepRetries: { limit: 2, delay: "100 milliseconds" }, ...options },
       );
-      return { ran: true, value };
+      return countSteps ? { ran: true, value, batonSteps: [...baton] } : { ran: true, value };
     } catch (error) {
       // Surface the helper's outcome as output so tests can read it.
       if (["RunSkipped", "SerialQueueTimedOut", "SerialQueueLostHold"].includes(error?.name)) {

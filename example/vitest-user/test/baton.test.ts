@@ -1,7 +1,7 @@
 // The user's Workflows against Baton, in Cloudflare's Vitest plugin: real
 // Workflow instances and Baton's real Durable Objects and D1, in the Workers
 // runtime. The plugin's introspection waits for Baton's own steps (their
-// names are Baton's: `baton acquire <key>`, `baton serial enqueue`), so each
+// names are Baton's: `baton acquire <key>`, `baton serial enqueue <group>`), so each
 // test knows where an instance stands without polling or sleeping; an
 // `approved` event (which the Workflows' bodies wait for) decides when a
 // holder lets go.
@@ -80,11 +80,11 @@ describe("serialize", () => {
     await using c = await introspectWorkflowInstance(env.PUBLISH, "docs-c");
 
     await env.PUBLISH.create({ id: "docs-a", params: { site: "docs", revision: "a" } });
-    expect(await a.waitForStepResult({ name: "baton serial enqueue" })).toMatchObject({ status: "holding" });
+    expect(await a.waitForStepResult({ name: "baton serial enqueue publish:docs" })).toMatchObject({ status: "holding" });
     await env.PUBLISH.create({ id: "docs-b", params: { site: "docs", revision: "b" } });
-    expect(await b.waitForStepResult({ name: "baton serial enqueue" })).toMatchObject({ status: "waiting" });
+    expect(await b.waitForStepResult({ name: "baton serial enqueue publish:docs" })).toMatchObject({ status: "waiting" });
     await env.PUBLISH.create({ id: "docs-c", params: { site: "docs", revision: "c" } });
-    expect(await c.waitForStepResult({ name: "baton serial enqueue" })).toMatchObject({
+    expect(await c.waitForStepResult({ name: "baton serial enqueue publish:docs" })).toMatchObject({
       status: "waiting",
       superseded: ["docs-b"],
     });

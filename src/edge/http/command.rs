@@ -3,33 +3,44 @@
 //! `crate::edge` into the same request types RPC callers' objects become.
 //!
 //! Bodies, per operation (`?` marks an optional field; `null` counts as
-//! absent):
+//! absent; a GET reads no body), generated from the method table
+//! (`edge::body_table`; the OpenAPI document has each field's type and
+//! bounds):
 //!
-//! | operation | body |
+//! <!-- generated from the method table: BATON_BLESS=1 cargo test --lib edge::body_table -->
+//! | route | body |
 //! |---|---|
-//! | key enqueue | `{ supersedes?: boolean (false), instanceId, inputHash?, options? }` (§1d's cancel is `options.cancelHolders`) |
-//! | key acquire | `{ instanceId, options? }` |
-//! | key release | `{ instanceId }` |
-//! | key pause (§11) | `{ reason? }` |
-//! | key resume (§11) | `{}` |
-//! | key limit (§11, PUT) | `{ limit }` (1 to `HOLDERS_PER_KEY_MAX`; `null` clears the override) |
-//! | group enqueue | `{ instanceId, revision, current?, workflow?, claim?, grant? }` |
-//! | group claim, heartbeat, release | `{ instanceId }` |
-//! | group pause | `{ reason? }` |
-//! | group resume | `{}` |
-//! | bucket acquire | `{ rules: [{ id, limit, windowMs }], permits? }` |
-//! | bucket penalize | `{ cooldownMs }` |
-//! | bucket refund | `{ permits }` |
-//! | key / group / bucket / debounce inspect | none (GET) |
-//! | key list, group list | none (GET); `?cursor=&limit=&state=` in the query |
-//! | run claim | `{ instanceId, workflow? }` |
-//! | run complete | `{ instanceId, result?, error? }` |
-//! | run await | `{ timeoutMs }` |
-//! | run append | `{ instanceId, type, data? }` |
-//! | run events | `{ after?, timeoutMs?, limit? }` |
-//! | debounce | `{ delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix?, batch? }` |
-//! | debounce start-at | `{ at, params?, workflow?, instanceId? }` |
-//! | debounce flush, cancel | `{}` |
+//! | `POST /v1/keys/{key}/enqueue` | `{ supersedes?, instanceId, inputHash?, options? }` |
+//! | `POST /v1/keys/{key}/acquire` | `{ instanceId, options? }` |
+//! | `POST /v1/keys/{key}/release` | `{ instanceId }` |
+//! | `GET /v1/keys/{key}` | none |
+//! | `POST /v1/keys/{key}/pause` | `{ reason? }` |
+//! | `POST /v1/keys/{key}/resume` | `{}` |
+//! | `PUT /v1/keys/{key}/limit` | `{ limit? }` |
+//! | `POST /v1/groups/{group}/enqueue` | `{ instanceId, revision, current?, workflow?, claim?, grant? }` |
+//! | `POST /v1/groups/{group}/claim` | `{ instanceId }` |
+//! | `POST /v1/groups/{group}/heartbeat` | `{ instanceId }` |
+//! | `POST /v1/groups/{group}/release` | `{ instanceId }` |
+//! | `GET /v1/groups/{group}` | none |
+//! | `POST /v1/groups/{group}/pause` | `{ reason? }` |
+//! | `POST /v1/groups/{group}/resume` | `{}` |
+//! | `GET /v1/keys` | none; `?cursor=&limit=&state=` in the query |
+//! | `GET /v1/groups` | none; `?cursor=&limit=&state=` in the query |
+//! | `POST /v1/buckets/{bucket}/acquire` | `{ rules, permits? }` |
+//! | `POST /v1/buckets/{bucket}/penalize` | `{ cooldownMs }` |
+//! | `POST /v1/buckets/{bucket}/refund` | `{ permits }` |
+//! | `GET /v1/buckets/{bucket}` | none |
+//! | `POST /v1/debounce/{key}` | `{ delayMs, maxWaitMs?, edge?, params?, workflow?, idPrefix?, batch? }` |
+//! | `POST /v1/debounce/{key}/start-at` | `{ at, params?, workflow?, instanceId? }` |
+//! | `POST /v1/debounce/{key}/flush` | `{}` |
+//! | `POST /v1/debounce/{key}/cancel` | `{}` |
+//! | `GET /v1/debounce/{key}` | none |
+//! | `POST /v1/runs/{key}/claim` | `{ instanceId, workflow? }` |
+//! | `POST /v1/runs/{key}/complete` | `{ instanceId, result?, error? }` |
+//! | `POST /v1/runs/{key}/await` | `{ timeoutMs }` |
+//! | `POST /v1/runs/{key}/append` | `{ instanceId, type, data? }` |
+//! | `POST /v1/runs/{key}/events` | `{ after?, timeoutMs?, limit? }` |
+//! <!-- end of the generated body table -->
 //!
 //! A route without a path parameter (a list over every key) decodes its
 //! fields the same way, with no field from the path.

@@ -15,10 +15,10 @@ use crate::edge::coordinator::{
 use crate::edge::steer::{Pause, PauseReply, Resume, ResumeReply, SetLimit, SetLimitReply};
 use crate::ident::Ident;
 use crate::shell::driver::{Now, Replied};
+use crate::shell::encode::ToJs;
 use crate::shell::js;
 use crate::sql::Counted;
 use js_sys::Promise;
-use serde::Serialize;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
 
@@ -151,7 +151,7 @@ impl Object {
                         .collect(),
                     recent: recent.into_iter().map(RecentHold::from).collect(),
                     counts: counts.into(),
-                    state: health.state.into(),
+                    state: health.state,
                     waits: health.waits.into(),
                 };
                 (inspection, needs_check)
@@ -190,7 +190,7 @@ pub(super) fn release_reply(reply: Reply) -> Result<ReleaseReply, JsValue> {
 /// at once, with a value, when its decision has nothing to perform (its
 /// list reports are sent at once); else with a Promise that settles once
 /// its effects are under way (`carry_on` sends the reports after them).
-pub(super) fn answer_in_turn<R: 'static, T: Serialize + 'static>(
+pub(super) fn answer_in_turn<R: 'static, T: ToJs + 'static>(
     object: Rc<Object>,
     request: Result<R, JsValue>,
     decide: fn(&Object, &R) -> Result<InTurn, JsValue>,
@@ -207,14 +207,14 @@ pub(super) fn answer_in_turn<R: 'static, T: Serialize + 'static>(
     match now {
         Err(error) => Promise::reject(&error).into(),
         Ok((request, Now::Answered(reply))) => match answer(&object, &request, reply) {
-            Ok(reply) => js::to_js(&reply),
+            Ok(reply) => reply.to_js(),
             Err(error) => Promise::reject(&error).into(),
         },
         // The answer is the reply the effects leave (an answering check's).
         Ok((request, Now::Pending(_, t))) => js::promise(async move {
             let reply = object.carry_on(key(&request), t).await?;
             let reply = reply.map_err(|e| js::to_js_error(&e))?;
-            Ok(js::to_js(&answer(&object, &request, reply)?))
+            Ok(answer(&object, &request, reply)?.to_js())
         })
         .into(),
     }
