@@ -7,9 +7,9 @@
 //!
 //! Each concept's `decide(state, now_ms, input) -> Result<Transition, _>`
 //! is pure. The shell's driver (`shell::driver`) loads the state, calls it,
-//! commits the writes in one turn, prints the lines as they are
-//! ([`LogLine`]: each concept picks its lines in one pure function of its
-//! core), arms the alarm as [`Alarm`] says (the driver is its one writer),
+//! commits the writes in one turn, then prints the lines ([`LogLine`]:
+//! each concept picks its lines in one pure function of its core, as data
+//! its own words format when a line prints), arms the alarm as [`Alarm`] says (the driver is its one writer),
 //! replies, then performs the effects; what an effect came to re-enters
 //! through the concept's `decide` as an input of its own. A refusal
 //! carries no writes, no effects and no lines: nothing changes.
@@ -30,6 +30,7 @@
 
 use crate::error::BatonError;
 use crate::ident::InstanceId;
+use std::borrow::Cow;
 
 /// A caller's request of a concept's key, typed by its answer: the core's
 /// decision of it on the key's `State`. Every concept's calls are this one
@@ -53,7 +54,7 @@ pub trait Call<State> {
 /// are `Write`s, whose state (or the part a decision reads) is `State` and
 /// whose effects are `Effect`s.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Transition<Reply, Write, State, Effect = NoEffect> {
+pub struct Transition<Reply, Write, State, Effect = NoEffect, Why = Text> {
     pub reply: Reply,
     /// Row-level changes, committed together before anything else.
     pub writes: Vec<Write>,
@@ -63,7 +64,7 @@ pub struct Transition<Reply, Write, State, Effect = NoEffect> {
     pub alarm: Alarm,
     /// Its decision-log lines (contract §9), in order: the shell prints
     /// them as they are once the writes are committed, and picks none.
-    pub log: Vec<LogLine>,
+    pub log: Lines<Why>,
     /// The state once the writes are applied: the invariants are checked
     /// on it, and the simulations check that applying the writes gives it.
     pub state: State,
@@ -143,18 +144,111 @@ pub struct Wake<Event> {
 }
 
 /// A decision-log line, as data: the shell prints it as it is
-/// (`shell::decision_log`) when the configured level prints its kind.
+/// (`shell::decision_log`) when the configured level prints its kind. Its
+/// reason is data too (`Why`, each concept's own type, whose `Display` is
+/// its words): a line is worded only when it prints, so a routine line at
+/// a level that prints none costs no formatting and no allocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogLine {
+pub struct LogLine<Why = Text> {
     pub kind: LogKind,
     /// The instance the decision is about; `None` for an operator's
     /// decision on the key as a whole (§11's pause, resume and limit).
     pub instance: Option<InstanceId>,
     pub decision: &'static str,
-    /// Borrowed where it is fixed text: a routine line costs no allocation.
-    pub reason: std::borrow::Cow<'static, str>,
+    pub reason: Why,
     /// How long the instance has waited so far, if it waits.
     pub waited_ms: Option<u64>,
+    /// §9a: what a contended decision's data point carries besides the
+    /// line, taken when it was decided (so the shell prints after the
+    /// write, whatever the write does with the state).
+    pub figures: Figures,
+}
+
+/// A reason already in words: fixed text (no allocation), or text a
+/// concept formats when it decides (the serial queue's, off the hot path).
+pub type Text = Cow<'static, str>;
+
+/// What a decision's data point carries besides its line (§9a): the
+/// instance's Workflow, how long the hold it ended lasted, and the key's
+/// holders, waiters and limit as the decision left them; 0 (or none)
+/// where a figure does not apply or the concept does not keep it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Figures {
+    pub workflow: Option<String>,
+    /// The wait this decision ended, when its line names none.
+    pub waited_ms: Option<u64>,
+    pub held_ms: u64,
+    pub holders: u32,
+    pub waiting: u32,
+    pub limit: u32,
+}
+
+/// A decision's lines, in order. Most decisions print one line or none:
+/// those are held without a `Vec` (no allocation per decision).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Lines<Why = Text> {
+    #[default]
+    None,
+    One(LogLine<Why>),
+    Many(Vec<LogLine<Why>>),
+}
+
+impl<Why> Lines<Why> {
+    pub fn new() -> Self {
+        Lines::None
+    }
+
+    pub fn push(&mut self, line: LogLine<Why>) {
+        *self = match std::mem::take(self) {
+            Lines::None => Lines::One(line),
+            Lines::One(first) => Lines::Many(vec![first, line]),
+            Lines::Many(mut lines) => {
+                lines.push(line);
+                Lines::Many(lines)
+            }
+        };
+    }
+}
+
+impl<Why> std::ops::Deref for Lines<Why> {
+    type Target = [LogLine<Why>];
+    fn deref(&self) -> &[LogLine<Why>] {
+        match self {
+            Lines::None => &[],
+            Lines::One(line) => std::slice::from_ref(line),
+            Lines::Many(lines) => lines,
+        }
+    }
+}
+
+impl<'a, Why> IntoIterator for &'a Lines<Why> {
+    type Item = &'a LogLine<Why>;
+    type IntoIter = std::slice::Iter<'a, LogLine<Why>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<Why> From<Option<LogLine<Why>>> for Lines<Why> {
+    fn from(line: Option<LogLine<Why>>) -> Self {
+        line.map_or(Lines::None, Lines::One)
+    }
+}
+
+impl<Why> From<LogLine<Why>> for Lines<Why> {
+    fn from(line: LogLine<Why>) -> Self {
+        Lines::One(line)
+    }
+}
+
+impl<Why> FromIterator<LogLine<Why>> for Lines<Why> {
+    fn from_iter<I: IntoIterator<Item = LogLine<Why>>>(lines: I) -> Self {
+        let mut all = Lines::None;
+        for line in lines {
+            all.push(line);
+        }
+        all
+    }
 }
 
 /// Whether a decision is worth a line at the default level (`BATON_LOG`,

@@ -367,13 +367,13 @@ fn a_woken_holder_is_logged_skipped_only_when_it_is_skipped() {
             line.kind,
             line.instance.as_ref().map(|i| i.as_str()),
             line.decision,
-            &*line.reason
+            line.reason.to_string()
         ),
         (
             LogKind::Contended,
             Some("w2"),
             "skipped",
-            "handed the key but dead"
+            "handed the key but dead".to_string()
         )
     );
 }

@@ -116,7 +116,7 @@ use common::{
 
 use baton::busy::reporter::Due;
 use baton::coordinator::history::{HistoryWrite, Hold, Outcome};
-use baton::coordinator::log::{LogKind, LogLine};
+use baton::coordinator::log::LogKind;
 use baton::coordinator::{
     assert_invariants_deep, needs_holder_check, AcquireReply, AcquireRequest, EnqueueReply,
     EnqueueRequest, Holder, HolderState, Input, KeyTwin, Liveness, Member, Options, Place, Reply,
@@ -126,6 +126,7 @@ use baton::coordinator::{health, Write};
 use baton::health::{KeyState, STATES};
 use baton::transition::Alarm;
 use baton::workflow::Status;
+use common::Said as Line;
 use decisions::{
     acquire, acquire_after_check, enqueue, enqueue_after_check, grant_accepted, release, said,
     steer, tick, tick_after_check, woken_after_check,
@@ -162,8 +163,8 @@ enum AcquireStep {
 /// its `Effect::Wake`s name, as the writes left them).
 mod decisions {
     use super::{AcquireStep, Decided, EnqueueStep};
+    use crate::common::{said_one, Said as Line};
     use baton::busy::reporter::Due;
-    use baton::coordinator::log::LogLine;
     use baton::coordinator::Effect;
     use baton::coordinator::{
         self, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder, Input, KeyTwin,
@@ -171,7 +172,7 @@ mod decisions {
     };
     use baton::error::BatonError;
     use baton::ident::InstanceId;
-    use baton::transition::Alarm;
+    use baton::transition::{Alarm, Figures};
     use baton::workflow::Status;
     use std::cell::RefCell;
 
@@ -180,7 +181,10 @@ mod decisions {
     /// of the holder-check alarm.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct Said {
-        pub log: Option<LogLine>,
+        /// The line as it prints (its reason worded by the core).
+        pub log: Option<Line>,
+        /// The §9a figures the line's data point carries.
+        pub figures: Option<Figures>,
         pub report: Due,
         pub alarm: Alarm,
     }
@@ -216,7 +220,17 @@ mod decisions {
             report,
             alarm,
         } = coordinator::decide(&view, &settings, now_ms, input)?;
-        SAID.with(|s| s.borrow_mut().push(Said { log, report, alarm }));
+        let figures = log.as_ref().map(|l| l.figures.clone());
+        let log = log.as_ref().map(said_one);
+        SAID.with(|s| {
+            let said = Said {
+                log,
+                figures,
+                report,
+                alarm,
+            };
+            s.borrow_mut().push(said)
+        });
         coordinator::apply(store, &writes);
         assert_eq!(
             state.summary,
@@ -2861,11 +2875,11 @@ impl Sim {
             }
             other => panic!("not an operator's input: {other:?}"),
         };
-        let line = Some(LogLine {
+        let line = Some(Line {
             kind: LogKind::Contended,
             instance: None,
             decision,
-            reason: reason.into(),
+            reason,
             waited_ms: None,
         });
         let options = Options {
@@ -2912,7 +2926,7 @@ impl Sim {
         before: &Snap,
         options: &Options,
         allowed: Allowed<'_>,
-        line: Option<LogLine>,
+        line: Option<Line>,
     ) {
         assert_invariants_deep(&self.stores[k]);
         let after = self.snap(k);
@@ -2979,6 +2993,23 @@ impl Sim {
             said.log, line,
             "LOG: the decision's line (expected by the oracle's rule)"
         );
+        // §9a: a contended line's data point carries the key's holders,
+        // waiters and limit in force as the decision left them (the
+        // oracle's own limit); a line that writes no point carries none.
+        let figures = said.figures.clone().unwrap_or_default();
+        let counts = (figures.holders, figures.waiting, figures.limit);
+        match said.log.as_ref().map(|l| l.kind) {
+            Some(LogKind::Contended) => assert_eq!(
+                counts,
+                (
+                    after.holders.len() as u32,
+                    after.queue.len() as u32,
+                    in_force
+                ),
+                "FIGURES: a contended line's holders, waiters and limit"
+            ),
+            _ => assert_eq!(figures, Default::default(), "FIGURES: none without a point"),
+        }
         let due = self.check_history(k, before, &after, &allowed, said.report);
         // The alarm by the oracle's rule: the sweep while someone waits
         // behind the holders, a hand-over is unconfirmed or a holder is
@@ -3518,17 +3549,17 @@ fn log_line(
     decision: &'static str,
     reason: &str,
     waited_ms: Option<u64>,
-) -> Option<LogLine> {
-    Some(LogLine {
+) -> Option<Line> {
+    Some(Line {
         kind,
         instance: Some(id.clone()),
         decision,
-        reason: reason.to_owned().into(),
+        reason: reason.to_owned(),
         waited_ms,
     })
 }
 
-fn contended(id: &InstanceId, decision: &'static str, reason: &str) -> Option<LogLine> {
+fn contended(id: &InstanceId, decision: &'static str, reason: &str) -> Option<Line> {
     log_line(LogKind::Contended, id, decision, reason, None)
 }
 

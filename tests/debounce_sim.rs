@@ -51,8 +51,10 @@ use baton::ident::InstanceId;
 use baton::limits::{
     DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_UNFINISHED_STARTS_MAX,
 };
-use baton::transition::{LogKind, LogLine};
-use common::{assert_reached, report_failure, simulate, Fault, Faults, Injected, Rng, SimStats};
+use baton::transition::LogKind;
+use common::{
+    assert_reached, report_failure, said, simulate, Fault, Faults, Injected, Rng, Said, SimStats,
+};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -964,7 +966,7 @@ impl Sim {
         );
         if let Ok(reply) = &expect.reply {
             assert_eq!(
-                transition.log,
+                said(&transition.log),
                 expected_lines(reply),
                 "LOG: the decision's lines (the oracle's rule) for {input:?}"
             );
@@ -1617,12 +1619,12 @@ fn simulation() {
 /// with why (its fire time, the batch bound that started it, or a leading
 /// start), then a line per batch it started under another id; a
 /// `startAt`'s, routine; a cancel's that dropped a pending start.
-fn expected_lines(reply: &Reply) -> Vec<LogLine> {
-    let line = |kind, id: &Id, decision, reason: String| LogLine {
+fn expected_lines(reply: &Reply) -> Vec<Said> {
+    let line = |kind, id: &Id, decision, reason: String| Said {
         kind,
         instance: Some(id.clone()),
         decision,
-        reason: reason.into(),
+        reason,
         waited_ms: None,
     };
     let why = |b: &BatchStarted| match b.by {

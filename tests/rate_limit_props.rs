@@ -37,6 +37,7 @@ mod common;
 
 use baton::error::BatonError;
 use baton::limits::RATE_RULE_SLOTS;
+use baton::rate_limit::log::Reason;
 use baton::rate_limit::{
     assert_table_invariants as assert_invariants, decide, migrate, Acquire, AcquireReply, Cached,
     Call, Inspect, Inspection, Penalize, RateCache, Refund, Rule, RuleSet, SqlRows, Table,
@@ -45,7 +46,8 @@ use baton::rate_limit::{
 use baton::sql::{SqlExec, SqlValue};
 use baton::transition::{LogKind, LogLine};
 use common::{
-    assert_reached, report_failure, simulate, sqlite, Fault, Faults, Injected, Rng, SimStats,
+    assert_reached, report_failure, said, simulate, sqlite, Fault, Faults, Injected, Rng, Said,
+    SimStats,
 };
 use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
@@ -76,16 +78,21 @@ fn inspected<V>(decided: Result<(Inspection, Transition<V>), BatonError>) -> Ins
 /// permit, contended when it denies every one, naming no instance; nothing
 /// else prints.
 trait Judged: Call + Clone {
-    fn expected(&self, answer: &Self::Answer) -> Vec<LogLine>;
-    /// `answer`, once the decision's `log` is what the rule expects.
-    fn judged(&self, answer: Self::Answer, log: &[LogLine]) -> Self::Answer {
-        assert_eq!(log, self.expected(&answer), "LOG: the decision's lines");
+    fn expected(&self, answer: &Self::Answer) -> Vec<Said>;
+    /// `answer`, once the decision's `log` is what the rule expects, in
+    /// the test's own words.
+    fn judged(&self, answer: Self::Answer, log: &[LogLine<Reason>]) -> Self::Answer {
+        assert_eq!(
+            said(log),
+            self.expected(&answer),
+            "LOG: the decision's lines"
+        );
         answer
     }
 }
 
 impl Judged for Acquire {
-    fn expected(&self, r: &AcquireReply) -> Vec<LogLine> {
+    fn expected(&self, r: &AcquireReply) -> Vec<Said> {
         let (kind, decision) = match r.granted {
             0 => (LogKind::Contended, "denied"),
             _ => (LogKind::Routine, "granted"),
@@ -94,24 +101,24 @@ impl Judged for Acquire {
             "{} of {} permit(s); retry in {} ms",
             r.granted, self.permits, r.wait_ms
         );
-        vec![LogLine {
+        vec![Said {
             kind,
             instance: None,
             decision,
-            reason: reason.into(),
+            reason,
             waited_ms: None,
         }]
     }
 }
 
 impl Judged for Penalize {
-    fn expected(&self, _: &u64) -> Vec<LogLine> {
+    fn expected(&self, _: &u64) -> Vec<Said> {
         Vec::new()
     }
 }
 
 impl Judged for Refund {
-    fn expected(&self, _: &u32) -> Vec<LogLine> {
+    fn expected(&self, _: &u32) -> Vec<Said> {
         Vec::new()
     }
 }
@@ -180,7 +187,7 @@ fn acquire(
     permits: u32,
 ) -> Result<AcquireReply, BatonError> {
     let call = Acquire {
-        rules: rules.clone(),
+        rules: std::rc::Rc::new(rules.clone()),
         permits,
     };
     s.run(now, call)
@@ -1161,4 +1168,62 @@ fn with_the_cache_a_refusal_runs_no_statement_and_a_grant_one() {
             "statements of a grant, call {i}"
         );
     }
+}
+
+/// An acquire as the object decodes its positional arguments from scratch:
+/// the bucket and the options' JSON text, each read whole (`BUCKET_ARG`).
+fn fresh_acquire(bucket: &str, text: &str) -> Result<Acquire, BatonError> {
+    use baton::edge::rate::{RateAcquire, BUCKET_ARG};
+    let options = serde_json::from_str(text).expect("a JSON text");
+    let tree = baton::edge::with_key(&BUCKET_ARG, bucket.into(), Some(options))?;
+    let request: RateAcquire = baton::edge::decode_value(&tree)?;
+    Ok(Acquire {
+        rules: std::rc::Rc::new(request.rules.0),
+        permits: request.permits.map_or(1, |p| p.0),
+    })
+}
+
+/// The rules an object keeps beside its bucket (`SeenCall`) give every
+/// call what a fresh decode of its options gives: the same text skips the
+/// decode, a different one is decoded anew, and bad rules are refused by
+/// the decode every time, with the same typed error naming the field.
+/// (That a refusal leaves the bucket as it was, through the object itself:
+/// tests/miniflare/rate-limit.test.mjs.)
+#[test]
+fn rules_kept_by_their_text_decide_as_a_fresh_decode() {
+    use baton::rate_limit::SeenCall;
+    let texts = [
+        r#"{"rules":[{"id":"s","limit":5,"windowMs":1000}]}"#,
+        r#"{"rules":[{"id":"s","limit":5,"windowMs":1000}]}"#,
+        r#"{"rules":[{"id":"s","limit":6,"windowMs":1000}],"permits":2}"#,
+        r#"{"rules":[{"id":"s","limit":0,"windowMs":1000}]}"#,
+        r#"{"rules":[{"id":"s","limit":0,"windowMs":1000}]}"#,
+        r#"{"rules":[{"id":"s","limit":6,"windowMs":1000}],"permits":2}"#,
+        r#"{"rules":[{"id":"a","limit":1,"windowMs":1},{"id":"a","limit":1,"windowMs":1}]}"#,
+        r#"{"rules":[{"id":"s","limit":5,"windowMs":1000}],"bucket":"b"}"#,
+        r#"{"rules":[{"id":"s","limit":5,"windowMs":1000}]}"#,
+    ];
+    let mut seen = SeenCall::default();
+    let mut bucket = Table::default();
+    let (mut skipped, mut refused) = (0, Vec::new());
+    for (now, text) in (1_000..).zip(texts) {
+        // As the object does: the kept call for this text, or a decode,
+        // kept if it decoded.
+        let call = match seen.get(text) {
+            Some(call) => {
+                skipped += 1;
+                Ok(call)
+            }
+            None => fresh_acquire("b", text).inspect(|call| seen.keep(text.to_owned(), call)),
+        };
+        assert_eq!(call, fresh_acquire("b", text), "{text}: as a fresh decode");
+        match call {
+            Ok(call) => {
+                acquire(&mut bucket, now, &call.rules, call.permits).expect("good rules");
+            }
+            Err(error) => refused.push(error.field()),
+        }
+    }
+    assert_eq!(skipped, 2, "each text repeated at once skipped the decode");
+    assert_eq!(refused, ["limit", "limit", "rules", "options"]);
 }

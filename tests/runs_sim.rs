@@ -54,10 +54,11 @@ use baton::runs::{
     Outcome, PendingClaim, Poll, Reply, Run, RunView, Transition, Wait, WaitFor, WaitId, WaitMs,
     Waits,
 };
-use baton::transition::{Alarm, Check, LogKind, LogLine};
+use baton::transition::{Alarm, Check, LogKind};
 use baton::workflow::Liveness;
 use common::{
-    assert_reached, report_failure, simulate, End, Fault, Faults, Injected, Life, Rng, SimStats,
+    assert_reached, report_failure, said, simulate, End, Fault, Faults, Injected, Life, Rng, Said,
+    SimStats,
 };
 use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -1002,7 +1003,7 @@ impl Sim {
             _ => "decided without a check".to_string(),
         };
         assert_eq!(
-            transition.log,
+            said(&transition.log),
             vec![line(kind, Some(&me), decision, reason)],
             "LOG: the claim's line"
         );
@@ -1196,7 +1197,11 @@ impl Sim {
                 "not the claimant of an unfinished run",
             ),
         };
-        assert_eq!(transition.log, vec![said], "LOG: the completion's line");
+        assert_eq!(
+            common::said(&transition.log),
+            vec![said],
+            "LOG: the completion's line"
+        );
         let reply = transition.reply;
         let Reply::Complete(view) = reply else {
             panic!("complete answered {reply:?}");
@@ -1277,7 +1282,7 @@ impl Sim {
                 .expect("a tick is never refused");
             let deleted = line(LogKind::Routine, None, "deleted", "retention over");
             assert_eq!(
-                transition.log,
+                said(&transition.log),
                 if expected { vec![deleted] } else { Vec::new() },
                 "LOG: a deletion's line, and only a deletion's"
             );
@@ -1566,12 +1571,12 @@ fn line(
     instance: Option<&InstanceId>,
     decision: &'static str,
     reason: impl Into<String>,
-) -> LogLine {
-    LogLine {
+) -> Said {
+    Said {
         kind,
         instance: instance.cloned(),
         decision,
-        reason: reason.into().into(),
+        reason: reason.into(),
         waited_ms: None,
     }
 }

@@ -2291,6 +2291,7 @@ fn said(kind: LogKind, id: &InstanceId, decision: &'static str, reason: String) 
         decision,
         reason: reason.into(),
         waited_ms: None,
+        figures: Default::default(),
     }
 }
 

@@ -99,7 +99,7 @@ fn decided(row: &Option<Row>, write: Option<Write>) -> Transition {
         writes,
         effects: Vec::new(),
         // The list's decisions are no one's turn: they print no line.
-        log: Vec::new(),
+        log: crate::transition::Lines::None,
         // A row that lost its time leaves the alarm early: that tick
         // finds nothing due.
         alarm: state

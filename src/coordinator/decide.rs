@@ -75,7 +75,7 @@ use super::call::{
 use super::draft::{shown, Draft};
 use super::enqueue::{enqueue, enqueue_checked, refuse_cancel_holders};
 use super::grant::{acquire, acquire_checked, fill_slots, hand_on_checked, Acquired};
-use super::log::{self, Cause};
+use super::log::{self, Cause, LogLine};
 use super::steer;
 use super::types::history::{self, HistoryWrite, Outcome};
 use super::types::{
@@ -180,7 +180,7 @@ pub fn decide_call<C: Call>(
     let mut key = Draft::new(view, settings, cause.reads_holders_before());
     let answer = call.answer(&mut key, now_ms)?;
     let reply = C::reply(&answer);
-    Ok((answer, finish(key, reply, &cause, now_ms)))
+    Ok((answer, finish(key, reply, cause, now_ms)))
 }
 
 impl Call for Enqueue {
@@ -484,8 +484,9 @@ fn alarm(needs_check: bool, report: Due, effects: &[Effect]) -> Alarm {
 
 /// The transition: the writes with the history's before them and its
 /// tally carried (`history::record`, [`carry`]), the report the list is
-/// due (`reporter::due`), and the log line (`log::of`).
-fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transition {
+/// due (`reporter::due`), and the log line (`log::of`) with its §9a
+/// figures (`log::figures`).
+fn finish(key: Draft<'_>, reply: Reply, cause: Cause, now_ms: u64) -> Transition {
     let needs = key.needs_holder_check();
     let report = reporter::due(key.before.shown, shown(&key.s), key.did.found_dead());
     let coalesced = matches!(&reply, Reply::Enqueue(r) if r.coalesced_into.is_some());
@@ -496,7 +497,7 @@ fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transitio
         report == Due::Owed,
         now_ms,
     );
-    let log = log::of(
+    let line = log::of(
         cause,
         &log::Consequence {
             before: key.view,
@@ -514,12 +515,17 @@ fn finish(key: Draft<'_>, reply: Reply, cause: &Cause, now_ms: u64) -> Transitio
         effects,
         front,
         member,
+        settings,
         ..
     } = key;
     let mut writes: Vec<Write> = (recorded.into_iter().map(Write::History))
         .chain(decided)
         .collect();
     carry(&mut writes, tally);
+    let log = line.map(|line| LogLine {
+        figures: log::figures(&line, &writes, &s, settings),
+        ..line
+    });
     // The state is what the writes leave of the parts a decision
     // changes; the rest of the view (the superseded, the holders to
     // check) is not carried on.

@@ -1,15 +1,20 @@
 //! The decision-log line of each Coordinator decision (contract §9), as
-//! data: [`line`] is the one rule of which line a decision prints and of
-//! what kind; the shell prints it as it is (`shell::decision_log`), and
-//! the simulation judges it against its own rule.
+//! data: [`of`] is the one rule of which line a decision prints and of
+//! what kind, its reason a [`Reason`] (worded by its `Display` only when
+//! the line prints) and its §9a figures taken as the decision leaves the
+//! key ([`figures`]); the shell prints it as it is (`shell::decision_log`),
+//! after the write, and the simulation judges it against its own rule.
 
 use super::draft::Before;
+use super::types::history::HistoryWrite;
 use super::types::history::{Did, Outcome};
 use super::types::{AcquireReply, EnqueueReply, Holder, Input, Liveness, Member, Reply, View};
+use super::types::{Settings, Summary, Write};
 use crate::ident::{InstanceId, WorkflowName};
-use std::borrow::Cow;
+use crate::transition::Figures;
 
-pub use crate::transition::{LogKind, LogLine};
+pub use super::reason::{LogLine, Reason};
+pub use crate::transition::LogKind;
 
 /// What a decision was about, as its line needs it: taken from the input
 /// before the decision consumes it.
@@ -113,17 +118,18 @@ pub struct Consequence<'a> {
 
 fn line(
     kind: LogKind,
-    instance: &InstanceId,
+    instance: InstanceId,
     decision: &'static str,
-    reason: impl Into<Cow<'static, str>>,
+    reason: Reason,
     waited_ms: Option<u64>,
 ) -> Option<LogLine> {
     Some(LogLine {
         kind,
-        instance: Some(instance.clone()),
+        instance: Some(instance),
         decision,
-        reason: reason.into(),
+        reason,
         waited_ms,
+        figures: Figures::default(),
     })
 }
 
@@ -143,8 +149,8 @@ const FULL: &str = "maxWaiting: the key has as many waiters as its cap; nothing 
 
 /// The one rule of the line a decision prints, if any. A first phase that
 /// waits for a check prints nothing: its second phase's line says what
-/// came of it.
-pub fn of(cause: &Cause, d: &Consequence<'_>) -> Option<LogLine> {
+/// came of it. The line takes the ids it names from `cause`.
+pub fn of(cause: Cause, d: &Consequence<'_>) -> Option<LogLine> {
     use LogKind::{Contended, Routine};
     match (cause, d.reply) {
         (Cause::Enqueue(id), Reply::Enqueue(reply)) => enqueued(id, reply),
@@ -157,7 +163,7 @@ pub fn of(cause: &Cause, d: &Consequence<'_>) -> Option<LogLine> {
                 AcquireReply::Full => FULL,
                 _ => "decided without a check",
             };
-            line(kind, id, outcome(reply), reason, None)
+            line(kind, id, outcome(reply), Reason::Said(reason), None)
         }
         (
             Cause::AcquireChecked {
@@ -173,24 +179,19 @@ pub fn of(cause: &Cause, d: &Consequence<'_>) -> Option<LogLine> {
             };
             // This path checks a holder: the key is contended whatever
             // the answer.
-            line(
-                Contended,
-                id,
-                outcome(reply),
-                format!("holder {holder} checked: {liveness:?}"),
-                waited_ms,
-            )
+            let reason = Reason::HolderChecked { holder, liveness };
+            line(Contended, id, outcome(reply), reason, waited_ms)
         }
         (Cause::Release(id), Reply::Release(next)) => released(id, next.as_ref(), d),
         (Cause::Steer, reply) => steer(reply, d),
-        (Cause::WokenChecked { holder, liveness }, _) => woken(holder, *liveness, d),
-        (Cause::Cancelled { holder, liveness }, _) => cancelled(holder, *liveness, d),
+        (Cause::WokenChecked { holder, liveness }, _) => woken(holder, liveness, d),
+        (Cause::Cancelled { holder, liveness }, _) => cancelled(holder, liveness, d),
         (Cause::Rebound { id, from, to }, _) => rebound(id, from, to, d),
         (Cause::TickChecked { holder, liveness }, _) => line(
             Contended,
             holder,
             "checked",
-            format!("holder check: {liveness:?}"),
+            Reason::HolderCheck(liveness),
             None,
         ),
         _ => None,
@@ -199,108 +200,98 @@ pub fn of(cause: &Cause, d: &Consequence<'_>) -> Option<LogLine> {
 
 /// An enqueue's line: what it did, coalescing, busy, cancelling (§1d),
 /// superseding, or a plain join.
-fn enqueued(id: &InstanceId, reply: &EnqueueReply) -> Option<LogLine> {
+fn enqueued(id: InstanceId, reply: &EnqueueReply) -> Option<LogLine> {
     use LogKind::{Contended, Routine};
+    let said = Reason::Said;
     match &reply.coalesced_into {
         Some(into) => line(
             Contended,
             id,
             "coalesced",
-            format!("a live waiter with the same input: {into}"),
+            Reason::Coalesced(into.clone()),
             None,
         ),
-        None if reply.full => line(Contended, id, "full", FULL, None),
-        None if reply.busy => line(Contended, id, "busy", "onBusy skip: the key is busy", None),
+        None if reply.full => line(Contended, id, "full", said(FULL), None),
+        None if reply.busy => line(
+            Contended,
+            id,
+            "busy",
+            said("onBusy skip: the key is busy"),
+            None,
+        ),
         // §1d: a cancellation prints whatever else the call did.
         None if !reply.cancelled.is_empty() => line(
             Contended,
             id,
             "cancelled",
-            format!(
-                "cancelled {} holder(s): {}; superseded {} waiter(s)",
-                reply.cancelled.len(),
-                (reply.cancelled.iter())
-                    .map(|h| h.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                reply.terminated.len()
-            ),
+            Reason::Cancelled {
+                holders: reply.cancelled.iter().map(|h| h.id.clone()).collect(),
+                superseded: reply.terminated.len(),
+            },
             None,
         ),
         // A plain join waits only if its acquire finds the key taken:
         // that acquire's line says so.
         None if reply.terminated.is_empty() => {
-            line(Routine, id, "enqueued", "joined the queue", None)
+            line(Routine, id, "enqueued", said("joined the queue"), None)
         }
         None => line(
             Contended,
             id,
             "enqueued",
-            format!("superseded {} waiter(s)", reply.terminated.len()),
+            Reason::Superseded(reply.terminated.len()),
             None,
         ),
     }
 }
 
 /// A release's line: handed on, held on a paused key (§11), or routine.
-fn released(id: &InstanceId, next: Option<&InstanceId>, d: &Consequence<'_>) -> Option<LogLine> {
-    match next {
-        None if released_paused(id, d) => line(
+fn released(id: InstanceId, next: Option<&InstanceId>, d: &Consequence<'_>) -> Option<LogLine> {
+    let (kind, reason) = match next {
+        None if released_paused(&id, d) => (
             LogKind::Contended,
-            id,
-            "released",
-            "the key is paused: its slot is not handed on",
-            None,
+            Reason::Said("the key is paused: its slot is not handed on"),
         ),
-        Some(next) => line(
-            LogKind::Contended,
-            id,
-            "released",
-            format!("handed the key to {next}"),
-            None,
-        ),
-        None => line(
+        Some(next) => (LogKind::Contended, Reason::HandedTo(next.clone())),
+        None => (
             LogKind::Routine,
-            id,
-            "released",
-            "released as a waiter, or held nothing",
-            None,
+            Reason::Said("released as a waiter, or held nothing"),
         ),
-    }
+    };
+    line(kind, id, "released", reason, None)
 }
 
 /// §1d: "terminated" once the cancelled holder is found dead and its slot
 /// goes on; else what its status said.
-fn cancelled(holder: &InstanceId, liveness: Liveness, d: &Consequence<'_>) -> Option<LogLine> {
-    let ended = (d.did.ended.iter()).any(|(h, o)| h.id == *holder && *o == Outcome::Dead);
-    let reason = if ended {
-        Cow::Borrowed("cancelled holder found dead: its slot goes on")
+fn cancelled(holder: InstanceId, liveness: Liveness, d: &Consequence<'_>) -> Option<LogLine> {
+    let ended = (d.did.ended.iter()).any(|(h, o)| h.id == holder && *o == Outcome::Dead);
+    let (decision, reason) = if ended {
+        let said = "cancelled holder found dead: its slot goes on";
+        ("terminated", Reason::Said(said))
     } else {
-        Cow::Owned(format!("cancelled holder terminated, status: {liveness:?}"))
+        ("checked", Reason::Terminated(liveness))
     };
-    let decision = if ended { "terminated" } else { "checked" };
     line(LogKind::Contended, holder, decision, reason, None)
 }
 
 /// §1a: the one `warn` line of an instance found through another binding,
 /// printed by the decision that changes the binding it is remembered with
 /// (so once: the next check finds it through the new one).
-fn rebound(id: &InstanceId, from: &str, to: &WorkflowName, d: &Consequence<'_>) -> Option<LogLine> {
+fn rebound(id: InstanceId, from: String, to: WorkflowName, d: &Consequence<'_>) -> Option<LogLine> {
     let remembered = match &d.before.member {
-        Some(Member::Waiter(w)) if w.id == *id => Some(w.workflow.as_ref()),
+        Some(Member::Waiter(w)) if w.id == id => Some(w.workflow.as_ref()),
         _ => None,
     };
     let remembered = (d.was.holders.iter())
-        .find(|h| h.id == *id)
+        .find(|h| h.id == id)
         .map(|h| h.workflow.as_ref())
         .or(remembered)?;
-    (remembered != Some(to)).then(|| LogLine {
-        kind: LogKind::Warn,
-        instance: Some(id.clone()),
-        decision: crate::workflow::FOUND_ELSEWHERE,
-        reason: crate::workflow::found_elsewhere_reason(from, to.as_str()).into(),
-        waited_ms: None,
-    })
+    if remembered == Some(&to) {
+        return None;
+    }
+    let reason = Reason::FoundElsewhere { from, to };
+    let decision = crate::workflow::FOUND_ELSEWHERE;
+    line(LogKind::Warn, id, decision, reason, None)
 }
 
 /// Whether a release by `id` ended its hold on a paused key (§11).
@@ -314,26 +305,25 @@ fn released_paused(id: &InstanceId, d: &Consequence<'_>) -> bool {
 fn steer(reply: &Reply, d: &Consequence<'_>) -> Option<LogLine> {
     let was_paused = d.was.paused;
     let handed = d.did.granted_waiters.len();
-    let (decision, reason): (&'static str, String) = match reply {
-        Reply::Paused(_) if was_paused => ("paused", "paused again: the reason replaced".into()),
+    let said = Reason::Said;
+    let (decision, reason) = match reply {
+        Reply::Paused(_) if was_paused => ("paused", said("paused again: the reason replaced")),
         Reply::Paused(_) => (
             "paused",
-            "paused by an operator: no slot is handed on until resume".into(),
+            said("paused by an operator: no slot is handed on until resume"),
         ),
-        Reply::Resumed(_) if was_paused => {
-            ("resumed", format!("resumed: {handed} slot(s) handed on"))
-        }
-        Reply::Resumed(_) => ("resumed", "was not paused".into()),
+        Reply::Resumed(_) if was_paused => ("resumed", Reason::Resumed { handed }),
+        Reply::Resumed(_) => ("resumed", said("was not paused")),
         Reply::LimitSet {
             limit,
-            limit_override: Some(_),
+            limit_override,
         } => (
             "limit set",
-            format!("override {limit} in force: {handed} slot(s) handed on"),
-        ),
-        Reply::LimitSet { limit, .. } => (
-            "limit set",
-            format!("no override: the callers' limit {limit} in force: {handed} slot(s) handed on"),
+            Reason::LimitSet {
+                limit: *limit,
+                overridden: limit_override.is_some(),
+                handed,
+            },
         ),
         _ => return None,
     };
@@ -341,8 +331,9 @@ fn steer(reply: &Reply, d: &Consequence<'_>) -> Option<LogLine> {
         kind: LogKind::Contended,
         instance: None,
         decision,
-        reason: reason.into(),
+        reason,
         waited_ms: None,
+        figures: Figures::default(),
     })
 }
 
@@ -351,49 +342,78 @@ fn steer(reply: &Reply, d: &Consequence<'_>) -> Option<LogLine> {
 /// holder that confirmed its slot since and is found dead now is a holder
 /// check's answer; one that released (or was handed on) since is nothing
 /// this decision did.
-fn woken(handed: &Holder, liveness: Liveness, d: &Consequence<'_>) -> Option<LogLine> {
-    let id = &handed.id;
-    let as_handed = d.was.holders.iter().any(|h| h == handed);
+fn woken(handed: Holder, liveness: Liveness, d: &Consequence<'_>) -> Option<LogLine> {
+    let as_handed = d.was.holders.contains(&handed);
+    let id = handed.id;
     let found_dead = d
         .did
         .ended
         .iter()
-        .any(|(h, o)| h.id == *id && *o == Outcome::Dead);
-    match (as_handed, found_dead) {
-        (true, true) => line(
-            LogKind::Contended,
-            id,
+        .any(|(h, o)| h.id == id && *o == Outcome::Dead);
+    let (decision, reason) = match (as_handed, found_dead) {
+        (true, true) => ("skipped", Reason::Said("handed the key but dead")),
+        (true, false) if liveness == Liveness::NotFound => (
             "skipped",
-            "handed the key but dead",
-            None,
+            Reason::Said("handed the key but not created yet: keeps it within the grace"),
         ),
-        (true, false) if liveness == Liveness::NotFound => line(
-            LogKind::Contended,
-            id,
-            "skipped",
-            "handed the key but not created yet: keeps it within the grace",
-            None,
-        ),
-        (false, true) => line(
-            LogKind::Contended,
-            id,
-            "checked",
-            format!("holder check: {liveness:?}"),
-            None,
-        ),
+        (false, true) => ("checked", Reason::HolderCheck(liveness)),
+        _ => return None,
+    };
+    line(LogKind::Contended, id, decision, reason, None)
+}
+
+/// A contended line's §9a figures, as the decision left the key (its
+/// `summary`, after its `writes`): the hold it ended (the history's record
+/// of it), the wait of a waiter it granted a slot (when the line names no
+/// wait), the instance's Workflow if it holds, and the key's counts. A
+/// routine line writes no data point: it takes none.
+pub fn figures(
+    line: &LogLine,
+    writes: &[Write],
+    summary: &Summary,
+    settings: &Settings,
+) -> Figures {
+    if line.kind != LogKind::Contended {
+        return Figures::default();
+    }
+    let id = line.instance.as_ref();
+    let held_ms = writes.iter().find_map(|w| match w {
+        Write::History(HistoryWrite::Hold {
+            id: held,
+            from_ms,
+            to_ms,
+            ..
+        }) if Some(held) == id => Some(to_ms.saturating_sub(*from_ms)),
         _ => None,
+    });
+    let granted_wait = writes.iter().find_map(|w| match w {
+        Write::AddHolder(holder) if holder.waited_ms > 0 => Some(holder.waited_ms),
+        _ => None,
+    });
+    let holder = summary.holders.iter().find(|h| Some(&h.id) == id);
+    Figures {
+        workflow: holder.map(|h| {
+            (h.workflow.as_ref()).map_or_else(|| settings.workflow.clone(), |w| w.to_string())
+        }),
+        waited_ms: line.waited_ms.or(granted_wait),
+        held_ms: held_ms.unwrap_or(0),
+        holders: summary.holders.len() as u32,
+        waiting: summary.waiters,
+        limit: summary.limit(),
     }
 }
 
 /// The line of a turn event sent to `id`, a holder handed the key: what
 /// the hand-off's effect came to, which the shell prints once the send
 /// went through (one that threw prints nothing; the alarm sends again).
+/// Its data point carries no figures (the shell has no decision here).
 pub fn sent_turn(id: &InstanceId) -> LogLine {
     LogLine {
         kind: LogKind::Contended,
         instance: Some(id.clone()),
         decision: "woken",
-        reason: Cow::Borrowed("handed the key"),
+        reason: Reason::Said("handed the key"),
         waited_ms: None,
+        figures: Figures::default(),
     }
 }

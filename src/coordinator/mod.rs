@@ -125,6 +125,7 @@ mod invariants;
 pub mod log;
 mod order;
 mod read;
+mod reason;
 mod slots;
 mod steer;
 mod store;

@@ -9,7 +9,7 @@ use super::request::{DebounceCall, IdSuffix, StartAtCall};
 use super::state::{KeyState, Phase};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
-use crate::transition::LogLine;
+use crate::transition::Lines;
 
 pub use crate::transition::Call;
 
@@ -105,7 +105,7 @@ impl Call<KeyState> for Cancel {
 fn settled<A>(
     state: &KeyState,
     now_ms: u64,
-    lines: fn(&A) -> Vec<LogLine>,
+    lines: fn(&A) -> Lines<log::Reason>,
     call: impl FnOnce(&mut Draft) -> Result<A, BatonError>,
 ) -> Result<(A, Transition), BatonError> {
     let mut draft = Draft::new(state);

@@ -26,7 +26,7 @@ use crate::limits::{
     DEBOUNCE_CREATE_LOST_MS, DEBOUNCE_CREATE_RETRY_MS_MAX, DEBOUNCE_CREATE_RETRY_MS_MIN,
     DEBOUNCE_ERROR_CHARS_MAX, DEBOUNCE_STARTED_KEPT, DEBOUNCE_UNFINISHED_STARTS_MAX,
 };
-use crate::transition::Alarm;
+use crate::transition::{Alarm, Lines};
 pub use crate::transition::{Create, CreateOutcome};
 
 /// What re-enters a key's decision ([`decide`]); a caller's request is a
@@ -100,7 +100,8 @@ pub enum Write {
 /// A decision: its writes, the creates to make after the commit (its only
 /// effect: a [`Create`]), when the key next needs the alarm, and the key's
 /// state once the writes are applied. A call's answer goes beside it.
-pub type Transition = crate::transition::Transition<(), Write, KeyState, Create>;
+pub type Transition =
+    crate::transition::Transition<(), Write, KeyState, Create, super::reason::Reason>;
 
 /// Decides what re-enters the key in `state` at `now_ms`: the alarm's
 /// tick, a create's outcome. Never refused.
@@ -180,7 +181,7 @@ impl Draft {
             writes,
             effects: self.creates,
             alarm: Alarm::at_or_clear(self.s.next_alarm_ms()),
-            log: Vec::new(),
+            log: Lines::None,
             state: self.s,
         }
     }

@@ -415,21 +415,6 @@ pub struct BatchStarted {
     pub by: BatchLimit,
 }
 
-impl BatchStarted {
-    /// Why it started, for its decision-log line (counts only, no params).
-    pub fn reason(&self) -> String {
-        match self.by {
-            BatchLimit::MaxItems(max) => {
-                format!("batch of {} params reached maxItems {max}", self.items)
-            }
-            BatchLimit::MaxBytes(max) => format!(
-                "batch of {} params ({} bytes) started: the next call's would pass maxBytes {max}",
-                self.items, self.bytes
-            ),
-        }
-    }
-}
-
 /// Which bound started a batch before its burst ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchLimit {

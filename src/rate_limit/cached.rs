@@ -23,6 +23,7 @@
 //! through the same random sequences as the stores, restarts it, and checks
 //! it against the storage under it after every step.
 
+use super::call::Acquire;
 use super::sql::SqlRows;
 use super::state::{GrantRow, Meta, Rows, RuleRow, Write};
 use crate::limits::RATE_RULE_SLOTS;
@@ -367,5 +368,34 @@ impl RateCache {
         } else {
             self.oldest = storage.grant_at_or_after(deleted + 1);
         }
+    }
+}
+
+/// The last acquire an object decoded, kept with the text of the options
+/// it was decoded from (plain JSON data as `JSON.stringify` wrote it, in
+/// the shell): a call bringing the same text is the same call, so the
+/// shell hands it [`SeenCall::get`]'s copy instead of decoding again (the
+/// parse, and every check of the rules: their count, distinct ids, each
+/// field's bounds, which read the text alone). A text that decodes to
+/// anything else is decoded anew; only a call that decoded is kept, so a
+/// bad text is refused by the decode every time, naming its field as
+/// ever, and leaves what is kept as it was.
+#[derive(Debug, Default)]
+pub struct SeenCall {
+    seen: Option<(String, Acquire)>,
+}
+
+impl SeenCall {
+    /// The call decoded from `text` last, if `text` is that text.
+    pub fn get(&self, text: &str) -> Option<Acquire> {
+        match &self.seen {
+            Some((seen, call)) if seen == text => Some(call.clone()),
+            _ => None,
+        }
+    }
+
+    /// Keeps `call`, which the options' `text` decoded to.
+    pub fn keep(&mut self, text: String, call: &Acquire) {
+        self.seen = Some((text, call.clone()));
     }
 }

@@ -2,10 +2,12 @@
 //! `inspect` as [`Call`]s, each typed by its answer, and the answers'
 //! types. `decide.rs` decides them.
 
+use super::log::Reason;
 use super::rules::{RuleId, RuleSet};
 use super::state::{Rows, Write};
 use crate::error::BatonError;
-use crate::transition::LogLine;
+use crate::transition::Lines;
+use std::rc::Rc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AcquireReply {
@@ -45,15 +47,18 @@ pub trait Call {
         self,
         view: &impl Rows,
         writes: &mut Vec<Write>,
-        log: &mut Vec<LogLine>,
+        log: &mut Lines<Reason>,
         now_ms: u64,
     ) -> Result<Self::Answer, BatonError>;
 }
 
 /// Up to `permits` that every rule in `rules` and the cooldown allow.
+/// The rules are shared: the object keeps the last call's decoded rules
+/// beside its bucket and hands them to the next call with the same text
+/// ([`SeenCall`](super::SeenCall)), so a clone copies no rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Acquire {
-    pub rules: RuleSet,
+    pub rules: Rc<RuleSet>,
     pub permits: u32,
 }
 

@@ -12,14 +12,14 @@
 //! the rate-limit module's doc, "Exactness".
 
 use super::call::{Acquire, AcquireReply, Call, Inspect, Inspection, Penalize, Refund, RuleView};
-use super::log::acquire_line;
+use super::log::{acquire_line, Reason};
 use super::rules::RuleSet;
 use super::state::{GrantRow, Meta, Rows, RuleRow, Totals, Write};
 use crate::error::BatonError;
 use crate::limits::{
     RATE_PRUNE_ROWS_PER_CALL, RATE_REFUND_PAGE_ROWS, RATE_REFUND_ROWS_VISITED_MAX, RATE_RULE_SLOTS,
 };
-use crate::transition::LogLine;
+use crate::transition::{Lines, NoEffect};
 
 impl Call for Acquire {
     type Answer = AcquireReply;
@@ -27,7 +27,7 @@ impl Call for Acquire {
         self,
         view: &impl Rows,
         writes: &mut Vec<Write>,
-        log: &mut Vec<LogLine>,
+        log: &mut Lines<Reason>,
         now_ms: u64,
     ) -> Result<AcquireReply, BatonError> {
         let reply = acquire(view, writes, now_ms, &self.rules, self.permits)?;
@@ -42,7 +42,7 @@ impl Call for Penalize {
         self,
         view: &impl Rows,
         writes: &mut Vec<Write>,
-        _: &mut Vec<LogLine>,
+        _: &mut Lines<Reason>,
         now_ms: u64,
     ) -> Result<u64, BatonError> {
         Ok(penalize(view, writes, now_ms, self.cooldown_ms))
@@ -55,7 +55,7 @@ impl Call for Refund {
         self,
         view: &impl Rows,
         writes: &mut Vec<Write>,
-        _: &mut Vec<LogLine>,
+        _: &mut Lines<Reason>,
         now_ms: u64,
     ) -> Result<u32, BatonError> {
         Ok(refund(view, writes, now_ms, self.permits))
@@ -68,7 +68,7 @@ impl Call for Inspect {
         self,
         view: &impl Rows,
         _: &mut Vec<Write>,
-        _: &mut Vec<LogLine>,
+        _: &mut Lines<Reason>,
         now_ms: u64,
     ) -> Result<Inspection, BatonError> {
         Ok(inspect(view, now_ms))
@@ -89,7 +89,7 @@ impl<V: Rows + Clone, C: Call> crate::transition::Call<V> for C {
 /// A rate decision: its state is the view it read, through which the
 /// shell's invariants read the bucket once the writes are committed. The
 /// call's answer goes beside it.
-pub type Transition<V> = crate::transition::Transition<(), Write, V>;
+pub type Transition<V> = crate::transition::Transition<(), Write, V, NoEffect, Reason>;
 
 /// The one decision: what `call` at `now_ms` makes of the bucket `view`:
 /// the call's answer, and the transition.
@@ -99,7 +99,7 @@ pub fn decide<V: Rows + Clone, C: Call>(
     call: C,
 ) -> Result<(C::Answer, Transition<V>), BatonError> {
     let mut writes = Vec::new();
-    let mut log = Vec::new();
+    let mut log = Lines::new();
     let answer = call.answer(view, &mut writes, &mut log, now_ms)?;
     let transition = Transition {
         reply: (),

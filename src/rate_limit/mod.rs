@@ -45,14 +45,14 @@ mod cached;
 mod call;
 mod decide;
 mod invariants;
-mod log;
+pub mod log;
 mod memory;
 pub mod rules;
 pub mod schema;
 mod sql;
 pub mod state;
 
-pub use cached::{Cached, RateCache};
+pub use cached::{Cached, RateCache, SeenCall};
 pub use call::*;
 pub use decide::*;
 pub use invariants::{assert_invariants, assert_table_invariants};

@@ -13,11 +13,12 @@ use super::state::{Claim, Event, EventsReply, Finished, Run, View};
 use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::{RUN_EVENTS_KEPT, RUN_OPEN_WAITS_MAX};
-use crate::transition::{Alarm, Check, Step};
+use crate::transition::{Alarm, Check, Lines, Step};
 use crate::workflow::Liveness;
 
 /// A decision of the Runs concept.
-pub type Transition = crate::transition::Transition<Reply, Write, View, Check>;
+pub type Transition =
+    crate::transition::Transition<Reply, Write, View, Check, super::reason::Reason>;
 
 /// The Worker's settings the decisions depend on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,7 +171,7 @@ fn unchanged(view: View, reply: Reply) -> Transition {
         writes: Vec::new(),
         effects: Vec::new(),
         alarm: Alarm::Keep,
-        log: Vec::new(),
+        log: Lines::None,
         state: view,
     }
 }
@@ -301,7 +302,7 @@ fn take(now_ms: u64, request: ClaimRequest, checked: Option<Checked>) -> Decided
         writes: vec![Write::Claim(claim.clone())],
         effects: Vec::new(),
         alarm: Alarm::Keep,
-        log: Vec::new(),
+        log: Lines::None,
         state: View::Record(Run::Running { claim }),
     };
     (ClaimReply::Claimed, transition)
@@ -335,7 +336,7 @@ pub(super) fn complete(
         writes: vec![Write::Finish(finished.clone())],
         effects: Vec::new(),
         alarm: Alarm::At(delete_at_ms),
-        log: Vec::new(),
+        log: Lines::None,
         state: View::Record(Run::Finished {
             claim: claim.clone(),
             finished,
@@ -427,7 +428,7 @@ pub(super) fn append(
             writes,
             effects: Vec::new(),
             alarm: Alarm::Keep,
-            log: Vec::new(),
+            log: Lines::None,
             state: View::Appender {
                 claimant: claimant.clone(),
                 latest_seq: Some(seq),
@@ -473,7 +474,7 @@ pub(super) fn expire(run: &Run, now_ms: u64) -> Transition {
             writes: vec![Write::Delete],
             effects: Vec::new(),
             alarm: Alarm::Keep,
-            log: Vec::new(),
+            log: Lines::None,
             state: View::Record(Run::Unclaimed),
         },
         _ => unchanged(View::Record(run.clone()), Reply::Expired(false)),

@@ -1,11 +1,14 @@
 //! The decision-log lines of a Runs decision (contract §9): the one rule
 //! of which lines a decision prints, returned in its transition for the
-//! shell to print as it is.
+//! shell to print as it is, each reason a [`Reason`] worded by its
+//! `Display` only when its line prints.
 
 use super::decide::{Checked, ClaimReply, Input, Reply, Transition, Write};
 use crate::ident::InstanceId;
-use crate::transition::{LogKind, LogLine};
-use crate::workflow::{found_elsewhere_reason, Liveness, FOUND_ELSEWHERE};
+use crate::transition::{Figures, Lines, LogKind};
+use crate::workflow::FOUND_ELSEWHERE;
+
+pub use super::reason::{LogLine, Reason};
 
 /// The instance a decision on `input` is about, if it names one.
 pub(super) fn caller(input: &Input) -> Option<InstanceId> {
@@ -22,8 +25,8 @@ pub(super) fn caller(input: &Input) -> Option<InstanceId> {
 /// binding; then whether the caller claimed or joined, and what the check
 /// found, if one was made), a completion's, a deletion's (the retention
 /// is over). A claim still checking prints nothing yet.
-pub(super) fn of(caller: Option<&InstanceId>, transition: &Transition) -> Vec<LogLine> {
-    let mut lines = Vec::new();
+pub(super) fn of(caller: Option<InstanceId>, transition: &Transition) -> Lines<Reason> {
+    let mut lines = Lines::new();
     match (&transition.reply, caller) {
         (Reply::Claim { answer, checked }, Some(caller)) => {
             if let Some(Checked {
@@ -32,8 +35,12 @@ pub(super) fn of(caller: Option<&InstanceId>, transition: &Transition) -> Vec<Lo
                 ..
             }) = checked
             {
-                let reason = found_elsewhere_reason(from, to);
-                lines.push(line(LogKind::Warn, Some(claimant), FOUND_ELSEWHERE, reason));
+                let reason = Reason::FoundElsewhere {
+                    from: from.clone(),
+                    to: to.clone(),
+                };
+                let claimant = Some(claimant.clone());
+                lines.push(line(LogKind::Warn, claimant, FOUND_ELSEWHERE, reason));
             }
             // Joining a run that another caller holds coalesces the two.
             let (decision, kind) = match answer {
@@ -47,62 +54,49 @@ pub(super) fn of(caller: Option<&InstanceId>, transition: &Transition) -> Vec<Lo
                 LogKind::Routine,
                 Some(caller),
                 "completed",
-                "outcome recorded",
+                Reason::Said("outcome recorded"),
             ),
             // An outcome from anyone but the claimant is refused.
             None => line(
                 LogKind::Contended,
                 Some(caller),
                 "ignored",
-                "not the claimant of an unfinished run",
+                Reason::Said("not the claimant of an unfinished run"),
             ),
         }),
         _ => {}
     }
     if (transition.writes.iter()).any(|w| matches!(w, Write::Delete)) {
-        lines.push(line(LogKind::Routine, None, "deleted", "retention over"));
+        let reason = Reason::Said("retention over");
+        lines.push(line(LogKind::Routine, None, "deleted", reason));
     }
     lines
 }
 
 /// What a claim's check found, if one was made.
-fn claim_reason(checked: &Option<Checked>) -> String {
+fn claim_reason(checked: &Option<Checked>) -> Reason {
     match checked {
-        None => "decided without a check".to_string(),
-        Some(c) if c.replaced => format!(
-            "claimant {} checked: {}; replaced",
-            c.claimant,
-            liveness_name(c.liveness)
-        ),
-        Some(c) => format!(
-            "claimant {} checked: {}",
-            c.claimant,
-            liveness_name(c.liveness)
-        ),
-    }
-}
-
-/// How the decision line names what a check found.
-fn liveness_name(liveness: Liveness) -> &'static str {
-    match liveness {
-        Liveness::Alive => "Alive",
-        Liveness::Dead => "Ended",
-        Liveness::NotFound => "NotFound",
-        Liveness::Unknown => "Unknown",
+        None => Reason::Said("decided without a check"),
+        Some(c) => Reason::Checked {
+            claimant: c.claimant.clone(),
+            liveness: c.liveness,
+            replaced: c.replaced,
+        },
     }
 }
 
 fn line(
     kind: LogKind,
-    instance: Option<&InstanceId>,
+    instance: Option<InstanceId>,
     decision: &'static str,
-    reason: impl Into<std::borrow::Cow<'static, str>>,
+    reason: Reason,
 ) -> LogLine {
     LogLine {
         kind,
-        instance: instance.cloned(),
+        instance,
         decision,
-        reason: reason.into(),
+        reason,
         waited_ms: None,
+        figures: Figures::default(),
     }
 }

@@ -40,8 +40,9 @@
 mod call;
 mod decide;
 mod input;
-mod log;
+pub mod log;
 pub mod memory;
+mod reason;
 pub mod schema;
 pub mod sql;
 mod state;
@@ -64,7 +65,7 @@ pub fn decide(
 ) -> Result<Transition, crate::error::BatonError> {
     let caller = log::caller(&input);
     let mut transition = call::transition(view, now_ms, input)?;
-    transition.log = log::of(caller.as_ref(), &transition);
+    transition.log = log::of(caller, &transition);
     Ok(transition)
 }
 
@@ -77,6 +78,6 @@ pub fn decide_call<C: Call>(
 ) -> Result<(C::Answer, Transition), crate::error::BatonError> {
     let caller = log::caller(&call.input());
     let (answer, mut transition) = call.decide(view, now_ms)?;
-    transition.log = log::of(caller.as_ref(), &transition);
+    transition.log = log::of(caller, &transition);
     Ok((answer, transition))
 }

@@ -12,7 +12,7 @@
 
 use super::types::{ClaimReply, EnqueueReply, HandOn, Read, Released, SerialEnqueue};
 use crate::ident::InstanceId;
-use crate::transition::{LogKind, LogLine};
+use crate::transition::{Figures, LogKind, LogLine};
 
 fn line(kind: LogKind, instance: &InstanceId, decision: &'static str, reason: String) -> LogLine {
     let reason = reason.into();
@@ -22,6 +22,7 @@ fn line(kind: LogKind, instance: &InstanceId, decision: &'static str, reason: St
         decision,
         reason,
         waited_ms: None,
+        figures: Figures::default(),
     }
 }
 
@@ -144,6 +145,7 @@ fn group_line(decision: &'static str, reason: String) -> LogLine {
         decision,
         reason: reason.into(),
         waited_ms: None,
+        figures: Figures::default(),
     }
 }
 

@@ -8,7 +8,7 @@
 use super::round::{read_back, statement, text};
 use super::{sql, Batch, Outcome};
 use crate::ident::{Ident, InstanceId};
-use crate::transition::{LogKind, LogLine};
+use crate::transition::{Figures, LogKind, LogLine};
 use crate::workflow::{found_elsewhere_reason, FOUND_ELSEWHERE};
 
 /// The batch that remembers `to` as `id`'s binding while it waits or holds.
@@ -30,5 +30,6 @@ pub fn rebind_outcome(id: &InstanceId, from: &str, to: &str, outcomes: &[Outcome
         decision: FOUND_ELSEWHERE,
         reason: found_elsewhere_reason(from, to).into(),
         waited_ms: None,
+        figures: Figures::default(),
     }]
 }

@@ -36,6 +36,8 @@ impl Rules for BusyList {
     type Write = Write;
     type State = Option<Row>;
     type Effect = NoEffect;
+    /// The list's decisions print no line.
+    type Why = crate::transition::Text;
     const ALARM: Option<Sweep<Self>> = Some(Sweep {
         keys_per_alarm_max: LIST_KEYS_PER_ALARM_MAX,
         due_keys: sql::due_keys,

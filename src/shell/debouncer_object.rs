@@ -52,6 +52,7 @@ impl Rules for Debouncer {
     type Write = Write;
     type State = KeyState;
     type Effect = Create;
+    type Why = debounce::log::Reason;
     const ALARM: Option<Sweep<Self>> = Some(Sweep {
         keys_per_alarm_max: DEBOUNCE_KEYS_PER_ALARM_MAX,
         due_keys: sql::due_keys,

@@ -16,8 +16,9 @@
 //! place that decides it, from the line's kind.
 
 use crate::limits::METRICS_INDEX_BYTES_MAX;
-use crate::transition::LogLine;
+use crate::transition::{Figures, LogLine};
 use serde::Serialize;
+use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Whether a decision is worth a line at the default level.
@@ -65,9 +66,8 @@ pub fn configure(env: &worker::Env) {
     LEVEL.store(level, Ordering::Relaxed);
 }
 
-/// Whether a line of `kind` prints at the configured level (a caller with
-/// a reason to format asks first, so a line that does not print costs no
-/// allocation).
+/// Whether a line of `kind` prints at the configured level (a line that
+/// does not print is never worded: its reason stays the core's data).
 pub fn prints(kind: Kind) -> bool {
     match LEVEL.load(Ordering::Relaxed) {
         ALL => true,
@@ -100,21 +100,6 @@ impl Scope<'_> {
     }
 }
 
-/// What a decision's data point carries besides its line (§9a): the
-/// instance's Workflow, how long the hold it ended lasted, and the key's
-/// holders, waiters and limit as the decision left them; 0 (or none)
-/// where a figure does not apply or the concept does not keep it.
-#[derive(Clone, Copy, Default)]
-pub struct Figures<'a> {
-    pub workflow: Option<&'a str>,
-    /// The wait this decision ended, when its line names none.
-    pub waited_ms: Option<u64>,
-    pub held_ms: u64,
-    pub holders: u32,
-    pub waiting: u32,
-    pub limit: u32,
-}
-
 /// One line, serialized straight from borrowed fields (no intermediate JSON
 /// value: the line is built on every decision, the hot path included).
 #[derive(Serialize)]
@@ -132,7 +117,10 @@ struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     instance: Option<&'a str>,
     decision: &'a str,
-    reason: &'a str,
+    /// Worded here, as the line is written (`Display`): a line that does
+    /// not print is never worded.
+    #[serde(serialize_with = "worded")]
+    reason: &'a dyn Display,
     #[serde(skip_serializing_if = "Option::is_none")]
     waited_ms: Option<u64>,
     /// §9a: this decision's data point was dropped (its write threw): how
@@ -141,17 +129,22 @@ struct Line<'a> {
     metrics_dropped: Option<u64>,
 }
 
+/// A reason in its concept's words, written straight into the line.
+fn worded<S: serde::Serializer>(reason: &&dyn Display, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(reason)
+}
+
 /// A line's words.
 struct Said<'a> {
     instance: Option<&'a str>,
     decision: &'a str,
-    reason: &'a str,
+    reason: &'a dyn Display,
     waited_ms: Option<u64>,
 }
 
 /// One line, with or without an instance (an operator's decision on a
 /// whole key has none), and for a contended decision its data point.
-fn print(kind: Kind, scope: Scope<'_>, said: &Said<'_>, figures: &Figures<'_>) {
+fn print(kind: Kind, scope: Scope<'_>, said: &Said<'_>, figures: &Figures) {
     let metrics_dropped = (kind == Kind::Contended)
         .then(|| point(scope, said, figures))
         .flatten();
@@ -186,17 +179,12 @@ fn print(kind: Kind, scope: Scope<'_>, said: &Said<'_>, figures: &Figures<'_>) {
     }
 }
 
-/// Prints a line a core decided, in `scope`.
-pub fn line(scope: Scope<'_>, line: &LogLine) {
-    line_with(scope, line, &Figures::default());
-}
-
-/// Prints a line a core decided, in `scope`, its data point carrying
-/// `figures`.
+/// Prints a line a core decided, in `scope`, its data point (§9a)
+/// carrying the figures the core took into it.
 /// A rate bucket's or a run's line about no instance names `-` (a
 /// bucket's callers are not instances it knows; a run's deletion is the
 /// retention's), as those lines always have.
-pub fn line_with(scope: Scope<'_>, line: &LogLine, figures: &Figures<'_>) {
+pub fn line<Why: Display>(scope: Scope<'_>, line: &LogLine<Why>) {
     let nobody = match scope {
         Scope::Bucket(_) | Scope::Run(_) => Some("-"),
         Scope::Key(_) | Scope::Debounce(_) | Scope::Group(_) => None,
@@ -207,12 +195,12 @@ pub fn line_with(scope: Scope<'_>, line: &LogLine, figures: &Figures<'_>) {
         reason: &line.reason,
         waited_ms: line.waited_ms,
     };
-    print(line.kind, scope, &said, figures);
+    print(line.kind, scope, &said, &line.figures);
 }
 
 /// §9a: a contended decision's data point, if a dataset is bound; the
 /// count of dropped points if this one was dropped.
-fn point(scope: Scope<'_>, said: &Said<'_>, figures: &Figures<'_>) -> Option<u64> {
+fn point(scope: Scope<'_>, said: &Said<'_>, figures: &Figures) -> Option<u64> {
     let (Scope::Key(index)
     | Scope::Debounce(index)
     | Scope::Group(index)
@@ -223,7 +211,7 @@ fn point(scope: Scope<'_>, said: &Said<'_>, figures: &Figures<'_>) -> Option<u64
         concept: scope.concept(),
         what: said.decision,
         instance: said.instance.filter(|id| *id != "-"),
-        workflow: figures.workflow,
+        workflow: figures.workflow.as_deref(),
         waited_ms: said.waited_ms.or(figures.waited_ms).unwrap_or(0),
         held_ms: figures.held_ms,
         holders: figures.holders,

@@ -14,7 +14,7 @@ use std::pin::Pin;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::future_to_promise;
 
-use super::js_json::{grant_only, json, json_once};
+use super::js_json::{grant_only, json, json_once, plain_text};
 
 /// Serves one RPC call: decodes its argument into `method`'s request type,
 /// runs it, and resolves with its typed reply as a JS value; a refusal or a
@@ -174,12 +174,28 @@ pub fn positional<T: DeserializeOwned>(
     key: JsValue,
     options: JsValue,
 ) -> Result<T, BatonError> {
-    edge::decode_value(&positional_tree(arg, key, options)?)
+    let text = plain_text(&options);
+    positional_from_text(arg, key, options, text.as_deref())
+}
+
+/// [`positional`], plain options read from their text made already ([`plain_text`]).
+pub fn positional_from_text<T: DeserializeOwned>(
+    arg: &KeyArg,
+    key: JsValue,
+    options: JsValue,
+    text: Option<&str>,
+) -> Result<T, BatonError> {
+    edge::decode_value(&positional_tree(arg, key, options, text)?)
 }
 
 /// [`positional`]'s request object as JSON, kept out of the generic code so
 /// the WASM holds one copy of it, not one per request type (P6).
-fn positional_tree(arg: &KeyArg, key: JsValue, options: JsValue) -> Result<Value, BatonError> {
+fn positional_tree(
+    arg: &KeyArg,
+    key: JsValue,
+    options: JsValue,
+    text: Option<&str>,
+) -> Result<Value, BatonError> {
     let not_json = |field| BatonError::WrongType {
         field,
         expected: "plain JSON data",
@@ -189,9 +205,10 @@ fn positional_tree(arg: &KeyArg, key: JsValue, options: JsValue) -> Result<Value
         None if arg.whole => return Err(not_json(arg.field)),
         None => Value::Null,
     };
+    let plain = text.and_then(|t| serde_json::from_str::<Value>(t).ok());
     let options = if options.is_undefined() || options.is_null() {
         None
-    } else if let Some(tree) = json_once(&options).filter(|t| arg.whole || t.is_object()) {
+    } else if let Some(tree) = plain.filter(|t| arg.whole || t.is_object()) {
         // Plain data: crossed once, and what the ways below would read.
         Some(tree)
     } else if arg.whole {

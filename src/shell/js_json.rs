@@ -84,7 +84,14 @@ extern "C" {
 /// or unsafe number (whose text may round), a `toJSON`, a function, a
 /// symbol or a `BigInt` send the value the slow way.
 pub fn json_once(value: &JsValue) -> Option<Value> {
-    serde_json::from_str(&json_text(value)?).ok()
+    serde_json::from_str(&plain_text(value)?).ok()
+}
+
+/// The JSON text [`json_once`] parses: `None` for a value that is not
+/// plain data of the kinds the text holds exactly. Equal texts are the
+/// same data, read alike by every decode.
+pub fn plain_text(value: &JsValue) -> Option<String> {
+    json_text(value)
 }
 
 /// A JS value as JSON data: `None` for what JSON cannot hold (a function,

@@ -29,6 +29,7 @@ use super::decision_log::Scope;
 use super::driver::{Call, Driver, Memory, NoEffect, Rules, TransitionOf};
 use super::encode::ToJs;
 use super::js::{self, to_js};
+use super::js_json;
 use super::rate_bucket::Bucket;
 use super::rpc;
 use super::sqlite::ObjectSql;
@@ -38,8 +39,9 @@ use crate::edge::rate::{
 };
 use crate::error::BatonError;
 use crate::ident::Ident;
-use crate::rate_limit::{self, migrate, Acquire, Inspect, Penalize, Refund};
+use crate::rate_limit::{self, migrate, Acquire, Inspect, Penalize, Refund, SeenCall};
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::convert::Infallible;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -60,6 +62,7 @@ impl Rules for RateLimiter {
     /// A rate decision asks for no effect and never needs the alarm (the
     /// default: none).
     type Effect = NoEffect;
+    type Why = rate_limit::log::Reason;
 
     fn config(_: &Env) -> Result<(), String> {
         Ok(())
@@ -87,6 +90,8 @@ impl Rules for RateLimiter {
 #[derive(Default)]
 pub struct BucketMemory {
     held: Option<Bucket>,
+    /// The last acquire decoded, by its options' text.
+    seen: RefCell<SeenCall>,
 }
 
 impl BucketMemory {
@@ -129,16 +134,34 @@ impl RateLimiterCore {
     }
 
     /// `acquire(bucket, { rules, permits? }) -> { granted, waitMs }`.
+    /// Options whose JSON text is the text the last acquire decoded are
+    /// that call again: it skips the decode, the rules' parse and check
+    /// (`rate_limit::SeenCall`); the bucket is checked on every call.
     pub fn acquire(&self, bucket: JsValue, options: JsValue) -> JsValue {
-        rpc::serve_now(&BUCKET_ARG, bucket, options, |request: RateAcquire| {
-            let permits = request.permits.map_or(1, |p| p.0);
-            let call = Acquire {
-                rules: request.rules.0,
-                permits,
-            };
-            let reply = RateAcquireReply::from(self.decide(&request.bucket, call)?);
-            Ok(reply.to_js())
-        })
+        let text = js_json::plain_text(&options);
+        let seen = (text.as_deref()).and_then(|t| self.driver.memory(|m| m.seen.borrow().get(t)));
+        let named = seen.and_then(|call| {
+            let bucket = Ident::new(bucket.as_string()?).ok()?;
+            Some((bucket, call))
+        });
+        if let Some((bucket, call)) = named {
+            return rpc::answer_now(self.acquired(&bucket, call));
+        }
+        let decoded = js::positional_from_text(&BUCKET_ARG, bucket, options, text.as_deref());
+        let answered = decoded
+            .map_err(|e| js::to_js_error(&e))
+            .and_then(|r: RateAcquire| {
+                let call = Acquire {
+                    rules: Rc::new(r.rules.0),
+                    permits: r.permits.map_or(1, |p| p.0),
+                };
+                if let Some(text) = text {
+                    self.driver
+                        .memory(|m| m.seen.borrow_mut().keep(text, &call));
+                }
+                self.acquired(&r.bucket, call)
+            });
+        rpc::answer_now(answered)
     }
 
     /// `penalize(bucket, { cooldownMs }) -> { until }`.
@@ -180,6 +203,12 @@ impl RateLimiterCore {
 }
 
 impl RateLimiterCore {
+    /// An acquire's decision, as the caller receives it.
+    fn acquired(&self, bucket: &Ident, call: Acquire) -> Result<JsValue, JsValue> {
+        let reply = RateAcquireReply::from(self.decide(bucket, call)?);
+        Ok(reply.to_js())
+    }
+
     /// One decision in the caller's turn; a refusal is the caller's error.
     fn decide<C: Call<RateLimiter>>(&self, bucket: &Ident, call: C) -> Result<C::Answer, JsValue> {
         let decided = self.driver.decide_now(bucket, call);

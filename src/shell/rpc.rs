@@ -65,7 +65,7 @@ pub fn serve_now<T: serde::de::DeserializeOwned>(
 
 /// A synchronous method's answer as RPC returns it: the reply, or a
 /// rejected promise holding the refusal (one copy for every method, P6).
-fn answer_now(answered: Result<JsValue, JsValue>) -> JsValue {
+pub fn answer_now(answered: Result<JsValue, JsValue>) -> JsValue {
     match answered {
         Ok(reply) => reply,
         Err(error) => Promise::reject(&error).into(),

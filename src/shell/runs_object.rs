@@ -57,6 +57,7 @@ impl Rules for Runs {
     type State = View;
     /// A claim's check of the claimant it found.
     type Effect = Check;
+    type Why = runs::log::Reason;
     /// The retention alarm: a finished run's deletion time. Only a recorded
     /// outcome sets one; the alarm re-arms itself after deleting.
     const ALARM: Option<Sweep<Self>> = Some(Sweep {

@@ -148,3 +148,32 @@ pub fn assert_reached(reached: &[(&str, u64)]) {
         assert!(*n > 0, "the simulation never reached {what}");
     }
 }
+
+/// A decision-log line as it prints: what a core's line says, its reason
+/// worded by the core's own `Display` (the part judged, as the shell
+/// writes it). An oracle builds the `Said` it expects in its own words and
+/// compares the two: it never calls the core's wording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    pub kind: baton::transition::LogKind,
+    pub instance: Option<baton::ident::InstanceId>,
+    pub decision: &'static str,
+    pub reason: String,
+    pub waited_ms: Option<u64>,
+}
+
+/// The lines a decision printed, as [`Said`].
+pub fn said<W: std::fmt::Display>(lines: &[baton::transition::LogLine<W>]) -> Vec<Said> {
+    lines.iter().map(said_one).collect()
+}
+
+/// One line a decision printed, as [`Said`].
+pub fn said_one<W: std::fmt::Display>(line: &baton::transition::LogLine<W>) -> Said {
+    Said {
+        kind: line.kind,
+        instance: line.instance.clone(),
+        decision: line.decision,
+        reason: line.reason.to_string(),
+        waited_ms: line.waited_ms,
+    }
+}

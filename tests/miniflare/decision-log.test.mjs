@@ -104,6 +104,33 @@ describe("decision logs at the default level (contended)", () => {
     }
   });
 
+  test("a rate denial prints its counts; a decision whose write fails prints no line", async () => {
+    const bucket = "log-rate";
+    const rules = [{ id: "r", limit: 1, windowMs: 3_600_000 }];
+    const rateLines = () => decisions(h).filter((d) => d.bucket === bucket);
+    assert.equal((await h.rateOk(bucket, "acquire", bucket, { rules })).granted, 1);
+    await h.rateOk(bucket, "penalize", bucket, { cooldownMs: 3_600_000 });
+    assert.equal((await h.rateOk(bucket, "acquire", bucket, { rules })).granted, 0);
+    const denied = await h.until("the denial's line", () => rateLines()[0]);
+    assert.deepEqual([denied.instance, denied.decision], ["-", "denied"]);
+    assert.match(denied.reason, /^0 of 1 permit\(s\); retry in \d+ ms$/);
+
+    // A denial that writes (a new limit for `r`), its first write failing
+    // (the fault injector's): the object traps and restarts before it
+    // prints, so no line tells of a decision that was not committed.
+    const raised = { rules: [{ ...rules[0], limit: 2 }] };
+    await h.faults({ sqlFails: [{ object: "RateLimiter", times: 1 }] });
+    const failed = await h.rate(bucket, "acquire", bucket, raised);
+    assert.ok("error" in failed, JSON.stringify(failed));
+    assert.deepEqual((await h.faults({})).injected, { "sqlWrite RateLimiter": 1 });
+    // The same call, committed: its line is the next one (lines print in order).
+    assert.equal((await h.rateOk(bucket, "acquire", bucket, raised)).granted, 0);
+    const lines = await h.until("the committed denial's line", () => (rateLines().length >= 2 ? rateLines() : null));
+    assert.deepEqual(lines.map((d) => d.decision), ["denied", "denied"]);
+    const view = await h.rateOk(bucket, "inspect", bucket);
+    assert.deepEqual(view.rules.map((r) => [r.id, r.limit, r.used]), [["r", 2, 1]]);
+  });
+
   test("lines carry no event payloads or input hashes", async () => {
     const key = "log-secret";
     // A superseding enqueue is contended, so it prints.
@@ -130,6 +157,14 @@ describe("decision logs with BATON_LOG=all", () => {
     assert.deepEqual(linesOf(h, ids.holder).slice(0, 1), ["granted"], "the holder's uncontended grant");
     assert.ok(linesOf(h, ids.holder).includes("released"));
     assert.deepEqual(linesOf(h, ids.waiter).slice(0, 1), ["pending"]);
+  });
+
+  test("a rate grant prints its counts", async () => {
+    const bucket = "log-rate-all";
+    const rules = [{ id: "r", limit: 5, windowMs: 3_600_000 }];
+    assert.equal((await h.rateOk(bucket, "acquire", bucket, { rules, permits: 2 })).granted, 2);
+    const line = await h.until("the grant's line", () => decisions(h).find((d) => d.bucket === bucket));
+    assert.deepEqual([line.instance, line.decision, line.reason], ["-", "granted", "2 of 2 permit(s); retry in 0 ms"]);
   });
 });
 

@@ -24,6 +24,8 @@
 //   commit and the effect (a Workflow call, not made), or after the effect
 //   (the call made, then the reset);
 // - a D1 `batch` (the serial queue's) fails as a whole, before it runs;
+// - a Durable Object's SQL write (`ctx.storage.sql.exec` of an INSERT,
+//   UPDATE, DELETE or REPLACE) throws, as a failing storage would;
 // - the object sending a list report (`BUSY_LIST`'s `report`) resets
 //   between its commit and the report, or after it.
 //
@@ -62,7 +64,7 @@ const standInDataset = {
 };
 
 function emptyPlan() {
-  return { metricsThrow: false, seed: 0, rates: {}, hangRate: 0, hangMsMax: 0, fails: [], hangs: [], resets: [], resetRates: {}, d1BatchRate: 0, d1Fails: 0 };
+  return { metricsThrow: false, seed: 0, rates: {}, hangRate: 0, hangMsMax: 0, fails: [], hangs: [], resets: [], resetRates: {}, d1BatchRate: 0, d1Fails: 0, sqlFails: [] };
 }
 
 /**
@@ -76,13 +78,21 @@ function emptyPlan() {
  * times? }], resetRates: { before, between, after } (seeded resets of any
  * object: as any method but `inspect` arrives, before or after any
  * `sendEvent`, `create`, `terminate` or list `report` it makes), d1BatchRate, d1Fails
- * (the next d1Fails batches fail) }`.
+ * (the next d1Fails batches fail), sqlFails: [{ object, times? }] (the next
+ * `times` SQL writes of that class's objects throw) }`.
  * Returns what the previous plan injected.
  */
 export function faultPlan(next) {
   const report = faultReport();
   const once = (list) => (list ?? []).map((r) => ({ times: 1, ...r }));
-  plan = { ...emptyPlan(), ...next, fails: once(next.fails), hangs: once(next.hangs), resets: once(next.resets) };
+  plan = {
+    ...emptyPlan(),
+    ...next,
+    fails: once(next.fails),
+    hangs: once(next.hangs),
+    resets: once(next.resets),
+    sqlFails: once(next.sqlFails),
+  };
   injected = {};
   seen = new Map();
   return report;
@@ -404,14 +414,40 @@ function injectedEnv(env, object) {
   });
 }
 
+/** A SQL statement that changes rows. */
+const SQL_WRITE = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+
 /**
- * `Base` with an injected `env`, and each RPC method (and the alarm) able
- * to reset the object when it arrives, before anything is committed.
+ * The object's own SQLite with its writes able to fail on the plan
+ * (`sqlFails`): its `exec` of a write throws before running, as a failing
+ * storage would. The real handle's `exec`, shadowed on it.
+ */
+function faultySql(ctx, object) {
+  const sql = ctx.storage?.sql;
+  if (!sql) return;
+  const exec = sql.exec.bind(sql);
+  sql.exec = (query, ...bindings) => {
+    const failing =
+      plan.sqlFails.length > 0 && SQL_WRITE.test(query) && plan.sqlFails.find((f) => f.object === object && f.times > 0);
+    if (failing) {
+      failing.times -= 1;
+      count(`sqlWrite ${object}`);
+      throw new Error(`fault-injector: SQL write failed (${object})`);
+    }
+    return exec(query, ...bindings);
+  };
+}
+
+/**
+ * `Base` with an injected `env` and SQL writes that can fail, and each RPC
+ * method (and the alarm) able to reset the object when it arrives, before
+ * anything is committed.
  */
 function faulty(Base) {
   const object = Base.name;
   const Faulty = class extends Base {
     constructor(ctx, env) {
+      faultySql(ctx, object);
       super(ctx, injectedEnv(env, { name: object, ctx }));
     }
   };

@@ -146,6 +146,38 @@ describe("RateLimiter", () => {
     assert.deepEqual(view.rules.map((r) => [r.id, r.used]), [["r", 10], ["wide", 2]]);
   });
 
+  test("the last acquire's rules are kept by their text: the same text decides alike, a new one is decoded anew, bad ones are refused and change nothing", async () => {
+    const bucket = "kept-rules";
+    const options = { rules: [rule("r", 5), rule("s", 7)] };
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await h.rateOk(bucket, "acquire", bucket, options)).granted, 1);
+    }
+    // Another text: its rules are decoded, their new limit in force at once.
+    const raised = { rules: [rule("r", 6), rule("s", 7)], permits: 2 };
+    assert.equal((await h.rateOk(bucket, "acquire", bucket, raised)).granted, 2);
+    const snapshot = stable(await h.rateOk(bucket, "inspect", bucket));
+    // Bad rules after good ones: refused naming the field, every time;
+    // the kept text's bucket argument is still checked.
+    const cases = [
+      [[bucket, { rules: [rule("r", 0)] }], "limit"],
+      [[bucket, { rules: [rule("r", 0)] }], "limit"],
+      [[bucket, { rules: [rule("r", 6), rule("r", 6)] }], "rules"],
+      [[bucket, { ...raised, bucket }], "options"],
+      [["", raised], "bucket"],
+    ];
+    for (const [args, field] of cases) {
+      const result = await h.rate(bucket, "acquire", ...args);
+      assert.ok("error" in result, `${JSON.stringify(args)} should be refused`);
+      assert.match(result.error, new RegExp(`^BatonError: ${field} `));
+    }
+    assert.deepEqual(stable(await h.rateOk(bucket, "inspect", bucket)), snapshot);
+    // The kept text again, then the first one, decoded anew: its limit of 5 is back.
+    assert.equal((await h.rateOk(bucket, "acquire", bucket, raised)).granted, 1);
+    assert.equal((await h.rateOk(bucket, "acquire", bucket, options)).granted, 0);
+    const view = await h.rateOk(bucket, "inspect", bucket);
+    assert.deepEqual(view.rules.map((r) => [r.id, r.limit, r.used]), [["r", 5, 6], ["s", 7, 6]]);
+  });
+
   test("bad input is refused naming the field and changes nothing", async () => {
     const bucket = "bad";
     const rules = [rule("r", 3)];

@@ -14,7 +14,7 @@ pub use state::*;
 
 use crate::busy::reporter::Due;
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
-use crate::transition::{Alarm, LogLine};
+use crate::transition::Alarm;
 use crate::workflow::Status;
 use history::{HistoryWrite, HoldEnd};
 
@@ -154,7 +154,7 @@ pub struct Transition {
     /// the reply.
     pub report: Due,
     /// The decision-log line, for the shell to print as it is.
-    pub log: Option<LogLine>,
+    pub log: Option<super::reason::LogLine>,
 }
 
 /// What the key's summary holds: everything a decision knows of the key

@@ -34,8 +34,9 @@
 //! (`coordinator::Transition`): the history among its writes, the list
 //! report it is due, its decision-log line and what it needs of the alarm.
 //! `Summaries::write`, which every committed decision passes through,
-//! commits the writes and queues the report; the driver prints the line as
-//! it is (`Rules::print`, with the key's §9a figures) and arms the alarm.
+//! commits the writes and queues the report; the driver then prints the
+//! line as it is (`Rules::print`; the core took the key's §9a figures
+//! into it) and arms the alarm.
 //! None of them is decided here.
 //!
 //! JS callers reach these methods through the `Coordinator` class in

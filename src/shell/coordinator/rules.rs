@@ -3,7 +3,6 @@
 //! its invariants, and the holder-check sweep of its alarm.
 
 use crate::busy::reporter::Due;
-use crate::coordinator::history::HistoryWrite;
 use crate::coordinator::{
     self, AcquireCheck, AcquireReply, EnqueueCheck, EnqueueReply, Holder, Input, Reply, Settings,
     View, Write,
@@ -12,12 +11,12 @@ use crate::error::BatonError;
 use crate::ident::InstanceId;
 use crate::limits::KEYS_CHECKED_PER_ALARM_MAX;
 use crate::shell::config::WorkflowConfig;
-use crate::shell::decision_log::{self, Figures, Scope};
+use crate::shell::decision_log::Scope;
 use crate::shell::driver::{Call, NextAlarm, Rules, Sweep, Then, TransitionOf, Waiting};
 use crate::shell::found::Found;
 use crate::shell::sqlite::ObjectSql;
 use crate::sql::Counted;
-use crate::transition::{LogLine, Transition};
+use crate::transition::Transition;
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -56,6 +55,7 @@ impl Rules for Coordinator {
     type Write = Write;
     type State = Keyed;
     type Effect = coordinator::Effect;
+    type Why = coordinator::log::Reason;
     /// The holder-check sweep: the keys with someone behind their holders,
     /// or a hand-over not yet confirmed, every `HOLDER_CHECK_MS` while a
     /// decision asks for it.
@@ -96,13 +96,6 @@ impl Rules for Coordinator {
     }
     fn scope(key: &str) -> Scope<'_> {
         Scope::Key(key)
-    }
-    /// Each line as the core wrote it, its §9a data point carrying the
-    /// key's figures as the decision left them.
-    fn print(key: &str, transition: &TransitionOf<Self>) {
-        for line in &transition.log {
-            decision_log::line_with(Scope::Key(key), line, &figures(line, transition));
-        }
     }
 }
 
@@ -161,7 +154,7 @@ fn keyed(state: &Keyed, t: coordinator::Transition, now_ms: u64) -> TransitionOf
         writes: t.writes,
         effects: t.effects,
         alarm: t.alarm,
-        log: t.log.into_iter().collect(),
+        log: t.log.into(),
         state: Keyed {
             key: state.key.clone(),
             view: t.state,
@@ -169,40 +162,5 @@ fn keyed(state: &Keyed, t: coordinator::Transition, now_ms: u64) -> TransitionOf
             report: t.report,
             decided_ms: now_ms,
         },
-    }
-}
-
-/// A line's §9a figures: the hold it ended (the history's record of it),
-/// the wait of a waiter it granted a slot (when the line names no wait),
-/// the instance's Workflow if it holds, and the key's counts.
-fn figures<'a>(line: &LogLine, transition: &'a TransitionOf<Coordinator>) -> Figures<'a> {
-    let summary = &transition.state.view.summary;
-    let id = line.instance.as_ref();
-    let held_ms = transition.writes.iter().find_map(|w| match w {
-        Write::History(HistoryWrite::Hold {
-            id: held,
-            from_ms,
-            to_ms,
-            ..
-        }) if Some(held) == id => Some(to_ms.saturating_sub(*from_ms)),
-        _ => None,
-    });
-    let granted_wait = transition.writes.iter().find_map(|w| match w {
-        Write::AddHolder(holder) if holder.waited_ms > 0 => Some(holder.waited_ms),
-        _ => None,
-    });
-    let holder = summary.holders.iter().find(|h| Some(&h.id) == id);
-    let settings = &transition.state.settings;
-    Figures {
-        workflow: holder.map(|h| {
-            h.workflow
-                .as_ref()
-                .map_or(settings.workflow.as_str(), |w| w.as_str())
-        }),
-        waited_ms: line.waited_ms.or(granted_wait),
-        held_ms: held_ms.unwrap_or(0),
-        holders: summary.holders.len() as u32,
-        waiting: summary.waiters,
-        limit: summary.limit(),
     }
 }

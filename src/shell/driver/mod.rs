@@ -212,7 +212,7 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
         .await
     }
 
-    /// Load, decide, check, print the lines, write, arm a periodic alarm:
+    /// Load, decide, check, write, print the lines, arm a periodic alarm:
     /// synchronous, so nothing can interleave.
     fn decide<D: Decision<R>>(
         &self,
@@ -231,11 +231,13 @@ impl<R: Rules, M: Memory<R>> Driver<R, M> {
     /// [`Driver::decide`] no call's type changes: one copy, P6).
     fn write(&self, memory: &mut M, key: &Ident, transition: &mut TransitionOf<R>) {
         // Before the write, which may move the state into the memory: a
-        // broken state is then never committed, and the lines (the
-        // Coordinator's carry the key's figures) read the state as decided.
+        // broken state is then never committed.
         R::assert_invariants(&transition.state);
-        R::print(key.as_str(), transition);
         memory.write(&self.base.sql, key.as_str(), transition);
+        // After it: a write that throws leaves no line for a decision that
+        // was not committed. The lines read nothing the write moves (their
+        // §9a figures were taken when the core decided).
+        R::print(key.as_str(), transition);
         self.arm_in_turn(&transition.alarm);
     }
 

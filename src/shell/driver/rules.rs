@@ -9,6 +9,7 @@ use crate::shell::decision_log::{self, Scope};
 use crate::shell::sqlite::ObjectSql;
 use crate::transition::{self, Transition};
 use std::borrow::Cow;
+use std::fmt::Display;
 use std::rc::Rc;
 use worker::Env;
 
@@ -31,6 +32,9 @@ pub trait Rules: Sized + 'static {
     type State: 'static;
     /// What its decisions ask of the shell after the commit.
     type Effect: Perform<Self>;
+    /// Why a decision printed its line, as data: its concept's words
+    /// (`Display`), written only when the line prints.
+    type Why: Display + 'static;
     /// How the object's alarm finds its work; `None`, the default, for an
     /// object whose decisions never need the alarm.
     const ALARM: Option<Sweep<Self>> = None;
@@ -54,8 +58,8 @@ pub trait Rules: Sized + 'static {
     /// What the decision log names a key as.
     fn scope(key: &str) -> Scope<'_>;
     /// Prints a committed decision's log lines as they are, in the key's
-    /// [`Rules::scope`] (a class may add its §9a figures to each line's
-    /// data point; it picks no line).
+    /// [`Rules::scope`], each data point (§9a) with the figures its core
+    /// took into it; the shell picks no line and adds nothing.
     fn print(key: &str, transition: &TransitionOf<Self>) {
         for line in &transition.log {
             decision_log::line(Self::scope(key), line);
@@ -178,8 +182,13 @@ pub enum NextAlarm<R: Rules> {
 }
 
 /// A transition of `R`'s concept.
-pub type TransitionOf<R> =
-    Transition<<R as Rules>::Reply, <R as Rules>::Write, <R as Rules>::State, <R as Rules>::Effect>;
+pub type TransitionOf<R> = Transition<
+    <R as Rules>::Reply,
+    <R as Rules>::Write,
+    <R as Rules>::State,
+    <R as Rules>::Effect,
+    <R as Rules>::Why,
+>;
 
 /// A class's own step in the caller's commit turn: gets the storage and
 /// the committed transition.
