@@ -435,6 +435,65 @@ pub const MIGRATIONS: &[&[&str]] = &[
             WHERE key = new.key AND first_seq IS NULL AND served < new.served - 20000; \
          END",
     ],
+    // v17 (issue 38): while a key's waiters are all of one priority and
+    // tenant, their arrival order is their hand-off order (§1c), and they
+    // are kept in that order alone (`sole = 1`, `Layout::Sole`): a join
+    // writes its row, its `(key, seq)` entry and the key's count, and
+    // neither the share index (partial on `sole = 0`) nor a tenant's turn.
+    // The key row names that share (`sole_priority`, `sole_tenant`; both
+    // NULL while nobody waits or the waiters are shared). The first waiter
+    // of a second share spreads the key's rows first (`sole = 0`, their
+    // seqs unchanged, their count and earliest seq into their tenant's
+    // row: `store::write`'s `spread`). Rows from before are shared.
+    &[
+        "ALTER TABLE coordinator_waiters ADD COLUMN sole INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE coordinator_keys ADD COLUMN sole_priority INTEGER",
+        "ALTER TABLE coordinator_keys ADD COLUMN sole_tenant TEXT",
+        "DROP INDEX coordinator_waiters_share",
+        "CREATE INDEX coordinator_waiters_share ON coordinator_waiters \
+            (key, priority, tenant, seq) WHERE sole = 0",
+        "DROP TRIGGER coordinator_waiters_joined",
+        "CREATE TRIGGER coordinator_waiters_joined AFTER INSERT ON coordinator_waiters \
+         WHEN new.sole = 0 BEGIN \
+            INSERT INTO coordinator_tenants (key, priority, tenant, waiters, first_seq) \
+            VALUES (new.key, new.priority, new.tenant, 1, new.seq) \
+            ON CONFLICT (key, priority, tenant) DO UPDATE SET waiters = waiters + 1; \
+            UPDATE coordinator_tenants SET first_seq = new.seq WHERE key = new.key \
+            AND priority = new.priority AND tenant = new.tenant AND first_seq IS NULL; \
+            INSERT INTO coordinator_keys (key, waiter_count) VALUES (new.key, 1) \
+            ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + 1, \
+            sole_priority = NULL, sole_tenant = NULL; \
+         END",
+        "CREATE TRIGGER coordinator_waiters_joined_sole AFTER INSERT ON coordinator_waiters \
+         WHEN new.sole = 1 BEGIN \
+            INSERT INTO coordinator_keys (key, waiter_count, sole_priority, sole_tenant) \
+            VALUES (new.key, 1, new.priority, new.tenant) \
+            ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + 1, \
+            sole_priority = excluded.sole_priority, sole_tenant = excluded.sole_tenant; \
+         END",
+        "DROP TRIGGER coordinator_waiters_left",
+        "CREATE TRIGGER coordinator_waiters_left AFTER DELETE ON coordinator_waiters \
+         WHEN old.sole = 0 BEGIN \
+            UPDATE coordinator_tenants SET waiters = waiters - 1 \
+            WHERE key = old.key AND priority = old.priority AND tenant = old.tenant; \
+            UPDATE coordinator_tenants SET first_seq = \
+                (SELECT MIN(seq) FROM coordinator_waiters WHERE key = old.key \
+                 AND priority = old.priority AND tenant = old.tenant AND sole = 0) \
+            WHERE key = old.key AND priority = old.priority AND tenant = old.tenant \
+            AND first_seq = old.seq; \
+            DELETE FROM coordinator_tenants \
+            WHERE key = old.key AND priority = old.priority AND tenant = old.tenant \
+            AND first_seq IS NULL AND served IS NULL; \
+            UPDATE coordinator_keys SET waiter_count = waiter_count - 1 WHERE key = old.key; \
+         END",
+        "CREATE TRIGGER coordinator_waiters_left_sole AFTER DELETE ON coordinator_waiters \
+         WHEN old.sole = 1 BEGIN \
+            UPDATE coordinator_keys SET waiter_count = waiter_count - 1, \
+            sole_priority = CASE WHEN waiter_count > 1 THEN sole_priority END, \
+            sole_tenant = CASE WHEN waiter_count > 1 THEN sole_tenant END \
+            WHERE key = old.key; \
+         END",
+    ],
 ];
 
 /// The version this release writes.

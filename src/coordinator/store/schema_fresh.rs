@@ -9,7 +9,7 @@ pub const FRESH: &[&str] = &[
             key TEXT PRIMARY KEY,
             holder_id TEXT,
             holder_since_ms INTEGER
-        , holder_state TEXT, waiter_count INTEGER NOT NULL DEFAULT 0, holder_limit INTEGER, fence INTEGER, turns INTEGER, grants INTEGER NOT NULL DEFAULT 0, hand_offs INTEGER NOT NULL DEFAULT 0, dead_holders INTEGER NOT NULL DEFAULT 0, superseded_total INTEGER NOT NULL DEFAULT 0, coalesced INTEGER NOT NULL DEFAULT 0, dead_at_ms INTEGER, list_owed INTEGER NOT NULL DEFAULT 0, hold_times_ms TEXT, paused_since_ms INTEGER, paused_reason TEXT, limit_override INTEGER, cancelled INTEGER NOT NULL DEFAULT 0, max_waiting INTEGER)"#,
+        , holder_state TEXT, waiter_count INTEGER NOT NULL DEFAULT 0, holder_limit INTEGER, fence INTEGER, turns INTEGER, grants INTEGER NOT NULL DEFAULT 0, hand_offs INTEGER NOT NULL DEFAULT 0, dead_holders INTEGER NOT NULL DEFAULT 0, superseded_total INTEGER NOT NULL DEFAULT 0, coalesced INTEGER NOT NULL DEFAULT 0, dead_at_ms INTEGER, list_owed INTEGER NOT NULL DEFAULT 0, hold_times_ms TEXT, paused_since_ms INTEGER, paused_reason TEXT, limit_override INTEGER, cancelled INTEGER NOT NULL DEFAULT 0, max_waiting INTEGER, sole_priority INTEGER, sole_tenant TEXT)"#,
     r#"CREATE TABLE coordinator_superseded (
             key TEXT NOT NULL,
             id TEXT NOT NULL,
@@ -65,12 +65,11 @@ pub const FRESH: &[&str] = &[
             enqueued_ms INTEGER,
             turn INTEGER,
             priority INTEGER NOT NULL DEFAULT 0,
-            tenant TEXT NOT NULL DEFAULT '',
+            tenant TEXT NOT NULL DEFAULT '', sole INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (key, id)
         ) WITHOUT ROWID"#,
     r#"CREATE UNIQUE INDEX coordinator_waiters_order ON coordinator_waiters (key, seq)"#,
     r#"CREATE INDEX coordinator_waiters_hash ON coordinator_waiters (key, input_hash, seq) WHERE input_hash IS NOT NULL"#,
-    r#"CREATE INDEX coordinator_waiters_share ON coordinator_waiters (key, priority, tenant, seq)"#,
     r#"CREATE TABLE "coordinator_tenants" (
             key TEXT NOT NULL,
             priority INTEGER NOT NULL,
@@ -82,9 +81,12 @@ pub const FRESH: &[&str] = &[
         ) WITHOUT ROWID"#,
     r#"CREATE INDEX coordinator_tenants_turns ON coordinator_tenants (key, priority DESC, served, first_seq) WHERE first_seq IS NOT NULL"#,
     r#"CREATE INDEX coordinator_tenants_idle ON coordinator_tenants (key, served) WHERE first_seq IS NULL"#,
-    r#"CREATE TRIGGER coordinator_waiters_joined AFTER INSERT ON coordinator_waiters BEGIN INSERT INTO coordinator_tenants (key, priority, tenant, waiters, first_seq) VALUES (new.key, new.priority, new.tenant, 1, new.seq) ON CONFLICT (key, priority, tenant) DO UPDATE SET waiters = waiters + 1; UPDATE coordinator_tenants SET first_seq = new.seq WHERE key = new.key AND priority = new.priority AND tenant = new.tenant AND first_seq IS NULL; INSERT INTO coordinator_keys (key, waiter_count) VALUES (new.key, 1) ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + 1; END"#,
-    r#"CREATE TRIGGER coordinator_waiters_left AFTER DELETE ON coordinator_waiters BEGIN UPDATE coordinator_tenants SET waiters = waiters - 1 WHERE key = old.key AND priority = old.priority AND tenant = old.tenant; UPDATE coordinator_tenants SET first_seq = (SELECT MIN(seq) FROM coordinator_waiters WHERE key = old.key AND priority = old.priority AND tenant = old.tenant) WHERE key = old.key AND priority = old.priority AND tenant = old.tenant AND first_seq = old.seq; DELETE FROM coordinator_tenants WHERE key = old.key AND priority = old.priority AND tenant = old.tenant AND first_seq IS NULL AND served IS NULL; UPDATE coordinator_keys SET waiter_count = waiter_count - 1 WHERE key = old.key; END"#,
     r#"CREATE TRIGGER coordinator_recent_kept AFTER INSERT ON coordinator_recent BEGIN DELETE FROM coordinator_recent WHERE key = new.key AND seq <= (SELECT seq FROM coordinator_recent WHERE key = new.key ORDER BY seq DESC LIMIT 1 OFFSET 50); END"#,
     r#"CREATE TRIGGER coordinator_tenants_served AFTER UPDATE OF served ON coordinator_tenants WHEN new.served IS NOT NULL BEGIN DELETE FROM coordinator_tenants WHERE key = new.key AND first_seq IS NULL AND served < new.served - 20000; END"#,
     r#"CREATE TRIGGER coordinator_tenants_first_served AFTER INSERT ON coordinator_tenants WHEN new.served IS NOT NULL BEGIN DELETE FROM coordinator_tenants WHERE key = new.key AND first_seq IS NULL AND served < new.served - 20000; END"#,
+    r#"CREATE INDEX coordinator_waiters_share ON coordinator_waiters (key, priority, tenant, seq) WHERE sole = 0"#,
+    r#"CREATE TRIGGER coordinator_waiters_joined AFTER INSERT ON coordinator_waiters WHEN new.sole = 0 BEGIN INSERT INTO coordinator_tenants (key, priority, tenant, waiters, first_seq) VALUES (new.key, new.priority, new.tenant, 1, new.seq) ON CONFLICT (key, priority, tenant) DO UPDATE SET waiters = waiters + 1; UPDATE coordinator_tenants SET first_seq = new.seq WHERE key = new.key AND priority = new.priority AND tenant = new.tenant AND first_seq IS NULL; INSERT INTO coordinator_keys (key, waiter_count) VALUES (new.key, 1) ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + 1, sole_priority = NULL, sole_tenant = NULL; END"#,
+    r#"CREATE TRIGGER coordinator_waiters_joined_sole AFTER INSERT ON coordinator_waiters WHEN new.sole = 1 BEGIN INSERT INTO coordinator_keys (key, waiter_count, sole_priority, sole_tenant) VALUES (new.key, 1, new.priority, new.tenant) ON CONFLICT(key) DO UPDATE SET waiter_count = waiter_count + 1, sole_priority = excluded.sole_priority, sole_tenant = excluded.sole_tenant; END"#,
+    r#"CREATE TRIGGER coordinator_waiters_left AFTER DELETE ON coordinator_waiters WHEN old.sole = 0 BEGIN UPDATE coordinator_tenants SET waiters = waiters - 1 WHERE key = old.key AND priority = old.priority AND tenant = old.tenant; UPDATE coordinator_tenants SET first_seq = (SELECT MIN(seq) FROM coordinator_waiters WHERE key = old.key AND priority = old.priority AND tenant = old.tenant AND sole = 0) WHERE key = old.key AND priority = old.priority AND tenant = old.tenant AND first_seq = old.seq; DELETE FROM coordinator_tenants WHERE key = old.key AND priority = old.priority AND tenant = old.tenant AND first_seq IS NULL AND served IS NULL; UPDATE coordinator_keys SET waiter_count = waiter_count - 1 WHERE key = old.key; END"#,
+    r#"CREATE TRIGGER coordinator_waiters_left_sole AFTER DELETE ON coordinator_waiters WHEN old.sole = 1 BEGIN UPDATE coordinator_keys SET waiter_count = waiter_count - 1, sole_priority = CASE WHEN waiter_count > 1 THEN sole_priority END, sole_tenant = CASE WHEN waiter_count > 1 THEN sole_tenant END WHERE key = old.key; END"#,
 ];

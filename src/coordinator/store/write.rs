@@ -7,7 +7,7 @@ use super::history;
 use super::rows::{
     id_value, key_value, priority_value, state_value, tenant_value, turn_value, workflow_value,
 };
-use crate::coordinator::types::{Holder, Paused, Waiter, Write};
+use crate::coordinator::types::{Holder, Layout, Paused, Waiter, Write};
 use crate::ident::{Ident, InstanceId};
 use crate::sql::{millis_value, optional_millis_value, Counted, SqlExec, SqlValue};
 use crate::workflow::Status;
@@ -46,7 +46,8 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                 fence,
             } => serve(sql, key, *priority, tenant.as_ref(), *fence),
             Write::MarkChecked(id, now_ms, answer) => mark_checked(sql, key, id, *now_ms, *answer),
-            Write::PushWaiter(waiter) => push_waiter(sql, key, waiter),
+            Write::PushWaiter(waiter, layout) => push_waiter(sql, key, waiter, *layout),
+            Write::Spread => spread(sql, key),
             Write::SetWaiterWorkflow(id, workflow) => {
                 let value = workflow_value(workflow.as_ref());
                 on_member(sql, key, id, waiters::SET_WORKFLOW, Some(value));
@@ -215,16 +216,17 @@ fn serve<E: SqlExec>(
     );
 }
 
-/// A waiter behind every other.
-fn push_waiter<E: SqlExec>(sql: &Counted<'_, E>, key: &str, waiter: &Waiter) {
+/// A waiter behind every other, kept in `layout`.
+fn push_waiter<E: SqlExec>(sql: &Counted<'_, E>, key: &str, waiter: &Waiter, layout: Layout) {
     // The trigger coordinator_waiters_joined counts it in its tenant and
-    // in the key's waiter count.
+    // in the key's waiter count; in `Layout::Sole`,
+    // coordinator_waiters_joined_sole in the key's count alone (schema v17).
     sql.write(
         "INSERT INTO coordinator_waiters \
          (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, \
-         priority, tenant) \
+         priority, tenant, sole) \
          VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters \
-         WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+         WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         &[
             key_value(key),
             id_value(&waiter.id),
@@ -238,7 +240,31 @@ fn push_waiter<E: SqlExec>(sql: &Counted<'_, E>, key: &str, waiter: &Waiter) {
             turn_value(waiter.turn),
             priority_value(waiter.priority),
             tenant_value(waiter.tenant.as_ref()),
+            SqlValue::Integer(i64::from(layout == Layout::Sole)),
         ],
+    );
+}
+
+/// The key's waiters, kept in `Layout::Sole`, move to `Layout::Shared`:
+/// their share's row counts them, from their earliest, and each row enters
+/// the share index with its seq unchanged (no one changes place).
+fn spread<E: SqlExec>(sql: &Counted<'_, E>, key: &str) {
+    sql.write(
+        "INSERT INTO coordinator_tenants (key, priority, tenant, waiters, first_seq) \
+         SELECT key, sole_priority, sole_tenant, waiter_count, \
+         (SELECT MIN(seq) FROM coordinator_waiters WHERE key = ?1) \
+         FROM coordinator_keys WHERE key = ?1 AND sole_priority IS NOT NULL \
+         ON CONFLICT (key, priority, tenant) DO UPDATE SET \
+         waiters = excluded.waiters, first_seq = excluded.first_seq",
+        &[key_value(key)],
+    );
+    sql.write(
+        "UPDATE coordinator_waiters SET sole = 0 WHERE key = ?1 AND sole = 1",
+        &[key_value(key)],
+    );
+    sql.write(
+        "UPDATE coordinator_keys SET sole_priority = NULL, sole_tenant = NULL WHERE key = ?1",
+        &[key_value(key)],
     );
 }
 
