@@ -69,7 +69,9 @@ const EXPLAIN = {
     `are kept in arrival order alone, which is then §1c's order: the insert writes the waiter row, its place in ` +
     `arrival order and the key's count (workerd's \`rowsWritten\` 3 per insert, the floor's 2), and a key's ` +
     `first waiter of a second priority or tenant moves its waiters to the layout with tenants' turns once, none ` +
-    `changing place. The order is stated once (\`coordinator/order.rs\`); \`coordinator/layout.rs\` picks the ` +
+    `changing place. Every trigger on a table is compiled into each insert on it, so a shared waiter joins ` +
+    `through a view whose own trigger counts its tenant's turn, and a sole insert runs the key's count alone. ` +
+    `The order is stated once (\`coordinator/order.rs\`); \`coordinator/layout.rs\` picks the ` +
     `layout each read and join uses, and the Coordinator simulation judges both layouts against its own oracle. ` +
     `What is left is the enqueue's two statements (the member read; the waiter's insert) and the third entry, ` +
     `the key's waiting count, which the key's summary is read from.`,

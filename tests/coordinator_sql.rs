@@ -1053,6 +1053,19 @@ const CALLS: &[Call] = &[
     ("position (sole)", true, |sql| {
         _ = load(sql, "s", None, &grant_acquire("w8"))
     }),
+    ("push waiter (sole)", false, |sql| {
+        let waiter = Waiter {
+            id: id("late"),
+            since_ms: 5,
+            input_hash: None,
+            workflow: None,
+            enqueued_ms: Some(5),
+            turn: Turn::Shared,
+            priority: 0,
+            tenant: None,
+        };
+        write(sql, "s", &[Write::PushWaiter(waiter, Layout::Sole)])
+    }),
     ("spread", true, |sql| write(sql, "s", &[Write::Spread])),
     ("coalesce candidate", false, |sql| {
         loads(sql, Input::Enqueue(plain("twin", true, Some("h2"))))
@@ -1620,8 +1633,12 @@ fn a_v12_queue_of_tenants_upgrades_in_the_same_order() {
         "an idle tenant has no earliest waiter"
     );
     // The triggers go on: the idle tenant's next waiter is its earliest,
-    // and the key counts it.
-    join(6, "idle2", 0, "idle");
+    // and the key counts it (a shared waiter joins through the view, v17).
+    db.run(
+        "INSERT INTO coordinator_waiters_shared (key, seq, id, since_ms, priority, tenant) \
+         VALUES ('k', 6, 'idle2', 6, 0, 'idle')",
+        &[],
+    );
     assert_eq!(
         db.rows(
             "SELECT waiters, first_seq FROM coordinator_tenants \

@@ -104,6 +104,14 @@ mod waiters {
     pub const SET_WORKFLOW: &str =
         "UPDATE coordinator_waiters SET workflow = ?3 WHERE key = ?1 AND id = ?2";
     pub const DELETE: &str = "DELETE FROM coordinator_waiters WHERE key = ?1 AND id = ?2";
+    pub const JOIN_SOLE: &str = "INSERT INTO coordinator_waiters \
+         (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, priority, tenant, sole) \
+         VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters \
+         WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1)";
+    pub const JOIN_SHARED: &str = "INSERT INTO coordinator_waiters_shared \
+         (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, priority, tenant) \
+         VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters \
+         WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 }
 
 /// The superseded ids (`coordinator_superseded`).
@@ -218,15 +226,16 @@ fn serve<E: SqlExec>(
 
 /// A waiter behind every other, kept in `layout`.
 fn push_waiter<E: SqlExec>(sql: &Counted<'_, E>, key: &str, waiter: &Waiter, layout: Layout) {
-    // The trigger coordinator_waiters_joined counts it in its tenant and
-    // in the key's waiter count; in `Layout::Sole`,
-    // coordinator_waiters_joined_sole in the key's count alone (schema v17).
+    // The trigger coordinator_waiters_joined counts it in the key (and
+    // names the key's share while it is sole); a shared waiter joins
+    // through the view, whose trigger counts it in its tenant's turn too
+    // (schema v17).
+    let statement = match layout {
+        Layout::Sole => waiters::JOIN_SOLE,
+        Layout::Shared => waiters::JOIN_SHARED,
+    };
     sql.write(
-        "INSERT INTO coordinator_waiters \
-         (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, \
-         priority, tenant, sole) \
-         VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters \
-         WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        statement,
         &[
             key_value(key),
             id_value(&waiter.id),
@@ -240,7 +249,6 @@ fn push_waiter<E: SqlExec>(sql: &Counted<'_, E>, key: &str, waiter: &Waiter, lay
             turn_value(waiter.turn),
             priority_value(waiter.priority),
             tenant_value(waiter.tenant.as_ref()),
-            SqlValue::Integer(i64::from(layout == Layout::Sole)),
         ],
     );
 }
