@@ -63,13 +63,18 @@ const EXPLAIN = {
     `count into the waiter row's trigger (one statement fewer), left a waiter without an input hash out of the ` +
     `hash index, and stopped rewriting the tenant's turn index on every arrival: its statements replayed in ` +
     `workerd went from 2.0× the floor's write to 1.67–1.8× (400 against 200 µs before, 360 against 200 and 400 ` +
-    `against 240 in two runs after). What is left is the enqueue's two statements (the ` +
-    `member read; the waiter's insert) and the five B-tree entries the insert writes against the floor's two: ` +
-    `the waiter row, its place in arrival order, its place in its tenant's queue, its tenant's row and the key ` +
-    `row. Those are what keep §1c's hand-off order and each waiter's position flat behind 10,000 waiters of 100 ` +
-    `tenants (P4). Closing the rest needs the enqueue to skip them while a key has one tenant and one priority ` +
-    `(§1's arrival order alone): issue 38's answer allows it, as a storage layout the read plan chooses to ` +
-    `execute the one order function, judged by the simulation against the same oracle; not built yet.`,
+    `against 240 in two runs after). The insert wrote five B-tree entries against the floor's two (the waiter ` +
+    `row, its place in arrival order, its place in its tenant's queue, its tenant's row, the key row). Since ` +
+    `schema v18 (issue 38), while a key's waiters are all of one priority and tenant, as this row's are, they ` +
+    `are kept in arrival order alone, which is then §1c's order: the insert writes the waiter row, its place in ` +
+    `arrival order and the key's count (workerd's \`rowsWritten\` 3 per insert, the floor's 2), and a key's ` +
+    `first waiter of a second priority or tenant moves its waiters to the layout with tenants' turns once, none ` +
+    `changing place. Every trigger on a table is compiled into each insert on it, so a shared waiter joins ` +
+    `through a view whose own trigger counts its tenant's turn, and a sole insert runs the key's count alone. ` +
+    `The order is stated once (\`coordinator/order.rs\`); \`coordinator/layout.rs\` picks the ` +
+    `layout each read and join uses, and the Coordinator simulation judges both layouts against its own oracle. ` +
+    `What is left is the enqueue's two statements (the member read; the waiter's insert) and the third entry, ` +
+    `the key's waiting count, which the key's summary is read from.`,
   "L1 durable": ({ atFloor: f }) =>
     `Median ${fmt(f.ratio.rate.p50)}× (Baton ${fmt(1000 / f.ms.rate.baton.p50)}, the durable floor ` +
     `${fmt(1000 / f.ms.rate.durable.p50)}, the RPC floor ${fmt(1000 / f.ms.rate.rpc.p50)} calls/s). A granted acquire ` +

@@ -287,6 +287,28 @@ COORDINATOR_BUGS = [
      "    n.min(summary.waiters).saturating_sub(1)\n",
      "the read plan asks for one waiter too few at the front of the order",
      "§1 free slots go to the waiters in order"),
+    # Issue 38: the layout a key's waiters are kept in (layout.rs) serves
+    # §1c's order; the twin reads each layout as the rows do, and the
+    # simulation's oracle judges both.
+    ("coordinator", "coordinator_sim", "src/coordinator/layout.rs",
+     "        Some((p, t)) if *p == priority && t.as_ref() == tenant => (false, Layout::Sole),",
+     "        Some((p, t)) if *p == priority && t.is_some() == tenant.is_some() => (false, Layout::Sole),",
+     "a second named tenant at the same priority joins a key kept sole (read by arrival)",
+     "§1c tenants take turns (the sole layout holds one share)"),
+    ("coordinator", "coordinator_sim", "src/coordinator/layout.rs",
+     "        Some((p, t)) if *p == priority && t.as_ref() == tenant => (false, Layout::Sole),",
+     "        Some((p, t)) if *p <= priority && t.as_ref() == tenant => (false, Layout::Sole),",
+     "a higher priority joins a key kept sole (read by arrival, behind the lower)",
+     "§1c highest priority first (the sole layout holds one share)"),
+    ("coordinator", "coordinator_sim", "src/coordinator/draft.rs",
+     "        if spread {\n            self.writes.push(Write::Spread);\n        }\n",
+     "",
+     "a second share joins without moving the key's waiters over (those kept sole are lost to the shared reads)",
+     "§1 every waiter keeps its place when a key gains a second share"),
+    ("coordinator", "coordinator_sim", "src/coordinator/layout.rs",
+     "        Some(_) => Layout::Sole,\n        None => Layout::Shared,",
+     "        Some(_) | None => Layout::Sole,",
+     "the read plan reads a shared key by arrival", "§1c tenants take turns"),
     # §10 and §9: what a decision records, owes the list and logs, judged
     # by the simulation against its own records (tests/coordinator_sim.rs
     # check_history and the oracle's log lines).
@@ -595,11 +617,41 @@ STORE_BUGS = [
      "VALUES (old.key, 0, 1) \\\n            ON CONFLICT(key) DO UPDATE SET grants = grants + 1; \\",
      "a holder row deleted outright leaves its fence out of the key's",
      "§1b fences never decrease (v12 folds a fence in when its hold ends)"),
-    ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/store/schema.rs",
-     "            UPDATE coordinator_tenants SET first_seq = new.seq \\\n            WHERE key = new.key AND priority = new.priority AND tenant = new.tenant \\\n            AND first_seq IS NULL; \\\n",
-     "",
+    # Schema v18 rewrote the waiter rows' triggers: this bug follows them
+    # (the ladder's and the fresh schema's).
+    ("coordinator store", "coordinator_transition::the_rows_follow",
+     [("src/coordinator/store/schema.rs",
+       "            UPDATE coordinator_tenants SET first_seq = new.seq WHERE key = new.key \\\n            AND priority = new.priority AND tenant = new.tenant AND first_seq IS NULL; \\\n",
+       ""),
+      ("src/coordinator/store/schema_fresh.rs",
+       "UPDATE coordinator_tenants SET first_seq = new.seq WHERE key = new.key AND priority = new.priority AND tenant = new.tenant AND first_seq IS NULL; ",
+       "")],
+     None, None,
      "a waiter joining an idle tenant (served, none waiting) does not give it an earliest waiter",
      "§1c a tenant with waiters takes turns (v13 keys turns on the earliest waiter)"),
+    # Issue 38 (schema v18): the move from the sole layout to the shared
+    # one, and the key row's record of its share, judged by the rows
+    # against the in-memory key.
+    ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/store/write.rs",
+     "\"UPDATE coordinator_waiters SET sole = 0 WHERE key = ?1 AND sole = 1\",",
+     "\"UPDATE coordinator_waiters SET sole = 0, seq = -seq WHERE key = ?1 AND sole = 1\",",
+     "the move to the shared layout reverses the waiters' order (a reorder)",
+     "§1 a key gaining a second share keeps every waiter in its place"),
+    ("coordinator store", "coordinator_transition::the_rows_follow", "src/coordinator/store/write.rs",
+     "         ON CONFLICT (key, priority, tenant) DO UPDATE SET \\\n         waiters = excluded.waiters, first_seq = excluded.first_seq\",",
+     "         ON CONFLICT (key, priority, tenant) DO UPDATE SET \\\n         waiters = excluded.waiters\",",
+     "the move to the shared layout leaves an idle tenant's row without its earliest waiter",
+     "§1c a tenant with waiters takes turns"),
+    ("coordinator store", "coordinator_transition::the_rows_follow",
+     [("src/coordinator/store/schema.rs",
+       "sole_priority = CASE WHEN waiter_count > 1 THEN sole_priority END, \\\n            sole_tenant = CASE WHEN waiter_count > 1 THEN sole_tenant END",
+       "sole_priority = CASE WHEN waiter_count > 0 THEN sole_priority END, \\\n            sole_tenant = CASE WHEN waiter_count > 0 THEN sole_tenant END"),
+      ("src/coordinator/store/schema_fresh.rs",
+       "sole_priority = CASE WHEN waiter_count > 1 THEN sole_priority END, sole_tenant = CASE WHEN waiter_count > 1 THEN sole_tenant END",
+       "sole_priority = CASE WHEN waiter_count > 0 THEN sole_priority END, sole_tenant = CASE WHEN waiter_count > 0 THEN sole_tenant END")],
+     None, None,
+     "a key whose last sole waiter left still names its share (its next, other share is read by arrival)",
+     "§1c the sole layout holds only while waiters of one share wait"),
     # Issue 38 (schema v16): the prune and the forgetting run in triggers,
     # judged by the rows against the statements they replaced.
     ("coordinator store",

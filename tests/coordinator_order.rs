@@ -489,16 +489,19 @@ fn fill(db: &Db, key: &str, n: usize, spread: bool) {
         waited_ms: 0,
     })];
     for i in 0..n {
-        writes.push(coordinator::Write::PushWaiter(Waiter {
-            id: id(&format!("w{i}")),
-            since_ms: 10 + i as u64,
-            input_hash: None,
-            workflow: None,
-            enqueued_ms: Some(10 + i as u64),
-            turn: Turn::Shared,
-            priority: if spread { (i % 3) as i8 - 1 } else { 0 },
-            tenant: spread.then(|| tenant(&format!("tenant-{}", i % 100))),
-        }));
+        writes.push(coordinator::Write::PushWaiter(
+            Waiter {
+                id: id(&format!("w{i}")),
+                since_ms: 10 + i as u64,
+                input_hash: None,
+                workflow: None,
+                enqueued_ms: Some(10 + i as u64),
+                turn: Turn::Shared,
+                priority: if spread { (i % 3) as i8 - 1 } else { 0 },
+                tenant: spread.then(|| tenant(&format!("tenant-{}", i % 100))),
+            },
+            baton::coordinator::Layout::Shared,
+        ));
     }
     write(&Counted::new(db), key, &writes);
     db.conn.execute_batch("COMMIT").expect("commit");
@@ -718,10 +721,14 @@ fn place_of(fetched: baton::coordinator::Read<baton::coordinator::Fetched>) -> O
 /// row: several tenants at equal priorities, tenants never served beside
 /// served ones, tenants served by the same fence (a tie only the tenants'
 /// earliest waiters, their seqs, break), waiters leaving from anywhere, and
-/// newcomers of every priority and tenant, present or not.
+/// newcomers of every priority and tenant, present or not. Every other
+/// seed, one share joins, kept in `Layout::Sole`, and the reads go by it
+/// (the front by arrival, a place by `store::order::load_sole_place`).
 #[test]
 fn the_stores_fast_reads_agree_with_the_pure_order() {
-    use baton::coordinator::{execute, hand_off_order, place_in_order, Read, Write};
+    use baton::coordinator::{
+        execute, hand_off_order, layout_of, place_in_order, Layout, Read, Write,
+    };
     let tenants = [None, Some("a"), Some("b"), Some("c"), Some("d")];
     let priorities = [0i8, 0, 0, 5, -3];
     let mut checked = (0u32, 0u32, 0u32);
@@ -732,22 +739,29 @@ fn the_stores_fast_reads_agree_with_the_pure_order() {
         let mut next = 0;
         let mut fence = 0;
         let mut waiting: Vec<InstanceId> = Vec::new();
+        // Every other seed, one share joins, kept in `Layout::Sole`.
+        let sole = (seed % 2 == 1).then(|| (*rng.pick(&priorities), *rng.pick(&tenants)));
         for _ in 0..rng.range(1, 60) {
             let writes = match rng.below(10) {
                 0..=5 => {
                     next += 1;
                     let who = id(&format!("w{next}"));
                     waiting.push(who.clone());
-                    vec![Write::PushWaiter(Waiter {
-                        id: who,
-                        since_ms: next,
-                        input_hash: None,
-                        workflow: None,
-                        enqueued_ms: None,
-                        turn: Turn::Shared,
-                        priority: *rng.pick(&priorities),
-                        tenant: rng.pick(&tenants).map(tenant),
-                    })]
+                    vec![Write::PushWaiter(
+                        Waiter {
+                            id: who,
+                            since_ms: next,
+                            input_hash: None,
+                            workflow: None,
+                            enqueued_ms: None,
+                            turn: Turn::Shared,
+                            priority: sole.map_or_else(|| *rng.pick(&priorities), |s| s.0),
+                            tenant: sole
+                                .map_or_else(|| *rng.pick(&tenants), |s| s.1)
+                                .map(tenant),
+                        },
+                        sole.map_or(Layout::Shared, |_| Layout::Sole),
+                    )]
                 }
                 6 | 7 => {
                     // Every few services, two tenants share one fence.
@@ -776,9 +790,11 @@ fn the_stores_fast_reads_agree_with_the_pure_order() {
                 .map(|(_, f)| *f)
         };
         let order = hand_off_order(&arrived, served_of);
+        let layout = layout_of(&coordinator::load_summary(&sql, KEY));
         let ids = |ws: &[Waiter]| ws.iter().map(|w| w.id.to_string()).collect::<Vec<_>>();
         for n in 1..=order.len() {
-            let Read::Front(_, front) = execute(&sql, KEY, Read::Front(n as u32, ())) else {
+            let Read::Front(_, _, front) = execute(&sql, KEY, Read::Front(n as u32, layout, ()))
+            else {
                 panic!("a front answers a front")
             };
             assert_eq!(ids(&front), ids(&order[..n]), "seed {seed}: front of {n}");
@@ -789,6 +805,7 @@ fn the_stores_fast_reads_agree_with_the_pure_order() {
                 id: waiter.id.clone(),
                 priority: waiter.priority,
                 tenant: waiter.tenant.clone(),
+                layout,
                 place: (),
             };
             assert_eq!(
@@ -809,6 +826,7 @@ fn the_stores_fast_reads_agree_with_the_pure_order() {
                     id: newcomer,
                     priority,
                     tenant: of.clone(),
+                    layout,
                     place: (),
                 };
                 assert_eq!(

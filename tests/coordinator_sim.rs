@@ -102,6 +102,15 @@
 //! A grant's acceptance sometimes re-enters late, after its holder
 //! released or holds a later grant: it must then change nothing.
 //!
+//! Issue 38, the two layouts: the twin keeps a key's waiters as the rows
+//! do, in arrival order alone while they are of one share (`Layout::Sole`:
+//! its reads of the front and of a place go by arrival) and with each
+//! tenant's turn once a second share joins (`Layout::Shared`: its reads
+//! see only waiters counted in a turn, as the rows' share index does). The
+//! same oracle judges the grants and places both give, and that the move
+//! from one to the other keeps every waiter in its place; the run must
+//! read in both and move keys over (its coverage check).
+//!
 //! `BATON_SIM_STEPS=n` sets the total step budget (default 1,000,000).
 //! `BATON_SIM_SEED=s` runs one seed; add `BATON_SIM_TRACE=1` to print its steps.
 
@@ -168,7 +177,7 @@ mod decisions {
     use baton::coordinator::Effect;
     use baton::coordinator::{
         self, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder, Input, KeyTwin,
-        Liveness, Reply, Settings, Transition,
+        Layout, Liveness, Read, Reply, Settings, Transition, View, Write,
     };
     use baton::error::BatonError;
     use baton::ident::InstanceId;
@@ -198,6 +207,30 @@ mod decisions {
     /// What the decisions since the last call said (and forgets it).
     pub fn said() -> Vec<Said> {
         SAID.with(|s| std::mem::take(&mut *s.borrow_mut()))
+    }
+
+    thread_local! {
+        /// Reads of the front or a place in the sole and the shared layout,
+        /// and spreads, since the last [`layouts`].
+        static LAYOUTS: RefCell<[u64; 3]> = const { RefCell::new([0; 3]) };
+    }
+
+    /// The layouts the decisions since the last call read and spread
+    /// (and forgets them).
+    pub fn layouts() -> [u64; 3] {
+        LAYOUTS.with(|l| std::mem::take(&mut *l.borrow_mut()))
+    }
+
+    fn count_layouts(view: &View, writes: &[Write]) {
+        LAYOUTS.with(|l| {
+            let mut l = l.borrow_mut();
+            for read in &view.reads {
+                if let Read::Front(_, layout, ()) | Read::Place { layout, .. } = read {
+                    l[usize::from(*layout == Layout::Shared)] += 1;
+                }
+            }
+            l[2] += writes.iter().filter(|w| **w == Write::Spread).count() as u64;
+        });
     }
 
     fn run(
@@ -231,6 +264,7 @@ mod decisions {
             };
             s.borrow_mut().push(said)
         });
+        count_layouts(&view, &writes);
         coordinator::apply(store, &writes);
         assert_eq!(
             state.summary,
@@ -803,6 +837,9 @@ struct Stats {
     /// §10a: decisions that left their key in each state, in
     /// `health::STATES` order.
     states: [u64; 6],
+    /// Issue 38: reads of the front or of a place in each layout (sole,
+    /// shared), and keys whose waiters moved from one to the other.
+    layouts: [u64; 3],
 }
 
 impl SimStats for Stats {
@@ -843,6 +880,9 @@ impl SimStats for Stats {
         self.override_grants += o.override_grants;
         self.overrides_cleared += o.overrides_cleared;
         for (mine, theirs) in self.states.iter_mut().zip(o.states) {
+            *mine += theirs;
+        }
+        for (mine, theirs) in self.layouts.iter_mut().zip(o.layouts) {
             *mine += theirs;
         }
     }
@@ -3765,6 +3805,7 @@ fn run_seed(seed: u64, trace: bool) -> Stats {
         resume_unwind(panic);
     }
     sim.stats.faults = sim.faults.injected;
+    sim.stats.layouts = decisions::layouts();
     sim.stats
 }
 
@@ -3774,6 +3815,9 @@ fn simulation() {
         assert_reached(&[
             ("granted", total.granted),
             ("grants_out_of_arrival", total.grants_out_of_arrival),
+            ("reads of waiters kept sole", total.layouts[0]),
+            ("reads of waiters kept shared", total.layouts[1]),
+            ("keys spread from sole to shared", total.layouts[2]),
             ("granted_beside_others", total.granted_beside_others),
             ("superseded", total.superseded),
             ("coalesced", total.coalesced),

@@ -17,7 +17,7 @@ use baton::coordinator::Effect;
 use baton::coordinator::{
     self, decide, inspect, keys_due, load, load_summary, migrate, schema, terminated,
     terminations_owed, write, AcquireReply, AcquireRequest, EnqueueReply, EnqueueRequest, Holder,
-    HolderState, Input, Liveness, Member, Options, Owed, Paused, Reply, Settings, Summary,
+    HolderState, Input, Layout, Liveness, Member, Options, Owed, Paused, Reply, Settings, Summary,
     Transition, Turn, Waiter, Write,
 };
 use baton::error::BatonError;
@@ -692,6 +692,11 @@ fn decided(
 /// A key held by `holder`, with `n` waiters `w0..` (input hashes cycling
 /// over 7 values), written in one batch of writes.
 fn fill(db: &Db, key: &str, n: usize) {
+    fill_in(db, key, n, Layout::Shared);
+}
+
+/// [`fill`], the waiters kept in `layout`.
+fn fill_in(db: &Db, key: &str, n: usize, layout: Layout) {
     db.conn.execute_batch("BEGIN").expect("begin");
     let mut writes = vec![Write::AddHolder(Holder {
         id: id("holder"),
@@ -705,16 +710,19 @@ fn fill(db: &Db, key: &str, n: usize) {
         waited_ms: 0,
     })];
     for i in 0..n {
-        writes.push(Write::PushWaiter(Waiter {
-            id: id(&format!("w{i}")),
-            since_ms: 10 + i as u64,
-            input_hash: Some(hash(&format!("h{}", i % 7))),
-            workflow: Some(workflow("WF")),
-            enqueued_ms: Some(10 + i as u64),
-            turn: Turn::Own(i as u64 + 1),
-            priority: 0,
-            tenant: None,
-        }));
+        writes.push(Write::PushWaiter(
+            Waiter {
+                id: id(&format!("w{i}")),
+                since_ms: 10 + i as u64,
+                input_hash: Some(hash(&format!("h{}", i % 7))),
+                workflow: Some(workflow("WF")),
+                enqueued_ms: Some(10 + i as u64),
+                turn: Turn::Own(i as u64 + 1),
+                priority: 0,
+                tenant: None,
+            },
+            layout,
+        ));
     }
     write(&Counted::new(db), key, &writes);
     db.conn.execute_batch("COMMIT").expect("commit");
@@ -1044,6 +1052,26 @@ const CALLS: &[Call] = &[
         loads(sql, Input::Tick)
     }),
     ("position", true, |sql| loads(sql, grant_acquire("w8"))),
+    ("front (sole)", false, |sql| {
+        _ = load(sql, "s", None, &Input::Release(id("holder")))
+    }),
+    ("position (sole)", true, |sql| {
+        _ = load(sql, "s", None, &grant_acquire("w8"))
+    }),
+    ("push waiter (sole)", false, |sql| {
+        let waiter = Waiter {
+            id: id("late"),
+            since_ms: 5,
+            input_hash: None,
+            workflow: None,
+            enqueued_ms: Some(5),
+            turn: Turn::Shared,
+            priority: 0,
+            tenant: None,
+        };
+        write(sql, "s", &[Write::PushWaiter(waiter, Layout::Sole)])
+    }),
+    ("spread", true, |sql| write(sql, "s", &[Write::Spread])),
     ("coalesce candidate", false, |sql| {
         loads(sql, Input::Enqueue(plain("twin", true, Some("h2"))))
     }),
@@ -1136,16 +1164,19 @@ const CALLS: &[Call] = &[
     ("push waiter", false, |sql| {
         writes(
             sql,
-            &[Write::PushWaiter(Waiter {
-                id: id("extra"),
-                since_ms: 5,
-                input_hash: Some(hash("h2")),
-                workflow: None,
-                enqueued_ms: Some(5),
-                turn: Turn::Shared,
-                priority: 0,
-                tenant: None,
-            })],
+            &[Write::PushWaiter(
+                Waiter {
+                    id: id("extra"),
+                    since_ms: 5,
+                    input_hash: Some(hash("h2")),
+                    workflow: None,
+                    enqueued_ms: Some(5),
+                    turn: Turn::Shared,
+                    priority: 0,
+                    tenant: None,
+                },
+                Layout::Shared,
+            )],
         )
     }),
     ("set waiter workflow", false, |sql| {
@@ -1191,6 +1222,7 @@ const CALLS: &[Call] = &[
 fn every_statement(db: &Db) -> Vec<Labelled> {
     fill(db, "other", 50);
     fill(db, "k", 50);
+    fill_in(db, "s", 50, Layout::Sole);
     // A key whose only holder was handed the key and has not confirmed it.
     write(
         &Counted::new(db),
@@ -1585,15 +1617,19 @@ fn a_v12_queue_of_tenants_upgrades_in_the_same_order() {
         assert!(positions.iter().all(Option::is_some), "{positions:?}");
         (summary.waiters, order, positions)
     };
-    // This release's summary reads later steps' columns too (v14's
-    // `max_waiting`, v17's `waited_ms`): lent to the v12 rows for the
-    // read, then taken back, so the upgrade below starts from v12 as it was.
+    // This release's reads name later steps' columns too (v14's
+    // `max_waiting`, v17's `waited_ms`, v18's layout): lent to the v12 rows
+    // for the read, then taken back, so the upgrade below starts from v12
+    // as it was.
     let lent = [
         ("coordinator_keys", "max_waiting INTEGER"),
         (
             "coordinator_holders",
             "waited_ms INTEGER NOT NULL DEFAULT 0",
         ),
+        ("coordinator_keys", "sole_priority INTEGER"),
+        ("coordinator_keys", "sole_tenant TEXT"),
+        ("coordinator_waiters", "sole INTEGER NOT NULL DEFAULT 0"),
     ];
     for (table, column) in lent {
         db.run(&format!("ALTER TABLE {table} ADD COLUMN {column}"), &[]);
@@ -1628,8 +1664,12 @@ fn a_v12_queue_of_tenants_upgrades_in_the_same_order() {
         "an idle tenant has no earliest waiter"
     );
     // The triggers go on: the idle tenant's next waiter is its earliest,
-    // and the key counts it.
-    join(6, "idle2", 0, "idle");
+    // and the key counts it (a shared waiter joins through the view, v18).
+    db.run(
+        "INSERT INTO coordinator_waiters_shared (key, seq, id, since_ms, priority, tenant) \
+         VALUES ('k', 6, 'idle2', 6, 0, 'idle')",
+        &[],
+    );
     assert_eq!(
         db.rows(
             "SELECT waiters, first_seq FROM coordinator_tenants \
@@ -1756,10 +1796,13 @@ fn recorded_holds_are_pruned_and_idle_tenants_forgotten_by_their_own_statements(
         tenant: tenant(t),
         fence,
     };
-    let waits = Write::PushWaiter(Waiter {
-        tenant: tenant("waits"),
-        ..waiter("w", 1)
-    });
+    let waits = Write::PushWaiter(
+        Waiter {
+            tenant: tenant("waits"),
+            ..waiter("w", 1)
+        },
+        Layout::Shared,
+    );
     let steps = [
         serve("a", 1),
         serve("b", 5),

@@ -420,16 +420,19 @@ fn fill(db: &Db, key: &str, n: usize) {
     };
     let mut writes = vec![coordinator::Write::AddHolder(holder)];
     for i in 0..n {
-        writes.push(coordinator::Write::PushWaiter(Waiter {
-            id: id(&format!("w{i}")),
-            since_ms: 10 + i as u64,
-            input_hash: Some(hash(&format!("h{}", i % 7))),
-            workflow: Some(workflow("WF")),
-            enqueued_ms: Some(10 + i as u64),
-            turn: Turn::Own(i as u64 + 1),
-            priority: 0,
-            tenant: None,
-        }));
+        writes.push(coordinator::Write::PushWaiter(
+            Waiter {
+                id: id(&format!("w{i}")),
+                since_ms: 10 + i as u64,
+                input_hash: Some(hash(&format!("h{}", i % 7))),
+                workflow: Some(workflow("WF")),
+                enqueued_ms: Some(10 + i as u64),
+                turn: Turn::Own(i as u64 + 1),
+                priority: 0,
+                tenant: None,
+            },
+            baton::coordinator::Layout::Shared,
+        ));
     }
     coordinator::write(&sql, key, &writes);
     db.0.execute_batch("COMMIT").expect("commit");

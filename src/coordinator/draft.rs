@@ -7,11 +7,12 @@
 //! the key as it was is [`Before`].
 
 use super::check::{due_for_check, needs_check};
+use super::layout::joining;
 use super::slots::free_slots;
 use super::types::history::{Did, HoldEnd, Outcome};
 use super::types::{
-    Effect, Handed, Holder, HolderState, Member, Options, Settings, Summary, Turn, View, Waiter,
-    Write,
+    Effect, Handed, Holder, HolderState, Layout, Member, Options, Settings, Summary, Turn, View,
+    Waiter, Write,
 };
 use crate::busy::reporter::Shown;
 use crate::error::BatonError;
@@ -201,7 +202,17 @@ impl<'v> Draft<'v> {
         self.writes.push(Write::RemoveHolder(id.clone(), end));
     }
 
+    /// A waiter behind every other, kept as [`joining`] says: the key's
+    /// waiters spread first if it is the first of a second share.
     pub(super) fn push_waiter(&mut self, waiter: Waiter) {
+        let (spread, layout) = joining(&self.s, waiter.priority, waiter.tenant.as_ref());
+        if spread {
+            self.writes.push(Write::Spread);
+        }
+        self.s.sole = match layout {
+            Layout::Sole => Some((waiter.priority, waiter.tenant.clone())),
+            Layout::Shared => None,
+        };
         self.s.waiters += 1;
         if self
             .member
@@ -210,7 +221,7 @@ impl<'v> Draft<'v> {
         {
             self.member = Some(Member::Waiter(waiter.clone()));
         }
-        self.writes.push(Write::PushWaiter(waiter));
+        self.writes.push(Write::PushWaiter(waiter, layout));
     }
 
     pub(super) fn remove_waiter(&mut self, id: &InstanceId) {
@@ -224,6 +235,9 @@ impl<'v> Draft<'v> {
             self.member = Some(Member::Stranger);
         }
         self.s.waiters -= 1;
+        if self.s.waiters == 0 {
+            self.s.sole = None;
+        }
         self.writes.push(Write::RemoveWaiter(id.clone()));
     }
 

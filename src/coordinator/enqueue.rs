@@ -191,6 +191,9 @@ fn supersede(key: &mut Draft<'_>, request: &EnqueueRequest) -> Vec<Waiter> {
             dropped.len() as u32,
         ));
         key.s.waiters -= dropped.len() as u32;
+        if key.s.waiters == 0 {
+            key.s.sole = None;
+        }
         key.s.none_superseded = false;
         key.front.retain(|w| w.id == request.id);
     }

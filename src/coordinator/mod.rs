@@ -122,6 +122,7 @@ mod enqueue;
 mod grant;
 pub mod health;
 mod invariants;
+mod layout;
 pub mod log;
 mod order;
 mod read;
@@ -155,6 +156,7 @@ pub use decide::{decide, decide_call, decide_in_place};
 #[cfg(not(target_arch = "wasm32"))]
 pub use history::KeyHistory;
 pub use invariants::assert_invariants as assert_view;
+pub use layout::{joining, layout_of};
 pub use order::{hand_off_order, place_in_order};
 pub use read::{load_view, next_read};
 pub use slots::{eta_ms, free_slots};

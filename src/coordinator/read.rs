@@ -26,9 +26,13 @@
 //! 5. for a superseding enqueue, the coalescing candidate (the earliest
 //!    waiter with its input hash), then, unless it coalesces, every waiter
 //!    (those the supersede drops).
+//!
+//! Each read of the front or of a place names the layout the key's waiters
+//! are kept in ([`layout_of`]), which the store reads them by.
 
 use super::check::needs_check;
 use super::enqueue::{coalescing, enqueue_of, is_settled};
+use super::layout::layout_of;
 use super::slots::{free_on_resume, free_slots, limit_once_set, placement};
 use super::types::{AcquireRequest, Fetched, Input, Member, Read, Summary, View};
 use crate::ident::InstanceId;
@@ -42,14 +46,15 @@ impl View {
                 self.member = Some(member);
                 Read::Member(id, ())
             }
-            Read::Front(n, front) => {
+            Read::Front(n, layout, front) => {
                 self.front = front;
-                Read::Front(n, ())
+                Read::Front(n, layout, ())
             }
             Read::Place {
                 id,
                 priority,
                 tenant,
+                layout,
                 place,
             } => {
                 self.position = Some(place);
@@ -57,6 +62,7 @@ impl View {
                     id,
                     priority,
                     tenant,
+                    layout,
                     place: (),
                 }
             }
@@ -140,7 +146,7 @@ pub fn next_read(view: &View, input: &Input) -> Option<Read> {
     let s = &view.summary;
     let n = front_needed(s, input);
     if n > 0 {
-        if let Some(read) = unread(Read::Front(n, ())) {
+        if let Some(read) = unread(Read::Front(n, layout_of(s), ())) {
             return Some(read);
         }
     }
@@ -237,6 +243,7 @@ fn acquire_read(view: &View, request: &AcquireRequest, checked: bool) -> Option<
             id: request.id.clone(),
             priority,
             tenant,
+            layout: layout_of(s),
             place: (),
         });
     }

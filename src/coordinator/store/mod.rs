@@ -32,13 +32,13 @@ pub use write::write;
 
 use super::order::hand_off_order;
 use super::read::load_view;
-use super::types::{Fetched, Holder, Input, Member, Paused, Read, Summary, View, Waiter};
+use super::types::{Fetched, Holder, Input, Layout, Member, Paused, Read, Summary, View, Waiter};
 use crate::ident::{Ident, InstanceId};
 use crate::limits::{HOLDERS_PER_KEY_MAX, WAITERS_PER_KEY_MAX};
 use crate::sql::{
     integer, millis, optional_millis, optional_text, stored_id, Counted, SqlExec, SqlValue,
 };
-use order::{load_front, load_place};
+use order::{load_front, load_place, load_sole_place};
 use rows::{
     hold_times_from, holder_from_row, id_value, key_value, priority_from, tenant_from,
     waiter_from_row, HOLDER_COLUMNS_OF_H, HOLDER_WIDTH, WAITER_COLUMNS, WAITER_COLUMNS_OF_W,
@@ -60,7 +60,7 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
              NOT EXISTS (SELECT 1 FROM coordinator_superseded WHERE key = ?1), \
              k.fence, k.turns, k.hold_times_ms, \
              k.paused_since_ms, k.paused_reason, k.limit_override, k.max_waiting, \
-             {HOLDER_COLUMNS_OF_H}, h.seq \
+             k.sole_priority, k.sole_tenant, {HOLDER_COLUMNS_OF_H}, h.seq \
              FROM (SELECT 1) \
              LEFT JOIN coordinator_keys k ON k.key = ?1 \
              LEFT JOIN coordinator_holders h ON h.key = ?1 LIMIT ?2"
@@ -70,8 +70,8 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
             SqlValue::Integer(i64::from(HOLDERS_PER_KEY_MAX)),
         ],
     );
-    /// Where the holder's columns start: after the key's ten.
-    const H: usize = 10;
+    /// Where the holder's columns start: after the key's twelve.
+    const H: usize = 12;
     let count = |v: &SqlValue| u32::try_from(integer(v)).expect("counts are bounded");
     let first = &rows[0];
     let mut held: Vec<(i64, Holder)> = rows
@@ -111,6 +111,10 @@ pub fn load_summary<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Summary {
         turns: optional_millis(&first[4]).unwrap_or(0),
         hold_times_ms: hold_times_from(&first[5]),
         holders: held.into_iter().map(|(_, holder)| holder).collect(),
+        sole: match &first[10] {
+            SqlValue::Null => None,
+            priority => Some((priority_from(priority), tenant_from(&first[11]))),
+        },
     }
 }
 
@@ -152,18 +156,16 @@ fn read_waiters<E: SqlExec>(
         .collect()
 }
 
-/// Every waiter of `key`, in the order they joined.
-fn load_arrived<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> Vec<Waiter> {
+/// The first `n` waiters of `key` in the order they joined: in
+/// [`Layout::Sole`], the front of the hand-off order.
+fn load_arrived<E: SqlExec>(sql: &Counted<'_, E>, key: &str, n: u32) -> Vec<Waiter> {
     read_waiters(
         sql,
         &format!(
             "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
              WHERE key = ?1 ORDER BY seq LIMIT ?2"
         ),
-        &[
-            key_value(key),
-            SqlValue::Integer(i64::from(WAITERS_PER_KEY_MAX)),
-        ],
+        &[key_value(key), SqlValue::Integer(i64::from(n))],
     )
 }
 
@@ -188,18 +190,26 @@ pub fn execute<E: SqlExec>(sql: &Counted<'_, E>, key: &str, read: Read) -> Read<
             let member = load_member(sql, key, &id);
             Read::Member(id, member)
         }
-        Read::Front(n, ()) => Read::Front(n, load_front(sql, key, n)),
+        Read::Front(n, Layout::Sole, ()) => Read::Front(n, Layout::Sole, load_arrived(sql, key, n)),
+        Read::Front(n, Layout::Shared, ()) => {
+            Read::Front(n, Layout::Shared, load_front(sql, key, n))
+        }
         Read::Place {
             id,
             priority,
             tenant,
+            layout,
             place: (),
         } => {
-            let place = load_place(sql, key, &id, priority, tenant.as_ref());
+            let place = match layout {
+                Layout::Sole => load_sole_place(sql, key, &id, priority, tenant.as_ref()),
+                Layout::Shared => load_place(sql, key, &id, priority, tenant.as_ref()),
+            };
             Read::Place {
                 id,
                 priority,
                 tenant,
+                layout,
                 place,
             }
         }
@@ -232,7 +242,7 @@ pub fn execute<E: SqlExec>(sql: &Counted<'_, E>, key: &str, read: Read) -> Read<
             .pop();
             Read::FirstWithHash(hash, first)
         }
-        Read::Waiters(()) => Read::Waiters(load_arrived(sql, key)),
+        Read::Waiters(()) => Read::Waiters(load_arrived(sql, key, WAITERS_PER_KEY_MAX)),
     }
 }
 
@@ -254,7 +264,7 @@ pub fn keys_due<E: SqlExec>(sql: &Counted<'_, E>, limit: u32) -> Vec<String> {
 /// superseded ids it remembers.
 pub fn inspect<E: SqlExec>(sql: &Counted<'_, E>, key: &str) -> (Summary, Vec<Waiter>, u32) {
     let summary = load_summary(sql, key);
-    let arrived = load_arrived(sql, key);
+    let arrived = load_arrived(sql, key, WAITERS_PER_KEY_MAX);
     let served: HashMap<(i8, Option<Ident>), u64> = sql
         .read(
             "SELECT priority, tenant, served FROM coordinator_tenants \

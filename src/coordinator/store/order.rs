@@ -1,6 +1,8 @@
 //! The §1c hand-off order as the rows give it cheaply: the front of the
 //! order ([`load_front`]) and one id's place in it ([`load_place`]),
-//! each without walking the queue.
+//! each without walking the queue, from waiters kept in `Layout::Shared`;
+//! and one id's place among waiters kept in `Layout::Sole`
+//! ([`load_sole_place`]; their front is the first in arrival order).
 
 use super::read_waiters;
 use super::rows::{
@@ -86,8 +88,8 @@ pub(super) fn load_front<E: SqlExec>(sql: &Counted<'_, E>, key: &str, n: u32) ->
                 sql,
                 &format!(
                     "SELECT {WAITER_COLUMNS} FROM coordinator_waiters \
-                     WHERE key = ?1 AND priority = ?2 AND tenant = ?3 AND seq > ?4 \
-                     ORDER BY seq LIMIT ?5"
+                     WHERE key = ?1 AND priority = ?2 AND tenant = ?3 AND sole = 0 \
+                     AND seq > ?4 ORDER BY seq LIMIT ?5"
                 ),
                 &[
                     key_value(key),
@@ -127,7 +129,7 @@ pub(super) fn load_place<E: SqlExec>(
          me AS (SELECT \
             CASE WHEN EXISTS (SELECT 1 FROM mine) THEN \
                 (SELECT COUNT(*) FROM coordinator_waiters WHERE key = ?1 AND priority = ?2 \
-                 AND tenant = ?3 AND seq < (SELECT seq FROM mine)) \
+                 AND tenant = ?3 AND sole = 0 AND seq < (SELECT seq FROM mine)) \
             ELSE COALESCE((SELECT waiters FROM share), 0) END AS r, \
             (SELECT served FROM share) AS served, \
             COALESCE((SELECT first_seq FROM share), ?5) AS first) \
@@ -144,6 +146,44 @@ pub(super) fn load_place<E: SqlExec>(
             tenant_value(tenant),
             id_value(id),
             SqlValue::Integer(i64::MAX),
+        ],
+    );
+    u32::try_from(integer(&rows[0][0])).expect("positions are bounded")
+}
+
+/// [`load_place`] for a key whose waiters are kept in `Layout::Sole`, all
+/// of one share (the key row's `sole_priority`, `sole_tenant`), in arrival
+/// order: a waiter stands behind those who came before it; an id not
+/// waiting of a higher priority first, of a lower one or of the same share
+/// last; of another tenant at that priority, in the first round, behind
+/// the share's earliest waiter unless its own tenant was served before
+/// that one (§1c). One read, never a walk of the queue but for a waiter's
+/// count of those ahead (as `load_place`'s).
+pub(super) fn load_sole_place<E: SqlExec>(
+    sql: &Counted<'_, E>,
+    key: &str,
+    id: &InstanceId,
+    priority: i8,
+    tenant: Option<&Ident>,
+) -> u32 {
+    let rows = sql.read(
+        "WITH mine AS (SELECT seq FROM coordinator_waiters WHERE key = ?1 AND id = ?4) \
+         SELECT CASE \
+            WHEN EXISTS (SELECT 1 FROM mine) THEN 1 + (SELECT COUNT(*) FROM coordinator_waiters \
+                WHERE key = ?1 AND seq < (SELECT seq FROM mine)) \
+            WHEN ?2 > k.sole_priority THEN 1 \
+            WHEN ?2 < k.sole_priority OR ?3 = k.sole_tenant THEN k.waiter_count + 1 \
+            ELSE 1 + (s.served IS NULL OR COALESCE(s.served < m.served, 0)) END \
+         FROM coordinator_keys k \
+         LEFT JOIN coordinator_tenants s ON s.key = ?1 AND s.priority = k.sole_priority \
+            AND s.tenant = k.sole_tenant \
+         LEFT JOIN coordinator_tenants m ON m.key = ?1 AND m.priority = ?2 AND m.tenant = ?3 \
+         WHERE k.key = ?1",
+        &[
+            key_value(key),
+            priority_value(priority),
+            tenant_value(tenant),
+            id_value(id),
         ],
     );
     u32::try_from(integer(&rows[0][0])).expect("positions are bounded")

@@ -8,7 +8,7 @@ use super::rows::{
     id_value, key_value, priority_value, state_value, tenant_value, turn_value, workflow_value,
 };
 use crate::coordinator::types::history::{HoldEnd, Tally};
-use crate::coordinator::types::{Holder, Paused, Waiter, Write};
+use crate::coordinator::types::{Holder, Layout, Paused, Waiter, Write};
 use crate::ident::{Ident, InstanceId};
 use crate::sql::{millis_value, optional_millis_value, Counted, SqlExec, SqlValue};
 use crate::workflow::Status;
@@ -45,7 +45,8 @@ pub fn write<E: SqlExec>(sql: &Counted<'_, E>, key: &str, writes: &[Write]) {
                 fence,
             } => serve(sql, key, *priority, tenant.as_ref(), *fence),
             Write::MarkChecked(id, now_ms, answer) => mark_checked(sql, key, id, *now_ms, *answer),
-            Write::PushWaiter(waiter) => push_waiter(sql, key, waiter),
+            Write::PushWaiter(waiter, layout) => push_waiter(sql, key, waiter, *layout),
+            Write::Spread => spread(sql, key),
             Write::SetWaiterWorkflow(id, workflow) => {
                 let value = workflow_value(workflow.as_ref());
                 on_member(sql, key, id, waiters::SET_WORKFLOW, Some(value));
@@ -108,6 +109,14 @@ mod waiters {
     pub const SET_WORKFLOW: &str =
         "UPDATE coordinator_waiters SET workflow = ?3 WHERE key = ?1 AND id = ?2";
     pub const DELETE: &str = "DELETE FROM coordinator_waiters WHERE key = ?1 AND id = ?2";
+    pub const JOIN_SOLE: &str = "INSERT INTO coordinator_waiters \
+         (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, priority, tenant, sole) \
+         VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters \
+         WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1)";
+    pub const JOIN_SHARED: &str = "INSERT INTO coordinator_waiters_shared \
+         (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, priority, tenant) \
+         VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters \
+         WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 }
 
 /// The superseded ids (`coordinator_superseded`).
@@ -245,16 +254,18 @@ fn serve<E: SqlExec>(
     );
 }
 
-/// A waiter behind every other.
-fn push_waiter<E: SqlExec>(sql: &Counted<'_, E>, key: &str, waiter: &Waiter) {
-    // The trigger coordinator_waiters_joined counts it in its tenant and
-    // in the key's waiter count.
+/// A waiter behind every other, kept in `layout`.
+fn push_waiter<E: SqlExec>(sql: &Counted<'_, E>, key: &str, waiter: &Waiter, layout: Layout) {
+    // The trigger coordinator_waiters_joined counts it in the key (and
+    // names the key's share while it is sole); a shared waiter joins
+    // through the view, whose trigger counts it in its tenant's turn too
+    // (schema v17).
+    let statement = match layout {
+        Layout::Sole => waiters::JOIN_SOLE,
+        Layout::Shared => waiters::JOIN_SHARED,
+    };
     sql.write(
-        "INSERT INTO coordinator_waiters \
-         (key, seq, id, since_ms, input_hash, workflow, enqueued_ms, turn, \
-         priority, tenant) \
-         VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM coordinator_waiters \
-         WHERE key = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        statement,
         &[
             key_value(key),
             id_value(&waiter.id),
@@ -269,6 +280,29 @@ fn push_waiter<E: SqlExec>(sql: &Counted<'_, E>, key: &str, waiter: &Waiter) {
             priority_value(waiter.priority),
             tenant_value(waiter.tenant.as_ref()),
         ],
+    );
+}
+
+/// The key's waiters, kept in `Layout::Sole`, move to `Layout::Shared`:
+/// their share's row counts them, from their earliest, and each row enters
+/// the share index with its seq unchanged (no one changes place).
+fn spread<E: SqlExec>(sql: &Counted<'_, E>, key: &str) {
+    sql.write(
+        "INSERT INTO coordinator_tenants (key, priority, tenant, waiters, first_seq) \
+         SELECT key, sole_priority, sole_tenant, waiter_count, \
+         (SELECT MIN(seq) FROM coordinator_waiters WHERE key = ?1) \
+         FROM coordinator_keys WHERE key = ?1 AND sole_priority IS NOT NULL \
+         ON CONFLICT (key, priority, tenant) DO UPDATE SET \
+         waiters = excluded.waiters, first_seq = excluded.first_seq",
+        &[key_value(key)],
+    );
+    sql.write(
+        "UPDATE coordinator_waiters SET sole = 0 WHERE key = ?1 AND sole = 1",
+        &[key_value(key)],
+    );
+    sql.write(
+        "UPDATE coordinator_keys SET sole_priority = NULL, sole_tenant = NULL WHERE key = ?1",
+        &[key_value(key)],
     );
 }
 

@@ -187,6 +187,27 @@ pub struct Summary {
     /// §1f: the cap on the key's waiters the latest call that named one
     /// named (`max_waiting`); `None`: only `WAITERS_PER_KEY_MAX`.
     pub max_waiting: Option<u32>,
+    /// While the key's waiters are all of one priority and tenant and kept
+    /// in the [`Layout::Sole`] layout: that priority and tenant. `None`:
+    /// nobody waits, or the waiters are kept in the [`Layout::Shared`] one.
+    pub sole: Option<(i8, Option<Ident>)>,
+}
+
+/// How a key's waiters are kept (issue 38). The order they are handed on
+/// is §1c's, stated once (`order.rs`); the layout only serves it. While
+/// every waiter is of one priority and tenant, that order is the order of
+/// arrival, and the rows keep nothing but it ([`Layout::Sole`]: a join
+/// writes its row and the key's count, no tenant's turn). A waiter of a
+/// second share moves the key's waiters to [`Layout::Shared`] first
+/// ([`Write::Spread`]), none changing place. The read plan
+/// (`read.rs`) picks the layout of each read and write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Kept in arrival order only: read the front and a place by it.
+    Sole,
+    /// Kept with each tenant's turn: read the front and a place by §1c's
+    /// rounds.
+    Shared,
 }
 
 /// §11: an operator's pause, as the key keeps it.
@@ -205,6 +226,7 @@ impl Default for Summary {
             hold_times_ms: Vec::new(),
             paused: None,
             max_waiting: None,
+            sole: None,
         }
     }
 }
@@ -252,7 +274,7 @@ pub enum Read<S: Stage = Planned> {
     Member(InstanceId, S::Slot<Member>),
     /// The first `n` waiters in hand-off order (§1c,
     /// [`hand_off_order`](crate::coordinator::hand_off_order)).
-    Front(u32, S::Slot<Vec<Waiter>>),
+    Front(u32, Layout, S::Slot<Vec<Waiter>>),
     /// Where `id` stands in hand-off order (1 is next) if it waits; else
     /// where a waiter of `priority` and `tenant` would stand if it joined
     /// now ([`place_in_order`](crate::coordinator::place_in_order)).
@@ -260,6 +282,7 @@ pub enum Read<S: Stage = Planned> {
         id: InstanceId,
         priority: i8,
         tenant: Option<Ident>,
+        layout: Layout,
         place: S::Slot<u32>,
     },
     /// When each holder was last checked (`None`: never), in the order
@@ -443,8 +466,12 @@ pub enum Write {
     /// (§10a); a failed answer after a failed one keeps when the failures
     /// began, any other ends them.
     MarkChecked(InstanceId, u64, Status),
-    /// A waiter behind every other.
-    PushWaiter(Waiter),
+    /// A waiter behind every other, kept in this layout (the key's, or
+    /// [`Layout::Shared`] right after a [`Write::Spread`]).
+    PushWaiter(Waiter, Layout),
+    /// The key's waiters, kept in [`Layout::Sole`], move to
+    /// [`Layout::Shared`] in arrival order: none changes place.
+    Spread,
     SetWaiterWorkflow(InstanceId, Option<WorkflowName>),
     RemoveWaiter(InstanceId),
     /// Every waiter but this one is remembered as superseded and leaves;

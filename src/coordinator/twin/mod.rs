@@ -4,19 +4,18 @@
 //! `super::store` does on the tables, so the simulation runs the real
 //! decision; and it is the reference the SQL tests hold the rows to.
 
-use super::check::needs_check;
+mod deep;
+pub use deep::{assert_invariants_deep, needs_holder_check};
+
 use super::order::{hand_off_order, place_in_order};
 use super::read::load_view;
 use super::slots::limit_in_force;
 use super::types::history::KeyHistory;
 use super::types::{
-    Fetched, Holder, HolderState, Input, Member, Paused, Read, Summary, View, Waiter, Write,
+    Fetched, Holder, HolderState, Input, Layout, Member, Paused, Read, Summary, View, Waiter, Write,
 };
 use crate::ident::{Ident, InputHash, InstanceId, WorkflowName};
-use crate::limits::{
-    HOLDERS_PER_KEY_MAX, HOLD_TIMES_KEPT, IDLE_TENANT_KEPT_GRANTS, SUPERSEDED_REMEMBERED_MAX,
-    WAITERS_PER_KEY_MAX,
-};
+use crate::limits::{HOLD_TIMES_KEPT, IDLE_TENANT_KEPT_GRANTS};
 use crate::workflow::Status;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -26,7 +25,7 @@ type Share = (i8, Option<Ident>);
 
 /// What the key keeps of one tenant at one priority, as the
 /// `coordinator_tenants` row does.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TenantTurn {
     /// Its waiters now.
     pub waiters: u32,
@@ -59,6 +58,10 @@ pub struct KeyTwin {
     superseded: BTreeMap<u64, InstanceId>,
     superseded_seq: HashMap<InstanceId, u64>,
     tenants: BTreeMap<Share, TenantTurn>,
+    /// The seqs of the waiters kept in `Layout::Sole` (counted in no
+    /// tenant's turn), and the key's share while it keeps them so.
+    sole_seqs: BTreeSet<u64>,
+    sole: Option<Share>,
     /// The last finished holds' lengths, oldest first.
     hold_times_ms: Vec<u64>,
     pub history: KeyHistory,
@@ -82,6 +85,8 @@ impl Default for KeyTwin {
             superseded: BTreeMap::new(),
             superseded_seq: HashMap::new(),
             tenants: BTreeMap::new(),
+            sole_seqs: BTreeSet::new(),
+            sole: None,
             hold_times_ms: Vec::new(),
             history: KeyHistory::default(),
         }
@@ -122,6 +127,15 @@ impl KeyTwin {
 
     fn holder_index(&self, id: &InstanceId) -> Option<usize> {
         self.holders.iter().position(|(h, _)| h.id == *id)
+    }
+
+    /// The waiters a read in `layout` sees, in arrival order: every one
+    /// in `Layout::Sole`, those counted in a turn in `Layout::Shared`.
+    fn kept_in(&self, layout: Layout) -> Vec<Waiter> {
+        (self.waiters.iter())
+            .filter(|(seq, _)| layout == Layout::Sole || !self.sole_seqs.contains(seq))
+            .map(|(_, w)| w.clone())
+            .collect()
     }
 
     fn waiter_by_id(&self, id: &InstanceId) -> Option<Waiter> {
@@ -270,9 +284,10 @@ impl KeyTwin {
         Some(self.waiters[seq].clone())
     }
 
-    /// Appends `waiter` behind every current waiter. The id is neither
-    /// waiting, holding nor superseded (superseded is final for an id).
-    pub fn push_waiter(&mut self, waiter: &Waiter) {
+    /// Appends `waiter` behind every current waiter, kept in `layout`. The
+    /// id is neither waiting, holding nor superseded (superseded is final
+    /// for an id).
+    pub fn push_waiter(&mut self, waiter: &Waiter, layout: Layout) {
         assert!(
             !self.waiter_seq.contains_key(&waiter.id) && self.holder_index(&waiter.id).is_none(),
             "{} already waits or holds",
@@ -284,16 +299,27 @@ impl KeyTwin {
         }
         self.waiter_seq.insert(waiter.id.clone(), seq);
         self.waiters.insert(seq, waiter.clone());
-        let turn = self
-            .tenants
-            .entry((waiter.priority, waiter.tenant.clone()))
-            .or_insert(TenantTurn {
-                waiters: 0,
-                first_seq: None,
-                served: None,
-            });
+        let share = (waiter.priority, waiter.tenant.clone());
+        self.sole = (layout == Layout::Sole).then(|| share.clone());
+        if layout == Layout::Sole {
+            self.sole_seqs.insert(seq);
+            return;
+        }
+        let turn = self.tenants.entry(share).or_default();
         turn.waiters += 1;
         turn.first_seq.get_or_insert(seq);
+    }
+
+    /// The waiters kept in `Layout::Sole` move to `Layout::Shared`: their
+    /// share's turn counts them, from the earliest; no seq changes.
+    pub fn spread(&mut self) {
+        let Some(share) = self.sole.take() else {
+            return;
+        };
+        let (waiters, first_seq) = (self.waiter_count(), self.waiters.keys().next().copied());
+        let turn = self.tenants.entry(share).or_default();
+        (turn.waiters, turn.first_seq) = (waiters, first_seq);
+        self.sole_seqs.clear();
     }
 
     pub fn set_waiter_workflow(&mut self, id: &InstanceId, workflow: Option<&WorkflowName>) {
@@ -309,6 +335,13 @@ impl KeyTwin {
             return;
         };
         let waiter = self.waiters.remove(&seq).expect("index and queue agree");
+        if self.waiters.is_empty() {
+            self.sole = None;
+        }
+        if self.sole_seqs.remove(&seq) {
+            self.forget_hash(waiter.input_hash, seq);
+            return;
+        }
         let share = (waiter.priority, waiter.tenant.clone());
         let next = self
             .waiters
@@ -324,7 +357,11 @@ impl KeyTwin {
         if turn.waiters == 0 && turn.served.is_none() {
             self.tenants.remove(&share);
         }
-        if let Some(hash) = waiter.input_hash {
+        self.forget_hash(waiter.input_hash, seq);
+    }
+
+    fn forget_hash(&mut self, hash: Option<InputHash>, seq: u64) {
+        if let Some(hash) = hash {
             let seqs = self.hash_seqs.get_mut(&hash).expect("hash index agrees");
             seqs.remove(&seq);
             if seqs.is_empty() {
@@ -364,14 +401,7 @@ impl KeyTwin {
     /// no waiter left served more than [`IDLE_TENANT_KEPT_GRANTS`] grants
     /// ago are forgotten.
     pub fn serve(&mut self, share: Share, fence: u64) {
-        self.tenants
-            .entry(share)
-            .or_insert(TenantTurn {
-                waiters: 0,
-                first_seq: None,
-                served: None,
-            })
-            .served = Some(fence);
+        self.tenants.entry(share).or_default().served = Some(fence);
         let below = fence.saturating_sub(IDLE_TENANT_KEPT_GRANTS);
         self.tenants
             .retain(|_, t| t.waiters > 0 || t.served.is_some_and(|s| s >= below));
@@ -403,6 +433,7 @@ impl KeyTwin {
             holders: self.holders(),
             none_superseded: self.superseded.is_empty(),
             hold_times_ms: self.hold_times_ms.clone(),
+            sole: self.sole.clone(),
         }
     }
 
@@ -422,24 +453,39 @@ impl KeyTwin {
                 let member = self.member(&id);
                 Read::Member(id, member)
             }
-            Read::Front(n, ()) => {
-                let mut order = self.hand_off_order();
+            // As the rows are read in each layout: in `Layout::Sole`, by
+            // arrival alone; in `Layout::Shared`, by the turns of the
+            // waiters counted in them (a sole row is in none).
+            Read::Front(n, layout, ()) => {
+                let mut order = match layout {
+                    Layout::Sole => self.waiters.values().cloned().collect(),
+                    Layout::Shared => {
+                        hand_off_order(&self.kept_in(layout), |p, t| self.served(p, t))
+                    }
+                };
                 order.truncate(n as usize);
-                Read::Front(n, order)
+                Read::Front(n, layout, order)
             }
             Read::Place {
                 id,
                 priority,
                 tenant,
+                layout,
                 place: (),
             } => {
-                let arrived: Vec<Waiter> = self.waiters.values().cloned().collect();
                 let served = |p, t: Option<&Ident>| self.served(p, t);
-                let place = place_in_order(&arrived, served, &id, priority, tenant.as_ref());
+                let arrived = self.kept_in(layout);
+                let place = match self.waiter_seq.get(&id) {
+                    Some(seq) if layout == Layout::Sole => {
+                        self.waiters.range(..seq).count() as u32 + 1
+                    }
+                    _ => place_in_order(&arrived, served, &id, priority, tenant.as_ref()),
+                };
                 Read::Place {
                     id,
                     priority,
                     tenant,
+                    layout,
                     place,
                 }
             }
@@ -493,7 +539,8 @@ pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
                 fence,
             } => key.serve((*priority, tenant.clone()), *fence),
             Write::MarkChecked(id, now_ms, answer) => key.mark_checked(id, *now_ms, *answer),
-            Write::PushWaiter(waiter) => key.push_waiter(waiter),
+            Write::PushWaiter(waiter, layout) => key.push_waiter(waiter, *layout),
+            Write::Spread => key.spread(),
             Write::SetWaiterWorkflow(id, workflow) => {
                 key.set_waiter_workflow(id, workflow.as_ref())
             }
@@ -505,58 +552,5 @@ pub fn apply(key: &mut KeyTwin, writes: &[Write]) {
             Write::ForgetSupersededBeyond(keep) => key.forget_superseded_beyond(*keep),
             Write::History(write) => key.history.apply(write),
         }
-    }
-}
-
-/// Whether the key needs the holder-check alarm ([`needs_check`] on its
-/// summary).
-pub fn needs_holder_check(key: &KeyTwin) -> bool {
-    needs_check(&key.summary())
-}
-
-/// Every invariant that reading the whole key can check, for tests and the
-/// simulation: the counts in bounds, the holders agreeing with them, each
-/// holder holding (not waiting, not superseded), no id twice, no fence
-/// above the key's or granted twice, and the front of the queue neither
-/// holding nor superseded. Panics on violation.
-pub fn assert_invariants_deep(key: &KeyTwin) {
-    let limit = key.limit();
-    assert!((1..=HOLDERS_PER_KEY_MAX).contains(&limit), "limit {limit}");
-    assert!(key.holder_count() <= HOLDERS_PER_KEY_MAX);
-    assert!(key.handed_count() <= key.holder_count());
-    assert!(key.waiter_count() <= WAITERS_PER_KEY_MAX);
-    let holders = key.holders();
-    let fence = key.fence();
-    for (n, holder) in holders.iter().enumerate() {
-        assert!(
-            holders[..n].iter().all(|h| h.id != holder.id),
-            "{} holds twice",
-            holder.id
-        );
-        assert_eq!(
-            key.member(&holder.id),
-            Member::Holder(holder.clone()),
-            "holder {} reads back differently",
-            holder.id
-        );
-        assert!(
-            holder.fence <= fence,
-            "{} holds fence {} above the key's {fence}",
-            holder.id,
-            holder.fence
-        );
-        assert!(
-            holder.fence == 0 || holders[..n].iter().all(|h| h.fence != holder.fence),
-            "fence {} granted twice",
-            holder.fence
-        );
-    }
-    assert!(key.superseded_count() <= SUPERSEDED_REMEMBERED_MAX);
-    if let Some(first) = key.hand_off_order().into_iter().next() {
-        assert!(
-            matches!(key.member(&first.id), Member::Waiter(_)),
-            "waiter {} is not only waiting",
-            first.id
-        );
     }
 }
