@@ -13,7 +13,7 @@ use super::types::{Settings, Summary, Write};
 use crate::ident::{InstanceId, WorkflowName};
 use crate::transition::Figures;
 
-pub use super::reason::{LogLine, Reason};
+pub use super::types::reason::{LogLine, Reason};
 pub use crate::transition::LogKind;
 
 /// What a decision was about, as its line needs it: taken from the input

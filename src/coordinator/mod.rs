@@ -126,7 +126,6 @@ mod layout;
 pub mod log;
 mod order;
 mod read;
-mod reason;
 mod slots;
 mod steer;
 mod store;

@@ -7,6 +7,7 @@
 
 mod effect;
 pub mod history;
+pub mod reason;
 mod state;
 
 pub use effect::{Effect, Handed};
@@ -154,7 +155,7 @@ pub struct Transition {
     /// the reply.
     pub report: Due,
     /// The decision-log line, for the shell to print as it is.
-    pub log: Option<super::reason::LogLine>,
+    pub log: Option<reason::LogLine>,
 }
 
 /// What the key's summary holds: everything a decision knows of the key
