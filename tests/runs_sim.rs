@@ -736,15 +736,14 @@ impl Sim {
 
     // --- the object --------------------------------------------------------
 
-    /// One decision, as the driver makes it: load the view the input needs,
-    /// decide, apply the writes; the transition's state must be the view
+    /// One decision, as the driver makes it: decide on the key's rows (the
+    /// input reads the part it needs), apply the writes; the transition's state must be the view
     /// reloaded, and both must keep the invariants. The shell arms the
     /// alarm when the transition says its key needs one.
     fn decide(&mut self, key: usize, input: Input) -> Result<Transition, baton::error::BatonError> {
-        let view = self.rows[key].load(&input);
-        assert_invariants(&view);
+        assert_invariants(&self.rows[key].load(&input));
         let reload = input.clone();
-        let transition = decide(&view, self.now_ms, input)?;
+        let transition = decide(&self.rows[key], self.now_ms, input)?;
         apply(&mut self.rows[key], &transition.writes);
         assert_invariants(&transition.state);
         assert_eq!(

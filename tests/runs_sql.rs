@@ -94,10 +94,9 @@ fn seeds(count: u64, run: impl Fn(u64)) {
 /// it ran (reads, writes).
 fn step_sql(db: &Db, key: &str, now: u64, input: Input) -> (String, (u32, u32)) {
     let counted = Counted::new(db);
-    let view = sql::load(&counted, key, &input);
-    assert_invariants(&view);
+    assert_invariants(&sql::load(&Counted::new(db), key, &input));
     let reload = input.clone();
-    let decided = decide(&view, now, input);
+    let decided = decide(&sql::Rows { sql: &counted, key }, now, input);
     if let Ok(transition) = &decided {
         sql::write(&counted, key, &transition.writes);
         assert_invariants(&transition.state);
@@ -113,9 +112,8 @@ fn step_sql(db: &Db, key: &str, now: u64, input: Input) -> (String, (u32, u32)) 
 }
 
 fn step_memory(run: &mut MemoryRun, now: u64, input: Input) -> String {
-    let view = run.load(&input);
     let reload = input.clone();
-    let decided = decide(&view, now, input);
+    let decided = decide(&*run, now, input);
     if let Ok(transition) = &decided {
         apply(run, &transition.writes);
         assert_eq!(run.load(&reload), transition.state);
@@ -223,11 +221,10 @@ fn differential(seed: u64) {
         let got_mem = step_memory(&mut memory[k], now, input.clone());
         assert_eq!(got_sql, got_mem, "reply of op {op} on {}", keys[k]);
         // A claim that must check its claimant: the same check's result on both.
-        let view = memory[k].load(&input);
         if let Ok(Transition {
             reply: Reply::Checking(pending),
             ..
-        }) = decide(&view, now, input)
+        }) = decide(&memory[k], now, input)
         {
             let checked = Input::Checked {
                 pending,
@@ -325,8 +322,11 @@ fn cost_of(db: &Db, inputs: Vec<Input>) -> Cost {
         let mut total = (0, 0);
         for input in inputs {
             let counted = Counted::new(db);
-            let view = sql::load(&counted, "k", &input);
-            let transition = decide(&view, 1_000_000, input).unwrap();
+            let rows = sql::Rows {
+                sql: &counted,
+                key: "k",
+            };
+            let transition = decide(&rows, 1_000_000, input).unwrap();
             sql::write(&counted, "k", &transition.writes);
             let (reads, writes) = counted.work();
             total = (total.0 + reads, total.1 + writes);
@@ -414,8 +414,11 @@ fn a_refused_append_reads_one_row() {
         kind: EventType::parse("type", "t").unwrap(),
         data: None,
     });
-    let view = sql::load(&counted, "k", &input);
-    assert!(decide(&view, 5, input).is_err());
+    let rows = sql::Rows {
+        sql: &counted,
+        key: "k",
+    };
+    assert!(decide(&rows, 5, input).is_err());
     assert_eq!(counted.work(), (1, 0));
 }
 

@@ -4,27 +4,34 @@
 //! `complete` and `append`. `await` and `events` decide without writing
 //! ([`await_run`](super::await_run), [`events`](super::events)). Every
 //! input, a call's or one re-entering, is decided here ([`transition`]).
+//!
+//! Each call reads the part of the key's [`Rows`] it decides on itself
+//! (its record, an appender's view, a stretch of the log), so no call is
+//! handed a view loaded for another; [`view`] is what an input reads, as
+//! the view its transition leaves is compared with.
 
 use super::decide::{
     append, await_run, claim, claim_after_check, complete, events, expire, ClaimReply, Input,
     PendingClaim, RunView, Transition,
 };
 use super::input::{AppendRequest, ClaimRequest, CompleteRequest};
-use super::state::{EventsReply, Run, View};
+use super::state::{Rows, View};
 use crate::error::BatonError;
-use crate::ident::InstanceId;
 use crate::transition::Step;
 use crate::workflow::Liveness;
 
 /// One of Runs' calls, typed by its answer.
 pub trait Call: Sized {
     type Answer;
-    /// The call as an [`Input`]: what its view is loaded by (`sql::load`)
-    /// and its line reads.
+    /// The call as an [`Input`]: what its line reads.
     fn input(&self) -> Input;
     /// Its answer, and the transition (its lines left to
-    /// [`decide_call`](super::decide_call)).
-    fn decide(self, view: &View, now_ms: u64) -> Result<(Self::Answer, Transition), BatonError>;
+    /// [`decide_call`](super::decide_call)), on the rows it reads.
+    fn decide(
+        self,
+        rows: &impl Rows,
+        now_ms: u64,
+    ) -> Result<(Self::Answer, Transition), BatonError>;
 }
 
 /// `claim`. `workflow` is the binding a claimant without one of its own
@@ -65,15 +72,17 @@ impl Call for ClaimRun {
             workflow: self.workflow.clone(),
         }
     }
-    fn decide(self, view: &View, now_ms: u64) -> Result<(Self::Answer, Transition), BatonError> {
+    fn decide(
+        self,
+        rows: &impl Rows,
+        now_ms: u64,
+    ) -> Result<(Self::Answer, Transition), BatonError> {
         let ClaimRun {
             request,
             grace_ms,
             workflow,
         } = self;
-        Ok(on_record(view, |run| {
-            claim(run, now_ms, request, grace_ms, workflow)
-        }))
+        Ok(claim(&rows.record(), now_ms, request, grace_ms, workflow))
     }
 }
 
@@ -86,15 +95,14 @@ impl Call for ClaimChecked {
             through: self.through.clone(),
         }
     }
-    fn decide(self, view: &View, now_ms: u64) -> Result<(ClaimReply, Transition), BatonError> {
+    fn decide(self, rows: &impl Rows, now_ms: u64) -> Result<(ClaimReply, Transition), BatonError> {
         let ClaimChecked {
             pending,
             liveness,
             through,
         } = self;
-        Ok(on_record(view, |run| {
-            claim_after_check(run, now_ms, pending, liveness, through)
-        }))
+        let run = rows.record();
+        Ok(claim_after_check(&run, now_ms, pending, liveness, through))
     }
 }
 
@@ -106,11 +114,13 @@ impl Call for CompleteRun {
             retention_ms: self.retention_ms,
         }
     }
-    fn decide(self, view: &View, now_ms: u64) -> Result<(Option<RunView>, Transition), BatonError> {
+    fn decide(
+        self,
+        rows: &impl Rows,
+        now_ms: u64,
+    ) -> Result<(Option<RunView>, Transition), BatonError> {
         let (request, retention_ms) = (&self.request, self.retention_ms);
-        Ok(on_record(view, |run| {
-            complete(run, now_ms, request, retention_ms)
-        }))
+        Ok(complete(&rows.record(), now_ms, request, retention_ms))
     }
 }
 
@@ -119,80 +129,72 @@ impl Call for AppendEvent {
     fn input(&self) -> Input {
         Input::Append(self.0.clone())
     }
-    fn decide(self, view: &View, now_ms: u64) -> Result<(u64, Transition), BatonError> {
-        on_appender(view, |claimant, latest_seq| {
-            append(claimant, latest_seq, now_ms, self.0)
-        })
+    fn decide(self, rows: &impl Rows, now_ms: u64) -> Result<(u64, Transition), BatonError> {
+        let (claimant, latest_seq) = rows.appender(&self.0.id);
+        append(&claimant, latest_seq, now_ms, self.0)
     }
 }
 
-/// The one decision: `input` on `view` (loaded for that input) at `now_ms`,
-/// its lines left to [`super::decide`].
-pub(super) fn transition(view: &View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+/// The one decision: `input` on the rows it reads at `now_ms`, its lines
+/// left to [`super::decide`].
+pub(super) fn transition(
+    rows: &impl Rows,
+    now_ms: u64,
+    input: Input,
+) -> Result<Transition, BatonError> {
     Ok(match input {
         Input::Claim {
             request,
             grace_ms,
             workflow,
-        } => on_record(view, |run| claim(run, now_ms, request, grace_ms, workflow)).1,
+        } => claim(&rows.record(), now_ms, request, grace_ms, workflow).1,
         Input::Checked {
             pending,
             liveness,
             through,
-        } => {
-            on_record(view, |run| {
-                claim_after_check(run, now_ms, pending, liveness, through)
-            })
-            .1
-        }
+        } => claim_after_check(&rows.record(), now_ms, pending, liveness, through).1,
         Input::Complete {
             request,
             retention_ms,
-        } => on_record(view, |run| complete(run, now_ms, &request, retention_ms)).1,
+        } => complete(&rows.record(), now_ms, &request, retention_ms).1,
         Input::Await {
             timeout,
             open_waits,
-        } => on_record(view, |run| await_run(run, now_ms, timeout, open_waits)).1,
-        Input::Tick => on_record(view, |run| ((), expire(run, now_ms))).1,
+        } => await_run(&rows.record(), now_ms, timeout, open_waits).1,
+        Input::Tick => expire(&rows.record(), now_ms),
         Input::Append(request) => {
-            on_appender(view, |claimant, latest_seq| {
-                append(claimant, latest_seq, now_ms, request)
-            })?
-            .1
+            let (claimant, latest_seq) = rows.appender(&request.id);
+            append(&claimant, latest_seq, now_ms, request)?.1
         }
         Input::Events {
             request,
             open_waits,
-        } => on_log(view, |slice| events(slice, now_ms, &request, open_waits)).1,
+        } => {
+            let slice = rows.log(request.after.get(), request.limit.get());
+            events(&slice, now_ms, &request, open_waits).1
+        }
     })
 }
 
-/// The record a call decides on (a claim, its check, `complete`, `await`,
-/// the alarm): the view its plan loads (`sql::load`). The plan and the
-/// view are still paired by hand here, in one place per view shape.
-fn on_record<A>(view: &View, decide: impl FnOnce(&Run) -> A) -> A {
-    let View::Record(run) = view else {
-        panic!("a Runs input decided on an append's or an events view");
-    };
-    decide(run)
-}
-
-/// The claimant and latest seq `append` decides on.
-fn on_appender<A>(view: &View, decide: impl FnOnce(&Option<InstanceId>, Option<u64>) -> A) -> A {
-    let View::Appender {
-        claimant,
-        latest_seq,
-    } = view
-    else {
-        panic!("a Runs input decided on an append's view");
-    };
-    decide(claimant, *latest_seq)
-}
-
-/// The stretch of the log `events` decides on.
-fn on_log<A>(view: &View, decide: impl FnOnce(&EventsReply) -> A) -> A {
-    let View::Log(slice) = view else {
-        panic!("a Runs input decided on an events view");
-    };
-    decide(slice)
+/// The view `input` reads of `rows`: what its transition's `state` is
+/// the same view of, once the writes are applied (the simulations and
+/// the SQL tests compare the two).
+pub fn view(rows: &impl Rows, input: &Input) -> View {
+    match input {
+        Input::Append(request) => {
+            let (claimant, latest_seq) = rows.appender(&request.id);
+            View::Appender {
+                claimant,
+                latest_seq,
+            }
+        }
+        Input::Events { request, .. } => {
+            View::Log(rows.log(request.after.get(), request.limit.get()))
+        }
+        Input::Claim { .. }
+        | Input::Checked { .. }
+        | Input::Complete { .. }
+        | Input::Await { .. }
+        | Input::Tick => View::Record(rows.record()),
+    }
 }

@@ -1,10 +1,10 @@
 //! One run key's record in memory: the simulation's storage, and the
-//! reference the SQL rows are measured against. [`MemoryRun::load`] gives
-//! the same [`View`] as `super::sql::load`, and [`apply`] carries out the
+//! reference the SQL rows are measured against. Its [`Rows`] read what
+//! `super::sql::Rows` reads, and [`apply`] carries out the
 //! same [`Write`]s, checking on the way what the SQL schema cannot.
 
 use super::decide::{Input, Write};
-use super::state::{Claim, Event, EventsReply, Finished, Run, View};
+use super::state::{Claim, Event, EventsReply, Finished, Rows, Run, View};
 use crate::ident::InstanceId;
 use std::collections::BTreeMap;
 
@@ -17,27 +17,9 @@ pub struct MemoryRun {
 }
 
 impl MemoryRun {
-    /// The view `input` decides on, as `super::sql::load` reads it.
+    /// The view `input` reads, as `super::sql::load` reads it.
     pub fn load(&self, input: &Input) -> View {
-        match input {
-            Input::Append(request) => {
-                let claimant = self.claimant();
-                let latest_seq =
-                    (claimant.as_ref() == Some(&request.id)).then_some(self.latest_seq);
-                View::Appender {
-                    claimant,
-                    latest_seq,
-                }
-            }
-            Input::Events { request, .. } => {
-                View::Log(self.read_events(request.after.get(), request.limit.get()))
-            }
-            Input::Claim { .. }
-            | Input::Checked { .. }
-            | Input::Complete { .. }
-            | Input::Await { .. }
-            | Input::Tick => View::Record(self.run()),
-        }
+        super::call::view(self, input)
     }
 
     pub fn run(&self) -> Run {
@@ -85,6 +67,21 @@ impl MemoryRun {
                 .copied()
                 .unwrap_or(self.latest_seq + 1),
         }
+    }
+}
+
+/// The record's rows, read as `super::sql::Rows` reads them.
+impl Rows for MemoryRun {
+    fn record(&self) -> Run {
+        self.run()
+    }
+    fn appender(&self, appender: &InstanceId) -> (Option<InstanceId>, Option<u64>) {
+        let claimant = self.claimant();
+        let latest_seq = (claimant.as_ref() == Some(appender)).then_some(self.latest_seq);
+        (claimant, latest_seq)
+    }
+    fn log(&self, after: u64, limit: u32) -> EventsReply {
+        self.read_events(after, limit)
     }
 }
 

@@ -7,8 +7,8 @@
 //! no randomness.
 //!
 //! It has the one shape of every concept (`crate::transition`): the shell
-//! loads the key's [`View`] for an input ([`sql::load`]), calls [`decide`],
-//! and carries out the [`Transition`]'s [`Write`]s ([`sql::write`]; the
+//! hands [`decide`] the key's [`Rows`] (`sql::Rows`), from which each
+//! call reads the part it needs by type, and carries out the [`Transition`]'s [`Write`]s ([`sql::write`]; the
 //! simulation's [`memory::apply`]) before its effects.
 //!
 //! # The two-phase claim
@@ -55,29 +55,29 @@ pub use memory::{apply, MemoryRun};
 pub use state::*;
 pub use waits::*;
 
-/// The one decision: `input` on `view` (loaded for that input) at
-/// `now_ms`, the transition (`decide.rs`) with its decision-log lines
-/// (`log.rs`).
+/// The one decision: `input` on the key's `rows` (it reads the part it
+/// needs) at `now_ms`, the transition (`decide.rs`) with its decision-log
+/// lines (`log.rs`).
 pub fn decide(
-    view: &View,
+    rows: &impl Rows,
     now_ms: u64,
     input: Input,
 ) -> Result<Transition, crate::error::BatonError> {
     let caller = log::caller(&input);
-    let mut transition = call::transition(view, now_ms, input)?;
+    let mut transition = call::transition(rows, now_ms, input)?;
     transition.log = log::of(caller, &transition);
     Ok(transition)
 }
 
-/// One call on `view` (loaded for its [`Call::input`]) at `now_ms`: its
-/// answer, and the transition with its decision-log lines.
+/// One call on the key's `rows` at `now_ms`: its answer, and the
+/// transition with its decision-log lines.
 pub fn decide_call<C: Call>(
-    view: &View,
+    rows: &impl Rows,
     now_ms: u64,
     call: C,
 ) -> Result<(C::Answer, Transition), crate::error::BatonError> {
     let caller = log::caller(&call.input());
-    let (answer, mut transition) = call.decide(view, now_ms)?;
+    let (answer, mut transition) = call.decide(rows, now_ms)?;
     transition.log = log::of(caller, &transition);
     Ok((answer, transition))
 }

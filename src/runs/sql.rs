@@ -1,5 +1,5 @@
 //! The Runs rows in SQLite: a row per run key and a row per kept event.
-//! [`load`] reads the [`View`] an input needs, [`write()`] carries out a
+//! [`Rows`] reads what a decision needs, [`write()`] carries out a
 //! transition's [`Write`]s in one exhaustive `match`.
 //!
 //! Generic over [`SqlExec`], so the very same statements run in the Durable
@@ -53,31 +53,34 @@ fn key_value(key: &str) -> SqlValue {
     SqlValue::Text(key.to_owned())
 }
 
-/// The view `input` decides on: one statement for the record; for an
-/// append, the claimant and (only if the appender is the claimant) the
-/// latest seq; for `events`, the log's ends and the events asked for.
-pub fn load<E: SqlExec>(sql: &Counted<'_, E>, key: &str, input: &Input) -> View {
-    match input {
-        Input::Append(request) => {
-            let claimant = claimant(sql, key);
-            let latest_seq = (claimant.as_ref() == Some(&request.id)).then(|| latest_seq(sql, key));
-            View::Appender {
-                claimant,
-                latest_seq,
-            }
-        }
-        Input::Events { request, .. } => View::Log(read_events(
-            sql,
-            key,
-            request.after.get(),
-            request.limit.get(),
-        )),
-        Input::Claim { .. }
-        | Input::Checked { .. }
-        | Input::Complete { .. }
-        | Input::Await { .. }
-        | Input::Tick => View::Record(record(sql, key)),
+/// One key's rows in SQL, as its decisions read them: one statement for
+/// the record; for an append, the claimant and (only if the appender is
+/// the claimant) the latest seq; for `events`, the log's ends and the
+/// events asked for.
+pub struct Rows<'a, E: SqlExec> {
+    pub sql: &'a Counted<'a, E>,
+    pub key: &'a str,
+}
+
+impl<E: SqlExec> super::state::Rows for Rows<'_, E> {
+    fn record(&self) -> Run {
+        record(self.sql, self.key)
     }
+    fn appender(&self, appender: &InstanceId) -> (Option<InstanceId>, Option<u64>) {
+        let claimant = claimant(self.sql, self.key);
+        let latest_seq =
+            (claimant.as_ref() == Some(appender)).then(|| latest_seq(self.sql, self.key));
+        (claimant, latest_seq)
+    }
+    fn log(&self, after: u64, limit: u32) -> EventsReply {
+        read_events(self.sql, self.key, after, limit)
+    }
+}
+
+/// The view `input` reads ([`super::view`]), for the tests that compare
+/// it with a transition's `state`.
+pub fn load<E: SqlExec>(sql: &Counted<'_, E>, key: &str, input: &Input) -> View {
+    super::call::view(&Rows { sql, key }, input)
 }
 
 /// The key's record, its log apart.

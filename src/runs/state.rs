@@ -85,3 +85,18 @@ pub enum View {
     /// The stretch of the log `events` asks for.
     Log(EventsReply),
 }
+
+/// One run key's rows as a decision reads them: each call reads the part
+/// it needs by the read it makes (its record, an appender's view, a
+/// stretch of the log), and no more, so a call is never handed a view
+/// loaded for another. The SQL rows (`super::sql::Rows`) and the
+/// simulation's record (`super::MemoryRun`) read them alike.
+pub trait Rows {
+    /// The record (claim, outcome, retention), its log apart.
+    fn record(&self) -> Run;
+    /// What `append` by `appender` needs: the claimant and, only when the
+    /// appender is the claimant, the log's latest seq (`None`: not read).
+    fn appender(&self, appender: &InstanceId) -> (Option<InstanceId>, Option<u64>);
+    /// Events after `after`, at most `limit`, with the log's ends.
+    fn log(&self, after: u64, limit: u32) -> EventsReply;
+}

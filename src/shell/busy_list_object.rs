@@ -35,6 +35,7 @@ impl Rules for BusyList {
     type Plan = ();
     type Write = Write;
     type State = Option<Row>;
+    type Reads<'a> = Option<Row>;
     type Effect = NoEffect;
     /// The list's decisions print no line.
     type Why = crate::transition::Text;

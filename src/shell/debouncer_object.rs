@@ -51,6 +51,7 @@ impl Rules for Debouncer {
     type Plan = ();
     type Write = Write;
     type State = KeyState;
+    type Reads<'a> = KeyState;
     type Effect = Create;
     type Why = debounce::log::Reason;
     const ALARM: Option<Sweep<Self>> = Some(Sweep {

@@ -59,6 +59,7 @@ impl Rules for RateLimiter {
     type Plan = ();
     type Write = rate_limit::Write;
     type State = Bucket;
+    type Reads<'a> = Bucket;
     /// A rate decision asks for no effect and never needs the alarm (the
     /// default: none).
     type Effect = NoEffect;

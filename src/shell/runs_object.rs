@@ -20,6 +20,7 @@ use super::rpc;
 use super::sqlite::ObjectSql;
 use crate::edge::runs::{wire, RunAppend, RunClaim, RunComplete};
 use crate::error::BatonError;
+use crate::ident::InstanceId;
 use crate::limits::RUN_DELETIONS_PER_ALARM_MAX;
 use crate::runs::{
     self, sql, AppendEvent, ClaimChecked, ClaimReply, ClaimRun, CompleteRun, Input, PendingClaim,
@@ -51,10 +52,11 @@ impl Rules for Runs {
     type Config = RunsShellConfig;
     type Input = Input;
     type Reply = Reply;
-    /// The core's load reads by the input (`runs::sql::load`).
-    type Plan = Input;
+    /// Nothing: each call reads the rows it needs itself ([`RunRows`]).
+    type Plan = ();
     type Write = Write;
     type State = View;
+    type Reads<'a> = RunRows<'a>;
     /// A claim's check of the claimant it found.
     type Effect = Check;
     type Why = runs::log::Reason;
@@ -73,11 +75,11 @@ impl Rules for Runs {
     fn migrate(sql: &ObjectSql) {
         sql::migrate(sql);
     }
-    fn plan(input: &Input) -> Cow<'_, Input> {
-        Cow::Borrowed(input)
+    fn plan(_: &Input) -> Cow<'_, ()> {
+        Cow::Owned(())
     }
-    fn decide(state: &mut View, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
-        runs::decide(state, now_ms, input)
+    fn decide(rows: &mut RunRows<'_>, now_ms: u64, input: Input) -> Result<Transition, BatonError> {
+        runs::decide(rows, now_ms, input)
     }
     fn assert_invariants(state: &View) {
         runs::assert_invariants(state);
@@ -87,9 +89,39 @@ impl Rules for Runs {
     }
 }
 
+/// A run key's rows over the object's storage: each call reads the part
+/// it needs (`runs::Rows`), its statements counted.
+pub struct RunRows<'a> {
+    sql: &'a ObjectSql,
+    key: &'a str,
+}
+
+impl RunRows<'_> {
+    fn read<T>(&self, read: impl FnOnce(&sql::Rows<'_, ObjectSql>) -> T) -> T {
+        counted(self.sql, |c| {
+            read(&sql::Rows {
+                sql: c,
+                key: self.key,
+            })
+        })
+    }
+}
+
+impl runs::Rows for RunRows<'_> {
+    fn record(&self) -> runs::Run {
+        self.read(|rows| rows.record())
+    }
+    fn appender(&self, appender: &InstanceId) -> (Option<InstanceId>, Option<u64>) {
+        self.read(|rows| rows.appender(appender))
+    }
+    fn log(&self, after: u64, limit: u32) -> runs::EventsReply {
+        self.read(|rows| rows.log(after, limit))
+    }
+}
+
 impl Stored for Runs {
-    fn load(sql: &ObjectSql, key: &str, input: &Input) -> View {
-        counted(sql, |c| sql::load(c, key, input))
+    fn load<'a>(sql: &'a ObjectSql, key: &'a str, _: &()) -> RunRows<'a> {
+        RunRows { sql, key }
     }
     fn write(sql: &ObjectSql, key: &str, transition: &Transition) {
         counted(sql, |c| sql::write(c, key, &transition.writes));
@@ -102,12 +134,16 @@ where
     C::Answer: 'static,
 {
     type Answer = C::Answer;
-    /// The core's load reads by the call's input.
-    fn plan(&self) -> Cow<'_, Input> {
-        Cow::Owned(self.input())
+    /// Nothing: the call reads the rows it needs itself.
+    fn plan(&self) -> Cow<'_, ()> {
+        Cow::Owned(())
     }
-    fn decide(self, view: &mut View, now_ms: u64) -> Result<(C::Answer, Transition), BatonError> {
-        runs::decide_call(view, now_ms, self)
+    fn decide(
+        self,
+        rows: &mut RunRows<'_>,
+        now_ms: u64,
+    ) -> Result<(C::Answer, Transition), BatonError> {
+        runs::decide_call(rows, now_ms, self)
     }
 }
 

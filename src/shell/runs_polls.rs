@@ -91,7 +91,13 @@ impl Object {
             move |sql, transition: &TransitionOf<Runs>| match &transition.reply {
                 Reply::Complete(Some(view)) => object.wake_awaiters(&key, view),
                 Reply::Append(seq) => object.wake_readers(sql, &key, *seq),
-                _ => {}
+                // Nothing recorded, nothing appended: no wait wakes.
+                Reply::Complete(None)
+                | Reply::Claim { .. }
+                | Reply::Checking(_)
+                | Reply::Await(_)
+                | Reply::Events(_)
+                | Reply::Expired(_) => {}
             },
         )
     }

@@ -54,6 +54,7 @@ impl Rules for Coordinator {
     type Plan = Input;
     type Write = Write;
     type State = Keyed;
+    type Reads<'a> = Keyed;
     type Effect = coordinator::Effect;
     type Why = coordinator::log::Reason;
     /// The holder-check sweep: the keys with someone behind their holders,

@@ -27,9 +27,14 @@ pub trait Rules: Sized + 'static {
     /// reads by it; `()` for one that loads a key whole.
     type Plan: Clone + 'static;
     type Write: 'static;
-    /// What a decision reads: the key's state, or the part of it an input
-    /// names.
+    /// The key's state a decision leaves (the part of it the decision
+    /// read, with its writes applied): its invariants are checked on it.
     type State: 'static;
+    /// What a decision reads, as the load gives it: the key's state itself
+    /// for a concept that loads it whole or as its plan names; or a reader
+    /// of the key's rows over the object's storage (Runs': each call reads
+    /// the part it needs, by its type).
+    type Reads<'a>;
     /// What its decisions ask of the shell after the commit.
     type Effect: Perform<Self>;
     /// Why a decision printed its line, as data: its concept's words
@@ -48,7 +53,7 @@ pub trait Rules: Sized + 'static {
     /// away: it is dropped after (the Coordinator's decision moves its
     /// summary out).
     fn decide(
-        state: &mut Self::State,
+        state: &mut Self::Reads<'_>,
         now_ms: u64,
         input: Self::Input,
     ) -> Result<TransitionOf<Self>, BatonError>;
@@ -78,7 +83,7 @@ pub trait Call<R: Rules>: Sized + 'static {
     /// what the call's effects read).
     fn decide(
         self,
-        state: &mut R::State,
+        state: &mut R::Reads<'_>,
         now_ms: u64,
     ) -> Result<(Self::Answer, TransitionOf<R>), BatonError>;
 }
@@ -89,6 +94,7 @@ pub trait Call<R: Rules>: Sized + 'static {
 impl<R, C> Call<R> for C
 where
     R: Rules<Plan = ()>,
+    for<'a> R: Rules<Reads<'a> = <R as Rules>::State>,
     C: transition::Call<R::State, Transition = TransitionOf<R>> + 'static,
     C::Answer: 'static,
 {
@@ -98,7 +104,7 @@ where
     }
     fn decide(
         self,
-        state: &mut R::State,
+        state: &mut R::Reads<'_>,
         now_ms: u64,
     ) -> Result<(C::Answer, TransitionOf<R>), BatonError> {
         transition::Call::decide(self, state, now_ms)
@@ -112,7 +118,7 @@ pub(super) trait Decision<R: Rules>: Sized + 'static {
     fn plan(&self) -> Cow<'_, R::Plan>;
     fn decide(
         self,
-        state: &mut R::State,
+        state: &mut R::Reads<'_>,
         now_ms: u64,
     ) -> Result<(Self::Answer, TransitionOf<R>), BatonError>;
 }
@@ -127,7 +133,7 @@ impl<R: Rules, C: Call<R>> Decision<R> for ByCall<C> {
     }
     fn decide(
         self,
-        state: &mut R::State,
+        state: &mut R::Reads<'_>,
         now_ms: u64,
     ) -> Result<(C::Answer, TransitionOf<R>), BatonError> {
         self.0.decide(state, now_ms)
@@ -145,7 +151,7 @@ impl<R: Rules> Decision<R> for Reentry<R> {
     }
     fn decide(
         self,
-        state: &mut R::State,
+        state: &mut R::Reads<'_>,
         now_ms: u64,
     ) -> Result<((), TransitionOf<R>), BatonError> {
         Ok(((), R::decide(state, now_ms, self.0)?))
@@ -155,7 +161,7 @@ impl<R: Rules> Decision<R> for Reentry<R> {
 /// A concept whose state the driver reads and writes straight from
 /// storage, with no [`Memory`] in front ([`Uncached`]).
 pub trait Stored: Rules {
-    fn load(sql: &ObjectSql, key: &str, plan: &Self::Plan) -> Self::State;
+    fn load<'a>(sql: &'a ObjectSql, key: &'a str, plan: &Self::Plan) -> Self::Reads<'a>;
     /// Commits a transition's writes (and its key's next alarm time).
     fn write(sql: &ObjectSql, key: &str, transition: &TransitionOf<Self>);
 }
@@ -204,7 +210,7 @@ pub trait Memory<R: Rules>: Default + 'static {
     fn configure(&mut self, config: &R::Config) {
         let _ = config;
     }
-    fn load(&mut self, sql: &ObjectSql, key: &str, plan: &R::Plan) -> R::State;
+    fn load<'a>(&mut self, sql: &'a ObjectSql, key: &'a str, plan: &R::Plan) -> R::Reads<'a>;
     /// Commits the transition's writes. It may keep what the transition's
     /// state holds for the next load, taking it out of the state when no
     /// effect will read it (the Coordinator's summary, moved, not cloned).
@@ -222,7 +228,7 @@ pub trait Memory<R: Rules>: Default + 'static {
 pub struct Uncached;
 
 impl<R: Stored> Memory<R> for Uncached {
-    fn load(&mut self, sql: &ObjectSql, key: &str, plan: &R::Plan) -> R::State {
+    fn load<'a>(&mut self, sql: &'a ObjectSql, key: &'a str, plan: &R::Plan) -> R::Reads<'a> {
         R::load(sql, key, plan)
     }
     fn write(&mut self, sql: &ObjectSql, key: &str, transition: &mut TransitionOf<R>) {

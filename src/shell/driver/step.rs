@@ -72,7 +72,7 @@ pub(super) trait Answering<R: Rules> {
     fn plan(&self) -> Cow<'_, R::Plan>;
     fn decide(
         self: Box<Self>,
-        state: &mut R::State,
+        state: &mut R::Reads<'_>,
         now_ms: u64,
     ) -> Result<TransitionOf<R>, BatonError>;
 }
@@ -88,7 +88,7 @@ impl<R: Rules, C: Call<R>> Answering<R> for Answered<C, R> {
     }
     fn decide(
         self: Box<Self>,
-        state: &mut R::State,
+        state: &mut R::Reads<'_>,
         now_ms: u64,
     ) -> Result<TransitionOf<R>, BatonError> {
         let (answer, transition) = self.call.decide(state, now_ms)?;
@@ -104,7 +104,7 @@ impl<R: Rules> Decision<R> for Box<dyn Answering<R>> {
     }
     fn decide(
         self,
-        state: &mut R::State,
+        state: &mut R::Reads<'_>,
         now_ms: u64,
     ) -> Result<((), TransitionOf<R>), BatonError> {
         Ok(((), Answering::decide(self, state, now_ms)?))
