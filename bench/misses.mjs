@@ -172,11 +172,14 @@ const EXPLAIN = {
     `stands out runs a statement whose cost grows with the log: check src/runs/sql_store.rs's query plans ` +
     `(tests/runs_sql.rs prints SQLite's step counts with 10 and 500 kept).`,
   "P6 deployed": ({ sizes }) =>
-    `${fmt(sizes.built.gzip / KIB)} KiB gzipped as deployed. No one dependency stands out (twiggy top): the ` +
-    `largest functions are the HTTP API's dispatch and the RateLimiter's decide; what the features of §1b and §2a ` +
-    `added is spread over many mid-size functions. What would close it: the Coordinator's shell onto the one driver ` +
-    `(issue 21), which removes its own wake and alarm loop and the KeyStore code; or a budget the cold start ` +
-    `justifies (the cold-start row: a few KB do not move it measurably).`,
+    `${fmt(sizes.built.gzip / KIB)} KiB gzipped as deployed (385 KiB at the stop before issue 38's last round). ` +
+    `No one dependency stands out (twiggy top): the largest functions are the HTTP API's dispatch and the ` +
+    `RateLimiter's decide. What grew in that round is spread: each typed call (every object's methods name their ` +
+    `answer, \`transition::Call\`) instantiates the driver's decide, write and perform path for its own answer ` +
+    `type; the lines' reasons carry their words as \`Display\` impls; the hot replies' encoders sit beside serde; ` +
+    `schema steps 17 and 18 add their SQL. What would close it: the driver's loop made non-generic below the ` +
+    `answer (the call's answer taken out through one erased slot, so the loop is compiled once), or a budget the ` +
+    `cold start justifies (the cold-start row: a few KB do not move it measurably).`,
   "L1 rate": ({ rate }) => explainRate(rate),
   "L3 acquire": ({ rateCost }) => explainRateCost(rateCost),
   "P6 -Oz": ({ sizes }) =>

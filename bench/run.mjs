@@ -407,14 +407,15 @@ const P4_TENANTS_TEXT = [
     "priority has a row in `coordinator_tenants` (its waiter count, its earliest waiter's seq, the fence that last " +
     "served it); the waiter rows' triggers keep the count and the earliest seq, writing the seq only when it changes.",
   "",
-  "A hand-off (a release by the holder, one slot) runs 7 statements, as behind 10: the key's summary (kept in " +
-    "memory between calls, read after a restart); the front: the first tenant in `coordinator_tenants_turns` " +
+  "A hand-off (a release by the holder, one slot) runs 6 statements, as behind 10 (the key's summary is kept in " +
+    "memory between calls, read only after a restart): the front: the first tenant in `coordinator_tenants_turns` " +
     "(highest priority, never served first by earliest waiter, then served longest ago) joined to its earliest " +
-    "waiter by seq, one row; the holder's row stamped `ended_ms` (its trigger folds its fence, grant and hold time " +
-    "into the key row and deletes the row); the waiter's row deleted (its trigger counts it out of its tenant and " +
-    "the key, and, as it was its tenant's earliest, seeks the next); the new holder's row (one row, nothing else); " +
-    "the tenant's `served`; and forgetting tenants with no waiter served over 20,000 grants ago (the start of an " +
-    "index). SQLite's VM steps behind 10,000 of 100 tenants / behind 10 (tests/coordinator_order.rs): enqueue " +
+    "waiter by seq, one row; the hold into the recent holds (its trigger keeps the last 50); the holder's row " +
+    "stamped `ended_ms`, carrying the decision's counts (its trigger folds its fence, grant, hold time and the " +
+    "counts into the key row and deletes the row); the waiter's row deleted (its trigger counts it out of its " +
+    "tenant and the key, and, as it was its tenant's earliest, seeks the next); the new holder's row (with how " +
+    "long it waited); and the tenant's `served` (its trigger forgets tenants with no waiter served over 20,000 " +
+    "grants ago, the start of an index). SQLite's VM steps behind 10,000 of 100 tenants / behind 10 (tests/coordinator_order.rs): enqueue " +
     "1.03x, acquire 1.00x, release by a waiter 0.80x, hand-off 1.01x. A `grant` reply's `position` reads one row " +
     "per tenant at or above the caller's priority (8,055 VM steps against 579 there, 13.9x): it is not part of " +
     "the figure.",
