@@ -4,9 +4,8 @@
 //! made once per isolate and shared by every reply after.
 
 use super::js;
-use crate::edge::coordinator::{AcquireOutcome, AcquireReply, EnqueueReply, ReleaseReply};
+use crate::edge::coordinator::{AcquireOutcome, EnqueueReply};
 use crate::edge::encode::{Encode, Field, Name, Writer};
-use crate::edge::rate::RateAcquireReply;
 use js_sys::Object;
 use wasm_bindgen::prelude::*;
 
@@ -83,19 +82,8 @@ pub trait ToJs {
     fn to_js(&self) -> JsValue;
 }
 
-impl ToJs for AcquireReply {
-    fn to_js(&self) -> JsValue {
-        self.encode(&Js)
-    }
-}
-
-impl ToJs for ReleaseReply {
-    fn to_js(&self) -> JsValue {
-        self.encode(&Js)
-    }
-}
-
-impl ToJs for RateAcquireReply {
+/// Every hot reply through its one encoder.
+impl<T: Encode> ToJs for T {
     fn to_js(&self) -> JsValue {
         self.encode(&Js)
     }
